@@ -1,0 +1,42 @@
+# nmt — build, test, benchmark.  `make` builds ./nmt; `make test` runs the suite.
+CC      ?= cc
+CFLAGS  ?= -O2 -march=native -g
+CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -Isrc -I/usr/include/x86_64-linux-gnu
+LDLIBS   = -lopenblas -lutf8proc -lcjson -lm
+
+SRC      = $(filter-out src/main.c,$(wildcard src/*.c))
+TESTS    = $(patsubst tests/%.c,build/%,$(wildcard tests/test_*.c))
+BUILD   ?= build
+OBJ      = $(patsubst src/%.c,$(BUILD)/%.o,$(SRC))
+
+all: nmt
+
+nmt: $(OBJ) $(BUILD)/main.o
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/%.o: src/%.c src/*.h | $(BUILD)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD):
+	mkdir -p $(BUILD)
+
+build/test_%: tests/test_%.c tests/check.h $(OBJ)
+	$(CC) $(CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
+
+# Every test binary, then the end-to-end shell test against ./nmt.
+test: nmt $(TESTS)
+	@sh tests/run.sh $(TESTS)
+
+# The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer.
+test-sanitize:
+	$(MAKE) clean
+	$(MAKE) test CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+	$(MAKE) clean
+
+bench: nmt
+	sh scripts/bench.sh
+
+clean:
+	rm -rf build nmt
+
+.PHONY: all test test-sanitize bench clean

@@ -1,0 +1,89 @@
+#include "util.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int error_set(Error *err, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static void *check_alloc(void *p, size_t bytes)
+{
+    if (!p && bytes) {
+        fprintf(stderr, "nmt: out of memory allocating %zu bytes\n", bytes);
+        exit(3);
+    }
+    return p;
+}
+
+void *xmalloc(size_t bytes) { return check_alloc(malloc(bytes ? bytes : 1), bytes); }
+void *xcalloc(size_t count, size_t bytes) { return check_alloc(calloc(count ? count : 1, bytes ? bytes : 1), count * bytes); }
+void *xrealloc(void *p, size_t bytes) { return check_alloc(realloc(p, bytes ? bytes : 1), bytes); }
+
+char *xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    return memcpy(xmalloc(n), s, n);
+}
+
+void rng_seed(Rng *rng, uint64_t seed)
+{
+    rng->state = 0;
+    rng->inc = (seed << 1) | 1;
+    rng_next(rng);
+    rng->state += 0x853c49e6748fea9bULL ^ seed;
+    rng_next(rng);
+}
+
+uint32_t rng_next(Rng *rng)
+{
+    uint64_t old = rng->state;
+    rng->state = old * 6364136223846793005ULL + rng->inc;
+    uint32_t xorshifted = (uint32_t)(((old >> 18) ^ old) >> 27);
+    uint32_t rot = (uint32_t)(old >> 59);
+    return (xorshifted >> rot) | (xorshifted << ((-rot) & 31));
+}
+
+float rng_uniform(Rng *rng) { return (rng_next(rng) >> 8) * (1.0f / 16777216.0f); }
+
+float rng_normal(Rng *rng)
+{
+    float u1 = rng_uniform(rng), u2 = rng_uniform(rng);
+    if (u1 < 1e-12f) u1 = 1e-12f;
+    return sqrtf(-2.0f * logf(u1)) * cosf(6.28318530718f * u2);
+}
+
+uint32_t rng_below(Rng *rng, uint32_t n)
+{
+    /* Lemire-free simple rejection: unbiased and fast enough for shuffles. */
+    uint32_t limit = UINT32_MAX - UINT32_MAX % n;
+    uint32_t r;
+    do r = rng_next(rng); while (r >= limit);
+    return r % n;
+}
+
+void rng_shuffle(Rng *rng, int *a, int n)
+{
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)rng_below(rng, (uint32_t)i + 1);
+        int t = a[i]; a[i] = a[j]; a[j] = t;
+    }
+}
+
+double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}

@@ -1,0 +1,40 @@
+/* util.h — the small things every part of nmt uses: error messages with context,
+ * checked allocation, and a seeded random number generator.
+ *
+ * Errors: library functions return 0 on success and -1 on failure, writing a
+ * one-line message (no "nmt: " prefix, no newline) into an Error. Only main.c
+ * prints it and decides the exit code.
+ */
+#ifndef UTIL_H
+#define UTIL_H
+#include <stddef.h>
+#include <stdint.h>
+
+#define ERROR_LEN 512
+typedef struct {
+    char msg[ERROR_LEN];
+} Error;
+
+/* printf-style; always returns -1 so that `return error_set(err, ...)` reads well. */
+int error_set(Error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* malloc/calloc/realloc that abort with a message on exhaustion: running out of
+ * memory is not an input error the program can report usefully. */
+void *xmalloc(size_t bytes);
+void *xcalloc(size_t count, size_t bytes);
+void *xrealloc(void *p, size_t bytes);
+char *xstrdup(const char *s);
+
+/* PCG32 (O'Neill): small, fast, and reproducible across platforms. */
+typedef struct {
+    uint64_t state, inc;
+} Rng;
+void rng_seed(Rng *rng, uint64_t seed);
+uint32_t rng_next(Rng *rng);
+float rng_uniform(Rng *rng);                /* [0, 1) */
+float rng_normal(Rng *rng);                 /* N(0, 1), Box-Muller */
+uint32_t rng_below(Rng *rng, uint32_t n);   /* uniform in [0, n) */
+void rng_shuffle(Rng *rng, int *a, int n);  /* Fisher-Yates */
+
+double now_seconds(void);                   /* monotonic clock */
+#endif
