@@ -34,6 +34,26 @@ static inline int check_close(const float *a, const float *b, long n, double tol
     return ok;
 }
 
+/* Max |a-b| relative to the largest |b| of the tensor: the right measure for gradients
+ * whose entries are all small (an absolute tolerance would test nothing there). */
+static inline int check_close_scaled(const float *a, const float *b, long n, double tol, const char *label)
+{
+    double scale = 0, worst = 0;
+    long at = 0;
+    for (long i = 0; i < n; i++)
+        if (fabs((double)b[i]) > scale) scale = fabs((double)b[i]);
+    if (scale == 0) scale = 1;
+    for (long i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]) / scale;
+        if (!(d <= worst)) { worst = d; at = i; }
+    }
+    int ok = worst <= tol;
+    if (ok) check_passed++; else check_failed++;
+    fprintf(ok ? stdout : stderr, "%s %-28s max diff %.3g of max %.3g (at %ld of %ld, tol %.1g)\n",
+            ok ? "  ok" : "FAIL", label, worst, scale, at, n, tol);
+    return ok;
+}
+
 static inline int check_report(const char *name)
 {
     printf("%s: %d passed, %d failed\n", name, check_passed, check_failed);

@@ -1,0 +1,113 @@
+#include "batch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"  /* defines: xrealloc, Rng, rng_shuffle */
+#include "vocab.h" /* defines: VOCAB_PAD, VOCAB_SOS, VOCAB_EOS */
+
+static void batch_reserve(Batch *batch, int entries)
+{
+    if (entries <= batch->cap) return;
+    batch->cap = entries;
+    batch->src = xrealloc(batch->src, sizeof(int) * entries);
+    batch->mask = xrealloc(batch->mask, sizeof(float) * entries);
+    batch->tgt_in = xrealloc(batch->tgt_in, sizeof(int) * entries);
+    batch->tgt_out = xrealloc(batch->tgt_out, sizeof(int) * entries);
+}
+
+void batch_fill_source(Batch *batch, int *const *src, const int *src_len, int n)
+{
+    int S = 1;
+    for (int i = 0; i < n; i++)
+        if (src_len[i] > S) S = src_len[i];
+    batch_reserve(batch, S * n);
+    batch->B = n;
+    batch->S = S;
+    batch->T = 0;
+    batch->n_tokens = 0;
+    for (int t = 0; t < S; t++)
+        for (int b = 0; b < n; b++) {
+            int real = t < src_len[b];
+            batch->src[t * n + b] = real ? src[b][t] : VOCAB_PAD;
+            batch->mask[t * n + b] = real ? 1.0f : 0.0f;
+        }
+}
+
+void batch_fill(Batch *batch, const Example *ex, const int *idx, int n)
+{
+    int S = 1, T = 1;
+    for (int i = 0; i < n; i++) {
+        const Example *e = &ex[idx[i]];
+        if (e->src_len > S) S = e->src_len;
+        if (e->tgt_len + 1 > T) T = e->tgt_len + 1;
+    }
+    batch_reserve(batch, (S > T ? S : T) * n);
+    batch->B = n;
+    batch->S = S;
+    batch->T = T;
+    batch->n_tokens = 0;
+    for (int b = 0; b < n; b++) {
+        const Example *e = &ex[idx[b]];
+        for (int t = 0; t < S; t++) {
+            int real = t < e->src_len;
+            batch->src[t * n + b] = real ? e->src[t] : VOCAB_PAD;
+            batch->mask[t * n + b] = real ? 1.0f : 0.0f;
+        }
+        for (int t = 0; t < T; t++) {
+            batch->tgt_in[t * n + b] = t == 0 ? VOCAB_SOS : t <= e->tgt_len ? e->tgt[t - 1] : VOCAB_PAD;
+            batch->tgt_out[t * n + b] = t < e->tgt_len ? e->tgt[t] : t == e->tgt_len ? VOCAB_EOS : VOCAB_PAD;
+        }
+        batch->n_tokens += e->tgt_len + 1;
+    }
+}
+
+void batch_free(Batch *batch)
+{
+    free(batch->src);
+    free(batch->mask);
+    free(batch->tgt_in);
+    free(batch->tgt_out);
+    memset(batch, 0, sizeof *batch);
+}
+
+/* Sorts by (source length, target length), ties by position, using one 64-bit key per
+ * example: no comparison context needed. */
+static int compare_keys(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+void batch_epoch_order(int *order, const Example *ex, int n, int batch_size, Rng *rng)
+{
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    rng_shuffle(rng, order, n);
+    int window = batch_size * 50;
+    long long *keys = xmalloc(sizeof(long long) * (n ? n : 1));
+    for (int start = 0; start < n; start += window) {
+        int len = n - start < window ? n - start : window;
+        for (int i = 0; i < len; i++) {
+            const Example *e = &ex[order[start + i]];
+            keys[i] = ((long long)(e->src_len * 4096 + e->tgt_len) << 32) | (unsigned)order[start + i];
+        }
+        qsort(keys, len, sizeof *keys, compare_keys);
+        for (int i = 0; i < len; i++)
+            order[start + i] = (int)(keys[i] & 0xffffffff);
+    }
+    free(keys);
+    /* Shuffle whole batches so that lengths do not rise steadily within a window;
+     * a partial last batch stays last. */
+    int full = n / batch_size;
+    int *perm = xmalloc(sizeof(int) * (full ? full : 1));
+    for (int i = 0; i < full; i++)
+        perm[i] = i;
+    rng_shuffle(rng, perm, full);
+    int *copy = xmalloc(sizeof(int) * (n ? n : 1));
+    memcpy(copy, order, sizeof(int) * n);
+    for (int i = 0; i < full; i++)
+        memcpy(order + (long)i * batch_size, copy + (long)perm[i] * batch_size, sizeof(int) * batch_size);
+    free(copy);
+    free(perm);
+}

@@ -1,0 +1,112 @@
+#include "gru.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+#include "linalg.h" /* defines: matmul_bias, column_sums_add */
+
+static inline float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+void gru_gates_forward(const float *gi, int ld_gi, const float *gh, int ld_gh,
+                       const float *h_prev, float *h_out, float *rzn, int B, int H)
+{
+    for (int b = 0; b < B; b++) {
+        const float *i_ = gi + (long)b * ld_gi, *h_ = gh + (long)b * ld_gh;
+        const float *hp = h_prev + (long)b * H;
+        float *ho = h_out + (long)b * H, *g = rzn + (long)b * 3 * H;
+        for (int k = 0; k < H; k++) {
+            float r = sigmoidf(i_[k] + h_[k]);
+            float z = sigmoidf(i_[H + k] + h_[H + k]);
+            float n = tanhf(i_[2 * H + k] + r * h_[2 * H + k]);
+            g[k] = r;
+            g[H + k] = z;
+            g[2 * H + k] = n;
+            ho[k] = (1.0f - z) * n + z * hp[k];
+        }
+    }
+}
+
+void gru_gates_backward(const float *dh, const float *rzn, const float *gh, int ld_gh,
+                        const float *h_prev, float *dgi, int ld_dgi, float *dgh, int ld_dgh,
+                        float *dh_prev, int B, int H)
+{
+    for (int b = 0; b < B; b++) {
+        const float *d = dh + (long)b * H, *g = rzn + (long)b * 3 * H;
+        const float *hn = gh + (long)b * ld_gh + 2 * H, *hp = h_prev + (long)b * H;
+        float *di = dgi + (long)b * ld_dgi, *dg = dgh + (long)b * ld_dgh, *dp = dh_prev + (long)b * H;
+        for (int k = 0; k < H; k++) {
+            float r = g[k], z = g[H + k], n = g[2 * H + k];
+            float dn = d[k] * (1.0f - z) * (1.0f - n * n);   /* through tanh */
+            float dz = d[k] * (hp[k] - n) * z * (1.0f - z);
+            float dr = dn * hn[k] * r * (1.0f - r);
+            di[k] = dr;
+            di[H + k] = dz;
+            di[2 * H + k] = dn;
+            dg[k] = dr;
+            dg[H + k] = dz;
+            dg[2 * H + k] = dn * r;
+            dp[k] = d[k] * z;
+        }
+    }
+}
+
+void gru_sequence_forward(const GruWeights *w, const float *x, const float *mask,
+                          float *h, float *gi, float *gh, float *rzn, int S, int B)
+{
+    int H = w->hidden, G = 3 * H;
+    /* All input projections at once: gi (S*B, 3H) = x · w_ih^T + b_ih */
+    matmul_bias(gi, G, x, w->in, w->w_ih, w->in, w->b_ih, S * B, G, w->in);
+    for (int t = 0; t < S; t++) {
+        const float *hp = h + (long)t * B * H;
+        float *hn = h + (long)(t + 1) * B * H;
+        float *ght = gh + (long)t * B * G, *g = rzn + (long)t * B * G;
+        matmul_bias(ght, G, hp, H, w->w_hh, H, w->b_hh, B, G, H);
+        gru_gates_forward(gi + (long)t * B * G, G, ght, G, hp, hn, g, B, H);
+        /* Padding carries the previous state through unchanged. */
+        for (int b = 0; b < B; b++)
+            if (mask[t * B + b] == 0.0f)
+                memcpy(hn + (long)b * H, hp + (long)b * H, sizeof(float) * H);
+    }
+}
+
+void gru_sequence_backward(const GruWeights *w, GruWeights *g, const float *x, const float *mask,
+                           const float *h, const float *gh, const float *rzn, float *dh,
+                           float *dx, float *dh0, float *dgi, float *dgh, int S, int B)
+{
+    int H = w->hidden, G = 3 * H;
+    /* dh0 doubles as the running carry: dLoss/dh[t] accumulated from later steps. */
+    memset(dh0, 0, sizeof(float) * B * H);
+    for (int t = S - 1; t >= 0; t--) {
+        float *d = dh + (long)t * B * H;   /* becomes dLoss/dh[t+1] in total */
+        for (long i = 0; i < (long)B * H; i++)
+            d[i] += dh0[i];
+        /* Masked rows: the new state was the old one, so the whole gradient is carried. */
+        for (int b = 0; b < B; b++) {
+            float m = mask[t * B + b];
+            for (int k = 0; k < H; k++) {
+                dh0[b * H + k] = (1.0f - m) * d[b * H + k];
+                d[b * H + k] *= m;
+            }
+        }
+        float *dgi_t = dgi + (long)t * B * G, *dgh_t = dgh + (long)t * B * G;
+        float *direct = d; /* reuse: gru_gates_backward reads d[k] before writing dp[k] */
+        gru_gates_backward(d, rzn + (long)t * B * G, gh + (long)t * B * G, G,
+                           h + (long)t * B * H, dgi_t, G, dgh_t, G, direct, B, H);
+        for (long i = 0; i < (long)B * H; i++)
+            dh0[i] += direct[i];
+        /* dh[t] += dgh · w_hh */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, G,
+                    1.0f, dgh_t, G, w->w_hh, H, 1.0f, dh0, H);
+    }
+    /* Weight gradients over all steps at once. */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, G, w->in, S * B,
+                1.0f, dgi, G, x, w->in, 1.0f, g->w_ih, w->in);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, G, H, S * B,
+                1.0f, dgh, G, h, H, 1.0f, g->w_hh, H);
+    column_sums_add(g->b_ih, dgi, S * B, G, G);
+    column_sums_add(g->b_hh, dgh, S * B, G, G);
+    /* dx = dgi · w_ih */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, S * B, w->in, G,
+                1.0f, dgi, G, w->w_ih, w->in, 0.0f, dx, w->in);
+}

@@ -1,0 +1,55 @@
+/* gru.h — the gated recurrent unit, PyTorch/cuDNN formulation.
+ *
+ * With gi = W_ih x + b_ih and gh = W_hh h + b_hh, each (3H) laid out as [r | z | n]:
+ *     r  = sigmoid(gi_r + gh_r)
+ *     z  = sigmoid(gi_z + gh_z)
+ *     n  = tanh(gi_n + r * gh_n)        <- reset gate applied after the hidden matmul
+ *     h' = (1 - z) * n + z * h
+ *
+ * The matrix products are the caller's business (they are batched across time steps
+ * where possible); this file does the element-wise gate arithmetic of one step for a
+ * batch, and runs a whole padded sequence for the encoder.
+ *
+ * Weights follow PyTorch's nn.GRU: w_ih (3H, In), w_hh (3H, H), b_ih (3H), b_hh (3H).
+ */
+#ifndef GRU_H
+#define GRU_H
+
+typedef struct {
+    float *w_ih;  /* (3H, In) */
+    float *w_hh;  /* (3H, H)  */
+    float *b_ih;  /* (3H)     */
+    float *b_hh;  /* (3H)     */
+    int in, hidden;
+} GruWeights;
+
+/* One step's gates for B rows.
+ *   gi (B, 3H) row stride ld_gi; gh (B, 3H) row stride ld_gh; h_prev (B, H)
+ *   writes h_out (B, H) and rzn (B, 3H): the gate values r, z, n kept for backward. */
+void gru_gates_forward(const float *gi, int ld_gi, const float *gh, int ld_gh,
+                       const float *h_prev, float *h_out, float *rzn, int B, int H);
+
+/* Backward of gru_gates_forward. dh (B, H) is dLoss/dh_out.
+ *   writes dgi (B, 3H) stride ld_dgi and dgh (B, 3H) stride ld_dgh: gradients of the
+ *   pre-activations, and dh_prev (B, H) = the part of dLoss/dh_prev that does not go
+ *   through W_hh (that is dh * z; the caller adds dgh · W_hh). */
+void gru_gates_backward(const float *dh, const float *rzn, const float *gh, int ld_gh,
+                        const float *h_prev, float *dgi, int ld_dgi, float *dgh, int ld_dgh,
+                        float *dh_prev, int B, int H);
+
+/* A padded batch of sequences, time-major. Where mask[t,b] is 0 the state is carried
+ * unchanged (as pack_padded_sequence does), so h[S] is each sequence's last real state.
+ *   x (S, B, In); mask (S, B) of 0/1
+ *   h (S+1, B, H): h[0] must hold the initial state; h[t+1] is written for each step
+ *   cache: gi (S, B, 3H), gh (S, B, 3H), rzn (S, B, 3H) for backward */
+void gru_sequence_forward(const GruWeights *w, const float *x, const float *mask,
+                          float *h, float *gi, float *gh, float *rzn, int S, int B);
+
+/* Backward of gru_sequence_forward.
+ *   dh (S, B, H): dLoss/dh[t+1] from outside (attention, the final state), consumed
+ *   grads accumulate into g (same shapes as w); dx (S, B, In) is written;
+ *   dh0 (B, H) receives dLoss/dh[0]; work: dgi, dgh (S, B, 3H), carry (B, H). */
+void gru_sequence_backward(const GruWeights *w, GruWeights *g, const float *x, const float *mask,
+                           const float *h, const float *gh, const float *rzn, float *dh,
+                           float *dx, float *dh0, float *dgi, float *dgh, int S, int B);
+#endif

@@ -1,0 +1,14 @@
+/* linalg.h — the two matrix helpers every layer uses, over cblas (OpenBLAS).
+ * Matrices are row-major with explicit leading dimensions (row strides).
+ */
+#ifndef LINALG_H
+#define LINALG_H
+
+/* y (M, N) = x (M, K) · w^T + bias, with w (N, K) as a PyTorch Linear weight.
+ * bias (N) may be NULL. ld_* are row strides. */
+void matmul_bias(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w,
+                 const float *bias, int M, int N, int K);
+
+/* sums (N) += column sums of d (M, N) with row stride ld: a bias gradient. */
+void column_sums_add(float *sums, const float *d, int M, int N, int ld);
+#endif
