@@ -1,0 +1,230 @@
+/* tsv.c — sentence-pair files; see tsv.h for the format and what counts as malformed. */
+#include "tsv.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <utf8proc.h>
+
+#include "text.h"   // defines: text_is_space
+
+/* ------------------------------------------------------------------------- */
+/* One line                                                                   */
+/* ------------------------------------------------------------------------- */
+
+static void note_malformed(TsvCorpus *c, int line, const char *reason)
+{
+    if (c->n_malformed < TSV_BAD_LINES_KEPT) {
+        c->bad_lines[c->n_malformed] = line;
+        c->bad_reasons[c->n_malformed] = reason;
+    }
+    c->n_malformed++;
+}
+
+static int is_ascii_space(char ch)
+{
+    return ch == ' ' || ch == '\r' || ch == '\v' || ch == '\f';
+}
+
+/* Narrows [*s, *s + *n) to drop leading and trailing ASCII whitespace. */
+static void trim(const char **s, size_t *n)
+{
+    while (*n > 0 && is_ascii_space(**s)) {
+        (*s)++;
+        (*n)--;
+    }
+    while (*n > 0 && is_ascii_space((*s)[*n - 1]))
+        (*n)--;
+}
+
+/* 1 if the bytes are not valid UTF-8. */
+static int invalid_utf8(const char *s, size_t n)
+{
+    for (size_t at = 0; at < n;) {
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t step = utf8proc_iterate((const utf8proc_uint8_t *)s + at,
+                                                 (utf8proc_ssize_t)(n - at), &cp);
+        if (step < 0)
+            return 1;
+        at += (size_t)step;
+    }
+    return 0;
+}
+
+/* 1 if the (valid UTF-8) column has nothing but whitespace, or nothing at all. */
+static int blank_column(const char *s, size_t n)
+{
+    for (size_t at = 0; at < n;) {
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t step = utf8proc_iterate((const utf8proc_uint8_t *)s + at,
+                                                 (utf8proc_ssize_t)(n - at), &cp);
+        if (step < 0 || !text_is_space(cp))
+            return 0;
+        at += (size_t)step;
+    }
+    return 1;
+}
+
+static char *copy_bytes(const char *s, size_t n)
+{
+    char *out = xmalloc(n + 1);
+    memcpy(out, s, n);
+    out[n] = '\0';
+    return out;
+}
+
+/* Adds the pair on `s` (n bytes, line terminator already removed) or accounts
+ * for why it cannot. */
+static void parse_line(TsvCorpus *c, const char *s, size_t n, int line)
+{
+    if (n == 0) {
+        c->n_blank++;
+        return;
+    }
+    if (invalid_utf8(s, n)) {
+        note_malformed(c, line, "invalid UTF-8");
+        return;
+    }
+    if (memchr(s, '\0', n)) {
+        note_malformed(c, line, "NUL byte");
+        return;
+    }
+    const char *tab = memchr(s, '\t', n);
+    if (!tab) {
+        note_malformed(c, line, "no tab");
+        return;
+    }
+    const char *src = s, *tgt = tab + 1;
+    size_t src_n = (size_t)(tab - s);
+    size_t tgt_n = n - src_n - 1;
+    const char *tab2 = memchr(tgt, '\t', tgt_n);   /* ignore columns 3.. */
+    if (tab2)
+        tgt_n = (size_t)(tab2 - tgt);
+    trim(&src, &src_n);
+    trim(&tgt, &tgt_n);
+    if (blank_column(src, src_n)) {
+        note_malformed(c, line, "empty source");
+        return;
+    }
+    if (blank_column(tgt, tgt_n)) {
+        note_malformed(c, line, "empty target");
+        return;
+    }
+
+    if (c->n == c->cap) {
+        c->cap = c->cap == 0 ? 256 : c->cap > INT_MAX / 2 ? INT_MAX : 2 * c->cap;
+        c->pairs = xrealloc(c->pairs, (size_t)c->cap * sizeof *c->pairs);
+    }
+    c->pairs[c->n++] = (TsvPair){copy_bytes(src, src_n), copy_bytes(tgt, tgt_n), line};
+}
+
+/* ------------------------------------------------------------------------- */
+/* Whole buffers and files                                                    */
+/* ------------------------------------------------------------------------- */
+
+int tsv_parse(const char *buf, size_t len, TsvCorpus *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t at = 0;
+    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
+        at = 3;
+    /* Every pair has its own line number, so INT_MAX lines is also the most
+     * pairs an int-counted corpus can hold. */
+    for (int line = 1; at < len && line < INT_MAX; line++) {
+        const char *nl = memchr(buf + at, '\n', len - at);
+        size_t end = nl ? (size_t)(nl - buf) : len;
+        size_t stop = end;
+        if (stop > at && buf[stop - 1] == '\r')
+            stop--;
+        parse_line(out, buf + at, stop - at, line);
+        at = nl ? end + 1 : len;
+    }
+    return 0;
+}
+
+int tsv_read_pairs(const char *path, TsvCorpus *out, Error *err)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return error_set(err, "%s: %s", path, strerror(errno));
+
+    /* fopen succeeds on a directory on Linux; fread would then fail with EISDIR,
+     * but saying so up front gives the clearer message on every platform. */
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return error_set(err, "%s: %s", path, strerror(EISDIR));
+    }
+
+    size_t len = 0, cap = 1 << 16;
+    char *buf = xmalloc(cap);
+    for (;;) {
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+        if (len == cap) {
+            cap *= 2;
+            buf = xrealloc(buf, cap);
+        }
+    }
+    int rc = 0;
+    if (ferror(f))
+        rc = error_set(err, "%s: %s", path, strerror(errno ? errno : EIO));
+    else
+        tsv_parse(buf, len, out);
+    free(buf);
+    fclose(f);
+    return rc;
+}
+
+void tsv_free(TsvCorpus *c)
+{
+    for (int i = 0; i < c->n; i++) {
+        free(c->pairs[i].src);
+        free(c->pairs[i].tgt);
+    }
+    free(c->pairs);
+    memset(c, 0, sizeof *c);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Reporting                                                                  */
+/* ------------------------------------------------------------------------- */
+
+/* snprintf at buf + *used that never overruns and keeps *used < buflen. */
+__attribute__((format(printf, 4, 5)))
+static void appendf(char *buf, size_t buflen, size_t *used, const char *fmt, ...)
+{
+    if (*used + 1 >= buflen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int r = vsnprintf(buf + *used, buflen - *used, fmt, ap);
+    va_end(ap);
+    if (r > 0)
+        *used += (size_t)r < buflen - *used ? (size_t)r : buflen - *used - 1;
+}
+
+void tsv_describe_skipped(const TsvCorpus *c, const char *path, char *buf, size_t buflen)
+{
+    if (buflen == 0)
+        return;
+    buf[0] = '\0';
+    if (c->n_malformed == 0)
+        return;
+    size_t used = 0;
+    appendf(buf, buflen, &used, "%s: skipped %d malformed line%s (", path, c->n_malformed,
+            c->n_malformed == 1 ? "" : "s");
+    int kept = c->n_malformed < TSV_BAD_LINES_KEPT ? c->n_malformed : TSV_BAD_LINES_KEPT;
+    for (int i = 0; i < kept; i++)
+        appendf(buf, buflen, &used, "%sline %d: %s", i ? ", " : "", c->bad_lines[i], c->bad_reasons[i]);
+    if (c->n_malformed > kept)
+        appendf(buf, buflen, &used, ", and %d more", c->n_malformed - kept);
+    appendf(buf, buflen, &used, ")");
+}
