@@ -13,17 +13,18 @@ void attention_bahdanau_forward(const float *keys, const float *enc, const float
         float *a = attn + (long)b * S;
         float best = -INFINITY;
         for (int j = 0; j < S; j++) {
-            float *t = th + ((long)b * S + j) * A;
+            float *t = th ? th + ((long)b * S + j) * A : NULL;
             if (mask[j * B + b] == 0.0f) {
-                memset(t, 0, sizeof(float) * A);
+                if (t) memset(t, 0, sizeof(float) * A);
                 a[j] = -INFINITY;
                 continue;
             }
             const float *k = keys + ((long)j * B + b) * A;
             float e = 0.0f;
             for (int i = 0; i < A; i++) {
-                t[i] = tanhf(k[i] + qb[i]);
-                e += v[i] * t[i];
+                float u = tanhf(k[i] + qb[i]);
+                if (t) t[i] = u;
+                e += v[i] * u;
             }
             a[j] = e;
             if (e > best) best = e;

@@ -13,7 +13,8 @@
 #define ATTENTION_H
 
 /*   keys (S, B, A); enc (S, B, H); mask (S, B); q (B, A) row stride ld_q; v (A)
- *   writes attn (B, S) weights, th (B, S, A) = tanh(k_j + q) kept for backward,
+ *   writes attn (B, S) weights, th (B, S, A) = tanh(k_j + q) kept for backward
+ *   (th may be NULL when there will be no backward pass),
  *   ctx (B, H) with row stride ld_ctx. */
 void attention_bahdanau_forward(const float *keys, const float *enc, const float *mask,
                                 const float *q, int ld_q, const float *v,

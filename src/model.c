@@ -105,20 +105,23 @@ void model_free(Model *m)
 
 /* ---------------------------------------------------------------- run state */
 
-void runstate_alloc(RunState *rs, const ModelDims *d, int B, int S, int T)
+void runstate_alloc(RunState *rs, const ModelDims *d, RunMode mode, int B, int S, int T)
 {
     long E = d->embed, H = d->hidden, V = d->tgt_vocab;
     long SB = (long)S * B, TB = (long)T * B, ST = S > T ? S : T;
+    long train = mode == RUN_TRAIN; /* backward buffers get 0 floats otherwise */
     struct { float **p; long n; } parts[] = {
         {&rs->xs, SB * E},          {&rs->enc_gi, SB * 3 * H},  {&rs->enc_gh, SB * 3 * H},
         {&rs->enc_rzn, SB * 3 * H}, {&rs->enc_h, (SB + B) * H}, {&rs->keys, SB * H},
         {&rs->x, TB * (E + H)},     {&rs->dec_gi, TB * 3 * H},  {&rs->dec_gh, TB * 4 * H},
         {&rs->dec_rzn, TB * 3 * H}, {&rs->dec_h, (TB + B) * H}, {&rs->attn, TB * S},
-        {&rs->att_tanh, TB * S * H}, {&rs->logits, TB * V},
-        {&rs->d_dec_h, TB * H},     {&rs->d_dec_gi, TB * 3 * H}, {&rs->d_dec_gh, TB * 4 * H},
-        {&rs->d_ctx, B * H},        {&rs->d_s, B * H},          {&rs->d_keys, SB * H},
-        {&rs->d_enc, SB * H},       {&rs->d_emb, ST * B * E},   {&rs->d_enc_gi, SB * 3 * H},
-        {&rs->d_enc_gh, SB * 3 * H}, {&rs->d_h0, B * H},        {&rs->work, S},
+        {&rs->att_tanh, train * TB * S * H}, {&rs->logits, (mode == RUN_DECODE ? B : TB) * V},
+        {&rs->d_dec_h, train * TB * H},      {&rs->d_dec_gi, train * TB * 3 * H},
+        {&rs->d_dec_gh, train * TB * 4 * H}, {&rs->d_ctx, train * B * H},
+        {&rs->d_s, train * B * H},           {&rs->d_keys, train * SB * H},
+        {&rs->d_enc, train * SB * H},        {&rs->d_emb, train * ST * B * E},
+        {&rs->d_enc_gi, train * SB * 3 * H}, {&rs->d_enc_gh, train * SB * 3 * H},
+        {&rs->d_h0, train * B * H},          {&rs->work, S},
     };
     int n_parts = sizeof parts / sizeof parts[0];
     long total = 0;
@@ -127,9 +130,10 @@ void runstate_alloc(RunState *rs, const ModelDims *d, int B, int S, int T)
     rs->mem = xcalloc(total, sizeof(float));
     float *p = rs->mem;
     for (int i = 0; i < n_parts; i++) {
-        *parts[i].p = p;
+        *parts[i].p = parts[i].n ? p : NULL;
         p += parts[i].n;
     }
+    rs->mode = mode;
     rs->cap_B = B;
     rs->cap_S = S;
     rs->cap_T = T;
@@ -139,6 +143,14 @@ void runstate_free(RunState *rs)
 {
     free(rs->mem);
     memset(rs, 0, sizeof *rs);
+}
+
+void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int S, int T)
+{
+    if (rs->mem && (int)mode == rs->mode && B <= rs->cap_B && S <= rs->cap_S && T <= rs->cap_T) return;
+    int nb = B > rs->cap_B ? B : rs->cap_B, ns = S > rs->cap_S ? S : rs->cap_S, nt = T > rs->cap_T ? T : rs->cap_T;
+    runstate_free(rs);
+    runstate_alloc(rs, d, mode, nb, ns, nt);
 }
 
 /* ---------------------------------------------------------------- forward */
@@ -182,7 +194,8 @@ void model_decoder_step(Model *m, RunState *rs, const Batch *batch, int t)
     /* [W_hh; W_query] s_{t-1} + [b_hh; b_query]: one product (the tensors are adjacent). */
     matmul_bias(gh, 4 * H, s_prev, H, p->dec_w_hh, H, p->dec_b_hh, B, 4 * H, H);
     attention_bahdanau_forward(rs->keys, rs->enc_h + (long)B * H, batch->mask, gh + 3 * H, 4 * H,
-                               p->att_v, rs->attn + (long)t * B * S, rs->att_tanh + (long)t * B * S * H,
+                               p->att_v, rs->attn + (long)t * B * S,
+                               rs->att_tanh ? rs->att_tanh + (long)t * B * S * H : NULL,
                                x + E, X, S, B, H, H);
     /* gi += context · W_ih[:, E:]^T  (the embedding part is already in gi) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, 3 * H, H,

@@ -75,7 +75,7 @@ void model_free(Model *m);
 /* Activations and their gradients for batches up to (B, S, T), allocated once: a
  * training step makes no allocation. */
 typedef struct {
-    int cap_B, cap_S, cap_T;
+    int cap_B, cap_S, cap_T, mode;
     float *mem;
     /* encoder */
     float *xs;        /* (S, B, E) source embeddings */
@@ -89,7 +89,7 @@ typedef struct {
     float *dec_rzn;   /* (T, B, 3H) */
     float *dec_h;     /* (T+1, B, H): dec_h[0] = s_0, dec_h[t+1] = s_t */
     float *attn;      /* (T, B, S) attention weights */
-    float *att_tanh;  /* (T, B, S, H) */
+    float *att_tanh;  /* (T, B, S, H); NULL unless RUN_TRAIN */
     float *logits;    /* (T, B, Vt); after a forward with gradients: dLoss/dlogits */
     /* backward work */
     float *d_dec_h;   /* (T, B, H) */
@@ -105,10 +105,19 @@ typedef struct {
     float *work;      /* (S) */
 } RunState;
 
-void runstate_alloc(RunState *rs, const ModelDims *d, int B, int S, int T);
-void runstate_free(RunState *rs);
+/* What the activations are kept for, which decides what is allocated:
+ *   RUN_TRAIN   forward and backward
+ *   RUN_SCORE   forward only (loss on held-out data): no backward buffers, no att_tanh
+ *   RUN_DECODE  step by step: also logits for one step only, (B, Vt) */
+typedef enum { RUN_TRAIN, RUN_SCORE, RUN_DECODE } RunMode;
 
-/* Teacher-forced forward pass. Returns the summed cross-entropy over the batch's
+void runstate_alloc(RunState *rs, const ModelDims *d, RunMode mode, int B, int S, int T);
+void runstate_free(RunState *rs);
+/* Grows rs (losing its contents) if (B, S, T) exceeds what it holds; rs may be zeroed,
+ * and keeps the mode it was allocated with. */
+void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int S, int T);
+
+/* Teacher-forced forward pass (rs in RUN_TRAIN or RUN_SCORE mode). Returns the summed cross-entropy over the batch's
  * non-pad targets (divide by batch->n_tokens for the mean). With want_grad, the logits
  * buffer is replaced by dLoss/dlogits of the token-mean loss, ready for model_backward. */
 double model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad);

@@ -1,0 +1,294 @@
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One row per key: where it lives in Config, its type and its allowed range.
+ * Loading, validation, error messages and config_to_json all read this table. */
+typedef enum { KEY_INT, KEY_LONG, KEY_DOUBLE, KEY_BOOL, KEY_STRING } KeyType;
+typedef struct {
+    const char *section, *name;
+    KeyType type;
+    size_t offset;
+    double min, max;
+    const char *choices;  /* for strings: allowed values separated by '|', or NULL */
+} KeySpec;
+
+#define K(sec, name, type, field, lo, hi, choices) {sec, name, type, offsetof(Config, field), lo, hi, choices}
+static const KeySpec keys[] = {
+    K("data", "train", KEY_STRING, train, 0, 0, NULL),
+    K("data", "valid", KEY_STRING, valid, 0, 0, NULL),
+    K("data", "valid_fraction", KEY_DOUBLE, valid_fraction, 0, 0.5, NULL),
+    K("data", "max_len", KEY_INT, max_len, 1, 1000, NULL),
+    K("data", "min_count", KEY_INT, min_count, 1, 1e9, NULL),
+    K("data", "max_vocab", KEY_INT, max_vocab, 0, 1e7, NULL),
+    K("data", "lowercase", KEY_BOOL, lowercase, 0, 1, NULL),
+    K("data", "normalization", KEY_STRING, normalization, 0, 0, "nfc|nfkc"),
+    K("model", "embed", KEY_INT, embed, 1, 8192, NULL),
+    K("model", "hidden", KEY_INT, hidden, 1, 8192, NULL),
+    K("model", "attention", KEY_STRING, attention, 0, 0, "bahdanau"),
+    K("train", "batch_size", KEY_INT, batch_size, 1, 65536, NULL),
+    K("train", "epochs", KEY_INT, epochs, 1, 1e6, NULL),
+    K("train", "max_steps", KEY_LONG, max_steps, 0, 1e15, NULL),
+    K("train", "learning_rate", KEY_DOUBLE, learning_rate, 1e-9, 10, NULL),
+    K("train", "clip_norm", KEY_DOUBLE, clip_norm, 0, 1e9, NULL),
+    K("train", "seed", KEY_LONG, seed, 0, 9007199254740991.0, NULL),
+    K("train", "threads", KEY_INT, threads, 0, 1024, NULL),
+    K("train", "log_every", KEY_INT, log_every, 1, 1e9, NULL),
+    K("train", "checkpoint_every", KEY_INT, checkpoint_every, 0, 1e9, NULL),
+    K("output", "dir", KEY_STRING, dir, 0, 0, NULL),
+};
+#undef K
+#define N_KEYS (int)(sizeof keys / sizeof keys[0])
+static const char *sections[] = {"data", "model", "train", "output"};
+
+void config_defaults(Config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->valid_fraction = 0.1;
+    c->max_len = 20;
+    c->min_count = 1;
+    c->max_vocab = 0;
+    c->lowercase = 1;
+    c->normalization = xstrdup("nfc");
+    c->embed = 256;
+    c->hidden = 512;
+    c->attention = xstrdup("bahdanau");
+    c->batch_size = 64;
+    c->epochs = 10;
+    c->max_steps = 0;
+    c->learning_rate = 0.001;
+    c->clip_norm = 5.0;
+    c->seed = 1;
+    c->threads = 2;
+    c->log_every = 100;
+    c->checkpoint_every = 1000;
+    c->dir = xstrdup("runs/default");
+}
+
+/* Edit distance, for "did you mean" suggestions. Short strings only. */
+static int edit_distance(const char *a, const char *b)
+{
+    int la = (int)strlen(a), lb = (int)strlen(b);
+    if (la > 63 || lb > 63) return 99;
+    int d[64][64];
+    for (int i = 0; i <= la; i++) d[i][0] = i;
+    for (int j = 0; j <= lb; j++) d[0][j] = j;
+    for (int i = 1; i <= la; i++)
+        for (int j = 1; j <= lb; j++) {
+            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb];
+}
+
+/* " (did you mean data.train?)" or "" */
+static void suggest(char *buf, size_t len, const char *section, const char *name)
+{
+    char full[160], cand[160], best[160] = "";
+    int best_d = 4;
+    snprintf(full, sizeof full, "%s.%s", section ? section : "", name);
+    for (int i = 0; i < N_KEYS; i++) {
+        snprintf(cand, sizeof cand, "%s.%s", keys[i].section, keys[i].name);
+        int d = section ? edit_distance(full, cand) : edit_distance(name, keys[i].section);
+        if (!section) snprintf(cand, sizeof cand, "%s", keys[i].section);
+        if (d < best_d) {
+            best_d = d;
+            snprintf(best, sizeof best, "%s", cand);
+        }
+    }
+    if (best[0]) snprintf(buf, len, " (did you mean %s?)", best);
+    else buf[0] = 0;
+}
+
+static int set_key(Config *c, const KeySpec *k, const cJSON *item, const char *source, Error *err)
+{
+    char *field = (char *)c + k->offset;
+    const char *sec = k->section, *name = k->name;
+    switch (k->type) {
+    case KEY_INT:
+    case KEY_LONG: {
+        double v = item->valuedouble;
+        if (!cJSON_IsNumber(item) || v != floor(v) || v < k->min || v > k->max)
+            return error_set(err, "%s: %s.%s must be an integer from %.0f to %.0f", source, sec, name, k->min, k->max);
+        if (k->type == KEY_INT) *(int *)field = (int)v;
+        else *(long *)field = (long)v;
+        return 0;
+    }
+    case KEY_DOUBLE: {
+        double v = item->valuedouble;
+        if (!cJSON_IsNumber(item) || !(v >= k->min && v <= k->max))
+            return error_set(err, "%s: %s.%s must be a number from %g to %g", source, sec, name, k->min, k->max);
+        *(double *)field = v;
+        return 0;
+    }
+    case KEY_BOOL:
+        if (!cJSON_IsBool(item))
+            return error_set(err, "%s: %s.%s must be true or false", source, sec, name);
+        *(int *)field = cJSON_IsTrue(item);
+        return 0;
+    case KEY_STRING: {
+        if (!cJSON_IsString(item) || !item->valuestring[0])
+            return error_set(err, "%s: %s.%s must be a non-empty string", source, sec, name);
+        const char *v = item->valuestring;
+        if (k->choices) {
+            int ok = 0;
+            size_t n = strlen(v);
+            for (const char *p = k->choices; p && *p;) {
+                const char *bar = strchr(p, '|');
+                size_t len = bar ? (size_t)(bar - p) : strlen(p);
+                if (len == n && !strncmp(p, v, n)) ok = 1;
+                p = bar ? bar + 1 : NULL;
+            }
+            if (!ok)
+                return error_set(err, "%s: %s.%s must be one of %s, not \"%s\"", source, sec, name, k->choices, v);
+        }
+        char **s = (char **)field;
+        free(*s);
+        *s = xstrdup(v);
+        return 0;
+    }
+    }
+    return 0;
+}
+
+/* Line and column of a byte offset, for JSON syntax errors. */
+static void position(const char *text, const char *at, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (const char *p = text; p < at && *p; p++) {
+        if (*p == '\n') { (*line)++; *col = 1; }
+        else (*col)++;
+    }
+}
+
+int config_parse(Config *c, const char *text, const char *source, Error *err)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    if (!root) {
+        int line, col;
+        position(text, end ? end : cJSON_GetErrorPtr(), &line, &col);
+        return error_set(err, "%s:%d:%d: not valid JSON", source, line, col);
+    }
+    int status = -1;
+    char hint[200];
+    if (!cJSON_IsObject(root)) {
+        error_set(err, "%s: the config must be a JSON object with sections data, model, train, output", source);
+        goto done;
+    }
+    for (const cJSON *sec = root->child; sec; sec = sec->next) {
+        int known = 0;
+        for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
+            known |= !strcmp(sec->string, sections[i]);
+        if (!known) {
+            suggest(hint, sizeof hint, NULL, sec->string);
+            error_set(err, "%s: unknown section \"%s\"%s", source, sec->string, hint);
+            goto done;
+        }
+        if (!cJSON_IsObject(sec)) {
+            error_set(err, "%s: section %s must be an object", source, sec->string);
+            goto done;
+        }
+        for (const cJSON *item = sec->child; item; item = item->next) {
+            const KeySpec *k = NULL;
+            for (int i = 0; i < N_KEYS; i++)
+                if (!strcmp(keys[i].section, sec->string) && !strcmp(keys[i].name, item->string))
+                    k = &keys[i];
+            if (!k) {
+                suggest(hint, sizeof hint, sec->string, item->string);
+                error_set(err, "%s: unknown key %s.%s%s", source, sec->string, item->string, hint);
+                goto done;
+            }
+            if (set_key(c, k, item, source, err)) goto done;
+        }
+    }
+    if (!c->train) {
+        error_set(err, "%s: data.train is required (a TSV file of sentence pairs)", source);
+        goto done;
+    }
+    status = 0;
+done:
+    cJSON_Delete(root);
+    return status;
+}
+
+int config_load(Config *c, const char *path, Error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return error_set(err, "%s: %s", path, strerror(errno));
+    size_t cap = 4096, len = 0;
+    char *text = xmalloc(cap);
+    size_t got;
+    while ((got = fread(text + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (len + 1 == cap) {
+            if (cap > (64u << 20)) {
+                fclose(f);
+                free(text);
+                return error_set(err, "%s: too large for a config file", path);
+            }
+            text = xrealloc(text, cap *= 2);
+        }
+    }
+    int failed = ferror(f);
+    fclose(f);
+    text[len] = 0;
+    if (failed) {
+        free(text);
+        return error_set(err, "%s: read error", path);
+    }
+    if (memchr(text, 0, len)) {
+        free(text);
+        return error_set(err, "%s: contains a NUL byte; not a JSON config", path);
+    }
+    int status = config_parse(c, text, path, err);
+    free(text);
+    return status;
+}
+
+char *config_to_json(const Config *c)
+{
+    cJSON *root = cJSON_CreateObject();
+    for (size_t s = 0; s < sizeof sections / sizeof sections[0]; s++) {
+        cJSON *sec = cJSON_AddObjectToObject(root, sections[s]);
+        for (int i = 0; i < N_KEYS; i++) {
+            const KeySpec *k = &keys[i];
+            if (strcmp(k->section, sections[s])) continue;
+            const char *field = (const char *)c + k->offset;
+            switch (k->type) {
+            case KEY_INT: cJSON_AddNumberToObject(sec, k->name, *(const int *)field); break;
+            case KEY_LONG: cJSON_AddNumberToObject(sec, k->name, (double)*(const long *)field); break;
+            case KEY_DOUBLE: cJSON_AddNumberToObject(sec, k->name, *(const double *)field); break;
+            case KEY_BOOL: cJSON_AddBoolToObject(sec, k->name, *(const int *)field); break;
+            case KEY_STRING: {
+                const char *v = *(char *const *)field;
+                if (v) cJSON_AddStringToObject(sec, k->name, v);
+                else cJSON_AddNullToObject(sec, k->name);
+                break;
+            }
+            }
+        }
+    }
+    char *out = cJSON_Print(root);
+    cJSON_Delete(root);
+    return out;
+}
+
+void config_free(Config *c)
+{
+    for (int i = 0; i < N_KEYS; i++)
+        if (keys[i].type == KEY_STRING) {
+            char **s = (char **)((char *)c + keys[i].offset);
+            free(*s);
+            *s = NULL;
+        }
+}

@@ -1,0 +1,124 @@
+#include "eval.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bleu.h"      /* defines: BleuStats, ChrfStats */
+#include "corpus.h"    /* defines: PairTokens, corpus_tokenize, corpus_encode */
+#include "translate.h" /* defines: translate_lines */
+#include "tsv.h"       /* defines: TsvCorpus */
+
+#define EVAL_BATCH 64
+
+/* Teacher-forced loss of the references, per target token. */
+static double reference_loss(ModelFile *mf, const TsvCorpus *tsv, long *tokens)
+{
+    PairTokens pairs;
+    corpus_tokenize(tsv, &mf->text, TRANSLATE_MAX_SOURCE, &pairs);
+    Example *ex = corpus_encode(&pairs, NULL, pairs.n, &mf->src_vocab, &mf->tgt_vocab);
+    RunState rs = {0};
+    Batch batch = {0};
+    int idx[EVAL_BATCH];
+    double total = 0;
+    *tokens = 0;
+    for (int start = 0; start < pairs.n; start += EVAL_BATCH) {
+        int n = pairs.n - start < EVAL_BATCH ? pairs.n - start : EVAL_BATCH;
+        for (int i = 0; i < n; i++)
+            idx[i] = start + i;
+        batch_fill(&batch, ex, idx, n);
+        runstate_ensure(&rs, &mf->model.dims, RUN_SCORE, n, batch.S, batch.T);
+        total += model_forward(&mf->model, &rs, &batch, 0);
+        *tokens += batch.n_tokens;
+    }
+    examples_free(ex, pairs.n);
+    pair_tokens_free(&pairs);
+    runstate_free(&rs);
+    batch_free(&batch);
+    return *tokens ? total / *tokens : NAN;
+}
+
+int eval_run(ModelFile *mf, const char *tsv_path, EvalResult *res, Error *err)
+{
+    TsvCorpus tsv;
+    if (tsv_read_pairs(tsv_path, &tsv, err)) return -1;
+    char note[ERROR_LEN];
+    tsv_describe_skipped(&tsv, tsv_path, note, sizeof note);
+    if (note[0]) fprintf(stderr, "nmt: warning: %s\n", note);
+    if (tsv.n == 0) {
+        tsv_free(&tsv);
+        return error_set(err, "%s: no sentence pairs to evaluate", tsv_path);
+    }
+    memset(res, 0, sizeof *res);
+    res->pairs = tsv.n;
+    res->skipped = tsv.n_malformed;
+
+    BleuStats bleu = {0};
+    ChrfStats chrf;
+    memset(&chrf, 0, sizeof chrf);
+    TranslateOptions opt = {0};
+    RunState rs = {0};
+    char *src[EVAL_BATCH], *hyp[EVAL_BATCH];
+    for (int start = 0; start < tsv.n; start += EVAL_BATCH) {
+        int n = tsv.n - start < EVAL_BATCH ? tsv.n - start : EVAL_BATCH;
+        for (int i = 0; i < n; i++)
+            src[i] = tsv.pairs[start + i].src;
+        translate_lines(mf, &rs, src, n, &opt, hyp, NULL);
+        for (int i = 0; i < n; i++) {
+            const char *raw = tsv.pairs[start + i].tgt;
+            char *ref = text_normalize_line(raw, strlen(raw), &mf->text);
+            bleu_stats_add(&bleu, hyp[i], ref ? ref : "");
+            chrf_stats_add(&chrf, hyp[i], ref ? ref : "");
+            free(ref);
+            free(hyp[i]);
+        }
+    }
+    runstate_free(&rs);
+    BleuScore b = bleu_compute(&bleu);
+    res->bleu = b.score;
+    memcpy(res->bleu_precisions, b.precisions, sizeof b.precisions);
+    res->bleu_bp = b.bp;
+    res->bleu_ratio = b.ratio;
+    res->hyp_len = b.hyp_len;
+    res->ref_len = b.ref_len;
+    res->chrf = chrf_compute(&chrf);
+    res->loss = reference_loss(mf, &tsv, &res->target_tokens);
+    res->perplexity = exp(res->loss);
+    tsv_free(&tsv);
+    return 0;
+}
+
+void eval_print(const EvalResult *r, int json, FILE *out)
+{
+    if (json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "bleu", r->bleu);
+        cJSON_AddItemToObject(o, "bleu_precisions", cJSON_CreateDoubleArray(r->bleu_precisions, 4));
+        cJSON_AddNumberToObject(o, "bleu_bp", r->bleu_bp);
+        cJSON_AddNumberToObject(o, "bleu_ratio", r->bleu_ratio);
+        cJSON_AddNumberToObject(o, "hyp_len", r->hyp_len);
+        cJSON_AddNumberToObject(o, "ref_len", r->ref_len);
+        cJSON_AddStringToObject(o, "bleu_signature", bleu_signature());
+        cJSON_AddNumberToObject(o, "chrf", r->chrf);
+        cJSON_AddStringToObject(o, "chrf_signature", chrf_signature());
+        cJSON_AddNumberToObject(o, "loss", r->loss);
+        cJSON_AddNumberToObject(o, "perplexity", r->perplexity);
+        cJSON_AddNumberToObject(o, "target_tokens", (double)r->target_tokens);
+        cJSON_AddNumberToObject(o, "pairs", r->pairs);
+        cJSON_AddNumberToObject(o, "skipped_lines", r->skipped);
+        char *s = cJSON_PrintUnformatted(o);
+        fprintf(out, "%s\n", s);
+        free(s);
+        cJSON_Delete(o);
+        return;
+    }
+    fprintf(out, "BLEU = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f ratio = %.3f hyp_len = %.0f ref_len = %.0f)\n",
+            r->bleu, r->bleu_precisions[0], r->bleu_precisions[1], r->bleu_precisions[2], r->bleu_precisions[3],
+            r->bleu_bp, r->bleu_ratio, r->hyp_len, r->ref_len);
+    fprintf(out, "chrF2 = %.2f\n", r->chrf);
+    fprintf(out, "loss = %.4f per target token, perplexity = %.2f (teacher forcing, %ld tokens)\n", r->loss,
+            r->perplexity, r->target_tokens);
+    fprintf(out, "pairs = %d (skipped %d malformed lines)\n", r->pairs, r->skipped);
+    fprintf(out, "BLEU signature: %s\nchrF signature: %s\n", bleu_signature(), chrf_signature());
+}

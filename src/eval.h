@@ -1,0 +1,28 @@
+/* eval.h — `nmt eval MODEL TEST.tsv`: how good a model is on held-out pairs.
+ *
+ * Translates column 1 (greedy, as `nmt translate` does) and scores it against
+ * column 2 with corpus BLEU and chrF2 exactly as sacreBLEU computes them. The
+ * references are first normalised as the model's training targets were (NFC/NFKC,
+ * case folding when the model was trained lowercased, punctuation split and rejoined),
+ * since the model can only produce text of that form. Also reports the teacher-forced
+ * cross-entropy per target token (and perplexity) of the reference translations.
+ */
+#ifndef EVAL_H
+#define EVAL_H
+
+#include <stdio.h>
+
+#include "modelfile.h" /* defines: ModelFile */
+
+typedef struct {
+    double bleu, bleu_precisions[4], bleu_bp, bleu_ratio, hyp_len, ref_len;
+    double chrf;
+    double loss, perplexity;
+    long target_tokens;
+    int pairs, skipped;
+} EvalResult;
+
+int eval_run(ModelFile *mf, const char *tsv_path, EvalResult *res, Error *err);
+/* Human-readable lines, or one JSON object when json is set. */
+void eval_print(const EvalResult *res, int json, FILE *out);
+#endif

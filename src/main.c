@@ -1,0 +1,186 @@
+/* main.c — the nmt command line: parses options and dispatches to the subcommands.
+ *
+ * Exit codes: 0 success; 1 the job failed (bad input file, unreadable model, write
+ * error); 2 usage error (unknown command or option); 3 out of memory.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"    /* defines: Config, config_load */
+#include "eval.h"      /* defines: eval_run, eval_print */
+#include "modelfile.h" /* defines: ModelFile, modelfile_read */
+#include "train.h"     /* defines: train_run */
+#include "translate.h" /* defines: translate_stream */
+
+#define NMT_VERSION "0.1.0"
+
+static const char *usage_main =
+    "usage: nmt COMMAND [options]\n"
+    "\n"
+    "Neural machine translation: a GRU encoder-decoder with attention, in C.\n"
+    "\n"
+    "commands:\n"
+    "  train CONFIG.json            build vocabularies, train, write checkpoints and model.bin\n"
+    "  translate MODEL.bin          translate stdin to stdout, one line per line\n"
+    "  eval MODEL.bin TEST.tsv      BLEU, chrF and perplexity on held-out sentence pairs\n"
+    "\n"
+    "  nmt COMMAND --help           options of a command\n"
+    "  nmt --version\n";
+
+static const char *usage_train =
+    "usage: nmt train CONFIG.json [--quiet]\n"
+    "\n"
+    "Train a model as CONFIG.json says (see README.md for every key). Progress goes to\n"
+    "stderr; OUTPUT_DIR gets config.json, train.log (JSON lines), checkpoint.bin and\n"
+    "model.bin.\n"
+    "\n"
+    "  --quiet     no progress lines\n";
+
+static const char *usage_translate =
+    "usage: nmt translate MODEL.bin [--max-len N] < input.txt > output.txt\n"
+    "\n"
+    "Translate each line of standard input; write one line per input line, flushed,\n"
+    "so it can sit in a pipeline. Empty lines stay empty.\n"
+    "\n"
+    "  --max-len N   at most N output words (default: 2 x source words + 10)\n";
+
+static const char *usage_eval =
+    "usage: nmt eval MODEL.bin TEST.tsv [--json]\n"
+    "\n"
+    "Translate column 1 of TEST.tsv, score it against column 2 with corpus BLEU and\n"
+    "chrF2 (sacreBLEU's definitions), and report the teacher-forced loss and perplexity.\n"
+    "\n"
+    "  --json        one JSON object instead of text\n";
+
+static int fail(const Error *err)
+{
+    fprintf(stderr, "nmt: %s\n", err->msg);
+    return 1;
+}
+
+static int usage_error(const char *usage, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "nmt: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n%s", usage);
+    return 2;
+}
+
+static int wants_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return 1;
+    return 0;
+}
+
+static int cmd_train(int argc, char **argv)
+{
+    const char *path = NULL;
+    TrainOptions opt = {0};
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--quiet")) opt.quiet = 1;
+        else if (argv[i][0] == '-') return usage_error(usage_train, "train: unknown option %s", argv[i]);
+        else if (!path) path = argv[i];
+        else return usage_error(usage_train, "train: unexpected argument %s", argv[i]);
+    }
+    if (!path) return usage_error(usage_train, "train: missing CONFIG.json%s", "");
+    Config cfg;
+    Error err;
+    config_defaults(&cfg);
+    int status = config_load(&cfg, path, &err) || train_run(&cfg, &opt, &err) ? fail(&err) : 0;
+    config_free(&cfg);
+    return status;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < lo || v > hi) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int cmd_translate(int argc, char **argv)
+{
+    const char *model = NULL;
+    TranslateOptions opt = {0};
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--max-len")) {
+            if (i + 1 >= argc || parse_int(argv[i + 1], 1, 10000, &opt.max_len))
+                return usage_error(usage_translate, "translate: --max-len needs a number from 1 to 10000%s", "");
+            i++;
+        } else if (argv[i][0] == '-') {
+            return usage_error(usage_translate, "translate: unknown option %s", argv[i]);
+        } else if (!model) {
+            model = argv[i];
+        } else {
+            return usage_error(usage_translate, "translate: unexpected argument %s", argv[i]);
+        }
+    }
+    if (!model) return usage_error(usage_translate, "translate: missing MODEL.bin%s", "");
+    ModelFile mf;
+    Error err;
+    if (modelfile_read(model, &mf, &err)) return fail(&err);
+    int status = translate_stream(&mf, stdin, stdout, "stdin", &opt, &err) ? fail(&err) : 0;
+    modelfile_free(&mf);
+    return status;
+}
+
+static int cmd_eval(int argc, char **argv)
+{
+    const char *model = NULL, *test = NULL;
+    int json = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) json = 1;
+        else if (argv[i][0] == '-') return usage_error(usage_eval, "eval: unknown option %s", argv[i]);
+        else if (!model) model = argv[i];
+        else if (!test) test = argv[i];
+        else return usage_error(usage_eval, "eval: unexpected argument %s", argv[i]);
+    }
+    if (!model || !test) return usage_error(usage_eval, "eval: needs MODEL.bin and TEST.tsv%s", "");
+    ModelFile mf;
+    Error err;
+    if (modelfile_read(model, &mf, &err)) return fail(&err);
+    EvalResult res;
+    int status = eval_run(&mf, test, &res, &err) ? fail(&err) : 0;
+    if (status == 0) eval_print(&res, json, stdout);
+    modelfile_free(&mf);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage_main, stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        fputs(usage_main, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("nmt %s\n", NMT_VERSION);
+        return 0;
+    }
+    struct {
+        const char *name, *usage;
+        int (*run)(int, char **);
+    } commands[] = {
+        {"train", usage_train, cmd_train},
+        {"translate", usage_translate, cmd_translate},
+        {"eval", usage_eval, cmd_eval},
+    };
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (strcmp(cmd, commands[i].name)) continue;
+        if (wants_help(argc - 2, argv + 2)) {
+            fputs(commands[i].usage, stdout);
+            return 0;
+        }
+        return commands[i].run(argc - 2, argv + 2);
+    }
+    fprintf(stderr, "nmt: unknown command '%s'\n%s", cmd, usage_main);
+    return 2;
+}

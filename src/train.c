@@ -1,0 +1,313 @@
+#include "train.h"
+
+#include <cblas.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "adam.h"      /* defines: Adam, grad_norm, grad_clip, adam_update */
+#include "batch.h"     /* defines: Batch, Example, batch_fill, batch_epoch_order */
+#include "corpus.h"    /* defines: PairTokens, corpus_* */
+#include "modelfile.h" /* defines: ModelFile, modelfile_write */
+#include "tsv.h"       /* defines: TsvCorpus, tsv_read_pairs */
+
+/* Everything one run holds, so that the steps below read as the algorithm. */
+typedef struct {
+    const Config *cfg;
+    const TrainOptions *opt;
+    ModelFile mf;          /* model, vocabularies, text options, optimizer */
+    Example *train, *valid;
+    int n_train, n_valid;
+    RunState rs;
+    Batch batch;
+    FILE *log;
+    char *path;            /* scratch for OUTPUT_DIR/... paths */
+    size_t path_cap;
+} Run;
+
+static void say(const Run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const Run *run, const char *fmt, ...)
+{
+    if (run->opt->quiet) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("nmt: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static const char *out_path(Run *run, const char *name)
+{
+    size_t need = strlen(run->cfg->dir) + strlen(name) + 2;
+    if (need > run->path_cap) {
+        run->path_cap = need;
+        run->path = xrealloc(run->path, need);
+    }
+    snprintf(run->path, run->path_cap, "%s/%s", run->cfg->dir, name);
+    return run->path;
+}
+
+/* mkdir -p */
+static int make_dirs(const char *dir, Error *err)
+{
+    char *p = xstrdup(dir);
+    for (char *s = p + 1; ; s++) {
+        if (*s == '/' || *s == 0) {
+            char c = *s;
+            *s = 0;
+            if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+                error_set(err, "%s: cannot create directory: %s", p, strerror(errno));
+                free(p);
+                return -1;
+            }
+            *s = c;
+            if (!c) break;
+        }
+    }
+    free(p);
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return error_set(err, "%s: not a directory", dir);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- data */
+
+static int read_pairs(const Run *run, const char *path, PairTokens *out, Error *err)
+{
+    TsvCorpus tsv;
+    if (tsv_read_pairs(path, &tsv, err)) return -1;
+    char note[ERROR_LEN];
+    tsv_describe_skipped(&tsv, path, note, sizeof note);
+    if (note[0]) fprintf(stderr, "nmt: warning: %s\n", note);
+    corpus_tokenize(&tsv, &run->mf.text, run->cfg->max_len, out);
+    int read = tsv.n;
+    tsv_free(&tsv);
+    if (out->n_too_long || out->n_empty)
+        say(run, "%s: dropped %d pairs longer than %d tokens and %d with an empty side", path, out->n_too_long,
+            run->cfg->max_len, out->n_empty);
+    if (out->n == 0)
+        return error_set(err, "%s: no usable sentence pairs (%d read)", path, read);
+    return 0;
+}
+
+static int prepare_data(Run *run, Error *err)
+{
+    const Config *cfg = run->cfg;
+    PairTokens pairs, valid_pairs = {0};
+    if (read_pairs(run, cfg->train, &pairs, err)) return -1;
+    int *train_idx, *valid_idx, n_train, n_valid;
+    if (cfg->valid) {
+        if (read_pairs(run, cfg->valid, &valid_pairs, err)) {
+            pair_tokens_free(&pairs);
+            return -1;
+        }
+        corpus_split(pairs.n, 0.0, (uint64_t)cfg->seed, &train_idx, &n_train, &valid_idx, &n_valid);
+    } else {
+        corpus_split(pairs.n, cfg->valid_fraction, (uint64_t)cfg->seed, &train_idx, &n_train, &valid_idx, &n_valid);
+    }
+    if (n_train == 0) {
+        free(train_idx);
+        free(valid_idx);
+        pair_tokens_free(&pairs);
+        return error_set(err, "%s: no pairs left for training after the validation split", cfg->train);
+    }
+    VocabCounter *sc = vocab_counter_new(), *tc = vocab_counter_new();
+    corpus_count(&pairs, train_idx, n_train, sc, tc);
+    vocab_build(&run->mf.src_vocab, sc, cfg->min_count, cfg->max_vocab);
+    vocab_build(&run->mf.tgt_vocab, tc, cfg->min_count, cfg->max_vocab);
+    vocab_counter_free(sc);
+    vocab_counter_free(tc);
+    run->train = corpus_encode(&pairs, train_idx, n_train, &run->mf.src_vocab, &run->mf.tgt_vocab);
+    run->n_train = n_train;
+    if (cfg->valid) {
+        run->valid = corpus_encode(&valid_pairs, NULL, valid_pairs.n, &run->mf.src_vocab, &run->mf.tgt_vocab);
+        run->n_valid = valid_pairs.n;
+    } else {
+        run->valid = corpus_encode(&pairs, valid_idx, n_valid, &run->mf.src_vocab, &run->mf.tgt_vocab);
+        run->n_valid = n_valid;
+    }
+    free(train_idx);
+    free(valid_idx);
+    pair_tokens_free(&pairs);
+    pair_tokens_free(&valid_pairs);
+    say(run, "%d training pairs, %d validation pairs; vocabularies: %d source, %d target words", run->n_train,
+        run->n_valid, run->mf.src_vocab.size, run->mf.tgt_vocab.size);
+    return 0;
+}
+
+/* The cross-entropy per target token of a unigram model fitted to the training
+ * targets (add-one smoothed), on the validation targets: the loss a model that ignores
+ * the source entirely would reach, so the number a real model must beat. */
+static double unigram_baseline(const Run *run)
+{
+    int V = run->mf.tgt_vocab.size;
+    double *count = xcalloc(V, sizeof(double)), total = V;
+    for (int i = 0; i < run->n_train; i++) {
+        for (int j = 0; j < run->train[i].tgt_len; j++)
+            count[run->train[i].tgt[j]] += 1;
+        count[VOCAB_EOS] += 1;
+        total += run->train[i].tgt_len + 1;
+    }
+    double nll = 0;
+    long n = 0;
+    for (int i = 0; i < run->n_valid; i++) {
+        for (int j = 0; j <= run->valid[i].tgt_len; j++) {
+            int id = j < run->valid[i].tgt_len ? run->valid[i].tgt[j] : VOCAB_EOS;
+            nll -= log((count[id] + 1) / total);
+            n++;
+        }
+    }
+    free(count);
+    return n ? nll / n : 0;
+}
+
+/* ---------------------------------------------------------------- steps */
+
+/* Teacher-forced loss per target token over the validation pairs. */
+static double validation_loss(Run *run)
+{
+    Model *m = &run->mf.model;
+    int bs = run->cfg->batch_size;
+    int *order = xmalloc(sizeof(int) * (run->n_valid ? run->n_valid : 1));
+    for (int i = 0; i < run->n_valid; i++)
+        order[i] = i;
+    double total = 0;
+    long tokens = 0;
+    for (int start = 0; start < run->n_valid; start += bs) {
+        int n = run->n_valid - start < bs ? run->n_valid - start : bs;
+        batch_fill(&run->batch, run->valid, order + start, n);
+        runstate_ensure(&run->rs, &m->dims, RUN_TRAIN, n, run->batch.S, run->batch.T);
+        total += model_forward(m, &run->rs, &run->batch, 0);
+        tokens += run->batch.n_tokens;
+    }
+    free(order);
+    return tokens ? total / tokens : 0;
+}
+
+static int save(Run *run, const char *name, int with_optimizer, Error *err)
+{
+    run->mf.has_optimizer = with_optimizer;
+    return modelfile_write(out_path(run, name), &run->mf, err);
+}
+
+static int train_loop(Run *run, Error *err)
+{
+    const Config *cfg = run->cfg;
+    Model *m = &run->mf.model;
+    Adam *opt = &run->mf.opt;
+    Rng rng;
+    rng_seed(&rng, (uint64_t)cfg->seed + 1);
+    int *order = xmalloc(sizeof(int) * run->n_train);
+    runstate_ensure(&run->rs, &m->dims, RUN_TRAIN, cfg->batch_size, cfg->max_len, cfg->max_len + 1);
+
+    double baseline = unigram_baseline(run);
+    say(run, "unigram baseline: validation loss %.3f per token (a model must beat this)", baseline);
+    fprintf(run->log, "{\"event\":\"start\",\"train_pairs\":%d,\"valid_pairs\":%d,\"src_vocab\":%d,"
+            "\"tgt_vocab\":%d,\"parameters\":%ld,\"unigram_valid_loss\":%.6f}\n",
+            run->n_train, run->n_valid, run->mf.src_vocab.size, run->mf.tgt_vocab.size, m->n_params, baseline);
+
+    long step = 0, skipped = 0;
+    double t_start = now_seconds(), window_loss = 0, window_time = 0;
+    long window_tokens = 0, window_steps = 0;
+    int stop = 0;
+    for (int epoch = 1; epoch <= cfg->epochs && !stop; epoch++) {
+        batch_epoch_order(order, run->train, run->n_train, cfg->batch_size, &rng);
+        for (int start = 0; start < run->n_train && !stop; start += cfg->batch_size) {
+            double t0 = now_seconds();
+            int n = run->n_train - start < cfg->batch_size ? run->n_train - start : cfg->batch_size;
+            batch_fill(&run->batch, run->train, order + start, n);
+            model_zero_grad(m);
+            double loss = model_forward(m, &run->rs, &run->batch, 1) / run->batch.n_tokens;
+            model_backward(m, &run->rs, &run->batch);
+            double norm = grad_norm(m->grad_mem, m->n_params);
+            if (!isfinite(loss) || !isfinite(norm)) {
+                skipped++;
+                fprintf(stderr, "nmt: warning: step %ld: non-finite loss or gradient, update skipped\n", step + 1);
+                if (skipped >= 10)
+                    return error_set(err, "10 non-finite steps: training diverged (lower train.learning_rate?); "
+                                          "the last checkpoint is intact");
+                continue;
+            }
+            grad_clip(m->grad_mem, m->n_params, norm, cfg->clip_norm);
+            adam_update(opt, m->param_mem, m->grad_mem);
+            step++;
+            run->mf.step = step;
+            run->mf.epoch = epoch;
+            window_time += now_seconds() - t0;
+            window_loss += loss;
+            window_tokens += run->batch.n_tokens;
+            window_steps++;
+            if (step % cfg->log_every == 0) {
+                double tps = window_tokens / window_time;
+                fprintf(run->log, "{\"step\":%ld,\"epoch\":%d,\"loss\":%.6f,\"tokens_per_s\":%.1f,"
+                        "\"learning_rate\":%g,\"grad_norm\":%.4f}\n",
+                        step, epoch, window_loss / window_steps, tps, opt->lr, norm);
+                fflush(run->log);
+                say(run, "step %ld  epoch %d  loss %.4f  %.0f tok/s  %.0fs", step, epoch,
+                    window_loss / window_steps, tps, now_seconds() - t_start);
+                window_loss = window_time = 0;
+                window_tokens = window_steps = 0;
+            }
+            if (cfg->checkpoint_every > 0 && step % cfg->checkpoint_every == 0 &&
+                save(run, "checkpoint.bin", 1, err))
+                return -1;
+            if (cfg->max_steps > 0 && step >= cfg->max_steps) stop = 1;
+        }
+        double vloss = run->n_valid ? validation_loss(run) : NAN;
+        fprintf(run->log, "{\"event\":\"validation\",\"step\":%ld,\"epoch\":%d,\"valid_loss\":%.6f,"
+                "\"valid_ppl\":%.4f}\n", step, epoch, vloss, exp(vloss));
+        fflush(run->log);
+        say(run, "epoch %d done at step %ld: validation loss %.4f (perplexity %.2f), %.0fs", epoch, step, vloss,
+            exp(vloss), now_seconds() - t_start);
+        if (save(run, "checkpoint.bin", 1, err)) return -1;
+    }
+    free(order);
+    if (save(run, "model.bin", 0, err)) return -1;
+    say(run, "wrote %s", out_path(run, "model.bin"));
+    return 0;
+}
+
+int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
+{
+    Run run = {.cfg = cfg, .opt = opt};
+    int status = -1;
+    if (cfg->threads > 0) openblas_set_num_threads(cfg->threads);
+    run.mf.text.lowercase = cfg->lowercase;
+    run.mf.text.nfkc = !strcmp(cfg->normalization, "nfkc");
+    run.mf.config_json = config_to_json(cfg);
+    if (make_dirs(cfg->dir, err)) goto done;
+    FILE *cf = fopen(out_path(&run, "config.json"), "w");
+    if (!cf || fputs(run.mf.config_json, cf) < 0 || fclose(cf) != 0) {
+        error_set(err, "%s: cannot write: %s", out_path(&run, "config.json"), strerror(errno));
+        goto done;
+    }
+    run.log = fopen(out_path(&run, "train.log"), "w");
+    if (!run.log) {
+        error_set(err, "%s: cannot write: %s", out_path(&run, "train.log"), strerror(errno));
+        goto done;
+    }
+    if (prepare_data(&run, err)) goto done;
+    ModelDims dims = {.src_vocab = run.mf.src_vocab.size, .tgt_vocab = run.mf.tgt_vocab.size,
+                      .embed = cfg->embed, .hidden = cfg->hidden};
+    model_alloc(&run.mf.model, &dims);
+    model_init_weights(&run.mf.model, (uint64_t)cfg->seed);
+    adam_init(&run.mf.opt, run.mf.model.n_params, (float)cfg->learning_rate);
+    say(&run, "model: embed %d, hidden %d, %ld parameters; %s", cfg->embed, cfg->hidden,
+        run.mf.model.n_params, cfg->dir);
+    status = train_loop(&run, err);
+done:
+    if (run.log) fclose(run.log);
+    examples_free(run.train, run.n_train);
+    examples_free(run.valid, run.n_valid);
+    runstate_free(&run.rs);
+    batch_free(&run.batch);
+    run.mf.has_optimizer = run.mf.opt.m != NULL;
+    modelfile_free(&run.mf);
+    free(run.path);
+    return status;
+}

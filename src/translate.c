@@ -1,0 +1,101 @@
+#include "translate.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corpus.h" /* defines: encode_tokens */
+#include "decode.h" /* defines: decode_greedy */
+
+void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, const TranslateOptions *opt,
+                     char **out, int *bad)
+{
+    int **src = xcalloc(n, sizeof(int *)), *src_len = xcalloc(n, sizeof(int));
+    int **hyp = xcalloc(n, sizeof(int *)), *hyp_len = xcalloc(n, sizeof(int));
+    int *live = xmalloc(sizeof(int) * n), n_live = 0, max_out = 1;
+    for (int i = 0; i < n; i++) {
+        TokenList t;
+        Error err;
+        if (bad) bad[i] = 0;
+        if (text_tokenize(lines[i], strlen(lines[i]), &mf->text, &t, &err) != 0) {
+            if (bad) bad[i] = 1;
+            continue;
+        }
+        if (t.n > TRANSLATE_MAX_SOURCE) {
+            for (int k = TRANSLATE_MAX_SOURCE; k < t.n; k++)
+                free(t.tokens[k]);
+            t.n = TRANSLATE_MAX_SOURCE;
+        }
+        if (t.n > 0) {
+            src[n_live] = encode_tokens(&t, &mf->src_vocab);
+            src_len[n_live] = t.n;
+            int limit = opt->max_len > 0 ? opt->max_len : 2 * t.n + 10;
+            if (limit > max_out) max_out = limit;
+            live[n_live++] = i;
+        }
+        token_list_free(&t);
+    }
+    for (int i = 0; i < n; i++)
+        out[i] = NULL;
+    if (n_live > 0) {
+        Batch batch = {0};
+        batch_fill_source(&batch, src, src_len, n_live);
+        for (int k = 0; k < n_live; k++)
+            hyp[k] = xmalloc(sizeof(int) * max_out);
+        decode_greedy(&mf->model, rs, &batch, max_out, hyp, hyp_len);
+        for (int k = 0; k < n_live; k++) {
+            /* Sentences decoded together share max_out; each keeps its own limit. */
+            int limit = opt->max_len > 0 ? opt->max_len : 2 * src_len[k] + 10;
+            int len = hyp_len[k] < limit ? hyp_len[k] : limit;
+            char **words = xmalloc(sizeof(char *) * (len ? len : 1));
+            for (int j = 0; j < len; j++)
+                words[j] = (char *)vocab_word(&mf->tgt_vocab, hyp[k][j]);
+            out[live[k]] = text_detokenize(words, len);
+            free(words);
+            free(hyp[k]);
+            free(src[k]);
+        }
+        batch_free(&batch);
+    }
+    for (int i = 0; i < n; i++)
+        if (!out[i]) out[i] = xstrdup("");
+    free(src);
+    free(src_len);
+    free(hyp);
+    free(hyp_len);
+    free(live);
+}
+
+int translate_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const TranslateOptions *opt,
+                     Error *err)
+{
+    RunState rs = {0};
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    long number = 0;
+    int status = 0;
+    while ((len = getline(&line, &cap, in)) >= 0) {
+        number++;
+        if (len > 0 && line[len - 1] == '\n') line[--len] = 0;
+        if (len > 0 && line[len - 1] == '\r') line[--len] = 0;
+        if ((size_t)len != strlen(line)) {
+            fprintf(stderr, "nmt: warning: %s line %ld: NUL byte; translated as empty\n", in_name, number);
+            line[0] = 0;
+        }
+        char *result;
+        int bad;
+        translate_lines(mf, &rs, &line, 1, opt, &result, &bad);
+        if (bad) fprintf(stderr, "nmt: warning: %s line %ld: invalid UTF-8; translated as empty\n", in_name, number);
+        int failed = fputs(result, out) < 0 || fputc('\n', out) < 0 || fflush(out) != 0;
+        free(result);
+        if (failed) {
+            status = error_set(err, "writing the translation: %s", strerror(errno));
+            break;
+        }
+    }
+    if (status == 0 && ferror(in)) status = error_set(err, "%s: read error", in_name);
+    free(line);
+    runstate_free(&rs);
+    return status;
+}
