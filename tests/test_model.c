@@ -45,7 +45,7 @@ int main(void)
         batch.n_tokens += batch.tgt_out[i] != 0;
 
     RunState rs;
-    runstate_alloc(&rs, &d, B, S, T);
+    runstate_alloc(&rs, &d, RUN_TRAIN, B, S, T);
     /* Forward without gradients first, to compare the logits themselves. */
     double loss = model_forward(&m, &rs, &batch, 0) / batch.n_tokens;
     check_close(rs.enc_h + B * H, fixture_get(&f, "enc_states")->data, (long)S * B * H, 1e-5, "encoder states");
