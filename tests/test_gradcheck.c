@@ -1,0 +1,149 @@
+/* test_gradcheck.c — the whole model's backward pass against central finite differences
+ * of its forward pass: L = model_forward(want_grad = 0) / n_tokens, the token-mean loss
+ * that model_backward differentiates.
+ *
+ * A tiny model (Vs 9, Vt 10, E 4, H 5) on a batch of three pairs whose source and target
+ * lengths all differ, so the source mask, the target padding, the encoder's carried
+ * state and the <pad> embedding rows are all exercised. Every parameter tensor is
+ * checked at up to 30 random coordinates (all of them for the smaller ones). This is
+ * independent of the PyTorch fixture in test_model.c: it needs no reference, only the
+ * forward pass.
+ *
+ * Where the check is made: at PyTorch's initialisation (weights within +-1/sqrt(H)) the
+ * attention is nearly uniform and its parameters' gradients are ~1e-5, no larger than the
+ * finite-difference noise of a float forward pass (below). So every parameter but the
+ * embeddings is scaled by 3 after model_init_weights: attention then has something to
+ * say, and every tensor's largest gradient is >= 1e-3. A gradient check holds at any
+ * point, so this loses nothing.
+ *
+ * Tolerance: the loss, computed in float, jitters by up to ~1e-7 (rms ~3e-8) under
+ * perturbations too small to change it; the test measures this (loss_jitter) and checks
+ * it stays below JITTER. A central difference then carries up to 2 * JITTER / (2 eps)
+ * = 3e-5 of noise, which is atol; rtol = 1e-2 as for the layers (see gradcheck.h).
+ * For the smallest tensor scale (att_b_query, ~1.6e-3) that is still a 2% test.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"     /* defines: Example, Batch, batch_fill */
+#include "check.h"     /* defines: CHECK, check_close_scaled, check_report */
+#include "gradcheck.h" /* defines: check_grad */
+#include "model.h"     /* defines: Model, RunState, model_*, params_* */
+#include "util.h"      /* defines: Rng, xmalloc */
+
+#define WEIGHT_SCALE 3.0f
+#define EPS 1e-2f
+#define JITTER 3e-7 /* bound on the loss's rounding jitter, checked below */
+
+typedef struct {
+    Model *m;
+    RunState *rs;
+    Batch *batch;
+} Ctx;
+
+static double objective(void *p)
+{
+    Ctx *c = p;
+    return model_forward(c->m, c->rs, c->batch, 0) / c->batch->n_tokens;
+}
+
+/* The rounding jitter of the objective around x[0]: the largest residual of a straight-
+ * line fit to L(x + k * 1e-5), k = -10..10, where the true change is linear to ~1e-9. */
+static double loss_jitter(Ctx *c, float *x)
+{
+    enum { K = 21 };
+    double dx[K], L[K], mx = 0, mL = 0, sxy = 0, sxx = 0, worst = 0;
+    float orig = x[0];
+    for (int k = 0; k < K; k++) {
+        x[0] = orig + (k - K / 2) * 1e-5f;
+        dx[k] = (double)x[0] - orig;
+        L[k] = objective(c);
+        mx += dx[k] / K;
+        mL += L[k] / K;
+    }
+    x[0] = orig;
+    for (int k = 0; k < K; k++) {
+        sxy += (dx[k] - mx) * (L[k] - mL);
+        sxx += (dx[k] - mx) * (dx[k] - mx);
+    }
+    for (int k = 0; k < K; k++) {
+        double r = fabs(L[k] - mL - sxy / sxx * (dx[k] - mx));
+        if (r > worst) worst = r;
+    }
+    return worst;
+}
+
+int main(void)
+{
+    ModelDims d = {.src_vocab = 9, .tgt_vocab = 10, .embed = 4, .hidden = 5};
+    /* Word ids start at 4 (0..3 are <pad> <unk> <sos> <eos>); <unk> may occur. */
+    int s0[] = {4, 5, 6, 7, 8}, t0[] = {4, 5, 6};
+    int s1[] = {8, 4}, t1[] = {9, 7, 5, 4, 6};
+    int s2[] = {5, 5, 1, 7}, t2[] = {6};
+    Example ex[3] = {{s0, t0, 5, 3}, {s1, t1, 2, 5}, {s2, t2, 4, 1}};
+    int idx[3] = {0, 1, 2};
+    Batch batch = {0};
+    batch_fill(&batch, ex, idx, 3);
+    CHECK(batch.B == 3 && batch.S == 5 && batch.T == 6 && batch.n_tokens == 12, "batch shape");
+
+    Model m;
+    model_alloc(&m, &d);
+    model_init_weights(&m, 42);
+    TensorShape shapes[PARAM_TENSORS];
+    float *params[PARAM_TENSORS], *grads[PARAM_TENSORS];
+    params_shapes(&d, shapes);
+    params_tensors(&m.params, params);
+    params_tensors(&m.grads, grads);
+    for (int i = 0; i < PARAM_TENSORS; i++)
+        if (params[i] != m.params.src_emb && params[i] != m.params.tgt_emb)
+            for (long k = 0; k < shapes[i].rows * shapes[i].cols; k++)
+                params[i][k] *= WEIGHT_SCALE;
+    RunState rs;
+    runstate_alloc(&rs, &d, RUN_TRAIN, batch.B, batch.S, batch.T);
+    Ctx c = {&m, &rs, &batch};
+
+    model_zero_grad(&m);
+    double loss = model_forward(&m, &rs, &batch, 1) / batch.n_tokens;
+    model_backward(&m, &rs, &batch);
+    CHECK(isfinite(loss) && loss > 0, "finite positive loss");
+    CHECK(objective(&c) == loss, "forward with and without gradients agree");
+
+    double jitter = 0;
+    for (int i = 0; i < PARAM_TENSORS; i += 3) {
+        double j = loss_jitter(&c, params[i]);
+        if (j > jitter) jitter = j;
+    }
+    printf("  loss %.6f, rounding jitter %.3g (bound %.1g)\n", loss, jitter, JITTER);
+    CHECK(jitter <= JITTER, "the loss's rounding jitter is within the bound atol assumes");
+
+    Rng rng;
+    rng_seed(&rng, 1);
+    GradCheckOpts o = {.eps = EPS, .rtol = 1e-2, .atol = 2 * JITTER / (2 * EPS), .n_sample = 30, .rng = &rng};
+    for (int i = 0; i < PARAM_TENSORS; i++) {
+        /* Flattened: a coordinate is a coordinate; the tensor is contiguous. */
+        long n = shapes[i].rows * shapes[i].cols;
+        check_grad(shapes[i].name, objective, &c, params[i], n, grads[i], n, 1, n, &o);
+    }
+
+    /* The <pad> rows feed only masked encoder steps and decoder steps with a pad target:
+     * their gradient must be exactly zero, not merely small. */
+    int pad_zero = 1;
+    for (int e = 0; e < d.embed; e++)
+        pad_zero &= m.grads.src_emb[e] == 0.0f && m.grads.tgt_emb[e] == 0.0f;
+    CHECK(pad_zero, "the <pad> embedding rows get exactly zero gradient");
+
+    /* model_backward accumulates: a second pass on the same batch doubles every gradient
+     * (up to the rounding of the accumulating products). */
+    float *once = xmalloc(sizeof(float) * m.n_params);
+    for (long k = 0; k < m.n_params; k++)
+        once[k] = 2 * m.grad_mem[k];
+    model_forward(&m, &rs, &batch, 1);
+    model_backward(&m, &rs, &batch);
+    check_close_scaled(m.grad_mem, once, m.n_params, 1e-6, "second backward adds");
+    free(once);
+
+    runstate_free(&rs);
+    model_free(&m);
+    batch_free(&batch);
+    return check_report("test_gradcheck");
+}
