@@ -79,24 +79,31 @@ static int compare_keys(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+void sort_by_length(int *order, const Example *ex, int n)
+{
+    if (n <= 1) return;
+    long long *keys = xmalloc(sizeof(long long) * n);
+    for (int i = 0; i < n; i++) {
+        const Example *e = &ex[order[i]];
+        keys[i] = ((long long)(e->src_len * 4096 + e->tgt_len) << 32) | ((long long)i << 0);
+    }
+    qsort(keys, n, sizeof *keys, compare_keys);
+    int *copy = xmalloc(sizeof(int) * n);
+    memcpy(copy, order, sizeof(int) * n);
+    for (int i = 0; i < n; i++)
+        order[i] = copy[keys[i] & 0xffffffff];
+    free(copy);
+    free(keys);
+}
+
 void batch_epoch_order(int *order, const Example *ex, int n, int batch_size, Rng *rng)
 {
     for (int i = 0; i < n; i++)
         order[i] = i;
     rng_shuffle(rng, order, n);
     int window = batch_size * 50;
-    long long *keys = xmalloc(sizeof(long long) * (n ? n : 1));
-    for (int start = 0; start < n; start += window) {
-        int len = n - start < window ? n - start : window;
-        for (int i = 0; i < len; i++) {
-            const Example *e = &ex[order[start + i]];
-            keys[i] = ((long long)(e->src_len * 4096 + e->tgt_len) << 32) | (unsigned)order[start + i];
-        }
-        qsort(keys, len, sizeof *keys, compare_keys);
-        for (int i = 0; i < len; i++)
-            order[start + i] = (int)(keys[i] & 0xffffffff);
-    }
-    free(keys);
+    for (int start = 0; start < n; start += window)
+        sort_by_length(order + start, ex, n - start < window ? n - start : window);
     /* Shuffle whole batches so that lengths do not rise steadily within a window;
      * a partial last batch stays last. */
     int full = n / batch_size;

@@ -36,4 +36,6 @@ void batch_free(Batch *batch);
  * are sorted by length, so that batches hold sentences of similar length (little padding)
  * while the batch order stays random. order receives n indices. */
 void batch_epoch_order(int *order, const Example *ex, int n, int batch_size, Rng *rng);
+/* Sorts the indices order[0..n-1] by (source length, target length), stable. */
+void sort_by_length(int *order, const Example *ex, int n);
 #endif

@@ -255,6 +255,21 @@ int config_load(Config *c, const char *path, Error *err)
     return status;
 }
 
+/* cJSON prints numbers with 15 significant digits and accepts that as exact when it is
+ * merely close, so a seed of 2^53-1 would come back as ...990. Integers are written
+ * exactly, doubles with the fewest digits that read back to the same value. */
+static void add_exact_number(cJSON *obj, const char *name, double v, int is_integer)
+{
+    char buf[40];
+    if (is_integer) snprintf(buf, sizeof buf, "%.0f", v);
+    else
+        for (int digits = 15; digits <= 17; digits++) {
+            snprintf(buf, sizeof buf, "%.*g", digits, v);
+            if (strtod(buf, NULL) == v) break;
+        }
+    cJSON_AddRawToObject(obj, name, buf);
+}
+
 char *config_to_json(const Config *c)
 {
     cJSON *root = cJSON_CreateObject();
@@ -265,14 +280,15 @@ char *config_to_json(const Config *c)
             if (strcmp(k->section, sections[s])) continue;
             const char *field = (const char *)c + k->offset;
             switch (k->type) {
-            case KEY_INT: cJSON_AddNumberToObject(sec, k->name, *(const int *)field); break;
-            case KEY_LONG: cJSON_AddNumberToObject(sec, k->name, (double)*(const long *)field); break;
-            case KEY_DOUBLE: cJSON_AddNumberToObject(sec, k->name, *(const double *)field); break;
+            case KEY_INT: add_exact_number(sec, k->name, *(const int *)field, 1); break;
+            case KEY_LONG: add_exact_number(sec, k->name, (double)*(const long *)field, 1); break;
+            case KEY_DOUBLE: add_exact_number(sec, k->name, *(const double *)field, 0); break;
             case KEY_BOOL: cJSON_AddBoolToObject(sec, k->name, *(const int *)field); break;
             case KEY_STRING: {
+                /* An unset path (data.valid) is left out rather than written as null,
+                 * which config_parse would refuse: the output must load back. */
                 const char *v = *(char *const *)field;
                 if (v) cJSON_AddStringToObject(sec, k->name, v);
-                else cJSON_AddNullToObject(sec, k->name);
                 break;
             }
             }

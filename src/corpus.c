@@ -11,6 +11,7 @@ void corpus_tokenize(const TsvCorpus *tsv, const TextOptions *opt, int max_len, 
     out->src = xcalloc(tsv->n, sizeof(TokenList));
     out->tgt = xcalloc(tsv->n, sizeof(TokenList));
     out->line = xcalloc(tsv->n, sizeof(int));
+    out->index = xcalloc(tsv->n, sizeof(int));
     out->n = out->n_too_long = out->n_empty = 0;
     for (int i = 0; i < tsv->n; i++) {
         const TsvPair *pair = &tsv->pairs[i];
@@ -27,6 +28,7 @@ void corpus_tokenize(const TsvCorpus *tsv, const TextOptions *opt, int max_len, 
             out->src[out->n] = s;
             out->tgt[out->n] = t;
             out->line[out->n] = pair->line;
+            out->index[out->n] = i;
             out->n++;
             continue;
         }
@@ -44,8 +46,9 @@ void pair_tokens_free(PairTokens *p)
     free(p->src);
     free(p->tgt);
     free(p->line);
+    free(p->index);
     p->src = p->tgt = NULL;
-    p->line = NULL;
+    p->line = p->index = NULL;
     p->n = 0;
 }
 

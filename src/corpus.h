@@ -18,6 +18,7 @@
 typedef struct {
     TokenList *src, *tgt;
     int *line;            /* the pair's line in its file */
+    int *index;           /* the pair's index in the TsvCorpus it came from */
     int n;
     int n_too_long;       /* dropped: more than max_len tokens on a side */
     int n_empty;          /* dropped: no tokens left on a side after normalising */

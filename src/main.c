@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blas.h"      /* defines: blas_select_kernel */
 #include "config.h"    /* defines: Config, config_load */
 #include "eval.h"      /* defines: eval_run, eval_print */
 #include "modelfile.h" /* defines: ModelFile, modelfile_read */
@@ -152,6 +153,7 @@ static int cmd_eval(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    blas_select_kernel(argv);
     if (argc < 2) {
         fputs(usage_main, stderr);
         return 2;

@@ -196,6 +196,14 @@ static const Section *find(const Section *s, int n, const char *tag)
     return NULL;
 }
 
+static int known_tag(const char *tag)
+{
+    static const char *const tags[] = {"DIMS", "CONF", "SVOC", "TVOC", "WGTS", "ADAM"};
+    for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++)
+        if (!memcmp(tag, tags[i], 4)) return 1;
+    return 0;
+}
+
 static int read_file(const char *path, unsigned char **data, size_t *len, Error *err)
 {
     FILE *f = fopen(path, "rb");
@@ -264,6 +272,16 @@ int modelfile_read(const char *path, ModelFile *mf, Error *err)
         r.at += s->len;
         if (crc32_bytes(s->p, s->len) != crc) {
             error_set(err, "%s: section %.4s is damaged (checksum mismatch)", path, s->tag);
+            goto done;
+        }
+        /* The CRC covers the payload only, so a damaged tag must be caught here: an
+         * unknown tag would otherwise be skipped (a checkpoint's ADAM quietly lost). */
+        if (!known_tag(s->tag)) {
+            error_set(err, "%s: unknown section \"%.4s\" (damaged file?)", path, s->tag);
+            goto done;
+        }
+        if (find(sec, n_sec, s->tag)) {
+            error_set(err, "%s: section %.4s appears twice", path, s->tag);
             goto done;
         }
         n_sec++;

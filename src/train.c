@@ -1,6 +1,5 @@
 #include "train.h"
 
-#include <cblas.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -11,6 +10,7 @@
 
 #include "adam.h"      /* defines: Adam, grad_norm, grad_clip, adam_update */
 #include "batch.h"     /* defines: Batch, Example, batch_fill, batch_epoch_order */
+#include "blas.h"      /* defines: blas_set_threads, blas_kernel_name */
 #include "corpus.h"    /* defines: PairTokens, corpus_* */
 #include "modelfile.h" /* defines: ModelFile, modelfile_write */
 #include "tsv.h"       /* defines: TsvCorpus, tsv_read_pairs */
@@ -77,21 +77,37 @@ static int make_dirs(const char *dir, Error *err)
 
 /* ---------------------------------------------------------------- data */
 
-static int read_pairs(const Run *run, const char *path, PairTokens *out, Error *err)
+static int read_pairs(const Run *run, const char *path, TsvCorpus *tsv, PairTokens *out, Error *err)
 {
-    TsvCorpus tsv;
-    if (tsv_read_pairs(path, &tsv, err)) return -1;
+    if (tsv_read_pairs(path, tsv, err)) return -1;
     char note[ERROR_LEN];
-    tsv_describe_skipped(&tsv, path, note, sizeof note);
+    tsv_describe_skipped(tsv, path, note, sizeof note);
     if (note[0]) fprintf(stderr, "nmt: warning: %s\n", note);
-    corpus_tokenize(&tsv, &run->mf.text, run->cfg->max_len, out);
-    int read = tsv.n;
-    tsv_free(&tsv);
+    corpus_tokenize(tsv, &run->mf.text, run->cfg->max_len, out);
     if (out->n_too_long || out->n_empty)
         say(run, "%s: dropped %d pairs longer than %d tokens and %d with an empty side", path, out->n_too_long,
             run->cfg->max_len, out->n_empty);
-    if (out->n == 0)
-        return error_set(err, "%s: no usable sentence pairs (%d read)", path, read);
+    if (out->n == 0) {
+        error_set(err, "%s: no usable sentence pairs (%d read)", path, tsv->n);
+        tsv_free(tsv);
+        pair_tokens_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+/* The held-out pairs as they were in the file, so that `nmt eval` can score them. */
+static int write_valid_tsv(Run *run, const TsvCorpus *tsv, const PairTokens *pairs, const int *idx, int n,
+                           Error *err)
+{
+    const char *path = out_path(run, "valid.tsv");
+    FILE *f = fopen(path, "w");
+    if (!f) return error_set(err, "%s: cannot write: %s", path, strerror(errno));
+    for (int i = 0; i < n; i++) {
+        const TsvPair *p = &tsv->pairs[pairs->index[idx[i]]];
+        fprintf(f, "%s\t%s\n", p->src, p->tgt);
+    }
+    if (fclose(f) != 0) return error_set(err, "%s: write failed: %s", path, strerror(errno));
     return 0;
 }
 
@@ -99,22 +115,32 @@ static int prepare_data(Run *run, Error *err)
 {
     const Config *cfg = run->cfg;
     PairTokens pairs, valid_pairs = {0};
-    if (read_pairs(run, cfg->train, &pairs, err)) return -1;
+    TsvCorpus tsv, valid_tsv = {0};
+    if (read_pairs(run, cfg->train, &tsv, &pairs, err)) return -1;
     int *train_idx, *valid_idx, n_train, n_valid;
     if (cfg->valid) {
-        if (read_pairs(run, cfg->valid, &valid_pairs, err)) {
+        if (read_pairs(run, cfg->valid, &valid_tsv, &valid_pairs, err)) {
             pair_tokens_free(&pairs);
+            tsv_free(&tsv);
             return -1;
         }
         corpus_split(pairs.n, 0.0, (uint64_t)cfg->seed, &train_idx, &n_train, &valid_idx, &n_valid);
     } else {
         corpus_split(pairs.n, cfg->valid_fraction, (uint64_t)cfg->seed, &train_idx, &n_train, &valid_idx, &n_valid);
     }
-    if (n_train == 0) {
+    int status = 0;
+    if (n_train == 0)
+        status = error_set(err, "%s: no pairs left for training after the validation split", cfg->train);
+    else if (!cfg->valid)
+        status = write_valid_tsv(run, &tsv, &pairs, valid_idx, n_valid, err);
+    tsv_free(&tsv);
+    tsv_free(&valid_tsv);
+    if (status) {
         free(train_idx);
         free(valid_idx);
         pair_tokens_free(&pairs);
-        return error_set(err, "%s: no pairs left for training after the validation split", cfg->train);
+        pair_tokens_free(&valid_pairs);
+        return -1;
     }
     VocabCounter *sc = vocab_counter_new(), *tc = vocab_counter_new();
     corpus_count(&pairs, train_idx, n_train, sc, tc);
@@ -176,6 +202,8 @@ static double validation_loss(Run *run)
     int *order = xmalloc(sizeof(int) * (run->n_valid ? run->n_valid : 1));
     for (int i = 0; i < run->n_valid; i++)
         order[i] = i;
+    /* Sorted by length, so that batches carry little padding; the sum does not care. */
+    sort_by_length(order, run->valid, run->n_valid);
     double total = 0;
     long tokens = 0;
     for (int start = 0; start < run->n_valid; start += bs) {
@@ -276,7 +304,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
 {
     Run run = {.cfg = cfg, .opt = opt};
     int status = -1;
-    if (cfg->threads > 0) openblas_set_num_threads(cfg->threads);
+    blas_set_threads(cfg->threads);
     run.mf.text.lowercase = cfg->lowercase;
     run.mf.text.nfkc = !strcmp(cfg->normalization, "nfkc");
     run.mf.config_json = config_to_json(cfg);
@@ -297,8 +325,8 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     model_alloc(&run.mf.model, &dims);
     model_init_weights(&run.mf.model, (uint64_t)cfg->seed);
     adam_init(&run.mf.opt, run.mf.model.n_params, (float)cfg->learning_rate);
-    say(&run, "model: embed %d, hidden %d, %ld parameters; %s", cfg->embed, cfg->hidden,
-        run.mf.model.n_params, cfg->dir);
+    say(&run, "model: embed %d, hidden %d, %ld parameters; OpenBLAS kernel %s, %d threads; output in %s",
+        cfg->embed, cfg->hidden, run.mf.model.n_params, blas_kernel_name(), cfg->threads, cfg->dir);
     status = train_loop(&run, err);
 done:
     if (run.log) fclose(run.log);

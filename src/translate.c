@@ -25,6 +25,7 @@ void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, con
             for (int k = TRANSLATE_MAX_SOURCE; k < t.n; k++)
                 free(t.tokens[k]);
             t.n = TRANSLATE_MAX_SOURCE;
+            if (bad) bad[i] = 2;
         }
         if (t.n > 0) {
             src[n_live] = encode_tokens(&t, &mf->src_vocab);
@@ -86,7 +87,10 @@ int translate_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, co
         char *result;
         int bad;
         translate_lines(mf, &rs, &line, 1, opt, &result, &bad);
-        if (bad) fprintf(stderr, "nmt: warning: %s line %ld: invalid UTF-8; translated as empty\n", in_name, number);
+        if (bad == 1) fprintf(stderr, "nmt: warning: %s line %ld: invalid UTF-8; translated as empty\n", in_name, number);
+        if (bad == 2)
+            fprintf(stderr, "nmt: warning: %s line %ld: longer than %d tokens; only the first %d translated\n",
+                    in_name, number, TRANSLATE_MAX_SOURCE, TRANSLATE_MAX_SOURCE);
         int failed = fputs(result, out) < 0 || fputc('\n', out) < 0 || fflush(out) != 0;
         free(result);
         if (failed) {

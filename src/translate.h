@@ -21,7 +21,8 @@ typedef struct {
 } TranslateOptions;
 
 /* Translates n lines together (one decoder batch). out[i] receives a malloc'd sentence;
- * bad[i] (may be NULL) is set to 1 for a line that is not valid UTF-8 (out[i] = ""). */
+ * bad[i] (may be NULL) is set to 1 for a line that is not valid UTF-8 (out[i] = ""),
+ * 2 for one longer than TRANSLATE_MAX_SOURCE tokens (only its start is translated), else 0. */
 void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, const TranslateOptions *opt,
                      char **out, int *bad);
 

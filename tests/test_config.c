@@ -1,0 +1,297 @@
+/* test_config.c — the JSON training config: defaults, loading, validation messages
+ * and the round trip through config_to_json (src/config.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "config.h" /* defines: Config, config_defaults, config_parse, config_load, config_to_json */
+
+static int same_str(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
+
+static int config_equal(const Config *a, const Config *b)
+{
+    return same_str(a->train, b->train) && same_str(a->valid, b->valid) && a->valid_fraction == b->valid_fraction &&
+           a->max_len == b->max_len && a->min_count == b->min_count && a->max_vocab == b->max_vocab &&
+           a->lowercase == b->lowercase && same_str(a->normalization, b->normalization) && a->embed == b->embed &&
+           a->hidden == b->hidden && same_str(a->attention, b->attention) && a->batch_size == b->batch_size &&
+           a->epochs == b->epochs && a->max_steps == b->max_steps && a->learning_rate == b->learning_rate &&
+           a->clip_norm == b->clip_norm && a->seed == b->seed && a->threads == b->threads &&
+           a->log_every == b->log_every && a->checkpoint_every == b->checkpoint_every && same_str(a->dir, b->dir);
+}
+
+/* Parses text over fresh defaults; returns config_parse's status, the message in err. */
+static int parse(Config *c, const char *text, Error *err)
+{
+    config_defaults(c);
+    strcpy(err->msg, "(no message)");
+    return config_parse(c, text, "cfg.json", err);
+}
+
+/* text must be refused with a message holding every string in want (NULL-ended). */
+static void expect_error(const char *text, const char *const *want, const char *what)
+{
+    Config c;
+    Error err;
+    int rc = parse(&c, text, &err);
+    int ok = rc == -1 && !strncmp(err.msg, "cfg.json", 8);
+    for (int i = 0; want[i]; i++)
+        ok = ok && strstr(err.msg, want[i]) != NULL;
+    CHECK(ok, what);
+    if (!ok) fprintf(stderr, "  rc %d, message: %s\n", rc, err.msg);
+    config_free(&c);
+}
+#define EXPECT_ERROR(text, what, ...) expect_error(text, (const char *const[]){__VA_ARGS__, NULL}, what)
+
+static void test_defaults(void)
+{
+    Config c;
+    config_defaults(&c);
+    CHECK(c.train == NULL && c.valid == NULL, "no data files by default");
+    CHECK(c.valid_fraction == 0.1 && c.max_len == 20 && c.min_count == 1 && c.max_vocab == 0 && c.lowercase == 1,
+          "data defaults");
+    CHECK(!strcmp(c.normalization, "nfc"), "normalization nfc");
+    CHECK(c.embed == 256 && c.hidden == 512 && !strcmp(c.attention, "bahdanau"), "model defaults");
+    CHECK(c.batch_size == 64 && c.epochs == 10 && c.max_steps == 0 && c.learning_rate == 0.001 &&
+          c.clip_norm == 5.0 && c.seed == 1 && c.threads == 2 && c.log_every == 100 && c.checkpoint_every == 1000,
+          "train defaults");
+    CHECK(!strcmp(c.dir, "runs/default"), "output.dir default");
+    config_free(&c);
+
+    /* Only the required key: everything else keeps its default. */
+    Config d;
+    Error err;
+    CHECK(parse(&d, "{\"data\": {\"train\": \"data/mar.txt\"}}", &err) == 0, "minimal config parses");
+    config_defaults(&c);
+    c.train = strdup("data/mar.txt");
+    CHECK(config_equal(&c, &d), "minimal config = defaults + data.train");
+    config_free(&c);
+    config_free(&d);
+}
+
+static const char *full_text =
+    "{\n"
+    "  \"data\": {\"train\": \"data/मराठी.tsv\", \"valid\": \"v.tsv\", \"valid_fraction\": 0.25,\n"
+    "           \"max_len\": 50, \"min_count\": 3, \"max_vocab\": 30000, \"lowercase\": false,\n"
+    "           \"normalization\": \"nfkc\"},\n"
+    "  \"model\": {\"embed\": 64, \"hidden\": 128, \"attention\": \"bahdanau\"},\n"
+    "  \"train\": {\"batch_size\": 32, \"epochs\": 3, \"max_steps\": 123456789012, \"learning_rate\": 0.0003,\n"
+    "            \"clip_norm\": 0, \"seed\": 9007199254740991, \"threads\": 0, \"log_every\": 7,\n"
+    "            \"checkpoint_every\": 0},\n"
+    "  \"output\": {\"dir\": \"runs/x y\"}\n"
+    "}\n";
+
+static void test_full(void)
+{
+    Config c;
+    Error err;
+    int rc = parse(&c, full_text, &err);
+    CHECK(rc == 0, "full config parses");
+    if (rc) fprintf(stderr, "  %s\n", err.msg);
+    CHECK(!strcmp(c.train, "data/मराठी.tsv") && !strcmp(c.valid, "v.tsv") && c.valid_fraction == 0.25,
+          "data files and fraction");
+    CHECK(c.max_len == 50 && c.min_count == 3 && c.max_vocab == 30000 && c.lowercase == 0 &&
+          !strcmp(c.normalization, "nfkc"), "data options");
+    CHECK(c.embed == 64 && c.hidden == 128 && !strcmp(c.attention, "bahdanau"), "model");
+    CHECK(c.batch_size == 32 && c.epochs == 3 && c.max_steps == 123456789012L && c.learning_rate == 0.0003 &&
+          c.clip_norm == 0 && c.seed == 9007199254740991L && c.threads == 0 && c.log_every == 7 &&
+          c.checkpoint_every == 0, "train");
+    CHECK(!strcmp(c.dir, "runs/x y"), "output.dir");
+    config_free(&c);
+
+    /* Range ends are inclusive. */
+    CHECK(parse(&c, "{\"data\": {\"train\": \"t\", \"valid_fraction\": 0, \"max_len\": 1000},"
+                    " \"train\": {\"batch_size\": 65536, \"seed\": 0}}", &err) == 0 &&
+          c.valid_fraction == 0 && c.max_len == 1000 && c.batch_size == 65536 && c.seed == 0, "range ends accepted");
+    config_free(&c);
+    /* An integer written as 64.0 is still an integer. */
+    CHECK(parse(&c, "{\"data\": {\"train\": \"t\"}, \"train\": {\"batch_size\": 64.0}}", &err) == 0 &&
+          c.batch_size == 64, "64.0 accepted for an int key");
+    config_free(&c);
+}
+
+static void test_errors(void)
+{
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"trian\": {}}", "unknown section",
+                 "unknown section \"trian\"", "did you mean train?");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"optimizer\": {}}", "unknown section without a close match",
+                 "unknown section \"optimizer\"");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"max_lenn\": 5}}", "unknown key",
+                 "unknown key data.max_lenn", "did you mean data.max_len?");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"batchsize\": 5}}", "unknown key, suggestion",
+                 "train.batchsize", "did you mean train.batch_size?");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"layers\": 2}}", "unknown key without a close match",
+                 "unknown key model.layers");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"hiden\": 2}}", "misspelt model key",
+                 "model.hiden", "did you mean model.hidden?");
+    EXPECT_ERROR("{\"data\": 5}", "a section that is not an object", "section data must be an object");
+
+    /* Wrong types. */
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"batch_size\": \"64\"}}", "string for an int",
+                 "train.batch_size must be an integer from 1 to 65536");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"lowercase\": 1}}", "number for a bool",
+                 "data.lowercase must be true or false");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"valid_fraction\": \"0.1\"}}", "string for a number",
+                 "data.valid_fraction must be a number from 0 to 0.5");
+    EXPECT_ERROR("{\"data\": {\"train\": 5}}", "number for a string", "data.train must be a non-empty string");
+    EXPECT_ERROR("{\"data\": {\"train\": \"\"}}", "empty string", "data.train must be a non-empty string");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"output\": {\"dir\": null}}", "null for a string",
+                 "output.dir must be a non-empty string");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"seed\": true}}", "bool for a long",
+                 "train.seed must be an integer");
+
+    /* Out of range. */
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"batch_size\": 0}}", "batch_size 0",
+                 "train.batch_size must be an integer from 1 to 65536");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"batch_size\": 65537}}", "batch_size 65537",
+                 "train.batch_size");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"valid_fraction\": 0.6}}", "valid_fraction 0.6",
+                 "data.valid_fraction must be a number from 0 to 0.5");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"valid_fraction\": -0.1}}", "valid_fraction -0.1",
+                 "data.valid_fraction");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"learning_rate\": 0}}", "learning_rate 0",
+                 "train.learning_rate must be a number from 1e-09 to 10");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"hidden\": 1e300}}", "hidden 1e300",
+                 "model.hidden must be an integer from 1 to 8192");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"seed\": -1}}", "negative seed", "train.seed");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"max_steps\": 1e16}}", "max_steps 1e16",
+                 "train.max_steps must be an integer from 0 to");
+
+    /* Not an integer. */
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"epochs\": 2.5}}", "epochs 2.5",
+                 "train.epochs must be an integer from 1 to 1000000");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"max_steps\": 10.5}}", "max_steps 10.5 (a long key)",
+                 "train.max_steps must be an integer");
+
+    /* Enumerations. */
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"normalization\": \"nfd\"}}", "normalization nfd",
+                 "data.normalization must be one of nfc|nfkc, not \"nfd\"");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"normalization\": \"nf\"}}", "a prefix of a choice is not a choice",
+                 "data.normalization");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"normalization\": \"nfkcx\"}}", "a choice plus more is not a choice",
+                 "data.normalization");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"attention\": \"luong\"}}", "attention luong",
+                 "model.attention must be one of bahdanau");
+
+    /* Required and structure. */
+    EXPECT_ERROR("{}", "empty object: data.train missing", "data.train is required");
+    EXPECT_ERROR("{\"data\": {\"valid\": \"v\"}, \"train\": {\"epochs\": 2}}", "data.train missing",
+                 "data.train is required");
+    EXPECT_ERROR("[1, 2]", "an array at the top level", "must be a JSON object");
+    EXPECT_ERROR("42", "a number at the top level", "must be a JSON object");
+    EXPECT_ERROR("\"data\"", "a string at the top level", "must be a JSON object");
+
+    /* Invalid JSON: the message gives line:col. A bad value is reported where it
+     * starts; after a trailing comma cJSON stops one past the brace, so column 3 or 4. */
+    EXPECT_ERROR("{\n  \"data\": {\n    \"train\": tru\n  }\n}", "bad literal at 3:14", "cfg.json:3:14:",
+                 "not valid JSON");
+    {
+        Config c;
+        Error err;
+        CHECK(parse(&c, "{\n  \"data\": {\n    \"train\": \"x\",\n  }\n}", &err) == -1 &&
+              (strstr(err.msg, "cfg.json:4:3:") || strstr(err.msg, "cfg.json:4:4:")), "trailing comma on line 4");
+        if (!strstr(err.msg, "cfg.json:4:")) fprintf(stderr, "  %s\n", err.msg);
+        config_free(&c);
+    }
+    EXPECT_ERROR("", "empty text", "cfg.json:1:1: not valid JSON");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}}\n\n  x", "garbage after the object", "cfg.json:3:3:");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t", "unterminated string", "not valid JSON");
+}
+
+static void test_round_trip(void)
+{
+    Error err;
+    /* The full config (its seed 2^53-1 needs 16 digits), the minimal one whose data.valid
+     * is unset, and doubles that need 17 digits or an exponent. */
+    const char *texts[] = {full_text, "{\"data\": {\"train\": \"only-train.tsv\"}}",
+                           "{\"data\": {\"train\": \"t\", \"valid\": \"v\", \"valid_fraction\": 0.30000000000000004},"
+                           " \"train\": {\"learning_rate\": 1.2345678901234567e-7, \"clip_norm\": 0.1234567890123456789e9}}"};
+    const char *names[] = {"full config", "minimal config", "17-digit doubles"};
+    char label[120];
+    for (int i = 0; i < 3; i++) {
+        Config a, b;
+        CHECK(parse(&a, texts[i], &err) == 0, "parse before the round trip");
+        char *json = config_to_json(&a);
+        int rc = parse(&b, json, &err);
+        snprintf(label, sizeof label, "%s: config_to_json output parses back", names[i]);
+        CHECK(rc == 0, label);
+        if (rc) fprintf(stderr, "  %s\nin:\n%s\n", err.msg, json);
+        snprintf(label, sizeof label, "%s: round trip gives an equal config", names[i]);
+        CHECK(rc == 0 && config_equal(&a, &b), label);
+        if (i == 0) CHECK(strstr(json, "9007199254740991") != NULL, "the seed is written with all its digits");
+        /* Every key is written. */
+        const char *keys[] = {"train", "valid_fraction", "max_len", "min_count", "max_vocab", "lowercase",
+                              "normalization", "embed", "hidden", "attention", "batch_size", "epochs",
+                              "max_steps", "learning_rate", "clip_norm", "seed", "threads", "log_every",
+                              "checkpoint_every", "dir"};
+        int all = 1;
+        char quoted[64];
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            snprintf(quoted, sizeof quoted, "\"%s\"", keys[k]);
+            all = all && strstr(json, quoted);
+        }
+        snprintf(label, sizeof label, "%s: config_to_json writes every key that has a value", names[i]);
+        CHECK(all, label);
+        free(json);
+        config_free(&a);
+        config_free(&b);
+    }
+}
+
+static void test_load(void)
+{
+    Config c;
+    Error err;
+    config_defaults(&c);
+    const char *missing = "/nonexistent-dir/nmt-config.json";
+    CHECK(config_load(&c, missing, &err) == -1 && strstr(err.msg, missing) && strstr(err.msg, "No such file"),
+          "missing file: message names the path");
+    config_free(&c);
+
+    char path[] = "/tmp/nmt_test_config_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) { perror("mkstemp"); exit(2); }
+    /* Larger than the loader's first 4096-byte buffer, to exercise its growth. */
+    size_t pad = 10000, n = strlen(full_text);
+    char *text = malloc(pad + n);
+    memset(text, ' ', pad);
+    memcpy(text + pad, full_text, n);
+    CHECK(write(fd, text, pad + n) == (ssize_t)(pad + n), "write temp config");
+    close(fd);
+    config_defaults(&c);
+    int rc = config_load(&c, path, &err);
+    CHECK(rc == 0 && c.batch_size == 32 && !strcmp(c.train, "data/मराठी.tsv"), "config_load reads a 10 kB file");
+    if (rc) fprintf(stderr, "  %s\n", err.msg);
+    config_free(&c);
+
+    /* Syntax errors name the file, with the line. */
+    FILE *f = fopen(path, "w");
+    fputs("{\n\"data\": {\"train\": \"t\"}\n\"model\": {}\n}\n", f);
+    fclose(f);
+    config_defaults(&c);
+    char want[64];
+    snprintf(want, sizeof want, "%s:3:", path);
+    CHECK(config_load(&c, path, &err) == -1 && strstr(err.msg, want), "missing comma: path:3: in the message");
+    config_free(&c);
+
+    /* A NUL byte would silently cut the text short: refused. */
+    f = fopen(path, "wb");
+    fwrite("{\"data\": {\"train\": \"t\"}}\0{", 1, 26, f);
+    fclose(f);
+    config_defaults(&c);
+    CHECK(config_load(&c, path, &err) == -1 && strstr(err.msg, path) && strstr(err.msg, "NUL"), "NUL byte refused");
+    config_free(&c);
+    unlink(path);
+    free(text);
+}
+
+int main(void)
+{
+    test_defaults();
+    test_full();
+    test_errors();
+    test_round_trip();
+    test_load();
+    return check_report("test_config");
+}

@@ -1,0 +1,623 @@
+/* test_modelfile.c — the model / checkpoint file format (src/modelfile.c).
+ *
+ * A written file must read back bit for bit. Every damaged file — truncated anywhere,
+ * any byte flipped, a crafted field with a recomputed checksum — must be refused with
+ * -1 and a message that names the file, never a crash or a huge allocation. Writing
+ * must be atomic: a failed write leaves nothing behind, a good one leaves no .tmp.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "modelfile.h" /* defines: ModelFile, modelfile_write, modelfile_read, crc32_bytes */
+
+/* ---------------------------------------------------------------- no huge allocations */
+
+/* A reader that trusted a damaged length would ask for gigabytes. Make that fatal:
+ * under AddressSanitizer, through its allocation limit (it reports and aborts); without
+ * it, through an address-space limit a little above what the process already uses (the
+ * xmalloc that fails exits the test). Either way the test does not complete. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "max_allocation_size_mb=256:allocator_may_return_null=0"; }
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+static void limit_memory(void)
+{
+#ifdef UNDER_ASAN
+    return; /* ASan reserves terabytes of shadow memory; its own limit applies instead */
+#else
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    if (!f) return;
+    int got = fscanf(f, "%lu", &pages);
+    fclose(f);
+    if (got != 1) return;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) != 0) return;
+    rlim_t want = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)256 << 20);
+    if (rl.rlim_max != RLIM_INFINITY && want > rl.rlim_max) want = rl.rlim_max;
+    rl.rlim_cur = want;
+    setrlimit(RLIMIT_AS, &rl);
+#endif
+}
+
+/* ---------------------------------------------------------------- files */
+
+static char dir[64];          /* a private temp directory for everything this test writes */
+static char path[128];        /* the model file under test */
+
+static unsigned char *slurp(const char *p, size_t *len)
+{
+    FILE *f = fopen(p, "rb");
+    if (!f) { perror(p); exit(2); }
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *data = malloc(*len ? *len : 1);
+    if (fread(data, 1, *len, f) != *len) { perror(p); exit(2); }
+    fclose(f);
+    return data;
+}
+
+/* Writes in place and then sets the length, rather than truncating to zero first:
+ * ext4 flushes a file to disk when it is truncated to zero and rewritten, which would
+ * make the thousands of damaged copies below take seconds. */
+static void spit(const char *p, const void *data, size_t len)
+{
+    int fd = open(p, O_WRONLY | O_CREAT, 0600);
+    if (fd < 0 || pwrite(fd, data, len, 0) != (ssize_t)len || ftruncate(fd, (off_t)len) != 0 || close(fd) != 0) {
+        perror(p);
+        exit(2);
+    }
+}
+
+static int exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+/* ---------------------------------------------------------------- a small model file */
+
+static const char *src_words[] = {"<pad>", "<unk>", "<sos>", "<eos>", "नमस्ते", "घर", "the", "पानी"};
+static const char *tgt_words[] = {"<pad>", "<unk>", "<sos>", "<eos>", "hello", "café", "house"};
+#define N_SRC (int)(sizeof src_words / sizeof src_words[0])
+#define N_TGT (int)(sizeof tgt_words / sizeof tgt_words[0])
+
+static void make_model_file(ModelFile *mf, int with_adam)
+{
+    memset(mf, 0, sizeof *mf);
+    Error err;
+    int ok = vocab_from_words(&mf->src_vocab, (char *const *)src_words, N_SRC, &err) == 0 &&
+             vocab_from_words(&mf->tgt_vocab, (char *const *)tgt_words, N_TGT, &err) == 0;
+    if (!ok) { fprintf(stderr, "vocab_from_words: %s\n", err.msg); exit(2); }
+    ModelDims d = {.src_vocab = N_SRC, .tgt_vocab = N_TGT, .embed = 3, .hidden = 4};
+    model_alloc(&mf->model, &d);
+    model_init_weights(&mf->model, 42);
+    /* Values a lossy path (text, double rounding, NaN canonicalising) would change. */
+    float odd[] = {-0.0f, 1e-42f /* subnormal */, 1.0f / 0.0f, -1.0f / 0.0f, 3.4028235e38f};
+    memcpy(mf->model.param_mem + 1, odd, sizeof odd);
+    uint32_t nan_bits = 0x7fc12345u;  /* a NaN with a payload */
+    memcpy(mf->model.param_mem + 10, &nan_bits, 4);
+    mf->text.lowercase = 0;
+    mf->text.nfkc = 1;
+    mf->attention = 0;
+    mf->config_json = strdup("{\n\t\"data\": {\"train\": \"data/मराठी.tsv\"}\n}");
+    mf->step = 123456789012L;
+    mf->epoch = 7;
+    mf->has_optimizer = with_adam;
+    if (with_adam) {
+        adam_init(&mf->opt, mf->model.n_params, 0.001f);
+        mf->opt.step = 98765;
+        Rng rng;
+        rng_seed(&rng, 7);
+        for (long i = 0; i < mf->model.n_params; i++) {
+            mf->opt.m[i] = rng_normal(&rng);
+            mf->opt.v[i] = rng_uniform(&rng) * 1e-3f;
+        }
+        mf->opt.v[0] = -0.0f;
+    }
+}
+
+/* The ModelFile this test made (config_json from strdup) is freed like a read one. */
+static void free_made(ModelFile *mf) { modelfile_free(mf); }
+
+static int same_vocab(const Vocab *a, const Vocab *b)
+{
+    if (a->size != b->size) return 0;
+    for (int i = 0; i < a->size; i++)
+        if (strcmp(a->words[i], b->words[i]) || vocab_lookup(b, a->words[i]) != i) return 0;
+    return 1;
+}
+
+static void check_same(const ModelFile *a, const ModelFile *b, const char *what)
+{
+    char label[160];
+#define SAME(cond, field) do { snprintf(label, sizeof label, "%s: %s", what, field); CHECK(cond, label); } while (0)
+    SAME(!memcmp(&a->model.dims, &b->model.dims, sizeof a->model.dims), "dims");
+    SAME(a->model.n_params == b->model.n_params, "parameter count");
+    SAME(b->model.param_mem && !memcmp(a->model.param_mem, b->model.param_mem, sizeof(float) * a->model.n_params),
+         "every weight bit-identical");
+    SAME(same_vocab(&a->src_vocab, &b->src_vocab), "source vocabulary (Devanagari words)");
+    SAME(same_vocab(&a->tgt_vocab, &b->tgt_vocab), "target vocabulary");
+    SAME(vocab_lookup(&b->src_vocab, "घर") == 5 && vocab_lookup(&b->src_vocab, "पानी") == 7, "lookup after reading");
+    SAME(a->text.lowercase == b->text.lowercase && a->text.nfkc == b->text.nfkc, "text options");
+    SAME(a->attention == b->attention, "attention kind");
+    SAME(b->config_json && !strcmp(a->config_json, b->config_json), "config JSON");
+    SAME(a->step == b->step && a->epoch == b->epoch, "step and epoch");
+    SAME(a->has_optimizer == b->has_optimizer, "has_optimizer");
+    if (a->has_optimizer && b->has_optimizer) {
+        SAME(b->opt.n == a->opt.n && b->opt.step == a->opt.step, "Adam step and size");
+        SAME(!memcmp(a->opt.m, b->opt.m, sizeof(float) * a->opt.n), "Adam m bit-identical");
+        SAME(!memcmp(a->opt.v, b->opt.v, sizeof(float) * a->opt.n), "Adam v bit-identical");
+    }
+#undef SAME
+}
+
+static void test_round_trip(void)
+{
+    for (int with_adam = 0; with_adam <= 1; with_adam++) {
+        ModelFile mf, back;
+        Error err = {""};
+        make_model_file(&mf, with_adam);
+        int rc = modelfile_write(path, &mf, &err);
+        CHECK(rc == 0, with_adam ? "write checkpoint" : "write model");
+        if (rc) fprintf(stderr, "  %s\n", err.msg);
+        rc = modelfile_read(path, &back, &err);
+        CHECK(rc == 0, with_adam ? "read checkpoint" : "read model");
+        if (rc) fprintf(stderr, "  %s\n", err.msg);
+        else check_same(&mf, &back, with_adam ? "checkpoint" : "model");
+        modelfile_free(&back);
+        free_made(&mf);
+    }
+
+    /* The other text options, and no config: written as "{}". */
+    ModelFile mf, back;
+    Error err = {""};
+    make_model_file(&mf, 0);
+    mf.text.lowercase = 1;
+    mf.text.nfkc = 0;
+    free(mf.config_json);
+    mf.config_json = NULL;
+    CHECK(modelfile_write(path, &mf, &err) == 0 && modelfile_read(path, &back, &err) == 0, "write/read without config");
+    CHECK(back.text.lowercase == 1 && back.text.nfkc == 0, "lowercase on, nfkc off");
+    CHECK(back.config_json && !strcmp(back.config_json, "{}"), "absent config reads back as {}");
+    modelfile_free(&back);
+    free_made(&mf);
+}
+
+/* ---------------------------------------------------------------- damage */
+
+/* modelfile_read(p) must fail, leave *mf empty, and say what is wrong (containing
+ * `want` if given) in a message that names p. Returns 1 if so; quiet unless asked. */
+static int refused(const char *p, const char *want, int loud)
+{
+    ModelFile mf;
+    Error err;
+    strcpy(err.msg, "(no message)");
+    int rc = modelfile_read(p, &mf, &err);
+    int ok = rc == -1 && strstr(err.msg, p) && strlen(err.msg) > strlen(p) + 4 && (!want || strstr(err.msg, want)) &&
+             !mf.model.param_mem && !mf.src_vocab.words && !mf.tgt_vocab.words && !mf.config_json && !mf.opt.m;
+    if (rc == 0) modelfile_free(&mf);
+    if (!ok && loud) fprintf(stderr, "  rc %d, message \"%s\" (wanted \"%s\")\n", rc, err.msg, want ? want : "");
+    return ok;
+}
+
+static void expect_refused(const char *p, const char *want, const char *what)
+{
+    CHECK(refused(p, want, 1), what);
+}
+
+/* Where each section of a well-formed file sits (parsed here independently). */
+typedef struct {
+    char tag[5];
+    size_t header, payload;  /* offsets of the tag and of the payload */
+    uint64_t len;
+} Where;
+
+static int sections_of(const unsigned char *data, size_t len, Where *w, int max)
+{
+    uint32_t count;
+    memcpy(&count, data + 16, 4);
+    size_t at = 20;
+    int n = 0;
+    for (uint32_t i = 0; i < count && n < max && at + 16 <= len; i++, n++) {
+        memcpy(w[n].tag, data + at, 4);
+        w[n].tag[4] = 0;
+        w[n].header = at;
+        memcpy(&w[n].len, data + at + 4, 8);
+        w[n].payload = at + 16;
+        at = w[n].payload + w[n].len;
+    }
+    return n;
+}
+
+static const Where *section(const Where *w, int n, const char *tag)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(w[i].tag, tag)) return &w[i];
+    fprintf(stderr, "no section %s\n", tag);
+    exit(2);
+}
+
+/* Rewrites a section's CRC to match its (edited) payload: the damage is then invisible
+ * to the checksum, and only the reader's own bounds checks stand between it and a
+ * crash. */
+static void fix_crc(unsigned char *data, const Where *s)
+{
+    uint32_t crc = crc32_bytes(data + s->payload, s->len);
+    memcpy(data + s->header + 12, &crc, 4);
+}
+
+static char bad[160];   /* the damaged copy */
+
+static void test_truncated(void)
+{
+    ModelFile mf;
+    Error err;
+    make_model_file(&mf, 1);
+    if (modelfile_write(path, &mf, &err)) { fprintf(stderr, "%s\n", err.msg); exit(2); }
+    free_made(&mf);
+    size_t len;
+    unsigned char *good = slurp(path, &len);
+    Where w[8];
+    int n = sections_of(good, len, w, 8);
+    CHECK(n == 6, "checkpoint has 6 sections");
+
+    /* The named lengths first, each with its own message. */
+    size_t named[24] = {0, 7, 8, 12, 19, 20, 27, len - 1};
+    int n_named = 8;
+    for (int i = 0; i < n; i++) {
+        named[n_named++] = w[i].header + 8;            /* inside a section header */
+        named[n_named++] = w[i].payload + w[i].len / 2; /* in the middle of its payload */
+    }
+    for (int i = 0; i < n_named; i++) {
+        spit(bad, good, named[i]);
+        char what[80];
+        snprintf(what, sizeof what, "truncated to %zu of %zu bytes", named[i], len);
+        expect_refused(bad, named[i] < 8 ? "bad magic" : "truncated", what);
+    }
+
+    /* Then every length. */
+    int accepted = 0;
+    for (size_t cut = 0; cut < len; cut++) {
+        spit(bad, good, cut);
+        if (!refused(bad, NULL, 0)) {
+            if (accepted++ < 5) fprintf(stderr, "  truncation to %zu bytes not refused cleanly\n", cut);
+        }
+    }
+    CHECK(accepted == 0, "every truncation 0 .. len-1 refused with the path in the message");
+
+    /* Trailing garbage. */
+    unsigned char *longer = malloc(len + 3);
+    memcpy(longer, good, len);
+    memcpy(longer + len, "xyz", 3);
+    spit(bad, longer, len + 3);
+    expect_refused(bad, "3 unexpected bytes", "trailing garbage");
+    free(longer);
+    free(good);
+}
+
+/* Flips bits of every byte in turn (mask 0: a different single bit at each offset);
+ * each damaged file must be refused. */
+static void flip_every_byte(const unsigned char *good, size_t len, unsigned mask, const char *what)
+{
+    unsigned char *copy = malloc(len);
+    memcpy(copy, good, len);
+    int accepted = 0;
+    for (size_t at = 0; at < len; at++) {
+        unsigned char m = mask ? (unsigned char)mask : (unsigned char)(1u << (at * 3 % 8));
+        copy[at] ^= m;
+        spit(bad, copy, len);
+        copy[at] ^= m;
+        if (!refused(bad, NULL, 0) && accepted++ < 5)
+            fprintf(stderr, "  %s: byte %zu ^ 0x%02x not refused cleanly\n", what, at, m);
+    }
+    char label[120];
+    snprintf(label, sizeof label, "%s: all %zu single-byte flips (%s) refused", what, len,
+             mask ? "^0xff" : "one bit each");
+    CHECK(accepted == 0, label);
+    free(copy);
+}
+
+static void test_flipped(void)
+{
+    for (int with_adam = 0; with_adam <= 1; with_adam++) {
+        ModelFile mf;
+        Error err;
+        make_model_file(&mf, with_adam);
+        if (modelfile_write(path, &mf, &err)) { fprintf(stderr, "%s\n", err.msg); exit(2); }
+        free_made(&mf);
+        size_t len;
+        unsigned char *good = slurp(path, &len);
+        const char *what = with_adam ? "checkpoint" : "model";
+        flip_every_byte(good, len, 0, what);
+        if (!with_adam) flip_every_byte(good, len, 0xff, what);
+        free(good);
+    }
+}
+
+/* Hand-made damage to the header and to single fields, some behind a valid CRC. */
+static void test_crafted(void)
+{
+    ModelFile mf;
+    Error err;
+    make_model_file(&mf, 1);
+    if (modelfile_write(path, &mf, &err)) { fprintf(stderr, "%s\n", err.msg); exit(2); }
+    free_made(&mf);
+    size_t len;
+    unsigned char *good = slurp(path, &len), *d = malloc(len);
+    Where w[8];
+    int n = sections_of(good, len, w, 8);
+    uint32_t u32;
+    uint64_t u64;
+
+    memcpy(d, good, len);
+    memcpy(d, "NMTMODEM", 8);
+    spit(bad, d, len);
+    expect_refused(bad, "bad magic", "wrong magic");
+
+    memcpy(d, good, len);
+    u32 = 99;
+    memcpy(d + 8, &u32, 4);
+    spit(bad, d, len);
+    expect_refused(bad, "version 99", "version 99");
+
+    memcpy(d, good, len);
+    u32 = 0x04030201u;
+    memcpy(d + 12, &u32, 4);
+    spit(bad, d, len);
+    expect_refused(bad, "byte order", "byte-swapped endianness marker");
+
+    memcpy(d, good, len);
+    u32 = 0x01020305u;
+    memcpy(d + 12, &u32, 4);
+    spit(bad, d, len);
+    expect_refused(bad, NULL, "garbled endianness marker");
+
+    memcpy(d, good, len);
+    u32 = 0xffffffffu;
+    memcpy(d + 16, &u32, 4);
+    spit(bad, d, len);
+    expect_refused(bad, "sections", "section count 2^32-1");
+
+    /* Each section's length set to 2^63 (and 2^64-1): must not be added to an offset
+     * or allocated. */
+    for (int i = 0; i < n; i++) {
+        uint64_t huge[2] = {(uint64_t)1 << 63, ~(uint64_t)0};
+        for (int k = 0; k < 2; k++) {
+            memcpy(d, good, len);
+            memcpy(d + w[i].header + 4, &huge[k], 8);
+            spit(bad, d, len);
+            char what[80];
+            snprintf(what, sizeof what, "section %.4s length %s", w[i].tag, k ? "2^64-1" : "2^63");
+            expect_refused(bad, "truncated", what);
+        }
+    }
+
+    /* Vocabulary payloads edited with the CRC recomputed. */
+    const Where *svoc = section(w, n, "SVOC"), *tvoc = section(w, n, "TVOC");
+    uint32_t counts[] = {0xffffffffu, 0x7fffffffu, 0x40000000u, (uint32_t)(svoc->len / 4), 3};
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+        memcpy(d, good, len);
+        memcpy(d + svoc->payload, &counts[k], 4);
+        fix_crc(d, svoc);
+        spit(bad, d, len);
+        char what[80];
+        snprintf(what, sizeof what, "SVOC word count %u behind a valid CRC", counts[k]);
+        expect_refused(bad, "bad word count", what);
+    }
+    memcpy(d, good, len);
+    u32 = 0xfffffff0u; /* the first word's byte length */
+    memcpy(d + tvoc->payload + 4, &u32, 4);
+    fix_crc(d, tvoc);
+    spit(bad, d, len);
+    expect_refused(bad, "runs past the section end", "TVOC word length 2^32-16 behind a valid CRC");
+
+    memcpy(d, good, len);
+    u32 = N_SRC - 1; /* one word fewer than the dimensions say */
+    memcpy(d + svoc->payload, &u32, 4);
+    fix_crc(d, svoc);
+    spit(bad, d, len);
+    expect_refused(bad, NULL, "SVOC one word short behind a valid CRC");
+
+    /* "<unk>" (id 1) renamed to "<unl>": not a valid vocabulary. */
+    memcpy(d, good, len);
+    {
+        size_t at = svoc->payload + 4;
+        memcpy(&u32, d + at, 4);
+        at += 4 + u32 + 4; /* past "<pad>" and the length of "<unk>" */
+        d[at + 3] = 'l';
+        fix_crc(d, svoc);
+        spit(bad, d, len);
+        expect_refused(bad, "SVOC", "SVOC with a bad special behind a valid CRC");
+        d[at + 3] = 0; /* a NUL inside a word */
+        fix_crc(d, svoc);
+        spit(bad, d, len);
+        expect_refused(bad, "NUL", "SVOC word with a NUL byte behind a valid CRC");
+    }
+
+    /* DIMS fields behind a valid CRC. */
+    const Where *dims = section(w, n, "DIMS");
+    struct { int field; int64_t value; const char *want, *what; } dim_cases[] = {
+        {0, 0, "implausible", "zero source vocabulary"},
+        {2, -1, "implausible", "negative embedding size"},
+        {3, (int64_t)1 << 40, "implausible", "hidden size 2^40"},
+        {3, 100000000, NULL, "hidden size 1e8 (needs more weights than the file holds)"},
+        {4, 1, "attention", "unknown attention kind"},
+        {9, 5, "weights", "parameter count disagrees"},
+        {1, N_TGT + 1, NULL, "target vocabulary size disagrees with TVOC"},
+    };
+    for (size_t k = 0; k < sizeof dim_cases / sizeof dim_cases[0]; k++) {
+        memcpy(d, good, len);
+        memcpy(d + dims->payload + 8 * dim_cases[k].field, &dim_cases[k].value, 8);
+        fix_crc(d, dims);
+        spit(bad, d, len);
+        expect_refused(bad, dim_cases[k].want, dim_cases[k].what);
+    }
+
+    /* A CRC field itself damaged. */
+    memcpy(d, good, len);
+    d[section(w, n, "WGTS")->header + 12] ^= 0x40;
+    spit(bad, d, len);
+    expect_refused(bad, "checksum", "damaged CRC field of WGTS");
+
+    /* A section tag damaged: the CRC covers only the payload, so the tag check must. */
+    memcpy(d, good, len);
+    d[section(w, n, "ADAM")->header] = 'B';
+    spit(bad, d, len);
+    expect_refused(bad, NULL, "ADAM tag damaged");
+
+    /* ADAM cut short, with its length and CRC and the file size all consistent. */
+    {
+        const Where *adam = section(w, n, "ADAM");
+        memcpy(d, good, len);
+        u64 = adam->len - 4;
+        memcpy(d + adam->header + 4, &u64, 8);
+        Where short_adam = *adam;
+        short_adam.len = u64;
+        fix_crc(d, &short_adam);
+        spit(bad, d, len - 4);
+        expect_refused(bad, "ADAM", "ADAM 4 bytes short, consistently");
+    }
+
+    /* WGTS 4 bytes short, consistently: the parameter count no longer matches. */
+    {
+        const Where *wgts = section(w, n, "WGTS");
+        size_t cut = wgts->payload + wgts->len - 4;
+        memcpy(d, good, len);
+        u64 = wgts->len - 4;
+        memcpy(d + wgts->header + 4, &u64, 8);
+        Where short_w = *wgts;
+        short_w.len = u64;
+        fix_crc(d, &short_w);
+        memmove(d + cut, d + cut + 4, len - cut - 4);
+        spit(bad, d, len - 4);
+        expect_refused(bad, "weights", "WGTS 4 bytes short, consistently");
+    }
+
+    /* The CONF section dropped (count adjusted): a required section is missing. */
+    {
+        const Where *conf = section(w, n, "CONF");
+        size_t cut = conf->payload + conf->len - conf->header;
+        memcpy(d, good, len);
+        memmove(d + conf->header, d + conf->header + cut, len - conf->header - cut);
+        u32 = (uint32_t)n - 1;
+        memcpy(d + 16, &u32, 4);
+        spit(bad, d, len - cut);
+        expect_refused(bad, "missing", "CONF section dropped");
+    }
+
+    /* The DIMS section twice (count adjusted): a second copy must not pass silently. */
+    {
+        size_t dl = dims->payload + dims->len - dims->header;
+        unsigned char *two = malloc(len + dl);
+        memcpy(two, good, dims->header);
+        memcpy(two + dims->header, good + dims->header, dl);
+        memcpy(two + dims->header + dl, good + dims->header, len - dims->header);
+        u32 = (uint32_t)n + 1;
+        memcpy(two + 16, &u32, 4);
+        spit(bad, two, len + dl);
+        expect_refused(bad, "DIMS", "DIMS section twice");
+        free(two);
+    }
+
+    /* Not files at all. */
+    expect_refused(dir, "not a regular file", "a directory");
+    char missing[192];
+    snprintf(missing, sizeof missing, "%s/no-such-model.bin", dir);
+    expect_refused(missing, "No such file", "a missing path");
+    spit(bad, "", 0);
+    expect_refused(bad, "bad magic", "an empty file");
+
+    free(d);
+    free(good);
+}
+
+/* ---------------------------------------------------------------- atomic writing */
+
+static void test_atomic_write(void)
+{
+    ModelFile mf, back;
+    Error err;
+    make_model_file(&mf, 0);
+    char p[256], tmp[272];
+
+    /* A directory that does not exist: fails, names the path, creates nothing. */
+    snprintf(p, sizeof p, "%s/no-such-dir/model.bin", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", p);
+    strcpy(err.msg, "");
+    CHECK(modelfile_write(p, &mf, &err) == -1, "write into a missing directory fails");
+    CHECK(strstr(err.msg, p) != NULL, "and the message names the path");
+    CHECK(!exists(p) && !exists(tmp), "and leaves nothing behind");
+
+    /* The rename fails (the target is a directory): the .tmp is removed. */
+    snprintf(p, sizeof p, "%s/a-directory", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", p);
+    mkdir(p, 0700);
+    strcpy(err.msg, "");
+    CHECK(modelfile_write(p, &mf, &err) == -1, "write over a directory fails");
+    CHECK(strstr(err.msg, p) != NULL, "and the message names the path");
+    CHECK(!exists(tmp), "and removes its .tmp file");
+    rmdir(p);
+
+    /* Overwriting a good file with a successful write replaces it, leaving no .tmp. */
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    mf.step = 1;
+    CHECK(modelfile_write(path, &mf, &err) == 0, "first write");
+    mf.step = 2;
+    mf.model.param_mem[0] = 0.5f;
+    CHECK(modelfile_write(path, &mf, &err) == 0, "overwrite");
+    CHECK(!exists(tmp), "no .tmp left after a successful write");
+    int rc = modelfile_read(path, &back, &err);
+    CHECK(rc == 0 && back.step == 2 && back.model.param_mem[0] == 0.5f, "the file holds the second write");
+    if (rc == 0) modelfile_free(&back);
+
+    /* A failed overwrite leaves the old file as it was. */
+    size_t before_len, after_len;
+    unsigned char *before = slurp(path, &before_len);
+    snprintf(p, sizeof p, "%s.tmp", path);
+    mkdir(p, 0700); /* PATH.tmp cannot be opened for writing */
+    mf.step = 3;
+    CHECK(modelfile_write(path, &mf, &err) == -1, "write fails when PATH.tmp cannot be created");
+    CHECK(strstr(err.msg, path) != NULL, "and names the path");
+    rmdir(p);
+    unsigned char *after = slurp(path, &after_len);
+    CHECK(before_len == after_len && !memcmp(before, after, before_len), "the old file is untouched");
+    free(before);
+    free(after);
+    free_made(&mf);
+}
+
+int main(void)
+{
+    limit_memory();
+    strcpy(dir, "/tmp/nmt_test_modelfile_XXXXXX");
+    if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
+    snprintf(path, sizeof path, "%s/model.bin", dir);
+    snprintf(bad, sizeof bad, "%s/damaged.bin", dir);
+
+    test_round_trip();
+    test_truncated();
+    test_flipped();
+    test_crafted();
+    test_atomic_write();
+
+    unlink(path);
+    unlink(bad);
+    rmdir(dir);
+    return check_report("test_modelfile");
+}
