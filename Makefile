@@ -1,7 +1,9 @@
 # nmt — build, test, benchmark.  `make` builds ./nmt; `make test` runs the suite.
 CC      ?= cc
+# CFLAGS is the optimisation/instrumentation part (the sanitizer target replaces it);
+# the flags every build needs are in ALL_CFLAGS.
 CFLAGS  ?= -O3 -march=native -fno-math-errno -g
-CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -Isrc -I/usr/include/x86_64-linux-gnu
+ALL_CFLAGS = $(CFLAGS) -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -Isrc -I/usr/include/x86_64-linux-gnu
 LDLIBS   = -lopenblas -lutf8proc -lcjson -lm
 
 SRC      = $(filter-out src/main.c,$(wildcard src/*.c))
@@ -12,16 +14,16 @@ OBJ      = $(patsubst src/%.c,$(BUILD)/%.o,$(SRC))
 all: nmt
 
 nmt: $(OBJ) $(BUILD)/main.o
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/%.o: src/%.c src/*.h | $(BUILD)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD):
 	mkdir -p $(BUILD)
 
 build/test_%: tests/test_%.c tests/check.h $(OBJ)
-	$(CC) $(CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
 
 # Every test binary, then the end-to-end shell test against ./nmt.
 test: nmt $(TESTS)

@@ -256,9 +256,11 @@ static int train_loop(Run *run, Error *err)
             if (!isfinite(loss) || !isfinite(norm)) {
                 skipped++;
                 fprintf(stderr, "nmt: warning: step %ld: non-finite loss or gradient, update skipped\n", step + 1);
-                if (skipped >= 10)
-                    return error_set(err, "10 non-finite steps: training diverged (lower train.learning_rate?); "
-                                          "the last checkpoint is intact");
+                if (skipped >= 10) {
+                    error_set(err, "10 non-finite steps: training diverged (lower train.learning_rate?); "
+                                   "the last checkpoint is intact");
+                    goto fail;
+                }
                 continue;
             }
             grad_clip(m->grad_mem, m->n_params, norm, cfg->clip_norm);
@@ -283,7 +285,7 @@ static int train_loop(Run *run, Error *err)
             }
             if (cfg->checkpoint_every > 0 && step % cfg->checkpoint_every == 0 &&
                 save(run, "checkpoint.bin", 1, err))
-                return -1;
+                goto fail;
             if (cfg->max_steps > 0 && step >= cfg->max_steps) stop = 1;
         }
         double vloss = run->n_valid ? validation_loss(run) : NAN;
@@ -292,12 +294,15 @@ static int train_loop(Run *run, Error *err)
         fflush(run->log);
         say(run, "epoch %d done at step %ld: validation loss %.4f (perplexity %.2f), %.0fs", epoch, step, vloss,
             exp(vloss), now_seconds() - t_start);
-        if (save(run, "checkpoint.bin", 1, err)) return -1;
+        if (save(run, "checkpoint.bin", 1, err)) goto fail;
     }
     free(order);
     if (save(run, "model.bin", 0, err)) return -1;
     say(run, "wrote %s", out_path(run, "model.bin"));
     return 0;
+fail:
+    free(order);
+    return -1;
 }
 
 int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
@@ -308,6 +313,16 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     run.mf.text.lowercase = cfg->lowercase;
     run.mf.text.nfkc = !strcmp(cfg->normalization, "nfkc");
     run.mf.config_json = config_to_json(cfg);
+    /* Refuse a missing data file before anything is written. */
+    const char *inputs[2][2] = {{"data.train", cfg->train}, {"data.valid", cfg->valid}};
+    for (int i = 0; i < 2; i++) {
+        FILE *probe = inputs[i][1] ? fopen(inputs[i][1], "rb") : NULL;
+        if (inputs[i][1] && !probe) {
+            error_set(err, "%s: %s (from %s)", inputs[i][1], strerror(errno), inputs[i][0]);
+            goto done;
+        }
+        if (probe) fclose(probe);
+    }
     if (make_dirs(cfg->dir, err)) goto done;
     FILE *cf = fopen(out_path(&run, "config.json"), "w");
     if (!cf || fputs(run.mf.config_json, cf) < 0 || fclose(cf) != 0) {

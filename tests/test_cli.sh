@@ -1,0 +1,334 @@
+#!/bin/sh
+# test_cli.sh — end-to-end test of the nmt binary: options and exit codes, config
+# errors, a small training run that must learn, translate as a pipeline filter, eval,
+# and damaged model files.
+#
+# Run from the repository root after `make` (tests/run.sh does): sh tests/test_cli.sh
+# NMT=path/to/nmt selects another binary. Uses only data/mar.txt and a temporary
+# directory; about 5 s on 2 cores, most of it the training run.
+# Prints "  ok what" / "FAIL what" per check and ends with "test_cli: N passed, M failed".
+
+NMT=${NMT:-./nmt}
+case $NMT in /*) ;; *) NMT=$(pwd)/$NMT ;; esac
+DATA=$(pwd)/data/mar.txt
+
+passed=0
+failed=0
+ok()   { passed=$((passed + 1)); echo "  ok $1"; }
+bad()  { failed=$((failed + 1)); echo "FAIL $1"; }
+# check DESCRIPTION COMMAND...: passes when COMMAND succeeds; compound conditions are
+# given as `eval '...'`, so that they see this script's variables and helpers.
+check() { what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+finish() {
+    echo "test_cli: $passed passed, $failed failed"
+    [ "$failed" -eq 0 ] && exit 0
+    exit 1
+}
+
+if [ ! -x "$NMT" ] || [ ! -r "$DATA" ]; then
+    bad "setup: need $NMT (run make) and $DATA, run from the repository root"
+    finish
+fi
+
+T=$(mktemp -d) || exit 1
+trap 'rm -rf "$T"' EXIT
+trap 'exit 130' INT TERM HUP
+
+# No command may hang the suite: a hung nmt is killed, and its exit code (124) fails
+# whatever check looks at it. Generous, for the sanitizer build.
+if command -v timeout >/dev/null 2>&1; then LIMIT="timeout 300"; else LIMIT=; fi
+
+# run ARGS... — runs nmt with stdout to $T/out and stderr to $T/err; sets $rc.
+run() { $LIMIT "$NMT" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
+lines() { wc -l <"$1" | tr -d ' '; }
+# has FILE STRING — FILE contains STRING (fixed string).
+has() { grep -qF -- "$2" "$1"; }
+# nth_line N FILE
+nth_line() { sed -n "${1}p" "$2"; }
+# one_error — stderr is exactly one line, starting with $PREFIX (a literal).
+one_error() {
+    [ "$(lines "$T/err")" = 1 ] || return 1
+    case $(cat "$T/err") in "$PREFIX"*) return 0 ;; esac
+    return 1
+}
+# exits RC: $rc is RC (and hence not a crash).
+exits() { [ "$rc" -eq "$1" ]; }
+
+# ---------------------------------------------------------------- 1. command line
+
+run --help
+check "--help exits 0" exits 0
+check "--help lists train, translate and eval" \
+    eval 'grep -q "^  train " "$T/out" && grep -q "^  translate " "$T/out" && grep -q "^  eval " "$T/out"'
+run --version
+check "--version exits 0 and prints 'nmt VERSION'" eval 'exits 0 && grep -Eq "^nmt [0-9]+\.[0-9]+" "$T/out"'
+for cmd in train translate eval; do
+    run $cmd --help
+    check "$cmd --help exits 0 with its usage on stdout" \
+        eval 'exits 0 && grep -q "^usage: nmt $cmd " "$T/out"'
+done
+
+run
+check "no arguments: exit 2" exits 2
+check "no arguments: usage on stderr" has "$T/err" "usage: nmt COMMAND"
+
+run frobnicate
+check "unknown command: exit 2" exits 2
+check "unknown command: first stderr line 'nmt: ...' names it" \
+    eval 'head -n 1 "$T/err" | grep -q "^nmt: .*frobnicate"'
+check "unknown command: exactly one 'nmt:' line" [ "$(grep -c '^nmt:' "$T/err")" = 1 ]
+
+for cmd in train translate eval; do
+    run $cmd --frob
+    check "$cmd: unknown option: exit 2" exits 2
+    check "$cmd: unknown option: 'nmt: ...' names it" eval 'head -n 1 "$T/err" | grep -q "^nmt: .*--frob"'
+done
+run translate
+check "translate without MODEL.bin: exit 2" exits 2
+run eval "$T/x.bin"
+check "eval without TEST.tsv: exit 2" exits 2
+
+# ---------------------------------------------------------------- 2. config errors
+
+# config_error WHAT JSON KEY — nmt train exits 1 with one line "nmt: CONFIG...", naming KEY.
+config_error() {
+    printf '%s\n' "$2" >"$T/bad.json"
+    run train "$T/bad.json"
+    check "config $1: exit 1" exits 1
+    PREFIX="nmt: $T/bad.json"
+    check "config $1: one line 'nmt: $T/bad.json...'" one_error
+    check "config $1: message names '$3'" has "$T/err" "$3"
+}
+
+run train "$T/missing.json"
+check "config missing: exit 1" exits 1
+PREFIX="nmt: $T/missing.json: "
+check "config missing: one line 'nmt: PATH: ...'" one_error
+
+config_error "invalid JSON" '{"data": {"train": "x.tsv",},
+  "model": {}}' "bad.json:1:"
+check "config invalid JSON: message has line:col" grep -Eq 'bad\.json:[0-9]+:[0-9]+: ' "$T/err"
+config_error "unknown key" '{"data": {"trian": "x.tsv"}}' "data.trian"
+check "config unknown key: suggests data.train" has "$T/err" "did you mean data.train?"
+config_error "wrong type" '{"data": {"train": "x.tsv"}, "model": {"hidden": "big"}}' "model.hidden"
+config_error "out of range" '{"data": {"train": "x.tsv"}, "train": {"batch_size": 0}}' "train.batch_size"
+config_error "without data.train" '{"model": {"hidden": 8}}' "data.train"
+
+printf '{"data": {"train": "%s"}, "output": {"dir": "%s"}}\n' "$T/nowhere.tsv" "$T/run_nowhere" >"$T/bad.json"
+run train "$T/bad.json"
+check "config data.train missing file: exit 1" exits 1
+PREFIX="nmt: $T/nowhere.tsv: "
+check "config data.train missing file: one line 'nmt: TSV: ...'" one_error
+
+# ---------------------------------------------------------------- 3. training
+
+# 300 pairs spread over the corpus (it is sorted by length), 270 trained on, 30 held out.
+awk 'NR % 97 == 0' "$DATA" | head -n 300 >"$T/train.tsv"
+RUN=$T/runs/tiny
+# learning_rate 0.003: at the default 0.001 this model needs more than 30 epochs to
+# memorise its 270 pairs (BLEU 5.6 on train.tsv after 30), at 0.003 it has (BLEU 88).
+cat >"$T/tiny.json" <<EOF
+{
+  "data": {"train": "$T/train.tsv"},
+  "model": {"embed": 32, "hidden": 64},
+  "train": {"batch_size": 16, "epochs": 30, "learning_rate": 0.003, "threads": 1, "log_every": 10},
+  "output": {"dir": "$RUN"}
+}
+EOF
+run train "$T/tiny.json"
+check "train: exit 0" exits 0
+[ "$rc" -eq 0 ] || sed 's/^/    | /' "$T/err" | tail -n 5
+check "train: progress on stderr" grep -q '^nmt: step [0-9]' "$T/err"
+for f in model.bin checkpoint.bin train.log config.json valid.tsv; do
+    check "train: wrote $f" test -s "$RUN/$f"
+done
+check "train: config.json records the settings" grep -Eq '"hidden":[[:space:]]*64' "$RUN/config.json"
+n=$(lines "$RUN/valid.tsv" 2>/dev/null)
+check "train: valid.tsv holds ~10% of 300 pairs (has ${n:-0})" [ "${n:-0}" -ge 27 -a "${n:-0}" -le 33 ]
+check "train: valid.tsv lines are pairs from train.tsv" \
+    eval '[ -s "$RUN/valid.tsv" ] && ! grep -vxF -f "$T/train.tsv" "$RUN/valid.tsv" >/dev/null'
+
+LOG=$RUN/train.log
+check "train.log: one JSON object per line" eval '[ -s "$LOG" ] && ! grep -qv "^{.*}\$" "$LOG"'
+grep -v '"event"' "$LOG" 2>/dev/null >"$T/steps.log"
+n=$(lines "$T/steps.log")
+check "train.log: at least 10 step lines (has $n)" [ "$n" -ge 10 ]
+for k in step epoch loss tokens_per_s learning_rate; do
+    check "train.log: every step line has \"$k\": NUMBER" \
+        eval '[ -s "$T/steps.log" ] && ! grep -v "\"$k\":[0-9]" "$T/steps.log" >/dev/null'
+done
+sed -n 's/.*"loss":\([-0-9.eE+]*\).*/\1/p' "$T/steps.log" >"$T/losses"
+first=$(head -n 1 "$T/losses")
+last=$(tail -n 1 "$T/losses")
+# Observed: 6.13 at step 10, 0.24 at step 510.
+check "train.log: last loss ($last) < 30% of the first ($first)" \
+    awk -v a="${first:-0}" -v b="${last:-0}" 'BEGIN { exit !(a > 0 && b < 0.3 * a) }'
+
+M=$RUN/model.bin
+# The model must reproduce the pairs it was trained on. Observed: BLEU 88.3, chrF2 88.8
+# on all 300 (a model that learned nothing scores ~0-5); on the 30 held-out ones ~2.
+run eval "$M" "$T/train.tsv"
+check "eval on the training pairs: exit 0" exits 0
+bleu=$(sed -n 's/^BLEU = \([0-9.]*\) .*/\1/p' "$T/out")
+check "eval on the training pairs: BLEU ${bleu:-?} > 50" awk -v b="${bleu:-0}" 'BEGIN { exit !(b > 50) }'
+
+echo "Show me." | $LIMIT "$NMT" translate "$M" >"$T/m.txt" 2>/dev/null
+echo "Show me." | $LIMIT "$NMT" translate "$RUN/checkpoint.bin" >"$T/c.txt" 2>/dev/null
+check "translate: checkpoint.bin of the last step translates as model.bin does" \
+    eval '[ -s "$T/m.txt" ] && cmp -s "$T/m.txt" "$T/c.txt"'
+
+# --quiet: a one-step run prints nothing.
+sed -e 's/"epochs": 30/"epochs": 1, "max_steps": 1/' -e "s|$RUN|$T/runs/quiet|" "$T/tiny.json" >"$T/quiet.json"
+run train "$T/quiet.json" --quiet
+check "train --quiet: exit 0, nothing on stderr, model.bin written" \
+    eval 'exits 0 && [ ! -s "$T/err" ] && [ -s "$T/runs/quiet/model.bin" ]'
+
+# ---------------------------------------------------------------- 4. translate
+
+# 1 a sentence, 2 empty, 3 whitespace, 4 punctuation, 5 5000 words, 6 invalid UTF-8,
+# 7 empty, 8 and 9 sentences, the last without a final newline.
+{
+    printf 'Show me.\n\n \t  \n?!.,;\n'
+    awk 'BEGIN { for (i = 0; i < 5000; i++) printf "word%d ", i; printf "\n" }'
+    printf '\377\376\n\nWe will go.\nI am quiet.'
+} >"$T/in.txt"
+$LIMIT "$NMT" translate "$M" <"$T/in.txt" >"$T/out" 2>"$T/err"
+rc=$?
+check "translate: exit 0" exits 0
+check "translate: 9 lines in, 9 lines out (has $(lines "$T/out"))" [ "$(lines "$T/out")" = 9 ]
+check "translate: empty lines give empty lines" [ -z "$(nth_line 2 "$T/out")$(nth_line 7 "$T/out")" ]
+check "translate: a whitespace-only line gives an empty line" [ -z "$(nth_line 3 "$T/out")" ]
+check "translate: sentences are translated (lines 1, 8 and the unterminated 9)" \
+    [ -n "$(nth_line 1 "$T/out")" -a -n "$(nth_line 8 "$T/out")" -a -n "$(nth_line 9 "$T/out")" ]
+check "translate: invalid UTF-8 gives an empty line" [ -z "$(nth_line 6 "$T/out")" ]
+check "translate: invalid UTF-8 warns, naming line 6" grep -q '^nmt: warning: .*line 6: .*UTF-8' "$T/err"
+check "translate: a cut 5000-word line warns, naming line 5" grep -q '^nmt: warning: .*line 5: ' "$T/err"
+check "translate: no other stderr lines" [ "$(lines "$T/err")" = 2 ]
+
+printf 'Show me.\nI am quiet.' | $LIMIT "$NMT" translate "$M" >"$T/out" 2>/dev/null
+check "translate: input without a final newline: one line per line" [ "$(lines "$T/out")" = 2 ]
+check "translate: output always ends in a newline" [ "$(tail -c 1 "$T/out" | od -An -c | tr -d ' ')" = '\n' ]
+printf 'Show me.\r\n' | $LIMIT "$NMT" translate "$M" >"$T/crlf.txt" 2>/dev/null
+check "translate: a CRLF line translates as the LF one" \
+    eval '[ -s "$T/crlf.txt" ] && [ "$(cat "$T/crlf.txt")" = "$(cat "$T/m.txt")" ]'
+printf 'Show\000me.\nShow me.\n' | $LIMIT "$NMT" translate "$M" >"$T/out" 2>"$T/err"
+check "translate: a line with a NUL byte gives an empty line and a warning" \
+    eval '[ "$(lines "$T/out")" = 2 ] && [ -z "$(nth_line 1 "$T/out")" ] && grep -q "line 1: NUL" "$T/err"'
+
+# The longest training sentences (the file is sorted by length).
+tail -n 20 "$T/train.tsv" | cut -f 1 >"$T/long.txt"
+$LIMIT "$NMT" translate "$M" <"$T/long.txt" >"$T/free.txt" 2>/dev/null
+$LIMIT "$NMT" translate "$M" --max-len 3 <"$T/long.txt" >"$T/max3.txt" 2>/dev/null
+check "translate: without --max-len some outputs exceed 3 words" awk 'NF > 3 { f = 1 } END { exit !f }' "$T/free.txt"
+check "translate --max-len 3: 20 lines, none over 3 words, some exactly 3" \
+    awk 'NF > 3 { over = 1 } NF == 3 { three = 1 } END { exit !(NR == 20 && !over && three) }' "$T/max3.txt"
+for v in x 0 -1 3x; do
+    run translate "$M" --max-len "$v"
+    check "translate --max-len $v: exit 2" exits 2
+done
+run translate "$M" --max-len
+check "translate --max-len without a value: exit 2" exits 2
+
+# ---------------------------------------------------------------- 5. pipeline flushing
+
+# nmt reads a fifo that this shell holds open for writing (and reading, so that opening
+# never blocks whatever nmt does); each translation must arrive while stdin stays open.
+# wait_lines FILE N — polls up to 10 s for FILE to have N lines.
+wait_lines() {
+    i=0
+    while [ "$(lines "$1")" -lt "$2" ] && [ "$i" -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    [ "$(lines "$1")" -ge "$2" ]
+}
+mkfifo "$T/fifo"
+: >"$T/fifo.out"
+exec 3<>"$T/fifo"
+"$NMT" translate "$M" <"$T/fifo" >"$T/fifo.out" 2>"$T/fifo.err" 3>&- &
+pid=$!
+printf 'Show me.\n' >&3
+check "pipeline: the 1st translation arrives while stdin is open" wait_lines "$T/fifo.out" 1
+check "pipeline: nmt is still waiting for input" kill -0 $pid
+printf 'We will go.\n' >&3
+check "pipeline: the 2nd translation arrives while stdin is open" wait_lines "$T/fifo.out" 2
+exec 3>&-
+i=0
+while kill -0 $pid 2>/dev/null && [ "$i" -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+if kill -0 $pid 2>/dev/null; then
+    kill $pid
+    bad "pipeline: nmt ends at end of input"
+else
+    ok "pipeline: nmt ends at end of input"
+fi
+wait $pid
+rc=$?
+check "pipeline: exit 0 with 2 lines" eval 'exits 0 && [ "$(lines "$T/fifo.out")" = 2 ]'
+check "pipeline: the first line is the translation of 'Show me.'" \
+    eval '[ "$(nth_line 1 "$T/fifo.out")" = "$(cat "$T/m.txt")" ]'
+
+# ---------------------------------------------------------------- 6. damaged model files
+
+size=$(wc -c <"$M" | tr -d ' ')
+half=$((size / 2))
+: >"$T/empty.bin"
+echo "this is not a model" >"$T/text.bin"
+head -c "$half" "$M" >"$T/truncated.bin"
+cp "$M" "$T/flipped.bin"
+byte=$(od -An -tu1 -j "$half" -N 1 "$M" | tr -d ' ')
+printf "\\$(printf '%03o' $((byte ^ 255)))" | dd of="$T/flipped.bin" bs=1 seek="$half" conv=notrunc 2>/dev/null
+cp "$M" "$T/version.bin"
+printf '\143\000\000\000' | dd of="$T/version.bin" bs=1 seek=8 conv=notrunc 2>/dev/null
+check "damage: the flipped copy differs from model.bin in one byte" \
+    [ "$(cmp -l "$M" "$T/flipped.bin" | wc -l | tr -d ' ')" = 1 ]
+check "damage: the version copy says 99" [ "$(od -An -tu4 -j 8 -N 4 "$T/version.bin" | tr -d ' ')" = 99 ]
+
+for f in nonexistent.bin empty.bin text.bin truncated.bin flipped.bin version.bin; do
+    PREFIX="nmt: $T/$f: "
+    echo "Show me." | $LIMIT "$NMT" translate "$T/$f" >"$T/out" 2>"$T/err"
+    rc=$?
+    check "translate $f: exit 1 (got $rc)" exits 1
+    check "translate $f: one line 'nmt: PATH: ...'" one_error
+    check "translate $f: nothing on stdout" [ ! -s "$T/out" ]
+    run eval "$T/$f" "$T/train.tsv"
+    check "eval $f: exit 1 (got $rc)" exits 1
+    check "eval $f: one line 'nmt: PATH: ...'" one_error
+done
+check "damage: the version message gives both versions" grep -q '99.*1' "$T/err"
+
+# ---------------------------------------------------------------- 7. eval
+
+run eval "$M" "$RUN/valid.tsv"
+check "eval: exit 0" exits 0
+for p in "BLEU = " "chrF2 = " "loss = "; do
+    check "eval: prints a line '$p...'" grep -q "^${p}[0-9]" "$T/out"
+done
+text_bleu=$(sed -n 's/^BLEU = \([0-9.]*\) .*/\1/p' "$T/out")
+run eval "$M" "$RUN/valid.tsv" --json
+check "eval --json: exit 0" exits 0
+check "eval --json: one JSON object" eval '[ "$(lines "$T/out")" = 1 ] && grep -q "^{.*}\$" "$T/out"'
+for k in bleu chrf loss; do
+    check "eval --json: has \"$k\"" grep -Eq "\"$k\":[0-9]" "$T/out"
+done
+json_bleu=$(sed -n 's/.*"bleu":\([0-9.eE+-]*\).*/\1/p' "$T/out")
+check "eval --json: the same BLEU as the text ($json_bleu vs $text_bleu)" \
+    eval '[ -n "$text_bleu" ] && [ "$(awk -v b="${json_bleu:-x}" "BEGIN { printf \"%.2f\", b }")" = "$text_bleu" ]'
+
+# Lines 6 (no tab), 7 (empty target) and 11 (empty source) are malformed.
+{
+    head -n 5 "$T/train.tsv"
+    echo "no tab here"
+    printf 'Show me.\t\n'
+    sed -n '6,8p' "$T/train.tsv"
+    printf '\tonly a target\n'
+} >"$T/malformed.tsv"
+run eval "$M" "$T/malformed.tsv"
+check "eval with malformed lines: exit 0" exits 0
+check "eval with malformed lines: scores the 8 good pairs" grep -q '^pairs = 8 ' "$T/out"
+check "eval with malformed lines: a warning naming lines 6, 7 and 11" \
+    eval 'grep "^nmt: warning: " "$T/err" | grep "line 6" | grep "line 7" | grep -q "line 11"'
+printf 'no tab\nnone here either\n\t\n' >"$T/allbad.tsv"
+run eval "$M" "$T/allbad.tsv"
+check "eval with only malformed lines: exit 1" exits 1
+check "eval with only malformed lines: 'nmt: PATH: ...' error" grep -q "^nmt: $T/allbad.tsv: " "$T/err"
+run eval "$M" "$T/nonexistent.tsv"
+check "eval with a missing TSV: exit 1, naming it" eval 'exits 1 && grep -q "^nmt: $T/nonexistent.tsv: " "$T/err"'
+
+finish
