@@ -30,13 +30,16 @@ static const char *usage_main =
     "  nmt --version\n";
 
 static const char *usage_train =
-    "usage: nmt train CONFIG.json [--quiet]\n"
+    "usage: nmt train CONFIG.json [--quiet] [--export-batches FILE]\n"
     "\n"
     "Train a model as CONFIG.json says (see README.md for every key). Progress goes to\n"
     "stderr; OUTPUT_DIR gets config.json, train.log (JSON lines), checkpoint.bin and\n"
     "model.bin.\n"
     "\n"
-    "  --quiet     no progress lines\n";
+    "  --quiet     no progress lines\n"
+    "  --export-batches FILE\n"
+    "              do not train: write the batches training would use (train.max_steps\n"
+    "              of them) and held-out sources as token ids, for scripts/bench_torch.py\n";
 
 static const char *usage_translate =
     "usage: nmt translate MODEL.bin [--max-len N] < input.txt > output.txt\n"
@@ -81,7 +84,10 @@ static int cmd_train(int argc, char **argv)
     TrainOptions opt = {0};
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--quiet")) opt.quiet = 1;
-        else if (argv[i][0] == '-') return usage_error(usage_train, "train: unknown option %s", argv[i]);
+        else if (!strcmp(argv[i], "--export-batches")) {
+            if (i + 1 >= argc) return usage_error(usage_train, "train: --export-batches needs a FILE%s", "");
+            opt.export_path = argv[++i];
+        } else if (argv[i][0] == '-') return usage_error(usage_train, "train: unknown option %s", argv[i]);
         else if (!path) path = argv[i];
         else return usage_error(usage_train, "train: unexpected argument %s", argv[i]);
     }

@@ -305,6 +305,77 @@ fail:
     return -1;
 }
 
+/* ---------------------------------------------------------------- export */
+
+static void put_record(FILE *f, const char *name, const int *data, int ndim, const int *dims)
+{
+    int len = (int)strlen(name), dtype = 1;
+    long n = 1;
+    for (int d = 0; d < ndim; d++)
+        n *= dims[d];
+    fwrite(&len, 4, 1, f);
+    fwrite(name, 1, len, f);
+    fwrite(&dtype, 4, 1, f);
+    fwrite(&ndim, 4, 1, f);
+    fwrite(dims, 4, ndim, f);
+    fwrite(data, 4, n, f);
+}
+
+static int export_batches(Run *run, const char *path, Error *err)
+{
+    const Config *cfg = run->cfg;
+    int bs = cfg->batch_size, per_epoch = (run->n_train + bs - 1) / bs;
+    long total = cfg->max_steps > 0 ? cfg->max_steps : (long)per_epoch * cfg->epochs;
+    if (total > (long)per_epoch * cfg->epochs) total = (long)per_epoch * cfg->epochs;
+    int n_test = run->n_valid < 2000 ? run->n_valid : 2000;
+    FILE *f = fopen(path, "wb");
+    if (!f) return error_set(err, "%s: cannot write: %s", path, strerror(errno));
+    int count = 3 * (int)total + 3;
+    fwrite("NMTFIX01", 1, 8, f);
+    fwrite(&count, 4, 1, f);
+    int header[4] = {run->mf.src_vocab.size, run->mf.tgt_vocab.size, (int)total, n_test}, four = 4;
+    put_record(f, "dims", header, 1, &four);
+    /* The same order train_loop draws: same seed, same calls. */
+    Rng rng;
+    rng_seed(&rng, (uint64_t)cfg->seed + 1);
+    int *order = xmalloc(sizeof(int) * run->n_train);
+    long k = 0;
+    char name[64];
+    for (int epoch = 1; k < total; epoch++) {
+        batch_epoch_order(order, run->train, run->n_train, bs, &rng);
+        for (int start = 0; start < run->n_train && k < total; start += bs, k++) {
+            int n = run->n_train - start < bs ? run->n_train - start : bs;
+            batch_fill(&run->batch, run->train, order + start, n);
+            int sd[2] = {run->batch.S, n}, td[2] = {run->batch.T, n};
+            snprintf(name, sizeof name, "batch.%ld.src", k);
+            put_record(f, name, run->batch.src, 2, sd);
+            snprintf(name, sizeof name, "batch.%ld.tgt_in", k);
+            put_record(f, name, run->batch.tgt_in, 2, td);
+            snprintf(name, sizeof name, "batch.%ld.tgt_out", k);
+            put_record(f, name, run->batch.tgt_out, 2, td);
+        }
+    }
+    free(order);
+    int smax = 1;
+    for (int i = 0; i < n_test; i++)
+        if (run->valid[i].src_len > smax) smax = run->valid[i].src_len;
+    int *src = xcalloc((long)(n_test ? n_test : 1) * smax, sizeof(int)), *len = xcalloc(n_test ? n_test : 1, sizeof(int));
+    for (int i = 0; i < n_test; i++) {
+        memcpy(src + (long)i * smax, run->valid[i].src, sizeof(int) * run->valid[i].src_len);
+        len[i] = run->valid[i].src_len;
+    }
+    int ts[2] = {n_test, smax};
+    put_record(f, "test.src", src, 2, ts);
+    put_record(f, "test.len", len, 1, &n_test);
+    free(src);
+    free(len);
+    if (ferror(f) | fclose(f)) return error_set(err, "%s: write failed", path);
+    say(run, "wrote %ld batches and %d test sentences to %s", total, n_test, path);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the run */
+
 int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
 {
     Run run = {.cfg = cfg, .opt = opt};
@@ -335,6 +406,10 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
         goto done;
     }
     if (prepare_data(&run, err)) goto done;
+    if (opt->export_path) {
+        status = export_batches(&run, opt->export_path, err);
+        goto done;
+    }
     ModelDims dims = {.src_vocab = run.mf.src_vocab.size, .tgt_vocab = run.mf.tgt_vocab.size,
                       .embed = cfg->embed, .hidden = cfg->hidden};
     model_alloc(&run.mf.model, &dims);
