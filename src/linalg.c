@@ -3,17 +3,36 @@
 #include <cblas.h>
 #include <string.h>
 
-void matmul_bias(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w,
-                 const float *bias, int M, int N, int K)
+#define SMALL_M 4
+
+/* y = x · w^T + beta y */
+static void matmul_nt(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w, float beta,
+                      int M, int N, int K)
 {
-    float beta = 0.0f;
-    if (bias) {
+    /* A few rows (decoding one sentence, a small beam): sgemm would repack all of w on
+     * every call, costing more than the product itself; matrix-vector products do not. */
+    if (M <= SMALL_M) {
         for (int i = 0; i < M; i++)
-            memcpy(y + (long)i * ld_y, bias, sizeof(float) * N);
-        beta = 1.0f;
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, N, K, 1.0f, w, ld_w, x + (long)i * ld_x, 1, beta,
+                        y + (long)i * ld_y, 1);
+        return;
     }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K,
                 1.0f, x, ld_x, w, ld_w, beta, y, ld_y);
+}
+
+void matmul_bias(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w,
+                 const float *bias, int M, int N, int K)
+{
+    if (bias)
+        for (int i = 0; i < M; i++)
+            memcpy(y + (long)i * ld_y, bias, sizeof(float) * N);
+    matmul_nt(y, ld_y, x, ld_x, w, ld_w, bias ? 1.0f : 0.0f, M, N, K);
+}
+
+void matmul_add(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w, int M, int N, int K)
+{
+    matmul_nt(y, ld_y, x, ld_x, w, ld_w, 1.0f, M, N, K);
 }
 
 void column_sums_add(float *sums, const float *d, int M, int N, int ld)

@@ -9,6 +9,9 @@
 void matmul_bias(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w,
                  const float *bias, int M, int N, int K);
 
+/* y (M, N) += x (M, K) · w^T, w (N, K). */
+void matmul_add(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w, int M, int N, int K);
+
 /* sums (N) += column sums of d (M, N) with row stride ld: a bias gradient. */
 void column_sums_add(float *sums, const float *d, int M, int N, int ld);
 #endif

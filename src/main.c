@@ -42,12 +42,14 @@ static const char *usage_train =
     "              of them) and held-out sources as token ids, for scripts/bench_torch.py\n";
 
 static const char *usage_translate =
-    "usage: nmt translate MODEL.bin [--max-len N] < input.txt > output.txt\n"
+    "usage: nmt translate MODEL.bin [--max-len N] [--batch N] < input.txt > output.txt\n"
     "\n"
     "Translate each line of standard input; write one line per input line, flushed,\n"
     "so it can sit in a pipeline. Empty lines stay empty.\n"
     "\n"
-    "  --max-len N   at most N output words (default: 2 x source words + 10)\n";
+    "  --max-len N   at most N output words (default: 2 x source words + 10)\n"
+    "  --batch N     decode N lines together (faster for files; output comes in groups\n"
+    "                of N lines; default 1: each line is answered as soon as it is read)\n";
 
 static const char *usage_eval =
     "usage: nmt eval MODEL.bin TEST.tsv [--json]\n"
@@ -117,6 +119,10 @@ static int cmd_translate(int argc, char **argv)
         if (!strcmp(argv[i], "--max-len")) {
             if (i + 1 >= argc || parse_int(argv[i + 1], 1, 10000, &opt.max_len))
                 return usage_error(usage_translate, "translate: --max-len needs a number from 1 to 10000%s", "");
+            i++;
+        } else if (!strcmp(argv[i], "--batch")) {
+            if (i + 1 >= argc || parse_int(argv[i + 1], 1, 4096, &opt.batch))
+                return usage_error(usage_translate, "translate: --batch needs a number from 1 to 4096%s", "");
             i++;
         } else if (argv[i][0] == '-') {
             return usage_error(usage_translate, "translate: unknown option %s", argv[i]);

@@ -8,7 +8,7 @@
 #include "attention.h" /* defines: attention_bahdanau_forward/_backward */
 #include "embedding.h" /* defines: embedding_forward/_backward */
 #include "gru.h"       /* defines: GruWeights, gru_sequence_*, gru_gates_* */
-#include "linalg.h"    /* defines: matmul_bias, column_sums_add */
+#include "linalg.h"    /* defines: matmul_bias, matmul_add, column_sums_add */
 #include "loss.h"      /* defines: softmax_xent */
 #include "util.h"      /* defines: xmalloc, Rng */
 
@@ -198,8 +198,7 @@ void model_decoder_step(Model *m, RunState *rs, const Batch *batch, int t)
                                rs->att_tanh ? rs->att_tanh + (long)t * B * S * H : NULL,
                                x + E, X, S, B, H, H);
     /* gi += context · W_ih[:, E:]^T  (the embedding part is already in gi) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, 3 * H, H,
-                1.0f, x + E, X, p->dec_w_ih + E, X, 1.0f, gi, 3 * H);
+    matmul_add(gi, 3 * H, x + E, X, p->dec_w_ih + E, X, B, 3 * H, H);
     gru_gates_forward(gi, 3 * H, gh, 4 * H, s_prev, rs->dec_h + (long)(t + 1) * B * H,
                       rs->dec_rzn + (long)t * B * 3 * H, B, H);
 }

@@ -67,16 +67,41 @@ void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, con
     free(live);
 }
 
+/* Translates and writes lines[0..n-1] (input lines first_number...), warning about bad ones. */
+static int flush_lines(ModelFile *mf, RunState *rs, char **lines, int n, long first_number, FILE *out,
+                       const char *in_name, const TranslateOptions *opt, Error *err)
+{
+    char **result = xmalloc(sizeof(char *) * n);
+    int *bad = xmalloc(sizeof(int) * n), status = 0;
+    translate_lines(mf, rs, lines, n, opt, result, bad);
+    for (int i = 0; i < n; i++) {
+        long number = first_number + i;
+        if (bad[i] == 1)
+            fprintf(stderr, "nmt: warning: %s line %ld: invalid UTF-8; translated as empty\n", in_name, number);
+        if (bad[i] == 2)
+            fprintf(stderr, "nmt: warning: %s line %ld: longer than %d tokens; only the first %d translated\n",
+                    in_name, number, TRANSLATE_MAX_SOURCE, TRANSLATE_MAX_SOURCE);
+        if (status == 0 && (fputs(result[i], out) < 0 || fputc('\n', out) < 0))
+            status = error_set(err, "writing the translation: %s", strerror(errno));
+        free(result[i]);
+    }
+    if (status == 0 && fflush(out) != 0) status = error_set(err, "writing the translation: %s", strerror(errno));
+    free(result);
+    free(bad);
+    return status;
+}
+
 int translate_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const TranslateOptions *opt,
                      Error *err)
 {
     RunState rs = {0};
-    char *line = NULL;
-    size_t cap = 0;
+    int batch = opt->batch > 0 ? opt->batch : 1, n = 0, status = 0;
+    char **lines = xcalloc(batch, sizeof(char *));
+    size_t *caps = xcalloc(batch, sizeof(size_t));
     ssize_t len;
     long number = 0;
-    int status = 0;
-    while ((len = getline(&line, &cap, in)) >= 0) {
+    while (status == 0 && (len = getline(&lines[n], &caps[n], in)) >= 0) {
+        char *line = lines[n];
         number++;
         if (len > 0 && line[len - 1] == '\n') line[--len] = 0;
         if (len > 0 && line[len - 1] == '\r') line[--len] = 0;
@@ -84,22 +109,17 @@ int translate_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, co
             fprintf(stderr, "nmt: warning: %s line %ld: NUL byte; translated as empty\n", in_name, number);
             line[0] = 0;
         }
-        char *result;
-        int bad;
-        translate_lines(mf, &rs, &line, 1, opt, &result, &bad);
-        if (bad == 1) fprintf(stderr, "nmt: warning: %s line %ld: invalid UTF-8; translated as empty\n", in_name, number);
-        if (bad == 2)
-            fprintf(stderr, "nmt: warning: %s line %ld: longer than %d tokens; only the first %d translated\n",
-                    in_name, number, TRANSLATE_MAX_SOURCE, TRANSLATE_MAX_SOURCE);
-        int failed = fputs(result, out) < 0 || fputc('\n', out) < 0 || fflush(out) != 0;
-        free(result);
-        if (failed) {
-            status = error_set(err, "writing the translation: %s", strerror(errno));
-            break;
+        if (++n == batch) {
+            status = flush_lines(mf, &rs, lines, n, number - n + 1, out, in_name, opt, err);
+            n = 0;
         }
     }
+    if (status == 0 && n > 0) status = flush_lines(mf, &rs, lines, n, number - n + 1, out, in_name, opt, err);
     if (status == 0 && ferror(in)) status = error_set(err, "%s: read error", in_name);
-    free(line);
+    for (int i = 0; i < batch; i++)
+        free(lines[i]);
+    free(lines);
+    free(caps);
     runstate_free(&rs);
     return status;
 }

@@ -18,6 +18,7 @@
 
 typedef struct {
     int max_len;   /* output words at most; 0: 2 * source length + 10 */
+    int batch;     /* lines decoded together (0 or 1: one at a time, each flushed at once) */
 } TranslateOptions;
 
 /* Translates n lines together (one decoder batch). out[i] receives a malloc'd sentence;
@@ -27,7 +28,8 @@ void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, con
                      char **out, int *bad);
 
 /* Reads lines from in until EOF and writes one translation per line to out, flushing
- * after each, so that it works inside a pipeline. Returns 0, or -1 on a write error. */
+ * after each line (after each group of opt->batch lines when batching), so that it
+ * works inside a pipeline. Returns 0, or -1 on a write error. */
 int translate_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const TranslateOptions *opt,
                      Error *err);
 #endif
