@@ -18,6 +18,6 @@ void adam_free(Adam *opt);
 double grad_norm(const float *grad, long n);
 /* Scales grad by max_norm / (norm + 1e-6) when norm > max_norm; max_norm <= 0 disables. */
 void grad_clip(float *grad, long n, double norm, double max_norm);
-/* One update of params (n) from grad (n). */
-void adam_update(Adam *opt, float *params, const float *grad);
+/* One update of params (n) from grad (n); leaves grad zeroed for the next step. */
+void adam_update(Adam *opt, float *params, float *grad);
 #endif

@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "fastmath.h" /* defines: expf_fast, tanhf_fast */
+
 void attention_bahdanau_forward(const float *keys, const float *enc, const float *mask,
                                 const float *q, int ld_q, const float *v,
                                 float *attn, float *th, float *ctx, int ld_ctx,
@@ -21,10 +23,16 @@ void attention_bahdanau_forward(const float *keys, const float *enc, const float
             }
             const float *k = keys + ((long)j * B + b) * A;
             float e = 0.0f;
-            for (int i = 0; i < A; i++) {
-                float u = tanhf(k[i] + qb[i]);
-                if (t) t[i] = u;
-                e += v[i] * u;
+            if (t) {
+#pragma omp simd reduction(+ : e)
+                for (int i = 0; i < A; i++) {
+                    t[i] = tanhf_fast(k[i] + qb[i]);
+                    e += v[i] * t[i];
+                }
+            } else {
+#pragma omp simd reduction(+ : e)
+                for (int i = 0; i < A; i++)
+                    e += v[i] * tanhf_fast(k[i] + qb[i]);
             }
             a[j] = e;
             if (e > best) best = e;
@@ -32,7 +40,7 @@ void attention_bahdanau_forward(const float *keys, const float *enc, const float
         /* Masked softmax; every row has at least one real source token. */
         float sum = 0.0f;
         for (int j = 0; j < S; j++) {
-            a[j] = a[j] == -INFINITY ? 0.0f : expf(a[j] - best);
+            a[j] = a[j] == -INFINITY ? 0.0f : expf_fast(a[j] - best);
             sum += a[j];
         }
         float *c = ctx + (long)b * ld_ctx;

@@ -4,9 +4,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "linalg.h" /* defines: matmul_bias, column_sums_add */
+#include "fastmath.h" /* defines: sigmoidf_fast, tanhf_fast */
+#include "linalg.h"   /* defines: matmul_bias, column_sums_add */
 
-static inline float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 void gru_gates_forward(const float *gi, int ld_gi, const float *gh, int ld_gh,
                        const float *h_prev, float *h_out, float *rzn, int B, int H)
@@ -15,10 +15,11 @@ void gru_gates_forward(const float *gi, int ld_gi, const float *gh, int ld_gh,
         const float *i_ = gi + (long)b * ld_gi, *h_ = gh + (long)b * ld_gh;
         const float *hp = h_prev + (long)b * H;
         float *ho = h_out + (long)b * H, *g = rzn + (long)b * 3 * H;
+#pragma omp simd
         for (int k = 0; k < H; k++) {
-            float r = sigmoidf(i_[k] + h_[k]);
-            float z = sigmoidf(i_[H + k] + h_[H + k]);
-            float n = tanhf(i_[2 * H + k] + r * h_[2 * H + k]);
+            float r = sigmoidf_fast(i_[k] + h_[k]);
+            float z = sigmoidf_fast(i_[H + k] + h_[H + k]);
+            float n = tanhf_fast(i_[2 * H + k] + r * h_[2 * H + k]);
             g[k] = r;
             g[H + k] = z;
             g[2 * H + k] = n;

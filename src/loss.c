@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "fastmath.h" /* defines: expf_fast */
+
 double softmax_xent(float *logits, const int *targets, int N, int V, float scale, float *dlogits)
 {
     double total = 0.0;
@@ -14,18 +16,28 @@ double softmax_xent(float *logits, const int *targets, int N, int V, float scale
             continue;
         }
         float maxv = x[0];
+#pragma omp simd reduction(max : maxv)
         for (int k = 1; k < V; k++)
-            if (x[k] > maxv) maxv = x[k];
-        float sum = 0.0f;
-        for (int k = 0; k < V; k++)
-            sum += expf(x[k] - maxv);
-        float logz = maxv + logf(sum);
-        total += (double)logz - x[targets[i]];
+            maxv = x[k] > maxv ? x[k] : maxv;
+        float sum = 0.0f, target = x[targets[i]];
         if (d) {
+            /* One exponential per logit: keep e^(x - max) in d, then scale it. */
+#pragma omp simd reduction(+ : sum)
+            for (int k = 0; k < V; k++) {
+                d[k] = expf_fast(x[k] - maxv);
+                sum += d[k];
+            }
+            float f = scale / sum;
+#pragma omp simd
             for (int k = 0; k < V; k++)
-                d[k] = scale * expf(x[k] - logz);
+                d[k] *= f;
             d[targets[i]] -= scale;
+        } else {
+#pragma omp simd reduction(+ : sum)
+            for (int k = 0; k < V; k++)
+                sum += expf_fast(x[k] - maxv);
         }
+        total += (double)maxv + log((double)sum) - target;
     }
     return total;
 }

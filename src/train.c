@@ -239,6 +239,7 @@ static int train_loop(Run *run, Error *err)
             "\"tgt_vocab\":%d,\"parameters\":%ld,\"unigram_valid_loss\":%.6f}\n",
             run->n_train, run->n_valid, run->mf.src_vocab.size, run->mf.tgt_vocab.size, m->n_params, baseline);
 
+    model_zero_grad(m);
     long step = 0, skipped = 0;
     double t_start = now_seconds(), window_loss = 0, window_time = 0;
     long window_tokens = 0, window_steps = 0;
@@ -249,11 +250,12 @@ static int train_loop(Run *run, Error *err)
             double t0 = now_seconds();
             int n = run->n_train - start < cfg->batch_size ? run->n_train - start : cfg->batch_size;
             batch_fill(&run->batch, run->train, order + start, n);
-            model_zero_grad(m);
+            /* The gradients are zero here: adam_update clears them after each update. */
             double loss = model_forward(m, &run->rs, &run->batch, 1) / run->batch.n_tokens;
             model_backward(m, &run->rs, &run->batch);
             double norm = grad_norm(m->grad_mem, m->n_params);
             if (!isfinite(loss) || !isfinite(norm)) {
+                model_zero_grad(m);
                 skipped++;
                 fprintf(stderr, "nmt: warning: step %ld: non-finite loss or gradient, update skipped\n", step + 1);
                 if (skipped >= 10) {
