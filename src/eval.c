@@ -39,7 +39,7 @@ static double reference_loss(ModelFile *mf, const TsvCorpus *tsv, long *tokens)
     return *tokens ? total / *tokens : NAN;
 }
 
-int eval_run(ModelFile *mf, const char *tsv_path, EvalResult *res, Error *err)
+int eval_run(ModelFile *mf, const char *tsv_path, const TranslateOptions *opt, EvalResult *res, Error *err)
 {
     TsvCorpus tsv;
     if (tsv_read_pairs(tsv_path, &tsv, err)) return -1;
@@ -57,14 +57,13 @@ int eval_run(ModelFile *mf, const char *tsv_path, EvalResult *res, Error *err)
     BleuStats bleu = {0};
     ChrfStats chrf;
     memset(&chrf, 0, sizeof chrf);
-    TranslateOptions opt = {0};
     RunState rs = {0};
     char *src[EVAL_BATCH], *hyp[EVAL_BATCH];
     for (int start = 0; start < tsv.n; start += EVAL_BATCH) {
         int n = tsv.n - start < EVAL_BATCH ? tsv.n - start : EVAL_BATCH;
         for (int i = 0; i < n; i++)
             src[i] = tsv.pairs[start + i].src;
-        translate_lines(mf, &rs, src, n, &opt, hyp, NULL);
+        translate_lines(mf, &rs, src, n, opt, hyp, NULL);
         for (int i = 0; i < n; i++) {
             const char *raw = tsv.pairs[start + i].tgt;
             char *ref = text_normalize_line(raw, strlen(raw), &mf->text);

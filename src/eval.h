@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "modelfile.h" /* defines: ModelFile */
+#include "translate.h" /* defines: TranslateOptions */
 
 typedef struct {
     double bleu, bleu_precisions[4], bleu_bp, bleu_ratio, hyp_len, ref_len;
@@ -22,7 +23,8 @@ typedef struct {
     int pairs, skipped;
 } EvalResult;
 
-int eval_run(ModelFile *mf, const char *tsv_path, EvalResult *res, Error *err);
+/* opt chooses the decoder (greedy or beam), as for nmt translate. */
+int eval_run(ModelFile *mf, const char *tsv_path, const TranslateOptions *opt, EvalResult *res, Error *err);
 /* Human-readable lines, or one JSON object when json is set. */
 void eval_print(const EvalResult *res, int json, FILE *out);
 #endif

@@ -42,22 +42,27 @@ static const char *usage_train =
     "              of them) and held-out sources as token ids, for scripts/bench_torch.py\n";
 
 static const char *usage_translate =
-    "usage: nmt translate MODEL.bin [--max-len N] [--batch N] < input.txt > output.txt\n"
+    "usage: nmt translate MODEL.bin [--max-len N] [--batch N] [--beam K] [--length-penalty A]\n"
+    "                     < input.txt > output.txt\n"
     "\n"
     "Translate each line of standard input; write one line per input line, flushed,\n"
     "so it can sit in a pipeline. Empty lines stay empty.\n"
     "\n"
     "  --max-len N   at most N output words (default: 2 x source words + 10)\n"
     "  --batch N     decode N lines together (faster for files; output comes in groups\n"
-    "                of N lines; default 1: each line is answered as soon as it is read)\n";
+    "                of N lines; default 1: each line is answered as soon as it is read)\n"
+    "  --beam K      beam search with K beams (default 1: greedy search)\n"
+    "  --length-penalty A\n"
+    "                beam scores are log P / ((5 + length) / 6)^A (default 0.6; 0: none)\n";
 
 static const char *usage_eval =
-    "usage: nmt eval MODEL.bin TEST.tsv [--json]\n"
+    "usage: nmt eval MODEL.bin TEST.tsv [--json] [--beam K] [--length-penalty A]\n"
     "\n"
     "Translate column 1 of TEST.tsv, score it against column 2 with corpus BLEU and\n"
     "chrF2 (sacreBLEU's definitions), and report the teacher-forced loss and perplexity.\n"
     "\n"
-    "  --json        one JSON object instead of text\n";
+    "  --json        one JSON object instead of text\n"
+    "  --beam K, --length-penalty A   decode as nmt translate does (default greedy)\n";
 
 static int fail(const Error *err)
 {
@@ -111,11 +116,37 @@ static int parse_int(const char *s, int lo, int hi, int *out)
     return 0;
 }
 
+static const char *beam_usage = "--beam needs a number from 1 to 100, --length-penalty a number from 0 to 5";
+
+/* --beam K and --length-penalty A, shared by translate and eval. Returns 1 if argv[*i]
+ * was one of them (and consumes its value), 0 if not, -1 on a bad value. */
+static int parse_beam_options(int argc, char **argv, int *i, TranslateOptions *opt)
+{
+    if (!strcmp(argv[*i], "--beam")) {
+        if (*i + 1 >= argc || parse_int(argv[*i + 1], 1, 100, &opt->beam)) return -1;
+        (*i)++;
+        return 1;
+    }
+    if (!strcmp(argv[*i], "--length-penalty")) {
+        char *end;
+        if (*i + 1 >= argc) return -1;
+        double a = strtod(argv[*i + 1], &end);
+        if (end == argv[*i + 1] || *end || !(a >= 0 && a <= 5)) return -1;
+        opt->length_penalty = (float)a;
+        (*i)++;
+        return 1;
+    }
+    return 0;
+}
+
 static int cmd_translate(int argc, char **argv)
 {
     const char *model = NULL;
-    TranslateOptions opt = {0};
+    TranslateOptions opt = {.length_penalty = 0.6f};
     for (int i = 0; i < argc; i++) {
+        int beam_opt = parse_beam_options(argc, argv, &i, &opt);
+        if (beam_opt < 0) return usage_error(usage_translate, "translate: %s", beam_usage);
+        if (beam_opt > 0) continue;
         if (!strcmp(argv[i], "--max-len")) {
             if (i + 1 >= argc || parse_int(argv[i + 1], 1, 10000, &opt.max_len))
                 return usage_error(usage_translate, "translate: --max-len needs a number from 1 to 10000%s", "");
@@ -145,7 +176,11 @@ static int cmd_eval(int argc, char **argv)
 {
     const char *model = NULL, *test = NULL;
     int json = 0;
+    TranslateOptions opt = {.length_penalty = 0.6f};
     for (int i = 0; i < argc; i++) {
+        int beam_opt = parse_beam_options(argc, argv, &i, &opt);
+        if (beam_opt < 0) return usage_error(usage_eval, "eval: %s", beam_usage);
+        if (beam_opt > 0) continue;
         if (!strcmp(argv[i], "--json")) json = 1;
         else if (argv[i][0] == '-') return usage_error(usage_eval, "eval: unknown option %s", argv[i]);
         else if (!model) model = argv[i];
@@ -157,7 +192,7 @@ static int cmd_eval(int argc, char **argv)
     Error err;
     if (modelfile_read(model, &mf, &err)) return fail(&err);
     EvalResult res;
-    int status = eval_run(&mf, test, &res, &err) ? fail(&err) : 0;
+    int status = eval_run(&mf, test, &opt, &res, &err) ? fail(&err) : 0;
     if (status == 0) eval_print(&res, json, stdout);
     modelfile_free(&mf);
     return status;

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "corpus.h" /* defines: encode_tokens */
-#include "decode.h" /* defines: decode_greedy */
+#include "decode.h" /* defines: decode_greedy, decode_beam */
 
 void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, const TranslateOptions *opt,
                      char **out, int *bad)
@@ -43,7 +43,15 @@ void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, con
         batch_fill_source(&batch, src, src_len, n_live);
         for (int k = 0; k < n_live; k++)
             hyp[k] = xmalloc(sizeof(int) * max_out);
-        decode_greedy(&mf->model, rs, &batch, max_out, hyp, hyp_len);
+        if (opt->beam > 1) {
+            for (int k = 0; k < n_live; k++) {
+                int limit = opt->max_len > 0 ? opt->max_len : 2 * src_len[k] + 10;
+                decode_beam(&mf->model, rs, src[k], src_len[k], opt->beam, limit, opt->length_penalty, hyp[k],
+                            &hyp_len[k]);
+            }
+        } else {
+            decode_greedy(&mf->model, rs, &batch, max_out, hyp, hyp_len);
+        }
         for (int k = 0; k < n_live; k++) {
             /* Sentences decoded together share max_out; each keeps its own limit. */
             int limit = opt->max_len > 0 ? opt->max_len : 2 * src_len[k] + 10;

@@ -19,6 +19,8 @@
 typedef struct {
     int max_len;   /* output words at most; 0: 2 * source length + 10 */
     int batch;     /* lines decoded together (0 or 1: one at a time, each flushed at once) */
+    int beam;      /* beam size; 0 or 1: greedy search */
+    float length_penalty;  /* GNMT alpha for beam search (decode.h) */
 } TranslateOptions;
 
 /* Translates n lines together (one decoder batch). out[i] receives a malloc'd sentence;

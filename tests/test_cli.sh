@@ -331,4 +331,33 @@ check "eval with only malformed lines: 'nmt: PATH: ...' error" grep -q "^nmt: $T
 run eval "$M" "$T/nonexistent.tsv"
 check "eval with a missing TSV: exit 1, naming it" eval 'exits 1 && grep -q "^nmt: $T/nonexistent.tsv: " "$T/err"'
 
+# ---------------------------------------------------------------- 8. beam search, batching, determinism
+
+cut -f1 "$T/train.tsv" | head -n 60 >"$T/src60.txt"
+run translate "$M" <"$T/src60.txt"
+cp "$T/out" "$T/greedy.txt"
+run translate "$M" --beam 1 <"$T/src60.txt"
+check "translate --beam 1: the same output as greedy" cmp -s "$T/out" "$T/greedy.txt"
+run translate "$M" --batch 16 <"$T/src60.txt"
+check "translate --batch 16: the same output as one line at a time" cmp -s "$T/out" "$T/greedy.txt"
+run translate "$M" --beam 5 --batch 7 <"$T/src60.txt"
+check "translate --beam 5: exit 0, one line per input line" eval 'exits 0 && [ "$(lines "$T/out")" = 60 ]'
+check "translate --beam 5: output differs from nothing (non-empty lines)" [ "$(grep -c . "$T/out")" -ge 55 ]
+run translate "$M" --beam 0
+check "translate --beam 0: exit 2" exits 2
+run translate "$M" --length-penalty -1
+check "translate --length-penalty -1: exit 2" exits 2
+run eval "$M" "$T/train.tsv" --beam 5 --length-penalty 1.0
+check "eval --beam 5: prints BLEU" eval 'exits 0 && grep -q "^BLEU = " "$T/out"'
+
+# Training is bitwise reproducible for a fixed thread count (2 OpenBLAS threads here):
+# the same config twice (same output.dir, which the model file records) gives the same file.
+sed -e 's/"epochs": 30/"epochs": 3/' -e 's/"threads": 1/"threads": 2/' -e "s#$RUN#$T/runs/det#" \
+    "$T/tiny.json" >"$T/det.json"
+run train "$T/det.json" --quiet
+cp "$T/runs/det/model.bin" "$T/det1.bin" 2>/dev/null
+run train "$T/det.json" --quiet
+check "train twice with 2 threads: bitwise identical model.bin" \
+    eval '[ -s "$T/det1.bin" ] && cmp -s "$T/runs/det/model.bin" "$T/det1.bin"'
+
 finish

@@ -1,0 +1,691 @@
+"""make bench: nmt against PyTorch on the same CPU, same model, same data (issue #3).
+
+    /usr/bin/python3 scripts/bench.py            # the full run, about 15 minutes; writes BENCHMARKS.md
+    /usr/bin/python3 scripts/bench.py --quick    # a ~3 minute smoke run of every step
+
+What it does, in order (every command it runs is listed in BENCHMARKS.md):
+
+ 1. Export. `nmt train CONFIG --export-batches FILE` writes the first --batches training
+    batches and 2,000 held-out sources as token ids (../shared/data/mar.txt, else
+    data/mar.txt; max_len 20, embed 256, hidden 512, batch 64, Adam 1e-3, clip 5, 2
+    threads). scripts/bench_torch.py trains and decodes on exactly these.
+ 2. Rounds (--rounds, default 3), alternating the two programs for each figure, the
+    order flipped every round (the machine is shared, so figures drift; medians of
+    alternated runs, and ratios of the medians, are what is reported):
+      training   `nmt train` with max_steps = the exported count and log_every 1, and
+                 bench_torch.py --mode train: target tokens/s over the batches after
+                 --warmup, step times only (nmt's from train.log, torch's from its clock)
+      greedy     each program decodes the 2,000 sources with the model it just trained
+                 (same batches, same number of steps), until <eos> or 2 * source length
+                 + 10 words, line by line and in batches of 64; sentences/s, and the
+                 decoder steps per sentence each actually ran, so that one can see
+                 whether the work was comparable. nmt's time is the process's wall time
+                 minus its start-up (the same command on empty input: loading the model);
+                 torch's is its decoding loop. nmt's steps are counted by re-tokenising
+                 its output (an approximation of src/text.c; exact for torch).
+      memory     peak resident set of every process (wait4's ru_maxrss).
+ 3. Scaling. nmt on 25%, 50%, 100% of the batches (time per step and per token should
+    not change), and 1 against 2 threads.
+ 4. The sgemm limit. scripts/sgemm_rate.c measures OpenBLAS sgemm at the shapes of nmt's
+    matrix products for a batch of mean length, with nmt's kernel and 2 threads; the
+    FLOP-weighted mean rate (total FLOPs / total time at the measured rates) is the limit.
+ 5. The roofline. Matrix-product FLOPs per target token, counted from the exported batches
+    (every product of the forward and backward pass, 2 M N K each, at the padded sizes
+    nmt computes), times nmt's tokens/s, over the sgemm limit.
+ 6. Side notes: PyTorch and nmt on OpenBLAS's "Prescott" kernel (what Debian's OpenBLAS
+    0.3.21 picks on this CPU when OPENBLAS_CORETYPE is not set), and the sgemm limit there.
+
+The main comparison gives PyTorch the kernel nmt uses: OPENBLAS_CORETYPE is set, for
+every process after the first nmt run, to the kernel nmt reported ("OpenBLAS kernel X"),
+and torch's matrix products go through the same OpenBLAS (Debian's torch is built with
+BLAS_INFO=generic and links libblas.so.3, which is OpenBLAS; bench_torch.py reports the
+kernel it sees).
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import unicodedata
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from fixture import read_fixture  # noqa: E402
+
+PYTHON = "/usr/bin/python3"       # Debian's, where python3-torch is
+NMT = os.path.join(ROOT, "nmt")
+E, H, BATCH, MAX_LEN, THREADS = 256, 512, 64, 20, 2
+DECODE_BATCH = 64
+
+
+# ---------------------------------------------------------------- running things
+
+class Runner:
+    """Runs commands one at a time, recording each (for BENCHMARKS.md) with its wall
+    time and peak RSS. Never two at once: the machine has two cores."""
+
+    def __init__(self, tmp, verbose):
+        self.tmp, self.verbose, self.commands, self.env = tmp, verbose, [], dict(os.environ)
+
+    def run(self, argv, stdin=None, stdout=None, env=None, label=None):
+        """Returns (wall seconds, peak RSS KiB, stdout text if stdout is None). Also sets
+        self.others: the cores other processes kept busy meanwhile (the noise)."""
+        shown = " ".join(self.shorten(a) for a in argv)
+        if stdin:
+            shown += " < " + self.shorten(stdin)
+        if stdout:
+            shown += " > " + self.shorten(stdout)
+        environment = dict(self.env, **(env or {}))
+        extra = {k: v for k, v in environment.items()
+                 if k.startswith(("OPENBLAS_", "OMP_")) and v != os.environ.get(k)}
+        prefix = " ".join(f"{k}={v}" for k, v in sorted(extra.items()))
+        record = (prefix + " " + shown).strip()
+        if record not in self.commands:
+            self.commands.append(record)
+        if self.verbose:
+            print(f"  $ {record}", flush=True)
+        out_path = stdout or os.path.join(self.tmp, "stdout.txt")
+        err_path = os.path.join(self.tmp, "stderr.txt")
+        with open(stdin or os.devnull, "rb") as fin, open(out_path, "wb") as fout, \
+                open(err_path, "wb") as ferr:
+            busy, start = busy_cpu_seconds(), time.perf_counter()
+            proc = subprocess.Popen(argv, stdin=fin, stdout=fout, stderr=ferr, env=environment, cwd=ROOT)
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - start
+            busy = busy_cpu_seconds() - busy
+        self.others = max(0.0, busy - usage.ru_utime - usage.ru_stime) / wall
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        with open(err_path, encoding="utf-8", errors="replace") as f:
+            self.last_stderr = f.read()
+        if proc.returncode != 0:
+            sys.exit(f"bench.py: {label or argv[0]} failed (exit {proc.returncode}):\n  {record}\n"
+                     f"{self.last_stderr}")
+        text = None
+        if stdout is None:
+            with open(out_path, encoding="utf-8") as f:
+                text = f.read()
+        return wall, usage.ru_maxrss, text
+
+    def shorten(self, s):
+        return s.replace(self.tmp, "$TMP").replace(ROOT + "/", "")
+
+
+def busy_cpu_seconds():
+    """CPU time spent by everything on the machine so far (from /proc/stat), seconds."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)   # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+# ---------------------------------------------------------------- counting work
+
+def gemm_shapes(S, T, B, V):
+    """nmt's matrix products for one batch (src/model.c, src/gru.c), as
+    (name, TA, TB, M, N, K, calls): cblas_sgemm row-major conventions, C (M, N)."""
+    X = E + H
+    SB, TB = S * B, T * B
+    return [
+        # forward
+        ("enc input projection", "N", "T", SB, 3 * H, E, 1),
+        ("enc recurrent (per step)", "N", "T", B, 3 * H, H, S),
+        ("attention keys", "N", "T", SB, H, H, 1),
+        ("dec input projection, embeddings", "N", "T", TB, 3 * H, E, 1),
+        ("dec recurrent + query (per step)", "N", "T", B, 4 * H, H, T),
+        ("dec input projection, context (per step)", "N", "T", B, 3 * H, H, T),
+        ("output layer", "N", "T", TB, V, H, 1),
+        # backward
+        ("output layer dW", "T", "N", V, H, TB, 1),
+        ("output layer dX", "N", "N", TB, H, V, 1),
+        ("dec d context (per step)", "N", "N", B, H, 3 * H, T),
+        ("dec d state (per step)", "N", "N", B, H, 4 * H, T),
+        ("dec dW_hh + dW_query", "T", "N", 4 * H, H, TB, 1),
+        ("dec dW_ih", "T", "N", 3 * H, X, TB, 1),
+        ("dec d embeddings", "N", "N", TB, E, 3 * H, 1),
+        ("attention dW_key", "T", "N", H, H, SB, 1),
+        ("attention d encoder states", "N", "N", SB, H, H, 1),
+        ("enc d state (per step)", "N", "N", B, H, 3 * H, S),
+        ("enc dW_ih", "T", "N", 3 * H, E, SB, 1),
+        ("enc dW_hh", "T", "N", 3 * H, H, SB, 1),
+        ("enc d embeddings", "N", "N", SB, E, 3 * H, 1),
+    ]
+
+
+def gemm_flops(S, T, B, V):
+    return sum(2.0 * M * N * K * calls for _, _, _, M, N, K, calls in gemm_shapes(S, T, B, V))
+
+
+def attention_flops(S, T, B):
+    """The attention's elementwise work, an estimate kept out of the GEMM count: per
+    decoder step and (source position, sentence, unit): forward k + q, tanh, v-dot
+    multiply-add, context multiply-add (~5, tanh counted as 1); backward ~10."""
+    return 15.0 * T * S * B * H
+
+
+def batch_stats(data):
+    n = int(data["dims"][2])
+    out = []
+    for k in range(n):
+        S, B = data[f"batch.{k}.src"].shape
+        T = data[f"batch.{k}.tgt_out"].shape[0]
+        tokens = int((data[f"batch.{k}.tgt_out"] != 0).sum())
+        src_tokens = int((data[f"batch.{k}.src"] != 0).sum())
+        out.append({"S": S, "T": T, "B": B, "tokens": tokens, "src_tokens": src_tokens})
+    return out
+
+
+# nmt's tokeniser (src/text.c), re-done in Python only to count the words nmt translate
+# printed: whitespace splits; punctuation (P*) is a token of its own unless it sits
+# between two letters/numbers/marks and is not one of the always-splitting marks.
+ALWAYS_SPLITS = set("!?;\u00a1\u00bf\u2026\u0964\u0965\u060c\u061b\u061f\u3001\u3002\uff01\uff1b\uff1f")
+
+
+def count_tokens(line):
+    text = unicodedata.normalize("NFC", line)
+    n, in_word = 0, False
+    cats = [unicodedata.category(c) for c in text]
+    for i, c in enumerate(text):
+        cat = cats[i]
+        if cat in ("Zs", "Zl", "Zp", "Cc"):
+            in_word = False
+        elif not cat.startswith("P"):
+            if not in_word:
+                n, in_word = n + 1, True
+        else:
+            inside = (0 < i < len(text) - 1 and cats[i - 1][0] in "LMN" and cats[i + 1][0] in "LMN"
+                      and cat not in ("Ps", "Pe") and c not in ALWAYS_SPLITS)
+            if inside:
+                if not in_word:
+                    n, in_word = n + 1, True
+            else:
+                n, in_word = n + 1, False
+    return n
+
+
+def nmt_decode_steps(out_path, src_lens, batch):
+    """Decoder steps nmt ran, from its output: per sentence, its words + 1 for <eos>, or
+    its limit when it printed that many (no <eos> seen); per batch, the longest of
+    those, or the batch's largest limit if a sentence was cut (src/decode.c runs a
+    batch until every sentence has emitted <eos>)."""
+    with open(out_path, encoding="utf-8") as f:
+        lines = f.read().split("\n")[:len(src_lens)]
+    needed, cut = [], []
+    for line, n in zip(lines, src_lens):
+        limit = 2 * int(n) + 10
+        words = count_tokens(line)
+        needed.append(limit if words >= limit else words + 1)
+        cut.append(words >= limit)
+    rows = 0
+    for start in range(0, len(needed), batch):
+        limits = [2 * int(n) + 10 for n in src_lens[start:start + batch]]
+        part = needed[start:start + batch]
+        steps = max(limits) if any(cut[start:start + batch]) else max(part)
+        rows += steps * len(part)
+    return sum(needed) / len(needed), rows / len(needed)
+
+
+# ---------------------------------------------------------------- the benchmark
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.tmp = tempfile.mkdtemp(prefix="nmt-bench-")
+        self.run = Runner(self.tmp, args.verbose)
+        self.kernel = os.environ.get("OPENBLAS_CORETYPE")
+        self.results = {"rounds": []}
+        data = os.path.join(ROOT, "..", "shared", "data", "mar.txt")
+        self.data = os.path.normpath(data if os.path.exists(data) else os.path.join(ROOT, "data", "mar.txt"))
+
+    def config(self, name, steps, threads=THREADS):
+        cfg = {"data": {"train": self.data, "max_len": MAX_LEN, "valid_fraction": 0.06},
+               "model": {"embed": E, "hidden": H},
+               "train": {"batch_size": BATCH, "epochs": 1, "max_steps": steps, "log_every": 1,
+                         "threads": threads, "checkpoint_every": 0, "learning_rate": 0.001,
+                         "clip_norm": 5.0, "seed": 1},
+               "output": {"dir": os.path.join(self.tmp, name)}}
+        path = os.path.join(self.tmp, name + ".json")
+        with open(path, "w") as f:
+            json.dump(cfg, f)
+        return path, cfg["output"]["dir"]
+
+    def say(self, msg):
+        print(msg, flush=True)
+
+    # ---------------------------------------------------------- steps
+
+    def export(self):
+        a = self.args
+        path, out = self.config("export", a.batches)
+        self.batches_file = os.path.join(self.tmp, "batches.bin")
+        self.run.run([NMT, "train", path, "--export-batches", self.batches_file], label="export")
+        m = re.search(r"(\d+) training pairs", self.run.last_stderr)
+        self.batches_per_epoch = -(-int(m.group(1)) // BATCH) if m else 0
+        data = read_fixture(self.batches_file)
+        self.vocab = (int(data["dims"][0]), int(data["dims"][1]))
+        self.stats = batch_stats(data)
+        self.test_len = [int(x) for x in data["test.len"][:a.sentences]]
+        self.sources = os.path.join(self.tmp, "sources.txt")
+        with open(os.path.join(out, "valid.tsv"), encoding="utf-8") as f, \
+                open(self.sources, "w", encoding="utf-8") as g:
+            lines = [line.split("\t")[0] for line in f.read().split("\n")[:a.sentences]]
+            g.write("\n".join(lines) + "\n")
+        self.empty = os.path.join(self.tmp, "empty.txt")
+        open(self.empty, "w").close()
+        help_text = subprocess.run([NMT, "translate", "--help"], capture_output=True, text=True).stdout
+        self.nmt_has_batch = "--batch" in help_text
+        tokens = sum(s["tokens"] for s in self.stats)
+        self.say(f"exported {len(self.stats)} batches ({tokens} target tokens), vocabularies "
+                 f"{self.vocab[0]} / {self.vocab[1]}, {len(self.test_len)} test sentences; "
+                 f"nmt translate --batch: {'yes' if self.nmt_has_batch else 'no'}")
+
+    def env(self, kernel=None):
+        k = kernel or self.kernel
+        return {"OPENBLAS_CORETYPE": k} if k else {}
+
+    def nmt_train(self, name, steps, threads=THREADS, kernel=None):
+        """Returns a dict: tokens_per_s after warm-up, step times, loss, peak RSS."""
+        path, out = self.config(name, steps, threads)
+        wall, rss, _ = self.run.run([NMT, "train", path], env=self.env(kernel), label="nmt train")
+        m = re.search(r"OpenBLAS kernel (\S+?),", self.run.last_stderr)
+        kernel_used = m.group(1) if m else None
+        if self.kernel is None and kernel is None and kernel_used:
+            self.kernel = kernel_used          # from now on, set explicitly for everyone
+        tps, losses = [], []
+        with open(os.path.join(out, "train.log")) as f:
+            for line in f:
+                rec = json.loads(line)
+                if "tokens_per_s" in rec:
+                    tps.append(rec["tokens_per_s"])
+                    losses.append(rec["loss"])
+        if len(tps) != steps:
+            sys.exit(f"bench.py: {out}/train.log has {len(tps)} steps, expected {steps}")
+        step_s = [self.stats[k]["tokens"] / tps[k] for k in range(steps)]
+        warm = min(self.args.warmup, steps - 1)
+        tokens = sum(self.stats[k]["tokens"] for k in range(warm, steps))
+        model = os.path.join(self.tmp, name + ".bin")
+        shutil.move(os.path.join(out, "model.bin"), model)
+        shutil.rmtree(out)
+        return {"tokens_per_s": tokens / sum(step_s[warm:]), "train_seconds": sum(step_s),
+                "wall_s": wall, "rss_kib": rss, "others": self.run.others, "loss_last10": sum(losses[-10:]) / len(losses[-10:]),
+                "kernel": kernel_used, "model": model, "steps": steps,
+                "tokens": sum(self.stats[k]["tokens"] for k in range(steps))}
+
+    def torch_train(self, name, batches, kernel=None, warmup=None):
+        save = os.path.join(self.tmp, name + ".pt")
+        argv = [PYTHON, os.path.join(HERE, "bench_torch.py"), "--mode", "train", "--data",
+                self.batches_file, "--threads", str(THREADS), "--batches", str(batches),
+                "--warmup", str(self.args.warmup if warmup is None else warmup), "--save", save]
+        wall, rss, out = self.run.run(argv, env=self.env(kernel), label="bench_torch.py train")
+        r = json.loads(out.strip().splitlines()[-1])
+        return {"tokens_per_s": r["tokens_per_s"], "wall_s": wall, "rss_kib": rss, "others": self.run.others,
+                "loss_last10": r["loss_last10"], "kernel": r["openblas_kernel"],
+                "aten": r["aten_cpu_capability"], "model": save}
+
+    def nmt_translate(self, model, batch):
+        argv = [NMT, "translate", model] + (["--batch", str(batch)] if batch > 1 else [])
+        startup, _, _ = self.run.run(argv, stdin=self.empty, env=self.env(), label="nmt translate")
+        out = os.path.join(self.tmp, "translation.txt")
+        wall, rss, _ = self.run.run(argv, stdin=self.sources, stdout=out, env=self.env(),
+                                    label="nmt translate")
+        others = self.run.others
+        steps, row_steps = nmt_decode_steps(out, self.test_len, batch)
+        n = len(self.test_len)
+        return {"sentences_per_s": n / (wall - startup), "wall_s": wall, "startup_s": startup,
+                "steps_per_sentence": steps, "row_steps_per_sentence": row_steps, "rss_kib": rss,
+                "others": others}
+
+    def torch_greedy(self, model, batch):
+        argv = [PYTHON, os.path.join(HERE, "bench_torch.py"), "--mode", "greedy", "--data",
+                self.batches_file, "--threads", str(THREADS), "--batch", str(batch),
+                "--sentences", str(len(self.test_len)), "--load", model]
+        wall, rss, out = self.run.run(argv, env=self.env(), label="bench_torch.py greedy")
+        r = json.loads(out.strip().splitlines()[-1])
+        return {"sentences_per_s": r["sentences_per_s"], "steps_per_sentence": r["steps_per_sentence"],
+                "row_steps_per_sentence": r["row_steps_per_sentence"], "rss_kib": rss, "wall_s": wall,
+                "others": self.run.others}
+
+    def rounds(self):
+        a = self.args
+        n = len(self.stats)
+        for r in range(a.rounds):
+            order = ["nmt", "torch"] if r % 2 == 0 or self.kernel is None else ["torch", "nmt"]
+            self.say(f"round {r + 1}/{a.rounds} ({' then '.join(order)})")
+            res = {}
+            for who in order:
+                if who == "nmt":
+                    res["nmt_train"] = self.nmt_train(f"nmt{r}", n)
+                else:
+                    res["torch_train"] = self.torch_train(f"torch{r}", n)
+            for batch in (1, DECODE_BATCH):
+                for who in order:
+                    if who == "nmt" and (batch == 1 or self.nmt_has_batch):
+                        res[f"nmt_greedy{batch}"] = self.nmt_translate(res["nmt_train"]["model"], batch)
+                    elif who == "torch":
+                        res[f"torch_greedy{batch}"] = self.torch_greedy(res["torch_train"]["model"], batch)
+            for key in ("nmt_train", "torch_train"):
+                os.remove(res[key]["model"])
+            self.results["rounds"].append(res)
+            line = (f"  training tok/s: nmt {res['nmt_train']['tokens_per_s']:.0f}, torch "
+                    f"{res['torch_train']['tokens_per_s']:.0f}; greedy sent/s line by line: nmt "
+                    f"{res['nmt_greedy1']['sentences_per_s']:.1f}, torch "
+                    f"{res['torch_greedy1']['sentences_per_s']:.1f}")
+            if "nmt_greedy64" in res:
+                line += (f"; batch 64: nmt {res['nmt_greedy64']['sentences_per_s']:.0f}, "
+                         f"torch {res['torch_greedy64']['sentences_per_s']:.0f}")
+            self.say(line)
+
+    def scaling(self):
+        n = len(self.stats)
+        self.say("scaling: nmt on 25% and 50% of the batches, and on 1 thread")
+        rows = []
+        for frac in (0.25, 0.5):
+            steps = max(2, round(n * frac))
+            rows.append((frac, self.nmt_train(f"scale{frac}", steps)))
+            os.remove(rows[-1][1]["model"])
+        rows += [(1.0, r["nmt_train"]) for r in self.results["rounds"]]
+        self.results["scaling"] = rows
+        one = self.nmt_train("threads1", n, threads=1)
+        os.remove(one["model"])
+        self.results["threads1"] = one
+
+    def sgemm(self):
+        self.say("sgemm rates at the model's shapes")
+        binary = os.path.join(self.tmp, "sgemm_rate")
+        build = ["cc", "-O2", "-std=c11", "-Wall", "-Wextra", "-I/usr/include/x86_64-linux-gnu", "-o",
+                 binary, os.path.join(HERE, "sgemm_rate.c"), "-lopenblas"]
+        self.run.run(build, label="cc sgemm_rate.c")
+        S = round(statistics.mean(s["S"] for s in self.stats))
+        T = round(statistics.mean(s["T"] for s in self.stats))
+        shapes = gemm_shapes(S, T, BATCH, self.vocab[1])
+        spec = os.path.join(self.tmp, "shapes.txt")
+        with open(spec, "w") as f:
+            for i, (_, ta, tb, M, N, K, _) in enumerate(shapes):
+                f.write(f"p{i} {ta} {tb} {M} {N} {K}\n")
+        trials = "3" if self.args.quick else "5"
+        out = {}
+        for kernel in (self.kernel, "Prescott"):
+            _, _, text = self.run.run([binary, str(THREADS), "0.05", trials], stdin=spec,
+                                      env=self.env(kernel), label="sgemm_rate")
+            rates = [float(line.split()[-1]) for line in text.splitlines() if not line.startswith("#")]
+            flops = [2.0 * M * N * K * c for _, _, _, M, N, K, c in shapes]
+            limit = sum(flops) / sum(f / (r * 1e9) for f, r in zip(flops, rates))
+            out[kernel] = {"rates": rates, "limit_gflops": limit / 1e9}
+        self.results["sgemm"] = {"S": S, "T": T, "shapes": shapes, "by_kernel": out}
+
+    def prescott(self):
+        n = min(len(self.stats), 30 if not self.args.quick else 15)
+        warm = 10 if not self.args.quick else 5
+        self.say(f"side note: both on the Prescott kernel, {n} batches")
+        t = self.torch_train("prescott_torch", n, kernel="Prescott", warmup=warm)
+        os.remove(t["model"])
+        saved, self.args.warmup = self.args.warmup, warm
+        m = self.nmt_train("prescott_nmt", n, kernel="Prescott")
+        self.args.warmup = saved
+        os.remove(m["model"])
+        self.results["prescott"] = {"batches": n, "warmup": warm, "torch": t, "nmt": m}
+
+    # ---------------------------------------------------------- the report
+
+    def summary(self):
+        R = self.results["rounds"]
+        s = {}
+
+        def pair(key, field):
+            return median([r[f"nmt_{key}"][field] for r in R if f"nmt_{key}" in r]), \
+                median([r[f"torch_{key}"][field] for r in R if f"torch_{key}" in r])
+
+        s["train"] = pair("train", "tokens_per_s")
+        s["train_rss"] = pair("train", "rss_kib")
+        s["loss"] = pair("train", "loss_last10")
+        for b in (1, DECODE_BATCH):
+            s[f"greedy{b}"] = pair(f"greedy{b}", "sentences_per_s")
+            s[f"steps{b}"] = pair(f"greedy{b}", "steps_per_sentence")
+            s[f"rows{b}"] = pair(f"greedy{b}", "row_steps_per_sentence")
+            s[f"greedy_rss{b}"] = pair(f"greedy{b}", "rss_kib")
+        tokens = sum(x["tokens"] for x in self.stats)
+        s["gemm_flops_per_token"] = sum(gemm_flops(x["S"], x["T"], x["B"], self.vocab[1])
+                                        for x in self.stats) / tokens
+        s["att_flops_per_token"] = sum(attention_flops(x["S"], x["T"], x["B"]) for x in self.stats) / tokens
+        slots = sum(x["T"] * x["B"] for x in self.stats)
+        src_slots = sum(x["S"] * x["B"] for x in self.stats)
+        s["tgt_fill"] = tokens / slots
+        s["src_fill"] = sum(x["src_tokens"] for x in self.stats) / src_slots
+        limit = self.results["sgemm"]["by_kernel"][self.kernel]["limit_gflops"]
+        s["limit"] = limit
+        s["roofline"] = tuple(tps * s["gemm_flops_per_token"] / (limit * 1e9) for tps in s["train"])
+        return s
+
+    def report(self, started, load_before):
+        a, s, R = self.args, self.summary(), self.results["rounds"]
+        lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        model_line = next((ln.split(":", 1)[1].strip() for ln in lscpu.splitlines()
+                           if ln.startswith("Model name")), platform.processor())
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                cwd=ROOT).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "src"], capture_output=True, text=True,
+                               cwd=ROOT).stdout.strip()
+        t0 = R[0]["torch_train"]
+        mib = 1 / 1024
+
+        def ratio(p):
+            return p[0] / p[1] if p[1] else float("nan")
+
+        headline = [
+            "| figure | nmt | PyTorch | nmt / PyTorch |",
+            "| --- | ---: | ---: | ---: |",
+            f"| training, target tokens/s | {s['train'][0]:,.0f} | {s['train'][1]:,.0f} | "
+            f"{ratio(s['train']):.2f} |",
+            f"| greedy, sentences/s, line by line | {s['greedy1'][0]:,.1f} | {s['greedy1'][1]:,.1f} | "
+            f"{ratio(s['greedy1']):.2f} |",
+        ]
+        if "nmt_greedy64" in R[0]:
+            headline.append(f"| greedy, sentences/s, batches of {DECODE_BATCH} | {s['greedy64'][0]:,.0f} | "
+                            f"{s['greedy64'][1]:,.0f} | {ratio(s['greedy64']):.2f} |")
+        else:
+            headline.append(f"| greedy, sentences/s, batches of {DECODE_BATCH} | (no --batch) | "
+                            f"{s['greedy64'][1]:,.0f} | |")
+        headline += [
+            f"| decoder steps per sentence (greedy, own trained model) | {s['steps1'][0]:.2f} | "
+            f"{s['steps1'][1]:.2f} | {ratio(s['steps1']):.2f} |",
+            f"| peak RSS, training, MiB | {s['train_rss'][0] * mib:,.0f} | {s['train_rss'][1] * mib:,.0f} | "
+            f"{ratio(s['train_rss']):.2f} |",
+            f"| peak RSS, translating line by line, MiB | {s['greedy_rss1'][0] * mib:,.0f} | "
+            f"{s['greedy_rss1'][1] * mib:,.0f} | {ratio(s['greedy_rss1']):.2f} |",
+            f"| training, fraction of the sgemm limit ({s['limit']:.0f} GFLOP/s) | "
+            f"{100 * s['roofline'][0]:.0f}% | {100 * s['roofline'][1]:.0f}% | |",
+        ]
+        L = []
+        w = L.append
+        w("# Benchmarks: nmt against PyTorch on the same CPU")
+        w("")
+        w(f"Written by `scripts/bench.py{' --quick' if a.quick else ''}` on "
+          f"{started:%Y-%m-%d %H:%M} UTC; nmt at commit {commit}"
+          f"{' (src/ has uncommitted changes)' if dirty else ''}.")
+        w("")
+        w(f"- Machine: {model_line}, {os.cpu_count()} cores; load average "
+          f"{load_before[0]:.2f} before the run and {os.getloadavg()[0]:.2f} after (the machine is "
+          "shared: figures are medians of runs alternating the two programs).")
+        w(f"- Data: `{os.path.relpath(self.data, ROOT)}`, the first {len(self.stats)} training batches "
+          f"of nmt's own order (batch {BATCH}, max_len {MAX_LEN}; {sum(x['tokens'] for x in self.stats):,} "
+          f"target tokens; vocabularies {self.vocab[0]:,} source / {self.vocab[1]:,} target words), "
+          f"exported with `nmt train --export-batches`; {len(self.test_len):,} held-out sentences for decoding.")
+        w(f"- Model: embed {E}, hidden {H}, Bahdanau attention; Adam 1e-3, clip 5; {THREADS} threads each.")
+        w(f"- BLAS: both on OpenBLAS with `OPENBLAS_CORETYPE={self.kernel}` (nmt's own choice; "
+          f"PyTorch {t0['kernel']!r} as it reported it; torch {R[0]['torch_train'].get('aten', '?')} "
+          "ATen kernels). PyTorch: Debian python3-torch, `OMP_WAIT_POLICY=PASSIVE`, "
+          "`torch.set_num_threads(2)`, `OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=2`.")
+        w(f"- {a.rounds} round{'s' if a.rounds > 1 else ''}; training figures exclude the first {a.warmup} batches and count step "
+          "time only; greedy decoding uses the model each program has just trained on the same batches.")
+        w("")
+        w("## Headline (medians)")
+        w("")
+        L.extend(headline)
+        w("")
+        w(f"Ratios are of the medians. The losses after training (mean of the last 10 batches) agree, "
+          f"which says the two programs train the same model: nmt {s['loss'][0]:.3f}, PyTorch "
+          f"{s['loss'][1]:.3f}.")
+        w("")
+        w("## Raw figures per round")
+        w("")
+        cols = ["train tok/s", "train RSS MiB", "greedy/1 sent/s", "steps/sent", "greedy/1 RSS MiB",
+                f"greedy/{DECODE_BATCH} sent/s", f"greedy/{DECODE_BATCH} row steps/sent",
+                "others' CPU (train, greedy/1)"]
+        w("| round | program | " + " | ".join(cols) + " |")
+        w("| --- | --- |" + " ---: |" * len(cols))
+        for i, r in enumerate(R):
+            for who in ("nmt", "torch"):
+                tr, g1, g64 = r[f"{who}_train"], r[f"{who}_greedy1"], r.get(f"{who}_greedy64")
+                cells = [f"{tr['tokens_per_s']:.0f}", f"{tr['rss_kib'] * mib:.0f}",
+                         f"{g1['sentences_per_s']:.1f}", f"{g1['steps_per_sentence']:.2f}",
+                         f"{g1['rss_kib'] * mib:.0f}",
+                         f"{g64['sentences_per_s']:.0f}" if g64 else "-",
+                         f"{g64['row_steps_per_sentence']:.2f}" if g64 else "-",
+                         f"{tr['others']:.2f}, {g1['others']:.2f}"]
+                w(f"| {i + 1} | {'nmt' if who == 'nmt' else 'PyTorch'} | " + " | ".join(cells) + " |")
+        w("")
+        w("Per-round ratios nmt/PyTorch, training: " + ", ".join(
+            f"{r['nmt_train']['tokens_per_s'] / r['torch_train']['tokens_per_s']:.2f}" for r in R) +
+          "; greedy line by line: " + ", ".join(
+            f"{r['nmt_greedy1']['sentences_per_s'] / r['torch_greedy1']['sentences_per_s']:.2f}" for r in R) +
+          ".")
+        w("")
+        w("\"Others' CPU\" is how many cores other processes kept busy during that run (from /proc/stat, "
+          "minus the run's own CPU time): above ~0.2 the run shared the machine and its figure is low.")
+        w("")
+        w(f"nmt translate's start-up (loading the model; subtracted from its time): "
+          f"{median([r['nmt_greedy1']['startup_s'] for r in R]):.2f} s. Decoder steps per sentence: "
+          "words + 1 for <eos>, or the limit 2 * source length + 10; for nmt they are counted by "
+          "re-tokenising its output (a Python copy of src/text.c's rule), for PyTorch exactly. "
+          "\"Row steps\" are the decoder steps a batch runs (until its last sentence ends) per sentence.")
+        w("")
+        w("## Roofline")
+        w("")
+        sg = self.results["sgemm"]
+        w(f"Matrix-product work, counted from the exported batches (every product of the forward and "
+          f"backward pass, 2·M·N·K, at the padded sizes nmt computes): "
+          f"**{s['gemm_flops_per_token'] / 1e6:.1f} MFLOP per target token**. Padding: "
+          f"{100 * s['tgt_fill']:.0f}% of target slots and {100 * s['src_fill']:.0f}% of source slots "
+          "hold real tokens. Not counted: the attention's elementwise work, roughly "
+          f"{s['att_flops_per_token'] / 1e6:.2f} MFLOP per token (~15 operations per decoder step, source "
+          "position, sentence and unit, tanh counted as one).")
+        w("")
+        w(f"OpenBLAS sgemm at those shapes (a batch of mean length: S = {sg['S']}, T = {sg['T']}, "
+          f"B = {BATCH}), {THREADS} threads, best of several trials:")
+        w("")
+        w(f"| product | op | M | N | K | calls | GFLOP/s {self.kernel} | GFLOP/s Prescott |")
+        w("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+        rk, rp = sg["by_kernel"][self.kernel]["rates"], sg["by_kernel"]["Prescott"]["rates"]
+        for (name, ta, tb, M, N, K, c), x, y in zip(sg["shapes"], rk, rp):
+            w(f"| {name} | {ta}{tb} | {M} | {N} | {K} | {c} | {x:.0f} | {y:.0f} |")
+        w("")
+        w(f"FLOP-weighted mean (total FLOPs over total time at these rates), **the sgemm limit: "
+          f"{s['limit']:.0f} GFLOP/s** ({sg['by_kernel']['Prescott']['limit_gflops']:.0f} on Prescott). "
+          f"At that rate the matrix products alone would allow "
+          f"{s['limit'] * 1e9 / s['gemm_flops_per_token']:,.0f} target tokens/s.")
+        w("")
+        w(f"nmt trains at {s['train'][0]:,.0f} tokens/s x {s['gemm_flops_per_token'] / 1e6:.1f} MFLOP = "
+          f"{s['train'][0] * s['gemm_flops_per_token'] / 1e9:.0f} GFLOP/s: **{100 * s['roofline'][0]:.0f}% "
+          f"of the sgemm limit**; PyTorch {100 * s['roofline'][1]:.0f}% (counting the same work; its "
+          "packed encoder skips the source padding, so it does slightly less).")
+        w("")
+        w("## Scaling (nmt)")
+        w("")
+        w("| batches | target tokens | step time, s | s per step | µs per token | epoch-equivalent, s | "
+          "others' CPU |")
+        w("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        per_epoch = self.batches_per_epoch
+        for frac, r in self.results["scaling"]:
+            w(f"| {r['steps']} ({100 * frac:.0f}%) | {r['tokens']:,} | {r['train_seconds']:.1f} | "
+              f"{r['train_seconds'] / r['steps']:.3f} | {1e6 * r['train_seconds'] / r['tokens']:.0f} | "
+              f"{r['train_seconds'] / r['steps'] * per_epoch:.0f} | {r['others']:.2f} |")
+        w("")
+        w(f"Step time is the sum of nmt's per-step times from train.log (data loading, validation and "
+          f"checkpoints excluded); epoch-equivalent = time per step x {per_epoch} batches (one epoch of "
+          "this split). Linear scaling means constant µs per token; the 25% and 50% runs use the first "
+          "batches of the same order, whose lengths differ a little from the whole.")
+        one = self.results["threads1"]
+        two = s["train"][0]
+        w("")
+        w(f"Threads: 1 thread {one['tokens_per_s']:,.0f} tokens/s, 2 threads {two:,.0f} (median of the "
+          f"rounds): speed-up {two / one['tokens_per_s']:.2f}x (others' CPU during the 1-thread run: "
+          f"{one['others']:.2f} cores).")
+        w("")
+        p = self.results["prescott"]
+        w("## Side note: the Prescott kernel")
+        w("")
+        w(f"Without `OPENBLAS_CORETYPE`, Debian's OpenBLAS 0.3.21 runs its SSE3 \"Prescott\" kernel on this "
+          f"CPU. nmt avoids that by itself; PyTorch does not. One run each on {p['batches']} batches "
+          f"(first {p['warmup']} not timed): PyTorch {p['torch']['tokens_per_s']:,.0f} tokens/s, nmt "
+          f"{p['nmt']['tokens_per_s']:,.0f} tokens/s. So against PyTorch as Debian ships it, nmt's "
+          f"training ratio would be about {s['train'][0] / p['torch']['tokens_per_s']:.1f}x rather than "
+          f"{ratio(s['train']):.2f}x.")
+        w("")
+        w("## Commands")
+        w("")
+        w("`$TMP` is a fresh temporary directory; the configs it holds are those of "
+          "`scripts/bench.py` (`config()`): the data above, `valid_fraction` 0.06, `epochs` 1, "
+          "`max_steps` the number of batches, `log_every` 1, `checkpoint_every` 0, seed 1.")
+        w("")
+        w("```")
+        L.extend(self.run.commands)
+        w("```")
+        with open(self.args.out, "w") as f:
+            f.write("\n".join(L) + "\n")
+        print()
+        print("\n".join(headline))
+        print(f"\nwrote {os.path.relpath(self.args.out, ROOT)}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="a ~3 minute smoke run")
+    ap.add_argument("--rounds", type=int, help="alternated rounds (default 3; quick 1)")
+    ap.add_argument("--batches", type=int, help="training batches (default 100; quick 30)")
+    ap.add_argument("--sentences", type=int, help="test sentences to decode (default 2000; quick 200)")
+    ap.add_argument("--warmup", type=int, default=10, help="untimed first batches")
+    ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    ap.add_argument("--verbose", action="store_true", help="print each command")
+    a = ap.parse_args()
+    a.rounds = a.rounds or (1 if a.quick else 3)
+    a.batches = a.batches or (30 if a.quick else 100)
+    a.sentences = a.sentences or (200 if a.quick else 2000)
+    if a.batches <= a.warmup + 1:
+        sys.exit("bench.py: --batches must exceed --warmup + 1")
+    if not os.access(NMT, os.X_OK):
+        sys.exit(f"bench.py: {NMT} not found; run make first")
+    started = datetime.datetime.utcnow()
+    load_before = os.getloadavg()
+    b = Bench(a)
+    t = time.time()
+    try:
+        b.export()
+        b.rounds()
+        b.scaling()
+        b.sgemm()
+        b.prescott()
+        b.report(started, load_before)
+    finally:
+        if a.keep:
+            print(f"kept {b.tmp}")
+        else:
+            shutil.rmtree(b.tmp, ignore_errors=True)
+    print(f"({(time.time() - t) / 60:.1f} minutes)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
