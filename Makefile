@@ -42,8 +42,9 @@ demo: nmt
 	./nmt translate runs/default/model.bin < data/examples.txt
 	./nmt eval runs/default/model.bin runs/default/valid.tsv
 
+# nmt against PyTorch (scripts/bench.py; ~15 minutes, writes BENCHMARKS.md).
 bench: nmt
-	sh scripts/bench.sh
+	/usr/bin/python3 scripts/bench.py
 
 clean:
 	rm -rf build nmt

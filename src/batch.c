@@ -71,7 +71,7 @@ void batch_free(Batch *batch)
     memset(batch, 0, sizeof *batch);
 }
 
-/* Sorts by (source length, target length), ties by position, using one 64-bit key per
+/* Sorts by (target length, source length), ties by position, using one 64-bit key per
  * example: no comparison context needed. */
 static int compare_keys(const void *a, const void *b)
 {
@@ -85,7 +85,7 @@ void sort_by_length(int *order, const Example *ex, int n)
     long long *keys = xmalloc(sizeof(long long) * n);
     for (int i = 0; i < n; i++) {
         const Example *e = &ex[order[i]];
-        keys[i] = ((long long)(e->src_len * 4096 + e->tgt_len) << 32) | ((long long)i << 0);
+        keys[i] = ((long long)(e->tgt_len * 4096 + e->src_len) << 32) | ((long long)i << 0);
     }
     qsort(keys, n, sizeof *keys, compare_keys);
     int *copy = xmalloc(sizeof(int) * n);

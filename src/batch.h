@@ -32,10 +32,12 @@ void batch_fill(Batch *batch, const Example *ex, const int *idx, int n);
 void batch_fill_source(Batch *batch, int *const *src, const int *src_len, int n);
 void batch_free(Batch *batch);
 
-/* The order of one epoch: a seeded shuffle, then within windows of 50 batches the examples
- * are sorted by length, so that batches hold sentences of similar length (little padding)
- * while the batch order stays random. order receives n indices. */
+/* The order of one epoch: a seeded shuffle, then within windows of 50 batches the
+ * examples are sorted by length (target first), so that batches hold sentences of
+ * similar length (little padding) while the batch order stays random. order receives
+ * n indices. */
 void batch_epoch_order(int *order, const Example *ex, int n, int batch_size, Rng *rng);
-/* Sorts the indices order[0..n-1] by (source length, target length), stable. */
+/* Sorts the indices order[0..n-1] by (target length, source length), stable. Target
+ * length first: the decoder and output layer, which scale with it, cost the most. */
 void sort_by_length(int *order, const Example *ex, int n);
 #endif

@@ -297,14 +297,15 @@ static void test_batch_fill(void)
 }
 
 /* Padded source positions when order[] is cut into batches of bs: sum of B*S - lengths. */
-static long source_padding(const int *order, const Example *ex, int n, int bs)
+/* Padded target positions: what the decoder and output layer waste. */
+static long target_padding(const int *order, const Example *ex, int n, int bs)
 {
     long pad = 0;
     for (int start = 0; start < n; start += bs) {
         int m = n - start < bs ? n - start : bs, longest = 0;
         long real = 0;
         for (int i = 0; i < m; i++) {
-            int len = ex[order[start + i]].src_len;
+            int len = ex[order[start + i]].tgt_len;
             if (len > longest) longest = len;
             real += len;
         }
@@ -329,7 +330,7 @@ static int sorted_by_length(const int *order, const Example *ex, int n)
 {
     for (int i = 1; i < n; i++) {
         const Example *a = &ex[order[i - 1]], *b = &ex[order[i]];
-        if (a->src_len > b->src_len || (a->src_len == b->src_len && a->tgt_len > b->tgt_len)) return 0;
+        if (a->tgt_len > b->tgt_len || (a->tgt_len == b->tgt_len && a->src_len > b->src_len)) return 0;
     }
     return 1;
 }
@@ -365,7 +366,7 @@ static void test_epoch_order(void)
     for (int start = 0; start < n; start += bs) {
         int m = n - start < bs ? n - start : bs;
         all_sorted = all_sorted && sorted_by_length(a + start, ex, m);
-        int mx = ex[a[start + m - 1]].src_len;
+        int mx = ex[a[start + m - 1]].tgt_len;
         if (start) {
             rises += mx > prev_max;
             falls += mx < prev_max;
@@ -378,9 +379,9 @@ static void test_epoch_order(void)
     for (int i = 0; i < n; i++) shuffled[i] = i;
     rng_seed(&r1, 11);
     rng_shuffle(&r1, shuffled, n);
-    long pad_bucketed = source_padding(a, ex, n, bs), pad_shuffled = source_padding(shuffled, ex, n, bs);
-    printf("  source padding over %d examples: %ld bucketed, %ld plain shuffle\n", n, pad_bucketed, pad_shuffled);
-    CHECK(pad_bucketed * 5 < pad_shuffled, "bucketing cuts source padding at least fivefold");
+    long pad_bucketed = target_padding(a, ex, n, bs), pad_shuffled = target_padding(shuffled, ex, n, bs);
+    printf("  target padding over %d examples: %ld bucketed, %ld plain shuffle\n", n, pad_bucketed, pad_shuffled);
+    CHECK(pad_bucketed * 5 < pad_shuffled, "bucketing cuts target padding at least fivefold");
 
     /* Fewer examples than one batch, and none. */
     batch_epoch_order(a, ex, 20, bs, &r1);
@@ -398,11 +399,11 @@ static void test_sort_by_length(void)
     for (int i = 0; i < 8; i++) ex[i] = (Example){NULL, NULL, lens[i][0], lens[i][1]};
     int order[] = {7, 6, 5, 4, 3, 2, 1, 0};
     sort_by_length(order, ex, 8);
-    /* by (src, tgt): (1,2)=4, (1,5)=7,1 in input order, (2,2)=6,3, (3,0)=5, (3,1)=2,0 */
-    CHECK(ints_are(order, (int[]){4, 7, 1, 6, 3, 5, 2, 0}, 8), "sorted by (source, target) length, stable");
-    int sub[] = {0, 3, 1};
+    /* by (tgt, src): (3,0)=5, (3,1)=2,0 in input order, (1,2)=4, (2,2)=6,3, (1,5)=7,1 */
+    CHECK(ints_are(order, (int[]){5, 2, 0, 4, 6, 3, 7, 1}, 8), "sorted by (target, source) length, stable");
+    int sub[] = {1, 3, 0};
     sort_by_length(sub, ex, 3);
-    CHECK(ints_are(sub, (int[]){1, 3, 0}, 3), "a subset of indices");
+    CHECK(ints_are(sub, (int[]){0, 3, 1}, 3), "a subset of indices");
     int single[] = {2};
     sort_by_length(single, ex, 1);
     CHECK(single[0] == 2, "one element");
