@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "linalg.h" /* defines: matmul_bias */
+#include "fastmath.h" /* defines: expf_fast */
+#include "linalg.h"   /* defines: matmul_bias */
 #include "util.h"   /* defines: xmalloc */
 #include "vocab.h"  /* defines: VOCAB_SOS, VOCAB_EOS */
 
@@ -66,95 +67,120 @@ static void keep_best(Candidate *best, int *count, int n, Candidate c)
 
 static float length_penalty(int len, float alpha) { return alpha == 0.0f ? 1.0f : powf((5.0f + len) / 6.0f, alpha); }
 
-float decode_beam(Model *m, RunState *rs, const int *src, int src_len, int K, int max_len, float alpha, int *out,
-                  int *out_len)
+/* One sentence's search: its K rows of the batch are rows n*K .. n*K+K-1. */
+typedef struct {
+    int *hist, *next_hist;   /* (K, max_len) words of each live beam */
+    float *score;            /* (K) total log-probability of each live beam */
+    int live, finished, done, limit;
+    float best_final;
+} Search;
+
+void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, int N, int K, const int *limit,
+                 float alpha, int **out, int *out_len)
 {
-    int H = m->dims.hidden, V = m->dims.tgt_vocab;
-    Batch batch = {0};
-    int **srcs = xmalloc(sizeof(int *) * K), *lens = xmalloc(sizeof(int) * K);
-    for (int k = 0; k < K; k++) {
-        srcs[k] = (int *)src;
-        lens[k] = src_len;
+    int H = m->dims.hidden, V = m->dims.tgt_vocab, R = N * K, max_len = 1;
+    for (int n = 0; n < N; n++)
+        if (limit[n] > max_len) max_len = limit[n];
+    /* Each source K times: all beams of all sentences decode as one batch of N*K rows. */
+    int **srcs = xmalloc(sizeof(int *) * R), *lens = xmalloc(sizeof(int) * R);
+    for (int r = 0; r < R; r++) {
+        srcs[r] = src[r / K];
+        lens[r] = src_len[r / K];
     }
-    /* K copies of the source: the beams then decode as an ordinary batch of K rows. */
-    batch_fill_source(&batch, srcs, lens, K);
-    runstate_ensure(rs, &m->dims, RUN_DECODE, K, batch.S, max_len > 0 ? max_len : 1);
+    Batch batch = {0};
+    batch_fill_source(&batch, srcs, lens, R);
+    runstate_ensure(rs, &m->dims, RUN_DECODE, R, batch.S, max_len);
     model_encode(m, rs, &batch);
 
-    int *hist = xcalloc((long)K * (max_len + 1), sizeof(int)), *next_hist = xcalloc((long)K * (max_len + 1), sizeof(int));
-    int *prev = xmalloc(sizeof(int) * K);
-    float *score = xcalloc(K, sizeof(float)), *next_score = xmalloc(sizeof(float) * K);
-    float *state = xmalloc(sizeof(float) * K * H);
+    Search *sr = xcalloc(N, sizeof(Search));
+    for (int n = 0; n < N; n++) {
+        sr[n].hist = xcalloc((long)K * max_len, sizeof(int));
+        sr[n].next_hist = xcalloc((long)K * max_len, sizeof(int));
+        sr[n].score = xcalloc(K, sizeof(float));
+        sr[n].live = 1; /* at t = 0 all K rows hold the same <sos> beam */
+        sr[n].limit = limit[n] > 0 ? limit[n] : 1;
+        sr[n].best_final = -INFINITY;
+        out_len[n] = 0;
+    }
+    int *prev = xmalloc(sizeof(int) * R), remaining = N;
+    float *next_score = xmalloc(sizeof(float) * K), *state = xmalloc(sizeof(float) * K * H);
     Candidate *best = xmalloc(sizeof(Candidate) * 2 * K);
-    float best_final = -INFINITY;
-    int finished = 0, live = 1; /* at t = 0 every row holds the same <sos> beam */
-    *out_len = 0;
-    for (int k = 0; k < K; k++)
-        prev[k] = VOCAB_SOS;
-    for (int t = 0; t < max_len && finished < K; t++) {
-        model_decoder_input(m, rs, t, prev, K);
+    for (int r = 0; r < R; r++)
+        prev[r] = VOCAB_SOS;
+    for (int t = 0; t < max_len && remaining > 0; t++) {
+        model_decoder_input(m, rs, t, prev, R);
         model_decoder_step(m, rs, &batch, t);
-        float *s_t = rs->dec_h + (long)(t + 1) * K * H;
-        matmul_bias(rs->logits, V, s_t, H, m->params.out_w, H, m->params.out_b, live, V, H);
-        int count = 0;
-        for (int k = 0; k < live; k++) {
-            float *row = rs->logits + (long)k * V, maxv = row[0], sum = 0.0f;
-            for (int w = 1; w < V; w++)
-                maxv = row[w] > maxv ? row[w] : maxv;
-            for (int w = 0; w < V; w++)
-                sum += expf(row[w] - maxv);
-            float base = score[k] - maxv - logf(sum);
-            for (int w = VOCAB_UNK; w < V; w++)
-                if (w != VOCAB_SOS) keep_best(best, &count, 2 * K, (Candidate){base + row[w], k, w});
-        }
-        /* Best first: an <eos> finishes a hypothesis, anything else continues as a beam. */
-        int next = 0;
-        for (int c = 0; c < count && next < K; c++) {
-            const Candidate *cd = &best[c];
-            if (cd->word == VOCAB_EOS) {
-                float norm = cd->score / length_penalty(t + 1, alpha);
-                if (norm > best_final) {
-                    best_final = norm;
-                    memcpy(out, hist + (long)cd->beam * (max_len + 1), sizeof(int) * t);
-                    *out_len = t;
-                }
-                if (++finished >= K) break;
-                continue;
+        float *s_t = rs->dec_h + (long)(t + 1) * R * H;
+        matmul_bias(rs->logits, V, s_t, H, m->params.out_w, H, m->params.out_b, R, V, H);
+        for (int n = 0; n < N; n++) {
+            Search *q = &sr[n];
+            if (q->done) continue;
+            int count = 0;
+            for (int k = 0; k < q->live; k++) {
+                float *row = rs->logits + (long)(n * K + k) * V, maxv = row[0], sum = 0.0f;
+#pragma omp simd reduction(max : maxv)
+                for (int w = 1; w < V; w++)
+                    maxv = row[w] > maxv ? row[w] : maxv;
+#pragma omp simd reduction(+ : sum)
+                for (int w = 0; w < V; w++)
+                    sum += expf_fast(row[w] - maxv);
+                float base = q->score[k] - maxv - logf(sum);
+                for (int w = VOCAB_UNK; w < V; w++)
+                    if (w != VOCAB_SOS) keep_best(best, &count, 2 * K, (Candidate){base + row[w], k, w});
             }
-            memcpy(next_hist + (long)next * (max_len + 1), hist + (long)cd->beam * (max_len + 1), sizeof(int) * t);
-            next_hist[(long)next * (max_len + 1) + t] = cd->word;
-            next_score[next] = cd->score;
-            memcpy(state + (long)next * H, s_t + (long)cd->beam * H, sizeof(float) * H);
-            prev[next] = cd->word;
-            next++;
-        }
-        if (finished >= K || next == 0) break;
-        /* The surviving beams' states, in their new order, feed step t + 1. */
-        memcpy(s_t, state, sizeof(float) * next * H);
-        for (int k = next; k < K; k++)
-            prev[k] = prev[0];
-        live = next;
-        int *swap = hist;
-        hist = next_hist;
-        next_hist = swap;
-        memcpy(score, next_score, sizeof(float) * next);
-        if (t + 1 == max_len && *out_len == 0 && best_final == -INFINITY) {
-            /* Nothing finished within max_len words: the best live beam, cut there. */
-            float norm = score[0] / length_penalty(max_len, alpha);
-            memcpy(out, hist, sizeof(int) * max_len);
-            *out_len = max_len;
-            best_final = norm;
+            /* Best first: an <eos> finishes a hypothesis, anything else continues as a beam. */
+            int next = 0;
+            for (int c = 0; c < count && next < K && q->finished < K; c++) {
+                const Candidate *cd = &best[c];
+                const int *from = q->hist + (long)cd->beam * max_len;
+                if (cd->word == VOCAB_EOS) {
+                    float norm = cd->score / length_penalty(t + 1, alpha);
+                    if (norm > q->best_final) {
+                        q->best_final = norm;
+                        memcpy(out[n], from, sizeof(int) * t);
+                        out_len[n] = t;
+                    }
+                    q->finished++;
+                    continue;
+                }
+                memcpy(q->next_hist + (long)next * max_len, from, sizeof(int) * t);
+                q->next_hist[(long)next * max_len + t] = cd->word;
+                next_score[next] = cd->score;
+                memcpy(state + (long)next * H, s_t + (long)(n * K + cd->beam) * H, sizeof(float) * H);
+                prev[n * K + next] = cd->word;
+                next++;
+            }
+            /* The surviving beams' states, in their new order, feed step t + 1. */
+            memcpy(s_t + (long)n * K * H, state, sizeof(float) * next * H);
+            for (int k = next; k < K; k++)
+                prev[n * K + k] = next > 0 ? prev[n * K] : VOCAB_EOS;
+            int *swap = q->hist;
+            q->hist = q->next_hist;
+            q->next_hist = swap;
+            memcpy(q->score, next_score, sizeof(float) * next);
+            q->live = next;
+            if (q->finished >= K || next == 0 || t + 1 >= q->limit) {
+                if (out_len[n] == 0 && q->best_final == -INFINITY && next > 0) {
+                    /* Nothing finished within the limit: the best live beam, cut there. */
+                    memcpy(out[n], q->hist, sizeof(int) * (t + 1));
+                    out_len[n] = t + 1;
+                }
+                q->done = 1;
+                remaining--;
+            }
         }
     }
-    free(hist);
-    free(next_hist);
+    for (int n = 0; n < N; n++) {
+        free(sr[n].hist);
+        free(sr[n].next_hist);
+        free(sr[n].score);
+    }
+    free(sr);
     free(prev);
-    free(score);
     free(next_score);
     free(state);
     free(best);
     free(srcs);
     free(lens);
     batch_free(&batch);
-    return best_final;
 }

@@ -14,14 +14,15 @@
  * words before <eos>, out_len[b] their number. rs grows as needed (RUN_DECODE mode). */
 void decode_greedy(Model *m, RunState *rs, const Batch *batch, int max_len, int **out, int *out_len);
 
-/* Beam search for one source sentence src (src_len ids) with K beams, which decode as
- * a batch of K rows. Each step extends every live beam by every word (<pad> and <sos>
- * excluded) and keeps the K best by total log-probability; a beam that emits <eos> is
- * finished. The search stops when K beams have finished or after max_len words, and
- * returns the finished hypothesis with the best length-normalised score
+/* Beam search for N source sentences src[n] (src_len[n] ids) with K beams each; all
+ * N*K beams decode together as one batch. Each step extends every live beam by every
+ * word (<pad> and <sos> excluded) and keeps a sentence's K best by total
+ * log-probability; a beam that emits <eos> is finished. A sentence's search stops when
+ * K of its beams have finished or after limit[n] words, and yields the finished
+ * hypothesis with the best length-normalised score
  *     log P(y | x) / lp(|y|),   lp(n) = ((5 + n) / 6)^alpha   (GNMT; n counts <eos>)
- * (alpha = 0: raw log-probability). out must hold max_len ids; out_len receives the
- * count; the normalised score is returned. K = 1 is plain greedy search. */
-float decode_beam(Model *m, RunState *rs, const int *src, int src_len, int K, int max_len, float alpha, int *out,
-                  int *out_len);
+ * (alpha = 0: raw log-probability); if none finished, the best live beam, cut at the
+ * limit. out[n] must hold limit[n] ids; out_len[n] receives the count. */
+void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, int N, int K, const int *limit,
+                 float alpha, int **out, int *out_len);
 #endif

@@ -44,11 +44,11 @@ void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, con
         for (int k = 0; k < n_live; k++)
             hyp[k] = xmalloc(sizeof(int) * max_out);
         if (opt->beam > 1) {
-            for (int k = 0; k < n_live; k++) {
-                int limit = opt->max_len > 0 ? opt->max_len : 2 * src_len[k] + 10;
-                decode_beam(&mf->model, rs, src[k], src_len[k], opt->beam, limit, opt->length_penalty, hyp[k],
-                            &hyp_len[k]);
-            }
+            int *limit = xmalloc(sizeof(int) * n_live);
+            for (int k = 0; k < n_live; k++)
+                limit[k] = opt->max_len > 0 ? opt->max_len : 2 * src_len[k] + 10;
+            decode_beam(&mf->model, rs, src, src_len, n_live, opt->beam, limit, opt->length_penalty, hyp, hyp_len);
+            free(limit);
         } else {
             decode_greedy(&mf->model, rs, &batch, max_out, hyp, hyp_len);
         }
