@@ -40,26 +40,30 @@ double grad_norm(const float *grad, long n)
     return sqrt(total);
 }
 
+float clip_scale(double norm, double max_norm)
+{
+    return max_norm <= 0 || norm <= max_norm ? 1.0f : (float)(max_norm / (norm + 1e-6));
+}
+
 void grad_clip(float *grad, long n, double norm, double max_norm)
 {
-    if (max_norm <= 0 || norm <= max_norm) return;
-    float scale = (float)(max_norm / (norm + 1e-6));
+    float scale = clip_scale(norm, max_norm);
+    if (scale == 1.0f) return;
     for (long i = 0; i < n; i++)
         grad[i] *= scale;
 }
 
-void adam_update(Adam *opt, float *params, float *grad)
+void adam_update(Adam *opt, float *params, float *grad, float grad_scale)
 {
     opt->step++;
-    float b1 = opt->beta1, b2 = opt->beta2;
+    float b1 = opt->beta1, b2 = opt->beta2, eps = opt->eps;
     /* PyTorch's arrangement: step_size = lr / bc1, denom = sqrt(v) / sqrt(bc2) + eps */
     float bc1 = 1.0f - powf(b1, (float)opt->step);
     float bc2_sqrt = sqrtf(1.0f - powf(b2, (float)opt->step));
-    float step_size = opt->lr / bc1;
-    float *m = opt->m, *v = opt->v, eps = opt->eps;
+    float step_size = opt->lr / bc1, *m = opt->m, *v = opt->v;
 #pragma omp simd
     for (long i = 0; i < opt->n; i++) {
-        float g = grad[i];
+        float g = grad[i] * grad_scale;
         m[i] = b1 * m[i] + (1.0f - b1) * g;
         v[i] = b2 * v[i] + (1.0f - b2) * g * g;
         float denom = sqrtf(v[i]) / bc2_sqrt + eps;

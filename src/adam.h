@@ -16,8 +16,13 @@ void adam_free(Adam *opt);
 
 /* The L2 norm of all n gradients (accumulated in double). */
 double grad_norm(const float *grad, long n);
-/* Scales grad by max_norm / (norm + 1e-6) when norm > max_norm; max_norm <= 0 disables. */
+/* Clipping as torch.nn.utils.clip_grad_norm_: the factor max_norm / (norm + 1e-6) when
+ * norm > max_norm, else 1; max_norm <= 0 disables. grad_clip applies it in place;
+ * adam_update can apply it on the fly instead (one pass over the gradients less). */
+float clip_scale(double norm, double max_norm);
 void grad_clip(float *grad, long n, double norm, double max_norm);
-/* One update of params (n) from grad (n); leaves grad zeroed for the next step. */
-void adam_update(Adam *opt, float *params, float *grad);
+/* One update of params (n) from grad_scale * grad (n); leaves grad zeroed for the
+ * next step. (The optimizer is bound by memory bandwidth, not arithmetic: a second
+ * thread made it no faster here, so it has none.) */
+void adam_update(Adam *opt, float *params, float *grad, float grad_scale);
 #endif

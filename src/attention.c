@@ -7,7 +7,7 @@
 
 void attention_bahdanau_forward(const float *keys, const float *enc, const float *mask,
                                 const float *q, int ld_q, const float *v,
-                                float *attn, float *th, float *ctx, int ld_ctx,
+                                float *attn, float *ctx, int ld_ctx,
                                 int S, int B, int A, int H)
 {
     for (int b = 0; b < B; b++) {
@@ -15,25 +15,15 @@ void attention_bahdanau_forward(const float *keys, const float *enc, const float
         float *a = attn + (long)b * S;
         float best = -INFINITY;
         for (int j = 0; j < S; j++) {
-            float *t = th ? th + ((long)b * S + j) * A : NULL;
             if (mask[j * B + b] == 0.0f) {
-                if (t) memset(t, 0, sizeof(float) * A);
                 a[j] = -INFINITY;
                 continue;
             }
             const float *k = keys + ((long)j * B + b) * A;
             float e = 0.0f;
-            if (t) {
 #pragma omp simd reduction(+ : e)
-                for (int i = 0; i < A; i++) {
-                    t[i] = tanhf_fast(k[i] + qb[i]);
-                    e += v[i] * t[i];
-                }
-            } else {
-#pragma omp simd reduction(+ : e)
-                for (int i = 0; i < A; i++)
-                    e += v[i] * tanhf_fast(k[i] + qb[i]);
-            }
+            for (int i = 0; i < A; i++)
+                e += v[i] * tanhf_fast(k[i] + qb[i]);
             a[j] = e;
             if (e > best) best = e;
         }
@@ -55,12 +45,12 @@ void attention_bahdanau_forward(const float *keys, const float *enc, const float
     }
 }
 
-void attention_bahdanau_backward(const float *dctx, int ld_dctx, const float *enc, const float *mask,
-                                 const float *v, const float *attn, const float *th,
-                                 float *dv, float *dkeys, float *denc, float *dq, int ld_dq,
-                                 float *work, int S, int B, int A, int H)
+void attention_bahdanau_backward(const float *dctx, int ld_dctx, const float *keys, const float *enc,
+                                 const float *mask, const float *q, int ld_q, const float *v,
+                                 const float *attn, float *dv, float *dkeys, float *denc, float *dq,
+                                 int ld_dq, float *work, int S, int B, int A, int H)
 {
-    float *da = work; /* (S) dLoss/da_j, then dLoss/de_j */
+    float *da = work, *t = work + S; /* (S) dLoss/da_j; (A) tanh(k_j + q) */
     for (int b = 0; b < B; b++) {
         const float *dc = dctx + (long)b * ld_dctx, *a = attn + (long)b * S;
         float *dqb = dq + (long)b * ld_dq;
@@ -80,8 +70,12 @@ void attention_bahdanau_backward(const float *dctx, int ld_dctx, const float *en
         for (int j = 0; j < S; j++) {
             if (mask[j * B + b] == 0.0f) continue;
             float de = a[j] * (da[j] - dot);   /* softmax backward */
-            const float *t = th + ((long)b * S + j) * A;
+            const float *k = keys + ((long)j * B + b) * A, *qb = q + (long)b * ld_q;
             float *dk = dkeys + ((long)j * B + b) * A;
+#pragma omp simd
+            for (int i = 0; i < A; i++)
+                t[i] = tanhf_fast(k[i] + qb[i]);
+#pragma omp simd
             for (int i = 0; i < A; i++) {
                 dv[i] += de * t[i];
                 float du = de * v[i] * (1.0f - t[i] * t[i]);

@@ -13,19 +13,19 @@
 #define ATTENTION_H
 
 /*   keys (S, B, A); enc (S, B, H); mask (S, B); q (B, A) row stride ld_q; v (A)
- *   writes attn (B, S) weights, th (B, S, A) = tanh(k_j + q) kept for backward
- *   (th may be NULL when there will be no backward pass),
- *   ctx (B, H) with row stride ld_ctx. */
+ *   writes attn (B, S) weights and ctx (B, H) with row stride ld_ctx. */
 void attention_bahdanau_forward(const float *keys, const float *enc, const float *mask,
                                 const float *q, int ld_q, const float *v,
-                                float *attn, float *th, float *ctx, int ld_ctx,
+                                float *attn, float *ctx, int ld_ctx,
                                 int S, int B, int A, int H);
 
-/*   dctx (B, H) stride ld_dctx: dLoss/dctx.
+/*   dctx (B, H) stride ld_dctx: dLoss/dctx; keys, enc, mask, q, v, attn as in forward.
+ *   tanh(k_j + q) is recomputed rather than kept from the forward pass: storing it for
+ *   every step would be the largest activation of all (T, B, S, A).
  *   accumulates dv (A), dkeys (S, B, A), denc (S, B, H);
- *   writes dq (B, A) with row stride ld_dq; work: (S) floats. */
-void attention_bahdanau_backward(const float *dctx, int ld_dctx, const float *enc, const float *mask,
-                                 const float *v, const float *attn, const float *th,
-                                 float *dv, float *dkeys, float *denc, float *dq, int ld_dq,
-                                 float *work, int S, int B, int A, int H);
+ *   writes dq (B, A) with row stride ld_dq; work: (S + A) floats. */
+void attention_bahdanau_backward(const float *dctx, int ld_dctx, const float *keys, const float *enc,
+                                 const float *mask, const float *q, int ld_q, const float *v,
+                                 const float *attn, float *dv, float *dkeys, float *denc, float *dq,
+                                 int ld_dq, float *work, int S, int B, int A, int H);
 #endif

@@ -115,13 +115,13 @@ void runstate_alloc(RunState *rs, const ModelDims *d, RunMode mode, int B, int S
         {&rs->enc_rzn, SB * 3 * H}, {&rs->enc_h, (SB + B) * H}, {&rs->keys, SB * H},
         {&rs->x, TB * (E + H)},     {&rs->dec_gi, TB * 3 * H},  {&rs->dec_gh, TB * 4 * H},
         {&rs->dec_rzn, TB * 3 * H}, {&rs->dec_h, (TB + B) * H}, {&rs->attn, TB * S},
-        {&rs->att_tanh, train * TB * S * H}, {&rs->logits, (mode == RUN_DECODE ? B : TB) * V},
+        {&rs->logits, (mode == RUN_DECODE ? B : TB) * V},
         {&rs->d_dec_h, train * TB * H},      {&rs->d_dec_gi, train * TB * 3 * H},
         {&rs->d_dec_gh, train * TB * 4 * H}, {&rs->d_ctx, train * B * H},
         {&rs->d_s, train * B * H},           {&rs->d_keys, train * SB * H},
         {&rs->d_enc, train * SB * H},        {&rs->d_emb, train * ST * B * E},
         {&rs->d_enc_gi, train * SB * 3 * H}, {&rs->d_enc_gh, train * SB * 3 * H},
-        {&rs->d_h0, train * B * H},          {&rs->work, S},
+        {&rs->d_h0, train * B * H},          {&rs->work, S + H},
     };
     int n_parts = sizeof parts / sizeof parts[0];
     long total = 0;
@@ -194,9 +194,7 @@ void model_decoder_step(Model *m, RunState *rs, const Batch *batch, int t)
     /* [W_hh; W_query] s_{t-1} + [b_hh; b_query]: one product (the tensors are adjacent). */
     matmul_bias(gh, 4 * H, s_prev, H, p->dec_w_hh, H, p->dec_b_hh, B, 4 * H, H);
     attention_bahdanau_forward(rs->keys, rs->enc_h + (long)B * H, batch->mask, gh + 3 * H, 4 * H,
-                               p->att_v, rs->attn + (long)t * B * S,
-                               rs->att_tanh ? rs->att_tanh + (long)t * B * S * H : NULL,
-                               x + E, X, S, B, H, H);
+                               p->att_v, rs->attn + (long)t * B * S, x + E, X, S, B, H, H);
     /* gi += context · W_ih[:, E:]^T  (the embedding part is already in gi) */
     matmul_add(gi, 3 * H, x + E, X, p->dec_w_ih + E, X, B, 3 * H, H);
     gru_gates_forward(gi, 3 * H, gh, 4 * H, s_prev, rs->dec_h + (long)(t + 1) * B * H,
@@ -253,9 +251,9 @@ void model_backward(Model *m, RunState *rs, const Batch *batch)
         /* dctx = dgi · W_ih[:, E:] */
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, 3 * H,
                     1.0f, dgi, 3 * H, p->dec_w_ih + E, X, 0.0f, rs->d_ctx, H);
-        attention_bahdanau_backward(rs->d_ctx, H, enc, batch->mask, p->att_v, rs->attn + (long)t * B * S,
-                                    rs->att_tanh + (long)t * B * S * H, g->att_v, rs->d_keys, rs->d_enc,
-                                    dgh + 3 * H, 4 * H, rs->work, S, B, H, H);
+        attention_bahdanau_backward(rs->d_ctx, H, rs->keys, enc, batch->mask, rs->dec_gh + (long)t * B * 4 * H + 3 * H,
+                                    4 * H, p->att_v, rs->attn + (long)t * B * S, g->att_v, rs->d_keys,
+                                    rs->d_enc, dgh + 3 * H, 4 * H, rs->work, S, B, H, H);
         /* ds_{t-1} += [dgh | dq] · [W_hh; W_query] */
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, 4 * H,
                     1.0f, dgh, 4 * H, p->dec_w_hh, H, 1.0f, rs->d_s, H);

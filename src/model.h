@@ -89,7 +89,6 @@ typedef struct {
     float *dec_rzn;   /* (T, B, 3H) */
     float *dec_h;     /* (T+1, B, H): dec_h[0] = s_0, dec_h[t+1] = s_t */
     float *attn;      /* (T, B, S) attention weights */
-    float *att_tanh;  /* (T, B, S, H); NULL unless RUN_TRAIN */
     float *logits;    /* (T, B, Vt); after a forward with gradients: dLoss/dlogits */
     /* backward work */
     float *d_dec_h;   /* (T, B, H) */
@@ -102,12 +101,12 @@ typedef struct {
     float *d_emb;     /* (max(S,T), B, E) */
     float *d_enc_gi, *d_enc_gh;  /* (S, B, 3H) */
     float *d_h0;      /* (B, H) */
-    float *work;      /* (S) */
+    float *work;      /* (S + H) */
 } RunState;
 
 /* What the activations are kept for, which decides what is allocated:
  *   RUN_TRAIN   forward and backward
- *   RUN_SCORE   forward only (loss on held-out data): no backward buffers, no att_tanh
+ *   RUN_SCORE   forward only (loss on held-out data): no backward buffers
  *   RUN_DECODE  step by step: also logits for one step only, (B, Vt) */
 typedef enum { RUN_TRAIN, RUN_SCORE, RUN_DECODE } RunMode;
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "adam.h"      /* defines: Adam, grad_norm, grad_clip, adam_update */
+#include "adam.h"      /* defines: Adam, grad_norm, clip_scale, adam_update */
 #include "batch.h"     /* defines: Batch, Example, batch_fill, batch_epoch_order */
 #include "blas.h"      /* defines: blas_set_threads, blas_kernel_name */
 #include "corpus.h"    /* defines: PairTokens, corpus_* */
@@ -265,8 +265,7 @@ static int train_loop(Run *run, Error *err)
                 }
                 continue;
             }
-            grad_clip(m->grad_mem, m->n_params, norm, cfg->clip_norm);
-            adam_update(opt, m->param_mem, m->grad_mem);
+            adam_update(opt, m->param_mem, m->grad_mem, clip_scale(norm, cfg->clip_norm));
             step++;
             run->mf.step = step;
             run->mf.epoch = epoch;

@@ -19,13 +19,13 @@ enum { S = 4, B = 3, A = 4, H = 5, LD_Q = A + 2, LD_CTX = H + 3, LD_DCTX = H + 1
 
 typedef struct {
     float keys[S * B * A], enc[S * B * H], mask[S * B], q[B * LD_Q], v[A];
-    float attn[B * S], th[B * S * A], ctx[B * LD_CTX], w[B * LD_CTX];
+    float attn[B * S], ctx[B * LD_CTX], w[B * LD_CTX];
 } Ctx;
 
 static double objective(void *p)
 {
     Ctx *c = p;
-    attention_bahdanau_forward(c->keys, c->enc, c->mask, c->q, LD_Q, c->v, c->attn, c->th,
+    attention_bahdanau_forward(c->keys, c->enc, c->mask, c->q, LD_Q, c->v, c->attn,
                                c->ctx, LD_CTX, S, B, A, H);
     return weighted_sum(c->w, c->ctx, B, H, LD_CTX);
 }
@@ -76,19 +76,9 @@ int main(void)
     CHECK(masked_zero, "weights at masked source positions are exactly 0");
     CHECK(ctx_gaps, "forward leaves ctx's stride gaps alone");
 
-    /* Without a backward pass th may be NULL: the same weights and context. */
-    {
-        float attn2[B * S], ctx2[B * LD_CTX];
-        memcpy(ctx2, c.ctx, sizeof ctx2);
-        attention_bahdanau_forward(c.keys, c.enc, c.mask, c.q, LD_Q, c.v, attn2, NULL, ctx2, LD_CTX,
-                                   S, B, A, H);
-        CHECK(memcmp(attn2, c.attn, sizeof attn2) == 0 && memcmp(ctx2, c.ctx, sizeof ctx2) == 0,
-              "th = NULL gives the same weights and context");
-    }
-
     /* ---------------------------------------------------------------- backward */
     /* dv, dkeys, denc accumulate: start them non-zero and subtract. dq is written. */
-    static float dv[A], dkeys[S * B * A], denc[S * B * H], dq[B * LD_DQ], work[S];
+    static float dv[A], dkeys[S * B * A], denc[S * B * H], dq[B * LD_DQ], work[S + A];
     static float dv0[A], dkeys0[S * B * A], denc0[S * B * H], dctx[B * LD_DCTX];
     fill_uniform(dv0, A, 1.0f, &rng);
     fill_uniform(dkeys0, S * B * A, 1.0f, &rng);
@@ -101,8 +91,8 @@ int main(void)
     for (int b = 0; b < B; b++)
         for (int k = 0; k < LD_DCTX; k++)   /* gaps of dctx: huge, to show if read */
             dctx[b * LD_DCTX + k] = k < H ? c.w[b * LD_CTX + k] : 1e6f;
-    attention_bahdanau_backward(dctx, LD_DCTX, c.enc, c.mask, c.v, c.attn, c.th, dv, dkeys, denc,
-                                dq, LD_DQ, work, S, B, A, H);
+    attention_bahdanau_backward(dctx, LD_DCTX, c.keys, c.enc, c.mask, c.q, LD_Q, c.v, c.attn, dv, dkeys,
+                                denc, dq, LD_DQ, work, S, B, A, H);
     for (int i = 0; i < A; i++) dv[i] -= dv0[i];
     for (int i = 0; i < S * B * A; i++) dkeys[i] -= dkeys0[i];
     for (int i = 0; i < S * B * H; i++) denc[i] -= denc0[i];

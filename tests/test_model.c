@@ -72,7 +72,7 @@ int main(void)
     CHECK(fabs(grad_norm(m.grad_mem, m.n_params) - clip) < 1e-5 * clip, "clipping leaves the norm at clip");
     Adam opt;
     adam_init(&opt, m.n_params, lr);
-    adam_update(&opt, m.param_mem, m.grad_mem);
+    adam_update(&opt, m.param_mem, m.grad_mem, 1.0f);
     for (int i = 0; i < PARAM_TENSORS; i++) {
         long n = shapes[i].rows * shapes[i].cols, off = params[i] - m.param_mem;
         snprintf(name, sizeof name, "adam.%s", shapes[i].name);
