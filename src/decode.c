@@ -27,11 +27,17 @@ void decode_greedy(Model *m, RunState *rs, const Batch *batch, int max_len, int 
         float *logits = rs->logits; /* (B, V) for this step */
         matmul_bias(logits, V, rs->dec_h + (long)(t + 1) * B * H, H, m->params.out_w, H, m->params.out_b, B, V, H);
         for (int b = 0; b < B; b++) {
-            const float *row = logits + (long)b * V;
-            /* <pad> and <sos> are never predicted. */
+            float *row = logits + (long)b * V;
+            /* <pad> and <sos> are never predicted. The first index of the maximum, as a
+             * plain scan would find it, but with a vectorised max. */
+            row[VOCAB_PAD] = row[VOCAB_SOS] = -INFINITY;
+            float maxv = row[0];
+#pragma omp simd reduction(max : maxv)
+            for (int k = 1; k < V; k++)
+                maxv = row[k] > maxv ? row[k] : maxv;
             int best = VOCAB_UNK;
-            for (int k = VOCAB_UNK + 1; k < V; k++)
-                if (k != VOCAB_SOS && row[k] > row[best]) best = k;
+            while (best < V - 1 && row[best] != maxv)
+                best++;
             prev[b] = best;
             if (done[b]) continue;
             if (best == VOCAB_EOS) {
