@@ -42,7 +42,7 @@ demo: nmt
 	./nmt translate runs/default/model.bin < data/examples.txt
 	./nmt eval runs/default/model.bin runs/default/valid.tsv
 
-# nmt against PyTorch (scripts/bench.py; ~15 minutes, writes BENCHMARKS.md).
+# nmt against PyTorch (scripts/bench.py; ~10 minutes, writes BENCHMARKS.md).
 bench: nmt
 	/usr/bin/python3 scripts/bench.py
 

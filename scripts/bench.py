@@ -1,6 +1,6 @@
 """make bench: nmt against PyTorch on the same CPU, same model, same data (issue #3).
 
-    /usr/bin/python3 scripts/bench.py            # the full run, about 15 minutes; writes BENCHMARKS.md
+    /usr/bin/python3 scripts/bench.py            # the full run, about 10 minutes; writes BENCHMARKS.md
     /usr/bin/python3 scripts/bench.py --quick    # a ~3 minute smoke run of every step
 
 What it does, in order (every command it runs is listed in BENCHMARKS.md):
@@ -23,6 +23,14 @@ What it does, in order (every command it runs is listed in BENCHMARKS.md):
                  minus its start-up (the same command on empty input: loading the model);
                  torch's is its decoding loop. nmt's steps are counted by re-tokenising
                  its output (an approximation of src/text.c; exact for torch).
+      beam 5     the same with beam search (5 beams, length penalty 0.6: `nmt translate
+                 --beam 5`, bench_torch.py --mode beam, the same search rules), in
+                 batches of 64 on the 2,000 sources and line by line on the first
+                 --beam-sentences (500) of them.
+      agreement  (round 1 only) PyTorch decoding with nmt's weights (--nmt-weights),
+                 greedy and beam 5 in batches of 64, compared word for word with nmt
+                 translate's output for that model: checks that both implement the same
+                 search.
       memory     peak resident set of every process (wait4's ru_maxrss).
  3. Scaling. nmt on 25%, 50%, 100% of the batches (time per step and per token should
     not change), and 1 against 2 threads.
@@ -51,6 +59,7 @@ import platform
 import re
 import shutil
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -66,6 +75,7 @@ PYTHON = "/usr/bin/python3"       # Debian's, where python3-torch is
 NMT = os.path.join(ROOT, "nmt")
 E, H, BATCH, MAX_LEN, THREADS = 256, 512, 64, 20, 2
 DECODE_BATCH = 64
+BEAM, ALPHA = 5, 0.6    # beam search: beams, length penalty (nmt translate's default alpha)
 QUIET = 0.25        # cores other processes may use during a run before it is repeated
 
 
@@ -196,33 +206,56 @@ def batch_stats(data):
 ALWAYS_SPLITS = set("!?;\u00a1\u00bf\u2026\u0964\u0965\u060c\u061b\u061f\u3001\u3002\uff01\uff1b\uff1f")
 
 
-def count_tokens(line):
+def tokenize(line):
     text = unicodedata.normalize("NFC", line)
-    n, in_word = 0, False
+    tokens, in_word = [], False
     cats = [unicodedata.category(c) for c in text]
     for i, c in enumerate(text):
         cat = cats[i]
         if cat in ("Zs", "Zl", "Zp", "Cc"):
             in_word = False
-        elif not cat.startswith("P"):
-            if not in_word:
-                n, in_word = n + 1, True
-        else:
-            inside = (0 < i < len(text) - 1 and cats[i - 1][0] in "LMN" and cats[i + 1][0] in "LMN"
-                      and cat not in ("Ps", "Pe") and c not in ALWAYS_SPLITS)
-            if inside:
-                if not in_word:
-                    n, in_word = n + 1, True
+        elif not cat.startswith("P") or (
+                0 < i < len(text) - 1 and cats[i - 1][0] in "LMN" and cats[i + 1][0] in "LMN"
+                and cat not in ("Ps", "Pe") and c not in ALWAYS_SPLITS):
+            if in_word:
+                tokens[-1] += c
             else:
-                n, in_word = n + 1, False
-    return n
+                tokens.append(c)
+                in_word = True
+        else:
+            tokens.append(c)
+            in_word = False
+    return tokens
+
+
+def count_tokens(line):
+    return len(tokenize(line))
+
+
+def target_vocabulary(model_path):
+    """The target words of an nmt model file, by id (its TVOC section, src/modelfile.h)."""
+    with open(model_path, "rb") as f:
+        raw = f.read()
+    count, pos = struct.unpack_from("<I", raw, 16)[0], 20
+    for _ in range(count):
+        tag, size = raw[pos:pos + 4], struct.unpack_from("<Q", raw, pos + 4)[0]
+        if tag == b"TVOC":
+            n, at, words = struct.unpack_from("<I", raw, pos + 16)[0], pos + 20, []
+            for _ in range(n):
+                length = struct.unpack_from("<I", raw, at)[0]
+                words.append(raw[at + 4:at + 4 + length].decode("utf-8"))
+                at += 4 + length
+            return words
+        pos += 16 + size
+    sys.exit(f"bench.py: {model_path} has no TVOC section")
 
 
 def nmt_decode_steps(out_path, src_lens, batch):
     """Decoder steps nmt ran, from its output: per sentence, its words + 1 for <eos>, or
     its limit when it printed that many (no <eos> seen); per batch, the longest of
     those, or the batch's largest limit if a sentence was cut (src/decode.c runs a
-    batch until every sentence has emitted <eos>)."""
+    batch until every sentence has emitted <eos>). For beam search only the first
+    figure means something (the length of the hypothesis chosen, not of the search)."""
     with open(out_path, encoding="utf-8") as f:
         lines = f.read().split("\n")[:len(src_lens)]
     needed, cut = [], []
@@ -376,28 +409,67 @@ class Bench:
                 "loss_last10": r["loss_last10"], "kernel": r["openblas_kernel"],
                 "aten": r["aten_cpu_capability"], "model": save}
 
-    def nmt_translate(self, model, batch):
-        argv = [NMT, "translate", model] + (["--batch", str(batch)] if batch > 1 else [])
+    def sentences(self, beam, batch):
+        """How many of the test sentences a decoding figure uses: all, except for beam
+        search line by line (--beam-sentences, the first ones), to keep the run short."""
+        return len(self.test_len) if beam == 1 or batch > 1 else min(self.args.beam_sentences, len(self.test_len))
+
+    def sources_file(self, n):
+        if n == len(self.test_len):
+            return self.sources
+        path = os.path.join(self.tmp, f"sources{n}.txt")
+        if not os.path.exists(path):
+            with open(self.sources, encoding="utf-8") as f, open(path, "w", encoding="utf-8") as g:
+                g.write("".join(f.readlines()[:n]))
+        return path
+
+    def nmt_translate(self, model, batch, beam=1):
+        argv = [NMT, "translate", model] + (["--batch", str(batch)] if batch > 1 else []) + \
+            (["--beam", str(beam), "--length-penalty", str(ALPHA)] if beam > 1 else [])
         startup, _, _ = self.run.run(argv, stdin=self.empty, env=self.env(), label="nmt translate")
-        out = os.path.join(self.tmp, "translation.txt")
-        wall, rss, _ = self.run.run(argv, stdin=self.sources, stdout=out, env=self.env(),
+        n = self.sentences(beam, batch)
+        out = os.path.join(self.tmp, f"translation.beam{beam}.batch{batch}.txt")
+        wall, rss, _ = self.run.run(argv, stdin=self.sources_file(n), stdout=out, env=self.env(),
                                     label="nmt translate")
         others = self.run.others
-        steps, row_steps = nmt_decode_steps(out, self.test_len, batch)
-        n = len(self.test_len)
+        steps, row_steps = nmt_decode_steps(out, self.test_len[:n], batch)
         return {"sentences_per_s": n / (wall - startup), "wall_s": wall, "startup_s": startup,
-                "steps_per_sentence": steps, "row_steps_per_sentence": row_steps, "rss_kib": rss,
-                "others": others}
+                "sentences": n, "steps_per_sentence": steps,
+                "row_steps_per_sentence": row_steps if beam == 1 else None, "rss_kib": rss,
+                "others": others, "output": out}
 
-    def torch_greedy(self, model, batch):
-        argv = [PYTHON, os.path.join(HERE, "bench_torch.py"), "--mode", "greedy", "--data",
-                self.batches_file, "--threads", str(THREADS), "--batch", str(batch),
-                "--sentences", str(len(self.test_len)), "--load", model]
-        wall, rss, out = self.run.run(argv, env=self.env(), label="bench_torch.py greedy")
+    def torch_decode(self, model, batch, beam=1, extra=()):
+        n = self.sentences(beam, batch)
+        mode = ["--mode", "greedy"] if beam == 1 else ["--mode", "beam", "--beam", str(beam),
+                                                         "--length-penalty", str(ALPHA)]
+        argv = [PYTHON, os.path.join(HERE, "bench_torch.py")] + mode + [
+            "--data", self.batches_file, "--threads", str(THREADS), "--batch", str(batch),
+            "--sentences", str(n)] + (["--load", model] if model else []) + list(extra)
+        wall, rss, out = self.run.run(argv, env=self.env(), label=f"bench_torch.py {mode[1]}")
         r = json.loads(out.strip().splitlines()[-1])
         return {"sentences_per_s": r["sentences_per_s"], "steps_per_sentence": r["steps_per_sentence"],
-                "row_steps_per_sentence": r["row_steps_per_sentence"], "rss_kib": rss, "wall_s": wall,
-                "others": self.run.others}
+                "row_steps_per_sentence": r["row_steps_per_sentence"] if beam == 1 else None,
+                "search_steps_per_sentence": r.get("search_steps_per_sentence"),
+                "sentences": n, "rss_kib": rss, "wall_s": wall, "others": self.run.others}
+
+    def agreement(self, model, beam, nmt_output):
+        """PyTorch decoding with nmt's own weights (bench_torch.py --nmt-weights), in
+        batches of DECODE_BATCH, against nmt translate's output for the same model and
+        options: how many of the sentences are word for word the same. Checks that the
+        two programs implement the same search (and the same model), which the timed
+        runs cannot show, since each decodes with the weights it trained."""
+        ids = os.path.join(self.tmp, f"agreement.beam{beam}.txt")
+        self.torch_decode(None, DECODE_BATCH, beam, ["--nmt-weights", model, "--output", ids])
+        words = target_vocabulary(model)
+        with open(ids, encoding="utf-8") as f:
+            ours = [[words[int(i)] for i in line.split()] for line in f.read().split("\n")[:len(self.test_len)]]
+        with open(nmt_output, encoding="utf-8") as f:
+            theirs = [tokenize(line) for line in f.read().split("\n")[:len(self.test_len)]]
+        same = sum(a == b for a, b in zip(ours, theirs))
+        first = next((k for k, (a, b) in enumerate(zip(ours, theirs)) if a != b), None)
+        example = None if first is None else {"line": first + 1, "pytorch": " ".join(ours[first]),
+                                                "nmt": " ".join(theirs[first])}
+        return {"same": same, "sentences": len(ours), "first_difference": example}
 
     def rounds(self):
         a = self.args
@@ -412,14 +484,23 @@ class Bench:
                     res["nmt_train"] = self.measured(self.nmt_train, f"nmt{r}", n)
                 else:
                     res["torch_train"] = self.measured(self.torch_train, f"torch{r}", n)
-            for batch in (1, DECODE_BATCH):
+            for beam, batch in itertools.product((1, BEAM), (1, DECODE_BATCH)):
+                kind = "greedy" if beam == 1 else "beam"
                 for who in order:
                     if who == "nmt" and (batch == 1 or self.nmt_has_batch):
                         model = res["nmt_train"]["model"]
-                        res[f"nmt_greedy{batch}"] = self.measured(self.nmt_translate, model, batch)
+                        res[f"nmt_{kind}{batch}"] = self.measured(self.nmt_translate, model, batch, beam)
                     elif who == "torch":
                         model = res["torch_train"]["model"]
-                        res[f"torch_greedy{batch}"] = self.measured(self.torch_greedy, model, batch)
+                        res[f"torch_{kind}{batch}"] = self.measured(self.torch_decode, model, batch, beam)
+            if r == 0 and self.nmt_has_batch:
+                self.say("  agreement: PyTorch decoding with nmt's weights against nmt translate")
+                model = res["nmt_train"]["model"]
+                self.results["agreement"] = {
+                    kind: self.agreement(model, beam, res[f"nmt_{kind}{DECODE_BATCH}"]["output"])
+                    for kind, beam in (("greedy", 1), ("beam", BEAM))}
+                self.say("  " + "; ".join(f"{k}: {x['same']}/{x['sentences']} identical"
+                                          for k, x in self.results["agreement"].items()))
             for key in ("nmt_train", "torch_train"):
                 os.remove(res[key]["model"])
             self.results["rounds"].append(res)
@@ -432,6 +513,11 @@ class Bench:
             if "nmt_greedy64" in res:
                 line += (f"; batch 64: nmt {res['nmt_greedy64']['sentences_per_s']:.0f}, "
                          f"torch {res['torch_greedy64']['sentences_per_s']:.0f}")
+            line += (f"\n  beam {BEAM} sent/s line by line: nmt {res['nmt_beam1']['sentences_per_s']:.1f}, "
+                     f"torch {res['torch_beam1']['sentences_per_s']:.1f}")
+            if "nmt_beam64" in res:
+                line += (f"; batch 64: nmt {res['nmt_beam64']['sentences_per_s']:.0f}, "
+                         f"torch {res['torch_beam64']['sentences_per_s']:.0f}")
             self.say(line)
         self.run.recording = True
 
@@ -511,6 +597,9 @@ class Bench:
             s[f"steps{b}"] = pair(f"greedy{b}", "steps_per_sentence")
             s[f"rows{b}"] = pair(f"greedy{b}", "row_steps_per_sentence")
             s[f"greedy_rss{b}"] = pair(f"greedy{b}", "rss_kib")
+            s[f"beam{b}"] = pair(f"beam{b}", "sentences_per_s")
+            s[f"beam_steps{b}"] = pair(f"beam{b}", "steps_per_sentence")
+            s[f"beam_rss{b}"] = pair(f"beam{b}", "rss_kib")
         tokens = sum(x["tokens"] for x in self.stats)
         s["gemm_flops_per_token"] = sum(gemm_flops(x["S"], x["T"], x["B"], self.vocab[1])
                                         for x in self.stats) / tokens
@@ -553,13 +642,31 @@ class Bench:
         else:
             headline.append(f"| greedy, sentences/s, batches of {DECODE_BATCH} | (no --batch) | "
                             f"{s['greedy64'][1]:,.0f} | |")
+        n_beam1 = R[0]["nmt_beam1"]["sentences"]
+        headline.append(f"| beam {BEAM}, sentences/s, line by line (first {n_beam1:,} sentences) | "
+                        f"{s['beam1'][0]:,.1f} | {s['beam1'][1]:,.1f} | {ratio(s['beam1']):.2f} |")
+        if "nmt_beam64" in R[0]:
+            headline.append(f"| beam {BEAM}, sentences/s, batches of {DECODE_BATCH} | {s['beam64'][0]:,.1f} | "
+                            f"{s['beam64'][1]:,.1f} | {ratio(s['beam64']):.2f} |")
+        else:
+            headline.append(f"| beam {BEAM}, sentences/s, batches of {DECODE_BATCH} | (no --batch) | "
+                            f"{s['beam64'][1]:,.1f} | |")
+        beam_steps = s["beam_steps64"] if "nmt_beam64" in R[0] else s["beam_steps1"]
         headline += [
             f"| decoder steps per sentence (greedy, own trained model) | {s['steps1'][0]:.2f} | "
             f"{s['steps1'][1]:.2f} | {ratio(s['steps1']):.2f} |",
+            f"| output words + 1 per sentence (beam {BEAM}, own trained model) | {beam_steps[0]:.2f} | "
+            f"{beam_steps[1]:.2f} | {ratio(beam_steps):.2f} |",
             f"| peak RSS, training, MiB | {s['train_rss'][0] * mib:,.0f} | {s['train_rss'][1] * mib:,.0f} | "
             f"{ratio(s['train_rss']):.2f} |",
             f"| peak RSS, translating line by line, MiB | {s['greedy_rss1'][0] * mib:,.0f} | "
             f"{s['greedy_rss1'][1] * mib:,.0f} | {ratio(s['greedy_rss1']):.2f} |",
+        ]
+        if "nmt_beam64" in R[0]:
+            headline.append(f"| peak RSS, beam {BEAM} in batches of {DECODE_BATCH}, MiB | "
+                            f"{s['beam_rss64'][0] * mib:,.0f} | {s['beam_rss64'][1] * mib:,.0f} | "
+                            f"{ratio(s['beam_rss64']):.2f} |")
+        headline += [
             f"| training, fraction of the sgemm limit ({s['limit']:.0f} GFLOP/s) | "
             f"{100 * s['roofline'][0]:.0f}% | {100 * s['roofline'][1]:.0f}% | |",
         ]
@@ -585,19 +692,40 @@ class Bench:
           "ATen kernels). PyTorch: Debian python3-torch, `OMP_WAIT_POLICY=PASSIVE`, "
           "`torch.set_num_threads(2)`, `OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=2`.")
         w(f"- {a.rounds} round{'s' if a.rounds > 1 else ''}; training figures exclude the first "
-          f"{a.warmup} batches and count step time only; greedy decoding uses the model each program "
-          "has just trained on the same batches.")
+          f"{a.warmup} batches and count step time only; decoding (greedy and beam {BEAM}) uses the model "
+          "each program has just trained on the same batches.")
         w("")
         w("## Headline (medians)")
         w("")
         L.extend(headline)
         w("")
-        w("Not measured yet: beam-5 decoding (issue #3 asks for it; it needs a PyTorch beam search with "
-          "nmt's exact definition: beam width, length normalisation, stopping rule).")
-        w("")
         w(f"Ratios are of the medians. The losses after training (mean of the last 10 batches) agree, "
           f"which says the two programs train the same model: nmt {s['loss'][0]:.3f}, PyTorch "
           f"{s['loss'][1]:.3f}.")
+        w("")
+        w(f"Beam search: {BEAM} beams, length penalty lp(n) = ((5 + n) / 6)^{ALPHA} (n counts the <eos>), "
+          "by nmt's rules (src/decode.c, decode_beam): all beams of the sentences decoded together form one "
+          "batch of rows; each step extends every live beam by every word but <pad> and <sos>, walks the "
+          f"{2 * BEAM} best candidates of each sentence best first, an <eos> finishing a hypothesis "
+          f"(log-probability / lp) and any other word continuing as a beam, at most {BEAM} of each; a "
+          f"sentence stops when {BEAM} hypotheses have finished, no beam continues or its limit "
+          "2 * source length + 10 is reached. scripts/bench_torch.py --mode beam is the same search "
+          "in PyTorch (topk over each sentence's beams x vocabulary, decoder states reordered by "
+          "index_select). Line by line (no `--batch`), beam search is timed on the first "
+          f"{n_beam1:,} sentences only, to keep the run short; every other decoding figure uses all "
+          f"{len(self.test_len):,}.")
+        ag = self.results.get("agreement")
+        if ag:
+            def said(x):
+                d = x["first_difference"]
+                return f"{x['same']:,} of {x['sentences']:,} sentences identical" + (
+                    "" if d is None else f" (first difference, line {d['line']}: PyTorch `{d['pytorch']}`, "
+                    f"nmt `{d['nmt']}`)")
+            w("")
+            w("Same search, checked: PyTorch decoding with the weights of round 1's nmt model "
+              "(`bench_torch.py --nmt-weights`, in batches of 64) against `nmt translate` with that model, "
+              f"word for word (nmt's output re-tokenised): greedy: {said(ag['greedy'])}; beam {BEAM}: "
+              f"{said(ag['beam'])}.")
         w("")
         w("## Raw figures per round")
         w("")
@@ -621,7 +749,30 @@ class Bench:
             f"{r['nmt_train']['tokens_per_s'] / r['torch_train']['tokens_per_s']:.2f}" for r in R) +
           "; greedy line by line: " + ", ".join(
             f"{r['nmt_greedy1']['sentences_per_s'] / r['torch_greedy1']['sentences_per_s']:.2f}" for r in R) +
+          f"; beam {BEAM} line by line: " + ", ".join(
+            f"{r['nmt_beam1']['sentences_per_s'] / r['torch_beam1']['sentences_per_s']:.2f}" for r in R) +
+          ("" if "nmt_beam64" not in R[0] else f"; beam {BEAM} in batches of {DECODE_BATCH}: " + ", ".join(
+              f"{r['nmt_beam64']['sentences_per_s'] / r['torch_beam64']['sentences_per_s']:.2f}" for r in R)) +
           ".")
+        w("")
+        cols = ["beam/1 sent/s", "beam/1 RSS MiB", f"beam/{DECODE_BATCH} sent/s",
+                f"beam/{DECODE_BATCH} words+1/sent", f"beam/{DECODE_BATCH} search steps/sent",
+                f"beam/{DECODE_BATCH} RSS MiB", f"others' CPU (beam/1, beam/{DECODE_BATCH})"]
+        w(f"Beam {BEAM}:")
+        w("")
+        w("| round | program | " + " | ".join(cols) + " |")
+        w("| --- | --- |" + " ---: |" * len(cols))
+        for i, r in enumerate(R):
+            for who in ("nmt", "torch"):
+                b1, b64 = r[f"{who}_beam1"], r.get(f"{who}_beam{DECODE_BATCH}")
+                search = b64 and b64.get("search_steps_per_sentence")
+                cells = [f"{b1['sentences_per_s']:.1f}", f"{b1['rss_kib'] * mib:.0f}",
+                         f"{b64['sentences_per_s']:.1f}" if b64 else "-",
+                         f"{b64['steps_per_sentence']:.2f}" if b64 else "-",
+                         f"{search:.2f}" if search else "-",
+                         f"{b64['rss_kib'] * mib:.0f}" if b64 else "-",
+                         f"{b1['others']:.2f}, {b64['others']:.2f}" if b64 else f"{b1['others']:.2f}"]
+                w(f"| {i + 1} | {'nmt' if who == 'nmt' else 'PyTorch'} | " + " | ".join(cells) + " |")
         w("")
         w("\"Others' CPU\" is how many cores other processes kept busy during that run (from /proc/stat, "
           f"minus the run's own CPU time). Every run waited for a quiet second first, and a run during "
@@ -641,7 +792,10 @@ class Bench:
           f"{median([r['nmt_greedy1']['startup_s'] for r in R]):.2f} s. Decoder steps per sentence: "
           "words + 1 for <eos>, or the limit 2 * source length + 10; for nmt they are counted by "
           "re-tokenising its output (a Python copy of src/text.c's rule), for PyTorch exactly. "
-          "\"Row steps\" are the decoder steps a batch runs (until its last sentence ends) per sentence.")
+          "\"Row steps\" are the decoder steps a batch runs (until its last sentence ends) per sentence. "
+          "For beam search the output shows only the chosen hypothesis, so \"words + 1\" is its length "
+          "(with <eos>, or the limit); the search itself runs on until its stopping rule, which PyTorch "
+          "counts (\"search steps\": the steps each sentence's search ran).")
         w("")
         w("## Roofline")
         w("")
@@ -716,8 +870,8 @@ class Bench:
         w("`$TMP` is a fresh temporary directory; the configs it holds are those of "
           "`scripts/bench.py` (`config()`): the data above, `valid_fraction` 0.06, `epochs` 1, "
           "`max_steps` the number of batches, `log_every` 1, `checkpoint_every` 0, seed 1. Rounds 2 and "
-          "later repeat round 1's commands (with their own file names), PyTorch first in even rounds; "
-          "round 1 is followed by the first sgemm pass.")
+          "later repeat round 1's commands (with their own file names) except the agreement check "
+          "(`--nmt-weights`), PyTorch first in even rounds; round 1 is followed by the first sgemm pass.")
         w("")
         w("```")
         L.extend(self.run.commands)
@@ -735,6 +889,8 @@ def main():
     ap.add_argument("--rounds", type=int, help="alternated rounds (default 3; quick 1)")
     ap.add_argument("--batches", type=int, help="training batches (default 100; quick 30)")
     ap.add_argument("--sentences", type=int, help="test sentences to decode (default 2000; quick 200)")
+    ap.add_argument("--beam-sentences", type=int,
+                    help="of those, for beam search line by line (default 500; quick 100)")
     ap.add_argument("--warmup", type=int, default=10, help="untimed first batches")
     ap.add_argument("--retry-budget", type=float,
                     help="seconds to spend waiting for a quiet machine and repeating runs that "
@@ -746,6 +902,7 @@ def main():
     a.rounds = a.rounds or (1 if a.quick else 3)
     a.batches = a.batches or (30 if a.quick else 100)
     a.sentences = a.sentences or (200 if a.quick else 2000)
+    a.beam_sentences = a.beam_sentences or (100 if a.quick else 500)
     a.retry_budget = a.retry_budget if a.retry_budget is not None else (60 if a.quick else 300)
     if a.batches <= a.warmup + 1:
         sys.exit("bench.py: --batches must exceed --warmup + 1")

@@ -34,11 +34,23 @@ and the same held-out source sentences as token ids.
                     <pad> and <sos> are never predicted (src/decode.c). --ignore-eos
                     instead runs every batch for its full limit (equal work whatever the
                     weights). Reports sentences/s and decoder steps per sentence.
+    --mode beam     beam search with --beam K beams and --length-penalty alpha, by
+                    exactly nmt's rules (decode_beam in src/decode.c; see beam_batch):
+                    the --batch sentences' N*K beams decode as one batch of rows.
+                    Reports sentences/s and decoder steps per sentence.
+
+Checking the decoders (not part of the timing): --output FILE writes each output's
+token ids, one sentence a line; --score adds the mean length-normalised
+log-probability of the outputs, log P(y <eos> | x) / ((5 + |y| + 1) / 6)^alpha, by a
+teacher-forced pass; --nmt-weights MODEL.bin decodes with the weights of an nmt model
+file instead (its WGTS section), so that the outputs can be compared with `nmt
+translate` word for word.
 
 Prints one JSON line. Run with Debian's interpreter, where python3-torch lives:
 
     /usr/bin/python3 scripts/bench_torch.py --mode train --data batches.bin --threads 2
     /usr/bin/python3 scripts/bench_torch.py --mode greedy --data batches.bin --batch 64
+    /usr/bin/python3 scripts/bench_torch.py --mode beam --data batches.bin --batch 64 --beam 5
 
 Threads: OMP_WAIT_POLICY=PASSIVE is set before torch is imported (otherwise torch's idle
 OpenMP workers spin and steal the two cores from OpenBLAS), and OMP_NUM_THREADS and
@@ -55,7 +67,7 @@ import sys
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mode", choices=["train", "greedy"], required=True)
+    ap.add_argument("--mode", choices=["train", "greedy", "beam"], required=True)
     ap.add_argument("--data", required=True, help="file from nmt train --export-batches")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--embed", type=int, default=256)
@@ -66,11 +78,18 @@ def parse_args():
     ap.add_argument("--warmup", type=int, default=10, help="train: untimed first batches")
     ap.add_argument("--batches", type=int, default=0, help="train: use only the first N (0: all)")
     ap.add_argument("--save", help="train: write the trained weights (torch.save state_dict)")
-    ap.add_argument("--load", help="greedy: weights from --save (default: fresh initialisation)")
-    ap.add_argument("--batch", type=int, default=1, help="greedy: sentences decoded together")
-    ap.add_argument("--sentences", type=int, default=0, help="greedy: only the first N (0: all)")
+    ap.add_argument("--load", help="greedy, beam: weights from --save (default: fresh initialisation)")
+    ap.add_argument("--nmt-weights", help="greedy, beam: the weights of an nmt model file instead")
+    ap.add_argument("--batch", type=int, default=1, help="greedy, beam: sentences decoded together")
+    ap.add_argument("--sentences", type=int, default=0, help="greedy, beam: only the first N (0: all)")
     ap.add_argument("--ignore-eos", action="store_true",
                     help="greedy: run every batch to its step limit regardless of <eos>")
+    ap.add_argument("--beam", type=int, default=5, help="beam: beams per sentence")
+    ap.add_argument("--length-penalty", type=float, default=0.6,
+                    help="beam: alpha of lp(n) = ((5 + n) / 6)^alpha (0: none)")
+    ap.add_argument("--output", help="greedy, beam: write the output ids, one sentence a line")
+    ap.add_argument("--score", action="store_true",
+                    help="greedy, beam: report the outputs' mean length-normalised log-probability")
     return ap.parse_args()
 
 
@@ -227,17 +246,24 @@ def decode_batch(model, src, src_len, limits):
     return torch.stack(out), len(out)
 
 
-def run_greedy(model, data):
+def decode_jobs(data):
+    """The first --sentences test sources in groups of --batch, as tensors: (src (S, B),
+    lengths (B), limits 2 * length + 10 (B))."""
     src_all, len_all = data["test.src"], data["test.len"]
     n = len(len_all) if ARGS.sentences <= 0 else min(ARGS.sentences, len(len_all))
-    # Inputs as tensors before the clock starts (nmt's time includes tokenising the text,
-    # which is small next to the model).
     jobs = []
     for start in range(0, n, ARGS.batch):
-        lens = len_all[start:start + ARGS.batch]
+        lens = len_all[start:min(n, start + ARGS.batch)]
         S = int(lens.max())
-        src = torch.from_numpy(src_all[start:start + ARGS.batch, :S].T.astype(np.int64).copy())
-        jobs.append((src, torch.from_numpy(lens.astype(np.int64)), torch.from_numpy(2 * lens + 10)))
+        src = torch.from_numpy(src_all[start:start + len(lens), :S].T.astype(np.int64).copy())
+        jobs.append((src, torch.from_numpy(lens.astype(np.int64)), torch.from_numpy(2 * lens.astype(np.int64) + 10)))
+    return n, jobs
+
+
+def run_greedy(model, data):
+    # Inputs as tensors before the clock starts (nmt's time includes tokenising the text,
+    # which is small next to the model).
+    n, jobs = decode_jobs(data)
     model.eval()
     results = []
     t0 = time.perf_counter()
@@ -245,7 +271,7 @@ def run_greedy(model, data):
         results.append(decode_batch(model, src, lens, limits))
     seconds = time.perf_counter() - t0
     # Steps each sentence needed: up to and including its <eos>, or its own limit.
-    needed, row_steps = [], 0
+    needed, row_steps, outputs = [], 0, []
     for (ids, steps), (_, _, limits) in zip(results, jobs):
         row_steps += steps * ids.shape[1]
         ids = ids.numpy()
@@ -253,11 +279,171 @@ def run_greedy(model, data):
             limit = int(limits[b])
             eos = np.nonzero(ids[:limit, b] == EOS)[0]
             needed.append(int(eos[0]) + 1 if len(eos) and not ARGS.ignore_eos else limit)
-    return {"sentences": n, "batch": ARGS.batch, "ignore_eos": ARGS.ignore_eos,
-            "seconds": round(seconds, 4), "sentences_per_s": round(n / seconds, 2),
-            "steps_per_sentence": round(float(np.mean(needed)), 3),
-            "row_steps_per_sentence": round(row_steps / n, 3),
-            "weights": ARGS.load or "fresh initialisation"}
+            outputs.append(ids[:int(eos[0]) if len(eos) else limit, b].tolist())
+    result = {"sentences": n, "batch": ARGS.batch, "ignore_eos": ARGS.ignore_eos,
+              "seconds": round(seconds, 4), "sentences_per_s": round(n / seconds, 2),
+              "steps_per_sentence": round(float(np.mean(needed)), 3),
+              "row_steps_per_sentence": round(row_steps / n, 3)}
+    return result, jobs, outputs
+
+
+def length_penalty(n, alpha):
+    """GNMT's lp(n) = ((5 + n) / 6)^alpha; n counts the <eos>."""
+    return 1.0 if alpha == 0 else ((5.0 + n) / 6.0) ** alpha
+
+
+@torch.inference_mode()
+def beam_batch(model, src, src_len, limits, K, alpha):
+    """Beam search for the N sentences of src (S, N) by nmt's rules (decode_beam in
+    src/decode.c), all N*K beams as one batch of rows (sentence n's beams are rows
+    n*K .. n*K+K-1). Per step t (0-based) and sentence: each live beam is extended by
+    every word but <pad> and <sos> (log-softmax over the whole vocabulary, added to the
+    beam's total); the 2K best candidates are walked best first while fewer than K
+    beams continue and fewer than K hypotheses (over all steps) have finished: an
+    <eos> finishes a hypothesis of t words, normalised score total / lp(t + 1), the
+    best kept; any other word continues as a live beam of the next step. A sentence
+    stops when K hypotheses have finished, no beam continues, or t + 1 reaches its
+    limit (if none finished: the best live beam, t + 1 words). Dead beams hold score
+    -inf (at t = 0 all but beam 0), so their candidates never rank. Returns the outputs
+    (N lists of ids) and the steps each sentence ran (N)."""
+    N, R = src.shape[1], src.shape[1] * K
+    states, keys, pad_mask, s = model.encode(src.repeat_interleave(K, dim=1), src_len.repeat_interleave(K))
+    V = model.out.out_features
+    max_steps = int(limits.max())
+    score = torch.full((N, K), float("-inf"))
+    score[:, 0] = 0.0                                  # at t = 0 only beam 0 is live
+    y = torch.full((R,), SOS, dtype=torch.int64)
+    hist = torch.zeros((R, max_steps), dtype=torch.int64)  # each live beam's words so far
+    best = torch.full((N,), float("-inf"))             # best normalised finished score
+    out = torch.zeros((N, max_steps), dtype=torch.int64)
+    out_len = torch.zeros(N, dtype=torch.int64)
+    finished = torch.zeros(N, dtype=torch.int64)
+    done = torch.zeros(N, dtype=torch.bool)
+    steps = torch.zeros(N, dtype=torch.int64)
+    first_row = torch.arange(N) * K                    # (N)
+    own_slot = torch.arange(K).expand(N, K)            # a slot nobody fills keeps its row
+    never = torch.tensor([PAD, SOS])
+    for t in range(max_steps):
+        s = model.step(y, s, states, keys, pad_mask)
+        logp = torch.log_softmax(model.out(s), dim=1)  # (R, V)
+        logp[:, never] = float("-inf")
+        top, idx = (score.reshape(R, 1) + logp).view(N, K * V).topk(2 * K, dim=1)  # (N, 2K) best first
+        beam, word = idx // V, idx % V
+        eos = word == EOS
+        cont = ~eos
+        cont_before = cont.cumsum(1) - cont.long()     # continuing candidates ranked above
+        eos_before = eos.cumsum(1) - eos.long()
+        taken = (cont_before < K) & (finished.unsqueeze(1) + eos_before < K) & ~done.unsqueeze(1)
+        # Finished hypotheses: keep the best normalised one (the first of equals).
+        fin = taken & eos
+        norm = torch.where(fin, top / length_penalty(t + 1, alpha), float("-inf"))
+        new_best, c = norm.max(dim=1)
+        better = new_best > best
+        rows = first_row + beam.gather(1, c.unsqueeze(1)).squeeze(1)
+        out = torch.where(better.unsqueeze(1), hist[rows], out)
+        out_len = torch.where(better, t, out_len)
+        best = torch.where(better, new_best, best)
+        finished += fin.sum(1)
+        # Continuing candidates become the next beams, in order; the rest go to slot K.
+        cont = taken & cont
+        slot = torch.where(cont, cont_before, K)
+        score = torch.full((N, K + 1), float("-inf")).scatter_(1, slot, top)[:, :K]
+        parent = torch.cat([own_slot, own_slot[:, :1]], 1).scatter_(1, slot, beam)[:, :K]
+        y_next = torch.full((N, K + 1), EOS, dtype=torch.int64).scatter_(1, slot, word)[:, :K]
+        parent_rows = (first_row.unsqueeze(1) + parent).view(R)
+        s = s.index_select(0, parent_rows)             # decoder states follow their beams
+        hist = hist.index_select(0, parent_rows)
+        y = y_next.reshape(R)
+        hist[:, t] = y
+        live = cont.sum(1)
+        stop = ~done & ((finished >= K) | (live == 0) | (t + 1 >= limits))
+        cut = stop & (best == float("-inf")) & (live > 0)   # nothing finished: the best live beam
+        out = torch.where(cut.unsqueeze(1), hist[first_row], out)
+        out_len = torch.where(cut, t + 1, out_len)
+        steps = torch.where(stop, t + 1, steps)
+        done |= stop
+        if bool(done.all()):
+            break
+    return [out[n, :int(out_len[n])].tolist() for n in range(N)], steps
+
+
+def run_beam(model, data):
+    n, jobs = decode_jobs(data)
+    model.eval()
+    results = []
+    t0 = time.perf_counter()
+    for src, lens, limits in jobs:
+        results.append(beam_batch(model, src, lens, limits, ARGS.beam, ARGS.length_penalty))
+    seconds = time.perf_counter() - t0
+    outputs, needed, search, row_steps = [], [], [], 0
+    for (outs, steps), (_, _, limits) in zip(results, jobs):
+        row_steps += int(steps.max()) * len(outs)
+        search += steps.tolist()
+        for o, limit in zip(outs, limits.tolist()):
+            outputs.append(o)
+            needed.append(len(o) + 1 if len(o) < limit else limit)
+    result = {"sentences": n, "batch": ARGS.batch, "beam": ARGS.beam, "length_penalty": ARGS.length_penalty,
+              "seconds": round(seconds, 4), "sentences_per_s": round(n / seconds, 2),
+              "steps_per_sentence": round(float(np.mean(needed)), 3),
+              "search_steps_per_sentence": round(float(np.mean(search)), 3),
+              "row_steps_per_sentence": round(row_steps / n, 3)}
+    return result, jobs, outputs
+
+
+@torch.inference_mode()
+def mean_score(model, jobs, outputs, alpha):
+    """Mean over sentences of log P(y <eos> | x) / lp(|y| + 1), teacher-forced."""
+    scores, k = [], 0
+    for src, lens, _ in jobs:
+        ys = outputs[k:k + len(lens)]
+        k += len(lens)
+        T = max(len(y) for y in ys) + 1
+        tgt_in = torch.full((T, len(ys)), PAD, dtype=torch.int64)
+        tgt_out = torch.full((T, len(ys)), PAD, dtype=torch.int64)
+        for b, y in enumerate(ys):
+            tgt_in[:len(y) + 1, b] = torch.tensor([SOS] + y)
+            tgt_out[:len(y) + 1, b] = torch.tensor(y + [EOS])
+        logp = torch.log_softmax(model(src, lens, tgt_in), dim=2).gather(2, tgt_out.unsqueeze(2)).squeeze(2)
+        total = logp.masked_fill(tgt_out == PAD, 0.0).sum(0)
+        scores += [float(total[b]) / length_penalty(len(y) + 1, alpha) for b, y in enumerate(ys)]
+    return float(np.mean(scores))
+
+
+def nmt_weights(path):
+    """The parameters of an nmt model file (src/modelfile.h): (DIMS, {name: array})."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    if raw[:8] != b"NMTMODEL":
+        sys.exit(f"bench_torch.py: {path}: not an nmt model file")
+    count, pos, sections = int(np.frombuffer(raw, "<u4", 1, 16)[0]), 20, {}
+    for _ in range(count):
+        tag, size = raw[pos:pos + 4].decode(), int(np.frombuffer(raw, "<u8", 1, pos + 4)[0])
+        sections[tag] = raw[pos + 16:pos + 16 + size]
+        pos += 16 + size
+    dims = np.frombuffer(sections["DIMS"], "<i8")
+    Vs, Vt, E_, H_ = (int(x) for x in dims[:4])
+    shapes = [("src_emb", Vs, E_), ("enc_w_ih", 3 * H_, E_), ("enc_w_hh", 3 * H_, H_), ("enc_b_ih", 3 * H_, 1),
+              ("enc_b_hh", 3 * H_, 1), ("tgt_emb", Vt, E_), ("att_w_key", H_, H_), ("att_v", H_, 1),
+              ("dec_w_ih", 3 * H_, E_ + H_), ("dec_w_hh", 3 * H_, H_), ("att_w_query", H_, H_),
+              ("dec_b_ih", 3 * H_, 1), ("dec_b_hh", 3 * H_, 1), ("att_b_query", H_, 1), ("out_w", Vt, H_),
+              ("out_b", Vt, 1)]                          # params_shapes() order (src/model.c)
+    w, at = np.frombuffer(sections["WGTS"], "<f4"), 0
+    params = {}
+    for name, rows, cols in shapes:
+        params[name] = torch.from_numpy(w[at:at + rows * cols].reshape(rows, cols).copy())
+        at += rows * cols
+    return dims, params
+
+
+def load_nmt_weights(model, params):
+    names = {"src_emb.weight": "src_emb", "encoder.weight_ih_l0": "enc_w_ih", "encoder.weight_hh_l0": "enc_w_hh",
+             "encoder.bias_ih_l0": "enc_b_ih", "encoder.bias_hh_l0": "enc_b_hh", "tgt_emb.weight": "tgt_emb",
+             "att_key.weight": "att_w_key", "att_query.weight": "att_w_query", "att_query.bias": "att_b_query",
+             "att_v.weight": "att_v", "decoder.weight_ih": "dec_w_ih", "decoder.weight_hh": "dec_w_hh",
+             "decoder.bias_ih": "dec_b_ih", "decoder.bias_hh": "dec_b_hh", "out.weight": "out_w",
+             "out.bias": "out_b"}
+    state = model.state_dict()
+    model.load_state_dict({k: params[v].reshape(state[k].shape) for k, v in names.items()})
 
 
 def main():
@@ -265,15 +451,35 @@ def main():
     torch.manual_seed(ARGS.seed)
     data = read_fixture(ARGS.data)
     src_vocab, tgt_vocab = int(data["dims"][0]), int(data["dims"][1])
-    model = Seq2Seq(src_vocab, tgt_vocab, ARGS.embed, ARGS.hidden)
-    if ARGS.mode == "greedy" and ARGS.load:
+    embed, hidden, params = ARGS.embed, ARGS.hidden, None
+    if ARGS.mode != "train" and ARGS.nmt_weights:
+        dims, params = nmt_weights(ARGS.nmt_weights)
+        if (int(dims[0]), int(dims[1])) != (src_vocab, tgt_vocab):
+            sys.exit(f"bench_torch.py: {ARGS.nmt_weights} has vocabularies {dims[0]}/{dims[1]}, "
+                     f"{ARGS.data} {src_vocab}/{tgt_vocab}")
+        embed, hidden = int(dims[2]), int(dims[3])
+    model = Seq2Seq(src_vocab, tgt_vocab, embed, hidden)
+    if params is not None:
+        load_nmt_weights(model, params)
+    elif ARGS.mode != "train" and ARGS.load:
         model.load_state_dict(torch.load(ARGS.load))
     result = {"program": "pytorch", "mode": ARGS.mode, "torch": torch.__version__,
               "threads": ARGS.threads, "openblas_kernel": openblas_kernel(),
               "aten_cpu_capability": aten_capability(),
               "parameters": sum(p.numel() for p in model.parameters())}
-    result.update(run_train(model, data) if ARGS.mode == "train" else run_greedy(model, data))
-    result["peak_rss_kib"] = peak_rss_kib()
+    if ARGS.mode == "train":
+        result.update(run_train(model, data))
+    else:
+        decoded, jobs, outputs = (run_greedy if ARGS.mode == "greedy" else run_beam)(model, data)
+        result.update(decoded)
+        result["weights"] = ARGS.nmt_weights or ARGS.load or "fresh initialisation"
+        result["peak_rss_kib"] = peak_rss_kib()       # before the checks' extras
+        if ARGS.output:
+            with open(ARGS.output, "w") as f:
+                f.writelines(" ".join(map(str, o)) + "\n" for o in outputs)
+        if ARGS.score:
+            result["mean_normalised_logprob"] = round(mean_score(model, jobs, outputs, ARGS.length_penalty), 5)
+    result.setdefault("peak_rss_kib", peak_rss_kib())
     print(json.dumps(result))
     return 0
 
