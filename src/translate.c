@@ -7,6 +7,12 @@
 #include "corpus.h" /* defines: encode_tokens */
 #include "decode.h" /* defines: decode_greedy, decode_beam */
 
+/* Most output words for a source of src_len tokens. */
+static int output_limit(const TranslateOptions *opt, int src_len)
+{
+    return opt->max_len > 0 ? opt->max_len : 2 * src_len + 10;
+}
+
 void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, const TranslateOptions *opt,
                      char **out, int *bad)
 {
@@ -30,7 +36,7 @@ void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, con
         if (t.n > 0) {
             src[n_live] = encode_tokens(&t, &mf->src_vocab);
             src_len[n_live] = t.n;
-            int limit = opt->max_len > 0 ? opt->max_len : 2 * t.n + 10;
+            int limit = output_limit(opt, t.n);
             if (limit > max_out) max_out = limit;
             live[n_live++] = i;
         }
@@ -46,7 +52,7 @@ void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, con
         if (opt->beam > 1) {
             int *limit = xmalloc(sizeof(int) * n_live);
             for (int k = 0; k < n_live; k++)
-                limit[k] = opt->max_len > 0 ? opt->max_len : 2 * src_len[k] + 10;
+                limit[k] = output_limit(opt, src_len[k]);
             decode_beam(&mf->model, rs, src, src_len, n_live, opt->beam, limit, opt->length_penalty, hyp, hyp_len);
             free(limit);
         } else {
@@ -54,7 +60,7 @@ void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, con
         }
         for (int k = 0; k < n_live; k++) {
             /* Sentences decoded together share max_out; each keeps its own limit. */
-            int limit = opt->max_len > 0 ? opt->max_len : 2 * src_len[k] + 10;
+            int limit = output_limit(opt, src_len[k]);
             int len = hyp_len[k] < limit ? hyp_len[k] : limit;
             char **words = xmalloc(sizeof(char *) * (len ? len : 1));
             for (int j = 0; j < len; j++)
