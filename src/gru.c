@@ -52,15 +52,21 @@ void gru_gates_backward(const float *dh, const float *rzn, const float *gh, int 
     }
 }
 
+/* The step for position t reads the state h[t + reverse] and writes h[t + 1 - reverse]
+ * (see gru.h for the two layouts); these name the (B, H) blocks. */
+static long prev_block(int t, int B, int H, int reverse) { return (long)(t + reverse) * B * H; }
+static long next_block(int t, int B, int H, int reverse) { return (long)(t + 1 - reverse) * B * H; }
+
 void gru_sequence_forward(const GruWeights *w, const float *x, const float *mask,
-                          float *h, float *gi, float *gh, float *rzn, int S, int B)
+                          float *h, float *gi, float *gh, float *rzn, int S, int B, int reverse)
 {
     int H = w->hidden, G = 3 * H;
     /* All input projections at once: gi (S*B, 3H) = x · w_ih^T + b_ih */
     matmul_bias(gi, G, x, w->in, w->w_ih, w->in, w->b_ih, S * B, G, w->in);
-    for (int t = 0; t < S; t++) {
-        const float *hp = h + (long)t * B * H;
-        float *hn = h + (long)(t + 1) * B * H;
+    for (int s = 0; s < S; s++) {
+        int t = reverse ? S - 1 - s : s;
+        const float *hp = h + prev_block(t, B, H, reverse);
+        float *hn = h + next_block(t, B, H, reverse);
         float *ght = gh + (long)t * B * G, *g = rzn + (long)t * B * G;
         matmul_bias(ght, G, hp, H, w->w_hh, H, w->b_hh, B, G, H);
         gru_gates_forward(gi + (long)t * B * G, G, ght, G, hp, hn, g, B, H);
@@ -73,13 +79,15 @@ void gru_sequence_forward(const GruWeights *w, const float *x, const float *mask
 
 void gru_sequence_backward(const GruWeights *w, GruWeights *g, const float *x, const float *mask,
                            const float *h, const float *gh, const float *rzn, float *dh,
-                           float *dx, float *dh0, float *dgi, float *dgh, int S, int B)
+                           float *dx, float *dh0, float *dgi, float *dgh, int S, int B, int reverse)
 {
     int H = w->hidden, G = 3 * H;
-    /* dh0 doubles as the running carry: dLoss/dh[t] accumulated from later steps. */
+    /* dh0 doubles as the running carry: dLoss/d(state before position t), accumulated
+     * from the steps processed after it. Steps are undone in the opposite order. */
     memset(dh0, 0, sizeof(float) * B * H);
-    for (int t = S - 1; t >= 0; t--) {
-        float *d = dh + (long)t * B * H;   /* becomes dLoss/dh[t+1] in total */
+    for (int s = S - 1; s >= 0; s--) {
+        int t = reverse ? S - 1 - s : s;
+        float *d = dh + (long)t * B * H;   /* becomes dLoss/d(state after position t) in total */
         for (long i = 0; i < (long)B * H; i++)
             d[i] += dh0[i];
         /* Masked rows: the new state was the old one, so the whole gradient is carried. */
@@ -93,18 +101,20 @@ void gru_sequence_backward(const GruWeights *w, GruWeights *g, const float *x, c
         float *dgi_t = dgi + (long)t * B * G, *dgh_t = dgh + (long)t * B * G;
         float *direct = d; /* reuse: gru_gates_backward reads d[k] before writing dp[k] */
         gru_gates_backward(d, rzn + (long)t * B * G, gh + (long)t * B * G, G,
-                           h + (long)t * B * H, dgi_t, G, dgh_t, G, direct, B, H);
+                           h + prev_block(t, B, H, reverse), dgi_t, G, dgh_t, G, direct, B, H);
         for (long i = 0; i < (long)B * H; i++)
             dh0[i] += direct[i];
-        /* dh[t] += dgh · w_hh */
+        /* dLoss/d(previous state) += dgh · w_hh */
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, G,
                     1.0f, dgh_t, G, w->w_hh, H, 1.0f, dh0, H);
     }
-    /* Weight gradients over all steps at once. */
+    /* Weight gradients over all steps at once. The previous states of positions 0..S-1
+     * are one block too: h[0..S-1] forward, h[1..S] reverse. */
+    const float *h_prev = h + prev_block(0, B, H, reverse);
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, G, w->in, S * B,
                 1.0f, dgi, G, x, w->in, 1.0f, g->w_ih, w->in);
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, G, H, S * B,
-                1.0f, dgh, G, h, H, 1.0f, g->w_hh, H);
+                1.0f, dgh, G, h_prev, H, 1.0f, g->w_hh, H);
     column_sums_add(g->b_ih, dgi, S * B, G, G);
     column_sums_add(g->b_hh, dgh, S * B, G, G);
     /* dx = dgi · w_ih */

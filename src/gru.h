@@ -37,19 +37,29 @@ void gru_gates_backward(const float *dh, const float *rzn, const float *gh, int 
                         const float *h_prev, float *dgi, int ld_dgi, float *dgh, int ld_dgh,
                         float *dh_prev, int B, int H);
 
-/* A padded batch of sequences, time-major. Where mask[t,b] is 0 the state is carried
- * unchanged (as pack_padded_sequence does), so h[S] is each sequence's last real state.
+/* A padded batch of sequences, time-major, run in either direction.
  *   x (S, B, In); mask (S, B) of 0/1
- *   h (S+1, B, H): h[0] must hold the initial state; h[t+1] is written for each step
- *   cache: gi (S, B, 3H), gh (S, B, 3H), rzn (S, B, 3H) for backward */
+ *   h (S+1, B, H): the states, laid out so that the outputs for positions 0..S-1 are
+ *     always one contiguous (S, B, H) block:
+ *       reverse = 0: positions t = 0 .. S-1.  h[0] is the initial state (set by the
+ *         caller), h[t+1] the state after position t; outputs h[1..S], final state h[S].
+ *       reverse = 1: positions t = S-1 .. 0.  h[S] is the initial state (set by the
+ *         caller), h[t] the state after position t; outputs h[0..S-1], final state h[0].
+ *     Where mask[t,b] is 0 the state is carried unchanged (as pack_padded_sequence does):
+ *     forward, the final state is each sequence's last real state; reverse, trailing
+ *     padding keeps the initial state, so each sequence starts at its last real token.
+ *   cache: gi (S, B, 3H), gh (S, B, 3H), rzn (S, B, 3H) for backward, indexed by
+ *     position t in both directions */
 void gru_sequence_forward(const GruWeights *w, const float *x, const float *mask,
-                          float *h, float *gi, float *gh, float *rzn, int S, int B);
+                          float *h, float *gi, float *gh, float *rzn, int S, int B, int reverse);
 
-/* Backward of gru_sequence_forward.
- *   dh (S, B, H): dLoss/dh[t+1] from outside (attention, the final state), consumed
+/* Backward of gru_sequence_forward, same reverse flag.
+ *   dh (S, B, H): dLoss/d(output at position t) from outside (attention, the final
+ *     state): dLoss/dh[t+1] forward, dLoss/dh[t] reverse; consumed (overwritten)
  *   grads accumulate into g (same shapes as w); dx (S, B, In) is written;
- *   dh0 (B, H) receives dLoss/dh[0]; work: dgi, dgh (S, B, 3H), carry (B, H). */
+ *   dh0 (B, H) receives dLoss/d(initial state) (h[0] forward, h[S] reverse);
+ *   work: dgi, dgh (S, B, 3H). */
 void gru_sequence_backward(const GruWeights *w, GruWeights *g, const float *x, const float *mask,
                            const float *h, const float *gh, const float *rzn, float *dh,
-                           float *dx, float *dh0, float *dgi, float *dgh, int S, int B);
+                           float *dx, float *dh0, float *dgi, float *dgh, int S, int B, int reverse);
 #endif

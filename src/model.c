@@ -168,7 +168,7 @@ void model_encode(Model *m, RunState *rs, const Batch *batch)
     embedding_forward(rs->xs, E, p->src_emb, batch->src, S * B, E);
     memset(rs->enc_h, 0, sizeof(float) * B * H);
     gru_sequence_forward(&w, rs->xs, batch->mask, rs->enc_h, rs->enc_gi, rs->enc_gh,
-                         rs->enc_rzn, S, B);
+                         rs->enc_rzn, S, B, 0);
     /* keys (S*B, H) = enc · att_w_key^T, once for all decoder steps */
     matmul_bias(rs->keys, H, rs->enc_h + (long)B * H, H, p->att_w_key, H, NULL, S * B, H, H);
     memcpy(rs->dec_h, rs->enc_h + (long)S * B * H, sizeof(float) * B * H);
@@ -282,6 +282,6 @@ void model_backward(Model *m, RunState *rs, const Batch *batch)
 
     GruWeights w = encoder_gru(&m->dims, p), gw = encoder_gru(&m->dims, g);
     gru_sequence_backward(&w, &gw, rs->xs, batch->mask, rs->enc_h, rs->enc_gh, rs->enc_rzn, rs->d_enc,
-                          rs->d_emb, rs->d_h0, rs->d_enc_gi, rs->d_enc_gh, S, B);
+                          rs->d_emb, rs->d_h0, rs->d_enc_gi, rs->d_enc_gh, S, B, 0);
     embedding_backward(g->src_emb, rs->d_emb, E, batch->src, SB, E);
 }

@@ -4,8 +4,13 @@
  *   gates:    dgi, dgh, dh_prev of gru_gates_backward, with every row stride different
  *             from 3H so that a stride mix-up reads or writes the wrong columns;
  *   sequence: dx, dh0 and the four weight gradients of gru_sequence_backward on a batch
- *             whose rows end in padding, with a gradient arriving at every step.
+ *             whose rows end in padding, with a gradient arriving at every step, in
+ *             both directions;
+ *   reverse:  the reverse direction on a padded batch equals the forward direction on
+ *             each sentence's real tokens reversed, from the same initial state
+ *             (pack_padded_sequence semantics).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"     /* defines: CHECK, check_report */
@@ -82,40 +87,54 @@ typedef struct {
     float w_ih[G * IN], w_hh[G * H], b_ih[G], b_hh[G];
     GruWeights w;
     float x[S * B * IN], mask[S * B];
-    float h[(S + 1) * B * H];     /* h[0] is the initial state, an input */
+    float h[(S + 1) * B * H];     /* the initial state (h[0], or h[S] reverse) is an input */
     float gi[S * B * G], gh[S * B * G], rzn[S * B * G];
-    float wt[S * B * H];          /* the objective's weights on h[1..S] */
+    float wt[S * B * H];          /* the objective's weights on the outputs */
+    int reverse;
 } SeqCtx;
+
+/* Where the outputs (S, B, H) and the initial state (B, H) live in h (see gru.h). */
+static float *outputs(SeqCtx *c) { return c->h + (c->reverse ? 0 : B * H); }
+static float *initial(SeqCtx *c) { return c->h + (c->reverse ? S : 0) * B * H; }
 
 static double seq_objective(void *p)
 {
     SeqCtx *c = p;
-    gru_sequence_forward(&c->w, c->x, c->mask, c->h, c->gi, c->gh, c->rzn, S, B);
-    return weighted_sum(c->wt, c->h + B * H, S * B, H, H);
+    gru_sequence_forward(&c->w, c->x, c->mask, c->h, c->gi, c->gh, c->rzn, S, B, c->reverse);
+    return weighted_sum(c->wt, outputs(c), S * B, H, H);
 }
 
-static void test_sequence(Rng *rng)
+static void test_sequence(Rng *rng, int reverse)
 {
     static SeqCtx c;
+    const char *dir = reverse ? "reverse" : "forward";
+    char label[64];
+    c.reverse = reverse;
     c.w = (GruWeights){c.w_ih, c.w_hh, c.b_ih, c.b_hh, IN, H};
     fill_uniform(c.w_ih, G * IN, 0.5f, rng);
     fill_uniform(c.w_hh, G * H, 0.5f, rng);
     fill_uniform(c.b_ih, G, 0.5f, rng);
     fill_uniform(c.b_hh, G, 0.5f, rng);
     fill_uniform(c.x, S * B * IN, 1.0f, rng);
-    fill_uniform(c.h, B * H, 0.5f, rng);   /* non-zero h0 so that dh0 is non-trivial */
+    fill_uniform(initial(&c), B * H, 0.5f, rng);   /* non-zero so that dh0 is non-trivial */
     fill_uniform(c.wt, S * B * H, 1.0f, rng);
-    int len[B] = {5, 3, 1};                /* rows 1 and 2 end in padding */
+    int len[B] = {5, 3, 1};                        /* rows 1 and 2 end in padding */
     for (int t = 0; t < S; t++)
         for (int b = 0; b < B; b++)
             c.mask[t * B + b] = t < len[b];
     seq_objective(&c);
 
+    /* Forward, padded outputs repeat the state after the last real token h[len];
+     * reverse, they repeat the initial state h[S] (the run has not started yet). */
     int carried = 1;
-    for (int b = 1; b < B; b++)
+    const float *out = outputs(&c);
+    for (int b = 1; b < B; b++) {
+        const float *want = c.h + ((reverse ? S : len[b]) * B + b) * H;
         for (int t = len[b]; t < S; t++)
-            carried &= memcmp(c.h + ((t + 1) * B + b) * H, c.h + (len[b] * B + b) * H, sizeof(float) * H) == 0;
-    CHECK(carried, "padding carries the last real state through unchanged");
+            carried &= memcmp(out + (t * B + b) * H, want, sizeof(float) * H) == 0;
+    }
+    snprintf(label, sizeof label, "%s: padding carries the state through unchanged", dir);
+    CHECK(carried, label);
 
     /* Backward: dh is consumed, the weight gradients accumulate (start them non-zero). */
     static float dh[S * B * H], dx[S * B * IN], dh0[B * H], dgi[S * B * G], dgh[S * B * G];
@@ -129,7 +148,7 @@ static void test_sequence(Rng *rng)
     }
     GruWeights g = {gw_ih, gw_hh, gb_ih, gb_hh, IN, H};
     memcpy(dh, c.wt, sizeof dh);
-    gru_sequence_backward(&c.w, &g, c.x, c.mask, c.h, c.gh, c.rzn, dh, dx, dh0, dgi, dgh, S, B);
+    gru_sequence_backward(&c.w, &g, c.x, c.mask, c.h, c.gh, c.rzn, dh, dx, dh0, dgi, dgh, S, B, reverse);
     for (int i = 0; i < 4; i++)
         for (long k = 0; k < count[i]; k++)
             acc[i][k] -= before[i][k];
@@ -139,14 +158,62 @@ static void test_sequence(Rng *rng)
         for (int t = len[b]; t < S; t++)
             for (int k = 0; k < IN; k++)
                 pad_dx_zero &= dx[(t * B + b) * IN + k] == 0.0f;
-    CHECK(pad_dx_zero, "dx is exactly 0 at padded steps");
+    snprintf(label, sizeof label, "%s: dx is exactly 0 at padded steps", dir);
+    CHECK(pad_dx_zero, label);
 
-    check_grad("seq dx", seq_objective, &c, c.x, IN, dx, IN, S * B, IN, &opts);
-    check_grad("seq dh0", seq_objective, &c, c.h, H, dh0, H, B, H, &opts);
-    check_grad("seq dw_ih", seq_objective, &c, c.w_ih, IN, gw_ih, IN, G, IN, &opts);
-    check_grad("seq dw_hh", seq_objective, &c, c.w_hh, H, gw_hh, H, G, H, &opts);
-    check_grad("seq db_ih", seq_objective, &c, c.b_ih, G, gb_ih, G, 1, G, &opts);
-    check_grad("seq db_hh", seq_objective, &c, c.b_hh, G, gb_hh, G, 1, G, &opts);
+    const char *names[6] = {"dx", "dh0", "dw_ih", "dw_hh", "db_ih", "db_hh"};
+    float *xs[6] = {c.x, initial(&c), c.w_ih, c.w_hh, c.b_ih, c.b_hh};
+    float *grads[6] = {dx, dh0, gw_ih, gw_hh, gb_ih, gb_hh};
+    long rows[6] = {S * B, B, G, G, 1, 1}, cols[6] = {IN, H, IN, H, G, G};
+    for (int i = 0; i < 6; i++) {
+        snprintf(label, sizeof label, "seq %s %s", reverse ? "rev" : "fwd", names[i]);
+        check_grad(label, seq_objective, &c, xs[i], cols[i], grads[i], cols[i], rows[i], cols[i], &opts);
+    }
+}
+
+/* ---------------------------------------------------------------- reverse = reversed input */
+
+/* The reverse direction over a padded batch (here from a zero initial state, as the
+ * encoder runs it) must give, for each sentence of length n, exactly what the forward
+ * direction gives on that sentence alone with its n real tokens in reverse order: the
+ * output at position t is the forward output after n - t tokens, and the final state
+ * h[0] is the forward final state. Padding values of x are garbage on purpose. */
+static void test_reverse_is_reversed_forward(Rng *rng)
+{
+    static float w_ih[G * IN], w_hh[G * H], b_ih[G], b_hh[G];
+    static float x[S * B * IN], mask[S * B], h[(S + 1) * B * H], gi[S * B * G], gh[S * B * G], rzn[S * B * G];
+    static float x1[S * IN], mask1[S], h1[(S + 1) * H], gi1[S * G], gh1[S * G], rzn1[S * G];
+    GruWeights w = {w_ih, w_hh, b_ih, b_hh, IN, H};
+    fill_uniform(w_ih, G * IN, 0.5f, rng);
+    fill_uniform(w_hh, G * H, 0.5f, rng);
+    fill_uniform(b_ih, G, 0.5f, rng);
+    fill_uniform(b_hh, G, 0.5f, rng);
+    fill_uniform(x, S * B * IN, 1.0f, rng);
+    fill_uniform(h, S * B * H, 9.0f, rng);         /* outputs: overwritten everywhere */
+    memset(h + S * B * H, 0, sizeof(float) * B * H);
+    int len[B] = {2, 5, 4};
+    for (int t = 0; t < S; t++)
+        for (int b = 0; b < B; b++)
+            mask[t * B + b] = t < len[b];
+    gru_sequence_forward(&w, x, mask, h, gi, gh, rzn, S, B, 1);
+
+    for (int b = 0; b < B; b++) {
+        int n = len[b];
+        for (int s = 0; s < n; s++) {
+            memcpy(x1 + s * IN, x + ((n - 1 - s) * B + b) * IN, sizeof(float) * IN);
+            mask1[s] = 1.0f;
+        }
+        memset(h1, 0, sizeof(float) * H);
+        gru_sequence_forward(&w, x1, mask1, h1, gi1, gh1, rzn1, n, 1, 0);
+        float got[S * H], want[S * H];
+        for (int t = 0; t < n; t++) {
+            memcpy(got + t * H, h + (t * B + b) * H, sizeof(float) * H);
+            memcpy(want + t * H, h1 + (n - t) * H, sizeof(float) * H);
+        }
+        char label[64];
+        snprintf(label, sizeof label, "reverse = reversed forward, row %d", b);
+        check_close(got, want, (long)n * H, 1e-6, label);
+    }
 }
 
 int main(void)
@@ -154,6 +221,8 @@ int main(void)
     Rng rng;
     rng_seed(&rng, 7);
     test_gates(&rng);
-    test_sequence(&rng);
+    test_sequence(&rng, 0);
+    test_sequence(&rng, 1);
+    test_reverse_is_reversed_forward(&rng);
     return check_report("test_gru");
 }
