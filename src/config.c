@@ -31,7 +31,16 @@ static const KeySpec keys[] = {
     K("data", "normalization", KEY_STRING, normalization, 0, 0, "nfc|nfkc"),
     K("model", "embed", KEY_INT, embed, 1, 8192, NULL),
     K("model", "hidden", KEY_INT, hidden, 1, 8192, NULL),
-    K("model", "attention", KEY_STRING, attention, 0, 0, "bahdanau"),
+    K("model", "attention", KEY_STRING, attention, 0, 0,
+      "bahdanau|luong_dot|luong_general|luong_concat|local_monotonic|local_predictive"),
+    K("model", "cell", KEY_STRING, cell, 0, 0, "gru|lstm"),
+    K("model", "layers", KEY_INT, layers, 1, 8, NULL),
+    K("model", "bidirectional", KEY_BOOL, bidirectional, 0, 1, NULL),
+    K("model", "input_feed", KEY_BOOL, input_feed, 0, 1, NULL),
+    K("model", "window", KEY_INT, window, 1, 1000, NULL),
+    K("model", "scaled", KEY_BOOL, scaled, 0, 1, NULL),
+    K("model", "dropout", KEY_DOUBLE, dropout, 0, 1, NULL),
+    K("model", "tie_embeddings", KEY_BOOL, tie_embeddings, 0, 1, NULL),
     K("train", "batch_size", KEY_INT, batch_size, 1, 65536, NULL),
     K("train", "epochs", KEY_INT, epochs, 1, 1e6, NULL),
     K("train", "max_steps", KEY_LONG, max_steps, 0, 1e15, NULL),
@@ -59,6 +68,9 @@ void config_defaults(Config *c)
     c->embed = 256;
     c->hidden = 512;
     c->attention = xstrdup("bahdanau");
+    c->cell = xstrdup("gru");
+    c->layers = 1;
+    c->window = 10;
     c->batch_size = 64;
     c->epochs = 10;
     c->max_steps = 0;
@@ -170,6 +182,24 @@ static void position(const char *text, const char *at, int *line, int *col)
     }
 }
 
+/* The model keys that only make sense together. */
+static int check_model(const Config *c, const char *source, Error *err)
+{
+    int bahdanau = !strcmp(c->attention, "bahdanau");
+    if (c->dropout >= 1.0)
+        return error_set(err, "%s: model.dropout must be at least 0 and below 1", source);
+    if (c->bidirectional && c->hidden % 2)
+        return error_set(err, "%s: model.hidden must be even for a bidirectional encoder (H/2 units per direction), "
+                              "not %d", source, c->hidden);
+    if (c->input_feed && bahdanau)
+        return error_set(err, "%s: model.input_feed needs a Luong attention kind; model.attention is \"bahdanau\", "
+                              "which already feeds the context to the decoder", source);
+    if (c->tie_embeddings && c->embed != c->hidden)
+        return error_set(err, "%s: model.tie_embeddings needs model.embed equal to model.hidden (%d vs %d)", source,
+                         c->embed, c->hidden);
+    return 0;
+}
+
 int config_parse(Config *c, const char *text, const char *source, Error *err)
 {
     const char *end = NULL;
@@ -215,6 +245,7 @@ int config_parse(Config *c, const char *text, const char *source, Error *err)
         error_set(err, "%s: data.train is required (a TSV file of sentence pairs)", source);
         goto done;
     }
+    if (check_model(c, source, err)) goto done;
     status = 0;
 done:
     cJSON_Delete(root);

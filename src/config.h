@@ -14,8 +14,17 @@
  *   data.lowercase       true   Unicode case folding
  *   data.normalization   "nfc"  or "nfkc"
  *   model.embed          256    embedding size
- *   model.hidden         512    GRU state size (and attention width)
- *   model.attention      "bahdanau"
+ *   model.hidden         512    recurrent state size (and attention width)
+ *   model.attention      "bahdanau", "luong_dot", "luong_general", "luong_concat",
+ *                        "local_monotonic" or "local_predictive"
+ *   model.cell           "gru"  or "lstm"
+ *   model.layers         1      stacked recurrent layers, encoder and decoder (1 to 8)
+ *   model.bidirectional  false  encoder with H/2 units per direction, bridged to the decoder
+ *   model.input_feed     false  Luong kinds: o_{t-1} joins the decoder input
+ *   model.window         10     D, the half-width of local attention windows
+ *   model.scaled         false  divide dot-product scores by sqrt(hidden)
+ *   model.dropout        0      on embeddings and between layers, training only, [0, 1)
+ *   model.tie_embeddings false  output layer shares the target embeddings (embed = hidden)
  *   train.batch_size     64     sentence pairs per step
  *   train.epochs         10
  *   train.max_steps      0      stop after this many updates (0: no limit)
@@ -39,7 +48,9 @@ typedef struct {
     int lowercase;
     char *normalization;
     int embed, hidden;
-    char *attention;
+    char *attention, *cell;
+    int layers, bidirectional, input_feed, window, scaled, tie_embeddings;
+    double dropout;
     int batch_size, epochs;
     long max_steps;
     double learning_rate, clip_norm;

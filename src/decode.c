@@ -11,7 +11,7 @@
 
 void decode_greedy(Model *m, RunState *rs, const Batch *batch, int max_len, int **out, int *out_len)
 {
-    int B = batch->B, H = m->dims.hidden, V = m->dims.tgt_vocab;
+    int B = batch->B, V = m->dims.tgt_vocab;
     runstate_ensure(rs, &m->dims, RUN_DECODE, B, batch->S, max_len > 0 ? max_len : 1);
     model_encode(m, rs, batch);
     int *prev = xmalloc(sizeof(int) * B), *done = xcalloc(B, sizeof(int));
@@ -25,7 +25,7 @@ void decode_greedy(Model *m, RunState *rs, const Batch *batch, int max_len, int 
         model_decoder_input(m, rs, t, prev, B);
         model_decoder_step(m, rs, batch, t);
         float *logits = rs->logits; /* (B, V) for this step */
-        matmul_bias(logits, V, rs->dec_h + (long)(t + 1) * B * H, H, m->params.out_w, H, m->params.out_b, B, V, H);
+        model_step_logits(m, rs, t, B, logits);
         for (int b = 0; b < B; b++) {
             float *row = logits + (long)b * V;
             /* <pad> and <sos> are never predicted. The first index of the maximum, as a
@@ -84,7 +84,7 @@ typedef struct {
 void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, int N, int K, const int *limit,
                  float alpha, int **out, int *out_len)
 {
-    int H = m->dims.hidden, V = m->dims.tgt_vocab, R = N * K, max_len = 1;
+    int V = m->dims.tgt_vocab, R = N * K, max_len = 1;
     for (int n = 0; n < N; n++)
         if (limit[n] > max_len) max_len = limit[n];
     /* Each source K times: all beams of all sentences decode as one batch of N*K rows. */
@@ -109,15 +109,17 @@ void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, in
         out_len[n] = 0;
     }
     int *prev = xmalloc(sizeof(int) * R), remaining = N;
-    float *next_score = xmalloc(sizeof(float) * K), *state = xmalloc(sizeof(float) * K * H);
+    float *next_score = xmalloc(sizeof(float) * K);
+    int *parent = xmalloc(sizeof(int) * R);
     Candidate *best = xmalloc(sizeof(Candidate) * 2 * K);
     for (int r = 0; r < R; r++)
         prev[r] = VOCAB_SOS;
     for (int t = 0; t < max_len && remaining > 0; t++) {
         model_decoder_input(m, rs, t, prev, R);
         model_decoder_step(m, rs, &batch, t);
-        float *s_t = rs->dec_h + (long)(t + 1) * R * H;
-        matmul_bias(rs->logits, V, s_t, H, m->params.out_w, H, m->params.out_b, R, V, H);
+        model_step_logits(m, rs, t, R, rs->logits);
+        for (int r = 0; r < R; r++)
+            parent[r] = r;
         for (int n = 0; n < N; n++) {
             Search *q = &sr[n];
             if (q->done) continue;
@@ -138,26 +140,24 @@ void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, in
             int next = 0;
             for (int c = 0; c < count && next < K && q->finished < K; c++) {
                 const Candidate *cd = &best[c];
-                const int *from = q->hist + (long)cd->beam * max_len;
+                const int *words = q->hist + (long)cd->beam * max_len;
                 if (cd->word == VOCAB_EOS) {
                     float norm = cd->score / length_penalty(t + 1, alpha);
                     if (norm > q->best_final) {
                         q->best_final = norm;
-                        memcpy(out[n], from, sizeof(int) * t);
+                        memcpy(out[n], words, sizeof(int) * t);
                         out_len[n] = t;
                     }
                     q->finished++;
                     continue;
                 }
-                memcpy(q->next_hist + (long)next * max_len, from, sizeof(int) * t);
+                memcpy(q->next_hist + (long)next * max_len, words, sizeof(int) * t);
                 q->next_hist[(long)next * max_len + t] = cd->word;
                 next_score[next] = cd->score;
-                memcpy(state + (long)next * H, s_t + (long)(n * K + cd->beam) * H, sizeof(float) * H);
+                parent[n * K + next] = n * K + cd->beam;
                 prev[n * K + next] = cd->word;
                 next++;
             }
-            /* The surviving beams' states, in their new order, feed step t + 1. */
-            memcpy(s_t + (long)n * K * H, state, sizeof(float) * next * H);
             for (int k = next; k < K; k++)
                 prev[n * K + k] = next > 0 ? prev[n * K] : VOCAB_EOS;
             int *swap = q->hist;
@@ -175,6 +175,8 @@ void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, in
                 remaining--;
             }
         }
+        /* The surviving beams' states, in their new order, feed step t + 1. */
+        model_reorder_state(m, rs, t, parent, R);
     }
     for (int n = 0; n < N; n++) {
         free(sr[n].hist);
@@ -184,7 +186,7 @@ void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, in
     free(sr);
     free(prev);
     free(next_score);
-    free(state);
+    free(parent);
     free(best);
     free(srcs);
     free(lens);

@@ -2,95 +2,205 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "attention.h" /* defines: attention_bahdanau_forward/_backward */
+#include "attention.h" /* defines: attention_bahdanau_*, attention_dot_*, DotAttention */
 #include "embedding.h" /* defines: embedding_forward/_backward */
 #include "gru.h"       /* defines: GruWeights, gru_sequence_*, gru_gates_* */
 #include "linalg.h"    /* defines: matmul_bias, matmul_add, column_sums_add */
 #include "loss.h"      /* defines: softmax_xent */
+#include "lstm.h"      /* defines: LstmWeights, lstm_sequence_*, lstm_gates_* */
 #include "util.h"      /* defines: xmalloc, Rng */
+
+/* ---------------------------------------------------------------- dimensions */
+
+static const char *const attention_names[ATT_KINDS] = {
+    "bahdanau", "luong_dot", "luong_general", "luong_concat", "local_monotonic", "local_predictive",
+};
+
+const char *attention_name(int kind) { return kind >= 0 && kind < ATT_KINDS ? attention_names[kind] : "?"; }
+
+int attention_kind(const char *name)
+{
+    for (int k = 0; k < ATT_KINDS; k++)
+        if (strcmp(name, attention_names[k]) == 0) return k;
+    return -1;
+}
+
+int attention_is_luong(int kind) { return kind != ATT_BAHDANAU; }
+
+static int is_local(int kind) { return kind == ATT_LOCAL_MONOTONIC || kind == ATT_LOCAL_PREDICTIVE; }
+static int is_additive(int kind) { return kind == ATT_BAHDANAU || kind == ATT_LUONG_CONCAT; }
+/* The scores s . (W h_j): keys are W h_j, computed once per batch. */
+static int has_att_w(int kind) { return kind == ATT_LUONG_GENERAL || is_local(kind); }
+
+const char *dims_problem(const ModelDims *d)
+{
+    if (d->cell != CELL_GRU && d->cell != CELL_LSTM) return "unknown cell kind";
+    if (d->layers < 0 || d->layers > MAX_LAYERS) return "layers must be between 1 and 8";
+    if (d->attention < 0 || d->attention >= ATT_KINDS) return "unknown attention kind";
+    if (d->bidirectional && d->hidden % 2) return "a bidirectional encoder needs an even hidden size";
+    if (d->input_feed && !attention_is_luong(d->attention)) return "input feeding needs a Luong attention kind";
+    if (is_local(d->attention) && d->window < 1) return "local attention needs a window of at least 1";
+    if (d->tie_embeddings && d->embed != d->hidden) return "tied embeddings need embed equal to hidden";
+    return NULL;
+}
+
+static int n_layers(const ModelDims *d) { return d->layers > 0 ? d->layers : 1; }
+static int n_gates(const ModelDims *d) { return d->cell == CELL_LSTM ? 4 : 3; }
+static int n_dirs(const ModelDims *d) { return d->bidirectional ? 2 : 1; }
+/* Units per encoder direction. */
+static int enc_units(const ModelDims *d) { return d->bidirectional ? d->hidden / 2 : d->hidden; }
+/* Width of the decoder's first-layer input: [embedding; context or o_{t-1}] or the embedding. */
+static int dec_in0(const ModelDims *d)
+{
+    return d->embed + (d->attention == ATT_BAHDANAU || d->input_feed ? d->hidden : 0);
+}
+/* The decoder layer whose recurrent product also computes the Bahdanau query. */
+static int fused_query(const ModelDims *d, int l) { return d->attention == ATT_BAHDANAU && l == n_layers(d) - 1; }
 
 /* ---------------------------------------------------------------- parameters */
 
-void params_shapes(const ModelDims *d, TensorShape out[PARAM_TENSORS])
+/* The tensors in memory order, each with its slot in a Params and the fan-in its
+ * initialisation uses. One enumeration serves shapes, pointers and initialisation. */
+typedef struct {
+    int n;
+    TensorShape shape[MAX_TENSORS];
+    float **slot[MAX_TENSORS];
+    int units[MAX_TENSORS];   /* 0 for embeddings (normal init) */
+} Layout;
+
+static void add(Layout *lo, float **slot, long rows, long cols, int units, const char *fmt, const char *sfx)
 {
-    long E = d->embed, H = d->hidden, Vs = d->src_vocab, Vt = d->tgt_vocab;
-    TensorShape s[PARAM_TENSORS] = {
-        {"src_emb", Vs, E},       {"enc_w_ih", 3 * H, E},   {"enc_w_hh", 3 * H, H},
-        {"enc_b_ih", 3 * H, 1},   {"enc_b_hh", 3 * H, 1},   {"tgt_emb", Vt, E},
-        {"att_w_key", H, H},      {"att_v", H, 1},          {"dec_w_ih", 3 * H, E + H},
-        {"dec_w_hh", 3 * H, H},   {"att_w_query", H, H},    {"dec_b_ih", 3 * H, 1},
-        {"dec_b_hh", 3 * H, 1},   {"att_b_query", H, 1},    {"out_w", Vt, H},
-        {"out_b", Vt, 1},
-    };
-    memcpy(out, s, sizeof s);
+    TensorShape *s = &lo->shape[lo->n];
+    snprintf(s->name, sizeof s->name, fmt, sfx);
+    s->rows = rows;
+    s->cols = cols;
+    lo->slot[lo->n] = slot;
+    lo->units[lo->n] = units;
+    lo->n++;
+}
+
+static void layout(const ModelDims *d, Params *p, Layout *lo)
+{
+    long E = d->embed, H = d->hidden, G = n_gates(d), U = enc_units(d);
+    int L = n_layers(d), A = d->attention;
+    char sfx[16];
+    lo->n = 0;
+    add(lo, &p->src_emb, d->src_vocab, E, 0, "src_emb%s", "");
+    for (int l = 0; l < L; l++)
+        for (int r = 0; r < n_dirs(d); r++) {
+            RnnParams *w = &p->enc[l][r];
+            if (l) snprintf(sfx, sizeof sfx, "_l%d%s", l, r ? "_reverse" : "");
+            else snprintf(sfx, sizeof sfx, "%s", r ? "_reverse" : "");
+            add(lo, &w->w_ih, G * U, l ? H : E, (int)U, "enc_w_ih%s", sfx);
+            add(lo, &w->w_hh, G * U, U, (int)U, "enc_w_hh%s", sfx);
+            add(lo, &w->b_ih, G * U, 1, (int)U, "enc_b_ih%s", sfx);
+            add(lo, &w->b_hh, G * U, 1, (int)U, "enc_b_hh%s", sfx);
+        }
+    if (d->bidirectional)
+        for (int l = 0; l < L; l++) {
+            if (l) snprintf(sfx, sizeof sfx, "_l%d", l);
+            else sfx[0] = 0;
+            add(lo, &p->bridge_w[l], H, H, (int)H, "bridge_w%s", sfx);
+            add(lo, &p->bridge_b[l], H, 1, (int)H, "bridge_b%s", sfx);
+        }
+    add(lo, &p->tgt_emb, d->tgt_vocab, E, 0, "tgt_emb%s", "");
+    if (is_additive(A)) {
+        add(lo, &p->att_w_key, H, H, (int)H, "att_w_key%s", "");
+        add(lo, &p->att_v, H, 1, (int)H, "att_v%s", "");
+    }
+    if (has_att_w(A)) add(lo, &p->att_w, H, H, (int)H, "att_w%s", "");
+    if (A == ATT_LOCAL_PREDICTIVE) {
+        add(lo, &p->att_w_pos, H, H, (int)H, "att_w_pos%s", "");
+        add(lo, &p->att_v_pos, H, 1, (int)H, "att_v_pos%s", "");
+    }
+    if (attention_is_luong(A)) add(lo, &p->att_w_out, H, 2 * H, (int)H, "att_w_out%s", "");
+    for (int l = 0; l < L; l++) {
+        RnnParams *w = &p->dec[l];
+        int query = is_additive(A) && l == L - 1;
+        if (l) snprintf(sfx, sizeof sfx, "_l%d", l);
+        else sfx[0] = 0;
+        add(lo, &w->w_ih, G * H, l ? H : dec_in0(d), (int)H, "dec_w_ih%s", sfx);
+        add(lo, &w->w_hh, G * H, H, (int)H, "dec_w_hh%s", sfx);
+        if (query) add(lo, &p->att_w_query, H, H, (int)H, "att_w_query%s", "");
+        add(lo, &w->b_ih, G * H, 1, (int)H, "dec_b_ih%s", sfx);
+        add(lo, &w->b_hh, G * H, 1, (int)H, "dec_b_hh%s", sfx);
+        if (query) add(lo, &p->att_b_query, H, 1, (int)H, "att_b_query%s", "");
+    }
+    if (!d->tie_embeddings) add(lo, &p->out_w, d->tgt_vocab, H, (int)H, "out_w%s", "");
+    add(lo, &p->out_b, d->tgt_vocab, 1, (int)H, "out_b%s", "");
+}
+
+int params_shapes(const ModelDims *d, TensorShape out[MAX_TENSORS])
+{
+    Params p;
+    Layout lo;
+    layout(d, &p, &lo);
+    memcpy(out, lo.shape, sizeof(TensorShape) * lo.n);
+    return lo.n;
 }
 
 long params_count(const ModelDims *d)
 {
-    TensorShape s[PARAM_TENSORS];
-    params_shapes(d, s);
+    Params p;
+    Layout lo;
+    layout(d, &p, &lo);
     long n = 0;
-    for (int i = 0; i < PARAM_TENSORS; i++)
-        n += s[i].rows * s[i].cols;
+    for (int i = 0; i < lo.n; i++)
+        n += lo.shape[i].rows * lo.shape[i].cols;
     return n;
 }
 
-void params_tensors(const Params *p, float *out[PARAM_TENSORS])
+int params_tensors(const Params *p, const ModelDims *d, float *out[MAX_TENSORS])
 {
-    float *t[PARAM_TENSORS] = {
-        p->src_emb, p->enc_w_ih, p->enc_w_hh, p->enc_b_ih, p->enc_b_hh, p->tgt_emb,
-        p->att_w_key, p->att_v, p->dec_w_ih, p->dec_w_hh, p->att_w_query, p->dec_b_ih,
-        p->dec_b_hh, p->att_b_query, p->out_w, p->out_b,
-    };
-    memcpy(out, t, sizeof t);
+    Params q = *p;
+    Layout lo;
+    layout(d, &q, &lo);
+    for (int i = 0; i < lo.n; i++)
+        out[i] = *lo.slot[i];
+    return lo.n;
 }
 
-/* Carve mem into the tensors, in params_shapes order. */
+/* Carve mem into the tensors, in layout order. */
 static void params_point(Params *p, float *mem, const ModelDims *d)
 {
-    TensorShape s[PARAM_TENSORS];
-    params_shapes(d, s);
-    float **field[PARAM_TENSORS] = {
-        &p->src_emb, &p->enc_w_ih, &p->enc_w_hh, &p->enc_b_ih, &p->enc_b_hh, &p->tgt_emb,
-        &p->att_w_key, &p->att_v, &p->dec_w_ih, &p->dec_w_hh, &p->att_w_query, &p->dec_b_ih,
-        &p->dec_b_hh, &p->att_b_query, &p->out_w, &p->out_b,
-    };
-    for (int i = 0; i < PARAM_TENSORS; i++) {
-        *field[i] = mem;
-        mem += s[i].rows * s[i].cols;
+    Layout lo;
+    memset(p, 0, sizeof *p);
+    layout(d, p, &lo);
+    for (int i = 0; i < lo.n; i++) {
+        *lo.slot[i] = mem;
+        mem += lo.shape[i].rows * lo.shape[i].cols;
     }
+    if (d->tie_embeddings) p->out_w = p->tgt_emb;
 }
 
 void model_alloc(Model *m, const ModelDims *d)
 {
     m->dims = *d;
+    m->dims.layers = n_layers(d);
     m->n_params = params_count(d);
     m->param_mem = xcalloc(m->n_params, sizeof(float));
     m->grad_mem = xcalloc(m->n_params, sizeof(float));
-    params_point(&m->params, m->param_mem, d);
-    params_point(&m->grads, m->grad_mem, d);
+    params_point(&m->params, m->param_mem, &m->dims);
+    params_point(&m->grads, m->grad_mem, &m->dims);
 }
 
 void model_init_weights(Model *m, uint64_t seed)
 {
     Rng rng;
     rng_seed(&rng, seed);
-    TensorShape s[PARAM_TENSORS];
-    float *t[PARAM_TENSORS];
-    params_shapes(&m->dims, s);
-    params_tensors(&m->params, t);
-    float H = (float)m->dims.hidden;
-    for (int i = 0; i < PARAM_TENSORS; i++) {
-        long n = s[i].rows * s[i].cols;
-        int is_embedding = t[i] == m->params.src_emb || t[i] == m->params.tgt_emb;
-        /* Every non-embedding tensor here reads an H-wide input (GRU weights use
-         * 1/sqrt(H) in PyTorch regardless of the input width) except nothing else. */
-        float bound = 1.0f / sqrtf(H);
+    Layout lo;
+    Params q = m->params;
+    layout(&m->dims, &q, &lo);
+    for (int i = 0; i < lo.n; i++) {
+        float *t = *lo.slot[i];
+        long n = lo.shape[i].rows * lo.shape[i].cols;
+        float bound = lo.units[i] ? 1.0f / sqrtf((float)lo.units[i]) : 0.0f;
         for (long k = 0; k < n; k++)
-            t[i][k] = is_embedding ? rng_normal(&rng) : bound * (2.0f * rng_uniform(&rng) - 1.0f);
+            t[k] = lo.units[i] ? bound * (2.0f * rng_uniform(&rng) - 1.0f) : rng_normal(&rng);
     }
 }
 
@@ -105,44 +215,118 @@ void model_free(Model *m)
 
 /* ---------------------------------------------------------------- run state */
 
-void runstate_alloc(RunState *rs, const ModelDims *d, RunMode mode, int B, int S, int T)
+/* State layouts. Encoder forward direction: h[0] is the initial state, h[t+1] the
+ * state after position t (outputs start at h + B*U). Reverse direction: h[S] is the
+ * initial state, h[t] the state after position t (outputs start at h). Decoder:
+ * h[0] = s_0, h[t+1] = s_t. */
+
+typedef struct {
+    float **p;
+    long n;
+} Part;
+
+void runstate_alloc(RunState *rs, const ModelDims *dims, RunMode mode, int B, int S, int T)
 {
-    long E = d->embed, H = d->hidden, V = d->tgt_vocab;
-    long SB = (long)S * B, TB = (long)T * B, ST = S > T ? S : T;
-    long train = mode == RUN_TRAIN; /* backward buffers get 0 floats otherwise */
-    struct { float **p; long n; } parts[] = {
-        {&rs->xs, SB * E},          {&rs->enc_gi, SB * 3 * H},  {&rs->enc_gh, SB * 3 * H},
-        {&rs->enc_rzn, SB * 3 * H}, {&rs->enc_h, (SB + B) * H}, {&rs->keys, SB * H},
-        {&rs->x, TB * (E + H)},     {&rs->dec_gi, TB * 3 * H},  {&rs->dec_gh, TB * 4 * H},
-        {&rs->dec_rzn, TB * 3 * H}, {&rs->dec_h, (TB + B) * H}, {&rs->attn, TB * S},
-        {&rs->logits, (mode == RUN_DECODE ? B : TB) * V},
-        {&rs->d_dec_h, train * TB * H},      {&rs->d_dec_gi, train * TB * 3 * H},
-        {&rs->d_dec_gh, train * TB * 4 * H}, {&rs->d_ctx, train * B * H},
-        {&rs->d_s, train * B * H},           {&rs->d_keys, train * SB * H},
-        {&rs->d_enc, train * SB * H},        {&rs->d_emb, train * ST * B * E},
-        {&rs->d_enc_gi, train * SB * 3 * H}, {&rs->d_enc_gh, train * SB * 3 * H},
-        {&rs->d_h0, train * B * H},          {&rs->work, S + H},
-    };
-    int n_parts = sizeof parts / sizeof parts[0];
+    ModelDims d = *dims;
+    d.layers = n_layers(dims);
+    long E = d.embed, H = d.hidden, V = d.tgt_vocab, G = n_gates(&d), U = enc_units(&d);
+    long SB = (long)S * B, TB = (long)T * B, ST = S > T ? S : T, EH = E > H ? E : H;
+    long train = mode == RUN_TRAIN, lstm = d.cell == CELL_LSTM, bi = d.bidirectional;
+    int L = d.layers, A = d.attention, luong = attention_is_luong(A);
+    float dropout = rs->dropout, smoothing = rs->label_smoothing;
+    Rng rng = rs->rng;
+    memset(rs, 0, sizeof *rs);
+    Part parts[512];
+    int n = 0;
+#define PART(ptr, count) (parts[n++] = (Part){&(ptr), (count)})
+    for (int l = 0; l < L; l++) {
+        long in = l ? H : E;
+        PART(rs->enc_x[l], SB * in);
+        PART(rs->enc_drop[l], train * SB * in);
+        for (int r = 0; r < n_dirs(&d); r++) {
+            RnnRun *run = &rs->enc[l][r];
+            PART(run->h, (SB + B) * U);
+            PART(run->c, lstm * (SB + B) * U);
+            PART(run->gi, SB * G * U);
+            PART(run->gh, SB * G * U);
+            PART(run->cache, SB * G * U);
+        }
+        PART(rs->enc_out[l], bi * SB * H);
+    }
+    PART(rs->bridge_in, bi * L * B * H);
+    PART(rs->keys, A == ATT_LUONG_DOT ? 0 : SB * H);
+    for (int l = 0; l < L; l++) {
+        long in = l ? H : dec_in0(&d), ghw = G * H + (fused_query(&d, l) ? H : 0);
+        RnnRun *run = &rs->dec[l];
+        PART(rs->dec_x[l], TB * in);
+        PART(rs->dec_drop[l], train * TB * (l ? H : E));
+        PART(run->h, (TB + B) * H);
+        PART(run->c, lstm * (TB + B) * H);
+        PART(run->gi, TB * G * H);
+        PART(run->gh, TB * ghw);
+        PART(run->cache, TB * G * H);
+        PART(rs->d_dgi[l], train * TB * G * H);
+        PART(rs->d_dgh[l], train * TB * ghw);
+        PART(rs->d_s[l], train * B * H);
+        PART(rs->d_c[l], train * lstm * B * H);
+    }
+    PART(rs->attn, TB * S);
+    PART(rs->query, A == ATT_LUONG_CONCAT ? TB * H : 0);
+    PART(rs->pos_hidden, A == ATT_LOCAL_PREDICTIVE ? TB * H : 0);
+    PART(rs->pos, is_local(A) ? TB : 0);
+    PART(rs->cat, luong * TB * 2 * H);
+    PART(rs->out, luong * TB * H);
+    PART(rs->logits, (mode == RUN_DECODE ? B : TB) * V);
+    PART(rs->d_out, train * TB * H);
+    PART(rs->d_pre, train * luong * TB * H);
+    PART(rs->d_query, train * (A == ATT_LUONG_CONCAT) * TB * H);
+    PART(rs->d_pos, train * (A == ATT_LOCAL_PREDICTIVE) * TB * H);
+    PART(rs->d_feed, train * B * H);
+    PART(rs->d_ctx, train * B * H);
+    PART(rs->d_cat, train * B * 2 * H);
+    PART(rs->d_step, B * H); /* also the scratch row block of model_reorder_state */
+    PART(rs->d_keys, train * SB * H);
+    PART(rs->d_enc, train * SB * H);
+    PART(rs->d_dir[0], train * bi * SB * U);
+    PART(rs->d_dir[1], train * bi * SB * U);
+    PART(rs->d_x, train * ST * B * EH);
+    PART(rs->d_x2, train * ST * B * EH);
+    PART(rs->d_enc_gi, train * SB * G * U);
+    PART(rs->d_enc_gh, train * SB * G * U);
+    PART(rs->d_h0, train * B * H);
+    PART(rs->d_c0, train * B * H);
+    PART(rs->d_cfin, train * B * H);
+    PART(rs->work, 2 * S + H + B);
+#undef PART
     long total = 0;
-    for (int i = 0; i < n_parts; i++)
+    for (int i = 0; i < n; i++)
         total += parts[i].n;
     rs->mem = xcalloc(total, sizeof(float));
     float *p = rs->mem;
-    for (int i = 0; i < n_parts; i++) {
+    for (int i = 0; i < n; i++) {
         *parts[i].p = parts[i].n ? p : NULL;
         p += parts[i].n;
     }
+    rs->src_len = xcalloc(B, sizeof(int));
     rs->mode = mode;
     rs->cap_B = B;
     rs->cap_S = S;
     rs->cap_T = T;
+    rs->dropout = dropout;
+    rs->label_smoothing = smoothing;
+    rs->rng = rng;
 }
 
 void runstate_free(RunState *rs)
 {
     free(rs->mem);
+    free(rs->src_len);
+    float dropout = rs->dropout, smoothing = rs->label_smoothing;
+    Rng rng = rs->rng;
     memset(rs, 0, sizeof *rs);
+    rs->dropout = dropout;
+    rs->label_smoothing = smoothing;
+    rs->rng = rng;
 }
 
 void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int S, int T)
@@ -153,135 +337,534 @@ void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int 
     runstate_alloc(rs, d, mode, nb, ns, nt);
 }
 
-/* ---------------------------------------------------------------- forward */
+/* ---------------------------------------------------------------- pieces */
 
-static GruWeights encoder_gru(const ModelDims *d, const Params *p)
+static int dropping(const RunState *rs) { return rs->dropping; }
+
+/* Inverted dropout on rows x (n, w) with stride ld: keep[i] is 0 or 1/(1-p), stored
+ * (n, w) for backward. */
+static void dropout_rows(float *x, int ld, float *keep, long n, int w, float p, Rng *rng)
 {
-    return (GruWeights){p->enc_w_ih, p->enc_w_hh, p->enc_b_ih, p->enc_b_hh, d->embed, d->hidden};
+    float scale = 1.0f / (1.0f - p);
+    for (long i = 0; i < n; i++)
+        for (int k = 0; k < w; k++) {
+            float kk = rng_uniform(rng) < p ? 0.0f : scale;
+            keep[i * w + k] = kk;
+            x[i * ld + k] *= kk;
+        }
 }
+
+static void multiply_rows(float *x, int ld, const float *keep, long n, int w)
+{
+    for (long i = 0; i < n; i++)
+        for (int k = 0; k < w; k++)
+            x[i * ld + k] *= keep[i * w + k];
+}
+
+static void tanh_inplace(float *x, long n)
+{
+    for (long i = 0; i < n; i++)
+        x[i] = tanhf(x[i]);
+}
+
+static GruWeights gru_weights(const RnnParams *p, int in, int units)
+{
+    return (GruWeights){p->w_ih, p->w_hh, p->b_ih, p->b_hh, in, units};
+}
+
+static LstmWeights lstm_weights(const RnnParams *p, int in, int units)
+{
+    return (LstmWeights){p->w_ih, p->w_hh, p->b_ih, p->b_hh, in, units};
+}
+
+const float *model_memory(const Model *m, const RunState *rs) { return rs->enc_out[m->dims.layers - 1]; }
+
+/* The keys k_j the scores read: W h_j, or h_j itself for the plain dot product. */
+static const float *score_keys(const Model *m, const RunState *rs)
+{
+    return m->dims.attention == ATT_LUONG_DOT ? model_memory(m, rs) : rs->keys;
+}
+
+static DotAttention dot_config(const ModelDims *d)
+{
+    return (DotAttention){d->scaled ? 1.0f / sqrtf((float)d->hidden) : 1.0f, is_local(d->attention) ? d->window : 0};
+}
+
+/* ---------------------------------------------------------------- encoder */
 
 void model_encode(Model *m, RunState *rs, const Batch *batch)
 {
+    const ModelDims *d = &m->dims;
     const Params *p = &m->params;
-    int B = batch->B, S = batch->S, E = m->dims.embed, H = m->dims.hidden;
-    GruWeights w = encoder_gru(&m->dims, p);
-    embedding_forward(rs->xs, E, p->src_emb, batch->src, S * B, E);
-    memset(rs->enc_h, 0, sizeof(float) * B * H);
-    gru_sequence_forward(&w, rs->xs, batch->mask, rs->enc_h, rs->enc_gi, rs->enc_gh,
-                         rs->enc_rzn, S, B, 0);
-    /* keys (S*B, H) = enc · att_w_key^T, once for all decoder steps */
-    matmul_bias(rs->keys, H, rs->enc_h + (long)B * H, H, p->att_w_key, H, NULL, S * B, H, H);
-    memcpy(rs->dec_h, rs->enc_h + (long)S * B * H, sizeof(float) * B * H);
+    int B = batch->B, S = batch->S, E = d->embed, H = d->hidden, U = enc_units(d), L = d->layers;
+    int lstm = d->cell == CELL_LSTM;
+    long SB = (long)S * B;
+    for (int b = 0; b < B; b++) {
+        int len = 0;
+        for (int t = 0; t < S; t++)
+            len += batch->mask[t * B + b] != 0.0f;
+        rs->src_len[b] = len;
+    }
+    embedding_forward(rs->enc_x[0], E, p->src_emb, batch->src, S * B, E);
+    if (dropping(rs)) dropout_rows(rs->enc_x[0], E, rs->enc_drop[0], SB, E, rs->dropout, &rs->rng);
+    for (int l = 0; l < L; l++) {
+        int in = l ? H : E;
+        if (l) {
+            memcpy(rs->enc_x[l], rs->enc_out[l - 1], sizeof(float) * SB * H);
+            if (dropping(rs)) dropout_rows(rs->enc_x[l], H, rs->enc_drop[l], SB, H, rs->dropout, &rs->rng);
+        }
+        for (int r = 0; r < n_dirs(d); r++) {
+            RnnRun *run = &rs->enc[l][r];
+            long init = r ? SB * U : 0;
+            memset(run->h + init, 0, sizeof(float) * B * U);
+            if (lstm) {
+                memset(run->c + init, 0, sizeof(float) * B * U);
+                LstmWeights w = lstm_weights(&p->enc[l][r], in, U);
+                lstm_sequence_forward(&w, rs->enc_x[l], batch->mask, run->h, run->c, run->gi, run->gh, run->cache,
+                                      S, B, r);
+            } else {
+                GruWeights w = gru_weights(&p->enc[l][r], in, U);
+                gru_sequence_forward(&w, rs->enc_x[l], batch->mask, run->h, run->gi, run->gh, run->cache, S, B, r);
+            }
+        }
+        if (!d->bidirectional) {
+            /* One direction: the outputs are the states themselves (this batch's B). */
+            rs->enc_out[l] = rs->enc[l][0].h + (long)B * U;
+        } else {
+            const float *fwd = rs->enc[l][0].h + (long)B * U, *rev = rs->enc[l][1].h;
+            for (long i = 0; i < SB; i++) {
+                memcpy(rs->enc_out[l] + i * H, fwd + i * U, sizeof(float) * U);
+                memcpy(rs->enc_out[l] + i * H + U, rev + i * U, sizeof(float) * U);
+            }
+        }
+    }
+    const float *mem = model_memory(m, rs);
+    if (is_additive(d->attention))
+        matmul_bias(rs->keys, H, mem, H, p->att_w_key, H, NULL, S * B, H, H);
+    else if (has_att_w(d->attention))
+        matmul_bias(rs->keys, H, mem, H, p->att_w, H, NULL, S * B, H, H);
+    /* The decoder's initial state, layer by layer. */
+    for (int l = 0; l < L; l++) {
+        RnnRun *dec = &rs->dec[l];
+        const RnnRun *fw = &rs->enc[l][0], *rv = &rs->enc[l][1];
+        if (!d->bidirectional) {
+            memcpy(dec->h, fw->h + SB * H, sizeof(float) * B * H);
+            if (lstm) memcpy(dec->c, fw->c + SB * H, sizeof(float) * B * H);
+            continue;
+        }
+        float *in = rs->bridge_in + (long)l * B * H;
+        for (int b = 0; b < B; b++) {
+            memcpy(in + (long)b * H, fw->h + (SB + b) * U, sizeof(float) * U);
+            memcpy(in + (long)b * H + U, rv->h + (long)b * U, sizeof(float) * U);
+            if (lstm) {
+                memcpy(dec->c + (long)b * H, fw->c + (SB + b) * U, sizeof(float) * U);
+                memcpy(dec->c + (long)b * H + U, rv->c + (long)b * U, sizeof(float) * U);
+            }
+        }
+        matmul_bias(dec->h, H, in, H, p->bridge_w[l], H, p->bridge_b[l], B, H, H);
+        tanh_inplace(dec->h, (long)B * H);
+    }
 }
+
+/* ---------------------------------------------------------------- decoder */
 
 void model_decoder_input(Model *m, RunState *rs, int t, const int *ids, int B)
 {
+    const ModelDims *d = &m->dims;
+    int E = d->embed, GH = n_gates(d) * d->hidden, X = dec_in0(d);
+    float *x = rs->dec_x[0] + (long)t * B * X;
+    embedding_forward(x, X, m->params.tgt_emb, ids, B, E);
+    matmul_bias(rs->dec[0].gi + (long)t * B * GH, GH, x, X, m->params.dec[0].w_ih, X, m->params.dec[0].b_ih, B, GH, E);
+}
+
+/* Weights a[j] and context for step t with the new state s_t (Luong kinds); the
+ * context goes into cat[t][:, :H], s_t into cat[t][:, H:], and o_t = tanh(W_out cat). */
+static void luong_attend(Model *m, RunState *rs, const Batch *batch, int t)
+{
+    const ModelDims *d = &m->dims;
     const Params *p = &m->params;
-    int E = m->dims.embed, H = m->dims.hidden, X = E + H;
-    float *x = rs->x + (long)t * B * X;
-    embedding_forward(x, X, p->tgt_emb, ids, B, E);
-    matmul_bias(rs->dec_gi + (long)t * B * 3 * H, 3 * H, x, X, p->dec_w_ih, X, p->dec_b_ih, B, 3 * H, E);
+    int B = batch->B, S = batch->S, H = d->hidden, A = d->attention;
+    long row = (long)t * B;
+    const float *s = rs->dec[d->layers - 1].h + (row + B) * H, *mem = model_memory(m, rs);
+    float *cat = rs->cat + row * 2 * H, *attn = rs->attn + row * S;
+    if (A == ATT_LUONG_CONCAT) {
+        float *q = rs->query + row * H;
+        matmul_bias(q, H, s, H, p->att_w_query, H, p->att_b_query, B, H, H);
+        attention_bahdanau_forward(rs->keys, mem, batch->mask, q, H, p->att_v, attn, cat, 2 * H, S, B, H, H);
+    } else {
+        float *pos = is_local(A) ? rs->pos + row : NULL;
+        if (A == ATT_LOCAL_MONOTONIC)
+            for (int b = 0; b < B; b++)
+                pos[b] = (float)(t < rs->src_len[b] - 1 ? t : rs->src_len[b] - 1);
+        if (A == ATT_LOCAL_PREDICTIVE) {
+            float *ph = rs->pos_hidden + row * H;
+            matmul_bias(ph, H, s, H, p->att_w_pos, H, NULL, B, H, H);
+            tanh_inplace(ph, (long)B * H);
+            for (int b = 0; b < B; b++) {
+                float u = 0.0f;
+                for (int k = 0; k < H; k++)
+                    u += p->att_v_pos[k] * ph[(long)b * H + k];
+                pos[b] = (float)rs->src_len[b] / (1.0f + expf(-u));
+            }
+        }
+        DotAttention cfg = dot_config(d);
+        attention_dot_forward(&cfg, score_keys(m, rs), mem, rs->src_len, s, H, pos, attn, cat, 2 * H, S, B, H);
+    }
+    for (int b = 0; b < B; b++)
+        memcpy(cat + (long)b * 2 * H + H, s + (long)b * H, sizeof(float) * H);
+    float *o = rs->out + row * H;
+    matmul_bias(o, H, cat, 2 * H, p->att_w_out, 2 * H, NULL, B, H, 2 * H);
+    tanh_inplace(o, (long)B * H);
 }
 
 void model_decoder_step(Model *m, RunState *rs, const Batch *batch, int t)
 {
+    const ModelDims *d = &m->dims;
     const Params *p = &m->params;
-    int B = batch->B, S = batch->S, E = m->dims.embed, H = m->dims.hidden, X = E + H;
-    const float *s_prev = rs->dec_h + (long)t * B * H;
-    float *gh = rs->dec_gh + (long)t * B * 4 * H;
-    float *x = rs->x + (long)t * B * X;
-    float *gi = rs->dec_gi + (long)t * B * 3 * H;
-    /* [W_hh; W_query] s_{t-1} + [b_hh; b_query]: one product (the tensors are adjacent). */
-    matmul_bias(gh, 4 * H, s_prev, H, p->dec_w_hh, H, p->dec_b_hh, B, 4 * H, H);
-    attention_bahdanau_forward(rs->keys, rs->enc_h + (long)B * H, batch->mask, gh + 3 * H, 4 * H,
-                               p->att_v, rs->attn + (long)t * B * S, x + E, X, S, B, H, H);
-    /* gi += context · W_ih[:, E:]^T  (the embedding part is already in gi) */
-    matmul_add(gi, 3 * H, x + E, X, p->dec_w_ih + E, X, B, 3 * H, H);
-    gru_gates_forward(gi, 3 * H, gh, 4 * H, s_prev, rs->dec_h + (long)(t + 1) * B * H,
-                      rs->dec_rzn + (long)t * B * 3 * H, B, H);
+    int B = batch->B, S = batch->S, E = d->embed, H = d->hidden, L = d->layers, X = dec_in0(d);
+    int GH = n_gates(d) * H, lstm = d->cell == CELL_LSTM;
+    long row = (long)t * B;
+    float *x0 = rs->dec_x[0] + row * X, *gi0 = rs->dec[0].gi + row * GH;
+    if (d->attention == ATT_BAHDANAU) {
+        /* [W_hh; W_query] s_{t-1} + [b_hh; b_query] of the top layer: one product (the
+         * tensors are adjacent); then attention, whose context joins layer 0's input. */
+        RnnRun *top = &rs->dec[L - 1];
+        int ghw = GH + H;
+        float *gh = top->gh + row * ghw;
+        matmul_bias(gh, ghw, top->h + row * H, H, p->dec[L - 1].w_hh, H, p->dec[L - 1].b_hh, B, ghw, H);
+        attention_bahdanau_forward(rs->keys, model_memory(m, rs), batch->mask, gh + GH, ghw, p->att_v,
+                                   rs->attn + row * S, x0 + E, X, S, B, H, H);
+        matmul_add(gi0, GH, x0 + E, X, p->dec[0].w_ih + E, X, B, GH, H);
+    } else if (d->input_feed) {
+        for (int b = 0; b < B; b++) {
+            float *dst = x0 + (long)b * X + E;
+            if (t == 0) memset(dst, 0, sizeof(float) * H);
+            else memcpy(dst, rs->out + (row - B + b) * H, sizeof(float) * H);
+        }
+        matmul_add(gi0, GH, x0 + E, X, p->dec[0].w_ih + E, X, B, GH, H);
+    }
+    for (int l = 0; l < L; l++) {
+        RnnRun *run = &rs->dec[l];
+        const RnnParams *w = &p->dec[l];
+        int ghw = GH + (fused_query(d, l) ? H : 0);
+        const float *s_prev = run->h + row * H;
+        float *gi = run->gi + row * GH, *gh = run->gh + row * ghw;
+        if (l) {
+            float *x = rs->dec_x[l] + row * H;
+            memcpy(x, rs->dec[l - 1].h + (row + B) * H, sizeof(float) * B * H);
+            if (dropping(rs)) dropout_rows(x, H, rs->dec_drop[l] + row * H, B, H, rs->dropout, &rs->rng);
+            matmul_bias(gi, GH, x, H, w->w_ih, H, w->b_ih, B, GH, H);
+        }
+        if (!fused_query(d, l)) matmul_bias(gh, ghw, s_prev, H, w->w_hh, H, w->b_hh, B, GH, H);
+        if (lstm)
+            lstm_gates_forward(gi, GH, gh, ghw, run->c + row * H, run->h + (row + B) * H, run->c + (row + B) * H,
+                               run->cache + row * GH, B, H);
+        else
+            gru_gates_forward(gi, GH, gh, ghw, s_prev, run->h + (row + B) * H, run->cache + row * GH, B, H);
+    }
+    if (attention_is_luong(d->attention)) luong_attend(m, rs, batch, t);
+}
+
+const float *model_step_output(const Model *m, const RunState *rs, int t, int B)
+{
+    const ModelDims *d = &m->dims;
+    if (attention_is_luong(d->attention)) return rs->out + (long)t * B * d->hidden;
+    return rs->dec[d->layers - 1].h + (long)(t + 1) * B * d->hidden;
+}
+
+void model_step_logits(Model *m, RunState *rs, int t, int B, float *logits)
+{
+    int H = m->dims.hidden, V = m->dims.tgt_vocab;
+    matmul_bias(logits, V, model_step_output(m, rs, t, B), H, m->params.out_w, H, m->params.out_b, B, V, H);
+}
+
+static void gather_rows(float *x, int w, const int *from, int B, float *scratch)
+{
+    for (int b = 0; b < B; b++)
+        memcpy(scratch + (long)b * w, x + (long)from[b] * w, sizeof(float) * w);
+    memcpy(x, scratch, sizeof(float) * B * w);
+}
+
+void model_reorder_state(Model *m, RunState *rs, int t, const int *from, int B)
+{
+    const ModelDims *d = &m->dims;
+    int H = d->hidden;
+    long at = (long)(t + 1) * B * H;
+    for (int l = 0; l < d->layers; l++) {
+        gather_rows(rs->dec[l].h + at, H, from, B, rs->d_step);
+        if (d->cell == CELL_LSTM) gather_rows(rs->dec[l].c + at, H, from, B, rs->d_step);
+    }
+    if (d->input_feed) gather_rows(rs->out + (long)t * B * H, H, from, B, rs->d_step);
 }
 
 double model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad)
 {
+    const ModelDims *d = &m->dims;
     const Params *p = &m->params;
-    int B = batch->B, T = batch->T, E = m->dims.embed, H = m->dims.hidden, V = m->dims.tgt_vocab;
-    int X = E + H;
+    int B = batch->B, T = batch->T, E = d->embed, H = d->hidden, V = d->tgt_vocab, X = dec_in0(d);
+    int GH = n_gates(d) * H;
+    rs->dropping = want_grad && rs->mode == RUN_TRAIN && rs->dropout > 0.0f;
     model_encode(m, rs, batch);
     /* Teacher forcing: every decoder input is known, so embed and project them all at once. */
-    embedding_forward(rs->x, X, p->tgt_emb, batch->tgt_in, T * B, E);
-    matmul_bias(rs->dec_gi, 3 * H, rs->x, X, p->dec_w_ih, X, p->dec_b_ih, T * B, 3 * H, E);
+    embedding_forward(rs->dec_x[0], X, p->tgt_emb, batch->tgt_in, T * B, E);
+    if (dropping(rs)) dropout_rows(rs->dec_x[0], X, rs->dec_drop[0], (long)T * B, E, rs->dropout, &rs->rng);
+    matmul_bias(rs->dec[0].gi, GH, rs->dec_x[0], X, p->dec[0].w_ih, X, p->dec[0].b_ih, T * B, GH, E);
     for (int t = 0; t < T; t++)
         model_decoder_step(m, rs, batch, t);
     /* All output projections at once: logits (T*B, V) */
-    matmul_bias(rs->logits, V, rs->dec_h + (long)B * H, H, p->out_w, H, p->out_b, T * B, V, H);
+    matmul_bias(rs->logits, V, model_step_output(m, rs, 0, B), H, p->out_w, H, p->out_b, T * B, V, H);
     float scale = batch->n_tokens > 0 ? 1.0f / batch->n_tokens : 0.0f;
     return softmax_xent(rs->logits, batch->tgt_out, T * B, V, scale, want_grad ? rs->logits : NULL);
 }
 
 /* ---------------------------------------------------------------- backward */
 
-void model_backward(Model *m, RunState *rs, const Batch *batch)
+/* dLoss/ds_t of the top layer from the attention on s_t and the attentional state
+ * o_t = tanh(W_out [c_t; s_t]) (Luong kinds), added into rs->d_s[top]. */
+static void luong_attend_backward(Model *m, RunState *rs, const Batch *batch, int t)
 {
+    const ModelDims *d = &m->dims;
     const Params *p = &m->params;
     Params *g = &m->grads;
-    int B = batch->B, S = batch->S, T = batch->T, E = m->dims.embed, H = m->dims.hidden;
-    int V = m->dims.tgt_vocab, X = E + H;
+    int B = batch->B, S = batch->S, H = d->hidden, A = d->attention;
+    long row = (long)t * B;
+    float *ds = rs->d_s[d->layers - 1];
+    const float *s = rs->dec[d->layers - 1].h + (row + B) * H, *mem = model_memory(m, rs);
+    const float *o = rs->out + row * H, *attn = rs->attn + row * S;
+    float *dpre = rs->d_pre + row * H, *dout = rs->d_out + row * H;
+    for (long i = 0; i < (long)B * H; i++)
+        dpre[i] = (dout[i] + (d->input_feed ? rs->d_feed[i] : 0.0f)) * (1.0f - o[i] * o[i]);
+    /* d[c; s] = dpre · W_out */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, 2 * H, H, 1.0f, dpre, H, p->att_w_out, 2 * H, 0.0f,
+                rs->d_cat, 2 * H);
+    for (int b = 0; b < B; b++)
+        for (int k = 0; k < H; k++)
+            ds[(long)b * H + k] += rs->d_cat[(long)b * 2 * H + H + k];
+    if (A == ATT_LUONG_CONCAT) {
+        float *dq = rs->d_query + row * H;
+        attention_bahdanau_backward(rs->d_cat, 2 * H, rs->keys, mem, batch->mask, rs->query + row * H, H, p->att_v,
+                                    attn, g->att_v, rs->d_keys, rs->d_enc, dq, H, rs->work, S, B, H, H);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, H, 1.0f, dq, H, p->att_w_query, H, 1.0f, ds, H);
+        return;
+    }
+    DotAttention cfg = dot_config(d);
+    float *dpos = A == ATT_LOCAL_PREDICTIVE ? rs->work + 2 * S + H : NULL;
+    float *dkeys = A == ATT_LUONG_DOT ? rs->d_enc : rs->d_keys;
+    attention_dot_backward(&cfg, rs->d_cat, 2 * H, score_keys(m, rs), mem, rs->src_len, s, H,
+                           is_local(A) ? rs->pos + row : NULL, attn, dkeys, rs->d_enc, rs->d_step, H, dpos, rs->work,
+                           S, B, H);
+    for (long i = 0; i < (long)B * H; i++)
+        ds[i] += rs->d_step[i];
+    if (A == ATT_LOCAL_PREDICTIVE) {
+        /* p = len * sigmoid(u), u = v_p . tanh(W_p s) */
+        const float *ph = rs->pos_hidden + row * H;
+        float *dph = rs->d_pos + row * H;
+        for (int b = 0; b < B; b++) {
+            float len = (float)rs->src_len[b], sg = rs->pos[row + b] / len;
+            float du = dpos[b] * len * sg * (1.0f - sg);
+            for (int k = 0; k < H; k++) {
+                float h = ph[(long)b * H + k];
+                g->att_v_pos[k] += du * h;
+                dph[(long)b * H + k] = du * p->att_v_pos[k] * (1.0f - h * h);
+            }
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, H, 1.0f, dph, H, p->att_w_pos, H, 1.0f, ds, H);
+    }
+}
+
+/* The decoder, steps in reverse; leaves dLoss/ds_0 (and dc_0) in rs->d_s, rs->d_c. */
+static void decoder_backward(Model *m, RunState *rs, const Batch *batch)
+{
+    const ModelDims *d = &m->dims;
+    const Params *p = &m->params;
+    Params *g = &m->grads;
+    int B = batch->B, S = batch->S, T = batch->T, E = d->embed, H = d->hidden, L = d->layers, X = dec_in0(d);
+    int GH = n_gates(d) * H, lstm = d->cell == CELL_LSTM, luong = attention_is_luong(d->attention);
+    long BH = (long)B * H;
+    for (int l = 0; l < L; l++) {
+        memset(rs->d_s[l], 0, sizeof(float) * BH);
+        if (lstm) memset(rs->d_c[l], 0, sizeof(float) * BH);
+    }
+    memset(rs->d_feed, 0, sizeof(float) * BH);
+    for (int t = T - 1; t >= 0; t--) {
+        long row = (long)t * B;
+        if (luong) {
+            luong_attend_backward(m, rs, batch, t);
+        } else {
+            const float *dout = rs->d_out + row * H;
+            for (long i = 0; i < BH; i++)
+                rs->d_s[L - 1][i] += dout[i];
+        }
+        for (int l = L - 1; l >= 0; l--) {
+            RnnRun *run = &rs->dec[l];
+            int ghw = GH + (fused_query(d, l) ? H : 0);
+            float *dh = rs->d_s[l], *dgi = rs->d_dgi[l] + row * GH, *dgh = rs->d_dgh[l] + row * ghw;
+            if (lstm) {
+                lstm_gates_backward(dh, rs->d_c[l], run->cache + row * GH, run->c + row * H, run->c + (row + B) * H,
+                                    dgi, GH, rs->d_c[l], B, H);
+                for (int b = 0; b < B; b++)
+                    memcpy(dgh + (long)b * ghw, dgi + (long)b * GH, sizeof(float) * GH);
+                memset(dh, 0, sizeof(float) * BH);
+            } else {
+                /* dh becomes the part of dLoss/ds_{t-1} that bypasses W_hh. */
+                gru_gates_backward(dh, run->cache + row * GH, run->gh + row * ghw, ghw, run->h + row * H, dgi, GH,
+                                   dgh, ghw, dh, B, H);
+            }
+            if (l) {
+                /* The layer's input was the layer below's s_t (after dropout). */
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, GH, 1.0f, dgi, GH, p->dec[l].w_ih, H,
+                            0.0f, rs->d_step, H);
+                if (dropping(rs)) multiply_rows(rs->d_step, H, rs->dec_drop[l] + row * H, B, H);
+                for (long i = 0; i < BH; i++)
+                    rs->d_s[l - 1][i] += rs->d_step[i];
+            } else if (X > E) {
+                /* Layer 0's second input: the context (bahdanau) or o_{t-1} (input feeding). */
+                float *dx = d->attention == ATT_BAHDANAU ? rs->d_ctx : rs->d_feed;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, GH, 1.0f, dgi, GH, p->dec[0].w_ih + E, X,
+                            0.0f, dx, H);
+                if (d->attention == ATT_BAHDANAU) {
+                    RnnRun *top = &rs->dec[L - 1];
+                    int tw = GH + H;
+                    attention_bahdanau_backward(rs->d_ctx, H, rs->keys, model_memory(m, rs), batch->mask,
+                                                top->gh + row * tw + GH, tw, p->att_v, rs->attn + row * S, g->att_v,
+                                                rs->d_keys, rs->d_enc, rs->d_dgh[L - 1] + row * tw + GH, tw, rs->work,
+                                                S, B, H, H);
+                }
+            }
+        }
+        /* ds_{t-1} += dgh · W_hh (with the query's rows for the fused top layer). */
+        for (int l = 0; l < L; l++) {
+            int ghw = GH + (fused_query(d, l) ? H : 0);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, ghw, 1.0f, rs->d_dgh[l] + row * ghw, ghw,
+                        p->dec[l].w_hh, H, 1.0f, rs->d_s[l], H);
+        }
+    }
+    /* Weight gradients over all steps at once. */
+    long TB = (long)T * B;
+    for (int l = 0; l < L; l++) {
+        int ghw = GH + (fused_query(d, l) ? H : 0), in = l ? H : X;
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ghw, H, TB, 1.0f, rs->d_dgh[l], ghw, rs->dec[l].h, H,
+                    1.0f, g->dec[l].w_hh, H);
+        column_sums_add(g->dec[l].b_hh, rs->d_dgh[l], TB, ghw, ghw);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, GH, in, TB, 1.0f, rs->d_dgi[l], GH, rs->dec_x[l], in,
+                    1.0f, g->dec[l].w_ih, in);
+        column_sums_add(g->dec[l].b_ih, rs->d_dgi[l], TB, GH, GH);
+    }
+    /* Target embeddings: d_emb = dgi · W_ih[:, :E] */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, TB, E, GH, 1.0f, rs->d_dgi[0], GH, p->dec[0].w_ih, X, 0.0f,
+                rs->d_x, E);
+    if (dropping(rs)) multiply_rows(rs->d_x, E, rs->dec_drop[0], TB, E);
+    embedding_backward(g->tgt_emb, rs->d_x, E, batch->tgt_in, TB, E);
+    if (!luong) return;
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, 2 * H, TB, 1.0f, rs->d_pre, H, rs->cat, 2 * H, 1.0f,
+                g->att_w_out, 2 * H);
+    const float *s_all = rs->dec[L - 1].h + (long)B * H;
+    if (d->attention == ATT_LUONG_CONCAT) {
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, H, TB, 1.0f, rs->d_query, H, s_all, H, 1.0f,
+                    g->att_w_query, H);
+        column_sums_add(g->att_b_query, rs->d_query, TB, H, H);
+    }
+    if (d->attention == ATT_LOCAL_PREDICTIVE)
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, H, TB, 1.0f, rs->d_pos, H, s_all, H, 1.0f,
+                    g->att_w_pos, H);
+}
+
+/* The encoder, top layer first; d_enc holds dLoss/d(top layer output) on entry. */
+static void encoder_backward(Model *m, RunState *rs, const Batch *batch)
+{
+    const ModelDims *d = &m->dims;
+    const Params *p = &m->params;
+    Params *g = &m->grads;
+    int B = batch->B, S = batch->S, E = d->embed, H = d->hidden, U = enc_units(d), L = d->layers;
+    int lstm = d->cell == CELL_LSTM, bi = d->bidirectional;
+    long SB = (long)S * B;
+    for (int l = L - 1; l >= 0; l--) {
+        int in = l ? H : E;
+        float *dh[2] = {rs->d_enc, NULL}, *dcf[2] = {lstm ? rs->d_c[l] : NULL, NULL};
+        if (!bi) {
+            /* s_0 of decoder layer l is this layer's final state, the carried h[S]. */
+            float *last = rs->d_enc + (SB - B) * H;
+            for (long i = 0; i < (long)B * H; i++)
+                last[i] += rs->d_s[l][i];
+        } else {
+            /* s_0 = tanh(W_bridge [h_fwd; h_rev] + b) */
+            const float *s0 = rs->dec[l].h;
+            for (long i = 0; i < (long)B * H; i++)
+                rs->d_step[i] = rs->d_s[l][i] * (1.0f - s0[i] * s0[i]);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, H, B, 1.0f, rs->d_step, H,
+                        rs->bridge_in + (long)l * B * H, H, 1.0f, g->bridge_w[l], H);
+            column_sums_add(g->bridge_b[l], rs->d_step, B, H, H);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, H, 1.0f, rs->d_step, H, p->bridge_w[l], H,
+                        0.0f, rs->d_h0, H);
+            dh[0] = rs->d_dir[0];
+            dh[1] = rs->d_dir[1];
+            for (long i = 0; i < SB; i++) {
+                memcpy(dh[0] + i * U, rs->d_enc + i * H, sizeof(float) * U);
+                memcpy(dh[1] + i * U, rs->d_enc + i * H + U, sizeof(float) * U);
+            }
+            /* The forward final state is at position S-1 (carried), the reverse one at 0. */
+            for (int b = 0; b < B; b++)
+                for (int k = 0; k < U; k++) {
+                    dh[0][(SB - B + b) * U + k] += rs->d_h0[(long)b * H + k];
+                    dh[1][(long)b * U + k] += rs->d_h0[(long)b * H + U + k];
+                    if (lstm) {
+                        rs->d_cfin[(long)b * U + k] = rs->d_c[l][(long)b * H + k];
+                        rs->d_cfin[(long)(B + b) * U + k] = rs->d_c[l][(long)b * H + U + k];
+                    }
+                }
+            if (lstm) {
+                dcf[0] = rs->d_cfin;
+                dcf[1] = rs->d_cfin + (long)B * U;
+            }
+        }
+        for (int r = 0; r < n_dirs(d); r++) {
+            RnnRun *run = &rs->enc[l][r];
+            float *dx = r ? rs->d_x2 : rs->d_x;
+            if (lstm) {
+                LstmWeights w = lstm_weights(&p->enc[l][r], in, U), gw = lstm_weights(&g->enc[l][r], in, U);
+                lstm_sequence_backward(&w, &gw, rs->enc_x[l], batch->mask, run->h, run->c, run->cache, dh[r], dcf[r],
+                                       dx, rs->d_h0, rs->d_c0, rs->d_enc_gi, S, B, r);
+            } else {
+                GruWeights w = gru_weights(&p->enc[l][r], in, U), gw = gru_weights(&g->enc[l][r], in, U);
+                gru_sequence_backward(&w, &gw, rs->enc_x[l], batch->mask, run->h, run->gh, run->cache, dh[r], dx,
+                                      rs->d_h0, rs->d_enc_gi, rs->d_enc_gh, S, B, r);
+            }
+        }
+        if (bi)
+            for (long i = 0; i < SB * in; i++)
+                rs->d_x[i] += rs->d_x2[i];
+        if (dropping(rs)) multiply_rows(rs->d_x, in, rs->enc_drop[l], SB, in);
+        if (l) memcpy(rs->d_enc, rs->d_x, sizeof(float) * SB * H);
+    }
+    embedding_backward(g->src_emb, rs->d_x, E, batch->src, SB, E);
+}
+
+void model_backward(Model *m, RunState *rs, const Batch *batch)
+{
+    const ModelDims *d = &m->dims;
+    const Params *p = &m->params;
+    Params *g = &m->grads;
+    int B = batch->B, S = batch->S, T = batch->T, H = d->hidden, V = d->tgt_vocab;
     long TB = (long)T * B, SB = (long)S * B;
-    const float *s_all = rs->dec_h + (long)B * H;   /* s_1..s_T, (T*B, H) */
-    const float *enc = rs->enc_h + (long)B * H;     /* h_1..h_S, (S*B, H) */
+    const float *o_all = model_step_output(m, rs, 0, B), *mem = model_memory(m, rs);
 
     /* Output layer: dlogits (T*B, V) is already in rs->logits. */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, V, H, TB,
-                1.0f, rs->logits, V, s_all, H, 1.0f, g->out_w, H);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, V, H, TB, 1.0f, rs->logits, V, o_all, H, 1.0f, g->out_w, H);
     column_sums_add(g->out_b, rs->logits, TB, V, V);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, TB, H, V,
-                1.0f, rs->logits, V, p->out_w, H, 0.0f, rs->d_dec_h, H);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, TB, H, V, 1.0f, rs->logits, V, p->out_w, H, 0.0f, rs->d_out,
+                H);
 
-    /* Decoder steps in reverse. d_s carries dLoss/ds_t from step t+1. */
-    memset(rs->d_s, 0, sizeof(float) * B * H);
     memset(rs->d_keys, 0, sizeof(float) * SB * H);
     memset(rs->d_enc, 0, sizeof(float) * SB * H);
-    for (int t = T - 1; t >= 0; t--) {
-        float *dh = rs->d_dec_h + (long)t * B * H;
-        for (long i = 0; i < (long)B * H; i++)
-            dh[i] += rs->d_s[i];
-        float *dgi = rs->d_dec_gi + (long)t * B * 3 * H, *dgh = rs->d_dec_gh + (long)t * B * 4 * H;
-        gru_gates_backward(dh, rs->dec_rzn + (long)t * B * 3 * H, rs->dec_gh + (long)t * B * 4 * H, 4 * H,
-                           rs->dec_h + (long)t * B * H, dgi, 3 * H, dgh, 4 * H, rs->d_s, B, H);
-        /* dctx = dgi · W_ih[:, E:] */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, 3 * H,
-                    1.0f, dgi, 3 * H, p->dec_w_ih + E, X, 0.0f, rs->d_ctx, H);
-        attention_bahdanau_backward(rs->d_ctx, H, rs->keys, enc, batch->mask, rs->dec_gh + (long)t * B * 4 * H + 3 * H,
-                                    4 * H, p->att_v, rs->attn + (long)t * B * S, g->att_v, rs->d_keys,
-                                    rs->d_enc, dgh + 3 * H, 4 * H, rs->work, S, B, H, H);
-        /* ds_{t-1} += [dgh | dq] · [W_hh; W_query] */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, 4 * H,
-                    1.0f, dgh, 4 * H, p->dec_w_hh, H, 1.0f, rs->d_s, H);
+    decoder_backward(m, rs, batch);
+
+    /* Keys W h_j: dW += dkeys^T h; dh += dkeys · W */
+    const float *w_key = is_additive(d->attention) ? p->att_w_key : p->att_w;
+    float *g_key = is_additive(d->attention) ? g->att_w_key : g->att_w;
+    if (d->attention != ATT_LUONG_DOT) {
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, H, SB, 1.0f, rs->d_keys, H, mem, H, 1.0f, g_key, H);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, SB, H, H, 1.0f, rs->d_keys, H, w_key, H, 1.0f, rs->d_enc,
+                    H);
     }
-    /* Decoder weight gradients over all steps at once. */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, 4 * H, H, TB,
-                1.0f, rs->d_dec_gh, 4 * H, rs->dec_h, H, 1.0f, g->dec_w_hh, H);
-    column_sums_add(g->dec_b_hh, rs->d_dec_gh, TB, 4 * H, 4 * H);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, 3 * H, X, TB,
-                1.0f, rs->d_dec_gi, 3 * H, rs->x, X, 1.0f, g->dec_w_ih, X);
-    column_sums_add(g->dec_b_ih, rs->d_dec_gi, TB, 3 * H, 3 * H);
-    /* Target embeddings: d_emb = dgi · W_ih[:, :E] */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, TB, E, 3 * H,
-                1.0f, rs->d_dec_gi, 3 * H, p->dec_w_ih, X, 0.0f, rs->d_emb, E);
-    embedding_backward(g->tgt_emb, rs->d_emb, E, batch->tgt_in, TB, E);
-
-    /* Attention keys: dW_key += dkeys^T enc; denc += dkeys · W_key */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, H, SB,
-                1.0f, rs->d_keys, H, enc, H, 1.0f, g->att_w_key, H);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, SB, H, H,
-                1.0f, rs->d_keys, H, p->att_w_key, H, 1.0f, rs->d_enc, H);
-    /* s_0 is the encoder's final state h_S. */
-    float *d_last = rs->d_enc + (SB - B) * H;
-    for (long i = 0; i < (long)B * H; i++)
-        d_last[i] += rs->d_s[i];
-
-    GruWeights w = encoder_gru(&m->dims, p), gw = encoder_gru(&m->dims, g);
-    gru_sequence_backward(&w, &gw, rs->xs, batch->mask, rs->enc_h, rs->enc_gh, rs->enc_rzn, rs->d_enc,
-                          rs->d_emb, rs->d_h0, rs->d_enc_gi, rs->d_enc_gh, S, B, 0);
-    embedding_backward(g->src_emb, rs->d_emb, E, batch->src, SB, E);
+    encoder_backward(m, rs, batch);
 }

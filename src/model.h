@@ -1,18 +1,30 @@
-/* model.h — the attention encoder-decoder: parameters, activations, forward, backward.
+/* model.h — the attention encoder-decoder family: parameters, activations, forward, backward.
  *
- *   encoder:  h_t = GRU_enc(src_emb[x_t], h_{t-1}), h_0 = 0, carried through padding
- *   decoder:  s_0 = h_S (the encoder's last real state)
- *             c_t = Bahdanau attention over h_1..h_S with query s_{t-1}
- *             s_t = GRU_dec([tgt_emb[y_{t-1}]; c_t], s_{t-1})
- *             logits_t = out_w s_t + out_b
- *   loss:     token-mean cross-entropy over non-pad targets (teacher forcing)
+ * One architecture with options (ModelDims); in summary, with H = hidden:
+ *   encoder  `layers` stacked GRU or LSTM layers over src_emb[x]; bidirectional layers
+ *            have H/2 units per direction and output [forward; reverse] (width H).
+ *            States are carried through padding, so each direction's final state is
+ *            the one after the sentence's last (forward) or first (reverse) real token.
+ *   bridge   decoder layer l starts from encoder layer l's final state; bidirectional:
+ *            s0 = tanh(bridge_w [h_fwd; h_rev] + bridge_b), LSTM c0 = [c_fwd; c_rev].
+ *   decoder  bahdanau:  c_t from attention with query s_{t-1}; the layers read
+ *                       [tgt_emb[y_{t-1}]; c_t]; output o_t = s_t.
+ *            Luong kinds: the layers read tgt_emb[y_{t-1}] (and o_{t-1} with input
+ *                       feeding); then attention with query s_t; o_t = tanh(W_out [c_t; s_t]).
+ *            logits_t = out_w o_t + out_b (out_w is tgt_emb when tie_embeddings).
+ *   scores   bahdanau, luong_concat: v . tanh(W_key h_j + W_query s + b_query)
+ *            luong_dot: s . h_j   luong_general, local_*: s . (W h_j)   (scaled: / sqrt(H))
+ *            local_*: only a window |j - p_t| <= D, weighted by a Gaussian around p_t,
+ *            p_t = t (monotonic) or len * sigmoid(v_p . tanh(W_p s_t)) (predictive).
+ *   loss     token-mean cross-entropy over non-pad targets (teacher forcing).
+ * scripts/reference_variants.py is the same family in PyTorch, and the specification.
  *
  * All activations are time-major, row (t*B + b). The parameters are one float array
  * carved into named tensors (Params); the gradients use the same struct over a second
- * array, so the optimizer is one loop. Two adjacencies are relied on for speed:
- * dec_w_hh is followed by att_w_query, and dec_b_hh by att_b_query, so that the
- * decoder's recurrent product and the attention query are one matrix product of
- * s_{t-1} with a (3H + H, H) matrix.
+ * array, so the optimizer is one loop. For the additive scores the query weights
+ * directly follow the top decoder layer's recurrent weights (att_w_query after its
+ * w_hh, att_b_query after its b_hh), so that the recurrent product and the attention
+ * query are one matrix product with a (G*H + H, H) matrix.
  */
 #ifndef MODEL_H
 #define MODEL_H
@@ -20,42 +32,71 @@
 #include <stdint.h>
 
 #include "batch.h" /* defines: Batch */
+#include "util.h"  /* defines: Rng */
+
+typedef enum { CELL_GRU, CELL_LSTM } CellKind;
+typedef enum {
+    ATT_BAHDANAU, ATT_LUONG_DOT, ATT_LUONG_GENERAL, ATT_LUONG_CONCAT,
+    ATT_LOCAL_MONOTONIC, ATT_LOCAL_PREDICTIVE, ATT_KINDS
+} AttentionKind;
+#define MAX_LAYERS 8
 
 typedef struct {
     int src_vocab, tgt_vocab;
-    int embed, hidden;    /* the attention width equals hidden */
+    int embed, hidden;      /* the attention width equals hidden */
+    /* The options below are all 0 for the original model (one GRU layer, Bahdanau);
+     * layers 0 means 1. */
+    int cell;               /* CellKind */
+    int layers;             /* 1 .. MAX_LAYERS, encoder and decoder alike */
+    int bidirectional;      /* encoder only; hidden must be even */
+    int attention;          /* AttentionKind */
+    int input_feed;         /* Luong kinds only */
+    int window;             /* D for local attention, >= 1 */
+    int scaled;             /* divide dot-product scores by sqrt(hidden) */
+    int tie_embeddings;     /* out_w = tgt_emb; needs embed == hidden */
 } ModelDims;
 
-#define PARAM_TENSORS 16
+const char *attention_name(int kind);   /* "bahdanau", "luong_dot", ... */
+int attention_kind(const char *name);   /* -1 if unknown */
+int attention_is_luong(int kind);       /* every kind but bahdanau */
+/* The first problem with these dimensions as a sentence, or NULL. */
+const char *dims_problem(const ModelDims *d);
+
+/* The weights of one recurrent layer (one direction), PyTorch's nn.GRU/nn.LSTM layout. */
 typedef struct {
-    float *src_emb;      /* (Vs, E) */
-    float *enc_w_ih;     /* (3H, E) */
-    float *enc_w_hh;     /* (3H, H) */
-    float *enc_b_ih;     /* (3H) */
-    float *enc_b_hh;     /* (3H) */
-    float *tgt_emb;      /* (Vt, E) */
-    float *att_w_key;    /* (H, H) */
-    float *att_v;        /* (H) */
-    float *dec_w_ih;     /* (3H, E+H) input is [embedding; context] */
-    float *dec_w_hh;     /* (3H, H) */
-    float *att_w_query;  /* (H, H)  directly after dec_w_hh */
-    float *dec_b_ih;     /* (3H) */
-    float *dec_b_hh;     /* (3H) */
-    float *att_b_query;  /* (H)     directly after dec_b_hh */
-    float *out_w;        /* (Vt, H) */
-    float *out_b;        /* (Vt) */
-} Params;
+    float *w_ih;   /* (G*U, in) */
+    float *w_hh;   /* (G*U, U) */
+    float *b_ih;   /* (G*U) */
+    float *b_hh;   /* (G*U) */
+} RnnParams;
 
 typedef struct {
-    const char *name;
+    float *src_emb;                      /* (Vs, E) */
+    RnnParams enc[MAX_LAYERS][2];        /* [layer][direction] */
+    float *bridge_w[MAX_LAYERS];         /* (H, H), bidirectional only */
+    float *bridge_b[MAX_LAYERS];         /* (H) */
+    float *tgt_emb;                      /* (Vt, E) */
+    float *att_w_key, *att_v;            /* (H, H), (H): additive scores */
+    float *att_w;                        /* (H, H): general and local scores */
+    float *att_w_pos, *att_v_pos;        /* (H, H), (H): predictive local */
+    float *att_w_out;                    /* (H, 2H): Luong's attentional state */
+    RnnParams dec[MAX_LAYERS];
+    float *att_w_query, *att_b_query;    /* (H, H), (H): additive scores */
+    float *out_w;                        /* (Vt, H), or tgt_emb when tied */
+    float *out_b;                        /* (Vt) */
+} Params;
+
+#define MAX_TENSORS (4 + 8 * MAX_LAYERS + 2 * MAX_LAYERS + 6 + 4 * MAX_LAYERS + 4)
+typedef struct {
+    char name[32];
     long rows, cols;     /* cols = 1 for vectors */
 } TensorShape;
 
-/* Names and shapes in memory order (the order of Params' fields). */
-void params_shapes(const ModelDims *d, TensorShape out[PARAM_TENSORS]);
+/* Names and shapes in memory order; returns the number of tensors. */
+int params_shapes(const ModelDims *d, TensorShape out[MAX_TENSORS]);
 long params_count(const ModelDims *d);
-/* Pointers to each tensor of p, in the same order. */
-void params_tensors(const Params *p, float *out[PARAM_TENSORS]);
+/* Pointers to each tensor of p, in the same order; returns the number of tensors. */
+int params_tensors(const Params *p, const ModelDims *d, float *out[MAX_TENSORS]);
 
 typedef struct {
     ModelDims dims;
@@ -64,44 +105,70 @@ typedef struct {
     Params params, grads;
 } Model;
 
-/* Allocates parameters (zeroed) and gradients for these dimensions. */
+/* Allocates parameters (zeroed) and gradients for these dimensions (dims_problem must
+ * be NULL). */
 void model_alloc(Model *m, const ModelDims *d);
-/* PyTorch's default initialisation: embeddings N(0,1), GRU and Linear weights and biases
- * uniform(+-1/sqrt(fan_in)). */
+/* PyTorch's default initialisation: embeddings N(0,1), recurrent and linear weights
+ * uniform(+-1/sqrt(units)). */
 void model_init_weights(Model *m, uint64_t seed);
 void model_zero_grad(Model *m);
 void model_free(Model *m);
+
+/* The activations of one recurrent layer (one direction) over n steps. */
+typedef struct {
+    float *h, *c;       /* (n+1, B, U) states (c: LSTM only); see model.c for the order */
+    float *gi, *gh;     /* (n, B, G*U) pre-activations; gh of the decoder's top layer with an
+                           additive score is (n, B, G*H + H): [W_hh s + b_hh | query] */
+    float *cache;       /* (n, B, G*U) gate values kept for backward */
+} RnnRun;
 
 /* Activations and their gradients for batches up to (B, S, T), allocated once: a
  * training step makes no allocation. */
 typedef struct {
     int cap_B, cap_S, cap_T, mode;
     float *mem;
+    int *src_len;       /* (B) real source lengths */
     /* encoder */
-    float *xs;        /* (S, B, E) source embeddings */
-    float *enc_gi, *enc_gh, *enc_rzn;   /* (S, B, 3H) */
-    float *enc_h;     /* (S+1, B, H): enc_h[0] = 0, enc_h[t+1] = state after token t */
-    float *keys;      /* (S, B, H) att_w_key h_j */
+    float *enc_x[MAX_LAYERS];     /* (S, B, in) layer inputs as fed (after dropout) */
+    float *enc_drop[MAX_LAYERS];  /* (S, B, in) dropout multipliers (training) */
+    RnnRun enc[MAX_LAYERS][2];
+    float *enc_out[MAX_LAYERS];   /* (S, B, H) layer outputs; enc_out[L-1] is the memory
+                                     (one direction: points into enc[l][0].h, set by model_encode) */
+    float *bridge_in;             /* (L, B, H) [h_fwd; h_rev] final states (bidirectional) */
+    float *keys;                  /* (S, B, H) W h_j for the scores that have a W */
     /* decoder */
-    float *x;         /* (T, B, E+H) decoder inputs [embedding; context] */
-    float *dec_gi;    /* (T, B, 3H) */
-    float *dec_gh;    /* (T, B, 4H) [W_hh s + b_hh | W_query s + b_query] */
-    float *dec_rzn;   /* (T, B, 3H) */
-    float *dec_h;     /* (T+1, B, H): dec_h[0] = s_0, dec_h[t+1] = s_t */
-    float *attn;      /* (T, B, S) attention weights */
+    float *dec_x[MAX_LAYERS];     /* (T, B, in) layer inputs; layer 0 [embedding; ctx or o_{t-1}] */
+    float *dec_drop[MAX_LAYERS];  /* (T, B, E or H) dropout multipliers (training) */
+    RnnRun dec[MAX_LAYERS];
+    float *attn;                  /* (T, B, S) attention weights */
+    float *query;                 /* (T, B, H) luong_concat: W_query s_t + b_query */
+    float *pos_hidden, *pos;      /* (T, B, H) tanh(W_p s_t), (T, B) p_t: local attention */
+    float *cat;                   /* (T, B, 2H) [c_t; s_t], Luong kinds */
+    float *out;                   /* (T, B, H) o_t = tanh(W_out cat), Luong kinds */
     float *logits;    /* (T, B, Vt); after a forward with gradients: dLoss/dlogits */
     /* backward work */
-    float *d_dec_h;   /* (T, B, H) */
-    float *d_dec_gi;  /* (T, B, 3H) */
-    float *d_dec_gh;  /* (T, B, 4H) */
+    float *d_out;     /* (T, B, H) dLoss/do_t */
+    float *d_pre;     /* (T, B, H) dLoss/d(W_out cat), Luong kinds */
+    float *d_query;   /* (T, B, H) dLoss/d query, luong_concat */
+    float *d_pos;     /* (T, B, H) dLoss/d(W_p s_t), predictive */
+    float *d_dgi[MAX_LAYERS], *d_dgh[MAX_LAYERS];  /* (T, B, G*H [+H]) */
+    float *d_s[MAX_LAYERS], *d_c[MAX_LAYERS];      /* (B, H) carries */
+    float *d_feed;    /* (B, H) dLoss/do_{t-1} through input feeding */
     float *d_ctx;     /* (B, H) */
-    float *d_s;       /* (B, H) running dLoss/ds_{t} */
+    float *d_cat;     /* (B, 2H) */
+    float *d_step;    /* (B, H) */
     float *d_keys;    /* (S, B, H) */
-    float *d_enc;     /* (S, B, H) */
-    float *d_emb;     /* (max(S,T), B, E) */
-    float *d_enc_gi, *d_enc_gh;  /* (S, B, 3H) */
-    float *d_h0;      /* (B, H) */
+    float *d_enc;     /* (S, B, H) dLoss/d(layer output), reused per layer */
+    float *d_dir[2];  /* (S, B, H/2) per-direction parts (bidirectional) */
+    float *d_x, *d_x2; /* (max(S,T), B, max(E,H)) input gradients */
+    float *d_enc_gi, *d_enc_gh;  /* (S, B, G*H) */
+    float *d_h0, *d_c0, *d_cfin;  /* (B, H) */
     float *work;      /* (S + H) */
+    /* Training options, set by the caller after allocation (zero = off). */
+    float dropout;          /* probability of zeroing, training mode only */
+    Rng rng;                /* draws the dropout masks */
+    float label_smoothing;
+    int dropping;           /* set by model_forward: dropout is on for this pass */
 } RunState;
 
 /* What the activations are kept for, which decides what is allocated:
@@ -112,22 +179,33 @@ typedef enum { RUN_TRAIN, RUN_SCORE, RUN_DECODE } RunMode;
 
 void runstate_alloc(RunState *rs, const ModelDims *d, RunMode mode, int B, int S, int T);
 void runstate_free(RunState *rs);
-/* Grows rs (losing its contents) if (B, S, T) exceeds what it holds; rs may be zeroed,
- * and keeps the mode it was allocated with. */
+/* Grows rs (losing its activations, keeping the training options) if (B, S, T)
+ * exceeds what it holds; rs may be zeroed, and keeps the mode it was allocated with. */
 void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int S, int T);
 
-/* Teacher-forced forward pass (rs in RUN_TRAIN or RUN_SCORE mode). Returns the summed cross-entropy over the batch's
- * non-pad targets (divide by batch->n_tokens for the mean). With want_grad, the logits
- * buffer is replaced by dLoss/dlogits of the token-mean loss, ready for model_backward. */
+/* Teacher-forced forward pass (rs in RUN_TRAIN or RUN_SCORE mode). Returns the summed
+ * cross-entropy over the batch's non-pad targets (divide by batch->n_tokens for the
+ * mean). With want_grad, the logits buffer is replaced by dLoss/dlogits of the
+ * token-mean loss, ready for model_backward. Dropout and label smoothing apply only with
+ * want_grad in RUN_TRAIN mode: held-out scoring is the plain model and loss. */
 double model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad);
 /* Accumulates the gradient of the token-mean loss into m->grads. */
 void model_backward(Model *m, RunState *rs, const Batch *batch);
 
 /* Pieces for step-by-step decoding (decode.c):
- * model_encode runs the encoder over batch->src and sets dec_h[0];
- * model_decoder_input puts tgt_emb[ids] into x[t] and the input projection into dec_gi[t];
- * model_decoder_step computes attention and s_t = dec_h[t+1] from dec_h[t]. */
+ * model_encode runs the encoder over batch->src and sets the decoder's initial state;
+ * model_decoder_input puts tgt_emb[ids] into the step's input and its projection;
+ * model_decoder_step runs step t (attention and the layers);
+ * model_step_output is o_t (B, H), what the output layer reads;
+ * model_step_logits writes logits (B, Vt) of step t;
+ * model_reorder_state makes row r of the state after step t a copy of row from[r]
+ * (beam search). */
 void model_encode(Model *m, RunState *rs, const Batch *batch);
 void model_decoder_input(Model *m, RunState *rs, int t, const int *ids, int B);
 void model_decoder_step(Model *m, RunState *rs, const Batch *batch, int t);
+const float *model_step_output(const Model *m, const RunState *rs, int t, int B);
+void model_step_logits(Model *m, RunState *rs, int t, int B, float *logits);
+void model_reorder_state(Model *m, RunState *rs, int t, const int *from, int B);
+/* The encoder memory h_1..h_S, (S, B, H). */
+const float *model_memory(const Model *m, const RunState *rs);
 #endif

@@ -84,18 +84,23 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
         free(tmp);
         return -1;
     }
-    Bytes dims = {0}, conf = {0}, svoc = {0}, tvoc = {0};
-    int64_t d[10] = {m->dims.src_vocab, m->dims.tgt_vocab, m->dims.embed, m->dims.hidden, mf->attention,
+    Bytes dims = {0}, arch = {0}, conf = {0}, svoc = {0}, tvoc = {0};
+    int64_t d[10] = {m->dims.src_vocab, m->dims.tgt_vocab, m->dims.embed, m->dims.hidden, m->dims.attention,
                      mf->text.lowercase, mf->text.nfkc, mf->step, mf->epoch, m->n_params};
     put(&dims, d, sizeof d);
+    const ModelDims *md = &m->dims;
+    int64_t a[ARCH_FIELDS] = {md->cell, md->layers, md->bidirectional, md->attention,
+                              md->input_feed, md->window, md->scaled, md->tie_embeddings};
+    put(&arch, a, sizeof a);
     const char *cj = mf->config_json ? mf->config_json : "{}";
     put(&conf, cj, strlen(cj));
     put_vocab(&svoc, &mf->src_vocab);
     put_vocab(&tvoc, &mf->tgt_vocab);
 
-    uint32_t header[3] = {MODELFILE_VERSION, 0x01020304u, mf->has_optimizer ? 6u : 5u};
+    uint32_t header[3] = {MODELFILE_VERSION, 0x01020304u, mf->has_optimizer ? 7u : 6u};
     int bad = write_all(f, "NMTMODEL", 8) || write_all(f, header, sizeof header) ||
-              write_section(f, "DIMS", dims.p, dims.len) || write_section(f, "CONF", conf.p, conf.len) ||
+              write_section(f, "DIMS", dims.p, dims.len) || write_section(f, "ARCH", arch.p, arch.len) ||
+              write_section(f, "CONF", conf.p, conf.len) ||
               write_section(f, "SVOC", svoc.p, svoc.len) || write_section(f, "TVOC", tvoc.p, tvoc.len) ||
               write_section(f, "WGTS", m->param_mem, sizeof(float) * m->n_params);
     if (!bad && mf->has_optimizer) {
@@ -109,6 +114,7 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
               write_all(f, mf->opt.v, sizeof(float) * m->n_params);
     }
     free(dims.p);
+    free(arch.p);
     free(conf.p);
     free(svoc.p);
     free(tvoc.p);
@@ -198,7 +204,7 @@ static const Section *find(const Section *s, int n, const char *tag)
 
 static int known_tag(const char *tag)
 {
-    static const char *const tags[] = {"DIMS", "CONF", "SVOC", "TVOC", "WGTS", "ADAM"};
+    static const char *const tags[] = {"DIMS", "ARCH", "CONF", "SVOC", "TVOC", "WGTS", "ADAM"};
     for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++)
         if (!memcmp(tag, tags[i], 4)) return 1;
     return 0;
@@ -308,9 +314,39 @@ int modelfile_read(const char *path, ModelFile *mf, Error *err)
             error_set(err, "%s: implausible dimension %lld in section DIMS", path, (long long)d[i]);
             goto done;
         }
-    ModelDims md = {.src_vocab = (int)d[0], .tgt_vocab = (int)d[1], .embed = (int)d[2], .hidden = (int)d[3]};
-    if (d[4] != 0) {
-        error_set(err, "%s: unknown attention kind %lld", path, (long long)d[4]);
+    ModelDims md = {.src_vocab = (int)d[0], .tgt_vocab = (int)d[1], .embed = (int)d[2], .hidden = (int)d[3],
+                    .layers = 1};
+    const Section *arch = find(sec, n_sec, "ARCH");
+    if (arch) {
+        /* Files written before the model family have no ARCH: one GRU layer, Bahdanau. */
+        int64_t a[ARCH_FIELDS];
+        if (arch->len != sizeof a) {
+            error_set(err, "%s: section ARCH has %llu bytes, expected %zu", path, (unsigned long long)arch->len,
+                      sizeof a);
+            goto done;
+        }
+        memcpy(a, arch->p, sizeof a);
+        for (int i = 0; i < ARCH_FIELDS; i++)
+            if (a[i] < 0 || a[i] > 1000) {
+                error_set(err, "%s: implausible value %lld in section ARCH", path, (long long)a[i]);
+                goto done;
+            }
+        md.cell = (int)a[0];
+        md.layers = (int)a[1];
+        md.bidirectional = (int)a[2];
+        md.attention = (int)a[3];
+        md.input_feed = (int)a[4];
+        md.window = (int)a[5];
+        md.scaled = (int)a[6];
+        md.tie_embeddings = (int)a[7];
+    }
+    if (d[4] != md.attention) {
+        error_set(err, "%s: attention kind %lld in DIMS disagrees with ARCH", path, (long long)d[4]);
+        goto done;
+    }
+    const char *problem = md.layers < 1 ? "layers must be between 1 and 8" : dims_problem(&md);
+    if (problem) {
+        error_set(err, "%s: section ARCH describes no valid model: %s", path, problem);
         goto done;
     }
     long n_params = params_count(&md);
@@ -329,7 +365,6 @@ int modelfile_read(const char *path, ModelFile *mf, Error *err)
     }
     model_alloc(&mf->model, &md);
     memcpy(mf->model.param_mem, wgts->p, wgts->len);
-    mf->attention = (int)d[4];
     mf->text.lowercase = d[5] != 0;
     mf->text.nfkc = d[6] != 0;
     mf->step = (long)d[7];

@@ -10,8 +10,11 @@
  *   u32 section count
  *   then per section:  4-byte tag, u64 payload bytes, u32 CRC-32 of the payload, payload
  *
- *   "DIMS"  i64 × 10: src_vocab, tgt_vocab, embed, hidden, attention (0 = bahdanau),
+ *   "DIMS"  i64 × 10: src_vocab, tgt_vocab, embed, hidden, attention (AttentionKind),
  *                     lowercase, nfkc, step, epoch, parameter count
+ *   "ARCH"  i64 × 8: cell, layers, bidirectional, attention, input_feed, window, scaled,
+ *                    tie_embeddings (ModelDims); absent in files written before the
+ *                    model family, which read as one GRU layer with Bahdanau attention
  *   "CONF"  the training config as JSON text
  *   "SVOC", "TVOC"  u32 word count, then per word u32 byte length + UTF-8 bytes
  *   "WGTS"  float32 × parameter count, in params_shapes() order
@@ -33,12 +36,12 @@
 #include "vocab.h" /* defines: Vocab */
 
 #define MODELFILE_VERSION 1
+#define ARCH_FIELDS 8
 
 typedef struct {
     Model model;
     Vocab src_vocab, tgt_vocab;
     TextOptions text;
-    int attention;        /* 0: bahdanau (the only kind so far) */
     char *config_json;    /* the config it was trained with */
     long step, epoch;     /* training progress when written */
     int has_optimizer;    /* checkpoints: opt holds Adam's state */

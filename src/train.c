@@ -412,12 +412,25 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
         goto done;
     }
     ModelDims dims = {.src_vocab = run.mf.src_vocab.size, .tgt_vocab = run.mf.tgt_vocab.size,
-                      .embed = cfg->embed, .hidden = cfg->hidden};
+                      .embed = cfg->embed, .hidden = cfg->hidden,
+                      .cell = strcmp(cfg->cell, "lstm") ? CELL_GRU : CELL_LSTM, .layers = cfg->layers,
+                      .bidirectional = cfg->bidirectional, .attention = attention_kind(cfg->attention),
+                      .input_feed = cfg->input_feed, .window = cfg->window, .scaled = cfg->scaled,
+                      .tie_embeddings = cfg->tie_embeddings};
+    const char *problem = dims_problem(&dims);
+    if (problem) {
+        error_set(err, "%s: the model options do not fit together: %s", run.path, problem);
+        goto done;
+    }
     model_alloc(&run.mf.model, &dims);
     model_init_weights(&run.mf.model, (uint64_t)cfg->seed);
     adam_init(&run.mf.opt, run.mf.model.n_params, (float)cfg->learning_rate);
-    say(&run, "model: embed %d, hidden %d, %ld parameters; OpenBLAS kernel %s, %d threads; output in %s",
-        cfg->embed, cfg->hidden, run.mf.model.n_params, blas_kernel_name(), cfg->threads, cfg->dir);
+    run.rs.dropout = (float)cfg->dropout;
+    rng_seed(&run.rs.rng, (uint64_t)cfg->seed ^ 0x64726f706f7574ull);
+    say(&run, "model: %s, %d layer%s%s, %s attention, embed %d, hidden %d, %ld parameters; OpenBLAS kernel %s, "
+              "%d threads; output in %s",
+        cfg->cell, cfg->layers, cfg->layers > 1 ? "s" : "", cfg->bidirectional ? ", bidirectional" : "",
+        cfg->attention, cfg->embed, cfg->hidden, run.mf.model.n_params, blas_kernel_name(), cfg->threads, cfg->dir);
     status = train_loop(&run, err);
 done:
     if (run.log) fclose(run.log);

@@ -53,6 +53,8 @@ static void test_defaults(void)
           "data defaults");
     CHECK(!strcmp(c.normalization, "nfc"), "normalization nfc");
     CHECK(c.embed == 256 && c.hidden == 512 && !strcmp(c.attention, "bahdanau"), "model defaults");
+    CHECK(!strcmp(c.cell, "gru") && c.layers == 1 && !c.bidirectional && !c.input_feed && c.window == 10 && !c.scaled &&
+              c.dropout == 0 && !c.tie_embeddings, "model family defaults: one GRU layer");
     CHECK(c.batch_size == 64 && c.epochs == 10 && c.max_steps == 0 && c.learning_rate == 0.001 &&
           c.clip_norm == 5.0 && c.seed == 1 && c.threads == 2 && c.log_every == 100 && c.checkpoint_every == 1000,
           "train defaults");
@@ -121,8 +123,25 @@ static void test_errors(void)
                  "unknown key data.max_lenn", "did you mean data.max_len?");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"batchsize\": 5}}", "unknown key, suggestion",
                  "train.batchsize", "did you mean train.batch_size?");
-    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"layers\": 2}}", "unknown key without a close match",
-                 "unknown key model.layers");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"transformer_heads\": 2}}", "unknown key without a close match",
+                 "unknown key model.transformer_heads");
+    /* The model family's keys: each bad value names its key. */
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"attention\": \"luong\"}}", "unknown attention name",
+                 "model.attention must be one of", "luong_general", "\"luong\"");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"cell\": \"rnn\"}}", "unknown cell", "model.cell",
+                 "gru|lstm");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"window\": 0}}", "window < 1", "model.window");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"layers\": 0}}", "layers < 1", "model.layers");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"layers\": 9}}", "layers > 8", "model.layers");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"dropout\": 1}}", "dropout 1", "model.dropout",
+                 "below 1");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"dropout\": -0.1}}", "dropout < 0", "model.dropout");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"input_feed\": true}}", "input feeding with bahdanau",
+                 "model.input_feed", "bahdanau");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"bidirectional\": true, \"hidden\": 7}}",
+                 "bidirectional with an odd hidden size", "model.hidden", "even");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"tie_embeddings\": true, \"embed\": 8, \"hidden\": 16}}",
+                 "tied embeddings of different sizes", "model.tie_embeddings", "model.embed");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"hiden\": 2}}", "misspelt model key",
                  "model.hiden", "did you mean model.hidden?");
     EXPECT_ERROR("{\"data\": 5}", "a section that is not an object", "section data must be an object");

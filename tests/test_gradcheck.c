@@ -7,7 +7,10 @@
  * state and the <pad> embedding rows are all exercised. Every parameter tensor is
  * checked at up to 30 random coordinates (all of them for the smaller ones). This is
  * independent of the PyTorch fixture in test_model.c: it needs no reference, only the
- * forward pass.
+ * forward pass. The same check then runs for every member of the model family: each
+ * attention kind (with input feeding and scaling), LSTM cells, bidirectional and
+ * 2-layer stacks, tied embeddings, and dropout (with the mask drawn from the same seed
+ * at every evaluation, so the function being differentiated is fixed).
  *
  * Where the check is made: at PyTorch's initialisation (weights within +-1/sqrt(H)) the
  * attention is nearly uniform and its parameters' gradients are ~1e-5, no larger than the
@@ -41,10 +44,12 @@ typedef struct {
     Batch *batch;
 } Ctx;
 
+/* With want_grad so that dropout (when on) applies; the mask seed is reset each time. */
 static double objective(void *p)
 {
     Ctx *c = p;
-    return model_forward(c->m, c->rs, c->batch, 0) / c->batch->n_tokens;
+    rng_seed(&c->rs->rng, 7);
+    return model_forward(c->m, c->rs, c->batch, 1) / c->batch->n_tokens;
 }
 
 /* The rounding jitter of the objective around x[0]: the largest residual of a straight-
@@ -73,9 +78,91 @@ static double loss_jitter(Ctx *c, float *x)
     return worst;
 }
 
+/* The backward pass of one family member against finite differences; the base model
+ * also measures the loss's rounding jitter that atol rests on. */
+static void check_member(const char *label, const ModelDims *d, float dropout, const Batch *cbatch)
+{
+    Batch *batch = (Batch *)cbatch;
+    Model m;
+    model_alloc(&m, d);
+    model_init_weights(&m, 42);
+    TensorShape shapes[MAX_TENSORS];
+    float *params[MAX_TENSORS], *grads[MAX_TENSORS];
+    int n_t = params_shapes(&m.dims, shapes);
+    params_tensors(&m.params, &m.dims, params);
+    params_tensors(&m.grads, &m.dims, grads);
+    for (int i = 0; i < n_t; i++)
+        if (params[i] != m.params.src_emb && params[i] != m.params.tgt_emb)
+            for (long k = 0; k < shapes[i].rows * shapes[i].cols; k++)
+                params[i][k] *= WEIGHT_SCALE;
+    RunState rs = {0};
+    rs.dropout = dropout;
+    runstate_alloc(&rs, &m.dims, RUN_TRAIN, batch->B, batch->S, batch->T);
+    Ctx c = {&m, &rs, batch};
+
+    model_zero_grad(&m);
+    double loss = objective(&c);
+    model_backward(&m, &rs, batch);
+    char what[160];
+    snprintf(what, sizeof what, "%s: finite positive loss", label);
+    CHECK(isfinite(loss) && loss > 0, what);
+    snprintf(what, sizeof what, "%s: repeated forward passes agree", label);
+    CHECK(objective(&c) == loss, what);
+    if (dropout == 0.0f) {
+        snprintf(what, sizeof what, "%s: forward with and without gradients agree", label);
+        CHECK(model_forward(&m, &rs, batch, 0) / batch->n_tokens == loss, what);
+    } else {
+        snprintf(what, sizeof what, "%s: dropout changes the training loss, not the held-out one", label);
+        double plain = model_forward(&m, &rs, batch, 0) / batch->n_tokens;
+        CHECK(plain != loss && isfinite(plain), what);
+    }
+
+    if (!strcmp(label, "base")) {
+        double jitter = 0;
+        for (int i = 0; i < n_t; i += 3) {
+            double j = loss_jitter(&c, params[i]);
+            if (j > jitter) jitter = j;
+        }
+        printf("  loss %.6f, rounding jitter %.3g (bound %.1g)\n", loss, jitter, JITTER);
+        CHECK(jitter <= JITTER, "the loss's rounding jitter is within the bound atol assumes");
+    }
+
+    Rng rng;
+    rng_seed(&rng, 1);
+    GradCheckOpts o = {.eps = EPS, .rtol = 1e-2, .atol = 2 * JITTER / (2 * EPS), .n_sample = 30, .rng = &rng};
+    for (int i = 0; i < n_t; i++) {
+        /* Flattened: a coordinate is a coordinate; the tensor is contiguous. */
+        long n = shapes[i].rows * shapes[i].cols;
+        snprintf(what, sizeof what, "%.60s %.31s", label, shapes[i].name);
+        check_grad(what, objective, &c, params[i], n, grads[i], n, 1, n, &o);
+    }
+
+    /* The <pad> rows feed only masked encoder steps and decoder steps with a pad target:
+     * their gradient must be exactly zero, not merely small (tied: the output layer's
+     * <pad> row does get a gradient, from the softmax). */
+    int pad_zero = 1;
+    for (int e = 0; e < d->embed; e++)
+        pad_zero &= m.grads.src_emb[e] == 0.0f && (d->tie_embeddings || m.grads.tgt_emb[e] == 0.0f);
+    snprintf(what, sizeof what, "%s: the <pad> embedding rows get exactly zero gradient", label);
+    CHECK(pad_zero, what);
+
+    /* model_backward accumulates: a second pass on the same batch doubles every gradient
+     * (up to the rounding of the accumulating products). */
+    float *once = xmalloc(sizeof(float) * m.n_params);
+    for (long k = 0; k < m.n_params; k++)
+        once[k] = 2 * m.grad_mem[k];
+    objective(&c);
+    model_backward(&m, &rs, batch);
+    snprintf(what, sizeof what, "%s: second backward adds", label);
+    check_close_scaled(m.grad_mem, once, m.n_params, 1e-6, what);
+    free(once);
+
+    runstate_free(&rs);
+    model_free(&m);
+}
+
 int main(void)
 {
-    ModelDims d = {.src_vocab = 9, .tgt_vocab = 10, .embed = 4, .hidden = 5};
     /* Word ids start at 4 (0..3 are <pad> <unk> <sos> <eos>); <unk> may occur. */
     int s0[] = {4, 5, 6, 7, 8}, t0[] = {4, 5, 6};
     int s1[] = {8, 4}, t1[] = {9, 7, 5, 4, 6};
@@ -86,64 +173,45 @@ int main(void)
     batch_fill(&batch, ex, idx, 3);
     CHECK(batch.B == 3 && batch.S == 5 && batch.T == 6 && batch.n_tokens == 12, "batch shape");
 
-    Model m;
-    model_alloc(&m, &d);
-    model_init_weights(&m, 42);
-    TensorShape shapes[PARAM_TENSORS];
-    float *params[PARAM_TENSORS], *grads[PARAM_TENSORS];
-    params_shapes(&d, shapes);
-    params_tensors(&m.params, params);
-    params_tensors(&m.grads, grads);
-    for (int i = 0; i < PARAM_TENSORS; i++)
-        if (params[i] != m.params.src_emb && params[i] != m.params.tgt_emb)
-            for (long k = 0; k < shapes[i].rows * shapes[i].cols; k++)
-                params[i][k] *= WEIGHT_SCALE;
-    RunState rs;
-    runstate_alloc(&rs, &d, RUN_TRAIN, batch.B, batch.S, batch.T);
-    Ctx c = {&m, &rs, &batch};
+    ModelDims base = {.src_vocab = 9, .tgt_vocab = 10, .embed = 4, .hidden = 5};
+    check_member("base", &base, 0.0f, &batch);
 
-    model_zero_grad(&m);
-    double loss = model_forward(&m, &rs, &batch, 1) / batch.n_tokens;
-    model_backward(&m, &rs, &batch);
-    CHECK(isfinite(loss) && loss > 0, "finite positive loss");
-    CHECK(objective(&c) == loss, "forward with and without gradients agree");
-
-    double jitter = 0;
-    for (int i = 0; i < PARAM_TENSORS; i += 3) {
-        double j = loss_jitter(&c, params[i]);
-        if (j > jitter) jitter = j;
+    /* The family, at an even hidden size (bidirectional halves it). */
+    ModelDims f = {.src_vocab = 9, .tgt_vocab = 10, .embed = 4, .hidden = 6, .layers = 1, .window = 2};
+    struct {
+        const char *label;
+        int cell, layers, bi, attention, feed, scaled, tie;
+        float dropout;
+    } members[] = {
+        {"luong_dot", CELL_GRU, 1, 0, ATT_LUONG_DOT, 0, 0, 0, 0},
+        {"luong_dot scaled feed", CELL_GRU, 1, 0, ATT_LUONG_DOT, 1, 1, 0, 0},
+        {"luong_general feed", CELL_GRU, 1, 0, ATT_LUONG_GENERAL, 1, 0, 0, 0},
+        {"luong_concat", CELL_GRU, 1, 0, ATT_LUONG_CONCAT, 0, 0, 0, 0},
+        {"local_monotonic feed", CELL_GRU, 1, 0, ATT_LOCAL_MONOTONIC, 1, 0, 0, 0},
+        {"local_predictive", CELL_GRU, 1, 0, ATT_LOCAL_PREDICTIVE, 0, 1, 0, 0},
+        {"lstm", CELL_LSTM, 1, 0, ATT_BAHDANAU, 0, 0, 0, 0},
+        {"lstm luong_general feed", CELL_LSTM, 1, 0, ATT_LUONG_GENERAL, 1, 0, 0, 0},
+        {"bidirectional", CELL_GRU, 1, 1, ATT_BAHDANAU, 0, 0, 0, 0},
+        {"bidirectional lstm", CELL_LSTM, 1, 1, ATT_LUONG_DOT, 0, 0, 0, 0},
+        {"2 layers", CELL_GRU, 2, 0, ATT_BAHDANAU, 0, 0, 0, 0},
+        {"2 layers lstm bidirectional concat feed", CELL_LSTM, 2, 1, ATT_LUONG_CONCAT, 1, 0, 0, 0},
+        {"tied", CELL_GRU, 1, 0, ATT_BAHDANAU, 0, 0, 1, 0},
+        {"dropout 2 layers", CELL_GRU, 2, 0, ATT_BAHDANAU, 0, 0, 0, 0.3f},
+        {"dropout lstm luong feed", CELL_LSTM, 2, 1, ATT_LUONG_GENERAL, 1, 0, 0, 0.3f},
+    };
+    for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) {
+        ModelDims d = f;
+        d.cell = members[i].cell;
+        d.layers = members[i].layers;
+        d.bidirectional = members[i].bi;
+        d.attention = members[i].attention;
+        d.input_feed = members[i].feed;
+        d.scaled = members[i].scaled;
+        d.tie_embeddings = members[i].tie;
+        if (d.tie_embeddings) d.embed = d.hidden;
+        CHECK(dims_problem(&d) == NULL, members[i].label);
+        check_member(members[i].label, &d, members[i].dropout, &batch);
     }
-    printf("  loss %.6f, rounding jitter %.3g (bound %.1g)\n", loss, jitter, JITTER);
-    CHECK(jitter <= JITTER, "the loss's rounding jitter is within the bound atol assumes");
-
-    Rng rng;
-    rng_seed(&rng, 1);
-    GradCheckOpts o = {.eps = EPS, .rtol = 1e-2, .atol = 2 * JITTER / (2 * EPS), .n_sample = 30, .rng = &rng};
-    for (int i = 0; i < PARAM_TENSORS; i++) {
-        /* Flattened: a coordinate is a coordinate; the tensor is contiguous. */
-        long n = shapes[i].rows * shapes[i].cols;
-        check_grad(shapes[i].name, objective, &c, params[i], n, grads[i], n, 1, n, &o);
-    }
-
-    /* The <pad> rows feed only masked encoder steps and decoder steps with a pad target:
-     * their gradient must be exactly zero, not merely small. */
-    int pad_zero = 1;
-    for (int e = 0; e < d.embed; e++)
-        pad_zero &= m.grads.src_emb[e] == 0.0f && m.grads.tgt_emb[e] == 0.0f;
-    CHECK(pad_zero, "the <pad> embedding rows get exactly zero gradient");
-
-    /* model_backward accumulates: a second pass on the same batch doubles every gradient
-     * (up to the rounding of the accumulating products). */
-    float *once = xmalloc(sizeof(float) * m.n_params);
-    for (long k = 0; k < m.n_params; k++)
-        once[k] = 2 * m.grad_mem[k];
-    model_forward(&m, &rs, &batch, 1);
-    model_backward(&m, &rs, &batch);
-    check_close_scaled(m.grad_mem, once, m.n_params, 1e-6, "second backward adds");
-    free(once);
-
-    runstate_free(&rs);
-    model_free(&m);
     batch_free(&batch);
     return check_report("test_gradcheck");
 }
