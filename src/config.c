@@ -194,6 +194,9 @@ static int check_model(const Config *c, const char *source, Error *err)
     if (c->input_feed && bahdanau)
         return error_set(err, "%s: model.input_feed needs a Luong attention kind; model.attention is \"bahdanau\", "
                               "which already feeds the context to the decoder", source);
+    if (c->scaled && (bahdanau || !strcmp(c->attention, "luong_concat")))
+        return error_set(err, "%s: model.scaled applies to dot-product scores; model.attention \"%s\" is additive",
+                         source, c->attention);
     if (c->tie_embeddings && c->embed != c->hidden)
         return error_set(err, "%s: model.tie_embeddings needs model.embed equal to model.hidden (%d vs %d)", source,
                          c->embed, c->hidden);

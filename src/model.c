@@ -44,6 +44,7 @@ const char *dims_problem(const ModelDims *d)
     if (d->bidirectional && d->hidden % 2) return "a bidirectional encoder needs an even hidden size";
     if (d->input_feed && !attention_is_luong(d->attention)) return "input feeding needs a Luong attention kind";
     if (is_local(d->attention) && d->window < 1) return "local attention needs a window of at least 1";
+    if (d->scaled && is_additive(d->attention)) return "scaling applies to dot-product scores only";
     if (d->tie_embeddings && d->embed != d->hidden) return "tied embeddings need embed equal to hidden";
     return NULL;
 }

@@ -142,6 +142,8 @@ static void test_errors(void)
                  "bidirectional with an odd hidden size", "model.hidden", "even");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"tie_embeddings\": true, \"embed\": 8, \"hidden\": 16}}",
                  "tied embeddings of different sizes", "model.tie_embeddings", "model.embed");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"scaled\": true}}", "scaled additive scores",
+                 "model.scaled", "bahdanau");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"hiden\": 2}}", "misspelt model key",
                  "model.hiden", "did you mean model.hidden?");
     EXPECT_ERROR("{\"data\": 5}", "a section that is not an object", "section data must be an object");

@@ -1,0 +1,114 @@
+/* test_variants.c — every member of the model family against the PyTorch reference
+ * (scripts/reference_variants.py, fixtures tests/fixtures/variant_*.bin): encoder
+ * states, attention weights, logits, the loss and the gradient of every tensor.
+ *
+ * The fixture names its architecture in an "arch" record; the parameters are loaded by
+ * name, so a tensor missing from either side, or in another order, fails the test.
+ * Encoder states are compared at real source positions (padding holds carried values on
+ * both sides, but nothing reads them). Gradients are compared relative to each tensor's
+ * largest entry, as in test_model.c. */
+#include <string.h>
+
+#include "check.h"
+#include "fixture.h"
+#include "model.h"
+
+static void check_variant(const char *name)
+{
+    char path[160], what[160];
+    snprintf(path, sizeof path, "tests/fixtures/variant_%s.bin", name);
+    Fixture f = fixture_load(path);
+    int *dims = fixture_get(&f, "dims")->data, *arch = fixture_get(&f, "arch")->data;
+    int B = dims[0], S = dims[1], T = dims[2];
+    ModelDims d = {.embed = dims[3], .hidden = dims[4], .src_vocab = dims[5], .tgt_vocab = dims[6],
+                   .cell = arch[0], .layers = arch[1], .bidirectional = arch[2], .attention = arch[3],
+                   .input_feed = arch[4], .window = arch[5], .scaled = arch[6], .tie_embeddings = arch[7]};
+    int H = d.hidden;
+    snprintf(what, sizeof what, "%s: a valid architecture", name);
+    CHECK(dims_problem(&d) == NULL, what);
+
+    Model m;
+    model_alloc(&m, &d);
+    TensorShape shapes[MAX_TENSORS];
+    float *params[MAX_TENSORS], *grads[MAX_TENSORS];
+    int n_t = params_shapes(&m.dims, shapes);
+    params_tensors(&m.params, &m.dims, params);
+    params_tensors(&m.grads, &m.dims, grads);
+    /* The fixture's parameter records are the ones between tgt_out and enc_states. */
+    int first = 0, n_fix = 0;
+    for (int i = 0; i < f.n; i++) {
+        if (!strcmp(f.t[i].name, "tgt_out")) first = i + 1;
+        if (!strcmp(f.t[i].name, "enc_states")) n_fix = i - first;
+    }
+    snprintf(what, sizeof what, "%s: %d tensors, as many as the reference has", name, n_t);
+    CHECK(n_fix == n_t, what);
+    for (int i = 0; i < n_t && i < n_fix; i++) {
+        FixtureTensor *t = &f.t[first + i];
+        snprintf(what, sizeof what, "%s: tensor %d is %.31s (%ld x %ld)", name, i, shapes[i].name, shapes[i].rows,
+                 shapes[i].cols);
+        int same = !strcmp(t->name, shapes[i].name) && t->n == shapes[i].rows * shapes[i].cols;
+        CHECK(same, what);
+        if (same) memcpy(params[i], t->data, sizeof(float) * t->n);
+    }
+
+    Batch batch = {0};
+    batch.B = B;
+    batch.S = S;
+    batch.T = T;
+    batch.src = fixture_get(&f, "src")->data;
+    batch.tgt_in = fixture_get(&f, "tgt_in")->data;
+    batch.tgt_out = fixture_get(&f, "tgt_out")->data;
+    float mask[256];
+    for (int i = 0; i < S * B; i++)
+        mask[i] = batch.src[i] != 0;
+    batch.mask = mask;
+    for (int i = 0; i < T * B; i++)
+        batch.n_tokens += batch.tgt_out[i] != 0;
+
+    RunState rs = {0};
+    runstate_alloc(&rs, &m.dims, RUN_TRAIN, B, S, T);
+    double loss = model_forward(&m, &rs, &batch, 0) / batch.n_tokens;
+    /* Encoder states at real positions only. */
+    const float *enc = model_memory(&m, &rs), *want = fixture_get(&f, "enc_states")->data;
+    float got_real[4096], want_real[4096];
+    long n_real = 0;
+    for (int i = 0; i < S * B && n_real + H <= 4096; i++)
+        if (mask[i] != 0.0f) {
+            memcpy(got_real + n_real, enc + (long)i * H, sizeof(float) * H);
+            memcpy(want_real + n_real, want + (long)i * H, sizeof(float) * H);
+            n_real += H;
+        }
+    snprintf(what, sizeof what, "%s: encoder states", name);
+    check_close(got_real, want_real, n_real, 1e-5, what);
+    snprintf(what, sizeof what, "%s: attention weights", name);
+    check_close(rs.attn, fixture_get(&f, "attn")->data, (long)T * B * S, 1e-5, what);
+    snprintf(what, sizeof what, "%s: logits", name);
+    check_close(rs.logits, fixture_get(&f, "logits")->data, (long)T * B * d.tgt_vocab, 1e-5, what);
+    float lossf = (float)loss;
+    snprintf(what, sizeof what, "%s: loss", name);
+    check_close(&lossf, fixture_get(&f, "loss")->data, 1, 1e-6, what);
+
+    model_zero_grad(&m);
+    model_forward(&m, &rs, &batch, 1);
+    model_backward(&m, &rs, &batch);
+    for (int i = 0; i < n_t && i < n_fix; i++) {
+        snprintf(what, sizeof what, "grad.%.31s", shapes[i].name);
+        FixtureTensor *t = fixture_get(&f, what);
+        snprintf(what, sizeof what, "%s: grad.%.31s", name, shapes[i].name);
+        check_close_scaled(grads[i], t->data, shapes[i].rows * shapes[i].cols, 2e-5, what);
+    }
+    runstate_free(&rs);
+    model_free(&m);
+    fixture_free(&f);
+}
+
+int main(void)
+{
+    const char *variants[] = {
+        "luong_general_feed", "bidirectional", "layers2", "lstm", "lstm_bi2_concat",
+        "luong_dot_scaled", "local_monotonic", "local_predictive",
+    };
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
+        check_variant(variants[i]);
+    return check_report("test_variants");
+}
