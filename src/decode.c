@@ -28,16 +28,7 @@ void decode_greedy(Model *m, RunState *rs, const Batch *batch, int max_len, int 
         model_step_logits(m, rs, t, B, logits);
         for (int b = 0; b < B; b++) {
             float *row = logits + (long)b * V;
-            /* <pad> and <sos> are never predicted. The first index of the maximum, as a
-             * plain scan would find it, but with a vectorised max. */
-            row[VOCAB_PAD] = row[VOCAB_SOS] = -INFINITY;
-            float maxv = row[0];
-#pragma omp simd reduction(max : maxv)
-            for (int k = 1; k < V; k++)
-                maxv = row[k] > maxv ? row[k] : maxv;
-            int best = VOCAB_UNK;
-            while (best < V - 1 && row[best] != maxv)
-                best++;
+            int best = best_word(row, V);
             prev[b] = best;
             if (done[b]) continue;
             if (best == VOCAB_EOS) {

@@ -13,6 +13,7 @@
 #include "loss.h"      /* defines: softmax_xent */
 #include "lstm.h"      /* defines: LstmWeights, lstm_sequence_*, lstm_gates_* */
 #include "util.h"      /* defines: xmalloc, Rng */
+#include "vocab.h"     /* defines: VOCAB_PAD, VOCAB_UNK, VOCAB_EOS */
 
 /* ---------------------------------------------------------------- dimensions */
 
@@ -88,7 +89,7 @@ static void layout(const ModelDims *d, Params *p, Layout *lo)
 {
     long E = d->embed, H = d->hidden, G = n_gates(d), U = enc_units(d);
     int L = n_layers(d), A = d->attention;
-    char sfx[16];
+    char sfx[32];
     lo->n = 0;
     add(lo, &p->src_emb, d->src_vocab, E, 0, "src_emb%s", "");
     for (int l = 0; l < L; l++)
@@ -234,7 +235,7 @@ void runstate_alloc(RunState *rs, const ModelDims *dims, RunMode mode, int B, in
     long SB = (long)S * B, TB = (long)T * B, ST = S > T ? S : T, EH = E > H ? E : H;
     long train = mode == RUN_TRAIN, lstm = d.cell == CELL_LSTM, bi = d.bidirectional;
     int L = d.layers, A = d.attention, luong = attention_is_luong(A);
-    float dropout = rs->dropout, smoothing = rs->label_smoothing;
+    float dropout = rs->dropout, smoothing = rs->label_smoothing, sampling = rs->sample_prob;
     Rng rng = rs->rng;
     memset(rs, 0, sizeof *rs);
     Part parts[512];
@@ -309,12 +310,14 @@ void runstate_alloc(RunState *rs, const ModelDims *dims, RunMode mode, int B, in
         p += parts[i].n;
     }
     rs->src_len = xcalloc(B, sizeof(int));
+    rs->fed = train ? xcalloc(TB, sizeof(int)) : NULL;
     rs->mode = mode;
     rs->cap_B = B;
     rs->cap_S = S;
     rs->cap_T = T;
     rs->dropout = dropout;
     rs->label_smoothing = smoothing;
+    rs->sample_prob = sampling;
     rs->rng = rng;
 }
 
@@ -322,11 +325,13 @@ void runstate_free(RunState *rs)
 {
     free(rs->mem);
     free(rs->src_len);
-    float dropout = rs->dropout, smoothing = rs->label_smoothing;
+    free(rs->fed);
+    float dropout = rs->dropout, smoothing = rs->label_smoothing, sampling = rs->sample_prob;
     Rng rng = rs->rng;
     memset(rs, 0, sizeof *rs);
     rs->dropout = dropout;
     rs->label_smoothing = smoothing;
+    rs->sample_prob = sampling;
     rs->rng = rng;
 }
 
@@ -598,22 +603,70 @@ void model_reorder_state(Model *m, RunState *rs, int t, const int *from, int B)
     if (d->input_feed) gather_rows(rs->out + (long)t * B * H, H, from, B, rs->d_step);
 }
 
+int best_word(const float *logits, int V)
+{
+    float maxv = -INFINITY;
+#pragma omp simd reduction(max : maxv)
+    for (int k = VOCAB_EOS; k < V; k++)
+        maxv = logits[k] > maxv ? logits[k] : maxv;
+    if (logits[VOCAB_UNK] >= maxv) return VOCAB_UNK;
+    int best = VOCAB_EOS;
+    while (best < V - 1 && logits[best] != maxv)
+        best++;
+    return best;
+}
+
+/* Decoder inputs when some are the model's own predictions (sample_prob > 0): step
+ * by step, each step's logits choose the next input, which then has to be embedded and
+ * projected on its own. The fed words are kept in rs->fed for the embedding gradient. */
+static void decode_sampled(Model *m, RunState *rs, const Batch *batch)
+{
+    const ModelDims *d = &m->dims;
+    const Params *p = &m->params;
+    int B = batch->B, T = batch->T, E = d->embed, X = dec_in0(d), V = d->tgt_vocab;
+    int GH = n_gates(d) * d->hidden;
+    memcpy(rs->fed, batch->tgt_in, sizeof(int) * B);
+    for (int t = 0; t < T; t++) {
+        long row = (long)t * B;
+        float *x = rs->dec_x[0] + row * X;
+        embedding_forward(x, X, p->tgt_emb, rs->fed + row, B, E);
+        if (dropping(rs)) dropout_rows(x, X, rs->dec_drop[0] + row * E, B, E, rs->dropout, &rs->rng);
+        matmul_bias(rs->dec[0].gi + row * GH, GH, x, X, p->dec[0].w_ih, X, p->dec[0].b_ih, B, GH, E);
+        model_decoder_step(m, rs, batch, t);
+        float *logits = rs->logits + row * V;
+        model_step_logits(m, rs, t, B, logits);
+        if (t + 1 == T) break;
+        for (int b = 0; b < B; b++) {
+            int gold = batch->tgt_in[row + B + b];
+            /* Past the sentence's end the input stays <pad>: no loss is taken there. */
+            int own = gold != VOCAB_PAD && rng_uniform(&rs->rng) < rs->sample_prob;
+            rs->fed[row + B + b] = own ? best_word(logits + (long)b * V, V) : gold;
+        }
+    }
+}
+
 double model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad)
 {
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
     int B = batch->B, T = batch->T, E = d->embed, H = d->hidden, V = d->tgt_vocab, X = dec_in0(d);
     int GH = n_gates(d) * H;
-    rs->dropping = want_grad && rs->mode == RUN_TRAIN && rs->dropout > 0.0f;
+    int training = want_grad && rs->mode == RUN_TRAIN;
+    rs->dropping = training && rs->dropout > 0.0f;
+    rs->sampling = training && rs->sample_prob > 0.0f;
     model_encode(m, rs, batch);
-    /* Teacher forcing: every decoder input is known, so embed and project them all at once. */
-    embedding_forward(rs->dec_x[0], X, p->tgt_emb, batch->tgt_in, T * B, E);
-    if (dropping(rs)) dropout_rows(rs->dec_x[0], X, rs->dec_drop[0], (long)T * B, E, rs->dropout, &rs->rng);
-    matmul_bias(rs->dec[0].gi, GH, rs->dec_x[0], X, p->dec[0].w_ih, X, p->dec[0].b_ih, T * B, GH, E);
-    for (int t = 0; t < T; t++)
-        model_decoder_step(m, rs, batch, t);
-    /* All output projections at once: logits (T*B, V) */
-    matmul_bias(rs->logits, V, model_step_output(m, rs, 0, B), H, p->out_w, H, p->out_b, T * B, V, H);
+    if (rs->sampling) {
+        decode_sampled(m, rs, batch);
+    } else {
+        /* Teacher forcing: every decoder input is known, so embed and project them all at once. */
+        embedding_forward(rs->dec_x[0], X, p->tgt_emb, batch->tgt_in, T * B, E);
+        if (dropping(rs)) dropout_rows(rs->dec_x[0], X, rs->dec_drop[0], (long)T * B, E, rs->dropout, &rs->rng);
+        matmul_bias(rs->dec[0].gi, GH, rs->dec_x[0], X, p->dec[0].w_ih, X, p->dec[0].b_ih, T * B, GH, E);
+        for (int t = 0; t < T; t++)
+            model_decoder_step(m, rs, batch, t);
+        /* All output projections at once: logits (T*B, V) */
+        matmul_bias(rs->logits, V, model_step_output(m, rs, 0, B), H, p->out_w, H, p->out_b, T * B, V, H);
+    }
     float scale = batch->n_tokens > 0 ? 1.0f / batch->n_tokens : 0.0f;
     return softmax_xent(rs->logits, batch->tgt_out, T * B, V, scale, want_grad ? rs->logits : NULL);
 }
@@ -755,7 +808,7 @@ static void decoder_backward(Model *m, RunState *rs, const Batch *batch)
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, TB, E, GH, 1.0f, rs->d_dgi[0], GH, p->dec[0].w_ih, X, 0.0f,
                 rs->d_x, E);
     if (dropping(rs)) multiply_rows(rs->d_x, E, rs->dec_drop[0], TB, E);
-    embedding_backward(g->tgt_emb, rs->d_x, E, batch->tgt_in, TB, E);
+    embedding_backward(g->tgt_emb, rs->d_x, E, rs->sampling ? rs->fed : batch->tgt_in, TB, E);
     if (!luong) return;
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, 2 * H, TB, 1.0f, rs->d_pre, H, rs->cat, 2 * H, 1.0f,
                 g->att_w_out, 2 * H);

@@ -88,7 +88,7 @@ typedef struct {
 
 #define MAX_TENSORS (4 + 8 * MAX_LAYERS + 2 * MAX_LAYERS + 6 + 4 * MAX_LAYERS + 4)
 typedef struct {
-    char name[32];
+    char name[48];
     long rows, cols;     /* cols = 1 for vectors */
 } TensorShape;
 
@@ -168,7 +168,12 @@ typedef struct {
     float dropout;          /* probability of zeroing, training mode only */
     Rng rng;                /* draws the dropout masks */
     float label_smoothing;
+    float sample_prob;      /* probability of feeding the model's own best word instead of
+                               the gold previous one: 1 - train.teacher_forcing (0 = pure
+                               teacher forcing) */
     int dropping;           /* set by model_forward: dropout is on for this pass */
+    int sampling;           /* set by model_forward: some inputs are the model's own */
+    int *fed;               /* (T, B) the words fed to the decoder when sampling */
 } RunState;
 
 /* What the activations are kept for, which decides what is allocated:
@@ -186,9 +191,13 @@ void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int 
 /* Teacher-forced forward pass (rs in RUN_TRAIN or RUN_SCORE mode). Returns the summed
  * cross-entropy over the batch's non-pad targets (divide by batch->n_tokens for the
  * mean). With want_grad, the logits buffer is replaced by dLoss/dlogits of the
- * token-mean loss, ready for model_backward. Dropout and label smoothing apply only with
- * want_grad in RUN_TRAIN mode: held-out scoring is the plain model and loss. */
+ * token-mean loss, ready for model_backward. Dropout, label smoothing and sampled
+ * decoder inputs (sample_prob > 0) apply only with want_grad in RUN_TRAIN mode:
+ * held-out scoring is the plain model and loss. */
 double model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad);
+/* The most likely word of a logits row (V), never <pad> or <sos>: the first index of
+ * the maximum. Greedy decoding and scheduled sampling both choose with it. */
+int best_word(const float *logits, int V);
 /* Accumulates the gradient of the token-mean loss into m->grads. */
 void model_backward(Model *m, RunState *rs, const Batch *batch);
 

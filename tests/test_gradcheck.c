@@ -80,7 +80,7 @@ static double loss_jitter(Ctx *c, float *x)
 
 /* The backward pass of one family member against finite differences; the base model
  * also measures the loss's rounding jitter that atol rests on. */
-static void check_member(const char *label, const ModelDims *d, float dropout, const Batch *cbatch)
+static void check_member(const char *label, const ModelDims *d, float dropout, float sample, const Batch *cbatch)
 {
     Batch *batch = (Batch *)cbatch;
     Model m;
@@ -97,6 +97,7 @@ static void check_member(const char *label, const ModelDims *d, float dropout, c
                 params[i][k] *= WEIGHT_SCALE;
     RunState rs = {0};
     rs.dropout = dropout;
+    rs.sample_prob = sample;
     runstate_alloc(&rs, &m.dims, RUN_TRAIN, batch->B, batch->S, batch->T);
     Ctx c = {&m, &rs, batch};
 
@@ -108,13 +109,36 @@ static void check_member(const char *label, const ModelDims *d, float dropout, c
     CHECK(isfinite(loss) && loss > 0, what);
     snprintf(what, sizeof what, "%s: repeated forward passes agree", label);
     CHECK(objective(&c) == loss, what);
-    if (dropout == 0.0f) {
+    if (dropout == 0.0f && sample == 0.0f) {
         snprintf(what, sizeof what, "%s: forward with and without gradients agree", label);
         CHECK(model_forward(&m, &rs, batch, 0) / batch->n_tokens == loss, what);
     } else {
-        snprintf(what, sizeof what, "%s: dropout changes the training loss, not the held-out one", label);
+        snprintf(what, sizeof what, "%s: dropout or sampling changes the training loss, not the held-out one", label);
         double plain = model_forward(&m, &rs, batch, 0) / batch->n_tokens;
         CHECK(plain != loss && isfinite(plain), what);
+    }
+
+    /* Sampled inputs are a discrete choice: the loss is differentiable for fixed choices,
+     * so the finite differences run teacher-forced on the words the sampled pass fed. */
+    Batch fed = *batch;
+    if (sample > 0.0f) {
+        long TB = (long)batch->T * batch->B;
+        fed.tgt_in = xmalloc(sizeof(int) * TB);
+        memcpy(fed.tgt_in, rs.fed, sizeof(int) * TB);
+        int own = 0, pad_kept = 1;
+        for (long i = 0; i < TB; i++) {
+            own += fed.tgt_in[i] != batch->tgt_in[i];
+            pad_kept &= (batch->tgt_in[i] == 0) == (fed.tgt_in[i] == 0);
+        }
+        snprintf(what, sizeof what, "%s: some inputs were the model's own words (%d of %ld)", label, own, TB);
+        CHECK(own > 0, what);
+        snprintf(what, sizeof what, "%s: padding stays padding", label);
+        CHECK(pad_kept, what);
+        rs.sample_prob = 0.0f;
+        c.batch = &fed;
+        double forced = objective(&c);
+        snprintf(what, sizeof what, "%s: teacher forcing on the fed words gives the same loss", label);
+        CHECK(fabs(forced - loss) <= 1e-6 * fabs(loss), what);
     }
 
     if (!strcmp(label, "base")) {
@@ -133,7 +157,7 @@ static void check_member(const char *label, const ModelDims *d, float dropout, c
     for (int i = 0; i < n_t; i++) {
         /* Flattened: a coordinate is a coordinate; the tensor is contiguous. */
         long n = shapes[i].rows * shapes[i].cols;
-        snprintf(what, sizeof what, "%.60s %.31s", label, shapes[i].name);
+        snprintf(what, sizeof what, "%.60s %.47s", label, shapes[i].name);
         check_grad(what, objective, &c, params[i], n, grads[i], n, 1, n, &o);
     }
 
@@ -152,10 +176,11 @@ static void check_member(const char *label, const ModelDims *d, float dropout, c
     for (long k = 0; k < m.n_params; k++)
         once[k] = 2 * m.grad_mem[k];
     objective(&c);
-    model_backward(&m, &rs, batch);
+    model_backward(&m, &rs, c.batch);
     snprintf(what, sizeof what, "%s: second backward adds", label);
     check_close_scaled(m.grad_mem, once, m.n_params, 1e-6, what);
     free(once);
+    if (sample > 0.0f) free(fed.tgt_in);
 
     runstate_free(&rs);
     model_free(&m);
@@ -174,30 +199,33 @@ int main(void)
     CHECK(batch.B == 3 && batch.S == 5 && batch.T == 6 && batch.n_tokens == 12, "batch shape");
 
     ModelDims base = {.src_vocab = 9, .tgt_vocab = 10, .embed = 4, .hidden = 5};
-    check_member("base", &base, 0.0f, &batch);
+    check_member("base", &base, 0.0f, 0.0f, &batch);
 
     /* The family, at an even hidden size (bidirectional halves it). */
     ModelDims f = {.src_vocab = 9, .tgt_vocab = 10, .embed = 4, .hidden = 6, .layers = 1, .window = 2};
     struct {
         const char *label;
         int cell, layers, bi, attention, feed, scaled, tie;
-        float dropout;
+        float dropout, sample;
     } members[] = {
-        {"luong_dot", CELL_GRU, 1, 0, ATT_LUONG_DOT, 0, 0, 0, 0},
-        {"luong_dot scaled feed", CELL_GRU, 1, 0, ATT_LUONG_DOT, 1, 1, 0, 0},
-        {"luong_general feed", CELL_GRU, 1, 0, ATT_LUONG_GENERAL, 1, 0, 0, 0},
-        {"luong_concat", CELL_GRU, 1, 0, ATT_LUONG_CONCAT, 0, 0, 0, 0},
-        {"local_monotonic feed", CELL_GRU, 1, 0, ATT_LOCAL_MONOTONIC, 1, 0, 0, 0},
-        {"local_predictive", CELL_GRU, 1, 0, ATT_LOCAL_PREDICTIVE, 0, 1, 0, 0},
-        {"lstm", CELL_LSTM, 1, 0, ATT_BAHDANAU, 0, 0, 0, 0},
-        {"lstm luong_general feed", CELL_LSTM, 1, 0, ATT_LUONG_GENERAL, 1, 0, 0, 0},
-        {"bidirectional", CELL_GRU, 1, 1, ATT_BAHDANAU, 0, 0, 0, 0},
-        {"bidirectional lstm", CELL_LSTM, 1, 1, ATT_LUONG_DOT, 0, 0, 0, 0},
-        {"2 layers", CELL_GRU, 2, 0, ATT_BAHDANAU, 0, 0, 0, 0},
-        {"2 layers lstm bidirectional concat feed", CELL_LSTM, 2, 1, ATT_LUONG_CONCAT, 1, 0, 0, 0},
-        {"tied", CELL_GRU, 1, 0, ATT_BAHDANAU, 0, 0, 1, 0},
-        {"dropout 2 layers", CELL_GRU, 2, 0, ATT_BAHDANAU, 0, 0, 0, 0.3f},
-        {"dropout lstm luong feed", CELL_LSTM, 2, 1, ATT_LUONG_GENERAL, 1, 0, 0, 0.3f},
+        {"luong_dot", CELL_GRU, 1, 0, ATT_LUONG_DOT, 0, 0, 0, 0, 0},
+        {"luong_dot scaled feed", CELL_GRU, 1, 0, ATT_LUONG_DOT, 1, 1, 0, 0, 0},
+        {"luong_general feed", CELL_GRU, 1, 0, ATT_LUONG_GENERAL, 1, 0, 0, 0, 0},
+        {"luong_concat", CELL_GRU, 1, 0, ATT_LUONG_CONCAT, 0, 0, 0, 0, 0},
+        {"local_monotonic feed", CELL_GRU, 1, 0, ATT_LOCAL_MONOTONIC, 1, 0, 0, 0, 0},
+        {"local_predictive", CELL_GRU, 1, 0, ATT_LOCAL_PREDICTIVE, 0, 1, 0, 0, 0},
+        {"lstm", CELL_LSTM, 1, 0, ATT_BAHDANAU, 0, 0, 0, 0, 0},
+        {"lstm luong_general feed", CELL_LSTM, 1, 0, ATT_LUONG_GENERAL, 1, 0, 0, 0, 0},
+        {"bidirectional", CELL_GRU, 1, 1, ATT_BAHDANAU, 0, 0, 0, 0, 0},
+        {"bidirectional lstm", CELL_LSTM, 1, 1, ATT_LUONG_DOT, 0, 0, 0, 0, 0},
+        {"2 layers", CELL_GRU, 2, 0, ATT_BAHDANAU, 0, 0, 0, 0, 0},
+        {"2 layers lstm bidirectional concat feed", CELL_LSTM, 2, 1, ATT_LUONG_CONCAT, 1, 0, 0, 0, 0},
+        {"tied", CELL_GRU, 1, 0, ATT_BAHDANAU, 0, 0, 1, 0, 0},
+        {"dropout 2 layers", CELL_GRU, 2, 0, ATT_BAHDANAU, 0, 0, 0, 0.3f, 0},
+        {"dropout lstm luong feed", CELL_LSTM, 2, 1, ATT_LUONG_GENERAL, 1, 0, 0, 0.3f, 0},
+        /* Half the decoder inputs are the model's own best words. */
+        {"scheduled sampling", CELL_GRU, 1, 0, ATT_BAHDANAU, 0, 0, 0, 0, 0.5f},
+        {"scheduled sampling luong feed", CELL_LSTM, 1, 0, ATT_LUONG_GENERAL, 1, 0, 0, 0, 0.5f},
     };
     for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) {
         ModelDims d = f;
@@ -210,7 +238,7 @@ int main(void)
         d.tie_embeddings = members[i].tie;
         if (d.tie_embeddings) d.embed = d.hidden;
         CHECK(dims_problem(&d) == NULL, members[i].label);
-        check_member(members[i].label, &d, members[i].dropout, &batch);
+        check_member(members[i].label, &d, members[i].dropout, members[i].sample, &batch);
     }
     batch_free(&batch);
     return check_report("test_gradcheck");

@@ -61,7 +61,7 @@ int main(void)
     model_backward(&m, &rs, &batch);
     char name[80];
     for (int i = 0; i < n_t; i++) {
-        snprintf(name, sizeof name, "grad.%.31s", shapes[i].name);
+        snprintf(name, sizeof name, "grad.%.47s", shapes[i].name);
         check_close_scaled(grads[i], fixture_get(&f, name)->data, shapes[i].rows * shapes[i].cols, 2e-5, name);
     }
 
@@ -76,9 +76,9 @@ int main(void)
     adam_update(&opt, m.param_mem, m.grad_mem, 1.0f);
     for (int i = 0; i < n_t; i++) {
         long n = shapes[i].rows * shapes[i].cols, off = params[i] - m.param_mem;
-        snprintf(name, sizeof name, "adam.%.31s", shapes[i].name);
+        snprintf(name, sizeof name, "adam.%.47s", shapes[i].name);
         check_close(params[i], fixture_get(&f, name)->data, n, 1e-5, name);
-        snprintf(name, sizeof name, "adam_m.%.31s", shapes[i].name);
+        snprintf(name, sizeof name, "adam_m.%.47s", shapes[i].name);
         check_close_scaled(opt.m + off, fixture_get(&f, name)->data, n, 2e-5, name);
     }
 

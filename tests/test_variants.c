@@ -44,7 +44,7 @@ static void check_variant(const char *name)
     CHECK(n_fix == n_t, what);
     for (int i = 0; i < n_t && i < n_fix; i++) {
         FixtureTensor *t = &f.t[first + i];
-        snprintf(what, sizeof what, "%s: tensor %d is %.31s (%ld x %ld)", name, i, shapes[i].name, shapes[i].rows,
+        snprintf(what, sizeof what, "%s: tensor %d is %.47s (%ld x %ld)", name, i, shapes[i].name, shapes[i].rows,
                  shapes[i].cols);
         int same = !strcmp(t->name, shapes[i].name) && t->n == shapes[i].rows * shapes[i].cols;
         CHECK(same, what);
@@ -92,9 +92,9 @@ static void check_variant(const char *name)
     model_forward(&m, &rs, &batch, 1);
     model_backward(&m, &rs, &batch);
     for (int i = 0; i < n_t && i < n_fix; i++) {
-        snprintf(what, sizeof what, "grad.%.31s", shapes[i].name);
+        snprintf(what, sizeof what, "grad.%.47s", shapes[i].name);
         FixtureTensor *t = fixture_get(&f, what);
-        snprintf(what, sizeof what, "%s: grad.%.31s", name, shapes[i].name);
+        snprintf(what, sizeof what, "%s: grad.%.47s", name, shapes[i].name);
         check_close_scaled(grads[i], t->data, shapes[i].rows * shapes[i].cols, 2e-5, what);
     }
     runstate_free(&rs);
