@@ -360,4 +360,39 @@ run train "$T/det.json" --quiet
 check "train twice with 2 threads: bitwise identical model.bin" \
     eval '[ -s "$T/det1.bin" ] && cmp -s "$T/runs/det/model.bin" "$T/det1.bin"'
 
+# ---------------------------------------------------------------- 9. the model family
+
+# Every example config in configs/family/ trains (its model section, at a tiny size, on
+# the 270 pairs), its loss falls, and the model translates greedily and with beam
+# search, from the architecture stored in the file. The model section of each config
+# is on one line, which is what lets sed shrink it.
+head -n 20 "$T/src60.txt" >"$T/src20.txt"
+for cfg in configs/family/*.json; do
+    name=$(basename "$cfg" .json)
+    model=$(grep '"model"' "$cfg" | sed -E -e 's/"embed": [0-9]+/"embed": 32/' -e 's/"hidden": [0-9]+/"hidden": 32/' \
+        -e 's/"window": [0-9]+/"window": 3/' -e 's/,$//')
+    cat >"$T/fam.json" <<EOF
+{
+  "data": {"train": "$T/train.tsv"},
+  $model,
+  "train": {"batch_size": 16, "epochs": 3, "max_steps": 45, "learning_rate": 0.005, "threads": 1, "log_every": 5},
+  "output": {"dir": "$T/runs/fam_$name"}
+}
+EOF
+    run train "$T/fam.json" --quiet
+    check "family $name: trains (exit 0)" exits 0
+    [ "$rc" -eq 0 ] || sed 's/^/    | /' "$T/err" | tail -n 3
+    losses=$(grep -o '"loss":[0-9.]*' "$T/runs/fam_$name/train.log" | cut -d: -f2)
+    first=$(printf '%s\n' "$losses" | head -n 1); last=$(printf '%s\n' "$losses" | tail -n 1)
+    check "family $name: the training loss falls ($first -> $last)" \
+        awk -v a="$first" -v b="$last" 'BEGIN { exit !(a != "" && b != "" && b < 0.85 * a) }'
+    run translate "$T/runs/fam_$name/model.bin" --batch 8 <"$T/src20.txt"
+    check "family $name: translates, one line per input" eval 'exits 0 && [ "$(lines "$T/out")" = 20 ]'
+    cp "$T/out" "$T/fam_greedy.txt"
+    run translate "$T/runs/fam_$name/model.bin" --beam 1 <"$T/src20.txt"
+    check "family $name: beam 1 equals greedy" eval 'exits 0 && cmp -s "$T/out" "$T/fam_greedy.txt"'
+    run translate "$T/runs/fam_$name/model.bin" --beam 4 --batch 5 <"$T/src20.txt"
+    check "family $name: beam 4 translates" eval 'exits 0 && [ "$(lines "$T/out")" = 20 ]'
+done
+
 finish
