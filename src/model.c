@@ -215,7 +215,8 @@ double model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad)
     /* All output projections at once: logits (T*B, V) */
     matmul_bias(rs->logits, V, rs->dec_h + (long)B * H, H, p->out_w, H, p->out_b, T * B, V, H);
     float scale = batch->n_tokens > 0 ? 1.0f / batch->n_tokens : 0.0f;
-    return softmax_xent(rs->logits, batch->tgt_out, T * B, V, scale, want_grad ? rs->logits : NULL);
+    return softmax_xent(rs->logits, batch->tgt_out, T * B, V, scale, rs->label_smoothing,
+                        want_grad ? rs->logits : NULL);
 }
 
 /* ---------------------------------------------------------------- backward */

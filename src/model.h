@@ -102,6 +102,10 @@ typedef struct {
     float *d_enc_gi, *d_enc_gh;  /* (S, B, 3H) */
     float *d_h0;      /* (B, H) */
     float *work;      /* (S + H) */
+    /* Label smoothing of the loss model_forward computes (loss.h); 0 = plain
+     * cross-entropy. runstate_free (so also a growing runstate_ensure) resets it to 0:
+     * the trainer sets it before each training step; held-out scoring leaves it 0. */
+    float label_smoothing;
 } RunState;
 
 /* What the activations are kept for, which decides what is allocated:
