@@ -134,6 +134,7 @@ void runstate_alloc(RunState *rs, const ModelDims *d, RunMode mode, int B, int S
         p += parts[i].n;
     }
     rs->mode = mode;
+    rs->label_smoothing = 0;
     rs->cap_B = B;
     rs->cap_S = S;
     rs->cap_T = T;

@@ -103,8 +103,8 @@ typedef struct {
     float *d_h0;      /* (B, H) */
     float *work;      /* (S + H) */
     /* Label smoothing of the loss model_forward computes (loss.h); 0 = plain
-     * cross-entropy. runstate_free (so also a growing runstate_ensure) resets it to 0:
-     * the trainer sets it before each training step; held-out scoring leaves it 0. */
+     * cross-entropy. runstate_alloc sets it to 0, so a growing runstate_ensure does
+     * too: the trainer sets it before each training step; held-out scoring leaves it 0. */
     float label_smoothing;
 } RunState;
 
