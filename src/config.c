@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schedule.h" /* defines: LR_SCHEDULE_NAMES */
+
 /* One row per key: where it lives in Config, its type and its allowed range.
  * Loading, validation, error messages and config_to_json all read this table. */
 typedef enum { KEY_INT, KEY_LONG, KEY_DOUBLE, KEY_BOOL, KEY_STRING } KeyType;
@@ -17,9 +19,14 @@ typedef struct {
     size_t offset;
     double min, max;
     const char *choices;  /* for strings: allowed values separated by '|', or NULL */
+    int open_min, open_max; /* doubles: the bound itself is refused */
 } KeySpec;
 
-#define K(sec, name, type, field, lo, hi, choices) {sec, name, type, offsetof(Config, field), lo, hi, choices}
+#define K(sec, name, type, field, lo, hi, choices) {sec, name, type, offsetof(Config, field), lo, hi, choices, 0, 0}
+/* A number whose range excludes an end: label smoothing of 1 or a decay factor of 0 or 1
+ * would make training meaningless. */
+#define K_OPEN(sec, name, field, lo, lo_open, hi, hi_open) \
+    {sec, name, KEY_DOUBLE, offsetof(Config, field), lo, hi, NULL, lo_open, hi_open}
 static const KeySpec keys[] = {
     K("data", "train", KEY_STRING, train, 0, 0, NULL),
     K("data", "valid", KEY_STRING, valid, 0, 0, NULL),
@@ -41,6 +48,16 @@ static const KeySpec keys[] = {
     K("train", "threads", KEY_INT, threads, 0, 1024, NULL),
     K("train", "log_every", KEY_INT, log_every, 1, 1e9, NULL),
     K("train", "checkpoint_every", KEY_INT, checkpoint_every, 0, 1e9, NULL),
+    K_OPEN("train", "label_smoothing", label_smoothing, 0, 0, 1, 1),
+    K("train", "lr_schedule", KEY_STRING, lr_schedule, 0, 0, LR_SCHEDULE_NAMES),
+    K("train", "warmup_steps", KEY_INT, warmup_steps, 0, 1e9, NULL),
+    K_OPEN("train", "lr_decay", lr_decay, 0, 1, 1, 1),
+    K("train", "patience", KEY_INT, patience, 1, 1e6, NULL),
+    K("train", "validate_every", KEY_INT, validate_every, 0, 1e9, NULL),
+    K("train", "valid_bleu_max", KEY_INT, valid_bleu_max, 0, 1e9, NULL),
+    K("train", "best_metric", KEY_STRING, best_metric, 0, 0, "loss|bleu"),
+    K("train", "early_stop", KEY_INT, early_stop, 0, 1e6, NULL),
+    K("train", "bucket", KEY_BOOL, bucket, 0, 1, NULL),
     K("output", "dir", KEY_STRING, dir, 0, 0, NULL),
 };
 #undef K
@@ -68,6 +85,16 @@ void config_defaults(Config *c)
     c->threads = 2;
     c->log_every = 100;
     c->checkpoint_every = 1000;
+    c->label_smoothing = 0;
+    c->lr_schedule = xstrdup("constant");
+    c->warmup_steps = 0;
+    c->lr_decay = 0.5;
+    c->patience = 1;
+    c->validate_every = 0;
+    c->valid_bleu_max = 1000;
+    c->best_metric = xstrdup("loss");
+    c->early_stop = 0;
+    c->bucket = 1;
     c->dir = xstrdup("runs/default");
 }
 
@@ -124,8 +151,13 @@ static int set_key(Config *c, const KeySpec *k, const cJSON *item, const char *s
     }
     case KEY_DOUBLE: {
         double v = item->valuedouble;
-        if (!cJSON_IsNumber(item) || !(v >= k->min && v <= k->max))
+        int above = k->open_min ? v > k->min : v >= k->min, below = k->open_max ? v < k->max : v <= k->max;
+        if (!cJSON_IsNumber(item) || !(above && below)) {
+            if (k->open_min || k->open_max)
+                return error_set(err, "%s: %s.%s must be a number %s %g and %s %g", source, sec, name,
+                                 k->open_min ? ">" : ">=", k->min, k->open_max ? "<" : "<=", k->max);
             return error_set(err, "%s: %s.%s must be a number from %g to %g", source, sec, name, k->min, k->max);
+        }
         *(double *)field = v;
         return 0;
     }
@@ -213,6 +245,11 @@ int config_parse(Config *c, const char *text, const char *source, Error *err)
     }
     if (!c->train) {
         error_set(err, "%s: data.train is required (a TSV file of sentence pairs)", source);
+        goto done;
+    }
+    if (!strcmp(c->best_metric, "bleu") && c->valid_bleu_max == 0) {
+        error_set(err, "%s: train.best_metric \"bleu\" needs validation BLEU, which train.valid_bleu_max 0 "
+                       "turns off", source);
         goto done;
     }
     status = 0;
