@@ -336,8 +336,8 @@ static int validate(Run *run, long step, int epoch, int at_epoch_end, int *stop,
     if (cfg->early_stop > 0 && run->since_best >= cfg->early_stop) {
         fprintf(run->log, "{\"event\":\"early_stop\",\"step\":%ld,\"epoch\":%d,\"best_step\":%ld,\"best_%s\":%.6f}\n",
                 step, epoch, run->best_step, cfg->best_metric, run->best);
-        say(run, "stopping early: validation %s not better for %d validations (best %.4f at step %ld, in best.bin)",
-            cfg->best_metric, run->since_best, run->best, run->best_step);
+        say(run, "stopping early: validation %s not better for %d validation%s (best %.4f at step %ld, in best.bin)",
+            cfg->best_metric, run->since_best, run->since_best == 1 ? "" : "s", run->best, run->best_step);
         *stop = 1;
     }
     fflush(run->log);

@@ -232,7 +232,8 @@ check "early_stop: best_step is the step of the last best validation" \
 # Patience 1: every validation without a lower loss halves the rate: 0.0015, 0.00075, ...
 grep '"event":"lr_decay"' "$ELOG" | field learning_rate /dev/stdin >"$T/decays"
 check "plateau: one lr_decay per validation without improvement ($(lines "$T/decays"))" \
-    eval '[ "$(lines "$T/decays")" -ge 2 ] && [ "$(lines "$T/decays")" = "$(grep -c "\"best\":false" "$T/evalid.log")" ]'
+    eval '[ "$(lines "$T/decays")" -ge 2 ] &&
+          [ "$(lines "$T/decays")" = "$(grep -c "\"best\":false" "$T/evalid.log")" ]'
 check "plateau: the decays halve the rate from 0.003" \
     awk '{ want = 0.003 * 0.5 ^ NR; if ($1 < want * 0.99999 || $1 > want * 1.00001) bad = 1 } END { exit bad || !NR }' \
     "$T/decays"
@@ -260,11 +261,12 @@ sed -e 's/"epochs": 30,/"epochs": 2, "max_steps": 20,/' \
     -e 's/"log_every": 10,/"log_every": 1, "lr_schedule": "inverse_sqrt", "warmup_steps": 8, "bucket": false,/' \
     -e "s|$RUN|$T/runs/isqrt|" "$T/tiny.json" >"$T/isqrt.json"
 run train "$T/isqrt.json" --quiet
-grep -v '"event"' "$T/runs/isqrt/train.log" 2>/dev/null | sed 's/.*"step":\([0-9]*\),.*"learning_rate":\([-0-9.eE+]*\).*/\1 \2/' \
-    >"$T/lrs"
+grep -v '"event"' "$T/runs/isqrt/train.log" 2>/dev/null |
+    sed 's/.*"step":\([0-9]*\),.*"learning_rate":\([-0-9.eE+]*\).*/\1 \2/' >"$T/lrs"
 check "inverse_sqrt: exit 0, 20 step lines" eval 'exits 0 && [ "$(lines "$T/lrs")" = 20 ]'
 check "inverse_sqrt: the logged rates follow 0.003 min(s/8, sqrt(8/s))" \
-    awk '{ s = $1; want = 0.003 * (s <= 8 ? s / 8 : sqrt(8 / s)); if ($2 < want * 0.99999 || $2 > want * 1.00001) bad = 1 }
+    awk '{ s = $1; want = 0.003 * (s <= 8 ? s / 8 : sqrt(8 / s))
+           if ($2 < want * 0.99999 || $2 > want * 1.00001) bad = 1 }
          END { exit bad || NR != 20 }' "$T/lrs"
 pad_plain=$(grep '"event":"epoch"' "$T/runs/isqrt/train.log" | head -n 1 | field target_padding /dev/stdin)
 pad_bucket=$(grep '"event":"epoch"' "$LOG" | head -n 1 | field target_padding /dev/stdin)
@@ -401,7 +403,8 @@ check "eval --json: the same BLEU as the text ($json_bleu vs $text_bleu)" \
 # The last validation (after the last step) scored the pairs of valid.tsv as eval does.
 last_valid_bleu=$(field valid_bleu "$T/valid.log" | tail -n 1)
 check "eval: the same BLEU as the last validation in train.log ($text_bleu vs $last_valid_bleu)" \
-    eval '[ -n "$text_bleu" ] && [ "$(awk -v b="${last_valid_bleu:-x}" "BEGIN { printf \"%.2f\", b }")" = "$text_bleu" ]'
+    eval '[ -n "$text_bleu" ] &&
+          [ "$(awk -v b="${last_valid_bleu:-x}" "BEGIN { printf \"%.2f\", b }")" = "$text_bleu" ]'
 run eval "$RUN/best.bin" "$RUN/valid.tsv"
 best_eval=$(sed -n 's/^BLEU = \([0-9.]*\) .*/\1/p' "$T/out")
 check "eval best.bin: the best validation BLEU ($best_eval vs $max_bleu)" \
