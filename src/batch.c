@@ -96,6 +96,13 @@ void sort_by_length(int *order, const Example *ex, int n)
     free(keys);
 }
 
+void batch_shuffled_order(int *order, int n, Rng *rng)
+{
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    rng_shuffle(rng, order, n);
+}
+
 void batch_epoch_order(int *order, const Example *ex, int n, int batch_size, Rng *rng)
 {
     for (int i = 0; i < n; i++)

@@ -37,6 +37,9 @@ void batch_free(Batch *batch);
  * similar length (little padding) while the batch order stays random. order receives
  * n indices. */
 void batch_epoch_order(int *order, const Example *ex, int n, int batch_size, Rng *rng);
+/* The order of one epoch without length grouping (train.bucket false): a seeded
+ * shuffle of 0..n-1, so batches mix lengths and carry more padding. */
+void batch_shuffled_order(int *order, int n, Rng *rng);
 /* Sorts the indices order[0..n-1] by (target length, source length), stable. Target
  * length first: the decoder and output layer, which scale with it, cost the most. */
 void sort_by_length(int *order, const Example *ex, int n);

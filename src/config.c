@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schedule.h" /* defines: LR_SCHEDULE_NAMES */
+
 /* One row per key: where it lives in Config, its type and its allowed range.
  * Loading, validation, error messages and config_to_json all read this table. */
 typedef enum { KEY_INT, KEY_LONG, KEY_DOUBLE, KEY_BOOL, KEY_STRING } KeyType;
@@ -17,9 +19,14 @@ typedef struct {
     size_t offset;
     double min, max;
     const char *choices;  /* for strings: allowed values separated by '|', or NULL */
+    int open_min, open_max; /* doubles: the bound itself is refused */
 } KeySpec;
 
-#define K(sec, name, type, field, lo, hi, choices) {sec, name, type, offsetof(Config, field), lo, hi, choices}
+#define K(sec, name, type, field, lo, hi, choices) {sec, name, type, offsetof(Config, field), lo, hi, choices, 0, 0}
+/* A number whose range excludes an end: label smoothing of 1 or a decay factor of 0 or 1
+ * would make training meaningless. */
+#define K_OPEN(sec, name, field, lo, lo_open, hi, hi_open) \
+    {sec, name, KEY_DOUBLE, offsetof(Config, field), lo, hi, NULL, lo_open, hi_open}
 static const KeySpec keys[] = {
     K("data", "train", KEY_STRING, train, 0, 0, NULL),
     K("data", "valid", KEY_STRING, valid, 0, 0, NULL),
@@ -39,7 +46,7 @@ static const KeySpec keys[] = {
     K("model", "input_feed", KEY_BOOL, input_feed, 0, 1, NULL),
     K("model", "window", KEY_INT, window, 1, 1000, NULL),
     K("model", "scaled", KEY_BOOL, scaled, 0, 1, NULL),
-    K("model", "dropout", KEY_DOUBLE, dropout, 0, 1, NULL),
+    K_OPEN("model", "dropout", dropout, 0, 0, 1, 1),
     K("model", "tie_embeddings", KEY_BOOL, tie_embeddings, 0, 1, NULL),
     K("train", "batch_size", KEY_INT, batch_size, 1, 65536, NULL),
     K("train", "epochs", KEY_INT, epochs, 1, 1e6, NULL),
@@ -50,6 +57,19 @@ static const KeySpec keys[] = {
     K("train", "threads", KEY_INT, threads, 0, 1024, NULL),
     K("train", "log_every", KEY_INT, log_every, 1, 1e9, NULL),
     K("train", "checkpoint_every", KEY_INT, checkpoint_every, 0, 1e9, NULL),
+    K_OPEN("train", "label_smoothing", label_smoothing, 0, 0, 1, 1),
+    K("train", "lr_schedule", KEY_STRING, lr_schedule, 0, 0, LR_SCHEDULE_NAMES),
+    K("train", "warmup_steps", KEY_INT, warmup_steps, 0, 1e9, NULL),
+    K_OPEN("train", "lr_decay", lr_decay, 0, 1, 1, 1),
+    K("train", "patience", KEY_INT, patience, 1, 1e6, NULL),
+    K("train", "validate_every", KEY_INT, validate_every, 0, 1e9, NULL),
+    K("train", "valid_bleu_max", KEY_INT, valid_bleu_max, 0, 1e9, NULL),
+    K("train", "best_metric", KEY_STRING, best_metric, 0, 0, "loss|bleu"),
+    K("train", "early_stop", KEY_INT, early_stop, 0, 1e6, NULL),
+    K("train", "bucket", KEY_BOOL, bucket, 0, 1, NULL),
+    K("train", "teacher_forcing", KEY_DOUBLE, teacher_forcing, 0, 1, NULL),
+    K("train", "teacher_forcing_decay", KEY_STRING, teacher_forcing_decay, 0, 0, "none|linear"),
+    K("train", "teacher_forcing_final", KEY_DOUBLE, teacher_forcing_final, 0, 1, NULL),
     K("output", "dir", KEY_STRING, dir, 0, 0, NULL),
 };
 #undef K
@@ -80,6 +100,19 @@ void config_defaults(Config *c)
     c->threads = 2;
     c->log_every = 100;
     c->checkpoint_every = 1000;
+    c->label_smoothing = 0;
+    c->teacher_forcing = 1.0;
+    c->teacher_forcing_decay = xstrdup("none");
+    c->teacher_forcing_final = 0.5;
+    c->lr_schedule = xstrdup("constant");
+    c->warmup_steps = 0;
+    c->lr_decay = 0.5;
+    c->patience = 1;
+    c->validate_every = 0;
+    c->valid_bleu_max = 1000;
+    c->best_metric = xstrdup("loss");
+    c->early_stop = 0;
+    c->bucket = 1;
     c->dir = xstrdup("runs/default");
 }
 
@@ -136,8 +169,13 @@ static int set_key(Config *c, const KeySpec *k, const cJSON *item, const char *s
     }
     case KEY_DOUBLE: {
         double v = item->valuedouble;
-        if (!cJSON_IsNumber(item) || !(v >= k->min && v <= k->max))
+        int above = k->open_min ? v > k->min : v >= k->min, below = k->open_max ? v < k->max : v <= k->max;
+        if (!cJSON_IsNumber(item) || !(above && below)) {
+            if (k->open_min || k->open_max)
+                return error_set(err, "%s: %s.%s must be a number %s %g and %s %g", source, sec, name,
+                                 k->open_min ? ">" : ">=", k->min, k->open_max ? "<" : "<=", k->max);
             return error_set(err, "%s: %s.%s must be a number from %g to %g", source, sec, name, k->min, k->max);
+        }
         *(double *)field = v;
         return 0;
     }
@@ -186,8 +224,6 @@ static void position(const char *text, const char *at, int *line, int *col)
 static int check_model(const Config *c, const char *source, Error *err)
 {
     int bahdanau = !strcmp(c->attention, "bahdanau");
-    if (c->dropout >= 1.0)
-        return error_set(err, "%s: model.dropout must be at least 0 and below 1", source);
     if (c->bidirectional && c->hidden % 2)
         return error_set(err, "%s: model.hidden must be even for a bidirectional encoder (H/2 units per direction), "
                               "not %d", source, c->hidden);
@@ -249,6 +285,16 @@ int config_parse(Config *c, const char *text, const char *source, Error *err)
         goto done;
     }
     if (check_model(c, source, err)) goto done;
+    if (!strcmp(c->teacher_forcing_decay, "linear") && c->teacher_forcing_final > c->teacher_forcing) {
+        error_set(err, "%s: train.teacher_forcing_final (%g) must not exceed train.teacher_forcing (%g): the "
+                       "linear decay lowers it", source, c->teacher_forcing_final, c->teacher_forcing);
+        goto done;
+    }
+    if (!strcmp(c->best_metric, "bleu") && c->valid_bleu_max == 0) {
+        error_set(err, "%s: train.best_metric \"bleu\" needs validation BLEU, which train.valid_bleu_max 0 "
+                       "turns off", source);
+        goto done;
+    }
     status = 0;
 done:
     cJSON_Delete(root);

@@ -3,7 +3,8 @@
  * A config file is a JSON object with four sections; every key is optional and takes
  * the default below. Unknown keys, wrong types and out-of-range values are errors
  * naming the key ("config.json: train.batch_size must be an integer from 1 to 65536").
- * Paths are relative to the working directory.
+ * Paths are relative to the working directory. One combination is refused too:
+ * best_metric "bleu" with valid_bleu_max 0 (no BLEU to compare).
  *
  *   data.train           TSV of sentence pairs (required)
  *   data.valid           TSV for validation; if absent, data.valid_fraction of train
@@ -34,6 +35,22 @@
  *   train.threads        2      OpenBLAS threads (0: all cores)
  *   train.log_every      100    steps between log lines
  *   train.checkpoint_every 1000 steps between checkpoints (0: only at epoch ends)
+ *   train.label_smoothing 0     0 <= eps < 1 (loss.h); validation loss is never smoothed
+ *   train.lr_schedule    "constant", "plateau" or "inverse_sqrt" (schedule.h)
+ *   train.warmup_steps   0      linear warmup, any schedule (inverse_sqrt's w)
+ *   train.lr_decay       0.5    plateau: factor per decay, 0 < f < 1
+ *   train.patience       1      plateau: validations without a lower loss before a decay
+ *   train.validate_every 0      steps between validations (0: only at epoch ends)
+ *   train.valid_bleu_max 1000   validation pairs translated for BLEU (0: no BLEU)
+ *   train.best_metric    "loss" or "bleu": what makes OUTPUT_DIR/best.bin the best
+ *   train.early_stop     0      stop after this many validations in a row without a
+ *                               better best_metric (0: never)
+ *   train.bucket         true   batches of similar lengths (false: plain shuffle)
+ *   train.teacher_forcing 1.0   probability of feeding the gold previous word (below 1:
+ *                               otherwise the model's own best word, scheduled sampling)
+ *   train.teacher_forcing_decay "none" or "linear": from teacher_forcing down to
+ *                               teacher_forcing_final over the planned steps
+ *   train.teacher_forcing_final 0.5
  *   output.dir           "runs/default"
  */
 #ifndef CONFIG_H
@@ -56,6 +73,16 @@ typedef struct {
     double learning_rate, clip_norm;
     long seed;
     int threads, log_every, checkpoint_every;
+    /* training controls */
+    double label_smoothing;
+    char *lr_schedule;
+    int warmup_steps;
+    double lr_decay;
+    int patience, validate_every, valid_bleu_max;
+    char *best_metric;
+    int early_stop, bucket;
+    double teacher_forcing, teacher_forcing_final;
+    char *teacher_forcing_decay;
     char *dir;
 } Config;
 

@@ -5,7 +5,7 @@
 
 #include "fastmath.h" /* defines: expf_fast */
 
-double softmax_xent(float *logits, const int *targets, int N, int V, float scale, float *dlogits)
+double softmax_xent(float *logits, const int *targets, int N, int V, float scale, float smoothing, float *dlogits)
 {
     double total = 0.0;
     for (int i = 0; i < N; i++) {
@@ -20,6 +20,14 @@ double softmax_xent(float *logits, const int *targets, int N, int V, float scale
         for (int k = 1; k < V; k++)
             maxv = x[k] > maxv ? x[k] : maxv;
         float sum = 0.0f, target = x[targets[i]];
+        /* The smoothing term needs the mean logit, read before d (which may be x)
+         * is overwritten. */
+        double mean = 0.0;
+        if (smoothing > 0.0f) {
+            for (int k = 0; k < V; k++)
+                mean += x[k];
+            mean /= V;
+        }
         if (d) {
             /* One exponential per logit: keep e^(x - max) in d, then scale it. */
 #pragma omp simd reduction(+ : sum)
@@ -28,16 +36,29 @@ double softmax_xent(float *logits, const int *targets, int N, int V, float scale
                 sum += d[k];
             }
             float f = scale / sum;
+            if (smoothing > 0.0f) {
+                /* scale * (p - q): every class loses smoothing / V, the target also 1 - smoothing. */
+                float spread = scale * smoothing / V;
 #pragma omp simd
-            for (int k = 0; k < V; k++)
-                d[k] *= f;
-            d[targets[i]] -= scale;
+                for (int k = 0; k < V; k++)
+                    d[k] = d[k] * f - spread;
+                d[targets[i]] -= scale * (1.0f - smoothing);
+            } else {
+#pragma omp simd
+                for (int k = 0; k < V; k++)
+                    d[k] *= f;
+                d[targets[i]] -= scale;
+            }
         } else {
 #pragma omp simd reduction(+ : sum)
             for (int k = 0; k < V; k++)
                 sum += expf_fast(x[k] - maxv);
         }
-        total += (double)maxv + log((double)sum) - target;
+        double lse = (double)maxv + log((double)sum);
+        if (smoothing > 0.0f)
+            total += (1.0 - smoothing) * (lse - target) + smoothing * (lse - mean);
+        else
+            total += lse - target;
     }
     return total;
 }

@@ -235,8 +235,6 @@ void runstate_alloc(RunState *rs, const ModelDims *dims, RunMode mode, int B, in
     long SB = (long)S * B, TB = (long)T * B, ST = S > T ? S : T, EH = E > H ? E : H;
     long train = mode == RUN_TRAIN, lstm = d.cell == CELL_LSTM, bi = d.bidirectional;
     int L = d.layers, A = d.attention, luong = attention_is_luong(A);
-    float dropout = rs->dropout, smoothing = rs->label_smoothing, sampling = rs->sample_prob;
-    Rng rng = rs->rng;
     memset(rs, 0, sizeof *rs);
     Part parts[512];
     int n = 0;
@@ -315,10 +313,6 @@ void runstate_alloc(RunState *rs, const ModelDims *dims, RunMode mode, int B, in
     rs->cap_B = B;
     rs->cap_S = S;
     rs->cap_T = T;
-    rs->dropout = dropout;
-    rs->label_smoothing = smoothing;
-    rs->sample_prob = sampling;
-    rs->rng = rng;
 }
 
 void runstate_free(RunState *rs)
@@ -326,21 +320,22 @@ void runstate_free(RunState *rs)
     free(rs->mem);
     free(rs->src_len);
     free(rs->fed);
-    float dropout = rs->dropout, smoothing = rs->label_smoothing, sampling = rs->sample_prob;
-    Rng rng = rs->rng;
     memset(rs, 0, sizeof *rs);
-    rs->dropout = dropout;
-    rs->label_smoothing = smoothing;
-    rs->sample_prob = sampling;
-    rs->rng = rng;
 }
 
 void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int S, int T)
 {
     if (rs->mem && (int)mode == rs->mode && B <= rs->cap_B && S <= rs->cap_S && T <= rs->cap_T) return;
     int nb = B > rs->cap_B ? B : rs->cap_B, ns = S > rs->cap_S ? S : rs->cap_S, nt = T > rs->cap_T ? T : rs->cap_T;
+    /* The training options survive the reallocation. */
+    float dropout = rs->dropout, smoothing = rs->label_smoothing, sampling = rs->sample_prob;
+    Rng rng = rs->rng;
     runstate_free(rs);
     runstate_alloc(rs, d, mode, nb, ns, nt);
+    rs->dropout = dropout;
+    rs->label_smoothing = smoothing;
+    rs->sample_prob = sampling;
+    rs->rng = rng;
 }
 
 /* ---------------------------------------------------------------- pieces */
@@ -668,7 +663,8 @@ double model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad)
         matmul_bias(rs->logits, V, model_step_output(m, rs, 0, B), H, p->out_w, H, p->out_b, T * B, V, H);
     }
     float scale = batch->n_tokens > 0 ? 1.0f / batch->n_tokens : 0.0f;
-    return softmax_xent(rs->logits, batch->tgt_out, T * B, V, scale, want_grad ? rs->logits : NULL);
+    return softmax_xent(rs->logits, batch->tgt_out, T * B, V, scale, training ? rs->label_smoothing : 0.0f,
+                        want_grad ? rs->logits : NULL);
 }
 
 /* ---------------------------------------------------------------- backward */

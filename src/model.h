@@ -182,10 +182,12 @@ typedef struct {
  *   RUN_DECODE  step by step: also logits for one step only, (B, Vt) */
 typedef enum { RUN_TRAIN, RUN_SCORE, RUN_DECODE } RunMode;
 
+/* Allocates rs (whatever it held) with every training option off. */
 void runstate_alloc(RunState *rs, const ModelDims *d, RunMode mode, int B, int S, int T);
 void runstate_free(RunState *rs);
 /* Grows rs (losing its activations, keeping the training options) if (B, S, T)
- * exceeds what it holds; rs may be zeroed, and keeps the mode it was allocated with. */
+ * exceeds what it holds; rs may be zeroed (with options set), and keeps the mode it
+ * was allocated with. */
 void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int S, int T);
 
 /* Teacher-forced forward pass (rs in RUN_TRAIN or RUN_SCORE mode). Returns the summed

@@ -9,11 +9,17 @@
 #include <sys/stat.h>
 
 #include "adam.h"      /* defines: Adam, grad_norm, clip_scale, adam_update */
-#include "batch.h"     /* defines: Batch, Example, batch_fill, batch_epoch_order */
+#include "batch.h"     /* defines: Batch, Example, batch_fill, batch_epoch_order, batch_shuffled_order */
 #include "blas.h"      /* defines: blas_set_threads, blas_kernel_name */
+#include "bleu.h"      /* defines: BleuStats, bleu_stats_add, bleu_compute */
 #include "corpus.h"    /* defines: PairTokens, corpus_* */
 #include "modelfile.h" /* defines: ModelFile, modelfile_write */
+#include "schedule.h"  /* defines: LrSchedule, lr_schedule_* */
+#include "translate.h" /* defines: translate_lines, TranslateOptions */
 #include "tsv.h"       /* defines: TsvCorpus, tsv_read_pairs */
+
+/* Validation sentences translated together for BLEU, as `nmt eval` does. */
+#define VALID_DECODE_BATCH 64
 
 /* Everything one run holds, so that the steps below read as the algorithm. */
 typedef struct {
@@ -22,8 +28,19 @@ typedef struct {
     ModelFile mf;          /* model, vocabularies, text options, optimizer */
     Example *train, *valid;
     int n_train, n_valid;
-    RunState rs;
+    RunState rs;           /* training and validation loss (RUN_TRAIN) */
+    RunState decode_rs;    /* greedy decoding for validation BLEU (RUN_DECODE) */
     Batch batch;
+    /* The validation pairs scored by BLEU (keep_bleu_pairs): raw sources, references
+     * normalised as `nmt eval` normalises them. */
+    char **bleu_src, **bleu_ref;
+    int n_bleu;
+    LrSchedule schedule;
+    /* The best validation so far by train.best_metric, for best.bin and early stopping. */
+    double best;
+    long best_step, last_validated;
+    int since_best;        /* validations in a row without a better best_metric */
+    double t_start;
     FILE *log;
     char *path;            /* scratch for OUTPUT_DIR/... paths */
     size_t path_cap;
@@ -111,6 +128,32 @@ static int write_valid_tsv(Run *run, const TsvCorpus *tsv, const PairTokens *pai
     return 0;
 }
 
+/* The validation pairs whose greedy translations are scored by BLEU at each
+ * validation: all of them, or train.valid_bleu_max spread evenly over the set (a
+ * validation file may be sorted by length, so not its first lines). Validation
+ * example i came from pair idx[i] of `pairs` (i itself when idx is NULL). Kept as
+ * text, so that BLEU is computed exactly as `nmt eval` computes it on the same pairs;
+ * sorted by length, so that sentences decoded together end at similar steps. */
+static void keep_bleu_pairs(Run *run, const TsvCorpus *tsv, const PairTokens *pairs, const int *idx)
+{
+    int n = run->cfg->valid_bleu_max < run->n_valid ? run->cfg->valid_bleu_max : run->n_valid;
+    run->n_bleu = n;
+    if (n == 0) return;
+    int *pick = xmalloc(sizeof(int) * n);
+    for (int i = 0; i < n; i++)
+        pick[i] = (int)((long)i * run->n_valid / n);
+    sort_by_length(pick, run->valid, n);
+    run->bleu_src = xmalloc(sizeof(char *) * n);
+    run->bleu_ref = xmalloc(sizeof(char *) * n);
+    for (int i = 0; i < n; i++) {
+        const TsvPair *p = &tsv->pairs[pairs->index[idx ? idx[pick[i]] : pick[i]]];
+        run->bleu_src[i] = xstrdup(p->src);
+        char *ref = text_normalize_line(p->tgt, strlen(p->tgt), &run->mf.text);
+        run->bleu_ref[i] = ref ? ref : xstrdup("");
+    }
+    free(pick);
+}
+
 static int prepare_data(Run *run, Error *err)
 {
     const Config *cfg = run->cfg;
@@ -133,13 +176,13 @@ static int prepare_data(Run *run, Error *err)
         status = error_set(err, "%s: no pairs left for training after the validation split", cfg->train);
     else if (!cfg->valid)
         status = write_valid_tsv(run, &tsv, &pairs, valid_idx, n_valid, err);
-    tsv_free(&tsv);
-    tsv_free(&valid_tsv);
     if (status) {
         free(train_idx);
         free(valid_idx);
         pair_tokens_free(&pairs);
         pair_tokens_free(&valid_pairs);
+        tsv_free(&tsv);
+        tsv_free(&valid_tsv);
         return -1;
     }
     VocabCounter *sc = vocab_counter_new(), *tc = vocab_counter_new();
@@ -153,14 +196,18 @@ static int prepare_data(Run *run, Error *err)
     if (cfg->valid) {
         run->valid = corpus_encode(&valid_pairs, NULL, valid_pairs.n, &run->mf.src_vocab, &run->mf.tgt_vocab);
         run->n_valid = valid_pairs.n;
+        keep_bleu_pairs(run, &valid_tsv, &valid_pairs, NULL);
     } else {
         run->valid = corpus_encode(&pairs, valid_idx, n_valid, &run->mf.src_vocab, &run->mf.tgt_vocab);
         run->n_valid = n_valid;
+        keep_bleu_pairs(run, &tsv, &pairs, valid_idx);
     }
     free(train_idx);
     free(valid_idx);
     pair_tokens_free(&pairs);
     pair_tokens_free(&valid_pairs);
+    tsv_free(&tsv);
+    tsv_free(&valid_tsv);
     say(run, "%d training pairs, %d validation pairs; vocabularies: %d source, %d target words", run->n_train,
         run->n_valid, run->mf.src_vocab.size, run->mf.tgt_vocab.size);
     return 0;
@@ -194,6 +241,16 @@ static double unigram_baseline(const Run *run)
 
 /* ---------------------------------------------------------------- steps */
 
+/* The probability of feeding the gold previous word at update `step` (0-based) of
+ * `planned`: constant, or falling linearly to teacher_forcing_final by the last update
+ * (scheduled sampling, Bengio et al. 2015). */
+static double teacher_forcing(const Config *cfg, long step, long planned)
+{
+    if (strcmp(cfg->teacher_forcing_decay, "linear") || planned <= 1) return cfg->teacher_forcing;
+    double f = (double)step / (double)(planned - 1);
+    return cfg->teacher_forcing + f * (cfg->teacher_forcing_final - cfg->teacher_forcing);
+}
+
 /* Teacher-forced loss per target token over the validation pairs. */
 static double validation_loss(Run *run)
 {
@@ -210,6 +267,7 @@ static double validation_loss(Run *run)
         int n = run->n_valid - start < bs ? run->n_valid - start : bs;
         batch_fill(&run->batch, run->valid, order + start, n);
         runstate_ensure(&run->rs, &m->dims, RUN_TRAIN, n, run->batch.S, run->batch.T);
+        run->rs.label_smoothing = 0;  /* the plain cross-entropy, comparable across runs */
         total += model_forward(m, &run->rs, &run->batch, 0);
         tokens += run->batch.n_tokens;
     }
@@ -217,10 +275,90 @@ static double validation_loss(Run *run)
     return tokens ? total / tokens : 0;
 }
 
+/* Corpus BLEU of the greedy translations of the BLEU pairs, as `nmt eval` scores. */
+static double validation_bleu(Run *run)
+{
+    TranslateOptions topt = {0};  /* greedy, at most 2 x source length + 10 words */
+    BleuStats stats = {0};
+    char *hyp[VALID_DECODE_BATCH];
+    for (int start = 0; start < run->n_bleu; start += VALID_DECODE_BATCH) {
+        int n = run->n_bleu - start < VALID_DECODE_BATCH ? run->n_bleu - start : VALID_DECODE_BATCH;
+        translate_lines(&run->mf, &run->decode_rs, run->bleu_src + start, n, &topt, hyp, NULL);
+        for (int i = 0; i < n; i++) {
+            bleu_stats_add(&stats, hyp[i], run->bleu_ref[start + i]);
+            free(hyp[i]);
+        }
+    }
+    return bleu_compute(&stats).score;
+}
+
 static int save(Run *run, const char *name, int with_optimizer, Error *err)
 {
     run->mf.has_optimizer = with_optimizer;
     return modelfile_write(out_path(run, name), &run->mf, err);
+}
+
+/* One validation at `step`: the loss per token and (unless valid_bleu_max is 0) BLEU on
+ * the held-out pairs, logged. A better train.best_metric than every earlier validation
+ * writes best.bin; the plateau schedule sees the loss; train.early_stop validations in
+ * a row without a better metric set *stop. Returns 0, or -1 if best.bin cannot be
+ * written. */
+static int validate(Run *run, long step, int epoch, int at_epoch_end, int *stop, Error *err)
+{
+    const Config *cfg = run->cfg;
+    run->last_validated = step;
+    double t0 = now_seconds();
+    double vloss = validation_loss(run);
+    int with_bleu = run->n_bleu > 0;
+    double bleu = with_bleu ? validation_bleu(run) : NAN;
+    double seconds = now_seconds() - t0;
+    int by_bleu = !strcmp(cfg->best_metric, "bleu");
+    double metric = by_bleu ? bleu : vloss;
+    int improved = by_bleu ? metric > run->best : metric < run->best;
+    if (improved) {
+        run->best = metric;
+        run->best_step = step;
+        run->since_best = 0;
+        if (save(run, "best.bin", 0, err)) return -1;
+    } else {
+        run->since_best++;
+    }
+    fprintf(run->log, "{\"event\":\"validation\",\"step\":%ld,\"epoch\":%d,\"valid_loss\":%.6f,\"valid_ppl\":%.4f,",
+            step, epoch, vloss, exp(vloss));
+    if (with_bleu) fprintf(run->log, "\"valid_bleu\":%.4f,\"bleu_pairs\":%d,", bleu, run->n_bleu);
+    fprintf(run->log, "\"learning_rate\":%g,\"best\":%s,\"seconds\":%.2f}\n", run->mf.opt.lr,
+            improved ? "true" : "false", seconds);
+    char what[64] = "";
+    if (with_bleu) snprintf(what, sizeof what, ", BLEU %.2f", bleu);
+    if (at_epoch_end)
+        say(run, "epoch %d done at step %ld: validation loss %.4f (perplexity %.2f)%s%s, %.0fs", epoch, step, vloss,
+            exp(vloss), what, improved ? ", best so far" : "", now_seconds() - run->t_start);
+    else
+        say(run, "step %ld  validation loss %.4f (perplexity %.2f)%s%s, %.0fs", step, vloss, exp(vloss), what,
+            improved ? ", best so far" : "", now_seconds() - run->t_start);
+
+    if (lr_schedule_validation(&run->schedule, vloss)) {
+        double lr = lr_schedule_at(&run->schedule, step + 1);
+        fprintf(run->log, "{\"event\":\"lr_decay\",\"step\":%ld,\"learning_rate\":%g}\n", step, lr);
+        say(run, "validation loss not below its best (%.4f) %d time%s in a row: learning rate now %g",
+            run->schedule.best_loss, cfg->patience, cfg->patience == 1 ? "" : "s", lr);
+    }
+    if (cfg->early_stop > 0 && run->since_best >= cfg->early_stop) {
+        fprintf(run->log, "{\"event\":\"early_stop\",\"step\":%ld,\"epoch\":%d,\"best_step\":%ld,\"best_%s\":%.6f}\n",
+                step, epoch, run->best_step, cfg->best_metric, run->best);
+        say(run, "stopping early: validation %s not better for %d validation%s (best %.4f at step %ld, in best.bin)",
+            cfg->best_metric, run->since_best, run->since_best == 1 ? "" : "s", run->best, run->best_step);
+        *stop = 1;
+    }
+    fflush(run->log);
+    return 0;
+}
+
+/* The order of one epoch's examples: length-bucketed (train.bucket) or shuffled. */
+static void epoch_order(const Run *run, int *order, Rng *rng)
+{
+    if (run->cfg->bucket) batch_epoch_order(order, run->train, run->n_train, run->cfg->batch_size, rng);
+    else batch_shuffled_order(order, run->n_train, rng);
 }
 
 static int train_loop(Run *run, Error *err)
@@ -239,18 +377,34 @@ static int train_loop(Run *run, Error *err)
             "\"tgt_vocab\":%d,\"parameters\":%ld,\"unigram_valid_loss\":%.6f}\n",
             run->n_train, run->n_valid, run->mf.src_vocab.size, run->mf.tgt_vocab.size, m->n_params, baseline);
 
+    LrScheduleKind kind = LR_CONSTANT;
+    lr_schedule_kind(cfg->lr_schedule, &kind);  /* the config has checked the name */
+    lr_schedule_init(&run->schedule, kind, cfg->learning_rate, cfg->warmup_steps, cfg->lr_decay, cfg->patience);
+    run->best = !strcmp(cfg->best_metric, "bleu") ? -INFINITY : INFINITY;
+    if (run->n_valid == 0)
+        say(run, "no validation pairs: no validation loss or BLEU, best.bin, plateau decay or early stopping");
+
+    /* The updates this run will make if nothing stops it early. */
+    long per_epoch = (run->n_train + cfg->batch_size - 1) / cfg->batch_size, planned = per_epoch * cfg->epochs;
+    if (cfg->max_steps > 0 && cfg->max_steps < planned) planned = cfg->max_steps;
     model_zero_grad(m);
     long step = 0, skipped = 0;
-    double t_start = now_seconds(), window_loss = 0, window_time = 0;
+    double window_loss = 0, window_time = 0;
     long window_tokens = 0, window_steps = 0;
+    run->t_start = now_seconds();
     int stop = 0;
     for (int epoch = 1; epoch <= cfg->epochs && !stop; epoch++) {
-        batch_epoch_order(order, run->train, run->n_train, cfg->batch_size, &rng);
+        epoch_order(run, order, &rng);
+        long epoch_tokens = 0, epoch_slots = 0;
         for (int start = 0; start < run->n_train && !stop; start += cfg->batch_size) {
             double t0 = now_seconds();
             int n = run->n_train - start < cfg->batch_size ? run->n_train - start : cfg->batch_size;
             batch_fill(&run->batch, run->train, order + start, n);
+            epoch_tokens += run->batch.n_tokens;
+            epoch_slots += (long)run->batch.T * n;
             /* The gradients are zero here: adam_update clears them after each update. */
+            run->rs.label_smoothing = (float)cfg->label_smoothing;
+            run->rs.sample_prob = 1.0f - (float)teacher_forcing(cfg, step, planned);
             double loss = model_forward(m, &run->rs, &run->batch, 1) / run->batch.n_tokens;
             model_backward(m, &run->rs, &run->batch);
             double norm = grad_norm(m->grad_mem, m->n_params);
@@ -265,6 +419,7 @@ static int train_loop(Run *run, Error *err)
                 }
                 continue;
             }
+            opt->lr = (float)lr_schedule_at(&run->schedule, step + 1);
             adam_update(opt, m->param_mem, m->grad_mem, clip_scale(norm, cfg->clip_norm));
             step++;
             run->mf.step = step;
@@ -276,11 +431,11 @@ static int train_loop(Run *run, Error *err)
             if (step % cfg->log_every == 0) {
                 double tps = window_tokens / window_time;
                 fprintf(run->log, "{\"step\":%ld,\"epoch\":%d,\"loss\":%.6f,\"tokens_per_s\":%.1f,"
-                        "\"learning_rate\":%g,\"grad_norm\":%.4f}\n",
-                        step, epoch, window_loss / window_steps, tps, opt->lr, norm);
+                        "\"learning_rate\":%g,\"grad_norm\":%.4f,\"teacher_forcing\":%.4f}\n",
+                        step, epoch, window_loss / window_steps, tps, opt->lr, norm, 1.0 - run->rs.sample_prob);
                 fflush(run->log);
                 say(run, "step %ld  epoch %d  loss %.4f  %.0f tok/s  %.0fs", step, epoch,
-                    window_loss / window_steps, tps, now_seconds() - t_start);
+                    window_loss / window_steps, tps, now_seconds() - run->t_start);
                 window_loss = window_time = 0;
                 window_tokens = window_steps = 0;
             }
@@ -288,18 +443,27 @@ static int train_loop(Run *run, Error *err)
                 save(run, "checkpoint.bin", 1, err))
                 goto fail;
             if (cfg->max_steps > 0 && step >= cfg->max_steps) stop = 1;
+            /* The last batch of an epoch is validated below, as the epoch's end. */
+            int last_batch = start + cfg->batch_size >= run->n_train;
+            if (cfg->validate_every > 0 && step % cfg->validate_every == 0 && !last_batch && !stop &&
+                run->n_valid > 0 && validate(run, step, epoch, 0, &stop, err))
+                goto fail;
         }
-        double vloss = run->n_valid ? validation_loss(run) : NAN;
-        fprintf(run->log, "{\"event\":\"validation\",\"step\":%ld,\"epoch\":%d,\"valid_loss\":%.6f,"
-                "\"valid_ppl\":%.4f}\n", step, epoch, vloss, exp(vloss));
-        fflush(run->log);
-        say(run, "epoch %d done at step %ld: validation loss %.4f (perplexity %.2f), %.0fs", epoch, step, vloss,
-            exp(vloss), now_seconds() - t_start);
+        /* Target slots (T x B of each batch) against real target tokens: what bucketing saves. */
+        fprintf(run->log, "{\"event\":\"epoch\",\"epoch\":%d,\"step\":%ld,\"target_tokens\":%ld,"
+                "\"target_slots\":%ld,\"target_padding\":%.4f}\n", epoch, step, epoch_tokens, epoch_slots,
+                epoch_slots ? 1.0 - (double)epoch_tokens / epoch_slots : 0.0);
+        if (run->n_valid > 0 && step > 0 && run->last_validated != step &&
+            validate(run, step, epoch, 1, &stop, err))
+            goto fail;
         if (save(run, "checkpoint.bin", 1, err)) goto fail;
     }
     free(order);
     if (save(run, "model.bin", 0, err)) return -1;
     say(run, "wrote %s", out_path(run, "model.bin"));
+    if (run->best_step > 0)
+        say(run, "the best validation %s, %.4f, was at step %ld: %s", cfg->best_metric, run->best, run->best_step,
+            out_path(run, "best.bin"));
     return 0;
 fail:
     free(order);
@@ -343,7 +507,7 @@ static int export_batches(Run *run, const char *path, Error *err)
     long k = 0;
     char name[64];
     for (int epoch = 1; k < total; epoch++) {
-        batch_epoch_order(order, run->train, run->n_train, bs, &rng);
+        epoch_order(run, order, &rng);
         for (int start = 0; start < run->n_train && k < total; start += bs, k++) {
             int n = run->n_train - start < bs ? run->n_train - start : bs;
             batch_fill(&run->batch, run->train, order + start, n);
@@ -437,7 +601,14 @@ done:
     examples_free(run.train, run.n_train);
     examples_free(run.valid, run.n_valid);
     runstate_free(&run.rs);
+    runstate_free(&run.decode_rs);
     batch_free(&run.batch);
+    for (int i = 0; i < run.n_bleu; i++) {
+        free(run.bleu_src[i]);
+        free(run.bleu_ref[i]);
+    }
+    free(run.bleu_src);
+    free(run.bleu_ref);
     run.mf.has_optimizer = run.mf.opt.m != NULL;
     modelfile_free(&run.mf);
     free(run.path);

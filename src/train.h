@@ -1,10 +1,18 @@
 /* train.h — the training run: `nmt train CONFIG.json`.
  *
  * Reads and tokenises the data, splits off validation pairs, builds vocabularies,
- * initialises the model and trains it with Adam under teacher forcing, logging to
+ * initialises the model and trains it with Adam under teacher forcing (the loss
+ * label-smoothed and the learning rate scheduled as the config says), logging to
  * stderr and to OUTPUT_DIR/train.log (one JSON object per line), writing
  * OUTPUT_DIR/checkpoint.bin every train.checkpoint_every steps and at each epoch end,
  * and OUTPUT_DIR/model.bin at the end. OUTPUT_DIR/config.json records every setting.
+ *
+ * Validation, every train.validate_every steps and at each epoch end: the plain
+ * (unsmoothed) loss per target token on the validation pairs, and corpus BLEU of the
+ * greedy translations of up to train.valid_bleu_max of them, computed as `nmt eval`
+ * computes it. Each validation that beats every earlier one by train.best_metric
+ * writes OUTPUT_DIR/best.bin; train.early_stop validations in a row without that end
+ * training (model.bin is then the last state, best.bin the best).
  */
 #ifndef TRAIN_H
 #define TRAIN_H

@@ -53,6 +53,8 @@ one_error() {
 }
 # exits RC: $rc is RC (and hence not a crash).
 exits() { [ "$rc" -eq "$1" ]; }
+# field KEY FILE — the number after "KEY": on each line of FILE that has one.
+field() { sed -n "s/.*\"$1\":\([-0-9.eE+]*\).*/\1/p" "$2"; }
 
 # ---------------------------------------------------------------- 1. command line
 
@@ -127,11 +129,13 @@ awk 'NR % 97 == 0' "$DATA" | head -n 300 >"$T/train.tsv"
 RUN=$T/runs/tiny
 # learning_rate 0.003: at the default 0.001 this model needs more than 30 epochs to
 # memorise its 270 pairs (BLEU 5.6 on train.tsv after 30), at 0.003 it has (BLEU 88).
+# Validation every 100 steps as well as at the 30 epoch ends, best.bin by BLEU.
 cat >"$T/tiny.json" <<EOF
 {
   "data": {"train": "$T/train.tsv"},
   "model": {"embed": 32, "hidden": 64},
-  "train": {"batch_size": 16, "epochs": 30, "learning_rate": 0.003, "threads": 1, "log_every": 10},
+  "train": {"batch_size": 16, "epochs": 30, "learning_rate": 0.003, "threads": 1, "log_every": 10,
+            "validate_every": 100, "best_metric": "bleu"},
   "output": {"dir": "$RUN"}
 }
 EOF
@@ -139,7 +143,7 @@ run train "$T/tiny.json"
 check "train: exit 0" exits 0
 [ "$rc" -eq 0 ] || sed 's/^/    | /' "$T/err" | tail -n 5
 check "train: progress on stderr" grep -q '^nmt: step [0-9]' "$T/err"
-for f in model.bin checkpoint.bin train.log config.json valid.tsv; do
+for f in model.bin best.bin checkpoint.bin train.log config.json valid.tsv; do
     check "train: wrote $f" test -s "$RUN/$f"
 done
 check "train: config.json records the settings" grep -Eq '"hidden":[[:space:]]*64' "$RUN/config.json"
@@ -164,6 +168,24 @@ last=$(tail -n 1 "$T/losses")
 check "train.log: last loss ($last) < 30% of the first ($first)" \
     awk -v a="${first:-0}" -v b="${last:-0}" 'BEGIN { exit !(a > 0 && b < 0.3 * a) }'
 
+# 270 pairs in batches of 16: 17 steps an epoch, 510 in all. Validations at the 30
+# epoch ends and at steps 100, 200, ..., 500 (none of them an epoch's last step).
+grep '"event":"validation"' "$LOG" 2>/dev/null >"$T/valid.log"
+check "train.log: 35 validations (has $(lines "$T/valid.log"))" [ "$(lines "$T/valid.log")" = 35 ]
+check "train.log: validations at steps 100, 200, 300, 400, 500" \
+    [ "$(field step "$T/valid.log" | grep -cxE '[1-5]00')" = 5 ]
+for k in valid_loss valid_bleu learning_rate; do
+    check "train.log: every validation has \"$k\": NUMBER" \
+        eval '[ -s "$T/valid.log" ] && ! grep -v "\"$k\":[0-9]" "$T/valid.log" >/dev/null'
+done
+check "train.log: an epoch event per epoch, with target_padding" \
+    [ "$(grep '"event":"epoch"' "$LOG" | grep -c '"target_padding":0\.')" = 30 ]
+check "stderr: a validation line with BLEU" grep -q '^nmt: step 100  validation loss [0-9.]* .*BLEU [0-9]' "$T/err"
+best_bleu=$(grep '"best":true' "$T/valid.log" | field valid_bleu /dev/stdin | tail -n 1)
+max_bleu=$(field valid_bleu "$T/valid.log" | sort -g | tail -n 1)
+check "train.log: the last 'best' validation has the highest BLEU ($best_bleu, max $max_bleu)" \
+    [ -n "$best_bleu" -a "$best_bleu" = "$max_bleu" ]
+
 M=$RUN/model.bin
 # The model must reproduce the pairs it was trained on. Observed: BLEU 88.3, chrF2 88.8
 # on all 300 (a model that learned nothing scores ~0-5); on the 30 held-out ones ~2.
@@ -182,6 +204,74 @@ sed -e 's/"epochs": 30/"epochs": 1, "max_steps": 1/' -e "s|$RUN|$T/runs/quiet|" 
 run train "$T/quiet.json" --quiet
 check "train --quiet: exit 0, nothing on stderr, model.bin written" \
     eval 'exits 0 && [ ! -s "$T/err" ] && [ -s "$T/runs/quiet/model.bin" ]'
+
+# Training controls. Early stopping: validation every 5 steps, stop after 2 in a row
+# without a lower loss; the plateau schedule halves the rate at each of them (patience
+# 1); label smoothing 0.1. Observed: stops at step 70 of 510.
+sed -e 's/"log_every": 10,/"log_every": 1, "label_smoothing": 0.1, "lr_schedule": "plateau", "early_stop": 2,/' \
+    -e 's/"validate_every": 100, "best_metric": "bleu"/"validate_every": 5/' -e "s|$RUN|$T/runs/early|" \
+    "$T/tiny.json" >"$T/early.json"
+run train "$T/early.json"
+ELOG=$T/runs/early/train.log
+check "early_stop: exit 0, model.bin and best.bin written" \
+    eval 'exits 0 && [ -s "$T/runs/early/model.bin" ] && [ -s "$T/runs/early/best.bin" ]'
+grep '"event":"early_stop"' "$ELOG" 2>/dev/null >"$T/stop.log"
+check "early_stop: one early_stop event, no step after it" \
+    eval '[ "$(lines "$T/stop.log")" = 1 ] && ! sed "1,/early_stop/d" "$ELOG" | grep -qv "\"event\""'
+check "early_stop: stderr says so" grep -q '^nmt: stopping early: validation loss not better for 2 validations' "$T/err"
+grep '"event":"validation"' "$ELOG" 2>/dev/null >"$T/evalid.log"
+check "early_stop: the last 3 validations are best, not best, not best" \
+    [ "$(tail -n 3 "$T/evalid.log" | sed 's/.*"best":\([a-z]*\).*/\1/' | tr '\n' ' ')" = "true false false " ]
+last_step=$(grep -v '"event"' "$ELOG" | field step /dev/stdin | tail -n 1)
+stop_step=$(field step "$T/stop.log")
+check "early_stop: stopped at step ${last_step:-?} of 510, the step of the last validation" \
+    eval '[ -n "$last_step" ] && [ "$last_step" -lt 510 ] && [ "$last_step" = "$stop_step" ] &&
+          [ "$(tail -n 1 "$T/evalid.log" | field step /dev/stdin)" = "$last_step" ]'
+check "early_stop: best_step is the step of the last best validation" \
+    [ "$(field best_step "$T/stop.log")" = "$(grep '"best":true' "$T/evalid.log" | tail -n 1 | field step /dev/stdin)" ]
+# Patience 1: every validation without a lower loss halves the rate: 0.0015, 0.00075, ...
+grep '"event":"lr_decay"' "$ELOG" | field learning_rate /dev/stdin >"$T/decays"
+check "plateau: one lr_decay per validation without improvement ($(lines "$T/decays"))" \
+    eval '[ "$(lines "$T/decays")" -ge 2 ] &&
+          [ "$(lines "$T/decays")" = "$(grep -c "\"best\":false" "$T/evalid.log")" ]'
+check "plateau: the decays halve the rate from 0.003" \
+    awk '{ want = 0.003 * 0.5 ^ NR; if ($1 < want * 0.99999 || $1 > want * 1.00001) bad = 1 } END { exit bad || !NR }' \
+    "$T/decays"
+# Trained with label smoothing, validated without: eval (plain cross-entropy) on best.bin
+# gives the best validation loss.
+best_loss=$(grep '"best":true' "$T/evalid.log" | tail -n 1 | field valid_loss /dev/stdin)
+run eval "$T/runs/early/best.bin" "$T/runs/early/valid.tsv"
+eval_loss=$(sed -n 's/^loss = \([0-9.]*\) .*/\1/p' "$T/out")
+check "label smoothing: validation loss is plain cross-entropy (eval $eval_loss, log $best_loss)" \
+    awk -v a="${eval_loss:-0}" -v b="${best_loss:-9}" 'BEGIN { d = a - b; exit !(a > 0 && d < 1e-3 && d > -1e-3) }'
+
+# Smoothing changes the update: one step with 0.5 gives another validation loss than
+# the same step without (the --quiet run above).
+sed -e 's/"log_every": 10,/"log_every": 10, "label_smoothing": 0.5,/' -e "s|$T/runs/quiet|$T/runs/smooth|" \
+    "$T/quiet.json" >"$T/smooth.json"
+run train "$T/smooth.json" --quiet
+plain=$(field valid_loss "$T/runs/quiet/train.log")
+smooth=$(field valid_loss "$T/runs/smooth/train.log")
+check "label smoothing 0.5: one step changes the validation loss ($plain vs $smooth)" \
+    eval 'exits 0 && [ -n "$plain" ] && [ -n "$smooth" ] && [ "$plain" != "$smooth" ]'
+
+# inverse_sqrt, warmup 8: step s runs at 0.003 * min(s / 8, sqrt(8 / s)). Plain shuffled
+# batches (bucket false) carry far more padding than bucketed ones (observed: 26% vs 3%).
+sed -e 's/"epochs": 30,/"epochs": 2, "max_steps": 20,/' \
+    -e 's/"log_every": 10,/"log_every": 1, "lr_schedule": "inverse_sqrt", "warmup_steps": 8, "bucket": false,/' \
+    -e "s|$RUN|$T/runs/isqrt|" "$T/tiny.json" >"$T/isqrt.json"
+run train "$T/isqrt.json" --quiet
+grep -v '"event"' "$T/runs/isqrt/train.log" 2>/dev/null |
+    sed 's/.*"step":\([0-9]*\),.*"learning_rate":\([-0-9.eE+]*\).*/\1 \2/' >"$T/lrs"
+check "inverse_sqrt: exit 0, 20 step lines" eval 'exits 0 && [ "$(lines "$T/lrs")" = 20 ]'
+check "inverse_sqrt: the logged rates follow 0.003 min(s/8, sqrt(8/s))" \
+    awk '{ s = $1; want = 0.003 * (s <= 8 ? s / 8 : sqrt(8 / s))
+           if ($2 < want * 0.99999 || $2 > want * 1.00001) bad = 1 }
+         END { exit bad || NR != 20 }' "$T/lrs"
+pad_plain=$(grep '"event":"epoch"' "$T/runs/isqrt/train.log" | head -n 1 | field target_padding /dev/stdin)
+pad_bucket=$(grep '"event":"epoch"' "$LOG" | head -n 1 | field target_padding /dev/stdin)
+check "bucket false: more target padding than bucketed ($pad_plain vs $pad_bucket)" \
+    awk -v a="${pad_plain:-0}" -v b="${pad_bucket:-1}" 'BEGIN { exit !(a > 3 * b) }'
 
 # ---------------------------------------------------------------- 4. translate
 
@@ -310,6 +400,15 @@ done
 json_bleu=$(sed -n 's/.*"bleu":\([0-9.eE+-]*\).*/\1/p' "$T/out")
 check "eval --json: the same BLEU as the text ($json_bleu vs $text_bleu)" \
     eval '[ -n "$text_bleu" ] && [ "$(awk -v b="${json_bleu:-x}" "BEGIN { printf \"%.2f\", b }")" = "$text_bleu" ]'
+# The last validation (after the last step) scored the pairs of valid.tsv as eval does.
+last_valid_bleu=$(field valid_bleu "$T/valid.log" | tail -n 1)
+check "eval: the same BLEU as the last validation in train.log ($text_bleu vs $last_valid_bleu)" \
+    eval '[ -n "$text_bleu" ] &&
+          [ "$(awk -v b="${last_valid_bleu:-x}" "BEGIN { printf \"%.2f\", b }")" = "$text_bleu" ]'
+run eval "$RUN/best.bin" "$RUN/valid.tsv"
+best_eval=$(sed -n 's/^BLEU = \([0-9.]*\) .*/\1/p' "$T/out")
+check "eval best.bin: the best validation BLEU ($best_eval vs $max_bleu)" \
+    eval '[ -n "$best_eval" ] && [ "$(awk -v b="${max_bleu:-x}" "BEGIN { printf \"%.2f\", b }")" = "$best_eval" ]'
 
 # Lines 6 (no tab), 7 (empty target) and 11 (empty source) are malformed.
 {
@@ -394,5 +493,20 @@ EOF
     run translate "$T/runs/fam_$name/model.bin" --beam 4 --batch 5 <"$T/src20.txt"
     check "family $name: beam 4 translates" eval 'exits 0 && [ "$(lines "$T/out")" = 20 ]'
 done
+
+# Scheduled sampling: the probability of feeding the gold word falls linearly from
+# teacher_forcing to teacher_forcing_final over the planned updates (45 here).
+sed -e 's/"epochs": 30/"epochs": 3, "max_steps": 45, "log_every": 1, "teacher_forcing": 0.9, "teacher_forcing_decay": "linear", "teacher_forcing_final": 0.3/' \
+    -e 's/, "log_every": 10//' -e "s#$RUN#$T/runs/sampling#" "$T/tiny.json" >"$T/sampling.json"
+run train "$T/sampling.json" --quiet
+check "scheduled sampling: trains (exit 0)" exits 0
+tf=$(grep -o '"teacher_forcing":[0-9.]*' "$T/runs/sampling/train.log" | cut -d: -f2)
+check "scheduled sampling: 45 steps logged, from 0.9 at the first to 0.3 at the last" \
+    eval '[ "$(printf "%s\n" "$tf" | wc -l)" -eq 45 ] && [ "$(printf "%s\n" "$tf" | head -n 1)" = 0.9000 ] &&
+          [ "$(printf "%s\n" "$tf" | tail -n 1)" = 0.3000 ]'
+check "scheduled sampling: falling at every step" \
+    eval 'printf "%s\n" "$tf" | awk "NR > 1 && \$1 >= prev { exit 1 } { prev = \$1 }"'
+run translate "$T/runs/sampling/model.bin" <"$T/src20.txt"
+check "scheduled sampling: the model translates" eval 'exits 0 && [ "$(lines "$T/out")" = 20 ]'
 
 finish

@@ -18,7 +18,12 @@ static int config_equal(const Config *a, const Config *b)
            a->hidden == b->hidden && same_str(a->attention, b->attention) && a->batch_size == b->batch_size &&
            a->epochs == b->epochs && a->max_steps == b->max_steps && a->learning_rate == b->learning_rate &&
            a->clip_norm == b->clip_norm && a->seed == b->seed && a->threads == b->threads &&
-           a->log_every == b->log_every && a->checkpoint_every == b->checkpoint_every && same_str(a->dir, b->dir);
+           a->log_every == b->log_every && a->checkpoint_every == b->checkpoint_every &&
+           a->label_smoothing == b->label_smoothing && same_str(a->lr_schedule, b->lr_schedule) &&
+           a->warmup_steps == b->warmup_steps && a->lr_decay == b->lr_decay && a->patience == b->patience &&
+           a->validate_every == b->validate_every && a->valid_bleu_max == b->valid_bleu_max &&
+           same_str(a->best_metric, b->best_metric) && a->early_stop == b->early_stop && a->bucket == b->bucket &&
+           same_str(a->dir, b->dir);
 }
 
 /* Parses text over fresh defaults; returns config_parse's status, the message in err. */
@@ -58,6 +63,10 @@ static void test_defaults(void)
     CHECK(c.batch_size == 64 && c.epochs == 10 && c.max_steps == 0 && c.learning_rate == 0.001 &&
           c.clip_norm == 5.0 && c.seed == 1 && c.threads == 2 && c.log_every == 100 && c.checkpoint_every == 1000,
           "train defaults");
+    CHECK(c.label_smoothing == 0 && !strcmp(c.lr_schedule, "constant") && c.warmup_steps == 0 &&
+          c.lr_decay == 0.5 && c.patience == 1 && c.validate_every == 0 && c.valid_bleu_max == 1000 &&
+          !strcmp(c.best_metric, "loss") && c.early_stop == 0 && c.bucket == 1,
+          "training-control defaults: today's behaviour (no smoothing, constant rate, bucketing)");
     CHECK(!strcmp(c.dir, "runs/default"), "output.dir default");
     config_free(&c);
 
@@ -80,7 +89,9 @@ static const char *full_text =
     "  \"model\": {\"embed\": 64, \"hidden\": 128, \"attention\": \"bahdanau\"},\n"
     "  \"train\": {\"batch_size\": 32, \"epochs\": 3, \"max_steps\": 123456789012, \"learning_rate\": 0.0003,\n"
     "            \"clip_norm\": 0, \"seed\": 9007199254740991, \"threads\": 0, \"log_every\": 7,\n"
-    "            \"checkpoint_every\": 0},\n"
+    "            \"checkpoint_every\": 0, \"label_smoothing\": 0.1, \"lr_schedule\": \"inverse_sqrt\",\n"
+    "            \"warmup_steps\": 4000, \"lr_decay\": 0.25, \"patience\": 3, \"validate_every\": 500,\n"
+    "            \"valid_bleu_max\": 0, \"best_metric\": \"loss\", \"early_stop\": 5, \"bucket\": false},\n"
     "  \"output\": {\"dir\": \"runs/x y\"}\n"
     "}\n";
 
@@ -99,6 +110,9 @@ static void test_full(void)
     CHECK(c.batch_size == 32 && c.epochs == 3 && c.max_steps == 123456789012L && c.learning_rate == 0.0003 &&
           c.clip_norm == 0 && c.seed == 9007199254740991L && c.threads == 0 && c.log_every == 7 &&
           c.checkpoint_every == 0, "train");
+    CHECK(c.label_smoothing == 0.1 && !strcmp(c.lr_schedule, "inverse_sqrt") && c.warmup_steps == 4000 &&
+          c.lr_decay == 0.25 && c.patience == 3 && c.validate_every == 500 && c.valid_bleu_max == 0 &&
+          !strcmp(c.best_metric, "loss") && c.early_stop == 5 && c.bucket == 0, "training controls");
     CHECK(!strcmp(c.dir, "runs/x y"), "output.dir");
     config_free(&c);
 
@@ -106,6 +120,12 @@ static void test_full(void)
     CHECK(parse(&c, "{\"data\": {\"train\": \"t\", \"valid_fraction\": 0, \"max_len\": 1000},"
                     " \"train\": {\"batch_size\": 65536, \"seed\": 0}}", &err) == 0 &&
           c.valid_fraction == 0 && c.max_len == 1000 && c.batch_size == 65536 && c.seed == 0, "range ends accepted");
+    config_free(&c);
+    /* The other schedules and metric; smoothing just below 1, decay just above 0. */
+    CHECK(parse(&c, "{\"data\": {\"train\": \"t\"}, \"train\": {\"lr_schedule\": \"plateau\","
+                    " \"best_metric\": \"bleu\", \"label_smoothing\": 0.999, \"lr_decay\": 1e-6}}", &err) == 0 &&
+          !strcmp(c.lr_schedule, "plateau") && !strcmp(c.best_metric, "bleu") && c.label_smoothing == 0.999 &&
+          c.lr_decay == 1e-6, "plateau, bleu, smoothing 0.999, decay 1e-6 accepted");
     config_free(&c);
     /* An integer written as 64.0 is still an integer. */
     CHECK(parse(&c, "{\"data\": {\"train\": \"t\"}, \"train\": {\"batch_size\": 64.0}}", &err) == 0 &&
@@ -133,8 +153,7 @@ static void test_errors(void)
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"window\": 0}}", "window < 1", "model.window");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"layers\": 0}}", "layers < 1", "model.layers");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"layers\": 9}}", "layers > 8", "model.layers");
-    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"dropout\": 1}}", "dropout 1", "model.dropout",
-                 "below 1");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"dropout\": 1}}", "dropout 1", "model.dropout", "< 1");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"dropout\": -0.1}}", "dropout < 0", "model.dropout");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"input_feed\": true}}", "input feeding with bahdanau",
                  "model.input_feed", "bahdanau");
@@ -144,6 +163,12 @@ static void test_errors(void)
                  "tied embeddings of different sizes", "model.tie_embeddings", "model.embed");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"scaled\": true}}", "scaled additive scores",
                  "model.scaled", "bahdanau");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"teacher_forcing\": 1.5}}", "teacher forcing > 1",
+                 "train.teacher_forcing");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"teacher_forcing_decay\": \"exp\"}}",
+                 "unknown teacher-forcing decay", "train.teacher_forcing_decay", "none|linear");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"teacher_forcing\": 0.5, \"teacher_forcing_decay\": "
+                 "\"linear\", \"teacher_forcing_final\": 0.9}}", "decay upwards", "train.teacher_forcing_final");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"hiden\": 2}}", "misspelt model key",
                  "model.hiden", "did you mean model.hidden?");
     EXPECT_ERROR("{\"data\": 5}", "a section that is not an object", "section data must be an object");
@@ -195,6 +220,46 @@ static void test_errors(void)
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"attention\": \"luong\"}}", "attention luong",
                  "model.attention must be one of bahdanau");
 
+    /* Training controls. */
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"label_smoothing\": 1.0}}", "label_smoothing 1.0",
+                 "train.label_smoothing must be a number >= 0 and < 1");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"label_smoothing\": -0.1}}", "label_smoothing -0.1",
+                 "train.label_smoothing must be a number >= 0 and < 1");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"label_smoothing\": \"0.1\"}}",
+                 "label_smoothing as a string", "train.label_smoothing must be a number");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"lr_schedule\": \"cosine\"}}", "lr_schedule cosine",
+                 "train.lr_schedule must be one of constant|plateau|inverse_sqrt, not \"cosine\"");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"warmup_steps\": -100}}", "negative warmup",
+                 "train.warmup_steps must be an integer from 0 to 1000000000");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"warmup_steps\": 10.5}}", "fractional warmup",
+                 "train.warmup_steps must be an integer");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"lr_decay\": 1}}", "lr_decay 1",
+                 "train.lr_decay must be a number > 0 and < 1");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"lr_decay\": 0}}", "lr_decay 0",
+                 "train.lr_decay must be a number > 0 and < 1");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"patience\": 0}}", "patience 0",
+                 "train.patience must be an integer from 1 to 1000000");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"validate_every\": -1}}", "validate_every -1",
+                 "train.validate_every must be an integer from 0");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"valid_bleu_max\": -5}}", "valid_bleu_max -5",
+                 "train.valid_bleu_max must be an integer from 0");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"best_metric\": \"chrf\"}}", "best_metric chrf",
+                 "train.best_metric must be one of loss|bleu, not \"chrf\"");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"early_stop\": 2.5}}", "early_stop 2.5",
+                 "train.early_stop must be an integer from 0 to 1000000");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"bucket\": \"yes\"}}", "bucket as a string",
+                 "train.bucket must be true or false");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"best_metric\": \"bleu\", \"valid_bleu_max\": 0}}",
+                 "best_metric bleu without validation BLEU", "train.best_metric \"bleu\"", "train.valid_bleu_max 0");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"label_smothing\": 0.1}}", "misspelt label_smoothing",
+                 "unknown key train.label_smothing", "did you mean train.label_smoothing?");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"warmup\": 10}}", "warmup for warmup_steps",
+                 "unknown key train.warmup");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"earlystop\": 3}}", "earlystop",
+                 "did you mean train.early_stop?");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"validate_evry\": 3}}", "validate_evry",
+                 "did you mean train.validate_every?");
+
     /* Required and structure. */
     EXPECT_ERROR("{}", "empty object: data.train missing", "data.train is required");
     EXPECT_ERROR("{\"data\": {\"valid\": \"v\"}, \"train\": {\"epochs\": 2}}", "data.train missing",
@@ -245,7 +310,9 @@ static void test_round_trip(void)
         const char *keys[] = {"train", "valid_fraction", "max_len", "min_count", "max_vocab", "lowercase",
                               "normalization", "embed", "hidden", "attention", "batch_size", "epochs",
                               "max_steps", "learning_rate", "clip_norm", "seed", "threads", "log_every",
-                              "checkpoint_every", "dir"};
+                              "checkpoint_every", "label_smoothing", "lr_schedule", "warmup_steps", "lr_decay",
+                              "patience", "validate_every", "valid_bleu_max", "best_metric", "early_stop", "bucket",
+                              "dir"};
         int all = 1;
         char quoted[64];
         for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {

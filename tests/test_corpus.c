@@ -376,9 +376,10 @@ static void test_epoch_order(void)
     CHECK(all_sorted, "within every batch (and the partial last one) lengths are sorted");
     CHECK(rises > 10 && falls > 10, "batch lengths go up and down: batches are shuffled");
 
-    for (int i = 0; i < n; i++) shuffled[i] = i;
+    /* train.bucket false: the plain shuffle. */
     rng_seed(&r1, 11);
-    rng_shuffle(&r1, shuffled, n);
+    batch_shuffled_order(shuffled, n, &r1);
+    CHECK(is_permutation(shuffled, n) && !ints_are(shuffled, a, n), "plain shuffle: another permutation");
     long pad_bucketed = target_padding(a, ex, n, bs), pad_shuffled = target_padding(shuffled, ex, n, bs);
     printf("  target padding over %d examples: %ld bucketed, %ld plain shuffle\n", n, pad_bucketed, pad_shuffled);
     CHECK(pad_bucketed * 5 < pad_shuffled, "bucketing cuts target padding at least fivefold");

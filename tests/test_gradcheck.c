@@ -95,10 +95,10 @@ static void check_member(const char *label, const ModelDims *d, float dropout, f
         if (params[i] != m.params.src_emb && params[i] != m.params.tgt_emb)
             for (long k = 0; k < shapes[i].rows * shapes[i].cols; k++)
                 params[i][k] *= WEIGHT_SCALE;
-    RunState rs = {0};
+    RunState rs;
+    runstate_alloc(&rs, &m.dims, RUN_TRAIN, batch->B, batch->S, batch->T);
     rs.dropout = dropout;
     rs.sample_prob = sample;
-    runstate_alloc(&rs, &m.dims, RUN_TRAIN, batch->B, batch->S, batch->T);
     Ctx c = {&m, &rs, batch};
 
     model_zero_grad(&m);
