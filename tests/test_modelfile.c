@@ -517,7 +517,8 @@ static void test_crafted(void)
         {2, -1, "implausible", "negative embedding size"},
         {3, (int64_t)1 << 40, "implausible", "hidden size 2^40"},
         {3, 100000000, NULL, "hidden size 1e8 (needs more weights than the file holds)"},
-        {4, 1, "attention", "unknown attention kind"},
+        {4, 1, "attention", "DIMS attention kind disagrees with ARCH"},
+        {4, 99, "attention", "unknown attention kind"},
         {9, 5, "weights", "parameter count disagrees"},
         {1, N_TGT + 1, NULL, "target vocabulary size disagrees with TVOC"},
     };
@@ -527,6 +528,30 @@ static void test_crafted(void)
         fix_crc(d, dims);
         spit(bad, d, len);
         expect_refused(bad, dim_cases[k].want, dim_cases[k].what);
+    }
+
+    /* ARCH fields behind a valid CRC: out of range, contradicting DIMS, or a valid
+     * architecture that needs a different number of weights than WGTS holds. */
+    const Where *arch = section(w, n, "ARCH");
+    struct { int field; int64_t value; const char *want, *what; } arch_cases[] = {
+        {0, 2, "cell", "unknown cell kind"},
+        {1, 0, "layers", "0 layers"},
+        {1, 9, "layers", "9 layers"},
+        {1, -5, "implausible", "negative layers"},
+        {3, 7, "attention", "attention kind 7"},
+        {3, 2, "attention", "ARCH attention disagrees with DIMS"},
+        {4, 1, "input feeding", "input feeding with Bahdanau"},
+        {7, 1, "tied", "tied embeddings with embed != hidden"},
+        {2, 1, "weights", "bidirectional: more tensors than WGTS holds"},
+        {0, 1, "weights", "LSTM weights in a GRU-sized file"},
+        {1, 1000000, "implausible", "a million layers"},
+    };
+    for (size_t k = 0; k < sizeof arch_cases / sizeof arch_cases[0]; k++) {
+        memcpy(d, good, len);
+        memcpy(d + arch->payload + 8 * arch_cases[k].field, &arch_cases[k].value, 8);
+        fix_crc(d, arch);
+        spit(bad, d, len);
+        expect_refused(bad, arch_cases[k].want, arch_cases[k].what);
     }
 
     /* A CRC field itself damaged. */
