@@ -9,8 +9,9 @@
  * independent of the PyTorch fixture in test_model.c: it needs no reference, only the
  * forward pass. The same check then runs for every member of the model family: each
  * attention kind (with input feeding and scaling), LSTM cells, bidirectional and
- * 2-layer stacks, tied embeddings, and dropout (with the mask drawn from the same seed
- * at every evaluation, so the function being differentiated is fixed).
+ * 2-layer stacks, tied embeddings, label smoothing, dropout (with the mask drawn from the
+ * same seed at every evaluation, so the function being differentiated is fixed) and
+ * scheduled sampling (differentiated for the words the sampled pass chose).
  *
  * Where the check is made: at PyTorch's initialisation (weights within +-1/sqrt(H)) the
  * attention is nearly uniform and its parameters' gradients are ~1e-5, no larger than the
@@ -80,7 +81,8 @@ static double loss_jitter(Ctx *c, float *x)
 
 /* The backward pass of one family member against finite differences; the base model
  * also measures the loss's rounding jitter that atol rests on. */
-static void check_member(const char *label, const ModelDims *d, float dropout, float sample, const Batch *cbatch)
+static void check_member(const char *label, const ModelDims *d, float dropout, float sample, float smoothing,
+                         const Batch *cbatch)
 {
     Batch *batch = (Batch *)cbatch;
     Model m;
@@ -99,6 +101,7 @@ static void check_member(const char *label, const ModelDims *d, float dropout, f
     runstate_alloc(&rs, &m.dims, RUN_TRAIN, batch->B, batch->S, batch->T);
     rs.dropout = dropout;
     rs.sample_prob = sample;
+    rs.label_smoothing = smoothing;
     Ctx c = {&m, &rs, batch};
 
     model_zero_grad(&m);
@@ -109,11 +112,11 @@ static void check_member(const char *label, const ModelDims *d, float dropout, f
     CHECK(isfinite(loss) && loss > 0, what);
     snprintf(what, sizeof what, "%s: repeated forward passes agree", label);
     CHECK(objective(&c) == loss, what);
-    if (dropout == 0.0f && sample == 0.0f) {
+    if (dropout == 0.0f && sample == 0.0f && smoothing == 0.0f) {
         snprintf(what, sizeof what, "%s: forward with and without gradients agree", label);
         CHECK(model_forward(&m, &rs, batch, 0) / batch->n_tokens == loss, what);
     } else {
-        snprintf(what, sizeof what, "%s: dropout or sampling changes the training loss, not the held-out one", label);
+        snprintf(what, sizeof what, "%s: dropout, sampling or smoothing changes the training loss, not the held-out one", label);
         double plain = model_forward(&m, &rs, batch, 0) / batch->n_tokens;
         CHECK(plain != loss && isfinite(plain), what);
     }
@@ -199,33 +202,35 @@ int main(void)
     CHECK(batch.B == 3 && batch.S == 5 && batch.T == 6 && batch.n_tokens == 12, "batch shape");
 
     ModelDims base = {.src_vocab = 9, .tgt_vocab = 10, .embed = 4, .hidden = 5};
-    check_member("base", &base, 0.0f, 0.0f, &batch);
+    check_member("base", &base, 0.0f, 0.0f, 0.0f, &batch);
 
     /* The family, at an even hidden size (bidirectional halves it). */
     ModelDims f = {.src_vocab = 9, .tgt_vocab = 10, .embed = 4, .hidden = 6, .layers = 1, .window = 2};
     struct {
         const char *label;
         int cell, layers, bi, attention, feed, scaled, tie;
-        float dropout, sample;
+        float dropout, sample, smoothing;
     } members[] = {
-        {"luong_dot", CELL_GRU, 1, 0, ATT_LUONG_DOT, 0, 0, 0, 0, 0},
-        {"luong_dot scaled feed", CELL_GRU, 1, 0, ATT_LUONG_DOT, 1, 1, 0, 0, 0},
-        {"luong_general feed", CELL_GRU, 1, 0, ATT_LUONG_GENERAL, 1, 0, 0, 0, 0},
-        {"luong_concat", CELL_GRU, 1, 0, ATT_LUONG_CONCAT, 0, 0, 0, 0, 0},
-        {"local_monotonic feed", CELL_GRU, 1, 0, ATT_LOCAL_MONOTONIC, 1, 0, 0, 0, 0},
-        {"local_predictive", CELL_GRU, 1, 0, ATT_LOCAL_PREDICTIVE, 0, 1, 0, 0, 0},
-        {"lstm", CELL_LSTM, 1, 0, ATT_BAHDANAU, 0, 0, 0, 0, 0},
-        {"lstm luong_general feed", CELL_LSTM, 1, 0, ATT_LUONG_GENERAL, 1, 0, 0, 0, 0},
-        {"bidirectional", CELL_GRU, 1, 1, ATT_BAHDANAU, 0, 0, 0, 0, 0},
-        {"bidirectional lstm", CELL_LSTM, 1, 1, ATT_LUONG_DOT, 0, 0, 0, 0, 0},
-        {"2 layers", CELL_GRU, 2, 0, ATT_BAHDANAU, 0, 0, 0, 0, 0},
-        {"2 layers lstm bidirectional concat feed", CELL_LSTM, 2, 1, ATT_LUONG_CONCAT, 1, 0, 0, 0, 0},
-        {"tied", CELL_GRU, 1, 0, ATT_BAHDANAU, 0, 0, 1, 0, 0},
-        {"dropout 2 layers", CELL_GRU, 2, 0, ATT_BAHDANAU, 0, 0, 0, 0.3f, 0},
-        {"dropout lstm luong feed", CELL_LSTM, 2, 1, ATT_LUONG_GENERAL, 1, 0, 0, 0.3f, 0},
+        {"luong_dot", CELL_GRU, 1, 0, ATT_LUONG_DOT, 0, 0, 0, 0, 0, 0},
+        {"luong_dot scaled feed", CELL_GRU, 1, 0, ATT_LUONG_DOT, 1, 1, 0, 0, 0, 0},
+        {"luong_general feed", CELL_GRU, 1, 0, ATT_LUONG_GENERAL, 1, 0, 0, 0, 0, 0},
+        {"luong_concat", CELL_GRU, 1, 0, ATT_LUONG_CONCAT, 0, 0, 0, 0, 0, 0},
+        {"local_monotonic feed", CELL_GRU, 1, 0, ATT_LOCAL_MONOTONIC, 1, 0, 0, 0, 0, 0},
+        {"local_predictive", CELL_GRU, 1, 0, ATT_LOCAL_PREDICTIVE, 0, 1, 0, 0, 0, 0},
+        {"lstm", CELL_LSTM, 1, 0, ATT_BAHDANAU, 0, 0, 0, 0, 0, 0},
+        {"lstm luong_general feed", CELL_LSTM, 1, 0, ATT_LUONG_GENERAL, 1, 0, 0, 0, 0, 0},
+        {"bidirectional", CELL_GRU, 1, 1, ATT_BAHDANAU, 0, 0, 0, 0, 0, 0},
+        {"bidirectional lstm", CELL_LSTM, 1, 1, ATT_LUONG_DOT, 0, 0, 0, 0, 0, 0},
+        {"2 layers", CELL_GRU, 2, 0, ATT_BAHDANAU, 0, 0, 0, 0, 0, 0},
+        {"2 layers lstm bidirectional concat feed", CELL_LSTM, 2, 1, ATT_LUONG_CONCAT, 1, 0, 0, 0, 0, 0},
+        {"tied", CELL_GRU, 1, 0, ATT_BAHDANAU, 0, 0, 1, 0, 0, 0},
+        {"dropout 2 layers", CELL_GRU, 2, 0, ATT_BAHDANAU, 0, 0, 0, 0.3f, 0, 0},
+        {"dropout lstm luong feed", CELL_LSTM, 2, 1, ATT_LUONG_GENERAL, 1, 0, 0, 0.3f, 0, 0},
         /* Half the decoder inputs are the model's own best words. */
-        {"scheduled sampling", CELL_GRU, 1, 0, ATT_BAHDANAU, 0, 0, 0, 0, 0.5f},
-        {"scheduled sampling luong feed", CELL_LSTM, 1, 0, ATT_LUONG_GENERAL, 1, 0, 0, 0, 0.5f},
+        {"scheduled sampling", CELL_GRU, 1, 0, ATT_BAHDANAU, 0, 0, 0, 0, 0.5f, 0},
+        {"scheduled sampling luong feed", CELL_LSTM, 1, 0, ATT_LUONG_GENERAL, 1, 0, 0, 0, 0.5f, 0},
+        {"label smoothing", CELL_GRU, 1, 0, ATT_BAHDANAU, 0, 0, 0, 0, 0, 0.1f},
+        {"label smoothing tied luong", CELL_GRU, 1, 0, ATT_LUONG_DOT, 1, 0, 1, 0, 0, 0.2f},
     };
     for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) {
         ModelDims d = f;
@@ -238,7 +243,7 @@ int main(void)
         d.tie_embeddings = members[i].tie;
         if (d.tie_embeddings) d.embed = d.hidden;
         CHECK(dims_problem(&d) == NULL, members[i].label);
-        check_member(members[i].label, &d, members[i].dropout, members[i].sample, &batch);
+        check_member(members[i].label, &d, members[i].dropout, members[i].sample, members[i].smoothing, &batch);
     }
     batch_free(&batch);
     return check_report("test_gradcheck");
