@@ -386,6 +386,11 @@ const char *bleu_signature(void)
     return "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.5.1";
 }
 
+const char *bleu_sentence_signature(void)
+{
+    return "nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:2.5.1";
+}
+
 /* ============================================================================
  * chrF
  * ============================================================================ */
@@ -438,8 +443,12 @@ double chrf_compute(const ChrfStats *s)
     avg_prec /= effective_order;
     avg_rec /= effective_order;
     if (avg_prec + avg_rec == 0) return 0.0;
+    /* The operations in sacreBLEU's order, so that the result is the same double:
+     * multiplying by 100 first (as this once did) differs in the last bits. */
     double factor = CHRF_BETA * CHRF_BETA;
-    return 100.0 * (1 + factor) * avg_prec * avg_rec / (factor * avg_prec + avg_rec);
+    double score = (1 + factor) * avg_prec * avg_rec;
+    score /= factor * avg_prec + avg_rec;
+    return 100 * score;
 }
 
 double chrf_sentence(const char *hyp, const char *ref)

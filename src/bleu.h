@@ -93,6 +93,10 @@ BleuScore bleu_sentence(const char *hyp, const char *ref);
  * the ones in sacreBLEU 2.x. (bleu_sentence corresponds to "eff:yes".) */
 const char *bleu_signature(void);
 
+/* The signature of bleu_sentence's settings, as sacreBLEU prints it for
+ * `sacrebleu --sentence-level`: "nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:2.5.1". */
+const char *bleu_sentence_signature(void);
+
 /* ---- chrF ------------------------------------------------------------------- */
 
 /* Per character n-gram order n = 1..6 (index n-1), summed over segments. */
