@@ -11,6 +11,7 @@
 #include "config.h"    /* defines: Config, config_load */
 #include "eval.h"      /* defines: eval_run, eval_print */
 #include "modelfile.h" /* defines: ModelFile, modelfile_read */
+#include "score.h"     /* defines: ScoreOptions, score_run */
 #include "train.h"     /* defines: train_run */
 #include "translate.h" /* defines: translate_stream */
 
@@ -25,6 +26,7 @@ static const char *usage_main =
     "  train CONFIG.json            build vocabularies, train, write checkpoints and model.bin\n"
     "  translate MODEL.bin          translate stdin to stdout, one line per line\n"
     "  eval MODEL.bin TEST.tsv      BLEU, chrF and perplexity on held-out sentence pairs\n"
+    "  score HYP.txt REF.txt        BLEU and chrF of translations against references (sacreBLEU)\n"
     "\n"
     "  nmt COMMAND --help           options of a command\n"
     "  nmt --version\n";
@@ -63,6 +65,22 @@ static const char *usage_eval =
     "\n"
     "  --json        one JSON object instead of text\n"
     "  --beam K, --length-penalty A   decode as nmt translate does (default greedy)\n";
+
+static const char *usage_score =
+    "usage: nmt score HYP.txt REF.txt [--json] [--sentence]\n"
+    "\n"
+    "Score translations (HYP.txt, one sentence per line) against references (REF.txt,\n"
+    "the same number of lines) with corpus BLEU and chrF2 exactly as sacreBLEU 2.x does\n"
+    "with its defaults (13a tokenisation, exp smoothing; chrF2: 6 character orders), and\n"
+    "print them as nmt eval does. Nothing is normalised. Either file may be - (stdin).\n"
+    "Lines with invalid UTF-8 or NUL bytes are scored as empty, with a warning.\n"
+    "\n"
+    "  --json        one JSON object instead of text\n"
+    "  --sentence    first one line per pair: LINE<TAB>sentence BLEU<TAB>chrF2\n"
+    "                (sacreBLEU's sentence_bleu: effective order, exp smoothing)\n"
+    "\n"
+    "Exit status: 0 scored; 1 a file is missing or unreadable, or the line counts differ;\n"
+    "2 usage error.\n";
 
 static int fail(const Error *err)
 {
@@ -198,6 +216,25 @@ static int cmd_eval(int argc, char **argv)
     return status;
 }
 
+static int cmd_score(int argc, char **argv)
+{
+    const char *hyp = NULL, *ref = NULL;
+    ScoreOptions opt = {0};
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) opt.json = 1;
+        else if (!strcmp(argv[i], "--sentence")) opt.sentence = 1;
+        else if (argv[i][0] == '-' && argv[i][1]) return usage_error(usage_score, "score: unknown option %s", argv[i]);
+        else if (!hyp) hyp = argv[i];
+        else if (!ref) ref = argv[i];
+        else return usage_error(usage_score, "score: unexpected argument %s", argv[i]);
+    }
+    if (!hyp || !ref) return usage_error(usage_score, "score: needs HYP.txt and REF.txt%s", "");
+    if (!strcmp(hyp, "-") && !strcmp(ref, "-"))
+        return usage_error(usage_score, "score: only one of HYP.txt and REF.txt can be - (standard input)%s", "");
+    Error err;
+    return score_run(hyp, ref, &opt, stdout, &err) ? fail(&err) : 0;
+}
+
 int main(int argc, char **argv)
 {
     blas_select_kernel(argv);
@@ -221,6 +258,7 @@ int main(int argc, char **argv)
         {"train", usage_train, cmd_train},
         {"translate", usage_translate, cmd_translate},
         {"eval", usage_eval, cmd_eval},
+        {"score", usage_score, cmd_score},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(cmd, commands[i].name)) continue;
