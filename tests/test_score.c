@@ -93,7 +93,7 @@ static double at(const cJSON *array, int i) { return cJSON_GetArrayItem(array, i
 /* Compares a BleuScore (and, if s is not NULL, its statistics) with a fixture "bleu" object. */
 static void check_bleu(const BleuScore *b, const BleuStats *s, const cJSON *want, const char *label)
 {
-    char what[200];
+    char what[256];   /* longer than any label (< 200) and suffix */
     snprintf(what, sizeof what, "%s: BLEU", label);
     near(b->score, num(want, "score"), what);
     snprintf(what, sizeof what, "%s: BP", label);
@@ -116,7 +116,7 @@ static void check_chrf_stats(const ChrfStats *s, const cJSON *want, const char *
     int ok = 1;
     for (int n = 0; n < CHRF_CHAR_ORDER; n++)
         ok &= s->hyp[n] == at(want, 3 * n) && s->ref[n] == at(want, 3 * n + 1) && s->match[n] == at(want, 3 * n + 2);
-    char what[200];
+    char what[256];
     snprintf(what, sizeof what, "%s: chrF statistics (hyp, ref, match per order)", label);
     CHECK(ok, what);
 }
