@@ -18,6 +18,8 @@
  * per-pair scores).
  *
  * Lines: split at '\n'; a '\r' before it is dropped; a last line without '\n' counts.
+ * A UTF-8 byte-order mark is kept as a character, as sacreBLEU keeps it (neither metric
+ * sees trailing whitespace, so CR or not makes no difference to the scores).
  * A line with invalid UTF-8 or a NUL byte (sacreBLEU would refuse the file) is scored
  * as an empty line, with a warning naming the file and line. An empty reference (which
  * sacreBLEU also refuses) is scored as a reference without words, with a warning.
