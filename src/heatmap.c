@@ -22,23 +22,24 @@
 #define LEGEND_STEPS 64        /* bands the colour bar is drawn in */
 #define COS45 0.70710678118654752
 
-/* A label cut to HEATMAP_LABEL_COLUMNS columns with "…" (malloc'd). Cuts between code
+/* s cut to max_columns columns with "…" (malloc'd; NULL gives ""). Cuts between code
  * points and never right before a combining mark, so a Devanagari letter keeps its
  * vowel sign. */
-static char *label_text(const char *s)
+static char *cut_text(const char *s, int max_columns)
 {
     if (!s) s = "";
-    if (svg_text_columns(s) <= HEATMAP_LABEL_COLUMNS) return xstrdup(s);
+    if (svg_text_columns(s) <= max_columns) return xstrdup(s);
     size_t len = strlen(s), cut = 0;
     int cols = 0;
-    char one[8];
+    char one[5];
     for (size_t i = 0; i < len;) {
+        /* One UTF-8 sequence: a byte and at most 3 continuation bytes. */
         size_t n = 1;
-        while (i + n < len && ((unsigned char)s[i + n] & 0xC0) == 0x80) n++;
-        memcpy(one, s + i, n < 7 ? n : 7);
-        one[n < 7 ? n : 7] = 0;
+        while (i + n < len && n < 4 && ((unsigned char)s[i + n] & 0xC0) == 0x80) n++;
+        memcpy(one, s + i, n);
+        one[n] = 0;
         int w = svg_text_columns(one);
-        if (w > 0 && cols + w > HEATMAP_LABEL_COLUMNS - 1) break;
+        if (w > 0 && cols + w > max_columns - 1) break;
         cols += w;
         i += n;
         cut = i;
@@ -148,8 +149,10 @@ int heatmap_write_svg_to(FILE *f, const char *title, const char *const *src, int
     if (n_out < 0) n_out = 0;
     if (n_src > 0 && n_out > 0 && !attn) return error_set(err, "heatmap: no attention weights");
     char **s = xmalloc(sizeof(char *) * (n_src + 1)), **o = xmalloc(sizeof(char *) * (n_out + 1));
-    for (int j = 0; j < n_src; j++) s[j] = label_text(src[j]);
-    for (int i = 0; i < n_out; i++) o[i] = label_text(out[i]);
+    for (int j = 0; j < n_src; j++) s[j] = cut_text(src[j], HEATMAP_LABEL_COLUMNS);
+    for (int i = 0; i < n_out; i++) o[i] = cut_text(out[i], HEATMAP_LABEL_COLUMNS);
+    char *cut_title = title ? cut_text(title, HEATMAP_TITLE_COLUMNS) : NULL;
+    title = cut_title;
 
     Svg svg;
     SvgText st;
@@ -242,6 +245,7 @@ done:
     for (int i = 0; i < n_out; i++) free(o[i]);
     free(s);
     free(o);
+    free(cut_title);
     return 0;
 }
 

@@ -12,7 +12,9 @@
  * Layout is computed from the labels: their width is estimated from their code points
  * (wide CJK characters count double, combining marks nothing; see svg_text_width), and
  * the margins are made wide enough for the longest, so labels never overlap cells or
- * each other. Labels longer than HEATMAP_LABEL_COLUMNS columns are cut with "…".
+ * each other. Labels longer than HEATMAP_LABEL_COLUMNS columns, and titles longer than
+ * HEATMAP_TITLE_COLUMNS, are cut with "…" (a 5000-word line must not make a document
+ * metres wide).
  * Each cell carries a tooltip "source → output: weight". Text is any UTF-8; invalid
  * bytes and control characters are shown as U+FFFD (see svg.h).
  *
@@ -28,6 +30,7 @@
 #include "util.h"   /* defines: Error */
 
 #define HEATMAP_LABEL_COLUMNS 40
+#define HEATMAP_TITLE_COLUMNS 120
 
 /* Writes an SVG heatmap of attention weights to path: source tokens along the x axis (top, rotated so long words fit),
  * output tokens down the y axis, one cell per (output, source) with the colour of attn[i * n_src + j] in [0, 1],

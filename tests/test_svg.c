@@ -436,6 +436,17 @@ static void test_heatmap(void)
     CHECK(strstr(doc, ": 1.000</title>") && strstr(doc, ": 0.000</title>"), "heatmap: weights clamped to [0, 1]");
     free(doc);
 
+    /* A 5000-word sentence as the title is cut, and the document stays a sane width. */
+    size_t long_n = 5000 * 5;
+    char *long_title = xmalloc(long_n + 1);
+    for (size_t k = 0; k < long_n; k++) long_title[k] = k % 5 == 4 ? ' ' : 'a';
+    long_title[long_n] = 0;
+    doc = heatmap_doc(long_title, src, 2, out, 2, attn);
+    CHECK(strtod(strstr(doc, "width=\"") + 7, NULL) < 2000 && strstr(doc, "a aaaa…</text>"),
+          "heatmap: a 5000-word title is cut with …, the document under 2000 px wide");
+    free(doc);
+    free(long_title);
+
     /* Cutting keeps combining marks with their letter: 30 "नि" (2 code points, 1 column)
      * fit; 50 are cut after 39 whole letters. */
     char deva[50 * 6 + 1] = "";
