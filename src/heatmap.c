@@ -134,7 +134,9 @@ static void draw_legend(Svg *svg, const Layout *L, double top_value)
         plot_axis_label(&axis, k, label, sizeof label);
         svg_text(svg, tx, y, label, &st);
     }
-    snprintf(label, sizeof label, "%.2f", top_value);
+    /* A row's largest weight is at least 1 / n_src, so two decimals suffice unless the
+     * weights are not distributions. */
+    snprintf(label, sizeof label, top_value >= 0.01 ? "%.2f" : "%.2g", top_value);
     svg_text(svg, tx, L->legend_y, label, &st);
     st.middle_baseline = 0;
     st.fill = "#444";
