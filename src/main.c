@@ -12,6 +12,7 @@
 #include "eval.h"      /* defines: eval_run, eval_print */
 #include "modelfile.h" /* defines: ModelFile, modelfile_read */
 #include "score.h"     /* defines: ScoreOptions, score_run */
+#include "plot.h"      /* defines: plot_training */
 #include "train.h"     /* defines: train_run */
 #include "translate.h" /* defines: translate_stream */
 
@@ -27,6 +28,7 @@ static const char *usage_main =
     "  translate MODEL.bin          translate stdin to stdout, one line per line\n"
     "  eval MODEL.bin TEST.tsv      BLEU, chrF and perplexity on held-out sentence pairs\n"
     "  score HYP.txt REF.txt        BLEU and chrF of translations against references (sacreBLEU)\n"
+    "  plot RUN_DIR                 SVG chart of a run's training and validation loss and BLEU\n"
     "\n"
     "  nmt COMMAND --help           options of a command\n"
     "  nmt --version\n";
@@ -35,8 +37,8 @@ static const char *usage_train =
     "usage: nmt train CONFIG.json [--quiet] [--export-batches FILE]\n"
     "\n"
     "Train a model as CONFIG.json says (see README.md for every key). Progress goes to\n"
-    "stderr; OUTPUT_DIR gets config.json, train.log (JSON lines), checkpoint.bin and\n"
-    "model.bin.\n"
+    "stderr; OUTPUT_DIR gets config.json, train.log (JSON lines), checkpoint.bin,\n"
+    "model.bin and training.svg (the loss curves, as nmt plot draws them).\n"
     "\n"
     "  --quiet     no progress lines\n"
     "  --export-batches FILE\n"
@@ -81,6 +83,14 @@ static const char *usage_score =
     "\n"
     "Exit status: 0 scored; 1 a file is missing or unreadable, or the line counts differ;\n"
     "2 usage error.\n";
+static const char *usage_plot =
+    "usage: nmt plot RUN_DIR [-o FILE.svg]\n"
+    "\n"
+    "Draw RUN_DIR/train.log as an SVG line chart against the update step: training and\n"
+    "validation loss on the left axis, validation BLEU (when validated with BLEU) on\n"
+    "the right. nmt train writes the same chart as OUTPUT_DIR/training.svg at the end.\n"
+    "\n"
+    "  -o FILE.svg   where to write it (default RUN_DIR/training.svg)\n";
 
 static int fail(const Error *err)
 {
@@ -235,6 +245,25 @@ static int cmd_score(int argc, char **argv)
     return score_run(hyp, ref, &opt, stdout, &err) ? fail(&err) : 0;
 }
 
+static int cmd_plot(int argc, char **argv)
+{
+    const char *dir = NULL, *out = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+            if (i + 1 >= argc) return usage_error(usage_plot, "plot: %s needs a FILE", argv[i]);
+            out = argv[++i];
+        } else if (argv[i][0] == '-') return usage_error(usage_plot, "plot: unknown option %s", argv[i]);
+        else if (!dir) dir = argv[i];
+        else return usage_error(usage_plot, "plot: unexpected argument %s", argv[i]);
+    }
+    if (!dir) return usage_error(usage_plot, "plot: missing RUN_DIR%s", "");
+    char warning[ERROR_LEN];
+    Error err;
+    int status = plot_training(dir, out, warning, sizeof warning, &err);
+    if (warning[0]) fprintf(stderr, "nmt: warning: %s\n", warning);
+    return status ? fail(&err) : 0;
+}
+
 int main(int argc, char **argv)
 {
     blas_select_kernel(argv);
@@ -259,6 +288,7 @@ int main(int argc, char **argv)
         {"translate", usage_translate, cmd_translate},
         {"eval", usage_eval, cmd_eval},
         {"score", usage_score, cmd_score},
+        {"plot", usage_plot, cmd_plot},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(cmd, commands[i].name)) continue;

@@ -14,6 +14,7 @@
 #include "bleu.h"      /* defines: BleuStats, bleu_stats_add, bleu_compute */
 #include "corpus.h"    /* defines: PairTokens, corpus_* */
 #include "modelfile.h" /* defines: ModelFile, modelfile_write */
+#include "plot.h"      /* defines: plot_training */
 #include "schedule.h"  /* defines: LrSchedule, lr_schedule_* */
 #include "translate.h" /* defines: translate_lines, TranslateOptions */
 #include "tsv.h"       /* defines: TsvCorpus, tsv_read_pairs */
@@ -461,6 +462,12 @@ static int train_loop(Run *run, Error *err)
     free(order);
     if (save(run, "model.bin", 0, err)) return -1;
     say(run, "wrote %s", out_path(run, "model.bin"));
+    /* The loss curves, from the log as written so far; a chart that cannot be drawn
+     * does not fail a finished training run. */
+    fflush(run->log);
+    Error plot_err;
+    if (plot_training(cfg->dir, NULL, NULL, 0, &plot_err)) fprintf(stderr, "nmt: warning: %s\n", plot_err.msg);
+    else say(run, "wrote %s", out_path(run, "training.svg"));
     if (run->best_step > 0)
         say(run, "the best validation %s, %.4f, was at step %ld: %s", cfg->best_metric, run->best, run->best_step,
             out_path(run, "best.bin"));

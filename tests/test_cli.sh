@@ -613,4 +613,42 @@ run score "$T/weird.txt" "$T/weird_ref.txt" --sentence
 check "score with empty, punctuation-only, 5000-word, invalid and unterminated lines: 5 pair lines" \
     eval 'exits 0 && [ "$(grep -c "	BLEU = " "$T/out")" = 5 ] && grep -q "^chrF2 = " "$T/out"'
 
+# ---------------------------------------------------------------- 11. plot
+
+# nmt train leaves the loss chart in the run dir; nmt plot draws it again from train.log.
+check "train: wrote training.svg, an SVG document" \
+    eval '[ -s "$RUN/training.svg" ] && head -c 5 "$RUN/training.svg" | grep -Eq "^(<svg|<\?xml)" &&
+          [ "$(tail -n 1 "$RUN/training.svg")" = "</svg>" ]'
+check "train: training.svg has the validation BLEU curve" grep -q '>validation BLEU (right axis)</text>' "$RUN/training.svg"
+run plot "$RUN" -o "$T/plot.svg"
+check "plot -o FILE: exit 0, nothing on stderr" eval 'exits 0 && [ ! -s "$T/err" ]'
+check "plot -o FILE: an SVG document" eval 'head -c 5 "$T/plot.svg" | grep -Eq "^(<svg|<\?xml)"'
+check "plot -o FILE: the same chart nmt train drew" cmp -s "$T/plot.svg" "$RUN/training.svg"
+check "plot: 3 curves (training loss, validation loss, BLEU)" [ "$(grep -c '<polyline' "$T/plot.svg")" = 3 ]
+rm -f "$RUN/training.svg"
+run plot "$RUN"
+check "plot RUN_DIR: writes RUN_DIR/training.svg" eval 'exits 0 && [ -s "$RUN/training.svg" ]'
+run plot --help
+check "plot --help exits 0 with its usage on stdout" eval 'exits 0 && grep -q "^usage: nmt plot " "$T/out"'
+run plot
+check "plot without RUN_DIR: exit 2" exits 2
+run plot "$RUN" --frob
+check "plot: unknown option: exit 2, naming it" eval 'exits 2 && head -n 1 "$T/err" | grep -q "^nmt: .*--frob"'
+run plot "$T/no_such_run"
+PREFIX="nmt: $T/no_such_run/train.log: "
+check "plot a missing run dir: exit 1, one line naming train.log" eval 'exits 1 && one_error'
+mkdir -p "$T/runs/empty" && : >"$T/runs/empty/train.log"
+run plot "$T/runs/empty"
+PREFIX="nmt: $T/runs/empty/train.log: empty"
+check "plot an empty train.log: exit 1, one line saying so" eval 'exits 1 && one_error'
+mkdir -p "$T/runs/damaged"
+{ head -n 20 "$LOG"; echo "not json"; sed -n '21,40p' "$LOG"; printf '{"step":'; } >"$T/runs/damaged/train.log"
+run plot "$T/runs/damaged"
+check "plot a damaged train.log: exit 0, the chart written" eval 'exits 0 && [ -s "$T/runs/damaged/training.svg" ]'
+check "plot a damaged train.log: one warning naming the file and line 21" \
+    eval '[ "$(lines "$T/err")" = 1 ] && grep -q "^nmt: warning: $T/runs/damaged/train.log: .*2 malformed.*line 21" "$T/err"'
+run plot "$RUN" -o "$T/no_such_dir/x.svg"
+check "plot -o into a missing directory: exit 1, naming the file" \
+    eval 'exits 1 && grep -q "^nmt: $T/no_such_dir/x.svg: " "$T/err"'
+
 finish

@@ -1,0 +1,388 @@
+#include "plot.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "svg.h"   /* defines: Svg, svg_*, SvgText */
+
+/* ---------------------------------------------------------------- axes */
+
+int plot_axis(double lo, double hi, int target, PlotAxis *axis)
+{
+    if (!isfinite(lo) || !isfinite(hi) || lo > hi) return -1;
+    if (target < 1) target = 1;
+    if (hi == lo) {
+        double half = lo != 0 ? fabs(lo) * 0.1 : 1;
+        lo -= half;
+        hi += half;
+    }
+    /* The smallest 1-2-5 step that covers the range in `target` intervals. */
+    double raw = (hi - lo) / target;
+    double mag = pow(10, floor(log10(raw)));
+    double r = raw / mag;
+    double step = (r <= 1 + 1e-9 ? 1 : r <= 2 + 1e-9 ? 2 : r <= 5 + 1e-9 ? 5 : 10) * mag;
+    /* The small tolerance keeps 0.6 / 0.2 = 2.9999999999999996 from adding a tick. */
+    double first = floor(lo / step + 1e-9), last = ceil(hi / step - 1e-9);
+    axis->step = step;
+    axis->first = (long)first;
+    axis->n = (int)(last - first) + 1;
+    axis->lo = first * step;
+    axis->hi = last * step;
+    int decimals = -(int)floor(log10(step) + 1e-9);
+    axis->decimals = decimals > 0 ? decimals : 0;
+    return 0;
+}
+
+double plot_axis_tick(const PlotAxis *axis, int k)
+{
+    return (double)(axis->first + k) * axis->step;
+}
+
+void plot_axis_label(const PlotAxis *axis, int k, char *buf, size_t cap)
+{
+    double v = plot_axis_tick(axis, k);
+    if (fabs(v) < axis->step * 1e-6) v = 0;   /* never "-0" */
+    snprintf(buf, cap, "%.*f", axis->decimals, v);
+}
+
+/* ---------------------------------------------------------------- train.log */
+
+/* The number at key, if it is there and finite. */
+static int json_number(const cJSON *obj, const char *key, double *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) return 0;
+    *out = v->valuedouble;
+    return 1;
+}
+
+/* Appends v as element n of *a, doubling the allocation whenever n is a power of two
+ * (so the capacity is never stored: it is the next power of two, at least 8). */
+static void push(double **a, int n, double v)
+{
+    if ((n & (n - 1)) == 0) *a = xrealloc(*a, sizeof(double) * (n < 4 ? 8 : 2 * (size_t)n));
+    (*a)[n] = v;
+}
+
+/* One line: 1 if used or ignored on purpose, 0 if malformed. */
+static int parse_line(TrainLog *log, const char *line)
+{
+    cJSON *obj = cJSON_Parse(line);
+    int ok = 0;
+    if (!cJSON_IsObject(obj)) goto done;
+    const cJSON *event = cJSON_GetObjectItemCaseSensitive(obj, "event");
+    double step, loss, bleu;
+    if (!event) {
+        if (!json_number(obj, "step", &step) || !json_number(obj, "loss", &loss)) goto done;
+        push(&log->step, log->n_steps, step);
+        push(&log->loss, log->n_steps, loss);
+        log->n_steps++;
+    } else if (cJSON_IsString(event) && !strcmp(event->valuestring, "validation")) {
+        if (!json_number(obj, "step", &step) || !json_number(obj, "valid_loss", &loss)) goto done;
+        int has_bleu = json_number(obj, "valid_bleu", &bleu);
+        push(&log->valid_step, log->n_valid, step);
+        push(&log->valid_loss, log->n_valid, loss);
+        push(&log->valid_bleu, log->n_valid, has_bleu ? bleu : NAN);
+        log->n_valid++;
+        log->n_bleu += has_bleu;
+    } else if (!cJSON_IsString(event)) {
+        goto done;
+    }
+    ok = 1;
+done:
+    cJSON_Delete(obj);
+    return ok;
+}
+
+int train_log_parse(FILE *f, const char *name, TrainLog *log, Error *err)
+{
+    memset(log, 0, sizeof *log);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    long number = 0;
+    while ((len = getline(&line, &cap, f)) >= 0) {
+        number++;
+        /* A NUL inside the line would hide the rest from cJSON: malformed. */
+        int blank = 1, has_nul = (size_t)len != strlen(line);
+        for (ssize_t i = 0; i < len && blank; i++)
+            blank = strchr(" \t\r\n", line[i]) != NULL;
+        if (blank && !has_nul) continue;
+        log->n_lines++;
+        if (has_nul || !parse_line(log, line)) {
+            if (!log->n_malformed) log->first_malformed = number;
+            log->n_malformed++;
+        }
+    }
+    free(line);
+    if (ferror(f)) {
+        train_log_free(log);
+        return error_set(err, "%s: read error: %s", name, strerror(errno));
+    }
+    return 0;
+}
+
+int train_log_read(const char *path, TrainLog *log, Error *err)
+{
+    memset(log, 0, sizeof *log);
+    FILE *f = fopen(path, "r");
+    if (!f) return error_set(err, "%s: cannot read: %s", path, strerror(errno));
+    int status = train_log_parse(f, path, log, err);
+    fclose(f);
+    return status;
+}
+
+void train_log_free(TrainLog *log)
+{
+    free(log->step);
+    free(log->loss);
+    free(log->valid_step);
+    free(log->valid_loss);
+    free(log->valid_bleu);
+    memset(log, 0, sizeof *log);
+}
+
+void train_log_describe_skipped(const TrainLog *log, const char *path, char *buf, size_t cap)
+{
+    if (cap == 0) return;
+    buf[0] = 0;
+    if (log->n_malformed == 1)
+        snprintf(buf, cap, "%s: skipped 1 malformed line (line %ld)", path, log->first_malformed);
+    else if (log->n_malformed > 1)
+        snprintf(buf, cap, "%s: skipped %d malformed lines (the first is line %ld)", path, log->n_malformed,
+                 log->first_malformed);
+}
+
+/* ---------------------------------------------------------------- the chart */
+
+#define CHART_W 820.0
+#define CHART_H 480.0
+#define PAD 16.0
+#define TITLE_SIZE 16.0
+#define TICK_SIZE 12.0
+#define LABEL_SIZE 13.0
+#define LEGEND_SIZE 13.0
+#define TICK_LEN 5.0
+
+static const char *const colour_train = "#1f77b4", *const colour_valid = "#d62728", *const colour_bleu = "#2ca02c";
+
+/* The plot area in px and the axes mapping data into it. */
+typedef struct {
+    double x0, y0, x1, y1;   /* left, top, right, bottom */
+    PlotAxis x, y, y2;       /* steps, loss, BLEU */
+} Frame;
+
+static double map_x(const Frame *fr, double v)
+{
+    return fr->x0 + (v - fr->x.lo) / (fr->x.hi - fr->x.lo) * (fr->x1 - fr->x0);
+}
+
+static double map_y(const Frame *fr, const PlotAxis *a, double v)
+{
+    return fr->y1 - (v - a->lo) / (a->hi - a->lo) * (fr->y1 - fr->y0);
+}
+
+static void range_of(const double *v, int n, double *lo, double *hi)
+{
+    for (int i = 0; i < n; i++) {
+        if (isnan(v[i])) continue;
+        if (v[i] < *lo) *lo = v[i];
+        if (v[i] > *hi) *hi = v[i];
+    }
+}
+
+/* The widest tick label of an axis, in px. */
+static double ticks_width(const PlotAxis *a)
+{
+    char buf[64];
+    double w = 0;
+    for (int k = 0; k < a->n; k++) {
+        plot_axis_label(a, k, buf, sizeof buf);
+        double t = svg_text_width(buf, TICK_SIZE);
+        if (t > w) w = t;
+    }
+    return w;
+}
+
+/* A series as a polyline, with dots at the points when there are few (a lone
+ * validation would otherwise be invisible). NaN values (no BLEU) are left out. */
+static void draw_series(Svg *svg, const Frame *fr, const PlotAxis *a, const double *xs, const double *ys, int n,
+                        const char *colour, double width, const char *dash, int dots)
+{
+    double *px = xmalloc(sizeof(double) * (n + 1)), *py = xmalloc(sizeof(double) * (n + 1));
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (isnan(ys[i])) continue;
+        px[m] = map_x(fr, xs[i]);
+        py[m] = map_y(fr, a, ys[i]);
+        m++;
+    }
+    svg_polyline(svg, px, py, m, colour, width, dash);
+    if (dots && m <= 200)
+        for (int i = 0; i < m; i++)
+            svg_circle(svg, px[i], py[i], m < 3 ? 4 : 2.5, colour, NULL);
+    free(px);
+    free(py);
+}
+
+void plot_training_svg_to(FILE *f, const TrainLog *log, const char *title)
+{
+    int with_bleu = log->n_bleu > 0;
+    Frame fr;
+    double xlo = 0, xhi = 0, ylo = INFINITY, yhi = -INFINITY, blo = 0, bhi = -INFINITY;
+    range_of(log->step, log->n_steps, &xlo, &xhi);
+    range_of(log->valid_step, log->n_valid, &xlo, &xhi);
+    range_of(log->loss, log->n_steps, &ylo, &yhi);
+    range_of(log->valid_loss, log->n_valid, &ylo, &yhi);
+    if (!(ylo <= yhi)) ylo = yhi = 0;   /* no data: an empty frame */
+    range_of(log->valid_bleu, log->n_valid, &blo, &bhi);
+    if (!(bhi > 0)) bhi = 1;
+    plot_axis(xlo, xhi, 8, &fr.x);
+    if (fr.x.step < 1) {
+        /* Steps are whole numbers: a run of a few steps gets ticks 0, 1, 2, ... */
+        fr.x.step = 1;
+        fr.x.first = (long)floor(xlo);
+        fr.x.lo = (double)fr.x.first;
+        fr.x.hi = ceil(xhi) > fr.x.lo ? ceil(xhi) : fr.x.lo + 1;
+        fr.x.n = (int)(fr.x.hi - fr.x.lo) + 1;
+        fr.x.decimals = 0;
+    }
+    /* Steps end where training ended: the x axis stops at the last step rather than at
+     * the next round number, with the ticks that fall inside. */
+    if (xhi > fr.x.lo) {
+        fr.x.hi = xhi;
+        while (fr.x.n > 1 && plot_axis_tick(&fr.x, fr.x.n - 1) > xhi * (1 + 1e-9)) fr.x.n--;
+    }
+    plot_axis(ylo, yhi, 6, &fr.y);
+    plot_axis(blo, bhi, 6, &fr.y2);
+
+    /* Margins from what goes in them: tick labels and the rotated axis titles. */
+    double left = PAD + LABEL_SIZE + 10 + ticks_width(&fr.y) + TICK_LEN + 4;
+    double right = with_bleu ? PAD + LABEL_SIZE + 10 + ticks_width(&fr.y2) + TICK_LEN + 4 : PAD + 12;
+    double top = PAD + (title ? TITLE_SIZE + 12 : 0) + LEGEND_SIZE + 18;
+    double bottom = TICK_LEN + 4 + TICK_SIZE + 10 + LABEL_SIZE + PAD;
+    double width = CHART_W;
+    if (title && svg_text_width(title, TITLE_SIZE) + 2 * PAD > width)
+        width = ceil(svg_text_width(title, TITLE_SIZE) + 2 * PAD);
+    fr.x0 = left;
+    fr.x1 = width - right;
+    fr.y0 = top;
+    fr.y1 = CHART_H - bottom;
+
+    Svg svg;
+    svg_begin(&svg, f, width, CHART_H);
+    SvgText st;
+    char buf[64];
+    if (title) {
+        st = svg_text_style(TITLE_SIZE);
+        st.bold = 1;
+        svg_text(&svg, PAD, PAD + TITLE_SIZE, title, &st);
+    }
+
+    /* Legend, in a row above the plot area, so it never hides a curve. */
+    svg_group_begin(&svg, "legend", 0, 0);
+    struct { const char *label, *colour, *dash; int show; } keys[] = {
+        {"training loss", colour_train, NULL, log->n_steps > 0},
+        {"validation loss", colour_valid, NULL, log->n_valid > 0},
+        {"validation BLEU (right axis)", colour_bleu, "5 3", with_bleu},
+    };
+    double lx = fr.x0, ly = top - 14;
+    st = svg_text_style(LEGEND_SIZE);
+    st.middle_baseline = 1;
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        if (!keys[k].show) continue;
+        svg_line(&svg, lx, ly, lx + 24, ly, keys[k].colour, 2, keys[k].dash);
+        svg_text(&svg, lx + 30, ly, keys[k].label, &st);
+        lx += 30 + svg_text_width(keys[k].label, LEGEND_SIZE) + 20;
+    }
+    svg_group_end(&svg);
+
+    /* Grid and ticks. */
+    svg_group_begin(&svg, "axes", 0, 0);
+    st = svg_text_style(TICK_SIZE);
+    st.middle_baseline = 1;
+    st.anchor = SVG_ANCHOR_END;
+    for (int k = 0; k < fr.y.n; k++) {
+        double y = map_y(&fr, &fr.y, plot_axis_tick(&fr.y, k));
+        svg_line(&svg, fr.x0, y, fr.x1, y, "#e0e0e0", 1, NULL);
+        svg_line(&svg, fr.x0 - TICK_LEN, y, fr.x0, y, "#444", 1, NULL);
+        plot_axis_label(&fr.y, k, buf, sizeof buf);
+        svg_text(&svg, fr.x0 - TICK_LEN - 4, y, buf, &st);
+    }
+    st.anchor = SVG_ANCHOR_START;
+    for (int k = 0; with_bleu && k < fr.y2.n; k++) {
+        double y = map_y(&fr, &fr.y2, plot_axis_tick(&fr.y2, k));
+        svg_line(&svg, fr.x1, y, fr.x1 + TICK_LEN, y, "#444", 1, NULL);
+        plot_axis_label(&fr.y2, k, buf, sizeof buf);
+        svg_text(&svg, fr.x1 + TICK_LEN + 4, y, buf, &st);
+    }
+    st = svg_text_style(TICK_SIZE);
+    st.anchor = SVG_ANCHOR_MIDDLE;
+    for (int k = 0; k < fr.x.n; k++) {
+        double x = map_x(&fr, plot_axis_tick(&fr.x, k));
+        svg_line(&svg, x, fr.y0, x, fr.y1, "#f0f0f0", 1, NULL);
+        svg_line(&svg, x, fr.y1, x, fr.y1 + TICK_LEN, "#444", 1, NULL);
+        plot_axis_label(&fr.x, k, buf, sizeof buf);
+        svg_text(&svg, x, fr.y1 + TICK_LEN + 4 + TICK_SIZE, buf, &st);
+    }
+    svg_rect(&svg, fr.x0, fr.y0, fr.x1 - fr.x0, fr.y1 - fr.y0, NULL, "#444", NULL);
+    st = svg_text_style(LABEL_SIZE);
+    st.anchor = SVG_ANCHOR_MIDDLE;
+    svg_text(&svg, (fr.x0 + fr.x1) / 2, CHART_H - PAD, "step", &st);
+    st.rotate_deg = -90;
+    double mid = (fr.y0 + fr.y1) / 2;
+    svg_text(&svg, PAD + LABEL_SIZE, mid, "loss per target token", &st);
+    if (with_bleu) {
+        st.rotate_deg = 90;
+        svg_text(&svg, width - PAD - LABEL_SIZE, mid, "validation BLEU", &st);
+    }
+    svg_group_end(&svg);
+
+    svg_group_begin(&svg, "series", 0, 0);
+    draw_series(&svg, &fr, &fr.y, log->step, log->loss, log->n_steps, colour_train, 1.5, NULL, log->n_steps < 2);
+    draw_series(&svg, &fr, &fr.y, log->valid_step, log->valid_loss, log->n_valid, colour_valid, 2, NULL, 1);
+    if (with_bleu)
+        draw_series(&svg, &fr, &fr.y2, log->valid_step, log->valid_bleu, log->n_valid, colour_bleu, 2, "5 3", 1);
+    svg_group_end(&svg);
+    svg_end(&svg);
+}
+
+int plot_training(const char *run_dir, const char *out_path, char *warning, size_t cap, Error *err)
+{
+    if (cap) warning[0] = 0;
+    size_t n = strlen(run_dir) + 32;
+    char *log_path = xmalloc(n), *default_out = xmalloc(n);
+    snprintf(log_path, n, "%s/train.log", run_dir);
+    snprintf(default_out, n, "%s/training.svg", run_dir);
+    if (!out_path) out_path = default_out;
+    TrainLog log;
+    int status = -1;
+    if (train_log_read(log_path, &log, err)) goto done;
+    train_log_describe_skipped(&log, log_path, warning, cap);
+    if (log.n_lines == 0) {
+        error_set(err, "%s: empty: nothing to plot (has the run logged a step yet?)", log_path);
+        goto done;
+    }
+    if (log.n_steps == 0 && log.n_valid == 0) {
+        error_set(err, "%s: no step or validation lines to plot%s", log_path,
+                  log.n_malformed == log.n_lines ? " (every line is malformed)" : "");
+        goto done;
+    }
+    size_t tn = strlen(run_dir) + 32;
+    char *title = xmalloc(tn);
+    snprintf(title, tn, "Training: %s", run_dir);
+    FILE *f = svg_file_open(out_path, err);
+    if (f) {
+        plot_training_svg_to(f, &log, title);
+        status = svg_file_close(f, out_path, err);
+    }
+    free(title);
+done:
+    train_log_free(&log);
+    free(log_path);
+    free(default_out);
+    return status;
+}

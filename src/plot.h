@@ -1,0 +1,82 @@
+/* plot.h — the training plot: `nmt plot RUN_DIR`, also written by `nmt train` at the
+ * end of a run as OUTPUT_DIR/training.svg.
+ *
+ * Reads RUN_DIR/train.log (one JSON object per line, as train.c writes it) and draws
+ * an SVG line chart against the update step:
+ *   - training loss: the step lines {"step":S, "loss":L, ...} (the mean loss per target
+ *     token over the log_every updates before S), left axis;
+ *   - validation loss: {"event":"validation", "step":S, "valid_loss":L, ...}, left axis;
+ *   - validation BLEU: the same lines' "valid_bleu", on a right axis, when any has it.
+ * Other events (start, epoch, lr_decay, early_stop) are not drawn. A line that is not
+ * a JSON object, or a step / validation line without its numbers, is skipped and
+ * counted; the caller is told in a warning naming the file and the first such line.
+ *
+ * Axes get "nice" ticks (1, 2 or 5 times a power of ten, see plot_axis), labels, grid
+ * lines, a legend above the plot and the run directory in the title.
+ *
+ * Example (what main.c does):
+ *   char warning[ERROR_LEN];
+ *   Error err;
+ *   if (plot_training("runs/default", NULL, warning, sizeof warning, &err)) ... err.msg
+ *   if (warning[0]) fprintf(stderr, "nmt: warning: %s\n", warning);
+ */
+#ifndef PLOT_H
+#define PLOT_H
+#include <stddef.h>
+#include <stdio.h>
+
+#include "util.h"   /* defines: Error */
+
+/* ---------------------------------------------------------------- axes */
+
+/* An axis whose ticks are whole multiples of a step of 1, 2 or 5 times a power of
+ * ten, covering the data: lo <= data min, hi >= data max, both multiples of step. */
+typedef struct {
+    double lo, hi;     /* the axis range */
+    double step;       /* distance between ticks */
+    long first;        /* lo / step: tick k is at (first + k) * step, exactly */
+    int n;             /* ticks lo, lo + step, ..., hi: n of them */
+    int decimals;      /* digits after the point that print every tick exactly */
+} PlotAxis;
+
+/* The axis for data in [lo, hi] with about `target` intervals (at most target + 2
+ * ticks beyond the first; target >= 1). lo == hi is widened around the value.
+ * Returns 0, or -1 if lo or hi is not finite or lo > hi. */
+int plot_axis(double lo, double hi, int target, PlotAxis *axis);
+double plot_axis_tick(const PlotAxis *axis, int k);
+/* Tick k as text with axis->decimals decimals ("0", "0.2", "1500"). */
+void plot_axis_label(const PlotAxis *axis, int k, char *buf, size_t cap);
+
+/* ---------------------------------------------------------------- train.log */
+
+typedef struct {
+    double *step, *loss;          /* n_steps step lines, in file order */
+    int n_steps;
+    double *valid_step, *valid_loss, *valid_bleu;   /* n_valid validations; bleu NaN if absent */
+    int n_valid, n_bleu;          /* n_bleu: validations that have a BLEU */
+    long n_lines;                 /* lines that are not blank */
+    int n_malformed;              /* lines skipped */
+    long first_malformed;         /* line number (from 1) of the first, 0 if none */
+} TrainLog;
+
+/* Reads a train.log from f; name is used in messages. Never fails on content (bad
+ * lines are counted); returns -1 with err only on a read error. */
+int train_log_parse(FILE *f, const char *name, TrainLog *log, Error *err);
+/* Opens and parses path. Returns -1 with err naming path if it cannot be read. */
+int train_log_read(const char *path, TrainLog *log, Error *err);
+void train_log_free(TrainLog *log);
+/* "PATH: skipped N malformed lines (the first is line L)", or "" if none. */
+void train_log_describe_skipped(const TrainLog *log, const char *path, char *buf, size_t cap);
+
+/* ---------------------------------------------------------------- the chart */
+
+/* Draws the chart of log as a complete SVG document on f (not closed). title may be
+ * NULL. Needs at least one step line or validation. */
+void plot_training_svg_to(FILE *f, const TrainLog *log, const char *title);
+
+/* RUN_DIR/train.log -> out_path (NULL: RUN_DIR/training.svg). warning gets the
+ * skipped-lines note, or "" (it may be NULL when cap is 0). Returns 0, or -1 with err
+ * naming the file: train.log missing or unreadable, holding no step line and no
+ * validation, or the SVG not writable. */
+int plot_training(const char *run_dir, const char *out_path, char *warning, size_t cap, Error *err);
+#endif
