@@ -5,40 +5,61 @@
 #include <string.h>
 
 #include "fastmath.h" /* defines: expf_fast */
-#include "linalg.h"   /* defines: matmul_bias */
-#include "util.h"   /* defines: xmalloc */
-#include "vocab.h"  /* defines: VOCAB_SOS, VOCAB_EOS */
+#include "util.h"     /* defines: xmalloc */
+#include "vocab.h"    /* defines: VOCAB_SOS, VOCAB_EOS */
 
-void decode_greedy(Model *m, RunState *rs, const Batch *batch, int max_len, int **out, int *out_len)
+void hypothesis_free(Hypothesis *h)
 {
-    int B = batch->B, V = m->dims.tgt_vocab;
-    runstate_ensure(rs, &m->dims, RUN_DECODE, B, batch->S, max_len > 0 ? max_len : 1);
+    free(h->words);
+    free(h->attn);
+    memset(h, 0, sizeof *h);
+}
+
+/* The attention weights of batch row r at step t: the first src_len of its S. */
+static const float *attn_row(const RunState *rs, int t, int r, int R, int S)
+{
+    return rs->attn + ((long)t * R + r) * S;
+}
+
+void decode_greedy(Model *m, RunState *rs, const Batch *batch, const int *limit, int want_attn, Hypothesis *out)
+{
+    int B = batch->B, S = batch->S, V = m->dims.tgt_vocab, max_len = 1;
+    for (int b = 0; b < B; b++)
+        if (limit[b] > max_len) max_len = limit[b];
+    runstate_ensure(rs, &m->dims, RUN_DECODE, B, S, max_len);
     model_encode(m, rs, batch);
     int *prev = xmalloc(sizeof(int) * B), *done = xcalloc(B, sizeof(int));
     for (int b = 0; b < B; b++) {
         prev[b] = VOCAB_SOS;
-        out_len[b] = 0;
+        out[b] = (Hypothesis){.words = xmalloc(sizeof(int) * (limit[b] > 0 ? limit[b] : 1))};
+        done[b] = limit[b] < 1;
     }
     int remaining = B;
-    /* Step t emits word t+1; a sentence without <eos> by max_len words is cut there. */
+    /* Step t emits word t+1; a sentence without <eos> by its limit is cut there. */
     for (int t = 0; t < max_len && remaining > 0; t++) {
         model_decoder_input(m, rs, t, prev, B);
         model_decoder_step(m, rs, batch, t);
         float *logits = rs->logits; /* (B, V) for this step */
         model_step_logits(m, rs, t, B, logits);
         for (int b = 0; b < B; b++) {
-            float *row = logits + (long)b * V;
-            int best = best_word(row, V);
+            int best = best_word(logits + (long)b * V, V);
             prev[b] = best;
             if (done[b]) continue;
-            if (best == VOCAB_EOS) {
+            if (best == VOCAB_EOS) out[b].finished = 1;
+            else out[b].words[out[b].len++] = best;
+            if (out[b].finished || out[b].len >= limit[b]) {
                 done[b] = 1;
                 remaining--;
-            } else {
-                out[b][out_len[b]++] = best;
             }
         }
     }
+    if (want_attn)
+        for (int b = 0; b < B; b++) {
+            int rows = out[b].len + out[b].finished, n = rs->src_len[b];
+            out[b].attn = xmalloc(sizeof(float) * (rows * n > 0 ? rows * n : 1));
+            for (int t = 0; t < rows; t++)
+                memcpy(out[b].attn + (long)t * n, attn_row(rs, t, b, B, S), sizeof(float) * n);
+        }
     free(prev);
     free(done);
 }
@@ -64,18 +85,51 @@ static void keep_best(Candidate *best, int *count, int n, Candidate c)
 
 static float length_penalty(int len, float alpha) { return alpha == 0.0f ? 1.0f : powf((5.0f + len) / 6.0f, alpha); }
 
-/* One sentence's search: its K rows of the batch are rows n*K .. n*K+K-1. */
+/* One sentence's search: its K rows of the batch are rows n*K .. n*K+K-1. Each live
+ * beam's words (and, when asked for, its attention rows) are copied forward every
+ * step: short sentences and small K make that cheaper than back-pointers. */
 typedef struct {
-    int *hist, *next_hist;   /* (K, max_len) words of each live beam */
-    float *score;            /* (K) total log-probability of each live beam */
-    int live, finished, done, limit;
-    float best_final;
+    int *hist, *next_hist;     /* (K, max_len) words of each live beam */
+    float *ahist, *next_ahist; /* (K, max_len, src_len) attention rows, or NULL */
+    float *score;              /* (K) total log-probability of each live beam */
+    Hypothesis *final;         /* (K) finished hypotheses, best first */
+    int live, n_final, done, limit, src_len;
 } Search;
 
-void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, int N, int K, const int *limit,
-                 float alpha, int **out, int *out_len)
+/* Sentence q's hypothesis from live beam k's first len words and rows, plus one more
+ * attention row (the step that emitted <eos>) when finished. */
+static Hypothesis make_hypothesis(const Search *q, const int *words, const float *rows, int len, int finished,
+                                  const float *last_row, float score)
+{
+    Hypothesis h = {.len = len, .finished = finished, .score = score};
+    h.words = xmalloc(sizeof(int) * (len ? len : 1));
+    memcpy(h.words, words, sizeof(int) * len);
+    if (rows) {
+        long n = q->src_len, r = len + finished;
+        h.attn = xmalloc(sizeof(float) * (r * n > 0 ? r * n : 1));
+        memcpy(h.attn, rows, sizeof(float) * len * n);
+        if (finished) memcpy(h.attn + len * n, last_row, sizeof(float) * n);
+    }
+    return h;
+}
+
+/* Inserts h among q's finished hypotheses, which stay sorted best first (stable). */
+static void add_final(Search *q, Hypothesis h)
+{
+    int i = q->n_final++;
+    while (i > 0 && q->final[i - 1].score < h.score) {
+        q->final[i] = q->final[i - 1];
+        i--;
+    }
+    q->final[i] = h;
+}
+
+void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, int N, int K, int nbest,
+                 const int *limit, float alpha, int want_attn, Hypothesis *out, int *count)
 {
     int V = m->dims.tgt_vocab, R = N * K, max_len = 1;
+    if (nbest < 1) nbest = 1;
+    if (nbest > K) nbest = K;
     for (int n = 0; n < N; n++)
         if (limit[n] > max_len) max_len = limit[n];
     /* Each source K times: all beams of all sentences decode as one batch of N*K rows. */
@@ -86,22 +140,28 @@ void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, in
     }
     Batch batch = {0};
     batch_fill_source(&batch, srcs, lens, R);
-    runstate_ensure(rs, &m->dims, RUN_DECODE, R, batch.S, max_len);
+    int S = batch.S;
+    runstate_ensure(rs, &m->dims, RUN_DECODE, R, S, max_len);
     model_encode(m, rs, &batch);
 
     Search *sr = xcalloc(N, sizeof(Search));
     for (int n = 0; n < N; n++) {
-        sr[n].hist = xcalloc((long)K * max_len, sizeof(int));
-        sr[n].next_hist = xcalloc((long)K * max_len, sizeof(int));
-        sr[n].score = xcalloc(K, sizeof(float));
-        sr[n].live = 1; /* at t = 0 all K rows hold the same <sos> beam */
-        sr[n].limit = limit[n] > 0 ? limit[n] : 1;
-        sr[n].best_final = -INFINITY;
-        out_len[n] = 0;
+        Search *q = &sr[n];
+        q->hist = xcalloc((long)K * max_len, sizeof(int));
+        q->next_hist = xcalloc((long)K * max_len, sizeof(int));
+        q->src_len = src_len[n];
+        if (want_attn) {
+            q->ahist = xcalloc((long)K * max_len * q->src_len, sizeof(float));
+            q->next_ahist = xcalloc((long)K * max_len * q->src_len, sizeof(float));
+        }
+        q->score = xcalloc(K, sizeof(float));
+        q->final = xcalloc(K, sizeof(Hypothesis));
+        q->live = 1; /* at t = 0 all K rows hold the same <sos> beam */
+        q->limit = limit[n] > 0 ? limit[n] : 1;
+        count[n] = 0;
     }
-    int *prev = xmalloc(sizeof(int) * R), remaining = N;
+    int *prev = xmalloc(sizeof(int) * R), *parent = xmalloc(sizeof(int) * R), remaining = N;
     float *next_score = xmalloc(sizeof(float) * K);
-    int *parent = xmalloc(sizeof(int) * R);
     Candidate *best = xmalloc(sizeof(Candidate) * 2 * K);
     for (int r = 0; r < R; r++)
         prev[r] = VOCAB_SOS;
@@ -114,7 +174,8 @@ void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, in
         for (int n = 0; n < N; n++) {
             Search *q = &sr[n];
             if (q->done) continue;
-            int count = 0;
+            long arow = (long)max_len * q->src_len; /* one beam's attention history */
+            int n_cand = 0;
             for (int k = 0; k < q->live; k++) {
                 float *row = rs->logits + (long)(n * K + k) * V, maxv = row[0], sum = 0.0f;
 #pragma omp simd reduction(max : maxv)
@@ -125,25 +186,26 @@ void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, in
                     sum += expf_fast(row[w] - maxv);
                 float base = q->score[k] - maxv - logf(sum);
                 for (int w = VOCAB_UNK; w < V; w++)
-                    if (w != VOCAB_SOS) keep_best(best, &count, 2 * K, (Candidate){base + row[w], k, w});
+                    if (w != VOCAB_SOS) keep_best(best, &n_cand, 2 * K, (Candidate){base + row[w], k, w});
             }
             /* Best first: an <eos> finishes a hypothesis, anything else continues as a beam. */
             int next = 0;
-            for (int c = 0; c < count && next < K && q->finished < K; c++) {
+            for (int c = 0; c < n_cand && next < K && q->n_final < K; c++) {
                 const Candidate *cd = &best[c];
                 const int *words = q->hist + (long)cd->beam * max_len;
+                const float *rows = q->ahist ? q->ahist + cd->beam * arow : NULL;
+                const float *now = attn_row(rs, t, n * K + cd->beam, R, S);
                 if (cd->word == VOCAB_EOS) {
-                    float norm = cd->score / length_penalty(t + 1, alpha);
-                    if (norm > q->best_final) {
-                        q->best_final = norm;
-                        memcpy(out[n], words, sizeof(int) * t);
-                        out_len[n] = t;
-                    }
-                    q->finished++;
+                    add_final(q, make_hypothesis(q, words, rows, t, 1, now, cd->score / length_penalty(t + 1, alpha)));
                     continue;
                 }
                 memcpy(q->next_hist + (long)next * max_len, words, sizeof(int) * t);
                 q->next_hist[(long)next * max_len + t] = cd->word;
+                if (rows) {
+                    float *dst = q->next_ahist + next * arow;
+                    memcpy(dst, rows, sizeof(float) * t * q->src_len);
+                    memcpy(dst + (long)t * q->src_len, now, sizeof(float) * q->src_len);
+                }
                 next_score[next] = cd->score;
                 parent[n * K + next] = n * K + cd->beam;
                 prev[n * K + next] = cd->word;
@@ -154,14 +216,16 @@ void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, in
             int *swap = q->hist;
             q->hist = q->next_hist;
             q->next_hist = swap;
+            float *aswap = q->ahist;
+            q->ahist = q->next_ahist;
+            q->next_ahist = aswap;
             memcpy(q->score, next_score, sizeof(float) * next);
             q->live = next;
-            if (q->finished >= K || next == 0 || t + 1 >= q->limit) {
-                if (out_len[n] == 0 && q->best_final == -INFINITY && next > 0) {
-                    /* Nothing finished within the limit: the best live beam, cut there. */
-                    memcpy(out[n], q->hist, sizeof(int) * (t + 1));
-                    out_len[n] = t + 1;
-                }
+            if (q->n_final >= K || next == 0 || t + 1 >= q->limit) {
+                /* Too few finished: the best live beams, cut at the limit, make up the rest. */
+                for (int k = 0; k < next && q->n_final < nbest; k++)
+                    add_final(q, make_hypothesis(q, q->hist + (long)k * max_len, q->ahist ? q->ahist + k * arow : NULL,
+                                                 t + 1, 0, NULL, q->score[k] / length_penalty(t + 1, alpha)));
                 q->done = 1;
                 remaining--;
             }
@@ -170,14 +234,23 @@ void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, in
         model_reorder_state(m, rs, t, parent, R);
     }
     for (int n = 0; n < N; n++) {
-        free(sr[n].hist);
-        free(sr[n].next_hist);
-        free(sr[n].score);
+        Search *q = &sr[n];
+        count[n] = q->n_final < nbest ? q->n_final : nbest;
+        for (int i = 0; i < q->n_final; i++) {
+            if (i < count[n]) out[(long)n * nbest + i] = q->final[i];
+            else hypothesis_free(&q->final[i]);
+        }
+        free(q->hist);
+        free(q->next_hist);
+        free(q->ahist);
+        free(q->next_ahist);
+        free(q->score);
+        free(q->final);
     }
     free(sr);
     free(prev);
-    free(next_score);
     free(parent);
+    free(next_score);
     free(best);
     free(srcs);
     free(lens);

@@ -3,9 +3,11 @@
  * Exit codes: 0 success; 1 the job failed (bad input file, unreadable model, write
  * error); 2 usage error (unknown command or option); 3 out of memory.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "blas.h"      /* defines: blas_select_kernel */
 #include "config.h"    /* defines: Config, config_load */
@@ -15,6 +17,7 @@
 #include "plot.h"      /* defines: plot_training */
 #include "train.h"     /* defines: train_run */
 #include "translate.h" /* defines: translate_stream */
+#include "unkdict.h"   /* defines: UnkDict, unkdict_load */
 
 #define NMT_VERSION "0.1.0"
 
@@ -47,7 +50,8 @@ static const char *usage_train =
 
 static const char *usage_translate =
     "usage: nmt translate MODEL.bin [--max-len N] [--batch N] [--beam K] [--length-penalty A]\n"
-    "                     < input.txt > output.txt\n"
+    "                     [--nbest N] [--align] [--attention-json] [--attention-svg DIR]\n"
+    "                     [--replace-unk] [--unk-dict FILE]  < input.txt > output.txt\n"
     "\n"
     "Translate each line of standard input; write one line per input line, flushed,\n"
     "so it can sit in a pipeline. Empty lines stay empty.\n"
@@ -57,7 +61,20 @@ static const char *usage_translate =
     "                of N lines; default 1: each line is answered as soon as it is read)\n"
     "  --beam K      beam search with K beams (default 1: greedy search)\n"
     "  --length-penalty A\n"
-    "                beam scores are log P / ((5 + length) / 6)^A (default 0.6; 0: none)\n";
+    "                beam scores are log P / ((5 + length) / 6)^A (default 0.6; 0: none)\n"
+    "  --nbest N     the N best translations per line, as lines\n"
+    "                \"LINE ||| translation ||| score\" (LINE counts from 0; beam >= N)\n"
+    "  --align       append \" ||| \" and the hard alignment \"j-i ...\": output word i\n"
+    "                attends most to source token j (both counted from 0)\n"
+    "  --attention-json\n"
+    "                one JSON object per line instead: source and output tokens,\n"
+    "                translation, score and the attention matrix\n"
+    "  --attention-svg DIR\n"
+    "                also write DIR/LINE.svg, a heatmap of each line's attention\n"
+    "  --replace-unk replace each output <unk> by the source word it attends to most\n"
+    "  --unk-dict FILE\n"
+    "                ... or by that word's translation in FILE (source<TAB>target lines);\n"
+    "                implies --replace-unk\n";
 
 static const char *usage_eval =
     "usage: nmt eval MODEL.bin TEST.tsv [--json] [--beam K] [--length-penalty A]\n"
@@ -169,7 +186,7 @@ static int parse_beam_options(int argc, char **argv, int *i, TranslateOptions *o
 
 static int cmd_translate(int argc, char **argv)
 {
-    const char *model = NULL;
+    const char *model = NULL, *dict_path = NULL;
     TranslateOptions opt = {.length_penalty = 0.6f};
     for (int i = 0; i < argc; i++) {
         int beam_opt = parse_beam_options(argc, argv, &i, &opt);
@@ -183,6 +200,23 @@ static int cmd_translate(int argc, char **argv)
             if (i + 1 >= argc || parse_int(argv[i + 1], 1, 4096, &opt.batch))
                 return usage_error(usage_translate, "translate: --batch needs a number from 1 to 4096%s", "");
             i++;
+        } else if (!strcmp(argv[i], "--nbest")) {
+            if (i + 1 >= argc || parse_int(argv[i + 1], 1, 100, &opt.nbest))
+                return usage_error(usage_translate, "translate: --nbest needs a number from 1 to 100%s", "");
+            i++;
+        } else if (!strcmp(argv[i], "--align")) {
+            opt.align = 1;
+        } else if (!strcmp(argv[i], "--attention-json")) {
+            opt.attention_json = 1;
+        } else if (!strcmp(argv[i], "--attention-svg")) {
+            if (i + 1 >= argc) return usage_error(usage_translate, "translate: --attention-svg needs a DIR%s", "");
+            opt.attention_svg = argv[++i];
+        } else if (!strcmp(argv[i], "--replace-unk")) {
+            opt.replace_unk = 1;
+        } else if (!strcmp(argv[i], "--unk-dict")) {
+            if (i + 1 >= argc) return usage_error(usage_translate, "translate: --unk-dict needs a FILE%s", "");
+            dict_path = argv[++i];
+            opt.replace_unk = 1;
         } else if (argv[i][0] == '-') {
             return usage_error(usage_translate, "translate: unknown option %s", argv[i]);
         } else if (!model) {
@@ -192,12 +226,25 @@ static int cmd_translate(int argc, char **argv)
         }
     }
     if (!model) return usage_error(usage_translate, "translate: missing MODEL.bin%s", "");
+    if (opt.attention_json && opt.nbest)
+        return usage_error(usage_translate, "translate: --attention-json writes the best translation only; "
+                                            "it does not combine with --nbest%s", "");
     ModelFile mf;
+    UnkDict dict = {0};
     Error err;
     if (modelfile_read(model, &mf, &err)) return fail(&err);
-    int status = translate_stream(&mf, stdin, stdout, "stdin", &opt, &err) ? fail(&err) : 0;
+    int status = 0;
+    if (opt.attention_svg && mkdir(opt.attention_svg, 0777) != 0 && errno != EEXIST)
+        status = error_set(&err, "%s: cannot create: %s", opt.attention_svg, strerror(errno));
+    if (status == 0 && dict_path) {
+        status = unkdict_load(&dict, dict_path, &mf.text, &err);
+        opt.unk_dict = &dict;
+    }
+    if (status == 0) status = translate_stream(&mf, stdin, stdout, "stdin", &opt, &err);
+    if (status) fail(&err);
+    unkdict_free(&dict);
     modelfile_free(&mf);
-    return status;
+    return status ? 1 : 0;
 }
 
 static int cmd_eval(int argc, char **argv)

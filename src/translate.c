@@ -4,8 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corpus.h" /* defines: encode_tokens */
-#include "decode.h" /* defines: decode_greedy, decode_beam */
+#include <cjson/cJSON.h>
+
+#include "corpus.h"  /* defines: encode_tokens */
+#include "decode.h"  /* defines: decode_greedy, decode_beam, Hypothesis */
+#include "heatmap.h" /* defines: heatmap_write_svg */
 
 /* Most output words for a source of src_len tokens. */
 static int output_limit(const TranslateOptions *opt, int src_len)
@@ -13,95 +16,248 @@ static int output_limit(const TranslateOptions *opt, int src_len)
     return opt->max_len > 0 ? opt->max_len : 2 * src_len + 10;
 }
 
+void translation_free(Translation *t)
+{
+    free(t->text);
+    for (int i = 0; t->src_tokens && i < t->n_src; i++)
+        free(t->src_tokens[i]);
+    for (int i = 0; t->out_tokens && i < t->n_out; i++)
+        free(t->out_tokens[i]);
+    free(t->src_tokens);
+    free(t->out_tokens);
+    free(t->attn);
+    memset(t, 0, sizeof *t);
+}
+
+/* DIR/LINE.svg: the attention heatmap of a line's best translation. */
+static int write_heatmap(const char *dir, long number, const Translation *t, Error *err)
+{
+    size_t len = strlen(dir) + 32;
+    char *path = xmalloc(len), title[64];
+    snprintf(path, len, "%s/%06ld.svg", dir, number);
+    snprintf(title, sizeof title, "line %ld", number);
+    int status = heatmap_write_svg(path, title, (const char *const *)t->src_tokens, t->n_src,
+                                   (const char *const *)t->out_tokens, t->n_out, t->attn, err);
+    free(path);
+    return status;
+}
+
+static int wants_attention(const TranslateOptions *opt)
+{
+    return opt->align || opt->attention_json || opt->attention_svg || opt->replace_unk;
+}
+
+/* The source position row `row` of attn (n_src wide) attends to most. */
+static int most_attended(const float *attn, int row, int n_src)
+{
+    const float *a = attn + (long)row * n_src;
+    int best = 0;
+    for (int j = 1; j < n_src; j++)
+        if (a[j] > a[best]) best = j;
+    return best;
+}
+
+/* A hypothesis as text (and, with attention, as tokens), for a source of tokens src. */
+static Translation make_translation(const ModelFile *mf, Hypothesis *h, const TokenList *src, const TranslateOptions *opt)
+{
+    Translation t = {.score = h->score};
+    int with_attn = h->attn != NULL;
+    char **words = xmalloc(sizeof(char *) * (h->len + 1));
+    for (int i = 0; i < h->len; i++) {
+        const char *w = vocab_word(&mf->tgt_vocab, h->words[i]);
+        if (opt->replace_unk && with_attn && h->words[i] == VOCAB_UNK && src->n > 0) {
+            const char *from = src->tokens[most_attended(h->attn, i, src->n)];
+            const char *entry = unkdict_lookup(opt->unk_dict, from);
+            w = entry ? entry : from;
+        }
+        words[i] = (char *)w;
+    }
+    t.text = text_detokenize(words, h->len);
+    if (with_attn) {
+        t.n_src = src->n;
+        t.src_tokens = xmalloc(sizeof(char *) * (src->n ? src->n : 1));
+        for (int j = 0; j < src->n; j++)
+            t.src_tokens[j] = xstrdup(src->tokens[j]);
+        t.n_out = h->len + h->finished;
+        t.out_tokens = xmalloc(sizeof(char *) * (t.n_out ? t.n_out : 1));
+        for (int i = 0; i < h->len; i++)
+            t.out_tokens[i] = xstrdup(words[i]);
+        if (h->finished) t.out_tokens[h->len] = xstrdup("<eos>");
+        t.attn = h->attn;
+        h->attn = NULL;
+    }
+    free(words);
+    return t;
+}
+
+void translate_batch(ModelFile *mf, RunState *rs, char *const *lines, int n, const TranslateOptions *opt,
+                     Translation *out, int *count, int *bad)
+{
+    int k = opt->nbest > 1 ? opt->nbest : 1, beam = opt->beam > k ? opt->beam : k;
+    int want_attn = wants_attention(opt);
+    TokenList *tok = xcalloc(n, sizeof(TokenList));
+    int **src = xcalloc(n, sizeof(int *)), *src_len = xcalloc(n, sizeof(int)), *limit = xcalloc(n, sizeof(int));
+    int *live = xmalloc(sizeof(int) * n), n_live = 0;
+    for (int i = 0; i < n; i++) {
+        Error err;
+        if (bad) bad[i] = 0;
+        if (count) count[i] = 1;
+        for (int j = 0; j < k; j++)
+            out[(long)i * k + j] = (Translation){0};
+        if (text_tokenize(lines[i], strlen(lines[i]), &mf->text, &tok[i], &err) != 0) {
+            if (bad) bad[i] = 1;
+            tok[i] = (TokenList){0};
+            continue;
+        }
+        if (tok[i].n > TRANSLATE_MAX_SOURCE) {
+            for (int j = TRANSLATE_MAX_SOURCE; j < tok[i].n; j++)
+                free(tok[i].tokens[j]);
+            tok[i].n = TRANSLATE_MAX_SOURCE;
+            if (bad) bad[i] = 2;
+        }
+        if (tok[i].n > 0) {
+            src[n_live] = encode_tokens(&tok[i], &mf->src_vocab);
+            src_len[n_live] = tok[i].n;
+            limit[n_live] = output_limit(opt, tok[i].n);
+            live[n_live++] = i;
+        }
+    }
+    if (n_live > 0) {
+        Hypothesis *hyp = xcalloc((long)n_live * k, sizeof(Hypothesis));
+        int *got = xmalloc(sizeof(int) * n_live);
+        if (beam > 1 || opt->nbest >= 1) {
+            decode_beam(&mf->model, rs, src, src_len, n_live, beam, k, limit, opt->length_penalty, want_attn, hyp, got);
+        } else {
+            Batch batch = {0};
+            batch_fill_source(&batch, src, src_len, n_live);
+            decode_greedy(&mf->model, rs, &batch, limit, want_attn, hyp);
+            for (int s = 0; s < n_live; s++)
+                got[s] = 1;
+            batch_free(&batch);
+        }
+        for (int s = 0; s < n_live; s++) {
+            int i = live[s];
+            if (count) count[i] = got[s];
+            for (int j = 0; j < got[s]; j++) {
+                out[(long)i * k + j] = make_translation(mf, &hyp[(long)s * k + j], &tok[i], opt);
+                hypothesis_free(&hyp[(long)s * k + j]);
+            }
+            free(src[s]);
+        }
+        free(hyp);
+        free(got);
+    }
+    for (int i = 0; i < n; i++) {
+        if (!out[(long)i * k].text) out[(long)i * k].text = xstrdup("");
+        token_list_free(&tok[i]);
+    }
+    free(tok);
+    free(src);
+    free(src_len);
+    free(limit);
+    free(live);
+}
+
 void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, const TranslateOptions *opt,
                      char **out, int *bad)
 {
-    int **src = xcalloc(n, sizeof(int *)), *src_len = xcalloc(n, sizeof(int));
-    int **hyp = xcalloc(n, sizeof(int *)), *hyp_len = xcalloc(n, sizeof(int));
-    int *live = xmalloc(sizeof(int) * n), n_live = 0, max_out = 1;
+    TranslateOptions one = *opt;
+    one.nbest = 0;
+    one.align = one.attention_json = one.replace_unk = 0;
+    one.attention_svg = NULL;
+    Translation *t = xmalloc(sizeof(Translation) * (n ? n : 1));
+    translate_batch(mf, rs, lines, n, &one, t, NULL, bad);
     for (int i = 0; i < n; i++) {
-        TokenList t;
-        Error err;
-        if (bad) bad[i] = 0;
-        if (text_tokenize(lines[i], strlen(lines[i]), &mf->text, &t, &err) != 0) {
-            if (bad) bad[i] = 1;
-            continue;
-        }
-        if (t.n > TRANSLATE_MAX_SOURCE) {
-            for (int k = TRANSLATE_MAX_SOURCE; k < t.n; k++)
-                free(t.tokens[k]);
-            t.n = TRANSLATE_MAX_SOURCE;
-            if (bad) bad[i] = 2;
-        }
-        if (t.n > 0) {
-            src[n_live] = encode_tokens(&t, &mf->src_vocab);
-            src_len[n_live] = t.n;
-            int limit = output_limit(opt, t.n);
-            if (limit > max_out) max_out = limit;
-            live[n_live++] = i;
-        }
-        token_list_free(&t);
+        out[i] = t[i].text;
+        t[i].text = NULL;
+        translation_free(&t[i]);
     }
+    free(t);
+}
+
+/* " ||| j-i j-i ...": for each output word i the source token j it attends to most. */
+static void put_alignment(FILE *out, const Translation *t)
+{
+    fputs(" |||", out);
+    int words = t->n_out > 0 && !strcmp(t->out_tokens[t->n_out - 1], "<eos>") ? t->n_out - 1 : t->n_out;
+    for (int i = 0; t->n_src > 0 && i < words; i++)
+        fprintf(out, " %d-%d", most_attended(t->attn, i, t->n_src), i);
+}
+
+static cJSON *string_array(char **s, int n)
+{
+    cJSON *a = cJSON_CreateArray();
     for (int i = 0; i < n; i++)
-        out[i] = NULL;
-    if (n_live > 0) {
-        Batch batch = {0};
-        batch_fill_source(&batch, src, src_len, n_live);
-        for (int k = 0; k < n_live; k++)
-            hyp[k] = xmalloc(sizeof(int) * max_out);
-        if (opt->beam > 1) {
-            int *limit = xmalloc(sizeof(int) * n_live);
-            for (int k = 0; k < n_live; k++)
-                limit[k] = output_limit(opt, src_len[k]);
-            decode_beam(&mf->model, rs, src, src_len, n_live, opt->beam, limit, opt->length_penalty, hyp, hyp_len);
-            free(limit);
-        } else {
-            decode_greedy(&mf->model, rs, &batch, max_out, hyp, hyp_len);
+        cJSON_AddItemToArray(a, cJSON_CreateString(s[i]));
+    return a;
+}
+
+/* One JSON object: the line (1-based), tokens, translation, score and attention. */
+static void put_json(FILE *out, long number, const Translation *t)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "line", (double)number);
+    cJSON_AddItemToObject(o, "source", string_array(t->src_tokens, t->n_src));
+    cJSON_AddItemToObject(o, "output", string_array(t->out_tokens, t->n_out));
+    cJSON_AddStringToObject(o, "translation", t->text);
+    cJSON_AddNumberToObject(o, "score", t->score);
+    cJSON *rows = cJSON_AddArrayToObject(o, "attention");
+    for (int i = 0; i < t->n_out; i++) {
+        cJSON *row = cJSON_CreateArray();
+        for (int j = 0; j < t->n_src; j++) {
+            /* Six significant digits: the weights are floats, and the file stays readable. */
+            char buf[32];
+            snprintf(buf, sizeof buf, "%.6g", t->attn[(long)i * t->n_src + j]);
+            cJSON_AddItemToArray(row, cJSON_CreateRaw(buf));
         }
-        for (int k = 0; k < n_live; k++) {
-            /* Sentences decoded together share max_out; each keeps its own limit. */
-            int limit = output_limit(opt, src_len[k]);
-            int len = hyp_len[k] < limit ? hyp_len[k] : limit;
-            char **words = xmalloc(sizeof(char *) * (len ? len : 1));
-            for (int j = 0; j < len; j++)
-                words[j] = (char *)vocab_word(&mf->tgt_vocab, hyp[k][j]);
-            out[live[k]] = text_detokenize(words, len);
-            free(words);
-            free(hyp[k]);
-            free(src[k]);
-        }
-        batch_free(&batch);
+        cJSON_AddItemToArray(rows, row);
     }
-    for (int i = 0; i < n; i++)
-        if (!out[i]) out[i] = xstrdup("");
-    free(src);
-    free(src_len);
-    free(hyp);
-    free(hyp_len);
-    free(live);
+    char *text = cJSON_PrintUnformatted(o);
+    fputs(text, out);
+    fputc('\n', out);
+    free(text);
+    cJSON_Delete(o);
 }
 
 /* Translates and writes lines[0..n-1] (input lines first_number...), warning about bad ones. */
 static int flush_lines(ModelFile *mf, RunState *rs, char **lines, int n, long first_number, FILE *out,
                        const char *in_name, const TranslateOptions *opt, Error *err)
 {
-    char **result = xmalloc(sizeof(char *) * n);
-    int *bad = xmalloc(sizeof(int) * n), status = 0;
-    translate_lines(mf, rs, lines, n, opt, result, bad);
+    int k = opt->nbest > 1 ? opt->nbest : 1, status = 0;
+    Translation *result = xmalloc(sizeof(Translation) * n * k);
+    int *bad = xmalloc(sizeof(int) * n), *count = xmalloc(sizeof(int) * n);
+    translate_batch(mf, rs, lines, n, opt, result, count, bad);
     for (int i = 0; i < n; i++) {
         long number = first_number + i;
+        Translation *best = &result[(long)i * k];
         if (bad[i] == 1)
             fprintf(stderr, "nmt: warning: %s line %ld: invalid UTF-8; translated as empty\n", in_name, number);
         if (bad[i] == 2)
             fprintf(stderr, "nmt: warning: %s line %ld: longer than %d tokens; only the first %d translated\n",
                     in_name, number, TRANSLATE_MAX_SOURCE, TRANSLATE_MAX_SOURCE);
-        if (status == 0 && (fputs(result[i], out) < 0 || fputc('\n', out) < 0))
-            status = error_set(err, "writing the translation: %s", strerror(errno));
-        free(result[i]);
+        if (status == 0 && opt->attention_svg) status = write_heatmap(opt->attention_svg, number, best, err);
+        if (opt->attention_json) {
+            put_json(out, number, best);
+        } else if (opt->nbest >= 1) {
+            for (int j = 0; j < count[i]; j++) {
+                const Translation *t = &result[(long)i * k + j];
+                fprintf(out, "%ld ||| %s ||| %.6f", number - 1, t->text, t->score);
+                if (opt->align) put_alignment(out, t);
+                fputc('\n', out);
+            }
+        } else {
+            fputs(best->text, out);
+            if (opt->align) put_alignment(out, best);
+            fputc('\n', out);
+        }
+        for (int j = 0; j < count[i]; j++)
+            translation_free(&result[(long)i * k + j]);
     }
-    if (status == 0 && fflush(out) != 0) status = error_set(err, "writing the translation: %s", strerror(errno));
+    if (status == 0 && (ferror(out) || fflush(out) != 0))
+        status = error_set(err, "writing the translation: %s", strerror(errno));
     free(result);
     free(bad);
+    free(count);
     return status;
 }
 

@@ -1,10 +1,26 @@
 /* translate.h — `nmt translate`: raw lines in, translated lines out.
  *
  * A line is normalised and tokenised exactly as the training data was (the options
- * travel in the model file), mapped to ids, decoded greedily, and the output words are
- * detokenised into a sentence. Line i of the output always answers line i of the
- * input: an empty line gives an empty line, and a line that cannot be read (invalid
- * UTF-8) gives an empty line and a warning naming its number.
+ * travel in the model file), mapped to ids, decoded (greedy or beam search), and the
+ * output words are detokenised into a sentence. Line i of the output always answers
+ * line i of the input: an empty line gives an empty line, and a line that cannot be
+ * read (invalid UTF-8) gives an empty line and a warning naming its number.
+ *
+ * Output formats (translate_stream), one record per input line unless --nbest:
+ *   plain            the sentence
+ *   --align          the sentence, " ||| ", and the hard alignment: for each output
+ *                    word i the source token j it attends to most, as "j-i" pairs
+ *                    (0-based, Moses / fast_align order: source-target)
+ *   --nbest N        N lines "k ||| sentence ||| score" (k = 0-based input line; score
+ *                    the length-normalised log-probability), best first; with
+ *                    --align a fourth field, the alignment
+ *   --attention-json one JSON object per line: line, source and output tokens
+ *                    (<eos> included when emitted), translation, score, and the
+ *                    attention matrix, one row per output token
+ * --attention-svg DIR additionally writes DIR/LINE.svg, a heatmap of the best
+ * hypothesis' attention (LINE 1-based, six digits). --replace-unk replaces each output
+ * <unk> by the source token it attends to most, or by that token's entry in the
+ * --unk-dict dictionary (Luong et al. 2015).
  */
 #ifndef TRANSLATE_H
 #define TRANSLATE_H
@@ -12,6 +28,7 @@
 #include <stdio.h>
 
 #include "modelfile.h" /* defines: ModelFile */
+#include "unkdict.h"   /* defines: UnkDict */
 
 /* Longest source, in tokens, that is translated; longer ones are cut with a warning. */
 #define TRANSLATE_MAX_SOURCE 400
@@ -21,17 +38,43 @@ typedef struct {
     int batch;     /* lines decoded together (0 or 1: one at a time, each flushed at once) */
     int beam;      /* beam size; 0 or 1: greedy search */
     float length_penalty;  /* GNMT alpha for beam search (decode.h) */
+    int nbest;     /* hypotheses written per line (0 or 1: the best only); implies beam >= nbest */
+    int align;             /* append the hard alignment */
+    int attention_json;    /* JSON records with the attention matrix instead of text */
+    const char *attention_svg;  /* directory for one heatmap per line, or NULL */
+    int replace_unk;       /* replace output <unk> through attention */
+    const UnkDict *unk_dict;    /* for replace_unk, or NULL: copy the source token */
 } TranslateOptions;
 
-/* Translates n lines together (one decoder batch). out[i] receives a malloc'd sentence;
- * bad[i] (may be NULL) is set to 1 for a line that is not valid UTF-8 (out[i] = ""),
- * 2 for one longer than TRANSLATE_MAX_SOURCE tokens (only its start is translated), else 0. */
+/* One hypothesis for one input line. */
+typedef struct {
+    char *text;            /* the detokenised sentence (malloc'd) */
+    float score;           /* beam search: length-normalised log-probability; greedy: 0 */
+    /* Only when the options ask for attention (align, JSON, SVG, replace_unk): */
+    char **src_tokens;     /* n_src source tokens as the model saw them */
+    char **out_tokens;     /* n_out output tokens (after <unk> replacement), <eos> last if emitted */
+    int n_src, n_out;
+    float *attn;           /* (n_out, n_src) attention weights */
+} Translation;
+
+void translation_free(Translation *t);
+
+/* Translates n lines together (one decoder batch). out[i * k + j] (k = max(1,
+ * opt->nbest)) receives line i's j-th best hypothesis for j < count[i] (count may be
+ * NULL when k is 1; an unreadable or empty line gets one empty hypothesis). bad[i] (may
+ * be NULL) is set to 1 for a line that is not valid UTF-8, 2 for one longer than
+ * TRANSLATE_MAX_SOURCE tokens (only its start is translated), else 0. */
+void translate_batch(ModelFile *mf, RunState *rs, char *const *lines, int n, const TranslateOptions *opt,
+                     Translation *out, int *count, int *bad);
+
+/* The best translation of each of n lines as a malloc'd sentence in out[i] (the
+ * plain-text view of translate_batch, used by eval and validation). */
 void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, const TranslateOptions *opt,
                      char **out, int *bad);
 
-/* Reads lines from in until EOF and writes one translation per line to out, flushing
- * after each line (after each group of opt->batch lines when batching), so that it
- * works inside a pipeline. Returns 0, or -1 on a write error. */
+/* Reads lines from in until EOF and writes one record per line (see above) to out,
+ * flushing after each line (after each group of opt->batch lines when batching), so
+ * that it works inside a pipeline. Returns 0, or -1 on a write error. */
 int translate_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const TranslateOptions *opt,
                      Error *err);
 #endif

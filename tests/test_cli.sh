@@ -651,4 +651,96 @@ run plot "$RUN" -o "$T/no_such_dir/x.svg"
 check "plot -o into a missing directory: exit 1, naming the file" \
     eval 'exits 1 && grep -q "^nmt: $T/no_such_dir/x.svg: " "$T/err"'
 
+# ---------------------------------------------------------------- 12. n-best, alignments, attention, <unk>
+
+printf 'tom is here.\n\n%s\n' "$(head -n 1 "$T/src20.txt")" >"$T/three.txt"
+cat "$T/src20.txt" >>"$T/three.txt"
+run translate "$M" --nbest 3 <"$T/three.txt"
+check "nbest 3: exit 0, 3 lines per non-empty line and 1 for the empty one" \
+    eval 'exits 0 && [ "$(lines "$T/out")" -eq $((3 * 22 + 1)) ]'
+check "nbest: 'LINE ||| text ||| score', lines counted from 0, in order" \
+    awk -F' \\|\\|\\| ' 'NF != 3 || $1 < prev || $1 !~ /^[0-9]+$/ { exit 1 } { prev = $1 } END { exit !(prev == 22) }' "$T/out"
+check "nbest: scores fall within each line's list" \
+    awk -F' \\|\\|\\| ' '$1 == line && $3 > score + 1e-6 { exit 1 } { line = $1; score = $3 }' "$T/out"
+check "nbest: the empty line gets one empty hypothesis" grep -qx '1 |||  ||| 0.000000' "$T/out"
+awk -F' \\|\\|\\| ' 'NR == 1 || $1 != prev { print $2 } { prev = $1 }' "$T/out" >"$T/nbest_first.txt"
+run translate "$M" --beam 3 <"$T/three.txt"
+check "nbest 3: the first hypotheses are the beam-3 translations" cmp -s "$T/out" "$T/nbest_first.txt"
+run translate "$M" --nbest 0
+check "nbest 0: usage error, exit 2" exits 2
+
+run translate "$M" --align <"$T/three.txt"
+check "align: one line per input line, 'text ||| j-i ...'" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 23 ] && [ "$(grep -c " |||" "$T/out")" = 23 ]'
+run translate "$M" <"$T/three.txt"
+cp "$T/out" "$T/plain3.txt"
+run translate "$M" --align <"$T/three.txt"
+check "align: the text part is the plain translation" \
+    eval 'sed "s/ |||.*//" "$T/out" | cmp -s - "$T/plain3.txt"'
+# Every pair j-i: i counts the output words 0, 1, 2, ... and j is a source position.
+check "align: output positions 0..n-1 in order, source positions within the sentence" \
+    awk -F' \\|\\|\\| ' 'NR != 2 { n = split($2, p, " "); for (k = 1; k <= n; k++) { split(p[k], ji, "-");
+        if (ji[2] != k - 1 || ji[1] < 0 || ji[1] > 40) exit 1 } }' "$T/out"
+
+run translate "$M" --attention-json <"$T/three.txt"
+check "attention-json: one JSON object per input line" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 23 ] && [ "$(grep -c "^{\"line\":[0-9]*,\"source\":\[" "$T/out")" = 23 ]'
+check "attention-json: the empty line has empty token lists and matrix" \
+    grep -q '^{"line":2,"source":\[\],"output":\[\],"translation":"","score":0,"attention":\[\]}$' "$T/out"
+# Global attention: each row of weights sums to 1; there are as many rows as output tokens.
+check "attention-json: every attention row sums to 1, one row per output token" \
+    awk 'NR != 2 { a = $0; sub(/.*"attention":\[\[/, "", a); sub(/\]\]\}$/, "", a); n = split(a, rows, /\],\[/);
+        o = $0; sub(/.*"output":\[/, "", o); sub(/\],"translation".*/, "", o); if (n != split(o, x, "\",\"")) exit 1;
+        for (r = 1; r <= n; r++) { m = split(rows[r], w, ","); s = 0; for (k = 1; k <= m; k++) s += w[k];
+        if (s < 0.999 || s > 1.001) exit 1 } }' "$T/out"
+run translate "$M" --attention-json --nbest 2 </dev/null
+check "attention-json with nbest: usage error" exits 2
+
+# <unk> replacement on a model with a tiny target vocabulary, so that it says <unk> often.
+sed -e 's/"epochs": 30/"epochs": 8/' -e 's/"data": {/"data": {"max_vocab": 30, /' -e "s#$RUN#$T/runs/unk#" \
+    "$T/tiny.json" >"$T/unk.json"
+run train "$T/unk.json" --quiet
+U=$T/runs/unk/model.bin
+run translate "$U" <"$T/src20.txt"
+unks=$(grep -o '<unk>' "$T/out" | wc -l)
+check "replace-unk: the small-vocabulary model does emit <unk> ($unks times)" [ "$unks" -gt 0 ]
+run translate "$U" --replace-unk <"$T/src20.txt"
+check "replace-unk: no <unk> left, one line per input" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 20 ] && ! grep -q "<unk>" "$T/out"'
+# A dictionary that maps every source token to DICT: each <unk> becomes exactly one DICT.
+run translate "$U" --attention-json <"$T/src20.txt"
+grep -o '"source":\[[^]]*\]' "$T/out" | sed -e 's/"source":\[//' -e 's/\]$//' | tr ',' '\n' |
+    sed -e 's/^"//' -e 's/"$//' | sort -u | awk '{ print $0 "\tDICT" }' >"$T/dict.tsv"
+run translate "$U" --unk-dict "$T/dict.tsv" <"$T/src20.txt"
+check "unk-dict: every <unk> replaced by its dictionary entry" \
+    eval 'exits 0 && [ "$(grep -o DICT "$T/out" | wc -l)" -eq "$unks" ]'
+run translate "$U" --unk-dict "$T/nonexistent.tsv" <"$T/src20.txt"
+check "unk-dict missing: exit 1, naming the file" eval 'exits 1 && grep -q "nonexistent.tsv" "$T/err"'
+
+# Malformed input through every output format: empty, punctuation only, invalid UTF-8,
+# a NUL byte, 450 tokens; one record per line each time, no crash.
+{
+    printf '\n'
+    printf '?!... ,;\n'
+    printf 'bad \377\376 bytes\n'
+    printf 'nul \000 here\n'
+    awk 'BEGIN { for (i = 0; i < 450; i++) printf "tom "; print "" }'
+    printf 'tom is here.\n'
+} >"$T/malformed.txt"
+mkdir -p "$T/svg"
+for flags in "" "--align" "--beam 3 --align" "--attention-json" "--replace-unk --batch 4" "--attention-svg $T/svg"; do
+    run translate "$M" $flags <"$T/malformed.txt"
+    check "malformed input, translate $flags: exit 0, 6 records" eval 'exits 0 && [ "$(lines "$T/out")" = 6 ]'
+done
+check "attention-svg: one heatmap per input line, 000001.svg to 000006.svg" \
+    eval '[ "$(ls "$T/svg" | tr "\n" " ")" = "000001.svg 000002.svg 000003.svg 000004.svg 000005.svg 000006.svg " ]'
+check "attention-svg: the heatmap of 'tom is here.' is an SVG with its tokens and one cell per weight" \
+    eval 'head -c 200 "$T/svg/000006.svg" | grep -q "<svg" && grep -q ">tom<" "$T/svg/000006.svg" &&
+          [ "$(grep -o "<rect[^>]*fill=\"#[0-9a-f]*\"" "$T/svg/000006.svg" | wc -l)" -ge 4 ]'
+run translate "$M" --attention-svg /dev/null/x <"$T/three.txt"
+check "attention-svg into an impossible directory: exit 1, naming it" eval 'exits 1 && grep -q "/dev/null/x" "$T/err"'
+run translate "$M" --nbest 2 <"$T/malformed.txt"
+check "malformed input, translate --nbest 2: exit 0, lines numbered 0..5" \
+    eval 'exits 0 && [ "$(cut -d" " -f1 "$T/out" | sort -un | tr "\n" " ")" = "0 1 2 3 4 5 " ]'
+
 finish
