@@ -83,7 +83,11 @@ static void keep_best(Candidate *best, int *count, int n, Candidate c)
     best[i] = c;
 }
 
-static float length_penalty(int len, float alpha) { return alpha == 0.0f ? 1.0f : powf((5.0f + len) / 6.0f, alpha); }
+static float length_penalty(int len, float alpha)
+{
+    if (alpha == LENGTH_AVERAGE) return (float)len;
+    return alpha == 0.0f ? 1.0f : powf((5.0f + len) / 6.0f, alpha);
+}
 
 /* One sentence's search: its K rows of the batch are rows n*K .. n*K+K-1. Each live
  * beam's words (and, when asked for, its attention rows) are copied forward every

@@ -38,9 +38,11 @@ void decode_greedy(Model *m, RunState *rs, const Batch *batch, const int *limit,
  * K of its beams have finished or after limit[n] words. Hypotheses are ranked by the
  * length-normalised score
  *     log P(y | x) / lp(|y|),   lp(n) = ((5 + n) / 6)^alpha   (GNMT; n counts <eos>)
- * (alpha = 0: raw log-probability). out[n * nbest + i] receives sentence n's i-th best
+ * (alpha = 0: raw log-probability; alpha = LENGTH_AVERAGE: lp(n) = n, the average
+ * log-probability per word). out[n * nbest + i] receives sentence n's i-th best
  * finished hypothesis, count[n] how many there are (1 <= count[n] <= nbest <= K): if
  * fewer than nbest finished, the best live beams cut at the limit make up the rest. */
+#define LENGTH_AVERAGE (-1.0f)
 void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, int N, int K, int nbest,
                  const int *limit, float alpha, int want_attn, Hypothesis *out, int *count);
 #endif

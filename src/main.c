@@ -11,6 +11,7 @@
 
 #include "blas.h"      /* defines: blas_select_kernel */
 #include "config.h"    /* defines: Config, config_load */
+#include "decode.h"    /* defines: LENGTH_AVERAGE */
 #include "eval.h"      /* defines: eval_run, eval_print */
 #include "modelfile.h" /* defines: ModelFile, modelfile_read */
 #include "score.h"     /* defines: ScoreOptions, score_run */
@@ -61,7 +62,8 @@ static const char *usage_translate =
     "                of N lines; default 1: each line is answered as soon as it is read)\n"
     "  --beam K      beam search with K beams (default 1: greedy search)\n"
     "  --length-penalty A\n"
-    "                beam scores are log P / ((5 + length) / 6)^A (default 0.6; 0: none)\n"
+    "                beam scores are log P / ((5 + length) / 6)^A (default 0.6; 0: none;\n"
+    "                avg: log P / length, the average log-probability per word)\n"
     "  --nbest N     the N best translations per line, as lines\n"
     "                \"LINE ||| translation ||| score\" (LINE counts from 0; beam >= N)\n"
     "  --align       append \" ||| \" and the hard alignment \"j-i ...\": output word i\n"
@@ -161,7 +163,7 @@ static int parse_int(const char *s, int lo, int hi, int *out)
     return 0;
 }
 
-static const char *beam_usage = "--beam needs a number from 1 to 100, --length-penalty a number from 0 to 5";
+static const char *beam_usage = "--beam needs a number from 1 to 100, --length-penalty a number from 0 to 5 or avg";
 
 /* --beam K and --length-penalty A, shared by translate and eval. Returns 1 if argv[*i]
  * was one of them (and consumes its value), 0 if not, -1 on a bad value. */
@@ -175,9 +177,13 @@ static int parse_beam_options(int argc, char **argv, int *i, TranslateOptions *o
     if (!strcmp(argv[*i], "--length-penalty")) {
         char *end;
         if (*i + 1 >= argc) return -1;
-        double a = strtod(argv[*i + 1], &end);
-        if (end == argv[*i + 1] || *end || !(a >= 0 && a <= 5)) return -1;
-        opt->length_penalty = (float)a;
+        if (!strcmp(argv[*i + 1], "avg")) {
+            opt->length_penalty = LENGTH_AVERAGE;
+        } else {
+            double a = strtod(argv[*i + 1], &end);
+            if (end == argv[*i + 1] || *end || !(a >= 0 && a <= 5)) return -1;
+            opt->length_penalty = (float)a;
+        }
         (*i)++;
         return 1;
     }

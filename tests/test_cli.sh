@@ -666,6 +666,17 @@ check "nbest: the empty line gets one empty hypothesis" grep -qx '1 |||  ||| 0.0
 awk -F' \\|\\|\\| ' 'NR == 1 || $1 != prev { print $2 } { prev = $1 }' "$T/out" >"$T/nbest_first.txt"
 run translate "$M" --beam 3 <"$T/three.txt"
 check "nbest 3: the first hypotheses are the beam-3 translations" cmp -s "$T/out" "$T/nbest_first.txt"
+# Length normalisation: with one beam the hypothesis is the same whatever the norm, so
+# the average log-probability times (words + <eos>) is the raw log-probability.
+head -n 1 "$T/src20.txt" >"$T/one.txt"
+run translate "$M" --nbest 1 --length-penalty 0 --align <"$T/one.txt"
+raw=$(cut -d'|' -f7 "$T/out" | tr -d ' '); words=$(sed 's/.*||| //' "$T/out" | wc -w)
+run translate "$M" --nbest 1 --length-penalty avg <"$T/one.txt"
+avg=$(cut -d'|' -f7 "$T/out" | tr -d ' ')
+check "length-penalty avg: score = log P / (words + 1) ($avg x $((words + 1)) vs $raw)" \
+    awk -v a="$avg" -v r="$raw" -v n="$((words + 1))" 'BEGIN { d = a * n - r; exit !(r < 0 && d < 1e-4 && d > -1e-4) }'
+run translate "$M" --length-penalty average <"$T/one.txt"
+check "length-penalty average (misspelt): usage error" exits 2
 run translate "$M" --nbest 0
 check "nbest 0: usage error, exit 2" exits 2
 
