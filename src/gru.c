@@ -111,10 +111,8 @@ void gru_sequence_backward(const GruWeights *w, GruWeights *g, const float *x, c
     /* Weight gradients over all steps at once. The previous states of positions 0..S-1
      * are one block too: h[0..S-1] forward, h[1..S] reverse. */
     const float *h_prev = h + prev_block(0, B, H, reverse);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, G, w->in, S * B,
-                1.0f, dgi, G, x, w->in, 1.0f, g->w_ih, w->in);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, G, H, S * B,
-                1.0f, dgh, G, h_prev, H, 1.0f, g->w_hh, H);
+    linear_grads(g->w_ih, NULL, dgi, G, x, w->in, S * B, G, w->in);
+    linear_grads(g->w_hh, NULL, dgh, G, h_prev, H, S * B, G, H);
     column_sums_add(g->b_ih, dgi, S * B, G, G);
     column_sums_add(g->b_hh, dgh, S * B, G, G);
     /* dx = dgi · w_ih */

@@ -35,6 +35,12 @@ void matmul_add(float *y, int ld_y, const float *x, int ld_x, const float *w, in
     matmul_nt(y, ld_y, x, ld_x, w, ld_w, 1.0f, M, N, K);
 }
 
+void linear_grads(float *gw, float *gb, const float *dy, int ld_dy, const float *x, int ld_x, int M, int N, int K)
+{
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, N, K, M, 1.0f, dy, ld_dy, x, ld_x, 1.0f, gw, K);
+    if (gb) column_sums_add(gb, dy, M, N, ld_dy);
+}
+
 void column_sums_add(float *sums, const float *d, int M, int N, int ld)
 {
     for (int i = 0; i < M; i++) {

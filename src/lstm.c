@@ -121,12 +121,8 @@ void lstm_sequence_backward(const LstmWeights *w, LstmWeights *g, const float *x
     /* Weight gradients over all steps at once. The previous states of positions 0..S-1
      * are one block too: h[0..S-1] forward, h[1..S] reverse. Both biases see dgates. */
     const float *h_prev = h + prev_block(0, B, H, reverse);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, G, w->in, S * B,
-                1.0f, dgates, G, x, w->in, 1.0f, g->w_ih, w->in);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, G, H, S * B,
-                1.0f, dgates, G, h_prev, H, 1.0f, g->w_hh, H);
-    column_sums_add(g->b_ih, dgates, S * B, G, G);
-    column_sums_add(g->b_hh, dgates, S * B, G, G);
+    linear_grads(g->w_ih, g->b_ih, dgates, G, x, w->in, S * B, G, w->in);
+    linear_grads(g->w_hh, g->b_hh, dgates, G, h_prev, H, S * B, G, H);
     /* dx = dgates · w_ih */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, S * B, w->in, G,
                 1.0f, dgates, G, w->w_ih, w->in, 0.0f, dx, w->in);

@@ -9,7 +9,7 @@
 #include "attention.h" /* defines: attention_bahdanau_*, attention_dot_*, DotAttention */
 #include "embedding.h" /* defines: embedding_forward/_backward */
 #include "gru.h"       /* defines: GruWeights, gru_sequence_*, gru_gates_* */
-#include "linalg.h"    /* defines: matmul_bias, matmul_add, column_sums_add */
+#include "linalg.h"    /* defines: matmul_bias, matmul_add, linear_grads */
 #include "loss.h"      /* defines: softmax_xent */
 #include "lstm.h"      /* defines: LstmWeights, lstm_sequence_*, lstm_gates_* */
 #include "util.h"      /* defines: xmalloc, Rng */
@@ -793,12 +793,8 @@ static void decoder_backward(Model *m, RunState *rs, const Batch *batch)
     long TB = (long)T * B;
     for (int l = 0; l < L; l++) {
         int ghw = GH + (fused_query(d, l) ? H : 0), in = l ? H : X;
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ghw, H, TB, 1.0f, rs->d_dgh[l], ghw, rs->dec[l].h, H,
-                    1.0f, g->dec[l].w_hh, H);
-        column_sums_add(g->dec[l].b_hh, rs->d_dgh[l], TB, ghw, ghw);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, GH, in, TB, 1.0f, rs->d_dgi[l], GH, rs->dec_x[l], in,
-                    1.0f, g->dec[l].w_ih, in);
-        column_sums_add(g->dec[l].b_ih, rs->d_dgi[l], TB, GH, GH);
+        linear_grads(g->dec[l].w_hh, g->dec[l].b_hh, rs->d_dgh[l], ghw, rs->dec[l].h, H, TB, ghw, H);
+        linear_grads(g->dec[l].w_ih, g->dec[l].b_ih, rs->d_dgi[l], GH, rs->dec_x[l], in, TB, GH, in);
     }
     /* Target embeddings: d_emb = dgi · W_ih[:, :E] */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, TB, E, GH, 1.0f, rs->d_dgi[0], GH, p->dec[0].w_ih, X, 0.0f,
@@ -806,17 +802,13 @@ static void decoder_backward(Model *m, RunState *rs, const Batch *batch)
     if (dropping(rs)) multiply_rows(rs->d_x, E, rs->dec_drop[0], TB, E);
     embedding_backward(g->tgt_emb, rs->d_x, E, rs->sampling ? rs->fed : batch->tgt_in, TB, E);
     if (!luong) return;
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, 2 * H, TB, 1.0f, rs->d_pre, H, rs->cat, 2 * H, 1.0f,
-                g->att_w_out, 2 * H);
+    linear_grads(g->att_w_out, NULL, rs->d_pre, H, rs->cat, 2 * H, TB, H, 2 * H);
     const float *s_all = rs->dec[L - 1].h + (long)B * H;
     if (d->attention == ATT_LUONG_CONCAT) {
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, H, TB, 1.0f, rs->d_query, H, s_all, H, 1.0f,
-                    g->att_w_query, H);
-        column_sums_add(g->att_b_query, rs->d_query, TB, H, H);
+        linear_grads(g->att_w_query, g->att_b_query, rs->d_query, H, s_all, H, TB, H, H);
     }
     if (d->attention == ATT_LOCAL_PREDICTIVE)
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, H, TB, 1.0f, rs->d_pos, H, s_all, H, 1.0f,
-                    g->att_w_pos, H);
+        linear_grads(g->att_w_pos, NULL, rs->d_pos, H, s_all, H, TB, H, H);
 }
 
 /* The encoder, top layer first; d_enc holds dLoss/d(top layer output) on entry. */
@@ -841,9 +833,7 @@ static void encoder_backward(Model *m, RunState *rs, const Batch *batch)
             const float *s0 = rs->dec[l].h;
             for (long i = 0; i < (long)B * H; i++)
                 rs->d_step[i] = rs->d_s[l][i] * (1.0f - s0[i] * s0[i]);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, H, B, 1.0f, rs->d_step, H,
-                        rs->bridge_in + (long)l * B * H, H, 1.0f, g->bridge_w[l], H);
-            column_sums_add(g->bridge_b[l], rs->d_step, B, H, H);
+            linear_grads(g->bridge_w[l], g->bridge_b[l], rs->d_step, H, rs->bridge_in + (long)l * B * H, H, B, H, H);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, H, 1.0f, rs->d_step, H, p->bridge_w[l], H,
                         0.0f, rs->d_h0, H);
             dh[0] = rs->d_dir[0];
@@ -899,8 +889,7 @@ void model_backward(Model *m, RunState *rs, const Batch *batch)
     const float *o_all = model_step_output(m, rs, 0, B), *mem = model_memory(m, rs);
 
     /* Output layer: dlogits (T*B, V) is already in rs->logits. */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, V, H, TB, 1.0f, rs->logits, V, o_all, H, 1.0f, g->out_w, H);
-    column_sums_add(g->out_b, rs->logits, TB, V, V);
+    linear_grads(g->out_w, g->out_b, rs->logits, V, o_all, H, TB, V, H);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, TB, H, V, 1.0f, rs->logits, V, p->out_w, H, 0.0f, rs->d_out,
                 H);
 
@@ -912,7 +901,7 @@ void model_backward(Model *m, RunState *rs, const Batch *batch)
     const float *w_key = is_additive(d->attention) ? p->att_w_key : p->att_w;
     float *g_key = is_additive(d->attention) ? g->att_w_key : g->att_w;
     if (d->attention != ATT_LUONG_DOT) {
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, H, H, SB, 1.0f, rs->d_keys, H, mem, H, 1.0f, g_key, H);
+        linear_grads(g_key, NULL, rs->d_keys, H, mem, H, SB, H, H);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, SB, H, H, 1.0f, rs->d_keys, H, w_key, H, 1.0f, rs->d_enc,
                     H);
     }
