@@ -102,6 +102,18 @@ static inline void fill_uniform(float *p, long n, float a, Rng *rng)
         p[i] = a * (2.0f * rng_uniform(rng) - 1.0f);
 }
 
+/* Strided outputs: the gaps between rows are filled with GAP before a call, and the
+ * call must leave them as they are. */
+#define GAP 777.0f
+static inline int gaps_hold(const float *m, int rows, int cols, int ld)
+{
+    int ok = 1;
+    for (int r = 0; r < rows; r++)
+        for (int k = cols; k < ld; k++)
+            ok &= m[r * ld + k] == GAP;
+    return ok;
+}
+
 /* sum_i w_i * out_i over a (rows, cols) matrix with row stride ld, in double. */
 static inline double weighted_sum(const float *w, const float *out, long rows, long cols, long ld)
 {
