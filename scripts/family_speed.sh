@@ -1,0 +1,44 @@
+#!/bin/sh
+# family_speed.sh — training speed of each model-family config relative to the Bahdanau
+# baseline, measured back to back so that a shared machine's load affects both alike.
+#
+#   sh scripts/family_speed.sh [ROUNDS] [CONFIG.json ...]   (default 2, configs/family/*.json)
+#
+# Each config trains 80 updates (the train section's max_steps is overridden; output
+# goes to a temporary directory), right after the baseline does the same; target
+# tokens/s is the median of the log windows after the first 20 updates (warm-up). Prints
+# one Markdown row per config: its tokens/s, the baseline's, and the median ratio.
+set -eu
+NMT=${NMT:-./nmt}
+[ -x "$NMT" ] || { echo "family_speed.sh: $NMT not built (run make)" >&2; exit 1; }
+ROUNDS=${1:-2}
+[ $# -gt 0 ] && shift
+[ $# -gt 0 ] || set -- configs/family/*.json
+BASE=configs/family/bahdanau.json
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+
+# tokens/s of CONFIG over 80 updates, after warm-up.
+speed() {
+    sed -e 's/"epochs": [0-9]*/"epochs": 1, "max_steps": 80/' -e 's/"log_every": [0-9]*/"log_every": 20/' \
+        -e "s#\"dir\": *\"[^\"]*\"#\"dir\": \"$tmp/run\"#" "$1" >"$tmp/cfg.json"
+    "$NMT" train "$tmp/cfg.json" --quiet
+    grep -o '"tokens_per_s":[0-9.]*' "$tmp/run/train.log" | cut -d: -f2 | tail -n +2 | median
+}
+
+echo "| variant | target tokens/s | bahdanau, same rounds | ratio |"
+echo "|---|---:|---:|---:|"
+for cfg in "$@"; do
+    name=$(basename "$cfg" .json)
+    : >"$tmp/v"; : >"$tmp/b"; : >"$tmp/r"
+    r=0
+    while [ "$r" -lt "$ROUNDS" ]; do
+        b=$(speed "$BASE"); v=$(speed "$cfg")
+        echo "$b" >>"$tmp/b"; echo "$v" >>"$tmp/v"
+        awk -v v="$v" -v b="$b" 'BEGIN { print v / b }' >>"$tmp/r"
+        r=$((r + 1))
+    done
+    printf '| %s | %.0f | %.0f | %.2f |\n' "$name" "$(median <"$tmp/v")" "$(median <"$tmp/b")" "$(median <"$tmp/r")"
+done
