@@ -959,10 +959,15 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     if (resuming < 0) goto done;
     if (resuming && (check_config(&run, &ck, err) || check_machine(&run, &ck.train_state, err))) goto done;
     if (resuming && ck.train_state.done) {
-        /* Nothing to train: no need to read the data. */
+        /* Nothing to train: no need to read the data. The vocabularies are the
+         * checkpoint's. */
         run.n_train = ck.train_state.n_train;
         run.order = xmalloc(sizeof(int) * run.n_train);
         adopt_checkpoint(&run, &ck);
+        run.mf.src_vocab = ck.src_vocab;
+        run.mf.tgt_vocab = ck.tgt_vocab;
+        memset(&ck.src_vocab, 0, sizeof ck.src_vocab);
+        memset(&ck.tgt_vocab, 0, sizeof ck.tgt_vocab);
         status = finish_finished(&run, err);
         goto done;
     }
