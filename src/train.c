@@ -893,6 +893,15 @@ static int finish_finished(Run *run, Error *err)
 
 /* ---------------------------------------------------------------- the run */
 
+static void say_model(const Run *run)
+{
+    const Config *cfg = run->cfg;
+    say(run, "model: %s, %d layer%s%s, %s attention, embed %d, hidden %d, %ld parameters; OpenBLAS kernel %s, "
+             "%d threads; output in %s",
+        cfg->cell, cfg->layers, cfg->layers > 1 ? "s" : "", cfg->bidirectional ? ", bidirectional" : "",
+        cfg->attention, cfg->embed, cfg->hidden, run->mf.model.n_params, blas_kernel_name(), run->threads, cfg->dir);
+}
+
 /* Which checkpoint, if any, this run goes on from: with opt->resume the newest one that
  * reads (1), or none in the directory yet (0). A new run refuses a directory holding an
  * unfinished run, and clears the checkpoints of a finished one. */
@@ -957,7 +966,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     /* Everything about a resume is checked before anything in the directory changes. */
     resuming = find_checkpoint(&run, &ck, err);
     if (resuming < 0) goto done;
-    if (resuming && (check_config(&run, &ck, err) || check_machine(&run, &ck.train_state, err))) goto done;
+    if (resuming && check_config(&run, &ck, err)) goto done;
     if (resuming && ck.train_state.done) {
         /* Nothing to train: no need to read the data. The vocabularies are the
          * checkpoint's. */
@@ -971,6 +980,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
         status = finish_finished(&run, err);
         goto done;
     }
+    if (resuming && check_machine(&run, &ck.train_state, err)) goto done;
     if (!resuming) {
         FILE *cf = fopen(out_path(&run, "config.json"), "w");
         if (!cf || fputs(run.mf.config_json, cf) < 0 || fclose(cf) != 0) {
@@ -996,6 +1006,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
         fflush(run.log);
         say(&run, "resuming at step %ld (epoch %d, batch %d of %d) from %s", run.step, run.epoch,
             run.next / cfg->batch_size + 1, (run.n_train + cfg->batch_size - 1) / cfg->batch_size, run.checkpoint);
+        say_model(&run);
         run.checkpoint_current = 1;
     } else {
         ModelDims dims = {.src_vocab = run.mf.src_vocab.size, .tgt_vocab = run.mf.tgt_vocab.size,
@@ -1012,6 +1023,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
         model_alloc(&run.mf.model, &dims);
         model_init_weights(&run.mf.model, (uint64_t)cfg->seed);
         adam_init(&run.mf.opt, run.mf.model.n_params, (float)cfg->learning_rate);
+        say_model(&run);
         rng_seed(&run.rs.rng, (uint64_t)cfg->seed ^ 0x64726f706f7574ull);
         rng_seed(&run.shuffle, (uint64_t)cfg->seed + 1);
         run.epoch = 1;
@@ -1031,10 +1043,6 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     }
     if (run.n_valid == 0)
         say(&run, "no validation pairs: no validation loss or BLEU, best.bin, plateau decay or early stopping");
-    say(&run, "model: %s, %d layer%s%s, %s attention, embed %d, hidden %d, %ld parameters; OpenBLAS kernel %s, "
-              "%d threads; output in %s",
-        cfg->cell, cfg->layers, cfg->layers > 1 ? "s" : "", cfg->bidirectional ? ", bidirectional" : "",
-        cfg->attention, cfg->embed, cfg->hidden, run.mf.model.n_params, blas_kernel_name(), run.threads, cfg->dir);
     status = train_loop(&run, err);
 done:
     if (run.log) fclose(run.log);

@@ -884,6 +884,26 @@ finish_bg
 check "SIGTERM: exit 143" exits 143
 ck=$(sed -n 's/^nmt: interrupted at step [0-9]*; checkpoint written to \(.*\); resume with: .*/\1/p' "$T/bg.err" | tail -n 1)
 check "SIGTERM: the checkpoint named in the message exists" eval '[ -n "$ck" ] && [ -s "$ck" ]'
+# train.deterministic (default true): a resume keeps the thread count the run started
+# with, whatever train.threads says now, and so still ends bit for bit the same; it
+# refuses another OpenBLAS kernel. Tried on copies of the run directory.
+cp -r "$R" "$T/runs/threads"
+sed -e 's/"threads": 1/"threads": 2/' -e "s|\"dir\": \"$R\"|\"dir\": \"$T/runs/threads\"|" "$C" >"$T/threads.json"
+run train "$T/threads.json" --resume
+check "deterministic: resumed with train.threads 2, keeps the run's 1 thread and says so" \
+    eval 'exits 0 && grep -q "^nmt: train.deterministic: 1 OpenBLAS threads, as the run started with" "$T/err"'
+same_run "$T/runs/threads" "resumed with train.threads changed"
+kernel=$(sed -n 's/.*OpenBLAS kernel \([^,]*\),.*/\1/p' "$T/err" | head -n 1)
+other=Prescott; [ "$kernel" = Prescott ] && other=Haswell
+cp -r "$R" "$T/runs/kernel"
+sed -e "s|\"dir\": \"$R\"|\"dir\": \"$T/runs/kernel\"|" "$C" >"$T/kernel.json"
+env OPENBLAS_CORETYPE=$other $LIMIT "$NMT" train "$T/kernel.json" --resume --quiet >"$T/out" 2>"$T/err"; rc=$?
+if [ $rc -eq 0 ] && ! grep -q "train.deterministic" "$T/err"; then
+    echo "  (skipped: OPENBLAS_CORETYPE=$other does not change the kernel $kernel here)"
+else
+    check "deterministic: a resume on the $other kernel of a $kernel run: exit 1, naming both" \
+        eval 'exits 1 && grep -q "^nmt: .*train.deterministic: .*kernel $kernel, this process runs $other; resume with OPENBLAS_CORETYPE=$kernel" "$T/err"'
+fi
 # The newest checkpoint damaged: resuming falls back to the one before, with a warning.
 printf 'X' | dd of="$ck" bs=1 seek=1000 conv=notrunc 2>/dev/null
 run train --resume "$R" --quiet
