@@ -913,8 +913,21 @@ static int find_checkpoint(Run *run, ModelFile *ck, Error *err)
     if (run->opt->resume) {
         if (found < 0) return -1;
         if (warning[0]) fprintf(stderr, "nmt: warning: %s\n", warning);
-        if (found == 0) say(run, "no checkpoint in %s yet: starting from the beginning", dir);
-        return found;
+        if (found) return 1;
+        /* No checkpoint-STEP.bin, but a checkpoint.bin: its checkpoint-STEP.bin was
+         * deleted, or an nmt from before resuming existed wrote it. */
+        const char *stable = out_path(run, "checkpoint.bin");
+        struct stat st;
+        if (stat(stable, &st) == 0) {
+            snprintf(run->checkpoint, sizeof run->checkpoint, "%s", stable);
+            if (modelfile_read(stable, ck, err)) return -1;
+            if (ck->has_train_state) return 1;
+            modelfile_free(ck);
+            return error_set(err, "%s: no training state (section TRST): written by an nmt that could not resume; "
+                                  "delete it to start over", stable);
+        }
+        say(run, "no checkpoint in %s yet: starting from the beginning", dir);
+        return 0;
     }
     if (found < 0) {
         char why[ERROR_LEN];

@@ -8,13 +8,13 @@
  * train.checkpoint_every steps and at each epoch end, and OUTPUT_DIR/model.bin at the
  * end. OUTPUT_DIR/config.json records every setting.
  *
- * Resuming (opt->resume) goes on from the newest checkpoint that reads, exactly as the
- * run would have gone on without the interruption: the checkpoint's TrainState
- * (trainstate.h) restores the position in the epoch, its example order, the random
- * streams, the schedule and the best-validation bookkeeping, and with
- * train.deterministic the OpenBLAS thread count; the work done after the checkpoint is
- * done again, and train.log is cut back to where it stood at the checkpoint, followed
- * by a "resume" event. The config must be the one the run started with, apart from
+ * Resuming (opt->resume) goes on from the newest checkpoint that reads (checkpoint.bin
+ * when no checkpoint-STEP.bin is left), exactly as the run would have gone on without
+ * the interruption: the checkpoint's TrainState (trainstate.h) restores the position
+ * in the epoch, its example order, the random streams, the schedule and the
+ * best-validation bookkeeping, and with train.deterministic the OpenBLAS thread count;
+ * the work done after the checkpoint is done again, and train.log is cut back to where
+ * it stood at the checkpoint, followed by a "resume" event. The config must be the one the run started with, apart from
  * the keys that do not change the updates (train.log_every, checkpoint_every,
  * keep_checkpoints, threads, deterministic, max_nonfinite, output.dir and the data
  * paths), and the data must tokenise to the same examples (compared by fingerprint);

@@ -904,6 +904,20 @@ else
     check "deterministic: a resume on the $other kernel of a $kernel run: exit 1, naming both" \
         eval 'exits 1 && grep -q "^nmt: .*train.deterministic: .*kernel $kernel, this process runs $other; resume with OPENBLAS_CORETYPE=$kernel" "$T/err"'
 fi
+# Only checkpoint.bin left (the checkpoint-STEP.bin files deleted): resumed from it; a
+# checkpoint.bin without training state (as nmt wrote before resuming existed) refused.
+cp -r "$R" "$T/runs/stable"
+rm -f "$T/runs/stable"/checkpoint-*.bin
+sed -e "s|\"dir\": \"$R\"|\"dir\": \"$T/runs/stable\"|" "$C" >"$T/stable.json"
+run train "$T/stable.json" --resume --quiet
+check "resume with only checkpoint.bin left: exit 0" exits 0
+same_run "$T/runs/stable" "resumed from checkpoint.bin"
+mkdir -p "$T/runs/legacy"
+cp "$T/runs/straight/best.bin" "$T/runs/legacy/checkpoint.bin"
+sed -e "s|\"dir\": \"$R\"|\"dir\": \"$T/runs/legacy\"|" "$C" >"$T/legacy.json"
+run train "$T/legacy.json" --resume
+check "resume from a checkpoint.bin without training state: exit 1, saying so" \
+    eval 'exits 1 && grep -q "^nmt: $T/runs/legacy/checkpoint.bin: no training state" "$T/err"'
 # The newest checkpoint damaged: resuming falls back to the one before, with a warning.
 printf 'X' | dd of="$ck" bs=1 seek=1000 conv=notrunc 2>/dev/null
 run train --resume "$R" --quiet
