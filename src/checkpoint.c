@@ -97,9 +97,9 @@ static int link_stable_name(const char *dir, const char *file, const ModelFile *
 int checkpoint_save(const char *dir, const ModelFile *mf, int keep, char *path, size_t path_len, Error *err)
 {
     char *file = path_in(dir, "checkpoint-%ld.bin", mf->step);
-    if (path) snprintf(path, path_len, "%s", file);
     int status = modelfile_write(file, mf, err);
     if (status == 0) status = link_stable_name(dir, file, mf, err);
+    if (status == 0 && path) snprintf(path, path_len, "%s", file);
     free(file);
     if (status || keep <= 0) return status;
 

@@ -32,7 +32,7 @@
 /* Writes mf (with optimizer and training state) as dir/checkpoint-STEP.bin, STEP =
  * mf->step, then links checkpoint.bin to it and deletes all but the newest `keep`
  * checkpoint-STEP.bin files (keep 0: none deleted). If path is not NULL, the written
- * file's path goes there (path_len bytes). Returns 0 or -1. */
+ * file's path goes there (path_len bytes) once it is safely written. Returns 0 or -1. */
 int checkpoint_save(const char *dir, const ModelFile *mf, int keep, char *path, size_t path_len, Error *err);
 
 /* The STEPs of dir's checkpoint-STEP.bin files, highest first, in *steps (malloc'd, or

@@ -1,6 +1,7 @@
 #include "train.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -902,6 +903,30 @@ static void say_model(const Run *run)
         cfg->attention, cfg->embed, cfg->hidden, run->mf.model.n_params, blas_kernel_name(), run->threads, cfg->dir);
 }
 
+/* One nmt train per directory: a second one (a resume started while the run is still
+ * going) would cut train.log under the first and delete its checkpoints. The lock is
+ * an fcntl lock on OUTPUT_DIR/train.lock, which the system releases when the process
+ * ends, however it ends (SIGKILL included). Sets *fd to the locked file (-1 where the
+ * file system offers no locks: the run goes ahead unguarded); returns -1 if another
+ * process holds the lock. */
+static int lock_dir(Run *run, int *fd, Error *err)
+{
+    const char *path = out_path(run, "train.lock");
+    *fd = open(path, O_RDWR | O_CREAT, 0666);
+    if (*fd < 0) return 0;  /* an unwritable directory: the first write says so */
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    if (fcntl(*fd, F_SETLK, &fl) == 0) return 0;
+    int busy = errno == EACCES || errno == EAGAIN;
+    struct flock who = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    long pid = busy && fcntl(*fd, F_GETLK, &who) == 0 && who.l_type != F_UNLCK ? (long)who.l_pid : 0;
+    close(*fd);
+    *fd = -1;
+    if (!busy) return 0;
+    if (pid > 0)
+        return error_set(err, "%s is in use by another nmt train (process %ld holds %s)", run->cfg->dir, pid, path);
+    return error_set(err, "%s is in use by another nmt train (it holds %s)", run->cfg->dir, path);
+}
+
 /* Which checkpoint, if any, this run goes on from: with opt->resume the newest one that
  * reads (1), or none in the directory yet (0). A new run refuses a directory holding an
  * unfinished run, and clears the checkpoints of a finished one. */
@@ -955,7 +980,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     Run run = {.cfg = cfg, .opt = opt};
     ModelFile ck;
     memset(&ck, 0, sizeof ck);
-    int status = -1, resuming = 0;
+    int status = -1, resuming = 0, lock_fd = -1;
     blas_set_threads(cfg->threads);
     run.threads = blas_thread_count();
     run.mf.text.lowercase = cfg->lowercase;
@@ -976,6 +1001,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
         status = prepare_data(&run, 1, err) ? -1 : export_batches(&run, opt->export_path, err);
         goto done;
     }
+    if (lock_dir(&run, &lock_fd, err)) goto done;
     /* Everything about a resume is checked before anything in the directory changes. */
     resuming = find_checkpoint(&run, &ck, err);
     if (resuming < 0) goto done;
@@ -1076,5 +1102,6 @@ done:
     modelfile_free(&run.mf);
     modelfile_free(&ck);
     free(run.path);
+    if (lock_fd >= 0) close(lock_fd);  /* releases the lock */
     return status;
 }

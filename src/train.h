@@ -22,7 +22,8 @@
  * model.bin written if that is missing or stale. With no checkpoint in the directory,
  * training starts from the beginning. Without opt->resume, a directory holding an
  * unfinished run is refused (so that forgetting --resume cannot throw hours away); the
- * checkpoints of a finished one are deleted.
+ * checkpoints of a finished one are deleted. Either way, a directory another nmt train
+ * is working in (it holds an fcntl lock on OUTPUT_DIR/train.lock) is refused.
  *
  * SIGINT and SIGTERM stop training between two steps, with a checkpoint: train_run
  * then returns the signal's number and err says where the checkpoint is. Non-finite

@@ -853,7 +853,13 @@ mv "$R" "$T/runs/killed"
 if [ -n "$DEFAULT_INT" ]; then SIG=INT; WANT=130; else SIG=TERM; WANT=143; fi
 : >"$T/bg.err"
 start train "$C" --quiet
-at_step 30 && kill -$SIG "$pid"
+if at_step 30; then
+    # Meanwhile a second nmt train in the same directory (a resume started too early).
+    run train "$C" --resume
+    check "a second nmt train while the run goes on: exit 1, naming the process holding train.lock" \
+        eval 'exits 1 && grep -q "^nmt: $R is in use by another nmt train (process $pid holds $R/train.lock)" "$T/err"'
+    kill -$SIG "$pid"
+fi
 finish_bg
 check "SIG$SIG: exit $WANT" exits $WANT
 ck=$(sed -n 's/^nmt: interrupted at step [0-9]*; checkpoint written to \(.*\); resume with: nmt train .* --resume$/\1/p' "$T/bg.err")
