@@ -24,4 +24,6 @@ void blas_set_threads(int threads)
     if (threads > 0) openblas_set_num_threads(threads);
 }
 
+int blas_thread_count(void) { return openblas_get_num_threads(); }
+
 const char *blas_kernel_name(void) { return openblas_get_corename(); }

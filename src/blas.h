@@ -20,6 +20,8 @@
 void blas_select_kernel(char **argv);
 /* OpenBLAS worker threads (0: leave OpenBLAS's default, one per core). */
 void blas_set_threads(int threads);
+/* The number of threads OpenBLAS runs on now. */
+int blas_thread_count(void);
 /* The kernel in use, e.g. "SkylakeX". */
 const char *blas_kernel_name(void);
 #endif

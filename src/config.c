@@ -57,6 +57,9 @@ static const KeySpec keys[] = {
     K("train", "threads", KEY_INT, threads, 0, 1024, NULL),
     K("train", "log_every", KEY_INT, log_every, 1, 1e9, NULL),
     K("train", "checkpoint_every", KEY_INT, checkpoint_every, 0, 1e9, NULL),
+    K("train", "keep_checkpoints", KEY_INT, keep_checkpoints, 0, 1e6, NULL),
+    K("train", "deterministic", KEY_BOOL, deterministic, 0, 1, NULL),
+    K("train", "max_nonfinite", KEY_INT, max_nonfinite, 1, 1e9, NULL),
     K_OPEN("train", "label_smoothing", label_smoothing, 0, 0, 1, 1),
     K("train", "lr_schedule", KEY_STRING, lr_schedule, 0, 0, LR_SCHEDULE_NAMES),
     K("train", "warmup_steps", KEY_INT, warmup_steps, 0, 1e9, NULL),
@@ -100,6 +103,9 @@ void config_defaults(Config *c)
     c->threads = 2;
     c->log_every = 100;
     c->checkpoint_every = 1000;
+    c->keep_checkpoints = 3;
+    c->deterministic = 1;
+    c->max_nonfinite = 10;
     c->label_smoothing = 0;
     c->teacher_forcing = 1.0;
     c->teacher_forcing_decay = xstrdup("none");
@@ -377,6 +383,54 @@ char *config_to_json(const Config *c)
     char *out = cJSON_Print(root);
     cJSON_Delete(root);
     return out;
+}
+
+/* A key's value as text for messages: as config_to_json writes it, strings unquoted. */
+static void value_text(const Config *c, const KeySpec *k, char *out, size_t len)
+{
+    const char *field = (const char *)c + k->offset;
+    switch (k->type) {
+    case KEY_INT: snprintf(out, len, "%d", *(const int *)field); break;
+    case KEY_LONG: snprintf(out, len, "%ld", *(const long *)field); break;
+    case KEY_DOUBLE: {
+        double v = *(const double *)field;
+        for (int digits = 15; digits <= 17; digits++) {
+            snprintf(out, len, "%.*g", digits, v);
+            if (strtod(out, NULL) == v) break;
+        }
+        break;
+    }
+    case KEY_BOOL: snprintf(out, len, "%s", *(const int *)field ? "true" : "false"); break;
+    case KEY_STRING: {
+        const char *v = *(char *const *)field;
+        snprintf(out, len, "%s", v ? v : "(none)");
+        break;
+    }
+    }
+}
+
+int config_difference(const Config *a, const Config *b, const char *const *skip, char *key, char *a_value,
+                      char *b_value, size_t len)
+{
+    for (size_t s = 0; s < sizeof sections / sizeof sections[0]; s++)
+        for (int i = 0; i < N_KEYS; i++) {
+            const KeySpec *k = &keys[i];
+            if (strcmp(k->section, sections[s])) continue;
+            char name[160];
+            snprintf(name, sizeof name, "%s.%s", k->section, k->name);
+            int skipped = 0;
+            for (int j = 0; skip && skip[j]; j++)
+                skipped |= !strcmp(skip[j], name);
+            if (skipped) continue;
+            /* Compared as text: exact for every type (doubles are written to round-trip). */
+            value_text(a, k, a_value, len);
+            value_text(b, k, b_value, len);
+            if (strcmp(a_value, b_value)) {
+                snprintf(key, len, "%s", name);
+                return 1;
+            }
+        }
+    return 0;
 }
 
 void config_free(Config *c)

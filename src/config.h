@@ -35,6 +35,12 @@
  *   train.threads        2      OpenBLAS threads (0: all cores)
  *   train.log_every      100    steps between log lines
  *   train.checkpoint_every 1000 steps between checkpoints (0: only at epoch ends)
+ *   train.keep_checkpoints 3    OUTPUT_DIR/checkpoint-STEP.bin files kept, newest first
+ *                               (0: all); see checkpoint.h
+ *   train.deterministic  true   a resumed run keeps the OpenBLAS thread count and kernel
+ *                               it started with, so that it continues bit for bit
+ *   train.max_nonfinite  10     stop after this many non-finite steps in a row (each
+ *                               is skipped: no update)
  *   train.label_smoothing 0     0 <= eps < 1 (loss.h); validation loss is never smoothed
  *   train.lr_schedule    "constant", "plateau" or "inverse_sqrt" (schedule.h)
  *   train.warmup_steps   0      linear warmup, any schedule (inverse_sqrt's w)
@@ -81,6 +87,7 @@ typedef struct {
     int patience, validate_every, valid_bleu_max;
     char *best_metric;
     int early_stop, bucket;
+    int keep_checkpoints, deterministic, max_nonfinite;
     double teacher_forcing, teacher_forcing_final;
     char *teacher_forcing_decay;
     char *dir;
@@ -92,5 +99,12 @@ int config_parse(Config *c, const char *text, const char *source, Error *err);
 int config_load(Config *c, const char *path, Error *err);
 /* The whole config, every key, as pretty JSON (malloc'd). */
 char *config_to_json(const Config *c);
+/* The first key, in the order config_to_json writes them, whose value differs between
+ * a and b, skipping the keys named in skip ("section.name" strings, NULL-terminated;
+ * skip may be NULL). Writes the key's "section.name" to key and each config's value as
+ * text to a_value and b_value (strings unquoted, an unset path as "(none)"), each of
+ * `len` bytes; returns 1, or 0 if every other key agrees. */
+int config_difference(const Config *a, const Config *b, const char *const *skip, char *key, char *a_value,
+                      char *b_value, size_t len);
 void config_free(Config *c);
 #endif

@@ -4,9 +4,9 @@
  * expf_fast: Cody-Waite range reduction x = n ln2 + r, |r| <= ln2/2, a degree-6
  * polynomial for e^r, and 2^n built in the exponent bits. Relative error below 2e-7
  * (about 1.5 ulp) for x in [-87, 88]; clamped outside, so it never returns inf/NaN
- * for finite input. tanh and sigmoid are built on it; their absolute error is below
- * 3e-7, far inside what training needs and what tests/test_model.c checks (the
- * PyTorch reference agrees to ~1e-6).
+ * for finite input (NaN gives NaN). tanh and sigmoid are built on it; their absolute
+ * error is below 3e-7, far inside what training needs and what tests/test_model.c
+ * checks (the PyTorch reference agrees to ~1e-6).
  */
 #ifndef FASTMATH_H
 #define FASTMATH_H
@@ -27,7 +27,14 @@ static inline float expf_fast(float x)
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    int32_t bits = ((int32_t)n + 127) << 23;
+    /* 2^n in the exponent bits. n (-126 .. 127 after the clamp) is read out of the low
+     * mantissa bits of n + 1.5 * 2^23 rather than converted to int: a NaN x passes the
+     * clamp, and converting NaN to int is undefined (UBSan stops there), while this way
+     * the bits are merely garbage and p * scale is NaN, as e^NaN should be. */
+    float shifted = n + 12582912.0f;
+    uint32_t bits;
+    memcpy(&bits, &shifted, sizeof bits);
+    bits = (bits - 0x4B400000u + 127u) << 23;
     float scale;
     memcpy(&scale, &bits, sizeof scale);
     return p * scale;

@@ -1,9 +1,12 @@
 /* main.c — the nmt command line: parses options and dispatches to the subcommands.
  *
  * Exit codes: 0 success; 1 the job failed (bad input file, unreadable model, write
- * error); 2 usage error (unknown command or option); 3 out of memory.
+ * error); 2 usage error (unknown command or option); 3 out of memory; 130 and 143:
+ * nmt train stopped by SIGINT or SIGTERM (128 + the signal's number, as a shell
+ * reports a process the signal killed) after writing a checkpoint to resume from.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +32,7 @@ static const char *usage_main =
     "\n"
     "commands:\n"
     "  train CONFIG.json            build vocabularies, train, write checkpoints and model.bin\n"
+    "  train CONFIG.json --resume   go on with an interrupted run from its newest checkpoint\n"
     "  translate MODEL.bin          translate stdin to stdout, one line per line\n"
     "  eval MODEL.bin TEST.tsv      BLEU, chrF and perplexity on held-out sentence pairs\n"
     "  score HYP.txt REF.txt        BLEU and chrF of translations against references (sacreBLEU)\n"
@@ -38,16 +42,24 @@ static const char *usage_main =
     "  nmt --version\n";
 
 static const char *usage_train =
-    "usage: nmt train CONFIG.json [--quiet] [--export-batches FILE]\n"
+    "usage: nmt train CONFIG.json [--resume] [--quiet] [--export-batches FILE]\n"
+    "       nmt train --resume RUN_DIR [--quiet]\n"
     "\n"
     "Train a model as CONFIG.json says (see README.md for every key). Progress goes to\n"
-    "stderr; OUTPUT_DIR gets config.json, train.log (JSON lines), checkpoint.bin,\n"
-    "model.bin and training.svg (the loss curves, as nmt plot draws them).\n"
+    "stderr; OUTPUT_DIR gets config.json, train.log (JSON lines), checkpoint-STEP.bin\n"
+    "(the newest train.keep_checkpoints; checkpoint.bin is the newest), model.bin and\n"
+    "training.svg (the loss curves, as nmt plot draws them).\n"
     "\n"
+    "  --resume    go on from OUTPUT_DIR's newest checkpoint exactly as the run would\n"
+    "              have gone on (start if there is none); with RUN_DIR, the run's\n"
+    "              RUN_DIR/config.json is the config and RUN_DIR the output directory\n"
     "  --quiet     no progress lines\n"
     "  --export-batches FILE\n"
     "              do not train: write the batches training would use (train.max_steps\n"
-    "              of them) and held-out sources as token ids, for scripts/bench_torch.py\n";
+    "              of them) and held-out sources as token ids, for scripts/bench_torch.py\n"
+    "\n"
+    "SIGINT (Ctrl-C) or SIGTERM stops training after the current step with a checkpoint\n"
+    "(a second one stops at once): exit status 130 or 143. Exit status 1: an error.\n";
 
 static const char *usage_translate =
     "usage: nmt translate MODEL.bin [--max-len N] [--batch N] [--beam K] [--length-penalty A]\n"
@@ -138,6 +150,7 @@ static int cmd_train(int argc, char **argv)
     TrainOptions opt = {0};
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--quiet")) opt.quiet = 1;
+        else if (!strcmp(argv[i], "--resume")) opt.resume = 1;
         else if (!strcmp(argv[i], "--export-batches")) {
             if (i + 1 >= argc) return usage_error(usage_train, "train: --export-batches needs a FILE%s", "");
             opt.export_path = argv[++i];
@@ -146,11 +159,37 @@ static int cmd_train(int argc, char **argv)
         else return usage_error(usage_train, "train: unexpected argument %s", argv[i]);
     }
     if (!path) return usage_error(usage_train, "train: missing CONFIG.json%s", "");
+    if (opt.resume && opt.export_path)
+        return usage_error(usage_train, "train: --export-batches does not resume; drop --resume%s", "");
+    /* nmt train --resume RUN_DIR: the run's own config, the directory as output.dir
+     * (wherever the run has been moved to). */
+    struct stat st;
+    int run_dir = opt.resume && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    char *config_path = NULL;
+    if (run_dir) {
+        size_t n = strlen(path) + sizeof "/config.json";
+        config_path = xmalloc(n);
+        snprintf(config_path, n, "%s/config.json", path);
+    }
+    opt.config_path = run_dir ? config_path : path;
     Config cfg;
     Error err;
     config_defaults(&cfg);
-    int status = config_load(&cfg, path, &err) || train_run(&cfg, &opt, &err) ? fail(&err) : 0;
+    int status = config_load(&cfg, opt.config_path, &err);
+    if (status == 0 && run_dir) {
+        free(cfg.dir);
+        cfg.dir = xstrdup(path);
+    }
+    if (status == 0) status = train_run(&cfg, &opt, &err);
+    if (status == SIGINT || status == SIGTERM) {
+        if (run_dir) fprintf(stderr, "nmt: %s; resume with: nmt train --resume %s\n", err.msg, path);
+        else fprintf(stderr, "nmt: %s; resume with: nmt train %s --resume\n", err.msg, path);
+        status = 128 + status;
+    } else {
+        status = status ? fail(&err) : 0;
+    }
     config_free(&cfg);
+    free(config_path);
     return status;
 }
 

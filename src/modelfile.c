@@ -97,7 +97,8 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
     put_vocab(&svoc, &mf->src_vocab);
     put_vocab(&tvoc, &mf->tgt_vocab);
 
-    uint32_t header[3] = {MODELFILE_VERSION, 0x01020304u, mf->has_optimizer ? 7u : 6u};
+    int with_state = mf->has_optimizer && mf->has_train_state;
+    uint32_t header[3] = {MODELFILE_VERSION, 0x01020304u, 6u + (mf->has_optimizer ? 1u : 0u) + (with_state ? 1u : 0u)};
     int bad = write_all(f, "NMTMODEL", 8) || write_all(f, header, sizeof header) ||
               write_section(f, "DIMS", dims.p, dims.len) || write_section(f, "ARCH", arch.p, arch.len) ||
               write_section(f, "CONF", conf.p, conf.len) ||
@@ -112,6 +113,12 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
         bad = write_all(f, "ADAM", 4) || write_all(f, &n, 8) || write_all(f, &crc, 4) || write_all(f, &step, 8) ||
               write_all(f, mf->opt.m, sizeof(float) * m->n_params) ||
               write_all(f, mf->opt.v, sizeof(float) * m->n_params);
+    }
+    if (!bad && with_state) {
+        size_t n;
+        unsigned char *trst = trainstate_encode(&mf->train_state, &n);
+        bad = write_section(f, "TRST", trst, n);
+        free(trst);
     }
     free(dims.p);
     free(arch.p);
@@ -204,7 +211,7 @@ static const Section *find(const Section *s, int n, const char *tag)
 
 static int known_tag(const char *tag)
 {
-    static const char *const tags[] = {"DIMS", "ARCH", "CONF", "SVOC", "TVOC", "WGTS", "ADAM"};
+    static const char *const tags[] = {"DIMS", "ARCH", "CONF", "SVOC", "TVOC", "WGTS", "ADAM", "TRST"};
     for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++)
         if (!memcmp(tag, tags[i], 4)) return 1;
     return 0;
@@ -298,7 +305,7 @@ int modelfile_read(const char *path, ModelFile *mf, Error *err)
     }
     const Section *dims = find(sec, n_sec, "DIMS"), *conf = find(sec, n_sec, "CONF"),
                   *svoc = find(sec, n_sec, "SVOC"), *tvoc = find(sec, n_sec, "TVOC"),
-                  *wgts = find(sec, n_sec, "WGTS"), *adam = find(sec, n_sec, "ADAM");
+                  *wgts = find(sec, n_sec, "WGTS"), *adam = find(sec, n_sec, "ADAM"), *trst = find(sec, n_sec, "TRST");
     if (!dims || !conf || !svoc || !tvoc || !wgts) {
         error_set(err, "%s: a required section is missing", path);
         goto done;
@@ -385,6 +392,19 @@ int modelfile_read(const char *path, ModelFile *mf, Error *err)
         memcpy(mf->opt.v, adam->p + 8 + sizeof(float) * n_params, sizeof(float) * n_params);
         mf->has_optimizer = 1;
     }
+    if (trst) {
+        if (!adam) {
+            error_set(err, "%s: section TRST without ADAM: a training state needs the optimizer's", path);
+            goto done;
+        }
+        if (trainstate_decode(trst->p, trst->len, path, &mf->train_state, err)) goto done;
+        mf->has_train_state = 1;
+        if (mf->train_state.step != mf->step || mf->train_state.step != mf->opt.step) {
+            error_set(err, "%s: section TRST: step %ld disagrees with DIMS (%ld) or ADAM (%ld)", path,
+                      mf->train_state.step, mf->step, mf->opt.step);
+            goto done;
+        }
+    }
     status = 0;
 done:
     free(data);
@@ -399,5 +419,6 @@ void modelfile_free(ModelFile *mf)
     vocab_free(&mf->tgt_vocab);
     free(mf->config_json);
     if (mf->has_optimizer) adam_free(&mf->opt);
+    if (mf->has_train_state) trainstate_free(&mf->train_state);
     memset(mf, 0, sizeof *mf);
 }

@@ -19,6 +19,7 @@
  *   "SVOC", "TVOC"  u32 word count, then per word u32 byte length + UTF-8 bytes
  *   "WGTS"  float32 × parameter count, in params_shapes() order
  *   "ADAM"  (checkpoints) i64 step, float32 m × count, float32 v × count
+ *   "TRST"  (checkpoints that can be resumed) where training stands: trainstate.h
  *
  * Reading checks the magic, version, marker, every length against the file size and
  * every CRC before using a byte, so a truncated, corrupted or foreign file is refused
@@ -32,6 +33,7 @@
 #include "adam.h"  /* defines: Adam */
 #include "model.h" /* defines: Model, ModelDims */
 #include "text.h"  /* defines: TextOptions */
+#include "trainstate.h" /* defines: TrainState */
 #include "util.h"  /* defines: Error */
 #include "vocab.h" /* defines: Vocab */
 
@@ -46,11 +48,14 @@ typedef struct {
     long step, epoch;     /* training progress when written */
     int has_optimizer;    /* checkpoints: opt holds Adam's state */
     Adam opt;
+    int has_train_state;  /* resumable checkpoints (with has_optimizer): train_state */
+    TrainState train_state;
 } ModelFile;
 
 int modelfile_write(const char *path, const ModelFile *mf, Error *err);
 int modelfile_read(const char *path, ModelFile *mf, Error *err);
-/* Frees what modelfile_read allocated (the model, vocabularies, config, optimizer). */
+/* Frees what modelfile_read allocated (the model, vocabularies, config, optimizer,
+ * training state). */
 void modelfile_free(ModelFile *mf);
 
 uint32_t crc32_bytes(const void *data, size_t n);

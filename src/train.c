@@ -1,17 +1,21 @@
 #include "train.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "adam.h"      /* defines: Adam, grad_norm, clip_scale, adam_update */
 #include "batch.h"     /* defines: Batch, Example, batch_fill, batch_epoch_order, batch_shuffled_order */
 #include "blas.h"      /* defines: blas_set_threads, blas_kernel_name */
 #include "bleu.h"      /* defines: BleuStats, bleu_stats_add, bleu_compute */
+#include "checkpoint.h" /* defines: checkpoint_save, checkpoint_load_newest, checkpoint_remove_all */
 #include "corpus.h"    /* defines: PairTokens, corpus_* */
 #include "modelfile.h" /* defines: ModelFile, modelfile_write */
 #include "plot.h"      /* defines: plot_training */
@@ -41,7 +45,24 @@ typedef struct {
     double best;
     long best_step, last_validated;
     int since_best;        /* validations in a row without a better best_metric */
-    double t_start;
+    /* Where training stands: with the above, the weights, Adam and rs.rng, everything a
+     * checkpoint's TrainState records (trainstate.h). */
+    long step;             /* updates made */
+    int epoch;             /* the epoch under way, from 1 */
+    int next;              /* index in order of the next batch's first example */
+    int order_ready;       /* order holds this epoch's order */
+    int done;              /* no updates remain */
+    int *order;            /* (n_train) */
+    Rng shuffle;           /* draws each epoch's order */
+    int nonfinite_in_a_row;
+    long epoch_tokens, epoch_slots;
+    double window_loss, window_time;
+    long window_tokens, window_steps;
+    uint64_t train_fingerprint, valid_fingerprint;
+    int threads;           /* OpenBLAS threads */
+    int checkpoint_current; /* nothing has changed since the last checkpoint */
+    char checkpoint[1024]; /* the path of the last checkpoint written or resumed from */
+    double t_start;        /* now_seconds() at training time 0 */
     FILE *log;
     char *path;            /* scratch for OUTPUT_DIR/... paths */
     size_t path_cap;
@@ -155,7 +176,9 @@ static void keep_bleu_pairs(Run *run, const TsvCorpus *tsv, const PairTokens *pa
     free(pick);
 }
 
-static int prepare_data(Run *run, Error *err)
+/* Reads, splits, tokenises and encodes the data and builds the vocabularies; writes
+ * OUTPUT_DIR/valid.tsv when write_valid (a resumed run keeps the one it has). */
+static int prepare_data(Run *run, int write_valid, Error *err)
 {
     const Config *cfg = run->cfg;
     PairTokens pairs, valid_pairs = {0};
@@ -175,7 +198,7 @@ static int prepare_data(Run *run, Error *err)
     int status = 0;
     if (n_train == 0)
         status = error_set(err, "%s: no pairs left for training after the validation split", cfg->train);
-    else if (!cfg->valid)
+    else if (!cfg->valid && write_valid)
         status = write_valid_tsv(run, &tsv, &pairs, valid_idx, n_valid, err);
     if (status) {
         free(train_idx);
@@ -293,9 +316,11 @@ static double validation_bleu(Run *run)
     return bleu_compute(&stats).score;
 }
 
-static int save(Run *run, const char *name, int with_optimizer, Error *err)
+/* model.bin or best.bin: the model without optimizer or training state. */
+static int save(Run *run, const char *name, Error *err)
 {
-    run->mf.has_optimizer = with_optimizer;
+    run->mf.has_optimizer = 0;
+    run->mf.has_train_state = 0;
     return modelfile_write(out_path(run, name), &run->mf, err);
 }
 
@@ -320,7 +345,7 @@ static int validate(Run *run, long step, int epoch, int at_epoch_end, int *stop,
         run->best = metric;
         run->best_step = step;
         run->since_best = 0;
-        if (save(run, "best.bin", 0, err)) return -1;
+        if (save(run, "best.bin", err)) return -1;
     } else {
         run->since_best++;
     }
@@ -362,109 +387,164 @@ static void epoch_order(const Run *run, int *order, Rng *rng)
     else batch_shuffled_order(order, run->n_train, rng);
 }
 
-static int train_loop(Run *run, Error *err)
+/* ---------------------------------------------------------------- stopping on a signal */
+
+/* SIGINT or SIGTERM ask training to stop after the step under way, with a checkpoint.
+ * A signal handler can do nothing but set a flag of this type, and it can only reach
+ * a variable at file scope: the one piece of global state in training, read between
+ * steps. 0, or the signal's number. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig) { stop_signal = sig; }
+
+typedef struct {
+    struct sigaction old_int, old_term;
+    int int_set, term_set;
+} SignalHandlers;
+
+/* Catches SIGINT and SIGTERM once each (SA_RESETHAND: a second one has its default
+ * effect and stops the process at once; the checkpoints on disk are whole either
+ * way). A signal the process was started ignoring (nohup, a background job) stays
+ * ignored. */
+static void catch_stop_signals(SignalHandlers *h)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART | SA_RESETHAND;
+    stop_signal = 0;
+    h->int_set = sigaction(SIGINT, NULL, &h->old_int) == 0 && h->old_int.sa_handler != SIG_IGN &&
+                 sigaction(SIGINT, &sa, NULL) == 0;
+    h->term_set = sigaction(SIGTERM, NULL, &h->old_term) == 0 && h->old_term.sa_handler != SIG_IGN &&
+                  sigaction(SIGTERM, &sa, NULL) == 0;
+}
+
+static void restore_signals(const SignalHandlers *h)
+{
+    if (h->int_set) sigaction(SIGINT, &h->old_int, NULL);
+    if (h->term_set) sigaction(SIGTERM, &h->old_term, NULL);
+}
+
+/* ---------------------------------------------------------------- checkpoints */
+
+/* The run's state as a checkpoint records it. s->order points at run->order. */
+static void take_state(Run *run, TrainState *s)
+{
+    memset(s, 0, sizeof *s);
+    fflush(run->log);
+    s->step = run->step;
+    s->epoch = run->epoch;
+    s->next = run->next;
+    s->order_ready = run->order_ready;
+    s->done = run->done;
+    s->n_train = run->n_train;
+    s->order = run->order;
+    s->shuffle_rng = run->shuffle;
+    s->model_rng = run->rs.rng;
+    s->learning_rate = run->mf.opt.lr;
+    s->lr_factor = run->schedule.factor;
+    s->lr_best_loss = run->schedule.best_loss;
+    s->lr_bad = run->schedule.bad;
+    s->lr_decays = run->schedule.decays;
+    s->best = run->best;
+    s->best_step = run->best_step;
+    s->last_validated = run->last_validated;
+    s->since_best = run->since_best;
+    s->nonfinite_in_a_row = run->nonfinite_in_a_row;
+    s->epoch_tokens = run->epoch_tokens;
+    s->epoch_slots = run->epoch_slots;
+    s->window_loss = run->window_loss;
+    s->window_seconds = run->window_time;
+    s->window_tokens = run->window_tokens;
+    s->window_steps = run->window_steps;
+    s->elapsed_seconds = now_seconds() - run->t_start;
+    long at = ftell(run->log);
+    s->log_bytes = at > 0 ? at : 0;
+    s->n_valid = run->n_valid;
+    s->train_fingerprint = run->train_fingerprint;
+    s->valid_fingerprint = run->valid_fingerprint;
+    s->threads = run->threads;
+    snprintf(s->blas_kernel, sizeof s->blas_kernel, "%s", blas_kernel_name());
+}
+
+/* The inverse of take_state (after the model and optimizer have been loaded). */
+static void restore_state(Run *run, const TrainState *s)
+{
+    run->step = s->step;
+    run->epoch = s->epoch;
+    run->next = s->next;
+    run->order_ready = s->order_ready;
+    run->done = s->done;
+    memcpy(run->order, s->order, sizeof(int) * run->n_train);
+    run->shuffle = s->shuffle_rng;
+    run->rs.rng = s->model_rng;
+    run->mf.opt.lr = (float)s->learning_rate;
+    run->schedule.factor = s->lr_factor;
+    run->schedule.best_loss = s->lr_best_loss;
+    run->schedule.bad = s->lr_bad;
+    run->schedule.decays = s->lr_decays;
+    run->best = s->best;
+    run->best_step = s->best_step;
+    run->last_validated = s->last_validated;
+    run->since_best = s->since_best;
+    run->nonfinite_in_a_row = s->nonfinite_in_a_row;
+    run->epoch_tokens = s->epoch_tokens;
+    run->epoch_slots = s->epoch_slots;
+    run->window_loss = s->window_loss;
+    run->window_time = s->window_seconds;
+    run->window_tokens = s->window_tokens;
+    run->window_steps = s->window_steps;
+    run->t_start = now_seconds() - s->elapsed_seconds;
+}
+
+/* OUTPUT_DIR/checkpoint-STEP.bin with the optimizer and the training state. */
+static int save_checkpoint(Run *run, Error *err)
+{
+    take_state(run, &run->mf.train_state);
+    run->mf.has_optimizer = 1;
+    run->mf.has_train_state = 1;
+    int status = checkpoint_save(run->cfg->dir, &run->mf, run->cfg->keep_checkpoints, run->checkpoint,
+                                 sizeof run->checkpoint, err);
+    run->mf.has_train_state = 0;
+    run->mf.train_state.order = NULL;  /* run->order's */
+    if (status == 0) run->checkpoint_current = 1;
+    return status;
+}
+
+/* A signal asked training to stop: checkpoint (unless the last one is current) and
+ * return the signal's number, with err saying where the checkpoint is. */
+static int stop_for_signal(Run *run, int sig, Error *err)
+{
+    if (!run->checkpoint_current && save_checkpoint(run, err)) return -1;
+    const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+    fprintf(run->log, "{\"event\":\"interrupted\",\"step\":%ld,\"epoch\":%d,\"signal\":\"%s\"}\n", run->step,
+            run->epoch, name);
+    fflush(run->log);
+    error_set(err, "interrupted at step %ld; checkpoint written to %s", run->step, run->checkpoint);
+    return sig;
+}
+
+/* A number for train.log: JSON has no NaN or infinity, so those are written as strings. */
+static const char *json_number(char *buf, size_t len, double v)
+{
+    if (isnan(v)) snprintf(buf, len, "\"nan\"");
+    else if (isinf(v)) snprintf(buf, len, v > 0 ? "\"inf\"" : "\"-inf\"");
+    else snprintf(buf, len, "%.6g", v);
+    return buf;
+}
+
+/* ---------------------------------------------------------------- the loop */
+
+/* The end of training: model.bin, the loss chart, and where the best model is. */
+static int finish(Run *run, Error *err)
 {
     const Config *cfg = run->cfg;
-    Model *m = &run->mf.model;
-    Adam *opt = &run->mf.opt;
-    Rng rng;
-    rng_seed(&rng, (uint64_t)cfg->seed + 1);
-    int *order = xmalloc(sizeof(int) * run->n_train);
-    runstate_ensure(&run->rs, &m->dims, RUN_TRAIN, cfg->batch_size, cfg->max_len, cfg->max_len + 1);
-
-    double baseline = unigram_baseline(run);
-    say(run, "unigram baseline: validation loss %.3f per token (a model must beat this)", baseline);
-    fprintf(run->log, "{\"event\":\"start\",\"train_pairs\":%d,\"valid_pairs\":%d,\"src_vocab\":%d,"
-            "\"tgt_vocab\":%d,\"parameters\":%ld,\"unigram_valid_loss\":%.6f}\n",
-            run->n_train, run->n_valid, run->mf.src_vocab.size, run->mf.tgt_vocab.size, m->n_params, baseline);
-
-    LrScheduleKind kind = LR_CONSTANT;
-    lr_schedule_kind(cfg->lr_schedule, &kind);  /* the config has checked the name */
-    lr_schedule_init(&run->schedule, kind, cfg->learning_rate, cfg->warmup_steps, cfg->lr_decay, cfg->patience);
-    run->best = !strcmp(cfg->best_metric, "bleu") ? -INFINITY : INFINITY;
-    if (run->n_valid == 0)
-        say(run, "no validation pairs: no validation loss or BLEU, best.bin, plateau decay or early stopping");
-
-    /* The updates this run will make if nothing stops it early. */
-    long per_epoch = (run->n_train + cfg->batch_size - 1) / cfg->batch_size, planned = per_epoch * cfg->epochs;
-    if (cfg->max_steps > 0 && cfg->max_steps < planned) planned = cfg->max_steps;
-    model_zero_grad(m);
-    long step = 0, skipped = 0;
-    double window_loss = 0, window_time = 0;
-    long window_tokens = 0, window_steps = 0;
-    run->t_start = now_seconds();
-    int stop = 0;
-    for (int epoch = 1; epoch <= cfg->epochs && !stop; epoch++) {
-        epoch_order(run, order, &rng);
-        long epoch_tokens = 0, epoch_slots = 0;
-        for (int start = 0; start < run->n_train && !stop; start += cfg->batch_size) {
-            double t0 = now_seconds();
-            int n = run->n_train - start < cfg->batch_size ? run->n_train - start : cfg->batch_size;
-            batch_fill(&run->batch, run->train, order + start, n);
-            epoch_tokens += run->batch.n_tokens;
-            epoch_slots += (long)run->batch.T * n;
-            /* The gradients are zero here: adam_update clears them after each update. */
-            run->rs.label_smoothing = (float)cfg->label_smoothing;
-            run->rs.sample_prob = 1.0f - (float)teacher_forcing(cfg, step, planned);
-            double loss = model_forward(m, &run->rs, &run->batch, 1) / run->batch.n_tokens;
-            model_backward(m, &run->rs, &run->batch);
-            double norm = grad_norm(m->grad_mem, m->n_params);
-            if (!isfinite(loss) || !isfinite(norm)) {
-                model_zero_grad(m);
-                skipped++;
-                fprintf(stderr, "nmt: warning: step %ld: non-finite loss or gradient, update skipped\n", step + 1);
-                if (skipped >= 10) {
-                    error_set(err, "10 non-finite steps: training diverged (lower train.learning_rate?); "
-                                   "the last checkpoint is intact");
-                    goto fail;
-                }
-                continue;
-            }
-            opt->lr = (float)lr_schedule_at(&run->schedule, step + 1);
-            adam_update(opt, m->param_mem, m->grad_mem, clip_scale(norm, cfg->clip_norm));
-            step++;
-            run->mf.step = step;
-            run->mf.epoch = epoch;
-            window_time += now_seconds() - t0;
-            window_loss += loss;
-            window_tokens += run->batch.n_tokens;
-            window_steps++;
-            if (step % cfg->log_every == 0) {
-                double tps = window_tokens / window_time;
-                fprintf(run->log, "{\"step\":%ld,\"epoch\":%d,\"loss\":%.6f,\"tokens_per_s\":%.1f,"
-                        "\"learning_rate\":%g,\"grad_norm\":%.4f,\"teacher_forcing\":%.4f}\n",
-                        step, epoch, window_loss / window_steps, tps, opt->lr, norm, 1.0 - run->rs.sample_prob);
-                fflush(run->log);
-                say(run, "step %ld  epoch %d  loss %.4f  %.0f tok/s  %.0fs", step, epoch,
-                    window_loss / window_steps, tps, now_seconds() - run->t_start);
-                window_loss = window_time = 0;
-                window_tokens = window_steps = 0;
-            }
-            if (cfg->checkpoint_every > 0 && step % cfg->checkpoint_every == 0 &&
-                save(run, "checkpoint.bin", 1, err))
-                goto fail;
-            if (cfg->max_steps > 0 && step >= cfg->max_steps) stop = 1;
-            /* The last batch of an epoch is validated below, as the epoch's end. */
-            int last_batch = start + cfg->batch_size >= run->n_train;
-            if (cfg->validate_every > 0 && step % cfg->validate_every == 0 && !last_batch && !stop &&
-                run->n_valid > 0 && validate(run, step, epoch, 0, &stop, err))
-                goto fail;
-        }
-        /* Target slots (T x B of each batch) against real target tokens: what bucketing saves. */
-        fprintf(run->log, "{\"event\":\"epoch\",\"epoch\":%d,\"step\":%ld,\"target_tokens\":%ld,"
-                "\"target_slots\":%ld,\"target_padding\":%.4f}\n", epoch, step, epoch_tokens, epoch_slots,
-                epoch_slots ? 1.0 - (double)epoch_tokens / epoch_slots : 0.0);
-        if (run->n_valid > 0 && step > 0 && run->last_validated != step &&
-            validate(run, step, epoch, 1, &stop, err))
-            goto fail;
-        if (save(run, "checkpoint.bin", 1, err)) goto fail;
-    }
-    free(order);
-    if (save(run, "model.bin", 0, err)) return -1;
+    if (save(run, "model.bin", err)) return -1;
     say(run, "wrote %s", out_path(run, "model.bin"));
     /* The loss curves, from the log as written so far; a chart that cannot be drawn
      * does not fail a finished training run. */
-    fflush(run->log);
+    if (run->log) fflush(run->log);
     Error plot_err;
     if (plot_training(cfg->dir, NULL, NULL, 0, &plot_err)) fprintf(stderr, "nmt: warning: %s\n", plot_err.msg);
     else say(run, "wrote %s", out_path(run, "training.svg"));
@@ -472,9 +552,124 @@ static int train_loop(Run *run, Error *err)
         say(run, "the best validation %s, %.4f, was at step %ld: %s", cfg->best_metric, run->best, run->best_step,
             out_path(run, "best.bin"));
     return 0;
-fail:
-    free(order);
-    return -1;
+}
+
+/* Trains from where run stands (the start, or a restored checkpoint) to the end.
+ * Returns 0 when training is over and model.bin written; -1 on an error; or, when
+ * SIGINT or SIGTERM stopped it, that signal's number (a checkpoint written, err saying
+ * where). */
+static int train_loop(Run *run, Error *err)
+{
+    const Config *cfg = run->cfg;
+    Model *m = &run->mf.model;
+    Adam *opt = &run->mf.opt;
+    int bs = cfg->batch_size, status = -1;
+    runstate_ensure(&run->rs, &m->dims, RUN_TRAIN, bs, cfg->max_len, cfg->max_len + 1);
+
+    /* The updates this run will make if nothing stops it early. */
+    long per_epoch = (run->n_train + bs - 1) / bs, planned = per_epoch * cfg->epochs;
+    if (cfg->max_steps > 0 && cfg->max_steps < planned) planned = cfg->max_steps;
+    model_zero_grad(m);
+    SignalHandlers handlers;
+    catch_stop_signals(&handlers);
+    int stop = 0;
+    while (!run->done) {
+        if (stop_signal) {
+            status = stop_for_signal(run, stop_signal, err);
+            goto out;
+        }
+        if (!run->order_ready) {
+            epoch_order(run, run->order, &run->shuffle);
+            run->order_ready = 1;
+            run->epoch_tokens = run->epoch_slots = 0;
+        }
+        while (run->next < run->n_train && !stop) {
+            /* Between steps: everything up to here is in the state a checkpoint takes. */
+            if (stop_signal) {
+                status = stop_for_signal(run, stop_signal, err);
+                goto out;
+            }
+            run->checkpoint_current = 0;
+            double t0 = now_seconds();
+            int start = run->next, n = run->n_train - start < bs ? run->n_train - start : bs;
+            run->next = start + n;
+            batch_fill(&run->batch, run->train, run->order + start, n);
+            run->epoch_tokens += run->batch.n_tokens;
+            run->epoch_slots += (long)run->batch.T * n;
+            /* The gradients are zero here: adam_update clears them after each update. */
+            run->rs.label_smoothing = (float)cfg->label_smoothing;
+            run->rs.sample_prob = 1.0f - (float)teacher_forcing(cfg, run->step, planned);
+            double loss = model_forward(m, &run->rs, &run->batch, 1) / run->batch.n_tokens;
+            model_backward(m, &run->rs, &run->batch);
+            double norm = grad_norm(m->grad_mem, m->n_params);
+            if (!isfinite(loss) || !isfinite(norm)) {
+                model_zero_grad(m);
+                run->nonfinite_in_a_row++;
+                char l[32], g[32];
+                fprintf(run->log, "{\"event\":\"nonfinite\",\"step\":%ld,\"epoch\":%d,\"batch\":%d,\"loss\":%s,"
+                        "\"grad_norm\":%s,\"in_a_row\":%d}\n", run->step, run->epoch, start / bs + 1,
+                        json_number(l, sizeof l, loss), json_number(g, sizeof g, norm), run->nonfinite_in_a_row);
+                fflush(run->log);
+                fprintf(stderr, "nmt: warning: step %ld: non-finite loss or gradient, update skipped (%d in a row)\n",
+                        run->step + 1, run->nonfinite_in_a_row);
+                if (run->nonfinite_in_a_row >= cfg->max_nonfinite) {
+                    error_set(err, "%d steps in a row with a non-finite loss or gradient (train.max_nonfinite): "
+                                   "training diverged (lower train.learning_rate?); %s%s", run->nonfinite_in_a_row,
+                              run->checkpoint[0] ? "the last checkpoint is intact: " : "no checkpoint was written",
+                              run->checkpoint);
+                    goto out;
+                }
+                continue;
+            }
+            run->nonfinite_in_a_row = 0;
+            opt->lr = (float)lr_schedule_at(&run->schedule, run->step + 1);
+            adam_update(opt, m->param_mem, m->grad_mem, clip_scale(norm, cfg->clip_norm));
+            long step = ++run->step;
+            run->mf.step = step;
+            run->mf.epoch = run->epoch;
+            run->window_time += now_seconds() - t0;
+            run->window_loss += loss;
+            run->window_tokens += run->batch.n_tokens;
+            run->window_steps++;
+            if (step % cfg->log_every == 0) {
+                double tps = run->window_tokens / run->window_time, mean = run->window_loss / run->window_steps;
+                fprintf(run->log, "{\"step\":%ld,\"epoch\":%d,\"loss\":%.6f,\"tokens_per_s\":%.1f,"
+                        "\"learning_rate\":%g,\"grad_norm\":%.4f,\"teacher_forcing\":%.4f}\n",
+                        step, run->epoch, mean, tps, opt->lr, norm, 1.0 - run->rs.sample_prob);
+                fflush(run->log);
+                say(run, "step %ld  epoch %d  loss %.4f  %.0f tok/s  %.0fs", step, run->epoch, mean, tps,
+                    now_seconds() - run->t_start);
+                run->window_loss = run->window_time = 0;
+                run->window_tokens = run->window_steps = 0;
+            }
+            if (cfg->max_steps > 0 && step >= cfg->max_steps) stop = 1;
+            /* The last batch of an epoch is validated and checkpointed below, as the
+             * epoch's end; so is a step that ends training. */
+            int last_batch = run->next >= run->n_train;
+            if (cfg->validate_every > 0 && step % cfg->validate_every == 0 && !last_batch && !stop &&
+                run->n_valid > 0 && validate(run, step, run->epoch, 0, &stop, err))
+                goto out;
+            if (cfg->checkpoint_every > 0 && step % cfg->checkpoint_every == 0 && !last_batch && !stop &&
+                save_checkpoint(run, err))
+                goto out;
+        }
+        /* Target slots (T x B of each batch) against real target tokens: what bucketing saves. */
+        fprintf(run->log, "{\"event\":\"epoch\",\"epoch\":%d,\"step\":%ld,\"target_tokens\":%ld,"
+                "\"target_slots\":%ld,\"target_padding\":%.4f}\n", run->epoch, run->step, run->epoch_tokens,
+                run->epoch_slots, run->epoch_slots ? 1.0 - (double)run->epoch_tokens / run->epoch_slots : 0.0);
+        if (run->n_valid > 0 && run->step > 0 && run->last_validated != run->step &&
+            validate(run, run->step, run->epoch, 1, &stop, err))
+            goto out;
+        run->epoch++;
+        run->next = 0;
+        run->order_ready = 0;
+        run->done = stop || run->epoch > cfg->epochs;
+        if (save_checkpoint(run, err)) goto out;
+    }
+    status = finish(run, err);
+out:
+    restore_signals(&handlers);
+    return status;
 }
 
 /* ---------------------------------------------------------------- export */
@@ -546,13 +741,248 @@ static int export_batches(Run *run, const char *path, Error *err)
     return 0;
 }
 
+/* ---------------------------------------------------------------- resuming */
+
+/* The keys a resumed run may change: they decide where and how often things are
+ * written, or (data paths) are checked by the data's fingerprint instead, or
+ * (threads) are train.deterministic's to decide. Every other key shapes the updates. */
+static const char *const free_keys[] = {"data.train", "data.valid", "train.threads", "train.log_every",
+                                        "train.checkpoint_every", "train.keep_checkpoints", "train.deterministic",
+                                        "train.max_nonfinite", "output.dir", NULL};
+
+/* The config a checkpoint was trained with must be this run's. */
+static int check_config(const Run *run, const ModelFile *ck, Error *err)
+{
+    const char *config = run->opt->config_path ? run->opt->config_path : "the config";
+    Config then;
+    config_defaults(&then);
+    char source[1100];
+    snprintf(source, sizeof source, "%s (section CONF)", run->checkpoint);
+    if (config_parse(&then, ck->config_json, source, err)) {
+        config_free(&then);
+        return -1;
+    }
+    char key[ERROR_LEN / 4], was[ERROR_LEN / 4], now[ERROR_LEN / 4];
+    int differ = config_difference(&then, run->cfg, free_keys, key, was, now, sizeof key);
+    config_free(&then);
+    if (differ)
+        return error_set(err, "%s: %s: the checkpoint %s has %s, the config says %s (a run resumes with the "
+                              "settings it started with; start a new run in another output.dir to change them)",
+                         config, key, run->checkpoint, was, now);
+    const TrainState *s = &ck->train_state;
+    if (!s->done && s->epoch > run->cfg->epochs)
+        return error_set(err, "%s: section TRST: field epoch is %d, beyond train.epochs %d", run->checkpoint,
+                         s->epoch, run->cfg->epochs);
+    return 0;
+}
+
+/* The data must be what the checkpoint was trained on: the same vocabularies, and the
+ * same examples in the same split (fingerprints over the token ids). */
+static int check_data(const Run *run, const ModelFile *ck, Error *err)
+{
+    const Vocab *now[2] = {&run->mf.src_vocab, &run->mf.tgt_vocab}, *then[2] = {&ck->src_vocab, &ck->tgt_vocab};
+    const char *side[2] = {"source", "target"};
+    for (int k = 0; k < 2; k++) {
+        if (now[k]->size != then[k]->size)
+            return error_set(err, "%s: %s vocabulary: the checkpoint %s has %d words, the data now gives %d",
+                             run->cfg->train, side[k], run->checkpoint, then[k]->size, now[k]->size);
+        for (int i = 0; i < now[k]->size; i++)
+            if (strcmp(now[k]->words[i], then[k]->words[i]))
+                return error_set(err, "%s: %s vocabulary: word %d is \"%s\" in the checkpoint %s, \"%s\" from the "
+                                      "data now", run->cfg->train, side[k], i, then[k]->words[i], run->checkpoint,
+                                 now[k]->words[i]);
+    }
+    const TrainState *s = &ck->train_state;
+    if (s->n_train != run->n_train || s->train_fingerprint != run->train_fingerprint)
+        return error_set(err, "%s: data.train: the checkpoint %s was trained on %d pairs (fingerprint %016llx), "
+                              "the data now gives %d (fingerprint %016llx)", run->cfg->train, run->checkpoint,
+                         s->n_train, (unsigned long long)s->train_fingerprint, run->n_train,
+                         (unsigned long long)run->train_fingerprint);
+    if (s->n_valid != run->n_valid || s->valid_fingerprint != run->valid_fingerprint)
+        return error_set(err, "%s: the validation pairs: the checkpoint %s was validated on %d (fingerprint %016llx), "
+                              "the data now gives %d (fingerprint %016llx)",
+                         run->cfg->valid ? run->cfg->valid : run->cfg->train, run->checkpoint, s->n_valid,
+                         (unsigned long long)s->valid_fingerprint, run->n_valid,
+                         (unsigned long long)run->valid_fingerprint);
+    return 0;
+}
+
+/* train.deterministic: the resumed run computes on the thread count and kernel the
+ * run started with, since OpenBLAS's sums depend on both. */
+static int check_machine(Run *run, const TrainState *s, Error *err)
+{
+    if (!run->cfg->deterministic) return 0;
+    if (strcmp(s->blas_kernel, blas_kernel_name()))
+        return error_set(err, "%s: train.deterministic: the checkpoint was computed with the OpenBLAS kernel %s, "
+                              "this process runs %s; resume with OPENBLAS_CORETYPE=%s for a bit-identical run, or "
+                              "set train.deterministic to false", run->checkpoint, s->blas_kernel,
+                         blas_kernel_name(), s->blas_kernel);
+    if (s->threads != run->threads) {
+        say(run, "train.deterministic: %d OpenBLAS threads, as the run started with (train.threads now gives %d)",
+            s->threads, run->threads);
+        blas_set_threads(s->threads);
+        run->threads = blas_thread_count();
+    }
+    return 0;
+}
+
+/* The checkpoint's model, optimizer, config text and state become the run's. ck is
+ * left with its vocabularies only. */
+static void adopt_checkpoint(Run *run, ModelFile *ck)
+{
+    run->mf.model = ck->model;
+    memset(&ck->model, 0, sizeof ck->model);
+    run->mf.opt = ck->opt;
+    memset(&ck->opt, 0, sizeof ck->opt);
+    ck->has_optimizer = 0;
+    /* The config text the run started with, so that model.bin is the uninterrupted one's. */
+    free(run->mf.config_json);
+    run->mf.config_json = ck->config_json;
+    ck->config_json = NULL;
+    run->mf.step = ck->step;
+    run->mf.epoch = ck->epoch;
+    restore_state(run, &ck->train_state);
+}
+
+/* Opens train.log to go on from the checkpoint: what was logged after it (work that
+ * will be redone) is cut off, so that each step is logged once. Returns the number of
+ * lines cut, or -1. */
+static long reopen_log(Run *run, long log_bytes, Error *err)
+{
+    const char *path = out_path(run, "train.log");
+    run->log = fopen(path, "r+");
+    if (!run->log) run->log = fopen(path, "w");
+    if (!run->log) return error_set(err, "%s: cannot write: %s", path, strerror(errno));
+    long cut = 0;
+    if (fseek(run->log, 0, SEEK_END) != 0) return error_set(err, "%s: cannot seek: %s", path, strerror(errno));
+    long size = ftell(run->log);
+    if (size < log_bytes) {
+        fprintf(stderr, "nmt: warning: %s is shorter (%ld bytes) than when the checkpoint was written (%ld); "
+                        "appending to it\n", path, size, log_bytes);
+        return 0;
+    }
+    if (fseek(run->log, log_bytes, SEEK_SET) != 0) return error_set(err, "%s: cannot seek: %s", path, strerror(errno));
+    for (int c; (c = getc(run->log)) != EOF;)
+        cut += c == '\n';
+    fflush(run->log);
+    if (ftruncate(fileno(run->log), log_bytes) != 0 || fseek(run->log, log_bytes, SEEK_SET) != 0)
+        return error_set(err, "%s: cannot cut to %ld bytes: %s", path, log_bytes, strerror(errno));
+    return cut;
+}
+
+/* Resuming a run whose training is over: model.bin is written unless it is already
+ * the checkpoint's model (a crash can come between the last checkpoint and model.bin). */
+static int finish_finished(Run *run, Error *err)
+{
+    ModelFile have;
+    Error ignored;
+    int current = 0;
+    if (modelfile_read(out_path(run, "model.bin"), &have, &ignored) == 0) {
+        current = have.step == run->mf.step && have.model.n_params == run->mf.model.n_params &&
+                  !memcmp(have.model.param_mem, run->mf.model.param_mem, sizeof(float) * have.model.n_params);
+        modelfile_free(&have);
+    }
+    if (current) {
+        say(run, "the run in %s finished at step %ld; %s is up to date: nothing to do", run->cfg->dir, run->step,
+            out_path(run, "model.bin"));
+        return 0;
+    }
+    say(run, "the run in %s finished at step %ld; writing its model.bin from %s", run->cfg->dir, run->step,
+        run->checkpoint);
+    return finish(run, err);
+}
+
 /* ---------------------------------------------------------------- the run */
+
+static void say_model(const Run *run)
+{
+    const Config *cfg = run->cfg;
+    say(run, "model: %s, %d layer%s%s, %s attention, embed %d, hidden %d, %ld parameters; OpenBLAS kernel %s, "
+             "%d threads; output in %s",
+        cfg->cell, cfg->layers, cfg->layers > 1 ? "s" : "", cfg->bidirectional ? ", bidirectional" : "",
+        cfg->attention, cfg->embed, cfg->hidden, run->mf.model.n_params, blas_kernel_name(), run->threads, cfg->dir);
+}
+
+/* One nmt train per directory: a second one (a resume started while the run is still
+ * going) would cut train.log under the first and delete its checkpoints. The lock is
+ * an fcntl lock on OUTPUT_DIR/train.lock, which the system releases when the process
+ * ends, however it ends (SIGKILL included). Sets *fd to the locked file (-1 where the
+ * file system offers no locks: the run goes ahead unguarded); returns -1 if another
+ * process holds the lock. */
+static int lock_dir(Run *run, int *fd, Error *err)
+{
+    const char *path = out_path(run, "train.lock");
+    *fd = open(path, O_RDWR | O_CREAT, 0666);
+    if (*fd < 0) return 0;  /* an unwritable directory: the first write says so */
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    if (fcntl(*fd, F_SETLK, &fl) == 0) return 0;
+    int busy = errno == EACCES || errno == EAGAIN;
+    struct flock who = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    long pid = busy && fcntl(*fd, F_GETLK, &who) == 0 && who.l_type != F_UNLCK ? (long)who.l_pid : 0;
+    close(*fd);
+    *fd = -1;
+    if (!busy) return 0;
+    if (pid > 0)
+        return error_set(err, "%s is in use by another nmt train (process %ld holds %s)", run->cfg->dir, pid, path);
+    return error_set(err, "%s is in use by another nmt train (it holds %s)", run->cfg->dir, path);
+}
+
+/* Which checkpoint, if any, this run goes on from: with opt->resume the newest one that
+ * reads (1), or none in the directory yet (0). A new run refuses a directory holding an
+ * unfinished run, and clears the checkpoints of a finished one. */
+static int find_checkpoint(Run *run, ModelFile *ck, Error *err)
+{
+    const char *dir = run->cfg->dir;
+    char warning[sizeof run->checkpoint];
+    int found = checkpoint_load_newest(dir, ck, run->checkpoint, warning, sizeof warning, err);
+    if (run->opt->resume) {
+        if (found < 0) return -1;
+        if (warning[0]) fprintf(stderr, "nmt: warning: %s\n", warning);
+        if (found) return 1;
+        /* No checkpoint-STEP.bin, but a checkpoint.bin: its checkpoint-STEP.bin was
+         * deleted, or an nmt from before resuming existed wrote it. */
+        const char *stable = out_path(run, "checkpoint.bin");
+        struct stat st;
+        if (stat(stable, &st) == 0) {
+            snprintf(run->checkpoint, sizeof run->checkpoint, "%s", stable);
+            if (modelfile_read(stable, ck, err)) return -1;
+            if (ck->has_train_state) return 1;
+            modelfile_free(ck);
+            return error_set(err, "%s: no training state (section TRST): written by an nmt that could not resume; "
+                                  "delete it to start over", stable);
+        }
+        say(run, "no checkpoint in %s yet: starting from the beginning", dir);
+        return 0;
+    }
+    if (found < 0) {
+        char why[ERROR_LEN];
+        snprintf(why, sizeof why, "%s", err->msg);
+        return error_set(err, "%s holds checkpoints of an earlier run that cannot be read (%s); delete "
+                              "%s/checkpoint-*.bin to start over", dir, why, dir);
+    }
+    if (found == 0) return 0;
+    int done = ck->train_state.done;
+    long step = ck->step;
+    modelfile_free(ck);
+    if (!done)
+        return error_set(err, "%s holds an unfinished run (%s, step %ld): continue it with --resume, or delete "
+                              "%s/checkpoint-*.bin to start over", dir, run->checkpoint, step, dir);
+    int removed = checkpoint_remove_all(dir, err);
+    if (removed < 0) return -1;
+    say(run, "starting over in %s: deleted the %d checkpoint%s of the run that finished there", dir, removed,
+        removed == 1 ? "" : "s");
+    run->checkpoint[0] = 0;
+    return 0;
+}
 
 int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
 {
     Run run = {.cfg = cfg, .opt = opt};
-    int status = -1;
+    ModelFile ck;
+    memset(&ck, 0, sizeof ck);
+    int status = -1, resuming = 0, lock_fd = -1;
     blas_set_threads(cfg->threads);
+    run.threads = blas_thread_count();
     run.mf.text.lowercase = cfg->lowercase;
     run.mf.text.nfkc = !strcmp(cfg->normalization, "nfkc");
     run.mf.config_json = config_to_json(cfg);
@@ -567,46 +997,97 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
         if (probe) fclose(probe);
     }
     if (make_dirs(cfg->dir, err)) goto done;
-    FILE *cf = fopen(out_path(&run, "config.json"), "w");
-    if (!cf || fputs(run.mf.config_json, cf) < 0 || fclose(cf) != 0) {
-        error_set(err, "%s: cannot write: %s", out_path(&run, "config.json"), strerror(errno));
-        goto done;
-    }
-    run.log = fopen(out_path(&run, "train.log"), "w");
-    if (!run.log) {
-        error_set(err, "%s: cannot write: %s", out_path(&run, "train.log"), strerror(errno));
-        goto done;
-    }
-    if (prepare_data(&run, err)) goto done;
     if (opt->export_path) {
-        status = export_batches(&run, opt->export_path, err);
+        status = prepare_data(&run, 1, err) ? -1 : export_batches(&run, opt->export_path, err);
         goto done;
     }
-    ModelDims dims = {.src_vocab = run.mf.src_vocab.size, .tgt_vocab = run.mf.tgt_vocab.size,
-                      .embed = cfg->embed, .hidden = cfg->hidden,
-                      .cell = strcmp(cfg->cell, "lstm") ? CELL_GRU : CELL_LSTM, .layers = cfg->layers,
-                      .bidirectional = cfg->bidirectional, .attention = attention_kind(cfg->attention),
-                      .input_feed = cfg->input_feed, .window = cfg->window, .scaled = cfg->scaled,
-                      .tie_embeddings = cfg->tie_embeddings};
-    const char *problem = dims_problem(&dims);
-    if (problem) {
-        error_set(err, "%s: the model options do not fit together: %s", run.path, problem);
+    if (lock_dir(&run, &lock_fd, err)) goto done;
+    /* Everything about a resume is checked before anything in the directory changes. */
+    resuming = find_checkpoint(&run, &ck, err);
+    if (resuming < 0) goto done;
+    if (resuming && check_config(&run, &ck, err)) goto done;
+    if (resuming && ck.train_state.done) {
+        /* Nothing to train: no need to read the data. The vocabularies are the
+         * checkpoint's. */
+        run.n_train = ck.train_state.n_train;
+        run.order = xmalloc(sizeof(int) * run.n_train);
+        adopt_checkpoint(&run, &ck);
+        run.mf.src_vocab = ck.src_vocab;
+        run.mf.tgt_vocab = ck.tgt_vocab;
+        memset(&ck.src_vocab, 0, sizeof ck.src_vocab);
+        memset(&ck.tgt_vocab, 0, sizeof ck.tgt_vocab);
+        status = finish_finished(&run, err);
         goto done;
     }
-    model_alloc(&run.mf.model, &dims);
-    model_init_weights(&run.mf.model, (uint64_t)cfg->seed);
-    adam_init(&run.mf.opt, run.mf.model.n_params, (float)cfg->learning_rate);
+    if (resuming && check_machine(&run, &ck.train_state, err)) goto done;
+    if (!resuming) {
+        FILE *cf = fopen(out_path(&run, "config.json"), "w");
+        if (!cf || fputs(run.mf.config_json, cf) < 0 || fclose(cf) != 0) {
+            error_set(err, "%s: cannot write: %s", out_path(&run, "config.json"), strerror(errno));
+            goto done;
+        }
+    }
+    if (prepare_data(&run, !resuming, err)) goto done;
+    run.train_fingerprint = examples_fingerprint(run.train, run.n_train);
+    run.valid_fingerprint = examples_fingerprint(run.valid, run.n_valid);
+    run.order = xmalloc(sizeof(int) * run.n_train);
+    LrScheduleKind kind = LR_CONSTANT;
+    lr_schedule_kind(cfg->lr_schedule, &kind);  /* the config has checked the name */
+    lr_schedule_init(&run.schedule, kind, cfg->learning_rate, cfg->warmup_steps, cfg->lr_decay, cfg->patience);
     run.rs.dropout = (float)cfg->dropout;
-    rng_seed(&run.rs.rng, (uint64_t)cfg->seed ^ 0x64726f706f7574ull);
-    say(&run, "model: %s, %d layer%s%s, %s attention, embed %d, hidden %d, %ld parameters; OpenBLAS kernel %s, "
-              "%d threads; output in %s",
-        cfg->cell, cfg->layers, cfg->layers > 1 ? "s" : "", cfg->bidirectional ? ", bidirectional" : "",
-        cfg->attention, cfg->embed, cfg->hidden, run.mf.model.n_params, blas_kernel_name(), cfg->threads, cfg->dir);
+    if (resuming) {
+        if (check_data(&run, &ck, err)) goto done;
+        adopt_checkpoint(&run, &ck);
+        long cut = reopen_log(&run, ck.train_state.log_bytes, err);
+        if (cut < 0) goto done;
+        fprintf(run.log, "{\"event\":\"resume\",\"step\":%ld,\"epoch\":%d,\"batch\":%d,\"lines_cut\":%ld}\n",
+                run.step, run.epoch, run.next / cfg->batch_size + 1, cut);
+        fflush(run.log);
+        say(&run, "resuming at step %ld (epoch %d, batch %d of %d) from %s", run.step, run.epoch,
+            run.next / cfg->batch_size + 1, (run.n_train + cfg->batch_size - 1) / cfg->batch_size, run.checkpoint);
+        say_model(&run);
+        run.checkpoint_current = 1;
+    } else {
+        ModelDims dims = {.src_vocab = run.mf.src_vocab.size, .tgt_vocab = run.mf.tgt_vocab.size,
+                          .embed = cfg->embed, .hidden = cfg->hidden,
+                          .cell = strcmp(cfg->cell, "lstm") ? CELL_GRU : CELL_LSTM, .layers = cfg->layers,
+                          .bidirectional = cfg->bidirectional, .attention = attention_kind(cfg->attention),
+                          .input_feed = cfg->input_feed, .window = cfg->window, .scaled = cfg->scaled,
+                          .tie_embeddings = cfg->tie_embeddings};
+        const char *problem = dims_problem(&dims);
+        if (problem) {
+            error_set(err, "%s: the model options do not fit together: %s", out_path(&run, "config.json"), problem);
+            goto done;
+        }
+        model_alloc(&run.mf.model, &dims);
+        model_init_weights(&run.mf.model, (uint64_t)cfg->seed);
+        adam_init(&run.mf.opt, run.mf.model.n_params, (float)cfg->learning_rate);
+        say_model(&run);
+        rng_seed(&run.rs.rng, (uint64_t)cfg->seed ^ 0x64726f706f7574ull);
+        rng_seed(&run.shuffle, (uint64_t)cfg->seed + 1);
+        run.epoch = 1;
+        run.best = !strcmp(cfg->best_metric, "bleu") ? -INFINITY : INFINITY;
+        run.log = fopen(out_path(&run, "train.log"), "w");
+        if (!run.log) {
+            error_set(err, "%s: cannot write: %s", out_path(&run, "train.log"), strerror(errno));
+            goto done;
+        }
+        double baseline = unigram_baseline(&run);
+        say(&run, "unigram baseline: validation loss %.3f per token (a model must beat this)", baseline);
+        fprintf(run.log, "{\"event\":\"start\",\"train_pairs\":%d,\"valid_pairs\":%d,\"src_vocab\":%d,"
+                "\"tgt_vocab\":%d,\"parameters\":%ld,\"unigram_valid_loss\":%.6f}\n",
+                run.n_train, run.n_valid, run.mf.src_vocab.size, run.mf.tgt_vocab.size, run.mf.model.n_params,
+                baseline);
+        run.t_start = now_seconds();
+    }
+    if (run.n_valid == 0)
+        say(&run, "no validation pairs: no validation loss or BLEU, best.bin, plateau decay or early stopping");
     status = train_loop(&run, err);
 done:
     if (run.log) fclose(run.log);
     examples_free(run.train, run.n_train);
     examples_free(run.valid, run.n_valid);
+    free(run.order);
     runstate_free(&run.rs);
     runstate_free(&run.decode_rs);
     batch_free(&run.batch);
@@ -617,7 +1098,10 @@ done:
     free(run.bleu_src);
     free(run.bleu_ref);
     run.mf.has_optimizer = run.mf.opt.m != NULL;
+    run.mf.has_train_state = 0;
     modelfile_free(&run.mf);
+    modelfile_free(&ck);
     free(run.path);
+    if (lock_fd >= 0) close(lock_fd);  /* releases the lock */
     return status;
 }

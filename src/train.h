@@ -1,11 +1,35 @@
-/* train.h — the training run: `nmt train CONFIG.json`.
+/* train.h — the training run: `nmt train CONFIG.json [--resume]`.
  *
  * Reads and tokenises the data, splits off validation pairs, builds vocabularies,
  * initialises the model and trains it with Adam under teacher forcing (the loss
  * label-smoothed and the learning rate scheduled as the config says), logging to
- * stderr and to OUTPUT_DIR/train.log (one JSON object per line), writing
- * OUTPUT_DIR/checkpoint.bin every train.checkpoint_every steps and at each epoch end,
- * and OUTPUT_DIR/model.bin at the end. OUTPUT_DIR/config.json records every setting.
+ * stderr and to OUTPUT_DIR/train.log (one JSON object per line), writing a checkpoint
+ * (checkpoint.h: OUTPUT_DIR/checkpoint-STEP.bin, checkpoint.bin the newest) every
+ * train.checkpoint_every steps and at each epoch end, and OUTPUT_DIR/model.bin at the
+ * end. OUTPUT_DIR/config.json records every setting.
+ *
+ * Resuming (opt->resume) goes on from the newest checkpoint that reads (checkpoint.bin
+ * when no checkpoint-STEP.bin is left), exactly as the run would have gone on without
+ * the interruption: the checkpoint's TrainState (trainstate.h) restores the position
+ * in the epoch, its example order, the random streams, the schedule and the
+ * best-validation bookkeeping, and with train.deterministic the OpenBLAS thread count;
+ * the work done after the checkpoint is done again, and train.log is cut back to where
+ * it stood at the checkpoint, followed by a "resume" event. The config must be the one the run started with, apart from
+ * the keys that do not change the updates (train.log_every, checkpoint_every,
+ * keep_checkpoints, threads, deterministic, max_nonfinite, output.dir and the data
+ * paths), and the data must tokenise to the same examples (compared by fingerprint);
+ * anything else is an error naming both values. A run that has finished only gets its
+ * model.bin written if that is missing or stale. With no checkpoint in the directory,
+ * training starts from the beginning. Without opt->resume, a directory holding an
+ * unfinished run is refused (so that forgetting --resume cannot throw hours away); the
+ * checkpoints of a finished one are deleted. Either way, a directory another nmt train
+ * is working in (it holds an fcntl lock on OUTPUT_DIR/train.lock) is refused.
+ *
+ * SIGINT and SIGTERM stop training between two steps, with a checkpoint: train_run
+ * then returns the signal's number and err says where the checkpoint is. Non-finite
+ * losses or gradients skip the update (a "nonfinite" event in train.log);
+ * train.max_nonfinite of them in a row stop training with an error, the checkpoints
+ * written so far untouched.
  *
  * Validation, every train.validate_every steps and at each epoch end: the plain
  * (unsmoothed) loss per target token on the validation pairs, and corpus BLEU of the
@@ -23,6 +47,8 @@
 typedef struct {
     int quiet;                 /* no progress lines on stderr */
     const char *export_path;   /* set: write the batches instead of training (below) */
+    int resume;                /* go on from OUTPUT_DIR's newest checkpoint */
+    const char *config_path;   /* names the config in messages (may be NULL) */
 } TrainOptions;
 
 /* With opt->export_path, train_run prepares the data exactly as for training and then,
@@ -33,5 +59,7 @@ typedef struct {
  * test sentences], "batch.K.src" (S, B), "batch.K.tgt_in" (T, B), "batch.K.tgt_out"
  * (T, B), "test.src" (N, S_max) padded with 0, "test.len" (N). */
 
+/* Returns 0 when training is over (or there was nothing left to do), -1 on an error,
+ * or SIGINT / SIGTERM's number when one of them stopped it (see above). */
 int train_run(const Config *cfg, const TrainOptions *opt, Error *err);
 #endif

@@ -754,4 +754,214 @@ run translate "$M" --nbest 2 <"$T/malformed.txt"
 check "malformed input, translate --nbest 2: exit 0, lines numbered 0..5" \
     eval 'exits 0 && [ "$(cut -d" " -f1 "$T/out" | sort -un | tr "\n" " ")" = "0 1 2 3 4 5 " ]'
 
+# ---------------------------------------------------------------- 13. checkpoints and resume
+
+# A run stopped any number of times and resumed must end exactly as the uninterrupted
+# run: the same model.bin and best.bin, bit for bit, and the same train.log apart from
+# timings and the resume events. The config uses every random stream and every piece
+# of state a checkpoint must carry: dropout and scheduled sampling draw from the model's
+# random stream, bucketed batches from the shuffling stream, the plateau schedule and
+# best.bin from the validations (every 10 steps), label smoothing and a decaying
+# teacher-forcing rate from the step count; checkpoints every 7 steps, so that kills
+# land between them and the work since the last one is redone. 6 epochs of 17 steps.
+R=$T/runs/resume
+C=$T/resume.json
+cat >"$C" <<EOF2
+{
+  "data": {"train": "$T/train.tsv"},
+  "model": {"embed": 32, "hidden": 64, "dropout": 0.2},
+  "train": {"batch_size": 16, "epochs": 6, "learning_rate": 0.003, "threads": 1, "log_every": 1,
+            "checkpoint_every": 7, "validate_every": 10, "valid_bleu_max": 10, "lr_schedule": "plateau",
+            "label_smoothing": 0.1, "teacher_forcing": 0.9, "teacher_forcing_decay": "linear",
+            "teacher_forcing_final": 0.5},
+  "output": {"dir": "$R"}
+}
+EOF2
+# The log without what differs between runs: timings and the resume/interrupted events.
+steady_log() {
+    grep -v '"event":"\(resume\|interrupted\)"' "$1" | sed -e 's/"tokens_per_s":[0-9.eE+-]*//' -e 's/"seconds":[0-9.]*//'
+}
+# same_run DIR WHAT — DIR's model.bin, best.bin and train.log are the uninterrupted run's.
+same_run() {
+    check "$2: model.bin bit-identical to the uninterrupted run's" cmp -s "$1/model.bin" "$T/runs/straight/model.bin"
+    check "$2: best.bin bit-identical" cmp -s "$1/best.bin" "$T/runs/straight/best.bin"
+    steady_log "$1/train.log" >"$T/log.a"
+    steady_log "$T/runs/straight/train.log" >"$T/log.b"
+    check "$2: train.log the same apart from timings and resume events" cmp -s "$T/log.a" "$T/log.b"
+}
+# start ARGS... — nmt in the background (no timeout wrapper: signals must reach nmt
+# itself), stderr to $T/bg.err; sets $pid. SIGINT is reset to its default, which a
+# non-interactive shell sets to ignored for background commands (nmt then leaves it so).
+if env --default-signal=INT true 2>/dev/null; then DEFAULT_INT="env --default-signal=INT"; else DEFAULT_INT=; fi
+start() { $DEFAULT_INT "$NMT" "$@" 2>>"$T/bg.err" & pid=$!; }
+# at_step K — waits until $pid has logged step K (1), or has exited or taken 120 s (0).
+at_step() {
+    i=0
+    while kill -0 "$pid" 2>/dev/null && [ $i -lt 12000 ]; do
+        grep -q "^{\"step\":$1," "$R/train.log" 2>/dev/null && return 0
+        sleep 0.01
+        i=$((i + 1))
+    done
+    return 1
+}
+# finish_bg — waits for $pid (killing it after 300 s); sets $rc.
+finish_bg() {
+    i=0
+    while kill -0 "$pid" 2>/dev/null && [ $i -lt 6000 ]; do sleep 0.05; i=$((i + 1)); done
+    kill -9 "$pid" 2>/dev/null
+    { wait "$pid"; } 2>/dev/null
+    rc=$?
+}
+nth_checkpoints() { ls "$R" | grep -c '^checkpoint-[0-9]*\.bin$'; }
+
+# The uninterrupted run.
+rm -rf "$R"
+run train "$C" --quiet
+check "resume: the uninterrupted run: exit 0" exits 0
+check "keep_checkpoints 3 (default): three checkpoint-STEP.bin files ($(nth_checkpoints))" [ "$(nth_checkpoints)" = 3 ]
+check "checkpoints: the newest is checkpoint-102.bin, and checkpoint.bin is the same file" \
+    eval '[ -s "$R/checkpoint-102.bin" ] && cmp -s "$R/checkpoint.bin" "$R/checkpoint-102.bin"'
+cp "$R/model.bin" "$T/model.copy"
+run train "$C" --resume
+check "resume a finished run: exit 0, says it finished at step 102" \
+    eval 'exits 0 && grep -q "finished at step 102" "$T/err"'
+check "resume a finished run: model.bin untouched" cmp -s "$R/model.bin" "$T/model.copy"
+rm -f "$R/model.bin"
+run train "$C" --resume --quiet
+check "resume a finished run without model.bin: writes the same model.bin" \
+    eval 'exits 0 && cmp -s "$R/model.bin" "$T/model.copy"'
+mv "$R" "$T/runs/straight"
+
+# Killed with SIGKILL five times, each time resumed with --resume.
+: >"$T/bg.err"
+start train "$C" --quiet
+kills=0
+for k in 12 30 50 70 90; do
+    if at_step $k && kill -9 "$pid" 2>/dev/null; then kills=$((kills + 1)); fi
+    { wait "$pid"; } 2>/dev/null   # (without the shell's "Killed")
+    start train "$C" --resume --quiet
+done
+finish_bg
+check "SIGKILL x $kills at steps >= 12, 30, 50, 70, 90: the last resume exits 0" eval 'exits 0 && [ $kills -ge 4 ]'
+[ "$rc" -eq 0 ] || sed 's/^/    | /' "$T/bg.err" | tail -n 5
+check "SIGKILL: train.log has a resume event per kill" [ "$(grep -c '"event":"resume"' "$R/train.log")" -ge $kills ]
+same_run "$R" "killed and resumed $kills times"
+mv "$R" "$T/runs/killed"
+
+# SIGINT, then SIGTERM: a checkpoint at the step, a message, exit 130 / 143. (Without
+# env --default-signal, SIGINT cannot reach a background nmt: SIGTERM twice then.)
+if [ -n "$DEFAULT_INT" ]; then SIG=INT; WANT=130; else SIG=TERM; WANT=143; fi
+: >"$T/bg.err"
+start train "$C" --quiet
+if at_step 30; then
+    # Meanwhile a second nmt train in the same directory (a resume started too early).
+    run train "$C" --resume
+    check "a second nmt train while the run goes on: exit 1, naming the process holding train.lock" \
+        eval 'exits 1 && grep -q "^nmt: $R is in use by another nmt train (process $pid holds $R/train.lock)" "$T/err"'
+    kill -$SIG "$pid"
+fi
+finish_bg
+check "SIG$SIG: exit $WANT" exits $WANT
+ck=$(sed -n 's/^nmt: interrupted at step [0-9]*; checkpoint written to \(.*\); resume with: nmt train .* --resume$/\1/p' "$T/bg.err")
+check "SIG$SIG: 'nmt: interrupted at step N; checkpoint written to PATH; resume with: nmt train CONFIG --resume'" \
+    eval '[ -n "$ck" ] && [ -s "$ck" ] && grep -q "resume with: nmt train $C --resume\$" "$T/bg.err"'
+check "SIG$SIG: an interrupted event in train.log" grep -q "\"event\":\"interrupted\".*\"signal\":\"SIG$SIG\"" "$R/train.log"
+# Forgetting --resume must not throw the run away; neither may a changed config.
+cp "$R/train.log" "$T/log.before"
+run train "$C"
+check "a new run in a directory with an unfinished run: exit 1, says to use --resume" \
+    eval 'exits 1 && grep -q "^nmt: $R holds an unfinished run .*--resume" "$T/err"'
+sed -e 's/"hidden": 64/"hidden": 64, "cell": "lstm"/' "$C" >"$T/lstm.json"
+run train "$T/lstm.json" --resume
+check "resume with model.cell changed: exit 1, naming both values" \
+    eval 'exits 1 && grep -q "^nmt: $T/lstm.json: model.cell: the checkpoint .* has gru, the config says lstm" "$T/err"'
+sed -e 's/"batch_size": 16/"batch_size": 8/' "$C" >"$T/bs.json"
+run train "$T/bs.json" --resume
+check "resume with train.batch_size changed: exit 1, naming both values" \
+    eval 'exits 1 && grep -q "train.batch_size: the checkpoint .* has 16, the config says 8" "$T/err"'
+sed '5s/.*/x\ty/' "$T/train.tsv" >"$T/train_changed.tsv"
+sed -e "s|$T/train.tsv|$T/train_changed.tsv|" "$C" >"$T/data.json"
+run train "$T/data.json" --resume
+check "resume on changed data: exit 1, naming the checkpoint's and the data's" \
+    eval 'exits 1 && grep -q "^nmt: $T/train_changed.tsv: .*the checkpoint .* the data now gives" "$T/err"'
+check "refused resumes and runs leave the run alone" \
+    eval 'cmp -s "$R/train.log" "$T/log.before" && [ -s "$ck" ] && [ ! -e "$R/model.bin" ]'
+start train "$C" --resume --quiet
+at_step 70 && kill -TERM "$pid"
+finish_bg
+check "SIGTERM: exit 143" exits 143
+ck=$(sed -n 's/^nmt: interrupted at step [0-9]*; checkpoint written to \(.*\); resume with: .*/\1/p' "$T/bg.err" | tail -n 1)
+check "SIGTERM: the checkpoint named in the message exists" eval '[ -n "$ck" ] && [ -s "$ck" ]'
+# train.deterministic (default true): a resume keeps the thread count the run started
+# with, whatever train.threads says now, and so still ends bit for bit the same; it
+# refuses another OpenBLAS kernel. Tried on copies of the run directory.
+cp -r "$R" "$T/runs/threads"
+sed -e 's/"threads": 1/"threads": 2/' -e "s|\"dir\": \"$R\"|\"dir\": \"$T/runs/threads\"|" "$C" >"$T/threads.json"
+run train "$T/threads.json" --resume
+check "deterministic: resumed with train.threads 2, keeps the run's 1 thread and says so" \
+    eval 'exits 0 && grep -q "^nmt: train.deterministic: 1 OpenBLAS threads, as the run started with" "$T/err"'
+same_run "$T/runs/threads" "resumed with train.threads changed"
+kernel=$(sed -n 's/.*OpenBLAS kernel \([^,]*\),.*/\1/p' "$T/err" | head -n 1)
+other=Prescott; [ "$kernel" = Prescott ] && other=Haswell
+cp -r "$R" "$T/runs/kernel"
+sed -e "s|\"dir\": \"$R\"|\"dir\": \"$T/runs/kernel\"|" "$C" >"$T/kernel.json"
+env OPENBLAS_CORETYPE=$other $LIMIT "$NMT" train "$T/kernel.json" --resume --quiet >"$T/out" 2>"$T/err"; rc=$?
+if [ $rc -eq 0 ] && ! grep -q "train.deterministic" "$T/err"; then
+    echo "  (skipped: OPENBLAS_CORETYPE=$other does not change the kernel $kernel here)"
+else
+    check "deterministic: a resume on the $other kernel of a $kernel run: exit 1, naming both" \
+        eval 'exits 1 && grep -q "^nmt: .*train.deterministic: .*kernel $kernel, this process runs $other; resume with OPENBLAS_CORETYPE=$kernel" "$T/err"'
+fi
+# Only checkpoint.bin left (the checkpoint-STEP.bin files deleted): resumed from it; a
+# checkpoint.bin without training state (as nmt wrote before resuming existed) refused.
+cp -r "$R" "$T/runs/stable"
+rm -f "$T/runs/stable"/checkpoint-*.bin
+sed -e "s|\"dir\": \"$R\"|\"dir\": \"$T/runs/stable\"|" "$C" >"$T/stable.json"
+run train "$T/stable.json" --resume --quiet
+check "resume with only checkpoint.bin left: exit 0" exits 0
+same_run "$T/runs/stable" "resumed from checkpoint.bin"
+mkdir -p "$T/runs/legacy"
+cp "$T/runs/straight/best.bin" "$T/runs/legacy/checkpoint.bin"
+sed -e "s|\"dir\": \"$R\"|\"dir\": \"$T/runs/legacy\"|" "$C" >"$T/legacy.json"
+run train "$T/legacy.json" --resume
+check "resume from a checkpoint.bin without training state: exit 1, saying so" \
+    eval 'exits 1 && grep -q "^nmt: $T/runs/legacy/checkpoint.bin: no training state" "$T/err"'
+# The newest checkpoint damaged: resuming falls back to the one before, with a warning.
+printf 'X' | dd of="$ck" bs=1 seek=1000 conv=notrunc 2>/dev/null
+run train --resume "$R" --quiet
+check "resume --resume RUN_DIR past a damaged newest checkpoint: exit 0" exits 0
+check "... with a warning naming it and the checkpoint used instead" \
+    grep -q "^nmt: warning: $ck: .*damaged.*; resuming from $R/checkpoint-[0-9]*\.bin instead" "$T/err"
+same_run "$R" "SIGINT, SIGTERM and a damaged checkpoint"
+mv "$R" "$T/runs/signals"
+
+# A full disk and an unwritable checkpoint: the error names the file, the previous
+# checkpoint stays whole, and resuming afterwards ends as the uninterrupted run.
+mkdir -p "$R"
+if [ -w /dev/full ]; then
+    ln -s /dev/full "$R/checkpoint-14.bin.tmp"
+    run train "$C" --quiet
+    check "disk full at the step-14 checkpoint: exit 1, 'No space left' naming checkpoint-14.bin" \
+        eval 'exits 1 && grep -q "^nmt: $R/checkpoint-14.bin: .*No space left on device" "$T/err"'
+    check "disk full: checkpoint-7.bin is whole (translate reads it), no checkpoint-14.bin" \
+        eval 'echo "Show me." | $LIMIT "$NMT" translate "$R/checkpoint-7.bin" >/dev/null 2>&1 && [ ! -e "$R/checkpoint-14.bin" ]'
+    check "disk full: checkpoint.bin is still checkpoint-7.bin" cmp -s "$R/checkpoint.bin" "$R/checkpoint-7.bin"
+    rm -f "$R/checkpoint-14.bin.tmp"
+    resume_flag=--resume
+else
+    resume_flag=
+fi
+# A directory in the way of the temporary file: open fails, as on a read-only
+# directory (chmod does not stop root, who runs the tests in CI).
+mkdir "$R/checkpoint-21.bin.tmp"
+run train "$C" $resume_flag --quiet
+check "unwritable checkpoint-21.bin: exit 1, the message names it" \
+    eval 'exits 1 && grep -q "^nmt: $R/checkpoint-21.bin.tmp: cannot write" "$T/err"'
+check "unwritable: the checkpoint before, checkpoint-17.bin (epoch 1's end), whole and checkpoint.bin still it" \
+    eval '[ -s "$R/checkpoint-17.bin" ] && [ ! -e "$R/checkpoint-21.bin" ] && cmp -s "$R/checkpoint.bin" "$R/checkpoint-17.bin"'
+rmdir "$R/checkpoint-21.bin.tmp"
+run train "$C" --resume --quiet
+check "after the write failures, --resume completes" exits 0
+same_run "$R" "resumed after write failures"
+
 finish

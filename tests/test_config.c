@@ -23,7 +23,8 @@ static int config_equal(const Config *a, const Config *b)
            a->warmup_steps == b->warmup_steps && a->lr_decay == b->lr_decay && a->patience == b->patience &&
            a->validate_every == b->validate_every && a->valid_bleu_max == b->valid_bleu_max &&
            same_str(a->best_metric, b->best_metric) && a->early_stop == b->early_stop && a->bucket == b->bucket &&
-           same_str(a->dir, b->dir);
+           a->keep_checkpoints == b->keep_checkpoints && a->deterministic == b->deterministic &&
+           a->max_nonfinite == b->max_nonfinite && same_str(a->dir, b->dir);
 }
 
 /* Parses text over fresh defaults; returns config_parse's status, the message in err. */
@@ -67,6 +68,8 @@ static void test_defaults(void)
           c.lr_decay == 0.5 && c.patience == 1 && c.validate_every == 0 && c.valid_bleu_max == 1000 &&
           !strcmp(c.best_metric, "loss") && c.early_stop == 0 && c.bucket == 1,
           "training-control defaults: today's behaviour (no smoothing, constant rate, bucketing)");
+    CHECK(c.keep_checkpoints == 3 && c.deterministic == 1 && c.max_nonfinite == 10,
+          "checkpoint and robustness defaults: keep 3, deterministic, stop after 10 non-finite steps");
     CHECK(!strcmp(c.dir, "runs/default"), "output.dir default");
     config_free(&c);
 
@@ -91,7 +94,8 @@ static const char *full_text =
     "            \"clip_norm\": 0, \"seed\": 9007199254740991, \"threads\": 0, \"log_every\": 7,\n"
     "            \"checkpoint_every\": 0, \"label_smoothing\": 0.1, \"lr_schedule\": \"inverse_sqrt\",\n"
     "            \"warmup_steps\": 4000, \"lr_decay\": 0.25, \"patience\": 3, \"validate_every\": 500,\n"
-    "            \"valid_bleu_max\": 0, \"best_metric\": \"loss\", \"early_stop\": 5, \"bucket\": false},\n"
+    "            \"valid_bleu_max\": 0, \"best_metric\": \"loss\", \"early_stop\": 5, \"bucket\": false,\n"
+    "            \"keep_checkpoints\": 0, \"deterministic\": false, \"max_nonfinite\": 1},\n"
     "  \"output\": {\"dir\": \"runs/x y\"}\n"
     "}\n";
 
@@ -113,6 +117,8 @@ static void test_full(void)
     CHECK(c.label_smoothing == 0.1 && !strcmp(c.lr_schedule, "inverse_sqrt") && c.warmup_steps == 4000 &&
           c.lr_decay == 0.25 && c.patience == 3 && c.validate_every == 500 && c.valid_bleu_max == 0 &&
           !strcmp(c.best_metric, "loss") && c.early_stop == 5 && c.bucket == 0, "training controls");
+    CHECK(c.keep_checkpoints == 0 && c.deterministic == 0 && c.max_nonfinite == 1,
+          "keep_checkpoints 0 (all), deterministic false, max_nonfinite 1");
     CHECK(!strcmp(c.dir, "runs/x y"), "output.dir");
     config_free(&c);
 
@@ -172,6 +178,12 @@ static void test_errors(void)
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"hiden\": 2}}", "misspelt model key",
                  "model.hiden", "did you mean model.hidden?");
     EXPECT_ERROR("{\"data\": 5}", "a section that is not an object", "section data must be an object");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"keep_checkpoints\": -1}}", "keep_checkpoints < 0",
+                 "train.keep_checkpoints");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"max_nonfinite\": 0}}", "max_nonfinite 0",
+                 "train.max_nonfinite", "from 1");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"deterministic\": 1}}", "deterministic as a number",
+                 "train.deterministic must be true or false");
 
     /* Wrong types. */
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"batch_size\": \"64\"}}", "string for an int",
@@ -312,7 +324,7 @@ static void test_round_trip(void)
                               "max_steps", "learning_rate", "clip_norm", "seed", "threads", "log_every",
                               "checkpoint_every", "label_smoothing", "lr_schedule", "warmup_steps", "lr_decay",
                               "patience", "validate_every", "valid_bleu_max", "best_metric", "early_stop", "bucket",
-                              "dir"};
+                              "keep_checkpoints", "deterministic", "max_nonfinite", "dir"};
         int all = 1;
         char quoted[64];
         for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
@@ -374,9 +386,46 @@ static void test_load(void)
     free(text);
 }
 
+/* config_difference: the first differing key and both values, as resuming reports them. */
+static void test_difference(void)
+{
+    Config a, b;
+    Error err;
+    char key[64], va[64], vb[64];
+    parse(&a, full_text, &err);
+    parse(&b, full_text, &err);
+    CHECK(config_difference(&a, &b, NULL, key, va, vb, sizeof key) == 0, "equal configs: no difference");
+    free(b.cell);
+    b.cell = strdup("lstm");
+    b.learning_rate = 0.0003000000000000001;
+    CHECK(config_difference(&a, &b, NULL, key, va, vb, sizeof key) == 1 && !strcmp(key, "model.cell") &&
+              !strcmp(va, "gru") && !strcmp(vb, "lstm"),
+          "model.cell: gru vs lstm (the first difference in config_to_json's order)");
+    free(b.cell);
+    b.cell = strdup("gru");
+    CHECK(config_difference(&a, &b, NULL, key, va, vb, sizeof key) == 1 && !strcmp(key, "train.learning_rate") &&
+              !strcmp(va, "0.0003") && !strcmp(vb, "0.0003000000000000001"),
+          "train.learning_rate: doubles compared exactly, shown with the digits that tell them apart");
+    const char *skip[] = {"train.learning_rate", NULL};
+    b.threads = 8;
+    free(b.valid);
+    b.valid = NULL;
+    CHECK(config_difference(&a, &b, skip, key, va, vb, sizeof key) == 1 && !strcmp(key, "data.valid") &&
+              !strcmp(va, "v.tsv") && !strcmp(vb, "(none)"),
+          "an unset path shows as (none); skipped keys are passed over");
+    const char *skip_more[] = {"data.valid", "train.learning_rate", "train.threads", NULL};
+    CHECK(config_difference(&a, &b, skip_more, key, va, vb, sizeof key) == 0, "every difference skipped: 0");
+    b.deterministic = 1;
+    CHECK(config_difference(&a, &b, skip_more, key, va, vb, sizeof key) == 1 && !strcmp(key, "train.deterministic") &&
+              !strcmp(va, "false") && !strcmp(vb, "true"), "booleans as false / true");
+    config_free(&a);
+    config_free(&b);
+}
+
 int main(void)
 {
     test_defaults();
+    test_difference();
     test_full();
     test_errors();
     test_round_trip();

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "modelfile.h" /* defines: ModelFile, modelfile_write, modelfile_read, crc32_bytes */
+#include "modelfile.h" /* defines: ModelFile, modelfile_write, modelfile_read, crc32_bytes, TrainState */
 
 /* ---------------------------------------------------------------- no huge allocations */
 
@@ -632,6 +632,106 @@ static void test_crafted(void)
     free(good);
 }
 
+/* ---------------------------------------------------------------- training state */
+
+/* A resumable checkpoint: make_model_file's, with a training state over 5 examples. */
+static void make_resumable(ModelFile *mf)
+{
+    static const int order[5] = {4, 1, 3, 0, 2};
+    make_model_file(mf, 1);
+    mf->step = mf->opt.step;
+    mf->has_train_state = 1;
+    TrainState *s = &mf->train_state;
+    s->step = mf->step;
+    s->epoch = 2;
+    s->next = 3;
+    s->order_ready = 1;
+    s->n_train = 5;
+    s->order = malloc(sizeof order);
+    memcpy(s->order, order, sizeof order);
+    rng_seed(&s->shuffle_rng, 11);
+    rng_seed(&s->model_rng, 12);
+    s->learning_rate = 0.001;
+    s->lr_factor = 0.5;
+    s->lr_best_loss = 2.5;
+    s->best = -INFINITY;
+    s->best_step = 7;
+    s->last_validated = 7;
+    s->threads = 2;
+    strcpy(s->blas_kernel, "Haswell");
+}
+
+static void test_train_state(void)
+{
+    ModelFile mf, back;
+    Error err = {""};
+    make_resumable(&mf);
+    int rc = modelfile_write(path, &mf, &err) || modelfile_read(path, &back, &err);
+    CHECK(rc == 0, "write/read a checkpoint with a training state");
+    if (rc) fprintf(stderr, "  %s\n", err.msg);
+    if (rc == 0) {
+        check_same(&mf, &back, "resumable checkpoint");
+        const TrainState *a = &mf.train_state, *b = &back.train_state;
+        CHECK(back.has_train_state && b->step == a->step && b->epoch == 2 && b->next == 3 && b->n_train == 5 &&
+                  !memcmp(b->order, a->order, sizeof(int) * 5) && b->shuffle_rng.state == a->shuffle_rng.state &&
+                  b->model_rng.inc == a->model_rng.inc && b->best == a->best && b->lr_best_loss == 2.5 &&
+                  !strcmp(b->blas_kernel, "Haswell"),
+              "the training state reads back (order, random streams, -inf best)");
+        modelfile_free(&back);
+    }
+    /* A model file (no optimizer) never carries one. */
+    mf.has_optimizer = 0;
+    rc = modelfile_write(path, &mf, &err) || modelfile_read(path, &back, &err);
+    CHECK(rc == 0 && !back.has_train_state, "without the optimizer no TRST is written");
+    if (rc == 0) modelfile_free(&back);
+    mf.has_optimizer = 1;
+
+    /* Every truncation and every single-bit flip of a resumable checkpoint refused. */
+    if (modelfile_write(path, &mf, &err)) { fprintf(stderr, "%s\n", err.msg); exit(2); }
+    size_t len;
+    unsigned char *good = slurp(path, &len), *d = malloc(len + 8);
+    Where w[9];
+    int n = sections_of(good, len, w, 9);
+    CHECK(n == 8 && !strcmp(w[7].tag, "TRST"), "a resumable checkpoint has 8 sections, TRST last");
+    int accepted = 0;
+    for (size_t cut = 0; cut < len; cut++) {
+        spit(bad, good, cut);
+        accepted += !refused(bad, NULL, 0);
+    }
+    CHECK(accepted == 0, "every truncation of a resumable checkpoint refused");
+    flip_every_byte(good, len, 0, "resumable checkpoint");
+
+    /* A TRST field out of range behind a valid CRC: the message names file and field. */
+    const Where *trst = section(w, n, "TRST");
+    memcpy(d, good, len);
+    int64_t zero = 0;
+    memcpy(d + trst->payload + 8 + 8 * 1, &zero, 8);  /* epoch */
+    fix_crc(d, trst);
+    spit(bad, d, len);
+    expect_refused(bad, "field epoch", "TRST epoch 0 behind a valid CRC");
+
+    /* TRST's step must be the file's. */
+    mf.train_state.step = mf.step + 1;
+    if (modelfile_write(path, &mf, &err)) { fprintf(stderr, "%s\n", err.msg); exit(2); }
+    expect_refused(path, "disagrees", "TRST step disagreeing with DIMS and ADAM");
+    mf.train_state.step = mf.step;
+
+    /* TRST without ADAM (ADAM dropped, the count adjusted). */
+    {
+        const Where *adam = section(w, n, "ADAM");
+        size_t cut = adam->payload + adam->len - adam->header;
+        memcpy(d, good, len);
+        memmove(d + adam->header, d + adam->header + cut, len - adam->header - cut);
+        uint32_t count = (uint32_t)n - 1;
+        memcpy(d + 16, &count, 4);
+        spit(bad, d, len - cut);
+        expect_refused(bad, "without ADAM", "TRST without ADAM");
+    }
+    free(d);
+    free(good);
+    free_made(&mf);
+}
+
 /* ---------------------------------------------------------------- atomic writing */
 
 static void test_atomic_write(void)
@@ -700,6 +800,7 @@ int main(void)
     test_truncated();
     test_flipped();
     test_crafted();
+    test_train_state();
     test_atomic_write();
 
     unlink(path);
