@@ -17,8 +17,9 @@
  * Combining marks (Mn/Mc/Me) never split from the character before them, so a
  * Devanagari word with vowel signs ("नमस्ते") is one token. Symbols (S*) and format
  * characters (Cf: ZWJ/ZWNJ matter in Devanagari and Persian) stay inside words;
- * only U+FEFF (a stray byte-order mark) is dropped. CJK text is left inside words
- * as-is for now.
+ * only U+FEFF (a stray byte-order mark) is dropped, before step 1, so that it cannot
+ * keep a letter and its combining mark apart. CJK text is left inside words as-is
+ * for now.
  *
  * Example:
  *   TextOptions opt = {.lowercase = 1, .nfkc = 0};
