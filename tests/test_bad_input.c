@@ -1,8 +1,8 @@
 /* test_bad_input.c — regression tests for what the fuzz targets (tests/fuzz/) and
  * valgrind (scripts/valgrind.sh) found: each input that once crashed, leaked, hit
  * undefined behaviour or broke a documented promise stays here, inlined, so that the
- * plain `make test` (no clang needed) and `make test-sanitize` keep checking it.
- * docs/bad-input.md lists these with the rest of the bad input nmt is tested on.
+ * plain `make test` (no clang needed) and `make test-sanitize` keep checking it. Also
+ * the few kinds of bad input in docs/bad-input.md's table that no other test pinned.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "config.h"    /* defines: Config, config_defaults, config_parse */
 #include "modelfile.h" /* defines: ModelFile, modelfile_write, modelfile_read */
 #include "text.h"      /* defines: text_tokenize, text_normalize_line */
 
@@ -83,9 +84,31 @@ static void test_empty_config_section(void)
     modelfile_free(&mf);
 }
 
+/* ---------------------------------------------------------------- config.c */
+
+/* JSON does not forbid a key twice; cJSON keeps both and config_parse applies them in
+ * order, so the last one wins (not refused: documented in docs/bad-input.md). */
+static void test_duplicate_config_keys(void)
+{
+    Config c;
+    Error err;
+    config_defaults(&c);
+    int rc = config_parse(&c, "{\"data\": {\"train\": \"a.tsv\", \"train\": \"b.tsv\"},"
+                              " \"data\": {\"max_len\": 7}}", "dup.json", &err);
+    CHECK(rc == 0 && !strcmp(c.train, "b.tsv") && c.max_len == 7,
+          "a repeated key: the last value wins; a repeated section adds its keys");
+    config_free(&c);
+    /* But a bad value is refused wherever it is, even if a good one follows. */
+    config_defaults(&c);
+    rc = config_parse(&c, "{\"data\": {\"train\": \"a\", \"max_len\": 0, \"max_len\": 5}}", "dup.json", &err);
+    CHECK(rc == -1 && strstr(err.msg, "data.max_len"), "a bad value before a good repeat is still refused");
+    config_free(&c);
+}
+
 int main(void)
 {
     test_bom_between_letter_and_mark();
     test_empty_config_section();
+    test_duplicate_config_keys();
     return check_report("test_bad_input");
 }
