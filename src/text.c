@@ -271,6 +271,12 @@ static utf8proc_int32_t single_char(const char *tok)
     return first;
 }
 
+static int starts_with_mark(const char *tok)
+{
+    utf8proc_int32_t cp;
+    return utf8proc_iterate((const utf8proc_uint8_t *)tok, (utf8proc_ssize_t)strlen(tok), &cp) > 0 && is_mark(cp);
+}
+
 static int is_opening(utf8proc_int32_t cp)
 {
     utf8proc_category_t c = utf8proc_category(cp);
@@ -305,7 +311,11 @@ char *text_detokenize(char *const *tokens, int n)
             opens = is_opening(c);
             closes = is_closing(c);
         }
-        if (!glue_next && !closes)
+        /* A token that starts with a combining mark (an orphan mark, after
+         * whitespace in the input) always gets its space: glued to an opening token
+         * it would combine with that token's marks, and NFC would reorder or compose
+         * them when the sentence is read again (found by tests/fuzz/fuzz_tokenize.c). */
+        if ((!glue_next && !closes) || (i > 0 && starts_with_mark(tokens[i])))
             out[len++] = ' ';
         size_t tl = strlen(tokens[i]);
         memcpy(out + len, tokens[i], tl);

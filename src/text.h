@@ -66,7 +66,10 @@ void token_list_free(TokenList *t);
  *   - no space after an opening token: a single Ps or Pi character, ¿ or ¡;
  *   - straight quotes " and ' alternate (each kind counted separately): the 1st,
  *     3rd, ... is opening, the 2nd, 4th, ... is closing;
- *   - dashes and everything else get spaces on both sides.
+ *   - dashes and everything else get spaces on both sides;
+ *   - a token that starts with a combining mark always has a space before it (it
+ *     would otherwise merge with the marks of an opening token before it, and read
+ *     back differently).
  * A "single character" may carry combining marks after it. */
 char *text_detokenize(char *const *tokens, int n);
 

@@ -49,6 +49,27 @@ static void test_bom_between_letter_and_mark(void)
           strstr(err.msg, "at byte 7") != NULL, "invalid UTF-8 after BOMs: offset in the original bytes");
 }
 
+/* fuzz_tokenize, input '"' U+0301 ' ' U+0326: the tokens '"'+U+0301 (an opening quote
+ * with its mark) and U+0326 (an orphan mark) were glued by the detokenizer, and NFC
+ * then put U+0326 (class 220) before U+0301 (230): the sentence read back as other
+ * characters. A token that starts with a mark now always gets its space. */
+static void test_orphan_mark_after_opening_token(void)
+{
+    const TextOptions nfc = {0, 0};
+    const char *in = "\"\xCC\x81 \xCC\xA6";
+    char *once = text_normalize_line(in, strlen(in), &nfc);
+    CHECK(once && !strcmp(once, in), "an opening quote with a mark, then an orphan mark: spaced as given");
+    char *twice = once ? text_normalize_line(once, strlen(once), &nfc) : NULL;
+    CHECK(twice && once && !strcmp(once, twice), "and normalising again changes nothing");
+    free(once);
+    free(twice);
+    /* An orphan mark after a word or a closing token keeps its space too. */
+    char *toks[] = {"(", "\xCC\x81x", ")", "\xCC\xA6"};
+    char *s = text_detokenize(toks, 4);
+    CHECK(!strcmp(s, "( \xCC\x81x) \xCC\xA6"), "detokenize: a space before every token that starts with a mark");
+    free(s);
+}
+
 /* ---------------------------------------------------------------- modelfile.c */
 
 /* fuzz_modelfile: a file whose CONF section is empty read fine, but writing it back
@@ -108,6 +129,7 @@ static void test_duplicate_config_keys(void)
 int main(void)
 {
     test_bom_between_letter_and_mark();
+    test_orphan_mark_after_opening_token();
     test_empty_config_section();
     test_duplicate_config_keys();
     return check_report("test_bad_input");
