@@ -3,8 +3,7 @@ CC      ?= cc
 # CFLAGS is the optimisation/instrumentation part (the sanitizer target replaces it);
 # the flags every build needs are in ALL_CFLAGS.
 CFLAGS  ?= -O3 -march=native -fno-math-errno -g
-ALL_CFLAGS = $(CFLAGS) -fopenmp-simd -Wno-pass-failed -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -Isrc \
-               -I/usr/include/x86_64-linux-gnu
+ALL_CFLAGS = $(CFLAGS) -fopenmp-simd -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -Isrc -I/usr/include/x86_64-linux-gnu
 LDLIBS   = -lopenblas -lutf8proc -lcjson -lm
 
 SRC      = $(filter-out src/main.c,$(wildcard src/*.c))
