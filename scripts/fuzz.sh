@@ -50,6 +50,9 @@ case $seconds in '' | *[!0-9]*) echo "usage: sh scripts/fuzz.sh SECONDS TARGET..
 [ $# -gt 0 ] || { echo "fuzz: no targets given" >&2; exit 2; }
 
 mkdir -p build/fuzz/crashes
+scratch=
+trap 'rm -rf ${scratch:+"$scratch"}' EXIT
+trap 'exit 130' INT TERM HUP
 failed=0
 for target in "$@"; do
     name=${target##*/fuzz_}
@@ -71,9 +74,15 @@ for target in "$@"; do
     [ -f "tests/fuzz/$name.dict" ] && dict="-dict=tests/fuzz/$name.dict"
     if [ "$seconds" -eq 0 ]; then limit="-runs=0"; else limit="-max_total_time=$seconds"; fi
     log=build/fuzz/$name.log
+    # Scratch space for files a target writes (fuzz_modelfile's round trips), in RAM
+    # where there is some, removed however the target ends.
+    if [ -d /dev/shm ] && [ -w /dev/shm ]; then shm=/dev/shm; else shm=${TMPDIR:-/tmp}; fi
+    scratch=$(mktemp -d "$shm/nmt-fuzz-XXXXXX") || exit 1
     # shellcheck disable=SC2086
-    "$target" $limit $COMMON -max_len=$max_len $dict -artifact_prefix="build/fuzz/crashes/$name-" $dirs >"$log" 2>&1
+    NMT_FUZZ_TMPDIR=$scratch "$target" $limit $COMMON -max_len=$max_len $dict \
+        -artifact_prefix="build/fuzz/crashes/$name-" $dirs >"$log" 2>&1
     rc=$?
+    rm -rf "$scratch"
 
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
     cov=$(grep -o ' cov: [0-9]* ft: [0-9]*' "$log" | tail -n 1 | sed 's/ cov: \([0-9]*\) ft: \([0-9]*\)/\1 edges (\2 features)/')
@@ -83,6 +92,10 @@ for target in "$@"; do
         continue
     fi
     failed=1
+    if [ $rc -eq 72 ]; then   # libFuzzer's -interrupted_exitcode
+        echo "fuzz: $name: interrupted after ${runs:-?} inputs"
+        continue
+    fi
     saved=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -n 1)
     kind=$(grep -m 1 -E 'ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer)|runtime error:|broken promise' "$log")
     echo "fuzz: $name: FAILED after ${runs:-?} inputs (exit $rc): ${kind:-see $log}"

@@ -58,14 +58,22 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     memfd = memfd_create("nmt-fuzz-model", 0);
     if (memfd < 0) { perror("memfd_create"); exit(1); }
     snprintf(memfd_path, sizeof memfd_path, "/proc/self/fd/%d", memfd);
-    /* Round trips write real files (modelfile_write renames PATH.tmp over PATH):
-     * in RAM when /dev/shm is there. */
-    const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    snprintf(out_dir, sizeof out_dir, "%s/nmt-fuzz-XXXXXX", base);
-    if (!mkdtemp(out_dir)) { perror(out_dir); exit(1); }
+    /* Round trips write real files (modelfile_write renames PATH.tmp over PATH).
+     * scripts/fuzz.sh names a directory in RAM that it removes however the run ends
+     * (NMT_FUZZ_TMPDIR). Run by hand, the target makes its own, in /dev/shm when it
+     * can, and removes it at a normal exit; after a crash libFuzzer exits at once,
+     * and the directory stays. */
+    const char *given = getenv("NMT_FUZZ_TMPDIR");
+    if (given && strlen(given) < sizeof out_dir) {
+        snprintf(out_dir, sizeof out_dir, "%s", given);
+    } else {
+        const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+        snprintf(out_dir, sizeof out_dir, "%s/nmt-fuzz-XXXXXX", base);
+        if (!mkdtemp(out_dir)) { perror(out_dir); exit(1); }
+        atexit(remove_out_dir);
+    }
     snprintf(out_a, sizeof out_a, "%s/a.bin", out_dir);
     snprintf(out_b, sizeof out_b, "%s/b.bin", out_dir);
-    atexit(remove_out_dir);
     return 0;
 }
 
