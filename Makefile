@@ -35,6 +35,36 @@ test-sanitize:
 	$(MAKE) test CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 	$(MAKE) clean
 
+# libFuzzer targets (tests/fuzz/fuzz_*.c), built with clang: FUZZ_SECONDS of fuzzing
+# each, non-zero on a crash with the saved input named (scripts/fuzz.sh). Needs clang
+# and its compiler-rt: sh scripts/install-deps.sh --fuzz. (-Wno-pass-failed: at -O1
+# clang does not vectorise, and would warn at every `#pragma omp simd`.)
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all \
+               -fopenmp-simd -Wno-pass-failed -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -Isrc \
+               -I/usr/include/x86_64-linux-gnu
+FUZZ_OBJ     = $(patsubst src/%.c,build/fuzz/obj/%.o,$(SRC))
+FUZZERS      = $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+
+# Kept between builds (make would delete them as intermediates of the pattern rule below).
+.SECONDARY: $(FUZZ_OBJ)
+build/fuzz/obj/%.o: src/%.c src/*.h
+	@mkdir -p build/fuzz/obj
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
+
+build/fuzz/seed_modelfile: tests/fuzz/seed_modelfile.c $(OBJ)
+	@mkdir -p build/fuzz
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
+
+fuzz:
+	@sh scripts/fuzz.sh --check $(FUZZ_CC)
+	$(MAKE) $(FUZZERS) build/fuzz/seed_modelfile
+	@sh scripts/fuzz.sh $(FUZZ_SECONDS) $(FUZZERS)
+
 # The shipped default: train on data/mar.txt, translate a few sentences, score the
 # held-out split.
 demo: nmt
@@ -49,4 +79,4 @@ bench: nmt
 clean:
 	rm -rf build nmt
 
-.PHONY: all test test-sanitize demo bench clean
+.PHONY: all test test-sanitize fuzz demo bench clean

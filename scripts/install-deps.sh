@@ -1,8 +1,24 @@
 #!/bin/sh
 # Installs the Debian packages nmt builds against (compiler, OpenBLAS, utf8proc, cJSON).
 # Uses sudo when not run as root.
+#
+#   sh scripts/install-deps.sh              what `make`, `make test` and `make demo` need
+#   sh scripts/install-deps.sh --fuzz       also clang and its compiler-rt (libFuzzer and
+#                                           the sanitizer runtimes), for `make fuzz`
+#   sh scripts/install-deps.sh --valgrind   also valgrind, for scripts/valgrind.sh
+#
+# libclang-rt-dev is the versionless name of the compiler-rt package that matches the
+# default clang (libclang-rt-14-dev on Debian 12); clang itself only recommends it, so
+# an install without recommends would lack -fsanitize=fuzzer.
 set -e
 PACKAGES="gcc make libc6-dev libopenblas-dev libutf8proc-dev libcjson-dev"
+for arg in "$@"; do
+    case $arg in
+    --fuzz) PACKAGES="$PACKAGES clang libclang-rt-dev" ;;
+    --valgrind) PACKAGES="$PACKAGES valgrind" ;;
+    *) echo "usage: sh scripts/install-deps.sh [--fuzz] [--valgrind]" >&2; exit 2 ;;
+    esac
+done
 SUDO=
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 missing=

@@ -44,6 +44,7 @@ typedef struct {
 
 static void put(Bytes *b, const void *data, size_t n)
 {
+    if (n == 0) return; /* an empty CONF: b->p may still be NULL, and memcpy must not get it */
     if (b->len + n > b->cap) {
         b->cap = (b->len + n) * 2;
         b->p = xrealloc(b->p, b->cap);
@@ -63,7 +64,8 @@ static void put_vocab(Bytes *b, const Vocab *v)
     }
 }
 
-static int write_all(FILE *f, const void *data, size_t n) { return fwrite(data, 1, n, f) == n ? 0 : -1; }
+/* n == 0: data may be NULL (an empty CONF), which fwrite must not be given. */
+static int write_all(FILE *f, const void *data, size_t n) { return n == 0 || fwrite(data, 1, n, f) == n ? 0 : -1; }
 
 static int write_section(FILE *f, const char tag[4], const void *payload, uint64_t n)
 {

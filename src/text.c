@@ -128,10 +128,37 @@ static void word_flush(WordBuf *w, TokenList *out, int *cap)
     w->len = 0;
 }
 
+/* A copy of valid UTF-8 without its U+FEFF characters (malloc'd, *len updated), or
+ * NULL if it has none. In valid UTF-8 the bytes EF BB BF can only be U+FEFF. */
+static utf8proc_uint8_t *without_bom(const utf8proc_uint8_t *s, size_t *len)
+{
+    size_t n = *len, k = 0;
+    utf8proc_uint8_t *out = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (i + 2 < n && s[i] == 0xEF && s[i + 1] == 0xBB && s[i + 2] == 0xBF) {
+            if (!out) {
+                out = xmalloc(n);
+                memcpy(out, s, i);
+                k = i;
+            }
+            i += 2;
+        } else if (out) {
+            out[k++] = s[i];
+        }
+    }
+    if (out)
+        *len = k;
+    return out;
+}
+
 /* Decodes and normalises `len` bytes into code points (malloc'd into *cps).
  * Returns the number of code points, or -1 with a message. Validation is done
  * first with utf8proc_iterate because utf8proc_decompose reports only *that* the
- * input is invalid, not where. */
+ * input is invalid, not where.
+ *
+ * U+FEFF is dropped before normalising, not after: between a letter and its
+ * combining mark ("g", U+FEFF, U+0301) it would otherwise keep NFC from composing
+ * them, and the token would not be in NFC (found by tests/fuzz/fuzz_tokenize.c). */
 static long normalize_to_codepoints(const char *line, size_t len, const TextOptions *opt,
                                     utf8proc_int32_t **cps, Error *err)
 {
@@ -143,6 +170,9 @@ static long normalize_to_codepoints(const char *line, size_t len, const TextOpti
             return error_set(err, "invalid UTF-8 at byte %zu", at);
         at += (size_t)step;
     }
+    utf8proc_uint8_t *filtered = without_bom(s, &len);
+    if (filtered)
+        s = filtered;
 
     utf8proc_option_t flags = UTF8PROC_STABLE | UTF8PROC_COMPOSE;
     if (opt && opt->nfkc)
@@ -152,10 +182,13 @@ static long normalize_to_codepoints(const char *line, size_t len, const TextOpti
 
     /* Two passes, as utf8proc_map does: the first returns the decomposed length. */
     utf8proc_ssize_t need = utf8proc_decompose(s, (utf8proc_ssize_t)len, NULL, 0, flags);
-    if (need < 0)
+    if (need < 0) {
+        free(filtered);
         return error_set(err, "cannot normalise text: %s", utf8proc_errmsg(need));
+    }
     utf8proc_int32_t *buf = xmalloc(((size_t)need + 1) * sizeof *buf);
     utf8proc_ssize_t got = utf8proc_decompose(s, (utf8proc_ssize_t)len, buf, need, flags);
+    free(filtered);
     if (got >= 0)
         got = utf8proc_normalize_utf32(buf, got, flags);
     if (got < 0) {
@@ -178,8 +211,6 @@ int text_tokenize(const char *line, size_t len, const TextOptions *opt, TokenLis
     WordBuf word = {0};
     int cap = 0;
     for (long i = 0; i < n; i++) {
-        if (cp[i] == 0xFEFF)            /* stray BOM / ZWNBSP: invisible, and would glue */
-            continue;
         if (text_is_space(cp[i])) {
             word_flush(&word, out, &cap);
             continue;
@@ -240,6 +271,12 @@ static utf8proc_int32_t single_char(const char *tok)
     return first;
 }
 
+static int starts_with_mark(const char *tok)
+{
+    utf8proc_int32_t cp;
+    return utf8proc_iterate((const utf8proc_uint8_t *)tok, (utf8proc_ssize_t)strlen(tok), &cp) > 0 && is_mark(cp);
+}
+
 static int is_opening(utf8proc_int32_t cp)
 {
     utf8proc_category_t c = utf8proc_category(cp);
@@ -274,7 +311,11 @@ char *text_detokenize(char *const *tokens, int n)
             opens = is_opening(c);
             closes = is_closing(c);
         }
-        if (!glue_next && !closes)
+        /* A token that starts with a combining mark (an orphan mark, after
+         * whitespace in the input) always gets its space: glued to an opening token
+         * it would combine with that token's marks, and NFC would reorder or compose
+         * them when the sentence is read again (found by tests/fuzz/fuzz_tokenize.c). */
+        if ((!glue_next && !closes) || (i > 0 && starts_with_mark(tokens[i])))
             out[len++] = ' ';
         size_t tl = strlen(tokens[i]);
         memcpy(out + len, tokens[i], tl);

@@ -17,8 +17,9 @@
  * Combining marks (Mn/Mc/Me) never split from the character before them, so a
  * Devanagari word with vowel signs ("नमस्ते") is one token. Symbols (S*) and format
  * characters (Cf: ZWJ/ZWNJ matter in Devanagari and Persian) stay inside words;
- * only U+FEFF (a stray byte-order mark) is dropped. CJK text is left inside words
- * as-is for now.
+ * only U+FEFF (a stray byte-order mark) is dropped, before step 1, so that it cannot
+ * keep a letter and its combining mark apart. CJK text is left inside words as-is
+ * for now.
  *
  * Example:
  *   TextOptions opt = {.lowercase = 1, .nfkc = 0};
@@ -65,7 +66,10 @@ void token_list_free(TokenList *t);
  *   - no space after an opening token: a single Ps or Pi character, ¿ or ¡;
  *   - straight quotes " and ' alternate (each kind counted separately): the 1st,
  *     3rd, ... is opening, the 2nd, 4th, ... is closing;
- *   - dashes and everything else get spaces on both sides.
+ *   - dashes and everything else get spaces on both sides;
+ *   - a token that starts with a combining mark always has a space before it (it
+ *     would otherwise merge with the marks of an opening token before it, and read
+ *     back differently).
  * A "single character" may carry combining marks after it. */
 char *text_detokenize(char *const *tokens, int n);
 

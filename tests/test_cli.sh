@@ -122,6 +122,18 @@ check "config data.train missing file: exit 1" exits 1
 PREFIX="nmt: $T/nowhere.tsv: "
 check "config data.train missing file: one line 'nmt: TSV: ...'" one_error
 
+# A training file with nothing usable in it: empty, or only malformed lines.
+: >"$T/empty_train.tsv"
+printf 'no tab\n\377\tx\n' >"$T/malformed_train.tsv"
+for f in empty_train malformed_train; do
+    printf '{"data": {"train": "%s"}, "output": {"dir": "%s"}}\n' "$T/$f.tsv" "$T/run_$f" >"$T/bad.json"
+    run train "$T/bad.json"
+    check "train on $f.tsv: exit 1, 'nmt: TSV: no usable sentence pairs'" \
+        eval 'exits 1 && grep -q "^nmt: $T/$f.tsv: no usable sentence pairs" "$T/err"'
+done
+check "train on malformed_train.tsv: a warning names both lines and why" \
+    grep -q "^nmt: warning: .*line 1: no tab, line 2: invalid UTF-8" "$T/err"
+
 # ---------------------------------------------------------------- 3. training
 
 # 300 pairs spread over the corpus (it is sorted by length), 270 trained on, 30 held out.

@@ -1,0 +1,85 @@
+#!/bin/sh
+# valgrind.sh — one end-to-end run of nmt under valgrind's memcheck: train a tiny model
+# (20 steps on 300 pairs of data/mar.txt, two validations, two checkpoints), translate
+# clean and malformed lines greedily and with beam search, and eval on the held-out
+# pairs. Every run must end with no memory error and no leak (--error-exitcode,
+# --leak-check=full, definite and indirect leaks count as errors); the script exits 1
+# otherwise and leaves the reports in build/valgrind/*.log.
+#
+#   sh scripts/valgrind.sh        (needs valgrind: sh scripts/install-deps.sh --valgrind)
+#
+# nmt is built here at -O1 without -march=native: valgrind 3.19 cannot run AVX-512
+# instructions, which -march=native emits on the machines that have them. About 40 s
+# on two cores, so CI (.ci/run) runs it: memcheck sees reads of uninitialised memory,
+# which the AddressSanitizer build of `make test-sanitize` does not.
+set -u
+cd "$(dirname "$0")/.."
+if ! command -v valgrind >/dev/null 2>&1; then
+    echo "valgrind: not installed; sh scripts/install-deps.sh --valgrind"
+    exit 1
+fi
+V=build/valgrind
+mkdir -p "$V"
+T=$(mktemp -d) || exit 1
+trap 'rm -rf "$T"' EXIT
+
+# shellcheck disable=SC2046
+${CC:-cc} -O1 -g -fopenmp-simd -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -Isrc \
+    -I/usr/include/x86_64-linux-gnu -o "$V/nmt" src/*.c -lopenblas -lutf8proc -lcjson -lm || exit 1
+
+awk 'NR % 97 == 0' data/mar.txt | head -n 300 >"$T/train.tsv"
+cat >"$T/tiny.json" <<EOF
+{
+  "data": {"train": "$T/train.tsv"},
+  "model": {"embed": 16, "hidden": 16},
+  "train": {"batch_size": 16, "epochs": 2, "max_steps": 20, "threads": 1, "log_every": 5,
+            "checkpoint_every": 10, "validate_every": 10, "valid_bleu_max": 10},
+  "output": {"dir": "$T/run"}
+}
+EOF
+# Clean lines, an empty one, invalid UTF-8, a NUL byte, CRLF, 600 words, no final newline.
+{
+    printf 'I am hungry.\nWhere is the station?\n\n\377\376 bytes\nnul \000 here\nShow me.\r\n'
+    awk 'BEGIN { for (i = 0; i < 600; i++) printf "tom "; print "" }'
+    printf 'We will go.'
+} >"$T/in.txt"
+
+failed=0
+# nmt may restart itself to pick a faster OpenBLAS kernel (src/blas.c); under valgrind
+# the restarted process would run unchecked (and the kernel might be AVX-512).
+export NMT_NO_KERNEL_SELECT=1
+# memcheck NAME ARGS... — runs $V/nmt ARGS under memcheck, stdin from $T/stdin.
+memcheck() {
+    name=$1
+    shift
+    valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+        --show-leak-kinds=definite,indirect --log-file="$V/$name.log" "$V/nmt" "$@" <"$T/stdin" >"$T/$name.out" 2>"$T/$name.err"
+    rc=$?
+    errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' "$V/$name.log" | tail -n 1)
+    lost=$(sed -n 's/.*definitely lost: \([0-9,]*\) bytes.*/\1/p' "$V/$name.log" | tail -n 1)
+    if [ "$rc" -eq 0 ] && [ "${errors:-1}" = 0 ]; then
+        echo "valgrind: $name: exit 0, 0 errors, definitely lost ${lost:-0} bytes"
+    else
+        echo "valgrind: $name: FAILED (exit $rc, ${errors:-?} errors); report in $V/$name.log"
+        # The error and leak reports: between the preamble and the leak summary.
+        sed -n '/Parent PID/,/LEAK SUMMARY/p' "$V/$name.log" | sed '1d;$d' | head -n 40
+        # Exit 99 is valgrind's verdict; anything else is nmt's own failure.
+        [ "$rc" -eq 99 ] || tail -n 3 "$T/$name.err"
+        failed=1
+    fi
+}
+
+: >"$T/stdin"
+memcheck train train "$T/tiny.json" --quiet
+cp "$T/in.txt" "$T/stdin"
+memcheck translate translate "$T/run/model.bin"
+memcheck translate_beam translate "$T/run/model.bin" --beam 3 --nbest 2 --align --batch 3
+memcheck translate_checkpoint translate "$T/run/checkpoint.bin" --attention-json
+: >"$T/stdin"
+memcheck eval eval "$T/run/model.bin" "$T/run/valid.tsv"
+# The runs did what they are meant to exercise.
+[ "$(grep -c '"event":"validation"' "$T/run/train.log" 2>/dev/null)" -ge 2 ] ||
+    { echo "valgrind: train: expected 2 validations in train.log"; failed=1; }
+[ "$(wc -l <"$T/translate.out")" -eq 8 ] || { echo "valgrind: translate: expected 8 output lines"; failed=1; }
+grep -q '^BLEU = ' "$T/eval.out" || { echo "valgrind: eval: no BLEU line"; failed=1; }
+exit $failed
