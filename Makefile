@@ -22,7 +22,7 @@ $(BUILD)/%.o: src/%.c src/*.h | $(BUILD)
 $(BUILD):
 	mkdir -p $(BUILD)
 
-build/test_%: tests/test_%.c tests/check.h $(OBJ)
+build/test_%: tests/test_%.c tests/*.h $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
 
 # Every test binary, then the end-to-end shell test against ./nmt.

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "files.h"  /* defines: slurp, spit */
 #include "modelfile.h" /* defines: ModelFile, modelfile_write, modelfile_read, crc32_bytes, TrainState */
 
 /* ---------------------------------------------------------------- no huge allocations */
@@ -59,31 +60,9 @@ static void limit_memory(void)
 static char dir[64];          /* a private temp directory for everything this test writes */
 static char path[128];        /* the model file under test */
 
-static unsigned char *slurp(const char *p, size_t *len)
-{
-    FILE *f = fopen(p, "rb");
-    if (!f) { perror(p); exit(2); }
-    fseek(f, 0, SEEK_END);
-    *len = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *data = malloc(*len ? *len : 1);
-    if (fread(data, 1, *len, f) != *len) { perror(p); exit(2); }
-    fclose(f);
-    return data;
-}
-
 /* Writes in place and then sets the length, rather than truncating to zero first:
  * ext4 flushes a file to disk when it is truncated to zero and rewritten, which would
  * make the thousands of damaged copies below take seconds. */
-static void spit(const char *p, const void *data, size_t len)
-{
-    int fd = open(p, O_WRONLY | O_CREAT, 0600);
-    if (fd < 0 || pwrite(fd, data, len, 0) != (ssize_t)len || ftruncate(fd, (off_t)len) != 0 || close(fd) != 0) {
-        perror(p);
-        exit(2);
-    }
-}
-
 static int exists(const char *p)
 {
     struct stat st;

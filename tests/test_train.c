@@ -21,6 +21,7 @@
 
 #include "check.h"
 #include "checkpoint.h" /* defines: checkpoint_list */
+#include "files.h"      /* defines: slurp, spit */
 #include "config.h"     /* defines: Config, config_defaults */
 #include "modelfile.h"  /* defines: ModelFile, modelfile_read, modelfile_write */
 #include "train.h"      /* defines: train_run, TrainOptions */
@@ -34,19 +35,6 @@ static char *in_run(const char *name)
     k ^= 1;
     snprintf(p[k], sizeof p[k], "%s/%s", run_dir, name);
     return p[k];
-}
-
-static unsigned char *slurp(const char *p, size_t *len)
-{
-    FILE *f = fopen(p, "rb");
-    if (!f) { perror(p); exit(2); }
-    fseek(f, 0, SEEK_END);
-    *len = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *data = malloc(*len ? *len : 1);
-    if (fread(data, 1, *len, f) != *len) { perror(p); exit(2); }
-    fclose(f);
-    return data;
 }
 
 static int count_lines(const char *p, const char *needle)
