@@ -16,6 +16,7 @@
 #include "config.h"    /* defines: Config, config_load */
 #include "decode.h"    /* defines: LENGTH_AVERAGE */
 #include "eval.h"      /* defines: eval_run, eval_print */
+#include "info.h"      /* defines: info_print */
 #include "modelfile.h" /* defines: ModelFile, modelfile_read */
 #include "score.h"     /* defines: ScoreOptions, score_run */
 #include "plot.h"      /* defines: plot_training */
@@ -28,13 +29,14 @@
 static const char *usage_main =
     "usage: nmt COMMAND [options]\n"
     "\n"
-    "Neural machine translation: a GRU encoder-decoder with attention, in C.\n"
+    "Neural machine translation: an attention encoder-decoder (GRU or LSTM), in C.\n"
     "\n"
     "commands:\n"
     "  train CONFIG.json            build vocabularies, train, write checkpoints and model.bin\n"
     "  train CONFIG.json --resume   go on with an interrupted run from its newest checkpoint\n"
     "  translate MODEL.bin          translate stdin to stdout, one line per line\n"
     "  eval MODEL.bin TEST.tsv      BLEU, chrF and perplexity on held-out sentence pairs\n"
+    "  info MODEL.bin               what a model or checkpoint file holds\n"
     "  score HYP.txt REF.txt        BLEU and chrF of translations against references (sacreBLEU)\n"
     "  plot RUN_DIR                 SVG chart of a run's training and validation loss and BLEU\n"
     "\n"
@@ -89,6 +91,13 @@ static const char *usage_translate =
     "  --unk-dict FILE\n"
     "                ... or by that word's translation in FILE (source<TAB>target lines);\n"
     "                implies --replace-unk\n";
+
+static const char *usage_info =
+    "usage: nmt info MODEL.bin [--json]\n"
+    "\n"
+    "What a model or checkpoint file holds: format version, architecture, sizes,\n"
+    "parameter count, vocabularies, text options, training progress, the best validation\n"
+    "(checkpoints) and the config it was trained with. --json: one JSON object.\n";
 
 static const char *usage_eval =
     "usage: nmt eval MODEL.bin TEST.tsv [--json] [--beam K] [--length-penalty A]\n"
@@ -356,6 +365,25 @@ static int cmd_plot(int argc, char **argv)
     return status ? fail(&err) : 0;
 }
 
+static int cmd_info(int argc, char **argv)
+{
+    const char *model = NULL;
+    int json = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) json = 1;
+        else if (argv[i][0] == '-') return usage_error(usage_info, "info: unknown option %s", argv[i]);
+        else if (!model) model = argv[i];
+        else return usage_error(usage_info, "info: unexpected argument %s", argv[i]);
+    }
+    if (!model) return usage_error(usage_info, "info: missing MODEL.bin%s", "");
+    ModelFile mf;
+    Error err;
+    if (modelfile_read(model, &mf, &err)) return fail(&err);
+    info_print(model, &mf, json, stdout);
+    modelfile_free(&mf);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     blas_select_kernel(argv);
@@ -379,6 +407,7 @@ int main(int argc, char **argv)
         {"train", usage_train, cmd_train},
         {"translate", usage_translate, cmd_translate},
         {"eval", usage_eval, cmd_eval},
+        {"info", usage_info, cmd_info},
         {"score", usage_score, cmd_score},
         {"plot", usage_plot, cmd_plot},
     };

@@ -976,4 +976,24 @@ run train "$C" --resume --quiet
 check "after the write failures, --resume completes" exits 0
 same_run "$R" "resumed after write failures"
 
+# ---------------------------------------------------------------- 13. nmt info
+
+run info "$T/runs/fam_lstm_luong_bidirectional/model.bin"
+check "info: the architecture stored in the file" \
+    eval 'exits 0 && grep -q "^model: lstm, 1 layer, bidirectional encoder, luong_general attention, input feeding" "$T/out"'
+check "info: sizes, vocabularies, progress and the config" \
+    eval 'grep -q "^sizes: embed 32, hidden 32, [0-9]* parameters$" "$T/out" && grep -q "^vocabularies: [0-9]* source" "$T/out" &&
+          grep -q "^trained: 45 updates" "$T/out" && grep -q "\"cell\":	\"lstm\"" "$T/out"'
+run info "$T/runs/fam_lstm_luong_bidirectional/model.bin" --json
+check "info --json: one object with the architecture and parameter count" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 1 ] && grep -q "\"cell\":\"lstm\",\"layers\":1,\"bidirectional\":true,\"attention\":\"luong_general\"" "$T/out" &&
+          grep -q "\"parameters\":[1-9]" "$T/out"'
+run info "$T/runs/fam_bahdanau/checkpoint.bin"
+check "info on a checkpoint: a resumable checkpoint with its best validation loss" \
+    eval 'exits 0 && grep -q "resumable checkpoint" "$T/out" && grep -q "^best validation loss: [0-9.]* at update [0-9]*$" "$T/out"'
+run info "$T/nonexistent.bin"
+check "info on a missing file: exit 1, naming it" eval 'exits 1 && grep -q "nonexistent.bin" "$T/err"'
+run info
+check "info without a file: usage error" exits 2
+
 finish

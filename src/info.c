@@ -1,0 +1,90 @@
+#include "info.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *cell_name(int cell) { return cell == CELL_LSTM ? "lstm" : "gru"; }
+
+/* train.best_metric of the config the file records ("loss" unless it says otherwise). */
+static void best_metric(const ModelFile *mf, char *name, size_t len)
+{
+    snprintf(name, len, "loss");
+    cJSON *cfg = cJSON_Parse(mf->config_json ? mf->config_json : "{}");
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cfg, "train"), "best_metric");
+    if (cJSON_IsString(m)) snprintf(name, len, "%s", m->valuestring);
+    cJSON_Delete(cfg);
+}
+
+/* The best validation is known only to checkpoints (their training state). */
+static int has_best(const ModelFile *mf)
+{
+    return mf->has_train_state && isfinite(mf->train_state.best);
+}
+
+static void print_json(const char *path, const ModelFile *mf, FILE *out)
+{
+    const ModelDims *d = &mf->model.dims;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "file", path);
+    cJSON_AddNumberToObject(o, "format_version", MODELFILE_VERSION);
+    cJSON_AddStringToObject(o, "kind", mf->has_train_state ? "checkpoint" : mf->has_optimizer ? "checkpoint (no training state)" : "model");
+    cJSON *a = cJSON_AddObjectToObject(o, "model");
+    cJSON_AddStringToObject(a, "cell", cell_name(d->cell));
+    cJSON_AddNumberToObject(a, "layers", d->layers);
+    cJSON_AddBoolToObject(a, "bidirectional", d->bidirectional);
+    cJSON_AddStringToObject(a, "attention", attention_name(d->attention));
+    cJSON_AddBoolToObject(a, "input_feed", d->input_feed);
+    cJSON_AddNumberToObject(a, "window", d->window);
+    cJSON_AddBoolToObject(a, "scaled", d->scaled);
+    cJSON_AddBoolToObject(a, "tie_embeddings", d->tie_embeddings);
+    cJSON_AddNumberToObject(a, "embed", d->embed);
+    cJSON_AddNumberToObject(a, "hidden", d->hidden);
+    cJSON_AddNumberToObject(o, "parameters", (double)mf->model.n_params);
+    cJSON_AddNumberToObject(o, "src_vocab", mf->src_vocab.size);
+    cJSON_AddNumberToObject(o, "tgt_vocab", mf->tgt_vocab.size);
+    cJSON_AddBoolToObject(o, "lowercase", mf->text.lowercase);
+    cJSON_AddStringToObject(o, "normalization", mf->text.nfkc ? "nfkc" : "nfc");
+    cJSON_AddNumberToObject(o, "steps", (double)mf->step);
+    cJSON_AddNumberToObject(o, "epochs", (double)mf->epoch);
+    if (has_best(mf)) {
+        char metric[32];
+        best_metric(mf, metric, sizeof metric);
+        cJSON_AddStringToObject(o, "best_metric", metric);
+        cJSON_AddNumberToObject(o, "best_validation", mf->train_state.best);
+        cJSON_AddNumberToObject(o, "best_step", (double)mf->train_state.best_step);
+    }
+    cJSON *cfg = cJSON_Parse(mf->config_json ? mf->config_json : "{}");
+    cJSON_AddItemToObject(o, "config", cfg ? cfg : cJSON_CreateObject());
+    char *text = cJSON_PrintUnformatted(o);
+    fprintf(out, "%s\n", text);
+    free(text);
+    cJSON_Delete(o);
+}
+
+void info_print(const char *path, const ModelFile *mf, int json, FILE *out)
+{
+    if (json) {
+        print_json(path, mf, out);
+        return;
+    }
+    const ModelDims *d = &mf->model.dims;
+    fprintf(out, "file: %s (format version %d, %s)\n", path, MODELFILE_VERSION,
+            mf->has_train_state ? "a resumable checkpoint" : mf->has_optimizer ? "a checkpoint" : "a model");
+    fprintf(out, "model: %s, %d layer%s%s, %s attention%s%s", cell_name(d->cell), d->layers, d->layers > 1 ? "s" : "",
+            d->bidirectional ? ", bidirectional encoder" : "", attention_name(d->attention),
+            d->input_feed ? ", input feeding" : "", d->scaled ? ", scaled scores" : "");
+    if (d->attention == ATT_LOCAL_MONOTONIC || d->attention == ATT_LOCAL_PREDICTIVE) fprintf(out, ", window %d", d->window);
+    fprintf(out, "%s\n", d->tie_embeddings ? ", tied target embeddings" : "");
+    fprintf(out, "sizes: embed %d, hidden %d, %ld parameters\n", d->embed, d->hidden, mf->model.n_params);
+    fprintf(out, "vocabularies: %d source, %d target words\n", mf->src_vocab.size, mf->tgt_vocab.size);
+    fprintf(out, "text: %s%s\n", mf->text.nfkc ? "NFKC" : "NFC", mf->text.lowercase ? ", case-folded" : "");
+    fprintf(out, "trained: %ld updates, %ld epoch%s\n", mf->step, mf->epoch, mf->epoch == 1 ? "" : "s");
+    if (has_best(mf)) {
+        char metric[32];
+        best_metric(mf, metric, sizeof metric);
+        fprintf(out, "best validation %s: %.4f at update %ld\n", metric, mf->train_state.best, mf->train_state.best_step);
+    }
+    fprintf(out, "config:\n%s\n", mf->config_json ? mf->config_json : "{}");
+}
