@@ -64,12 +64,13 @@ static const char *usage_train =
     "(a second one stops at once): exit status 130 or 143. Exit status 1: an error.\n";
 
 static const char *usage_translate =
-    "usage: nmt translate MODEL.bin [--max-len N] [--batch N] [--beam K] [--length-penalty A]\n"
-    "                     [--nbest N] [--align] [--attention-json] [--attention-svg DIR]\n"
-    "                     [--replace-unk] [--unk-dict FILE]  < input.txt > output.txt\n"
+    "usage: nmt translate MODEL.bin [INPUT ...] [-o OUTPUT] [--max-len N] [--batch N] [--beam K]\n"
+    "                     [--length-penalty A] [--nbest N] [--align] [--attention-json]\n"
+    "                     [--attention-svg DIR] [--replace-unk] [--unk-dict FILE]\n"
     "\n"
-    "Translate each line of standard input; write one line per input line, flushed,\n"
-    "so it can sit in a pipeline. Empty lines stay empty.\n"
+    "Translate each line of the INPUT files in turn (standard input if none, or for -);\n"
+    "write one line per input line, flushed, to standard output (or -o OUTPUT), so it\n"
+    "can sit in a pipeline. Empty lines stay empty.\n"
     "\n"
     "  --max-len N   at most N output words (default: 2 x source words + 10)\n"
     "  --batch N     decode N lines together (faster for files; output comes in groups\n"
@@ -238,9 +239,27 @@ static int parse_beam_options(int argc, char **argv, int *i, TranslateOptions *o
     return 0;
 }
 
+/* Translates each input (a path, or "-" for standard input) in turn into out. */
+static int translate_inputs(ModelFile *mf, char **inputs, int n_inputs, FILE *out, const TranslateOptions *opt,
+                            Error *err)
+{
+    long lines = 0;
+    for (int k = 0; k < n_inputs; k++) {
+        int is_stdin = !strcmp(inputs[k], "-");
+        FILE *in = is_stdin ? stdin : fopen(inputs[k], "r");
+        if (!in) return error_set(err, "%s: %s", inputs[k], strerror(errno));
+        int status = translate_stream(mf, in, out, is_stdin ? "stdin" : inputs[k], opt, &lines, err);
+        if (!is_stdin) fclose(in);
+        if (status) return status;
+    }
+    return 0;
+}
+
 static int cmd_translate(int argc, char **argv)
 {
-    const char *model = NULL, *dict_path = NULL;
+    const char *model = NULL, *dict_path = NULL, *out_path = NULL;
+    char **inputs = xmalloc(sizeof(char *) * (argc + 1));
+    int n_inputs = 0;
     TranslateOptions opt = {.length_penalty = 0.6f};
     for (int i = 0; i < argc; i++) {
         int beam_opt = parse_beam_options(argc, argv, &i, &opt);
@@ -271,18 +290,34 @@ static int cmd_translate(int argc, char **argv)
             if (i + 1 >= argc) return usage_error(usage_translate, "translate: --unk-dict needs a FILE%s", "");
             dict_path = argv[++i];
             opt.replace_unk = 1;
-        } else if (argv[i][0] == '-') {
+        } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+            if (i + 1 >= argc) {
+                free(inputs);
+                return usage_error(usage_translate, "translate: %s needs a FILE", argv[i]);
+            }
+            out_path = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            free(inputs);
             return usage_error(usage_translate, "translate: unknown option %s", argv[i]);
         } else if (!model) {
             model = argv[i];
         } else {
-            return usage_error(usage_translate, "translate: unexpected argument %s", argv[i]);
+            inputs[n_inputs++] = argv[i];
         }
     }
-    if (!model) return usage_error(usage_translate, "translate: missing MODEL.bin%s", "");
-    if (opt.attention_json && opt.nbest)
-        return usage_error(usage_translate, "translate: --attention-json writes the best translation only; "
-                                            "it does not combine with --nbest%s", "");
+    if (n_inputs == 0) inputs[n_inputs++] = "-";
+    int stdins = 0;
+    for (int k = 0; k < n_inputs; k++)
+        stdins += !strcmp(inputs[k], "-");
+    const char *bad = !model ? "translate: missing MODEL.bin%s"
+                    : stdins > 1 ? "translate: standard input (-) can be read only once%s"
+                    : opt.attention_json && opt.nbest ? "translate: --attention-json writes the best translation only; "
+                                                        "it does not combine with --nbest%s"
+                    : NULL;
+    if (bad) {
+        free(inputs);
+        return usage_error(usage_translate, bad, "");
+    }
     ModelFile mf;
     UnkDict dict = {0};
     Error err;
@@ -294,8 +329,16 @@ static int cmd_translate(int argc, char **argv)
         status = unkdict_load(&dict, dict_path, &mf.text, &err);
         opt.unk_dict = &dict;
     }
-    if (status == 0) status = translate_stream(&mf, stdin, stdout, "stdin", &opt, &err);
+    FILE *out = stdout;
+    if (status == 0 && out_path && !(out = fopen(out_path, "w"))) {
+        status = error_set(&err, "%s: cannot write: %s", out_path, strerror(errno));
+        out = stdout;
+    }
+    if (status == 0) status = translate_inputs(&mf, inputs, n_inputs, out, &opt, &err);
+    if (out != stdout && fclose(out) != 0 && status == 0)
+        status = error_set(&err, "%s: cannot write: %s", out_path, strerror(errno));
     if (status) fail(&err);
+    free(inputs);
     unkdict_free(&dict);
     modelfile_free(&mf);
     return status ? 1 : 0;

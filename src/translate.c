@@ -219,8 +219,9 @@ static void put_json(FILE *out, long number, const Translation *t)
     cJSON_Delete(o);
 }
 
-/* Translates and writes lines[0..n-1] (input lines first_number...), warning about bad ones. */
-static int flush_lines(ModelFile *mf, RunState *rs, char **lines, int n, long first_number, FILE *out,
+/* Translates and writes lines[0..n-1] (lines first_number... of in_name, the records
+ * numbered from base + first_number), warning about bad ones. */
+static int flush_lines(ModelFile *mf, RunState *rs, char **lines, int n, long first_number, long base, FILE *out,
                        const char *in_name, const TranslateOptions *opt, Error *err)
 {
     int k = opt->nbest > 1 ? opt->nbest : 1, status = 0;
@@ -235,13 +236,13 @@ static int flush_lines(ModelFile *mf, RunState *rs, char **lines, int n, long fi
         if (bad[i] == 2)
             fprintf(stderr, "nmt: warning: %s line %ld: longer than %d tokens; only the first %d translated\n",
                     in_name, number, TRANSLATE_MAX_SOURCE, TRANSLATE_MAX_SOURCE);
-        if (status == 0 && opt->attention_svg) status = write_heatmap(opt->attention_svg, number, best, err);
+        if (status == 0 && opt->attention_svg) status = write_heatmap(opt->attention_svg, base + number, best, err);
         if (opt->attention_json) {
-            put_json(out, number, best);
+            put_json(out, base + number, best);
         } else if (opt->nbest >= 1) {
             for (int j = 0; j < count[i]; j++) {
                 const Translation *t = &result[(long)i * k + j];
-                fprintf(out, "%ld ||| %s ||| %.6f", number - 1, t->text, t->score);
+                fprintf(out, "%ld ||| %s ||| %.6f", base + number - 1, t->text, t->score);
                 if (opt->align) put_alignment(out, t);
                 fputc('\n', out);
             }
@@ -262,7 +263,7 @@ static int flush_lines(ModelFile *mf, RunState *rs, char **lines, int n, long fi
 }
 
 int translate_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const TranslateOptions *opt,
-                     Error *err)
+                     long *lines_before, Error *err)
 {
     RunState rs = {0};
     int batch = opt->batch > 0 ? opt->batch : 1, n = 0, status = 0;
@@ -280,12 +281,14 @@ int translate_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, co
             line[0] = 0;
         }
         if (++n == batch) {
-            status = flush_lines(mf, &rs, lines, n, number - n + 1, out, in_name, opt, err);
+            status = flush_lines(mf, &rs, lines, n, number - n + 1, *lines_before, out, in_name, opt, err);
             n = 0;
         }
     }
-    if (status == 0 && n > 0) status = flush_lines(mf, &rs, lines, n, number - n + 1, out, in_name, opt, err);
+    if (status == 0 && n > 0)
+        status = flush_lines(mf, &rs, lines, n, number - n + 1, *lines_before, out, in_name, opt, err);
     if (status == 0 && ferror(in)) status = error_set(err, "%s: read error", in_name);
+    *lines_before += number;
     for (int i = 0; i < batch; i++)
         free(lines[i]);
     free(lines);

@@ -11,7 +11,8 @@
  *   --align          the sentence, " ||| ", and the hard alignment: for each output
  *                    word i the source token j it attends to most, as "j-i" pairs
  *                    (0-based, Moses / fast_align order: source-target)
- *   --nbest N        N lines "k ||| sentence ||| score" (k = 0-based input line; score
+ *   --nbest N        N lines "k ||| sentence ||| score" (k = 0-based input line, counted
+ *                    on across several input files; score
  *                    the length-normalised log-probability), best first; with
  *                    --align a fourth field, the alignment
  *   --attention-json one JSON object per line: line, source and output tokens
@@ -74,7 +75,9 @@ void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, con
 
 /* Reads lines from in until EOF and writes one record per line (see above) to out,
  * flushing after each line (after each group of opt->batch lines when batching), so
- * that it works inside a pipeline. Returns 0, or -1 on a write error. */
+ * that it works inside a pipeline. Warnings name in_name and the line in it; n-best,
+ * JSON and heatmap records count on from *lines_before (the lines of earlier inputs),
+ * which grows by the lines read. Returns 0, or -1 on a read or write error. */
 int translate_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const TranslateOptions *opt,
-                     Error *err);
+                     long *lines_before, Error *err);
 #endif

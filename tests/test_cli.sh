@@ -996,4 +996,27 @@ check "info on a missing file: exit 1, naming it" eval 'exits 1 && grep -q "none
 run info
 check "info without a file: usage error" exits 2
 
+# ---------------------------------------------------------------- 14. translate: input files, -o
+
+head -n 5 "$T/src20.txt" >"$T/in_a.txt"
+tail -n 4 "$T/src20.txt" >"$T/in_b.txt"
+run translate "$M" <"$T/in_a.txt"; cp "$T/out" "$T/exp_a.txt"
+run translate "$M" <"$T/in_b.txt"; cat "$T/exp_a.txt" "$T/out" >"$T/exp_ab.txt"
+run translate "$M" "$T/in_a.txt" "$T/in_b.txt"
+check "translate FILE FILE: the translations of both, in order" eval 'exits 0 && cmp -s "$T/out" "$T/exp_ab.txt"'
+run translate "$M" "$T/in_a.txt" - <"$T/in_b.txt"
+check "translate FILE -: standard input second" eval 'exits 0 && cmp -s "$T/out" "$T/exp_ab.txt"'
+run translate "$M" "$T/in_a.txt" "$T/in_b.txt" -o "$T/translated.txt"
+check "translate -o FILE: the output in FILE, nothing on stdout" \
+    eval 'exits 0 && [ ! -s "$T/out" ] && cmp -s "$T/translated.txt" "$T/exp_ab.txt"'
+run translate "$M" "$T/in_a.txt" "$T/in_b.txt" --nbest 2
+check "translate --nbest over two files: line numbers 0..8 run on across them" \
+    eval 'exits 0 && [ "$(cut -d" " -f1 "$T/out" | uniq | tr "\n" " ")" = "0 1 2 3 4 5 6 7 8 " ]'
+run translate "$M" "$T/in_a.txt" "$T/nonexistent.txt"
+check "translate with a missing input file: exit 1, naming it" eval 'exits 1 && grep -q "nonexistent.txt" "$T/err"'
+run translate "$M" "$T/in_a.txt" -o /dev/null/x
+check "translate -o into an impossible path: exit 1, naming it" eval 'exits 1 && grep -q "/dev/null/x" "$T/err"'
+run translate "$M" - - </dev/null
+check "translate - -: usage error" exits 2
+
 finish
