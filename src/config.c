@@ -245,7 +245,7 @@ static int check_model(const Config *c, const char *source, Error *err)
     return 0;
 }
 
-int config_parse(Config *c, const char *text, const char *source, Error *err)
+static int parse_keys(Config *c, const char *text, const char *source, Error *err)
 {
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
@@ -286,31 +286,45 @@ int config_parse(Config *c, const char *text, const char *source, Error *err)
             if (set_key(c, k, item, source, err)) goto done;
         }
     }
-    if (!c->train) {
-        error_set(err, "%s: data.train is required (a TSV file of sentence pairs)", source);
-        goto done;
-    }
-    if (check_model(c, source, err)) goto done;
-    if (!strcmp(c->teacher_forcing_decay, "linear") && c->teacher_forcing_final > c->teacher_forcing) {
-        error_set(err, "%s: train.teacher_forcing_final (%g) must not exceed train.teacher_forcing (%g): the "
-                       "linear decay lowers it", source, c->teacher_forcing_final, c->teacher_forcing);
-        goto done;
-    }
-    if (!strcmp(c->best_metric, "bleu") && c->valid_bleu_max == 0) {
-        error_set(err, "%s: train.best_metric \"bleu\" needs validation BLEU, which train.valid_bleu_max 0 "
-                       "turns off", source);
-        goto done;
-    }
     status = 0;
 done:
     cJSON_Delete(root);
     return status;
 }
 
-int config_load(Config *c, const char *path, Error *err)
+int config_check(const Config *c, const char *source, Error *err)
+{
+    if (!c->train) {
+        error_set(err, "%s: data.train is required (a TSV file of sentence pairs)", source);
+        return -1;
+    }
+    if (check_model(c, source, err)) return -1;
+    if (!strcmp(c->teacher_forcing_decay, "linear") && c->teacher_forcing_final > c->teacher_forcing) {
+        error_set(err, "%s: train.teacher_forcing_final (%g) must not exceed train.teacher_forcing (%g): the "
+                       "linear decay lowers it", source, c->teacher_forcing_final, c->teacher_forcing);
+        return -1;
+    }
+    if (!strcmp(c->best_metric, "bleu") && c->valid_bleu_max == 0) {
+        error_set(err, "%s: train.best_metric \"bleu\" needs validation BLEU, which train.valid_bleu_max 0 "
+                       "turns off", source);
+        return -1;
+    }
+    return 0;
+}
+
+int config_parse(Config *c, const char *text, const char *source, Error *err)
+{
+    return parse_keys(c, text, source, err) || config_check(c, source, err) ? -1 : 0;
+}
+
+/* The file's text (malloc'd), or NULL with err set. */
+static char *read_config_text(const char *path, Error *err)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) return error_set(err, "%s: %s", path, strerror(errno));
+    if (!f) {
+        error_set(err, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
     size_t cap = 4096, len = 0;
     char *text = xmalloc(cap);
     size_t got;
@@ -320,7 +334,8 @@ int config_load(Config *c, const char *path, Error *err)
             if (cap > (64u << 20)) {
                 fclose(f);
                 free(text);
-                return error_set(err, "%s: too large for a config file", path);
+                error_set(err, "%s: too large for a config file", path);
+                return NULL;
             }
             text = xrealloc(text, cap *= 2);
         }
@@ -330,14 +345,64 @@ int config_load(Config *c, const char *path, Error *err)
     text[len] = 0;
     if (failed) {
         free(text);
-        return error_set(err, "%s: read error", path);
+        error_set(err, "%s: read error", path);
+        return NULL;
     }
     if (memchr(text, 0, len)) {
         free(text);
-        return error_set(err, "%s: contains a NUL byte; not a JSON config", path);
+        error_set(err, "%s: contains a NUL byte; not a JSON config", path);
+        return NULL;
     }
+    return text;
+}
+
+int config_load(Config *c, const char *path, Error *err)
+{
+    char *text = read_config_text(path, err);
+    if (!text) return -1;
     int status = config_parse(c, text, path, err);
     free(text);
+    return status;
+}
+
+int config_load_keys(Config *c, const char *path, Error *err)
+{
+    char *text = read_config_text(path, err);
+    if (!text) return -1;
+    int status = parse_keys(c, text, path, err);
+    free(text);
+    return status;
+}
+
+int config_set(Config *c, const char *assignment, Error *err)
+{
+    const char *eq = strchr(assignment, '='), *dot = strchr(assignment, '.');
+    if (!eq || !dot || dot > eq)
+        return error_set(err, "--set %s: expected SECTION.KEY=VALUE, such as train.batch_size=32", assignment);
+    char section[64], name[64];
+    size_t ls = (size_t)(dot - assignment), ln = (size_t)(eq - dot - 1);
+    if (ls >= sizeof section || ln >= sizeof name) return error_set(err, "--set %s: no such key", assignment);
+    memcpy(section, assignment, ls);
+    section[ls] = 0;
+    memcpy(name, dot + 1, ln);
+    name[ln] = 0;
+    const KeySpec *k = NULL;
+    for (int i = 0; i < N_KEYS; i++)
+        if (!strcmp(keys[i].section, section) && !strcmp(keys[i].name, name)) k = &keys[i];
+    if (!k) {
+        char hint[200];
+        suggest(hint, sizeof hint, section, name);
+        return error_set(err, "--set: unknown key %s.%s%s", section, name, hint);
+    }
+    /* The value as JSON when it is JSON (32, 0.5, true, "x"), else as a string. */
+    const char *value = eq + 1;
+    cJSON *item = cJSON_Parse(value);
+    if (!item || cJSON_IsObject(item) || cJSON_IsArray(item) || cJSON_IsNull(item)) {
+        cJSON_Delete(item);
+        item = cJSON_CreateString(value);
+    }
+    int status = set_key(c, k, item, "--set", err);
+    cJSON_Delete(item);
     return status;
 }
 

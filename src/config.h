@@ -97,6 +97,16 @@ void config_defaults(Config *c);
 /* Parse JSON text; `source` names it in messages (a path). */
 int config_parse(Config *c, const char *text, const char *source, Error *err);
 int config_load(Config *c, const char *path, Error *err);
+/* config_load without the checks that involve several keys, for overriding keys with
+ * config_set before config_check. */
+int config_load_keys(Config *c, const char *path, Error *err);
+/* One "SECTION.KEY=VALUE" override (nmt train --set), validated like the file's keys
+ * ("--set: train.batch_size must be ..."); VALUE is read as JSON when it is JSON (32,
+ * 0.5, true, "text"), else taken as a string (gru). */
+int config_set(Config *c, const char *assignment, Error *err);
+/* The checks that involve several keys (data.train given, model options that must fit
+ * together, ...); config_parse and config_load run them. */
+int config_check(const Config *c, const char *source, Error *err);
 /* The whole config, every key, as pretty JSON (malloc'd). */
 char *config_to_json(const Config *c);
 /* The first key, in the order config_to_json writes them, whose value differs between

@@ -44,7 +44,8 @@ static const char *usage_main =
     "  nmt --version\n";
 
 static const char *usage_train =
-    "usage: nmt train CONFIG.json [--resume] [--quiet] [--export-batches FILE]\n"
+    "usage: nmt train CONFIG.json [--set SECTION.KEY=VALUE ...] [--resume] [--quiet]\n"
+    "                 [--export-batches FILE]\n"
     "       nmt train --resume RUN_DIR [--quiet]\n"
     "\n"
     "Train a model as CONFIG.json says (see README.md for every key). Progress goes to\n"
@@ -55,6 +56,9 @@ static const char *usage_train =
     "  --resume    go on from OUTPUT_DIR's newest checkpoint exactly as the run would\n"
     "              have gone on (start if there is none); with RUN_DIR, the run's\n"
     "              RUN_DIR/config.json is the config and RUN_DIR the output directory\n"
+    "  --set SECTION.KEY=VALUE\n"
+    "              override one config key, validated like the file's own keys\n"
+    "              (--set train.batch_size=32 --set model.cell=lstm); repeatable\n"
     "  --quiet     no progress lines\n"
     "  --export-batches FILE\n"
     "              do not train: write the batches training would use (train.max_steps\n"
@@ -154,12 +158,27 @@ static int wants_help(int argc, char **argv)
     return 0;
 }
 
+/* The config at path with the --set overrides applied, then checked as a whole. */
+static int load_config(Config *cfg, const char *path, char **sets, int n_sets, Error *err)
+{
+    if (n_sets == 0) return config_load(cfg, path, err);
+    if (config_load_keys(cfg, path, err)) return -1;
+    for (int i = 0; i < n_sets; i++)
+        if (config_set(cfg, sets[i], err)) return -1;
+    return config_check(cfg, path, err);
+}
+
 static int cmd_train(int argc, char **argv)
 {
     const char *path = NULL;
     TrainOptions opt = {0};
+    char *sets[argc + 1]; /* the --set arguments, in order */
+    int n_sets = 0;
     for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--quiet")) opt.quiet = 1;
+        if (!strcmp(argv[i], "--set")) {
+            if (i + 1 >= argc) return usage_error(usage_train, "train: --set needs SECTION.KEY=VALUE%s", "");
+            sets[n_sets++] = argv[++i];
+        } else if (!strcmp(argv[i], "--quiet")) opt.quiet = 1;
         else if (!strcmp(argv[i], "--resume")) opt.resume = 1;
         else if (!strcmp(argv[i], "--export-batches")) {
             if (i + 1 >= argc) return usage_error(usage_train, "train: --export-batches needs a FILE%s", "");
@@ -185,7 +204,7 @@ static int cmd_train(int argc, char **argv)
     Config cfg;
     Error err;
     config_defaults(&cfg);
-    int status = config_load(&cfg, opt.config_path, &err);
+    int status = load_config(&cfg, opt.config_path, sets, n_sets, &err);
     if (status == 0 && run_dir) {
         free(cfg.dir);
         cfg.dir = xstrdup(path);
@@ -258,7 +277,7 @@ static int translate_inputs(ModelFile *mf, char **inputs, int n_inputs, FILE *ou
 static int cmd_translate(int argc, char **argv)
 {
     const char *model = NULL, *dict_path = NULL, *out_path = NULL;
-    char **inputs = xmalloc(sizeof(char *) * (argc + 1));
+    char *inputs[argc + 1]; /* the INPUT arguments, in order */
     int n_inputs = 0;
     TranslateOptions opt = {.length_penalty = 0.6f};
     for (int i = 0; i < argc; i++) {
@@ -291,13 +310,9 @@ static int cmd_translate(int argc, char **argv)
             dict_path = argv[++i];
             opt.replace_unk = 1;
         } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
-            if (i + 1 >= argc) {
-                free(inputs);
-                return usage_error(usage_translate, "translate: %s needs a FILE", argv[i]);
-            }
+            if (i + 1 >= argc) return usage_error(usage_translate, "translate: %s needs a FILE", argv[i]);
             out_path = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            free(inputs);
             return usage_error(usage_translate, "translate: unknown option %s", argv[i]);
         } else if (!model) {
             model = argv[i];
@@ -314,10 +329,7 @@ static int cmd_translate(int argc, char **argv)
                     : opt.attention_json && opt.nbest ? "translate: --attention-json writes the best translation only; "
                                                         "it does not combine with --nbest%s"
                     : NULL;
-    if (bad) {
-        free(inputs);
-        return usage_error(usage_translate, bad, "");
-    }
+    if (bad) return usage_error(usage_translate, bad, "");
     ModelFile mf;
     UnkDict dict = {0};
     Error err;
@@ -338,7 +350,6 @@ static int cmd_translate(int argc, char **argv)
     if (out != stdout && fclose(out) != 0 && status == 0)
         status = error_set(&err, "%s: cannot write: %s", out_path, strerror(errno));
     if (status) fail(&err);
-    free(inputs);
     unkdict_free(&dict);
     modelfile_free(&mf);
     return status ? 1 : 0;

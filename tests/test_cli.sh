@@ -1019,4 +1019,26 @@ check "translate -o into an impossible path: exit 1, naming it" eval 'exits 1 &&
 run translate "$M" - - </dev/null
 check "translate - -: usage error" exits 2
 
+# ---------------------------------------------------------------- 15. train --set
+
+run train "$T/tiny.json" --quiet --set train.max_steps=3 --set model.hidden=16 --set model.cell=lstm \
+    --set "output.dir=$T/runs/set"
+check "train --set: overrides numbers and strings (exit 0)" exits 0
+check "train --set: config.json records the overridden values" \
+    eval 'grep -q "\"hidden\":	16" "$T/runs/set/config.json" && grep -q "\"cell\":	\"lstm\"" "$T/runs/set/config.json" &&
+          grep -q "\"max_steps\":	3" "$T/runs/set/config.json"'
+run info "$T/runs/set/model.bin"
+check "train --set: the model is the overridden one" eval 'grep -q "^model: lstm" "$T/out" && grep -q "hidden 16" "$T/out"'
+run train "$T/tiny.json" --set train.batch_size=0
+check "train --set out of range: exit 1, naming the key" eval 'exits 1 && grep -q "^nmt: --set: train.batch_size must be" "$T/err"'
+run train "$T/tiny.json" --set train.batchsize=3
+check "train --set unknown key: suggests the right one" eval 'exits 1 && grep -q "did you mean train.batch_size?" "$T/err"'
+run train "$T/tiny.json" --set model.hidden
+check "train --set without =VALUE: exit 1, saying the form" eval 'exits 1 && grep -q "SECTION.KEY=VALUE" "$T/err"'
+run train "$T/tiny.json" --set model.bidirectional=true --set model.hidden=7
+check "train --set: keys that must fit together are checked after the overrides" \
+    eval 'exits 1 && grep -q "model.hidden must be even" "$T/err"'
+run train "$T/tiny.json" --set
+check "train --set with nothing after it: usage error" exits 2
+
 finish
