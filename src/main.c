@@ -44,7 +44,7 @@ static const char *usage_main =
     "  nmt --version\n";
 
 static const char *usage_train =
-    "usage: nmt train CONFIG.json [--set SECTION.KEY=VALUE ...] [--resume] [--quiet]\n"
+    "usage: nmt train CONFIG.json [--set SECTION.KEY=VALUE ...] [--resume] [--quiet | --verbose]\n"
     "                 [--export-batches FILE]\n"
     "       nmt train --resume RUN_DIR [--quiet]\n"
     "\n"
@@ -60,6 +60,8 @@ static const char *usage_train =
     "              override one config key, validated like the file's own keys\n"
     "              (--set train.batch_size=32 --set model.cell=lstm); repeatable\n"
     "  --quiet     no progress lines\n"
+    "  --verbose   on a terminal, the periodic step lines as well as the live progress\n"
+    "              line; everywhere, also the learning rate and gradient norm\n"
     "  --export-batches FILE\n"
     "              do not train: write the batches training would use (train.max_steps\n"
     "              of them) and held-out sources as token ids, for scripts/bench_torch.py\n"
@@ -179,6 +181,7 @@ static int cmd_train(int argc, char **argv)
             if (i + 1 >= argc) return usage_error(usage_train, "train: --set needs SECTION.KEY=VALUE%s", "");
             sets[n_sets++] = argv[++i];
         } else if (!strcmp(argv[i], "--quiet")) opt.quiet = 1;
+        else if (!strcmp(argv[i], "--verbose")) opt.verbose = 1;
         else if (!strcmp(argv[i], "--resume")) opt.resume = 1;
         else if (!strcmp(argv[i], "--export-batches")) {
             if (i + 1 >= argc) return usage_error(usage_train, "train: --export-batches needs a FILE%s", "");

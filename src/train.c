@@ -19,6 +19,7 @@
 #include "corpus.h"    /* defines: PairTokens, corpus_* */
 #include "modelfile.h" /* defines: ModelFile, modelfile_write */
 #include "plot.h"      /* defines: plot_training */
+#include "progress.h"  /* defines: Progress, progress_* */
 #include "schedule.h"  /* defines: LrSchedule, lr_schedule_* */
 #include "translate.h" /* defines: translate_lines, TranslateOptions */
 #include "tsv.h"       /* defines: TsvCorpus, tsv_read_pairs */
@@ -66,12 +67,14 @@ typedef struct {
     FILE *log;
     char *path;            /* scratch for OUTPUT_DIR/... paths */
     size_t path_cap;
+    Progress *progress;    /* the live progress line on a terminal */
 } Run;
 
 static void say(const Run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(const Run *run, const char *fmt, ...)
 {
     if (run->opt->quiet) return;
+    if (run->progress) progress_clear(run->progress);
     va_list ap;
     va_start(ap, fmt);
     fputs("nmt: ", stderr);
@@ -583,6 +586,9 @@ static int train_loop(Run *run, Error *err)
             run->order_ready = 1;
             run->epoch_tokens = run->epoch_slots = 0;
         }
+        /* This process's pace through the epoch, for the progress line's ETA. */
+        double epoch_clock = now_seconds();
+        long epoch_first = (run->next + bs - 1) / bs;
         while (run->next < run->n_train && !stop) {
             /* Between steps: everything up to here is in the state a checkpoint takes. */
             if (stop_signal) {
@@ -610,6 +616,7 @@ static int train_loop(Run *run, Error *err)
                         "\"grad_norm\":%s,\"in_a_row\":%d}\n", run->step, run->epoch, start / bs + 1,
                         json_number(l, sizeof l, loss), json_number(g, sizeof g, norm), run->nonfinite_in_a_row);
                 fflush(run->log);
+                progress_clear(run->progress);
                 fprintf(stderr, "nmt: warning: step %ld: non-finite loss or gradient, update skipped (%d in a row)\n",
                         run->step + 1, run->nonfinite_in_a_row);
                 if (run->nonfinite_in_a_row >= cfg->max_nonfinite) {
@@ -631,14 +638,27 @@ static int train_loop(Run *run, Error *err)
             run->window_loss += loss;
             run->window_tokens += run->batch.n_tokens;
             run->window_steps++;
+            if (progress_live(run->progress)) {
+                long done = (run->next + bs - 1) / bs;
+                double eta = done > epoch_first ? (now_seconds() - epoch_clock) / (double)(done - epoch_first) *
+                                                      (double)(per_epoch - done) : -1.0;
+                progress_draw(run->progress, run->epoch, cfg->epochs, done, per_epoch, step,
+                              run->window_loss / run->window_steps, run->window_tokens / run->window_time,
+                              now_seconds() - run->t_start, eta);
+            }
             if (step % cfg->log_every == 0) {
                 double tps = run->window_tokens / run->window_time, mean = run->window_loss / run->window_steps;
                 fprintf(run->log, "{\"step\":%ld,\"epoch\":%d,\"loss\":%.6f,\"tokens_per_s\":%.1f,"
                         "\"learning_rate\":%g,\"grad_norm\":%.4f,\"teacher_forcing\":%.4f}\n",
                         step, run->epoch, mean, tps, opt->lr, norm, 1.0 - run->rs.sample_prob);
                 fflush(run->log);
-                say(run, "step %ld  epoch %d  loss %.4f  %.0f tok/s  %.0fs", step, run->epoch, mean, tps,
-                    now_seconds() - run->t_start);
+                /* On a terminal the progress line shows this; --verbose prints it too. */
+                if (!progress_live(run->progress) || run->opt->verbose)
+                    say(run, "step %ld  epoch %d  loss %.4f  %.0f tok/s  %.0fs", step, run->epoch, mean, tps,
+                        now_seconds() - run->t_start);
+                if (run->opt->verbose)
+                    say(run, "  learning rate %g, gradient norm %.4f, teacher forcing %.3f", opt->lr, norm,
+                        1.0 - run->rs.sample_prob);
                 run->window_loss = run->window_time = 0;
                 run->window_tokens = run->window_steps = 0;
             }
@@ -977,7 +997,9 @@ static int find_checkpoint(Run *run, ModelFile *ck, Error *err)
 
 int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
 {
-    Run run = {.cfg = cfg, .opt = opt};
+    Progress progress;
+    progress_init(&progress, stderr, !opt->quiet);
+    Run run = {.cfg = cfg, .opt = opt, .progress = &progress};
     ModelFile ck;
     memset(&ck, 0, sizeof ck);
     int status = -1, resuming = 0, lock_fd = -1;
@@ -1084,6 +1106,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
         say(&run, "no validation pairs: no validation loss or BLEU, best.bin, plateau decay or early stopping");
     status = train_loop(&run, err);
 done:
+    progress_clear(&progress); /* the caller's message starts on a clean line */
     if (run.log) fclose(run.log);
     examples_free(run.train, run.n_train);
     examples_free(run.valid, run.n_valid);

@@ -46,6 +46,8 @@
 
 typedef struct {
     int quiet;                 /* no progress lines on stderr */
+    int verbose;               /* the periodic step lines (with learning rate, gradient norm)
+                                  even on a terminal, where the progress line replaces them */
     const char *export_path;   /* set: write the batches instead of training (below) */
     int resume;                /* go on from OUTPUT_DIR's newest checkpoint */
     const char *config_path;   /* names the config in messages (may be NULL) */

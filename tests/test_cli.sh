@@ -1041,4 +1041,30 @@ check "train --set: keys that must fit together are checked after the overrides"
 run train "$T/tiny.json" --set
 check "train --set with nothing after it: usage error" exits 2
 
+# ---------------------------------------------------------------- 16. progress on a terminal
+
+# Not a terminal (as everywhere above): plain periodic lines, no control characters.
+run train "$T/tiny.json" --set train.max_steps=20 --set "output.dir=$T/runs/plain"
+check "progress, not a terminal: plain 'nmt: step' lines and no escape codes" \
+    eval 'exits 0 && grep -q "^nmt: step 10  epoch 1  loss " "$T/err" && ! grep -q "$(printf "\033")" "$T/err"'
+run train "$T/tiny.json" --set train.max_steps=20 --set "output.dir=$T/runs/quiet2" --quiet
+check "progress --quiet: nothing on stderr" eval 'exits 0 && [ ! -s "$T/err" ]'
+# A terminal, through script(1) (util-linux/bsdutils): the live line replaces the step lines.
+if command -v script >/dev/null 2>&1; then
+    TERM=xterm script -qec "$NMT train $T/tiny.json --set train.max_steps=20 --set output.dir=$T/runs/tty" /dev/null \
+        >"$T/tty.txt" 2>&1
+    check "progress on a terminal: a redrawn line 'epoch 1/30 [###...] NN%  step ...'" \
+        eval 'grep -q "$(printf "\r\033\\[K")epoch 1/30 \[#*\.*\] *[0-9]*%  step [0-9]*  loss " "$T/tty.txt"'
+    check "progress on a terminal: an ETA while the epoch runs, no plain step lines" \
+        eval 'grep -q "ETA [0-9]*s" "$T/tty.txt" && ! grep -q "^nmt: step " "$T/tty.txt"'
+    check "progress on a terminal: messages start on a clean line" \
+        eval 'grep -q "$(printf "\r\033\\[K")nmt: wrote " "$T/tty.txt" || grep -q "^nmt: wrote " "$T/tty.txt"'
+    TERM=xterm script -qec "$NMT train $T/tiny.json --verbose --set train.max_steps=20 --set output.dir=$T/runs/tty2" \
+        /dev/null >"$T/tty2.txt" 2>&1
+    check "progress --verbose on a terminal: the step lines too, with the learning rate" \
+        eval 'grep -q "nmt: step 10  epoch 1" "$T/tty2.txt" && grep -q "learning rate 0.003, gradient norm" "$T/tty2.txt"'
+else
+    echo "  (script(1) not installed: the terminal checks are skipped)"
+fi
+
 finish
