@@ -76,7 +76,14 @@ demo: nmt
 bench: nmt
 	/usr/bin/python3 scripts/bench.py
 
+# Installs the binary and the man page under PREFIX (default /usr/local).
+PREFIX ?= /usr/local
+install: nmt
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 nmt $(DESTDIR)$(PREFIX)/bin/nmt
+	install -m 644 docs/nmt.1 $(DESTDIR)$(PREFIX)/share/man/man1/nmt.1
+
 clean:
 	rm -rf build nmt
 
-.PHONY: all test test-sanitize fuzz demo bench clean
+.PHONY: all test test-sanitize fuzz demo bench install clean

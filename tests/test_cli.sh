@@ -1067,4 +1067,16 @@ else
     echo "  (script(1) not installed: the terminal checks are skipped)"
 fi
 
+# ---------------------------------------------------------------- 17. the man page
+
+# docs/nmt.1 (installed by make install) names every command nmt --help lists.
+run --help
+missing=$(sed -n 's/^  \([a-z]*\) .*/\1/p' "$T/out" | grep -vx nmt | sort -u | while read -r c; do
+    grep -q "^\.B nmt $c" docs/nmt.1 || printf '%s ' "$c"; done)
+check "man page: a SYNOPSIS line for every command (missing: ${missing:-none})" [ -z "$missing" ]
+if command -v groff >/dev/null 2>&1; then
+    check "man page: groff renders it without warnings" \
+        eval '[ -z "$(groff -man -Tutf8 -ww -z docs/nmt.1 2>&1)" ]'
+fi
+
 finish
