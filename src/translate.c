@@ -82,7 +82,8 @@ static Translation make_translation(const ModelFile *mf, Hypothesis *h, const To
         t.out_tokens = xmalloc(sizeof(char *) * (t.n_out ? t.n_out : 1));
         for (int i = 0; i < h->len; i++)
             t.out_tokens[i] = xstrdup(words[i]);
-        if (h->finished) t.out_tokens[h->len] = xstrdup("<eos>");
+        if (h->finished) t.out_tokens[h->len] = xstrdup(vocab_word(&mf->tgt_vocab, VOCAB_EOS));
+        t.finished = h->finished;
         t.attn = h->attn;
         h->attn = NULL;
     }
@@ -179,7 +180,7 @@ void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, con
 static void put_alignment(FILE *out, const Translation *t)
 {
     fputs(" |||", out);
-    int words = t->n_out > 0 && !strcmp(t->out_tokens[t->n_out - 1], "<eos>") ? t->n_out - 1 : t->n_out;
+    int words = t->n_out - t->finished;
     for (int i = 0; t->n_src > 0 && i < words; i++)
         fprintf(out, " %d-%d", most_attended(t->attn, i, t->n_src), i);
 }

@@ -55,6 +55,7 @@ typedef struct {
     char **src_tokens;     /* n_src source tokens as the model saw them */
     char **out_tokens;     /* n_out output tokens (after <unk> replacement), <eos> last if emitted */
     int n_src, n_out;
+    int finished;          /* the hypothesis ended with <eos> (the last output token) */
     float *attn;           /* (n_out, n_src) attention weights */
 } Translation;
 

@@ -18,42 +18,24 @@ int unkdict_load(UnkDict *d, const char *path, const TextOptions *text, Error *e
         tsv_free(&tsv);
         return error_set(err, "%s: no dictionary entries (expected source<TAB>target lines)", path);
     }
-    char **words = xmalloc(sizeof(char *) * (tsv.n + 4)), **targets = xmalloc(sizeof(char *) * (tsv.n + 4));
-    const char *specials[4] = {"<pad>", "<unk>", "<sos>", "<eos>"};
-    int n = 0;
-    for (; n < 4; n++) {
-        words[n] = xstrdup(specials[n]);
-        targets[n] = NULL;
-    }
-    VocabCounter *seen = vocab_counter_new();
+    /* The keys as a vocabulary (which drops duplicates and words that spell a special),
+     * then each key's first target. */
+    char **keys = xmalloc(sizeof(char *) * tsv.n);
+    VocabCounter *counter = vocab_counter_new();
     for (int i = 0; i < tsv.n; i++) {
-        char *key = text_normalize_line(tsv.pairs[i].src, strlen(tsv.pairs[i].src), text);
-        int special = 0;
-        for (int k = 0; key && k < 4; k++)
-            special |= !strcmp(key, specials[k]);
-        if (!key || special || vocab_counter_get(seen, key) > 0) {
-            free(key);
-            continue;
-        }
-        vocab_counter_add(seen, key);
-        words[n] = key;
-        targets[n] = xstrdup(tsv.pairs[i].tgt);
-        n++;
+        keys[i] = text_normalize_line(tsv.pairs[i].src, strlen(tsv.pairs[i].src), text);
+        if (keys[i]) vocab_counter_add(counter, keys[i]);
     }
-    vocab_counter_free(seen);
+    vocab_build(&d->keys, counter, 1, 0);
+    vocab_counter_free(counter);
+    d->targets = xcalloc(d->keys.size, sizeof(char *));
+    for (int i = 0; i < tsv.n; i++) {
+        int id = keys[i] ? vocab_lookup(&d->keys, keys[i]) : VOCAB_UNK;
+        if (id >= VOCAB_SPECIALS && !d->targets[id]) d->targets[id] = xstrdup(tsv.pairs[i].tgt);
+        free(keys[i]);
+    }
+    free(keys);
     tsv_free(&tsv);
-    int status = vocab_from_words(&d->keys, words, n, err);
-    for (int i = 0; i < n; i++)
-        free(words[i]);
-    free(words);
-    if (status) {
-        for (int i = 0; i < n; i++)
-            free(targets[i]);
-        free(targets);
-        Error inner = *err;
-        return error_set(err, "%s: %s", path, inner.msg);
-    }
-    d->targets = targets;
     return 0;
 }
 
@@ -61,7 +43,7 @@ const char *unkdict_lookup(const UnkDict *d, const char *word)
 {
     if (!d || !d->targets) return NULL;
     int id = vocab_lookup(&d->keys, word);
-    return id > 3 ? d->targets[id] : NULL;
+    return id >= VOCAB_SPECIALS ? d->targets[id] : NULL;
 }
 
 void unkdict_free(UnkDict *d)
