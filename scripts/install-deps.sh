@@ -6,6 +6,10 @@
 #   sh scripts/install-deps.sh --fuzz       also clang and its compiler-rt (libFuzzer and
 #                                           the sanitizer runtimes), for `make fuzz`
 #   sh scripts/install-deps.sh --valgrind   also valgrind, for scripts/valgrind.sh
+#   sh scripts/install-deps.sh --test-tools also what a few checks of tests/test_cli.sh
+#                                           use when present and skip otherwise: script(1)
+#                                           (a terminal for the progress line), groff (the
+#                                           man page), python3 (parsing JSON output)
 #
 # libclang-rt-dev is the versionless name of the compiler-rt package that matches the
 # default clang (libclang-rt-14-dev on Debian 12); clang itself only recommends it, so
@@ -16,7 +20,8 @@ for arg in "$@"; do
     case $arg in
     --fuzz) PACKAGES="$PACKAGES clang libclang-rt-dev" ;;
     --valgrind) PACKAGES="$PACKAGES valgrind" ;;
-    *) echo "usage: sh scripts/install-deps.sh [--fuzz] [--valgrind]" >&2; exit 2 ;;
+    --test-tools) PACKAGES="$PACKAGES bsdutils groff-base python3" ;;
+    *) echo "usage: sh scripts/install-deps.sh [--fuzz] [--valgrind] [--test-tools]" >&2; exit 2 ;;
     esac
 done
 SUDO=
