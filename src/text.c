@@ -23,6 +23,40 @@ int text_is_space(int32_t cp)
     }
 }
 
+/* Chinese and Japanese: no spaces even between sentences or phrases. */
+static int is_cjk(int32_t cp)
+{
+    static const int32_t blocks[][2] = {
+        {0x2E80, 0x2FDF},   /* CJK radicals, Kangxi radicals */
+        {0x3000, 0x303F},   /* CJK symbols and punctuation (U+3000, a space, never gets here) */
+        {0x3040, 0x31FF},   /* Hiragana, Katakana, Bopomofo, Kanbun, CJK strokes */
+        {0x3400, 0x4DBF},   /* CJK extension A */
+        {0x4E00, 0x9FFF},   /* CJK unified ideographs */
+        {0xF900, 0xFAFF},   /* CJK compatibility ideographs */
+        {0xFE30, 0xFE4F},   /* CJK compatibility forms */
+        {0xFF00, 0xFFEF},   /* half-width and full-width forms */
+        {0x20000, 0x323AF}, /* CJK extensions B to H */
+    };
+    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++)
+        if (cp >= blocks[i][0] && cp <= blocks[i][1]) return 1;
+    return 0;
+}
+
+/* Southeast Asian scripts: no spaces between words, but spaces between phrases. */
+int text_is_unspaced(int32_t cp)
+{
+    static const int32_t blocks[][2] = {
+        {0x0E00, 0x0EFF},   /* Thai, Lao */
+        {0x1000, 0x109F},   /* Myanmar */
+        {0x1780, 0x17FF},   /* Khmer */
+        {0x1980, 0x19FF},   /* New Tai Lue, Khmer symbols */
+        {0x1A20, 0x1AAF},   /* Tai Tham */
+    };
+    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++)
+        if (cp >= blocks[i][0] && cp <= blocks[i][1]) return 1;
+    return is_cjk(cp);
+}
+
 static int is_punct(utf8proc_int32_t cp)
 {
     switch (utf8proc_category(cp)) {
@@ -277,6 +311,24 @@ static int starts_with_mark(const char *tok)
     return utf8proc_iterate((const utf8proc_uint8_t *)tok, (utf8proc_ssize_t)strlen(tok), &cp) > 0 && is_mark(cp);
 }
 
+/* The first and last code points of a token (-1 if it is empty or not UTF-8). */
+static utf8proc_int32_t first_char(const char *tok)
+{
+    utf8proc_int32_t cp;
+    return utf8proc_iterate((const utf8proc_uint8_t *)tok, (utf8proc_ssize_t)strlen(tok), &cp) > 0 ? cp : -1;
+}
+
+static utf8proc_int32_t last_char(const char *tok)
+{
+    size_t len = strlen(tok), at = len;
+    while (at > 0 && ((unsigned char)tok[at - 1] & 0xC0) == 0x80)
+        at--;
+    if (at == 0) return -1;
+    utf8proc_int32_t cp;
+    return utf8proc_iterate((const utf8proc_uint8_t *)tok + at - 1, (utf8proc_ssize_t)(len - at + 1), &cp) > 0
+               ? cp : -1;
+}
+
 static int is_opening(utf8proc_int32_t cp)
 {
     utf8proc_category_t c = utf8proc_category(cp);
@@ -315,7 +367,8 @@ char *text_detokenize(char *const *tokens, int n)
          * whitespace in the input) always gets its space: glued to an opening token
          * it would combine with that token's marks, and NFC would reorder or compose
          * them when the sentence is read again (found by tests/fuzz/fuzz_tokenize.c). */
-        if ((!glue_next && !closes) || (i > 0 && starts_with_mark(tokens[i])))
+        int unspaced = i > 0 && is_cjk(last_char(tokens[i - 1])) && is_cjk(first_char(tokens[i]));
+        if ((!glue_next && !closes && !unspaced) || (i > 0 && starts_with_mark(tokens[i])))
             out[len++] = ' ';
         size_t tl = strlen(tokens[i]);
         memcpy(out + len, tokens[i], tl);

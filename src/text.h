@@ -18,8 +18,9 @@
  * Devanagari word with vowel signs ("नमस्ते") is one token. Symbols (S*) and format
  * characters (Cf: ZWJ/ZWNJ matter in Devanagari and Persian) stay inside words;
  * only U+FEFF (a stray byte-order mark) is dropped, before step 1, so that it cannot
- * keep a letter and its combining mark apart. CJK text is left inside words as-is
- * for now.
+ * keep a letter and its combining mark apart. Text in scripts written without
+ * spaces (text_is_unspaced: Han, Kana, Thai, ...) stays inside words: splitting it
+ * into symbols is the subword tokenizers' job (subword.h).
  *
  * Example:
  *   TextOptions opt = {.lowercase = 1, .nfkc = 0};
@@ -67,6 +68,11 @@ void token_list_free(TokenList *t);
  *   - straight quotes " and ' alternate (each kind counted separately): the 1st,
  *     3rd, ... is opening, the 2nd, 4th, ... is closing;
  *   - dashes and everything else get spaces on both sides;
+ *   - no space between two tokens when the character before the gap and the one
+ *     after it are both Chinese or Japanese (Han, Kana, Bopomofo, CJK punctuation,
+ *     full-width forms), so "我爱你 。 他" reads "我爱你。他". (Thai, Lao, Khmer and
+ *     Myanmar put spaces between phrases, so theirs are kept; the symbols the subword
+ *     tokenizers split off are glued back by subword_join, without any space.)
  *   - a token that starts with a combining mark always has a space before it (it
  *     would otherwise merge with the marks of an opening token before it, and read
  *     back differently).
@@ -77,6 +83,13 @@ char *text_detokenize(char *const *tokens, int n);
  * character (Cc). Shared so that tsv.c calls a column "whitespace only" by the
  * same rule the tokenizer uses. */
 int text_is_space(int32_t cp);
+
+/* 1 if the code point belongs to a script written without spaces between words:
+ * Han (CJK ideographs, radicals, strokes), Hiragana, Katakana, Bopomofo, CJK
+ * punctuation and full-width forms, Thai, Lao, Khmer, Myanmar, Tai Tham, New Tai
+ * Lue. (utf8proc has no script property, so this is a table of Unicode blocks.)
+ * Hangul is not here: Korean separates words with spaces. */
+int text_is_unspaced(int32_t cp);
 
 /* Tokenize then detokenize: what a sentence (e.g. a BLEU reference) looks like
  * after our processing. Malloc'd; NULL on invalid UTF-8. */

@@ -183,6 +183,10 @@ static void test_detokenize(void)
         "नमस्ते। कसे आहात?",
         "[1] {x}",
         "She said 'no' and \"yes\" and 'maybe'.",
+        "我爱你。他很好，谢谢！",
+        "東京は「大きい」です。",
+        "ภาษาไทย ง่าย",
+        "I love 東京。",
     };
     for (size_t i = 0; i < sizeof exact / sizeof *exact; i++) {
         char *got = text_normalize_line(exact[i], strlen(exact[i]), &NFC);
@@ -208,6 +212,16 @@ static void test_detokenize(void)
     check_detok((const char *[]){"a", "\xE2\x80\xA6", "b"}, 3, "a\xE2\x80\xA6 b", "ellipsis closes");
     check_detok((const char *[]){"x", "\xE2\x80\x9C", "y", "\xE2\x80\x9D", "z"}, 5,
                 "x \xE2\x80\x9Cy\xE2\x80\x9D z", "curly quotes (Pi/Pf)");
+    check_detok((const char *[]){"我", "爱", "你", "。", "他"}, 5, "我爱你。他", "no spaces between Han characters");
+    check_detok((const char *[]){"カタ", "かな"}, 2, "カタかな", "Kana glues too");
+    check_detok((const char *[]){"ภาษาไทย", "ง่าย"}, 2, "ภาษาไทย ง่าย", "Thai keeps the spaces between its phrases");
+    check_detok((const char *[]){"我", "love", "东京"}, 3, "我 love 东京", "Han next to Latin keeps its space");
+    check_detok((const char *[]){"한국어", "문장"}, 2, "한국어 문장", "Hangul is written with spaces");
+    CHECK(text_is_unspaced(0x4E00) && text_is_unspaced(0x3042) && text_is_unspaced(0x30A2) &&
+              text_is_unspaced(0x0E01) && text_is_unspaced(0x20000) && text_is_unspaced(0xFF0C),
+          "Han, Hiragana, Katakana, Thai, extension B, full-width comma are unspaced");
+    CHECK(!text_is_unspaced('a') && !text_is_unspaced(0xAC00) && !text_is_unspaced(0x0915) && !text_is_unspaced(-1),
+          "Latin, Hangul, Devanagari and -1 are not");
 }
 
 int main(void)
