@@ -1,0 +1,847 @@
+/* subword.c — BPE learning and applying, character segmentation, joining pieces,
+ * and the codes text format; see subword.h. */
+#include "subword.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <utf8proc.h>
+
+#define END_OF_WORD "</w>"
+#define END_OF_WORD_LEN 4
+#define JOINER_LEN 2
+
+/* FNV-1a, 32 bit, continued from h over s[0..len). */
+static uint32_t fnv(uint32_t h, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 16777619u;
+    }
+    return h;
+}
+
+/* Appends a copy of s[0..len), followed by the joiner if `joined`, to a growable
+ * token list (the lists subword_segment and subword_join return). */
+static void list_push(TokenList *t, int *cap, const char *s, size_t len, int joined)
+{
+    if (t->n == *cap) {
+        *cap = *cap ? 2 * *cap : 16;
+        t->tokens = xrealloc(t->tokens, (size_t)*cap * sizeof *t->tokens);
+    }
+    char *copy = xmalloc(len + (joined ? JOINER_LEN : 0) + 1);
+    memcpy(copy, s, len);
+    if (joined) {
+        memcpy(copy + len, SUBWORD_JOINER, JOINER_LEN);
+        len += JOINER_LEN;
+    }
+    copy[len] = '\0';
+    t->tokens[t->n++] = copy;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Grapheme clusters and units                                                */
+/* ------------------------------------------------------------------------- */
+
+/* Splits s[0..len) into grapheme clusters: cluster i is s[off[i]..off[i+1]) for
+ * i < k, off[k] = len; unspaced[i] is 1 if its first code point is in a script
+ * written without spaces. off needs room for len+1 entries, unspaced for len.
+ * Returns k. A byte that is not valid UTF-8 is a cluster of its own: callers promise
+ * valid UTF-8, and this keeps a bad byte from being read past or lost. */
+static int split_clusters(const char *s, size_t len, int *off, unsigned char *unspaced)
+{
+    utf8proc_int32_t state = 0, prev = -1;
+    int k = 0;
+    for (size_t at = 0; at < len;) {
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t step = utf8proc_iterate((const utf8proc_uint8_t *)s + at, (utf8proc_ssize_t)(len - at), &cp);
+        if (step <= 0) {
+            step = 1;
+            cp = -1;
+        }
+        if (prev < 0 || cp < 0) state = 0;
+        if (prev < 0 || cp < 0 || utf8proc_grapheme_break_stateful(prev, cp, &state)) {
+            off[k] = (int)at;
+            unspaced[k] = cp >= 0 && text_is_unspaced(cp);
+            k++;
+        }
+        prev = cp;
+        at += (size_t)step;
+    }
+    off[k] = (int)len;
+    return k;
+}
+
+/* The unit that starts at cluster c of k: one unspaced cluster, or the run of
+ * spaced clusters up to the next unspaced one. Returns the cluster after it. */
+static int unit_end(const unsigned char *unspaced, int c, int k)
+{
+    if (unspaced[c])
+        return c + 1;
+    while (c < k && !unspaced[c])
+        c++;
+    return c;
+}
+
+/* Scratch space for cutting one token, grown to the longest token seen. */
+typedef struct {
+    int *off;                 /* cluster offsets, (len+1) */
+    unsigned char *unspaced;  /* (len) */
+    char *text;               /* one unit + "</w>" + NUL */
+    int *bound, *rank;        /* symbol boundaries within text, pair ranks, (len+2) */
+    size_t cap;               /* token bytes the buffers fit */
+} Scratch;
+
+static void scratch_fit(Scratch *s, size_t len)
+{
+    if (len <= s->cap && s->off)
+        return;
+    s->cap = len > 2 * s->cap ? len : 2 * s->cap;
+    if (s->cap < 64) s->cap = 64;
+    s->off = xrealloc(s->off, (s->cap + 1) * sizeof *s->off);
+    s->unspaced = xrealloc(s->unspaced, s->cap);
+    s->text = xrealloc(s->text, s->cap + END_OF_WORD_LEN + 1);
+    s->bound = xrealloc(s->bound, (s->cap + 2) * sizeof *s->bound);
+    s->rank = xrealloc(s->rank, (s->cap + 2) * sizeof *s->rank);
+}
+
+static void scratch_free(Scratch *s)
+{
+    free(s->off);
+    free(s->unspaced);
+    free(s->text);
+    free(s->bound);
+    free(s->rank);
+}
+
+/* ------------------------------------------------------------------------- */
+/* The merge table                                                            */
+/* ------------------------------------------------------------------------- */
+
+/* Hash of the pair (l, r): 0xFF, which never occurs in UTF-8, separates them, so
+ * ("ab","c") and ("a","bc") hash apart. */
+static uint32_t hash_pair(const char *l, size_t ll, const char *r, size_t rl)
+{
+    uint32_t h = fnv(2166136261u, l, ll);
+    h = fnv(h, "\xff", 1);
+    return fnv(h, r, rl);
+}
+
+/* s equals the len bytes at p. */
+static int same(const char *s, const char *p, size_t len)
+{
+    return strncmp(s, p, len) == 0 && s[len] == '\0';
+}
+
+/* The table slot for the pair: the one holding its merge index, or the empty one
+ * (-1) where it would go. b->table_cap must be > 0. */
+static int *table_find(const Bpe *b, const char *l, size_t ll, const char *r, size_t rl)
+{
+    uint32_t mask = (uint32_t)b->table_cap - 1;
+    for (uint32_t i = hash_pair(l, ll, r, rl) & mask;; i = (i + 1) & mask) {
+        int *slot = &b->table[i];
+        if (*slot < 0 || (same(b->left[*slot], l, ll) && same(b->right[*slot], r, rl)))
+            return slot;
+    }
+}
+
+/* The merge index of the pair, or -1. */
+static int bpe_rank(const Bpe *b, const char *l, size_t ll, const char *r, size_t rl)
+{
+    return b->n ? *table_find(b, l, ll, r, rl) : -1;
+}
+
+/* Appends the merge (l, r) (copied) unless it is there already. Returns its index,
+ * or -1-i if it repeats merge i. */
+static int bpe_add(Bpe *b, const char *l, size_t ll, const char *r, size_t rl)
+{
+    if (b->n) {
+        int at = *table_find(b, l, ll, r, rl);
+        if (at >= 0)
+            return -1 - at;
+    }
+    if ((b->n & (b->n - 1)) == 0) {   /* capacity is the next power of two */
+        size_t cap = b->n ? 2 * (size_t)b->n : 1;
+        b->left = xrealloc(b->left, cap * sizeof *b->left);
+        b->right = xrealloc(b->right, cap * sizeof *b->right);
+    }
+    b->left[b->n] = xmalloc(ll + 1);
+    memcpy(b->left[b->n], l, ll);
+    b->left[b->n][ll] = '\0';
+    b->right[b->n] = xmalloc(rl + 1);
+    memcpy(b->right[b->n], r, rl);
+    b->right[b->n][rl] = '\0';
+    int id = b->n++;
+
+    if (2 * b->n > b->table_cap) {    /* kept at most half full */
+        b->table_cap = b->table_cap ? 2 * b->table_cap : 16;
+        b->table = xrealloc(b->table, (size_t)b->table_cap * sizeof *b->table);
+        for (int i = 0; i < b->table_cap; i++)
+            b->table[i] = -1;
+        for (int i = 0; i < b->n; i++)
+            *table_find(b, b->left[i], strlen(b->left[i]), b->right[i], strlen(b->right[i])) = i;
+    } else {
+        *table_find(b, l, ll, r, rl) = id;
+    }
+    return id;
+}
+
+void bpe_free(Bpe *b)
+{
+    for (int i = 0; i < b->n; i++) {
+        free(b->left[i]);
+        free(b->right[i]);
+    }
+    free(b->left);
+    free(b->right);
+    free(b->table);
+    *b = (Bpe){0};
+}
+
+/* ------------------------------------------------------------------------- */
+/* Learning                                                                   */
+/* ------------------------------------------------------------------------- */
+
+/* The incremental algorithm: the distinct units of the corpus, each a sequence of
+ * symbol ids with a count; a hash map from each adjacent pair of symbols to its
+ * weighted count and the units it occurs in; a max-heap of pairs by count. A merge
+ * rewrites only the units its pair occurs in and adjusts only their pairs' counts,
+ * so a step costs what its pair touches, not a pass over the corpus.
+ *
+ * The heap is lazy: a pair gets a new entry when its count grows, and keeps its old
+ * entries when the count shrinks. Every pair thus has an entry no lower than its
+ * count; an entry is current when it equals the count. A popped entry that is too
+ * high is pushed again at the current count; one that is too low is dropped (a
+ * current one was pushed when the count grew). The first current entry popped is
+ * then the best pair, ties included. */
+
+/* Strings -> dense ids (symbols, and units while counting them). */
+typedef struct {
+    char **str;
+    int n, cap;
+    int *slot;      /* open addressing, -1 empty, at most half full */
+    int slot_cap;   /* power of two */
+} Interner;
+
+static int *interner_find(const Interner *t, const char *s, size_t len)
+{
+    uint32_t mask = (uint32_t)t->slot_cap - 1;
+    for (uint32_t i = fnv(2166136261u, s, len) & mask;; i = (i + 1) & mask) {
+        int *slot = &t->slot[i];
+        if (*slot < 0 || same(t->str[*slot], s, len))
+            return slot;
+    }
+}
+
+static void interner_grow(Interner *t)
+{
+    t->slot_cap = t->slot_cap ? 2 * t->slot_cap : 1024;
+    t->slot = xrealloc(t->slot, (size_t)t->slot_cap * sizeof *t->slot);
+    for (int i = 0; i < t->slot_cap; i++)
+        t->slot[i] = -1;
+    for (int i = 0; i < t->n; i++)
+        *interner_find(t, t->str[i], strlen(t->str[i])) = i;
+}
+
+/* The id of s[0..len) (a copy is made on first sight). */
+static int intern(Interner *t, const char *s, size_t len)
+{
+    if (!t->slot_cap)
+        interner_grow(t);
+    int *slot = interner_find(t, s, len);
+    if (*slot >= 0)
+        return *slot;
+    if (t->n == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 256;
+        t->str = xrealloc(t->str, (size_t)t->cap * sizeof *t->str);
+    }
+    char *copy = xmalloc(len + 1);
+    memcpy(copy, s, len);
+    copy[len] = '\0';
+    int id = t->n++;
+    t->str[id] = copy;
+    *slot = id;
+    if (2 * t->n > t->slot_cap)
+        interner_grow(t);
+    return id;
+}
+
+static void interner_free(Interner *t)
+{
+    for (int i = 0; i < t->n; i++)
+        free(t->str[i]);
+    free(t->str);
+    free(t->slot);
+}
+
+typedef struct {
+    int *sym;       /* symbol ids, (len) */
+    int len;
+    long count;     /* how often the unit occurs in the corpus */
+    int stamp;      /* the last merge step that rewrote it */
+} Unit;
+
+typedef struct {
+    int left, right;   /* symbol ids */
+    long count;        /* occurrences weighted by unit counts; 0: in no unit */
+    int *units;        /* units it occurs in (some may no longer have it), (n_units) */
+    int n_units, cap_units;
+} Pair;
+
+typedef struct {
+    long count;
+    int pair;
+} HeapEntry;
+
+typedef struct {
+    Interner syms;
+    Unit *units;
+    int n_units;
+    Pair *pairs;
+    int n_pairs, cap_pairs;
+    int *pair_slot;       /* open addressing (left,right) -> pair index, -1 empty */
+    int pair_slot_cap;    /* power of two, at most half full */
+    HeapEntry *heap;
+    int n_heap, cap_heap;
+    uint64_t *old_keys, *new_keys;   /* pair keys of one unit before/after a merge */
+    int cap_keys;
+} Learner;
+
+static uint64_t pair_key(int left, int right) { return (uint64_t)(uint32_t)left << 32 | (uint32_t)right; }
+
+static uint32_t hash_key(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;   /* murmur3's finaliser */
+    k ^= k >> 33;
+    return (uint32_t)k;
+}
+
+static int *pair_find(const Learner *L, int left, int right)
+{
+    uint32_t mask = (uint32_t)L->pair_slot_cap - 1;
+    for (uint32_t i = hash_key(pair_key(left, right)) & mask;; i = (i + 1) & mask) {
+        int *slot = &L->pair_slot[i];
+        if (*slot < 0 || (L->pairs[*slot].left == left && L->pairs[*slot].right == right))
+            return slot;
+    }
+}
+
+static void pair_slots_grow(Learner *L)
+{
+    L->pair_slot_cap = L->pair_slot_cap ? 2 * L->pair_slot_cap : 4096;
+    L->pair_slot = xrealloc(L->pair_slot, (size_t)L->pair_slot_cap * sizeof *L->pair_slot);
+    for (int i = 0; i < L->pair_slot_cap; i++)
+        L->pair_slot[i] = -1;
+    for (int p = 0; p < L->n_pairs; p++)
+        *pair_find(L, L->pairs[p].left, L->pairs[p].right) = p;
+}
+
+/* The index of the pair (left, right), created with count 0 on first sight. */
+static int pair_get(Learner *L, int left, int right)
+{
+    if (!L->pair_slot_cap)
+        pair_slots_grow(L);
+    int *slot = pair_find(L, left, right);
+    if (*slot >= 0)
+        return *slot;
+    if (L->n_pairs == L->cap_pairs) {
+        L->cap_pairs = L->cap_pairs ? 2 * L->cap_pairs : 4096;
+        L->pairs = xrealloc(L->pairs, (size_t)L->cap_pairs * sizeof *L->pairs);
+    }
+    int p = L->n_pairs++;
+    L->pairs[p] = (Pair){.left = left, .right = right};
+    *slot = p;
+    if (2 * L->n_pairs > L->pair_slot_cap)
+        pair_slots_grow(L);
+    return p;
+}
+
+/* Heap order: higher count first, then left symbol, then right, in byte order. */
+static int heap_before(const Learner *L, HeapEntry a, HeapEntry b)
+{
+    if (a.count != b.count)
+        return a.count > b.count;
+    const Pair *x = &L->pairs[a.pair], *y = &L->pairs[b.pair];
+    int c = strcmp(L->syms.str[x->left], L->syms.str[y->left]);
+    if (c == 0)
+        c = strcmp(L->syms.str[x->right], L->syms.str[y->right]);
+    return c < 0;
+}
+
+static void heap_push(Learner *L, long count, int pair)
+{
+    if (L->n_heap == L->cap_heap) {
+        L->cap_heap = L->cap_heap ? 2 * L->cap_heap : 4096;
+        L->heap = xrealloc(L->heap, (size_t)L->cap_heap * sizeof *L->heap);
+    }
+    HeapEntry e = {count, pair};
+    int i = L->n_heap++;
+    while (i > 0 && heap_before(L, e, L->heap[(i - 1) / 2])) {
+        L->heap[i] = L->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    L->heap[i] = e;
+}
+
+static HeapEntry heap_pop(Learner *L)
+{
+    HeapEntry top = L->heap[0], e = L->heap[--L->n_heap];
+    int i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= L->n_heap)
+            break;
+        if (c + 1 < L->n_heap && heap_before(L, L->heap[c + 1], L->heap[c]))
+            c++;
+        if (!heap_before(L, L->heap[c], e))
+            break;
+        L->heap[i] = L->heap[c];
+        i = c;
+    }
+    L->heap[i] = e;
+    return top;
+}
+
+/* The adjacent pairs of sym[0..len) as sorted keys into keys (room for len). */
+static int unit_pair_keys(const int *sym, int len, uint64_t *keys)
+{
+    int n = 0;
+    for (int i = 0; i + 1 < len; i++) {
+        uint64_t k = pair_key(sym[i], sym[i + 1]);
+        int j = n++;
+        for (; j > 0 && keys[j - 1] > k; j--)   /* insertion sort: units are short */
+            keys[j] = keys[j - 1];
+        keys[j] = k;
+    }
+    return n;
+}
+
+/* Unit u's pairs went from old[0..n_old) to new[0..n_new) (sorted keys): adjusts
+ * the pair counts by the difference times the unit's count, registers u with the
+ * pairs it newly contains, and pushes the pairs whose count grew onto the heap. */
+static void unit_pairs_changed(Learner *L, int u, const uint64_t *old, int n_old, const uint64_t *new, int n_new)
+{
+    int i = 0, j = 0;
+    while (i < n_old || j < n_new) {
+        uint64_t k = i < n_old && (j >= n_new || old[i] <= new[j]) ? old[i] : new[j];
+        int c_old = 0, c_new = 0;
+        for (; i < n_old && old[i] == k; i++) c_old++;
+        for (; j < n_new && new[j] == k; j++) c_new++;
+        if (c_old == c_new)
+            continue;
+        int p = pair_get(L, (int)(k >> 32), (int)(uint32_t)k);
+        Pair *pr = &L->pairs[p];
+        pr->count += (long)(c_new - c_old) * L->units[u].count;
+        if (c_old == 0) {
+            if (pr->n_units == pr->cap_units) {
+                pr->cap_units = pr->cap_units ? 2 * pr->cap_units : 4;
+                pr->units = xrealloc(pr->units, (size_t)pr->cap_units * sizeof *pr->units);
+            }
+            pr->units[pr->n_units++] = u;
+        }
+        if (pr->count == 0)
+            pr->n_units = 0;        /* in no unit any more: forget the stale list */
+        if (c_new > c_old)
+            heap_push(L, pr->count, p);
+    }
+}
+
+static void keys_fit(Learner *L, int len)
+{
+    if (len > L->cap_keys) {
+        L->cap_keys = len > 2 * L->cap_keys ? len : 2 * L->cap_keys;
+        L->old_keys = xrealloc(L->old_keys, (size_t)L->cap_keys * sizeof *L->old_keys);
+        L->new_keys = xrealloc(L->new_keys, (size_t)L->cap_keys * sizeof *L->new_keys);
+    }
+}
+
+/* Replaces every (left, right) in the units that contain it by `joined`, left to
+ * right, and updates the pair statistics. */
+static void learner_merge(Learner *L, int p, int joined, int step)
+{
+    Pair *pr = &L->pairs[p];
+    int left = pr->left, right = pr->right;
+    int *where = pr->units, n_where = pr->n_units;
+    /* The list is detached: the rewrites below add only pairs with `joined` in them. */
+    pr->units = NULL;
+    pr->n_units = pr->cap_units = 0;
+    for (int w = 0; w < n_where; w++) {
+        int u = where[w];
+        Unit *un = &L->units[u];
+        if (un->stamp == step)
+            continue;
+        un->stamp = step;
+        keys_fit(L, un->len);
+        int n_old = unit_pair_keys(un->sym, un->len, L->old_keys);
+        int len = 0;
+        for (int i = 0; i < un->len; i++) {
+            if (i + 1 < un->len && un->sym[i] == left && un->sym[i + 1] == right) {
+                un->sym[len++] = joined;
+                i++;
+            } else {
+                un->sym[len++] = un->sym[i];
+            }
+        }
+        if (len == un->len)
+            continue;   /* a stale entry: the unit lost the pair earlier */
+        un->len = len;
+        int n_new = unit_pair_keys(un->sym, len, L->new_keys);
+        unit_pairs_changed(L, u, L->old_keys, n_old, L->new_keys, n_new);
+    }
+    free(where);
+}
+
+/* Adds the units of word, count times each, to the distinct units (unit_ids) and
+ * their counts (unit_counts[id], grown as needed). */
+static void count_units(Interner *unit_ids, long **unit_counts, int *cap_counts, const char *word, long count,
+                        Scratch *s)
+{
+    size_t len = strlen(word);
+    scratch_fit(s, len);
+    int k = split_clusters(word, len, s->off, s->unspaced);
+    for (int c = 0; c < k;) {
+        int end = unit_end(s->unspaced, c, k);
+        if (end - c >= 2) {   /* a single symbol has no pairs to learn from */
+            int id = intern(unit_ids, word + s->off[c], (size_t)(s->off[end] - s->off[c]));
+            if (id >= *cap_counts) {
+                int old = *cap_counts;
+                *cap_counts = old ? 2 * old : 1024;
+                *unit_counts = xrealloc(*unit_counts, (size_t)*cap_counts * sizeof **unit_counts);
+                memset(*unit_counts + old, 0, (size_t)(*cap_counts - old) * sizeof **unit_counts);
+            }
+            (*unit_counts)[id] += count;
+        }
+        c = end;
+    }
+}
+
+/* Words whose symbols bpe_to_text could not write so that bpe_from_text reads
+ * them back: empty, not UTF-8, with a space or line end, or with "</w>". */
+static int learnable(const char *w)
+{
+    if (!w[0] || strpbrk(w, " \r\n") || strstr(w, END_OF_WORD))
+        return 0;
+    size_t len = strlen(w);
+    for (size_t at = 0; at < len;) {
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t step = utf8proc_iterate((const utf8proc_uint8_t *)w + at, (utf8proc_ssize_t)(len - at), &cp);
+        if (step <= 0)
+            return 0;
+        at += (size_t)step;
+    }
+    return 1;
+}
+
+void bpe_learn(Bpe *b, char *const *words, const long *counts, int n_words, int n_merges)
+{
+    *b = (Bpe){0};
+    if (n_merges <= 0)
+        return;
+    Learner L = {0};
+    Scratch s = {0};
+
+    /* Distinct units and their counts. */
+    Interner unit_ids = {0};
+    long *unit_counts = NULL;
+    int cap_counts = 0;
+    for (int i = 0; i < n_words; i++)
+        if (counts[i] > 0 && learnable(words[i]))
+            count_units(&unit_ids, &unit_counts, &cap_counts, words[i], counts[i], &s);
+
+    /* Each unit as symbol ids, and its pairs counted. */
+    L.n_units = unit_ids.n;
+    L.units = xmalloc((size_t)(L.n_units ? L.n_units : 1) * sizeof *L.units);
+    char *sym = xmalloc(1);
+    size_t sym_cap = 1;
+    for (int u = 0; u < L.n_units; u++) {
+        const char *text = unit_ids.str[u];
+        size_t len = strlen(text);
+        scratch_fit(&s, len);
+        int k = split_clusters(text, len, s.off, s.unspaced);
+        Unit *un = &L.units[u];
+        *un = (Unit){.sym = xmalloc((size_t)k * sizeof *un->sym), .len = k, .count = unit_counts[u], .stamp = -1};
+        for (int c = 0; c < k; c++) {
+            size_t sl = (size_t)(s.off[c + 1] - s.off[c]);
+            if (sl + END_OF_WORD_LEN > sym_cap) {
+                sym_cap = 2 * (sl + END_OF_WORD_LEN);
+                sym = xrealloc(sym, sym_cap);
+            }
+            memcpy(sym, text + s.off[c], sl);
+            if (c == k - 1) {
+                memcpy(sym + sl, END_OF_WORD, END_OF_WORD_LEN);
+                sl += END_OF_WORD_LEN;
+            }
+            un->sym[c] = intern(&L.syms, sym, sl);
+        }
+        keys_fit(&L, k);
+        int n_new = unit_pair_keys(un->sym, k, L.new_keys);
+        unit_pairs_changed(&L, u, NULL, 0, L.new_keys, n_new);
+    }
+    free(unit_counts);
+    interner_free(&unit_ids);
+
+    /* The merges. */
+    for (int step = 0; b->n < n_merges && L.n_heap > 0;) {
+        HeapEntry e = heap_pop(&L);
+        long count = L.pairs[e.pair].count;
+        if (e.count != count) {
+            if (e.count > count && count > 0)
+                heap_push(&L, count, e.pair);
+            continue;
+        }
+        if (count < 2)
+            break;
+        const char *l = L.syms.str[L.pairs[e.pair].left], *r = L.syms.str[L.pairs[e.pair].right];
+        size_t ll = strlen(l), rl = strlen(r);
+        if (ll + rl + 1 > sym_cap) {
+            sym_cap = 2 * (ll + rl + 1);
+            sym = xrealloc(sym, sym_cap);
+        }
+        memcpy(sym, l, ll);
+        memcpy(sym + ll, r, rl);
+        bpe_add(b, l, ll, r, rl);   /* a repeat (see subword.h) is not listed again */
+        int joined = intern(&L.syms, sym, ll + rl);
+        learner_merge(&L, e.pair, joined, step++);
+    }
+
+    free(sym);
+    scratch_free(&s);
+    for (int u = 0; u < L.n_units; u++)
+        free(L.units[u].sym);
+    free(L.units);
+    for (int p = 0; p < L.n_pairs; p++)
+        free(L.pairs[p].units);
+    free(L.pairs);
+    free(L.pair_slot);
+    free(L.heap);
+    free(L.old_keys);
+    free(L.new_keys);
+    interner_free(&L.syms);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Segmenting                                                                 */
+/* ------------------------------------------------------------------------- */
+
+/* Applies b's merges to the unit in s->text (its bytes, then "</w>") whose m
+ * symbols are s->text[bound[i]..bound[i+1]): subword-nmt's loop, merging the
+ * lowest-ranked adjacent pair everywhere until no pair is a merge. Returns the new
+ * symbol count; bound is updated in place. */
+static int apply_merges(const Bpe *b, Scratch *s, int m)
+{
+    const char *t = s->text;
+    int *bound = s->bound, *rank = s->rank;
+    while (m > 1) {
+        int best = INT_MAX;
+        for (int i = 0; i + 1 < m; i++) {
+            rank[i] = bpe_rank(b, t + bound[i], (size_t)(bound[i + 1] - bound[i]),
+                               t + bound[i + 1], (size_t)(bound[i + 2] - bound[i + 1]));
+            if (rank[i] >= 0 && rank[i] < best)
+                best = rank[i];
+        }
+        if (best == INT_MAX)
+            break;
+        /* Dropping boundary i+1 joins symbols i and i+1; skip the pair after a
+         * merge, so "a a a" with merge "a a" gives "aa a". */
+        int n = 1;
+        for (int i = 0; i < m; i++) {
+            if (i + 1 < m && rank[i] == best) {
+                bound[n++] = bound[i + 2];
+                i++;
+            } else {
+                bound[n++] = bound[i + 1];
+            }
+        }
+        m = n - 1;
+    }
+    return m;
+}
+
+void subword_segment(const Bpe *b, char *const *tokens, int n, TokenList *out)
+{
+    *out = (TokenList){0};
+    int cap = 0;
+    Scratch s = {0};
+    for (int ti = 0; ti < n; ti++) {
+        const char *tok = tokens[ti];
+        size_t len = strlen(tok);
+        scratch_fit(&s, len);
+        int k = split_clusters(tok, len, s.off, s.unspaced);
+        for (int c = 0; c < k;) {
+            int end = unit_end(s.unspaced, c, k);
+            /* The unit's symbols: its clusters, "</w>" glued to the last. */
+            int base = s.off[c], ulen = s.off[end] - base;
+            memcpy(s.text, tok + base, (size_t)ulen);
+            memcpy(s.text + ulen, END_OF_WORD, END_OF_WORD_LEN + 1);
+            int m = end - c;
+            for (int i = 0; i < m; i++)
+                s.bound[i] = s.off[c + i] - base;
+            s.bound[m] = ulen + END_OF_WORD_LEN;
+            if (b && b->n)
+                m = apply_merges(b, &s, m);
+            s.bound[m] = ulen;   /* "</w>" stripped */
+            for (int i = 0; i < m; i++) {
+                int last = end == k && i == m - 1;   /* of the token: the only piece without "@@" */
+                list_push(out, &cap, s.text + s.bound[i], (size_t)(s.bound[i + 1] - s.bound[i]), !last);
+            }
+            c = end;
+        }
+    }
+    scratch_free(&s);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Joining                                                                    */
+/* ------------------------------------------------------------------------- */
+
+void subword_join(char *const *pieces, int n, TokenList *out)
+{
+    *out = (TokenList){0};
+    int cap = 0;
+    char *word = NULL;
+    size_t len = 0, word_cap = 0;
+    for (int i = 0; i < n; i++) {
+        size_t pl = strlen(pieces[i]);
+        int joins = pl >= JOINER_LEN && memcmp(pieces[i] + pl - JOINER_LEN, SUBWORD_JOINER, JOINER_LEN) == 0;
+        if (joins)
+            pl -= JOINER_LEN;
+        if (len + pl + 1 > word_cap) {
+            word_cap = 2 * (len + pl + 1);
+            word = xrealloc(word, word_cap);
+        }
+        memcpy(word + len, pieces[i], pl);
+        len += pl;
+        if (!joins && len > 0) {
+            list_push(out, &cap, word, len, 0);
+            len = 0;
+        }
+    }
+    if (len > 0)   /* the last piece ended in "@@" */
+        list_push(out, &cap, word, len, 0);
+    free(word);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Codes text                                                                 */
+/* ------------------------------------------------------------------------- */
+
+#define CODES_HEADER "#version: 0.2\n"
+
+/* Copies s to *at and advances it. */
+static void put(char **at, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(*at, s, n);
+    *at += n;
+}
+
+char *bpe_to_text(const Bpe *b)
+{
+    size_t len = strlen(CODES_HEADER);
+    for (int i = 0; i < b->n; i++)
+        len += strlen(b->left[i]) + 1 + strlen(b->right[i]) + 1;
+    char *text = xmalloc(len + 1), *at = text;
+    put(&at, CODES_HEADER);
+    for (int i = 0; i < b->n; i++) {
+        put(&at, b->left[i]);
+        put(&at, " ");
+        put(&at, b->right[i]);
+        put(&at, "\n");
+    }
+    *at = '\0';
+    return text;
+}
+
+/* The first occurrence of "</w>" in s[0..len), or NULL. */
+static const char *find_end_of_word(const char *s, size_t len)
+{
+    for (size_t i = 0; i + END_OF_WORD_LEN <= len; i++)
+        if (memcmp(s + i, END_OF_WORD, END_OF_WORD_LEN) == 0)
+            return s + i;
+    return NULL;
+}
+
+/* Checks one merge line s[0..len) (no line end) and adds it to b. */
+static int parse_merge(Bpe *b, const char *s, size_t len, const char *name, int line, const int *merge_line, Error *err)
+{
+    for (size_t at = 0; at < len;) {
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t step = utf8proc_iterate((const utf8proc_uint8_t *)s + at, (utf8proc_ssize_t)(len - at), &cp);
+        if (step <= 0)
+            return error_set(err, "%s:%d: invalid UTF-8", name, line);
+        if (cp == 0)
+            return error_set(err, "%s:%d: NUL byte", name, line);
+        at += (size_t)step;
+    }
+    const char *space = memchr(s, ' ', len);
+    if (!space || memchr(space + 1, ' ', len - (size_t)(space + 1 - s)))
+        return error_set(err, "%s:%d: expected two symbols separated by one space", name, line);
+    const char *l = s, *r = space + 1;
+    size_t ll = (size_t)(space - s), rl = len - ll - 1;
+    if (ll == 0 || rl == 0)
+        return error_set(err, "%s:%d: empty symbol", name, line);
+    if (rl == END_OF_WORD_LEN && memcmp(r, END_OF_WORD, END_OF_WORD_LEN) == 0)
+        return error_set(err, "%s:%d: \"</w>\" on its own is subword-nmt 0.1's convention; "
+                         "expected version 0.2 codes (\"</w>\" ends the last symbol)", name, line);
+    const char *eow = find_end_of_word(r, rl);
+    if (find_end_of_word(l, ll) || (eow && eow != r + rl - END_OF_WORD_LEN))
+        return error_set(err, "%s:%d: \"</w>\" may only end the right symbol", name, line);
+    int id = bpe_add(b, l, ll, r, rl);
+    if (id < 0)
+        return error_set(err, "%s:%d: repeated merge \"%.*s %.*s\" (first on line %d)", name, line,
+                         (int)(ll > 100 ? 100 : ll), l, (int)(rl > 100 ? 100 : rl), r, merge_line[-1 - id]);
+    return 0;
+}
+
+int bpe_from_text(Bpe *b, const char *text, size_t len, const char *name, Error *err)
+{
+    *b = (Bpe){0};
+    int *merge_line = NULL;   /* merge index -> line number, for repeats */
+    int cap_lines = 0;
+    int line = 0, blank_line = 0;   /* the first blank line since the last merge */
+    for (size_t at = 0; at < len;) {
+        const char *s = text + at;
+        const char *nl = memchr(s, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - s) : len - at;
+        at += n + (nl ? 1 : 0);
+        line++;
+        if (n > 0 && s[n - 1] == '\r')
+            n--;
+        if (line == 1 && n >= 8 && memcmp(s, "#version", 8) == 0) {
+            const char *v = s + 8;
+            size_t vn = n - 8;
+            if (vn > 0 && *v == ':') { v++; vn--; }
+            while (vn > 0 && (*v == ' ' || *v == '\t')) { v++; vn--; }
+            while (vn > 0 && (v[vn - 1] == ' ' || v[vn - 1] == '\t')) vn--;
+            if (vn != 3 || memcmp(v, "0.2", 3) != 0) {
+                error_set(err, "%s:1: codes version \"%.*s\"; only 0.2 is supported", name, (int)(vn > 20 ? 20 : vn), v);
+                goto fail;
+            }
+            continue;
+        }
+        if (n == 0) {
+            if (!blank_line)
+                blank_line = line;
+            continue;
+        }
+        if (blank_line) {
+            error_set(err, "%s:%d: expected two symbols separated by one space", name, blank_line);
+            goto fail;
+        }
+        if (b->n == cap_lines) {
+            cap_lines = cap_lines ? 2 * cap_lines : 256;
+            merge_line = xrealloc(merge_line, (size_t)cap_lines * sizeof *merge_line);
+        }
+        merge_line[b->n] = line;
+        if (parse_merge(b, s, n, name, line, merge_line, err) != 0)
+            goto fail;
+    }
+    free(merge_line);
+    return 0;
+fail:
+    free(merge_line);
+    bpe_free(b);
+    return -1;
+}

@@ -1,0 +1,116 @@
+/* subword.h — word tokens <-> subword pieces: byte-pair encoding (BPE) and
+ * character segmentation.
+ *
+ * A word vocabulary maps every rare word to "<unk>". Cutting words into pieces
+ * from a fixed inventory instead lets the model spell out any word, and keeps the
+ * vocabulary small. BPE (Sennrich, Haddow & Birch 2016, "Neural Machine Translation
+ * of Rare Words with Subword Units") learns that inventory as an ordered list of
+ * merges of adjacent symbols, most frequent pair first; this is subword-nmt's
+ * algorithm and file layout (version 0.2).
+ *
+ * Pieces. A piece that does not end its word carries the joiner "@@":
+ *   "lower"    -> "low@@" "er"
+ * subword_join removes the joiner and glues the piece to the next one. Our tokenizer
+ * never makes a token that ends in "@@" ("@" is punctuation and splits off unless it
+ * sits between letters), so this is unambiguous.
+ *
+ * Units. Before BPE each token is cut into units: every grapheme cluster whose first
+ * code point is in a script written without spaces (text_is_unspaced: Han, Kana,
+ * Thai, ...) is a unit of its own, and each maximal run of other grapheme clusters is
+ * one unit. Merges are learned and applied within units only, so those scripts stay
+ * one symbol per character (a word boundary in them is not marked, so a merge would
+ * cross it blindly). All pieces of a token but its last carry "@@", so the units
+ * glue back together without spaces:
+ *   "我爱Python" -> units 我 | 爱 | Python -> "我@@" "爱@@" "Py@@" "thon"
+ *
+ * Symbols. The symbols a unit starts from are its grapheme clusters, not bytes or
+ * code points: a Devanagari consonant with its vowel sign ("ते"), a letter with a
+ * combining accent, or an emoji ZWJ sequence is one symbol, so no piece ever starts
+ * with a combining mark. While learning and applying, the last symbol of a unit
+ * carries the end-of-word marker "</w>" ("l o w</w>"), so that a suffix ("er</w>")
+ * and the same letters inside a word ("er") are different symbols; the marker never
+ * appears in the pieces.
+ *
+ * Example:
+ *   char *words[] = {"low", "lower", "newest", "widest"};
+ *   long counts[] = {5, 2, 6, 3};
+ *   Bpe bpe;
+ *   bpe_learn(&bpe, words, counts, 4, 10);          // merges "e s", "es t</w>", "l o", ...
+ *   char *toks[] = {"lowest", "我爱"};
+ *   TokenList p;
+ *   subword_segment(&bpe, toks, 2, &p);             // lo@@ w@@ est 我@@ 爱
+ *   TokenList back;
+ *   subword_join(p.tokens, p.n, &back);             // lowest 我爱
+ *   char *codes = bpe_to_text(&bpe);                // "#version: 0.2\ne s\nes t</w>\n..."
+ *   free(codes); token_list_free(&p); token_list_free(&back); bpe_free(&bpe);
+ */
+#ifndef SUBWORD_H
+#define SUBWORD_H
+#include <stddef.h>
+
+#include "text.h"   // defines: TokenList, text_is_unspaced
+#include "util.h"   // defines: Error
+
+#define SUBWORD_JOINER "@@"
+
+typedef struct {
+    int n;                  /* merges, in the order learned (= priority, 0 first) */
+    char **left, **right;   /* merge i joins the adjacent symbols left[i] right[i];
+                               only right may end in "</w>" */
+    int *table;             /* private: open-addressing hash (left,right) -> merge index, -1 empty */
+    int table_cap;          /* power of two >= 2*n (0 for an empty Bpe) */
+} Bpe;
+
+/* Learns up to n_merges merges from words[i] seen counts[i] times (word tokens as
+ * text_tokenize makes them; duplicates allowed, their counts add; counts <= 0 and
+ * empty words are ignored). Each step merges the most frequent adjacent pair of
+ * symbols (counts weighted by word frequency); ties go to the pair whose left, then
+ * right, symbol comes first in byte order ("</w>" included), so the result does not
+ * depend on the order of the words. Stops early when the best pair occurs fewer than
+ * 2 times. n_merges <= 0 gives an empty Bpe.
+ *
+ * Words that could not be written as codes text are skipped: invalid UTF-8, or
+ * containing an ASCII space, CR or LF, or the marker "</w>" (text_tokenize makes
+ * none of these).
+ * A pair merged before could in principle become adjacent again, if a later merge
+ * spelled an existing symbol ("ab"+"c" spells "a"+"bc"; not seen on real data). It
+ * is then merged again in the data but not listed twice, so the codes always parse;
+ * subword_segment applies it at its first rank. */
+void bpe_learn(Bpe *b, char *const *words, const long *counts, int n_words, int n_merges);
+
+/* Pieces of tokens[0..n-1], in order, into *out (a new TokenList; out->tokens
+ * owned). b NULL: character segmentation (every grapheme cluster its own piece, the
+ * same "@@" rule). An empty Bpe: units unmerged, i.e. characters. Each unit is
+ * segmented as subword-nmt does: repeatedly merge the adjacent pair with the lowest
+ * merge index anywhere in the unit (all its occurrences, left to right), until no
+ * adjacent pair is a merge. Never fails: tokens should be valid UTF-8 (a byte that
+ * is not becomes a symbol of its own); empty tokens give no piece. */
+void subword_segment(const Bpe *b, char *const *tokens, int n, TokenList *out);
+
+/* The inverse, into *out (a new TokenList): glues each piece ending in "@@" (marker
+ * removed) to the next; a piece that is only "@@", or empty, adds nothing; a
+ * trailing "@@" on the last piece is removed (model output may end mid-word). No
+ * empty token is made. join(segment(x)) == x for every list x of non-empty tokens
+ * that do not end in "@@" (every list text_tokenize makes). */
+void subword_join(char *const *pieces, int n, TokenList *out);
+
+/* Codes text: "#version: 0.2\n" then one "left right\n" line per merge, in order
+ * (subword-nmt's layout). Malloc'd. */
+char *bpe_to_text(const Bpe *b);
+
+/* Parses codes text (len bytes of text, no NUL needed). Returns 0, or -1 with err
+ * naming `name` (a path, or "model file") and the line, *b then empty (bpe_free is
+ * safe):
+ *   "NAME:LINE: expected two symbols separated by one space"  (also a blank line
+ *                                                   before the last merge)
+ *   "NAME:LINE: invalid UTF-8" / "...: NUL byte"
+ *   "NAME:LINE: empty symbol"
+ *   "NAME:LINE: \"</w>\" may only end the right symbol"
+ *   "NAME:LINE: \"</w>\" on its own is subword-nmt 0.1's convention; ..."
+ *   "NAME:LINE: repeated merge \"l r\" (first on line K)"
+ *   "NAME:1: codes version V; only 0.2 is supported"
+ * Accepts a missing "#version" line, CRLF line ends, and blank trailing lines. */
+int bpe_from_text(Bpe *b, const char *text, size_t len, const char *name, Error *err);
+
+void bpe_free(Bpe *b);
+#endif

@@ -1,0 +1,397 @@
+/* test_subword.c — BPE learning and applying, character segmentation, joining,
+ * codes text (src/subword.c). */
+#include <stdlib.h>
+#include <string.h>
+#include <utf8proc.h>
+
+#include "check.h"
+#include "subword.h"   // defines: Bpe, bpe_learn, subword_segment, subword_join, bpe_to_text, bpe_from_text
+
+/* The list equals the NULL-terminated `want`; prints both otherwise. */
+static int list_is(const TokenList *t, const char *const *want)
+{
+    int n = 0;
+    while (want[n])
+        n++;
+    int ok = t->n == n;
+    for (int i = 0; ok && i < n; i++)
+        ok = strcmp(t->tokens[i], want[i]) == 0;
+    if (!ok) {
+        fprintf(stderr, "  got %d:", t->n);
+        for (int i = 0; i < t->n; i++)
+            fprintf(stderr, " [%s]", t->tokens[i]);
+        fprintf(stderr, "\n  want %d:", n);
+        for (int i = 0; i < n; i++)
+            fprintf(stderr, " [%s]", want[i]);
+        fprintf(stderr, "\n");
+    }
+    return ok;
+}
+#define LIST(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* The pieces of one token under b (NULL: characters) are `want`. */
+static int pieces_are(const Bpe *b, const char *token, const char *const *want)
+{
+    TokenList p;
+    char *tok = (char *)token;
+    subword_segment(b, &tok, 1, &p);
+    int ok = list_is(&p, want);
+    token_list_free(&p);
+    return ok;
+}
+
+/* Merge i of b is "left right". */
+static int merge_is(const Bpe *b, int i, const char *left, const char *right)
+{
+    int ok = i < b->n && strcmp(b->left[i], left) == 0 && strcmp(b->right[i], right) == 0;
+    if (!ok)
+        fprintf(stderr, "  merge %d: got [%s %s], want [%s %s]\n", i, i < b->n ? b->left[i] : "-",
+                i < b->n ? b->right[i] : "-", left, right);
+    return ok;
+}
+
+static int same_merges(const Bpe *a, const Bpe *b)
+{
+    int ok = a->n == b->n;
+    for (int i = 0; ok && i < a->n; i++)
+        ok = strcmp(a->left[i], b->left[i]) == 0 && strcmp(a->right[i], b->right[i]) == 0;
+    return ok;
+}
+
+/* join(segment(tokens)) == tokens under b. */
+static int round_trips(const Bpe *b, char *const *tokens, int n)
+{
+    TokenList p, back;
+    subword_segment(b, tokens, n, &p);
+    subword_join(p.tokens, p.n, &back);
+    int ok = back.n == n;
+    for (int i = 0; ok && i < n; i++)
+        ok = strcmp(back.tokens[i], tokens[i]) == 0;
+    if (!ok)
+        fprintf(stderr, "  round trip: %d tokens -> %d pieces -> %d tokens\n", n, p.n, back.n);
+    token_list_free(&p);
+    token_list_free(&back);
+    return ok;
+}
+
+/* ------------------------------------------------------------------------- */
+
+/* Sennrich et al. 2016's example. Starting pair counts (l o w</w> x5, l o w e r</w> x2,
+ * n e w e s t</w> x6, w i d e s t</w> x3):
+ *   e s 9, s t</w> 9, w e 8, l o 7, n e 6, e w 6, o w</w> 5, ...
+ *  0 e s          9  (ties with "s t</w>": "e" < "s")
+ *  1 es t</w>     9
+ *  2 l o          7
+ *  3 e w          6  (ties with "n e" and "w est</w>": "e" < "n" < "w")
+ *  4 ew est</w>   6  ("ew" < "n" of "n ew")
+ *  5 n ewest</w>  6
+ *  6 lo w</w>     5
+ *  7 d est</w>    3  ("d" < "i" of "i d" < "w" of "w i")
+ *  8 i dest</w>   3  ("i" < "w")
+ *  9 w idest</w>  3
+ * 10 e r</w>      2  (lower: "e" < "lo" of "lo w" < "w" of "w e")
+ * 11 lo w         2  ("lo" < "w" of "w er</w>")
+ * 12 low er</w>   2
+ * then no pair occurs twice: 13 merges however many are asked for. */
+static void test_sennrich(void)
+{
+    char *words[] = {"low", "lower", "newest", "widest"};
+    long counts[] = {5, 2, 6, 3};
+    Bpe b;
+    bpe_learn(&b, words, counts, 4, 1000);
+    CHECK(b.n == 13, "Sennrich: 13 merges, then every pair occurs once");
+    static const char *const want[13][2] = {
+        {"e", "s"}, {"es", "t</w>"}, {"l", "o"}, {"e", "w"}, {"ew", "est</w>"}, {"n", "ewest</w>"},
+        {"lo", "w</w>"}, {"d", "est</w>"}, {"i", "dest</w>"}, {"w", "idest</w>"}, {"e", "r</w>"},
+        {"lo", "w"}, {"low", "er</w>"}};
+    int ok = 1;
+    for (int i = 0; i < 13; i++)
+        ok &= merge_is(&b, i, want[i][0], want[i][1]);
+    CHECK(ok, "Sennrich: the merges, in order, ties by byte order");
+    CHECK(pieces_are(&b, "lowest", LIST("low@@", "est")), "Sennrich 13 merges: lowest");
+    CHECK(pieces_are(&b, "newer", LIST("n@@", "ew@@", "er")), "Sennrich 13 merges: newer");
+    for (int i = 0; i < 4; i++)
+        CHECK(pieces_are(&b, words[i], (const char *const[]){words[i], NULL}), "Sennrich: training words whole");
+    bpe_free(&b);
+
+    /* With the first 10 merges "lo w" (11) and "e r</w>" (10) are missing. */
+    bpe_learn(&b, words, counts, 4, 10);
+    CHECK(b.n == 10 && merge_is(&b, 9, "w", "idest</w>"), "Sennrich: stops at n_merges");
+    CHECK(pieces_are(&b, "lowest", LIST("lo@@", "w@@", "est")), "Sennrich 10 merges: lowest");
+    CHECK(pieces_are(&b, "newer", LIST("n@@", "ew@@", "e@@", "r")), "Sennrich 10 merges: newer");
+    bpe_free(&b);
+
+    bpe_learn(&b, words, counts, 4, 0);
+    CHECK(b.n == 0 && pieces_are(&b, "low", LIST("l@@", "o@@", "w")), "n_merges 0: empty Bpe, characters");
+    bpe_free(&b);
+
+    /* Duplicate words add up; counts <= 0 and empty words are ignored. */
+    char *dup[] = {"newest", "low", "widest", "lower", "low", "newest", "", "zzzz"};
+    long dup_counts[] = {4, 2, 3, 2, 3, 2, 7, 0};
+    Bpe a;
+    bpe_learn(&b, words, counts, 4, 1000);
+    bpe_learn(&a, dup, dup_counts, 8, 1000);
+    CHECK(same_merges(&a, &b), "duplicate words add their counts");
+    bpe_free(&a);
+    bpe_free(&b);
+}
+
+static void test_units_and_graphemes(void)
+{
+    CHECK(pieces_are(NULL, "我爱Python", LIST("我@@", "爱@@", "P@@", "y@@", "t@@", "h@@", "o@@", "n")),
+          "char mode: Han characters and Latin letters");
+    /* Vowel signs and the virama stay with their consonant. Unicode 15.1 (utf8proc
+     * 2.9) also keeps a conjunct (स्ते) together. */
+#if UTF8PROC_VERSION_MAJOR > 2 || (UTF8PROC_VERSION_MAJOR == 2 && UTF8PROC_VERSION_MINOR >= 9)
+    CHECK(pieces_are(NULL, "नमस्ते", LIST("न@@", "म@@", "स्ते")), "char mode: Devanagari clusters");
+#else
+    CHECK(pieces_are(NULL, "नमस्ते", LIST("न@@", "म@@", "स्@@", "ते")), "char mode: Devanagari clusters");
+#endif
+    CHECK(pieces_are(NULL, "e\xcc\x81t\xc3\xa9", LIST("e\xcc\x81@@", "t@@", "\xc3\xa9")),
+          "char mode: a combining accent stays with its letter");
+    const char *family = "\xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa9\xe2\x80\x8d\xf0\x9f\x91\xa7";   /* 👨‍👩‍👧 */
+    char fx[64], fam_joined[64];
+    snprintf(fx, sizeof fx, "%sx", family);
+    snprintf(fam_joined, sizeof fam_joined, "%s@@", family);
+    CHECK(pieces_are(NULL, fx, (const char *const[]){fam_joined, "x", NULL}), "char mode: a ZWJ emoji sequence is one piece");
+    CHECK(pieces_are(NULL, "สวัสดี", LIST("ส@@", "วั@@", "ส@@", "ดี")), "char mode: Thai clusters");
+    CHECK(pieces_are(NULL, "a", LIST("a")) && pieces_are(NULL, "", (const char *const[]){NULL}),
+          "char mode: one character; an empty token gives no piece");
+
+    /* Learning sees grapheme clusters: the only pair is (family, x</w>). */
+    char *fw[] = {fx};
+    long fc[] = {3};
+    Bpe b;
+    bpe_learn(&b, fw, fc, 1, 10);
+    CHECK(b.n == 1 && merge_is(&b, 0, family, "x</w>"), "learning: a ZWJ emoji sequence is one symbol");
+    CHECK(pieces_are(&b, fx, (const char *const[]){fx, NULL}), "applying: emoji + x merged");
+    bpe_free(&b);
+
+    /* Unspaced scripts never merge: Han, Thai, even when frequent. */
+    char *cjk[] = {"我爱", "สวัสดี", "ของของ"};
+    long cc[] = {50, 50, 50};
+    bpe_learn(&b, cjk, cc, 3, 10);
+    CHECK(b.n == 0, "learning: no merges inside Han or Thai");
+    bpe_free(&b);
+
+    /* Units: "ab" before 我 ends its unit as "b</w>", so "ab我ab" has one pair type. */
+    char *mixed[] = {"ab我ab", "Python"};
+    long mc[] = {3, 2};
+    bpe_learn(&b, mixed, mc, 2, 1);
+    CHECK(b.n == 1 && merge_is(&b, 0, "a", "b</w>"), "learning: units end before an unspaced character");
+    bpe_free(&b);
+    bpe_learn(&b, mixed, mc, 2, 100);
+    CHECK(pieces_are(&b, "我爱Python", LIST("我@@", "爱@@", "Python")), "BPE: Han units, then a merged Latin unit");
+    CHECK(pieces_are(&b, "ab我ab", LIST("ab@@", "我@@", "ab")), "BPE: a unit before and after Han");
+    CHECK(pieces_are(&b, "ดีab", LIST("ดี@@", "ab")), "BPE: Thai units, then a merged Latin unit");
+    bpe_free(&b);
+}
+
+static void test_round_trips(void)
+{
+    char *tokens[] = {"lowest", "newer", "wider", "नमस्ते", "दुनिया", "我爱你", "日本語です", "สวัสดีครับ",
+                      "我爱Python", "Pythonは", "e\xcc\x81t\xc3\xa9", "a", "我", "x", "don't", "3.5",
+                      "\xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa9\xe2\x80\x8d\xf0\x9f\x91\xa7ok", "@", ".", "l@w",
+                      "aaaaaaa", "абвгд", "مرحبا"};
+    int n = (int)(sizeof tokens / sizeof tokens[0]);
+    char *words[] = {"low", "lower", "newest", "widest", "नमस्ते", "aaaaaaa", "python"};
+    long counts[] = {5, 2, 6, 3, 4, 3, 2};
+    Bpe learned, empty;
+    bpe_learn(&learned, words, counts, 7, 1000);
+    bpe_learn(&empty, words, counts, 7, 0);
+    CHECK(learned.n > 13, "round trips: a learned Bpe with merges");
+    CHECK(round_trips(&learned, tokens, n), "join(segment(x)) == x, learned Bpe");
+    CHECK(round_trips(&empty, tokens, n), "join(segment(x)) == x, empty Bpe");
+    CHECK(round_trips(NULL, tokens, n), "join(segment(x)) == x, characters");
+    CHECK(round_trips(&learned, tokens, 0), "join(segment(x)) == x, no tokens");
+    CHECK(pieces_are(&learned, "aaaaaaa", LIST("aaaaaaa")) && pieces_are(&learned, "aaaaa", LIST("aaaa@@", "a")),
+          "repeated letters merge left to right");
+
+    TokenList p;
+    subword_segment(&empty, tokens, 2, &p);
+    TokenList q;
+    subword_segment(NULL, tokens, 2, &q);
+    int same = p.n == q.n;
+    for (int i = 0; same && i < p.n; i++)
+        same = strcmp(p.tokens[i], q.tokens[i]) == 0;
+    CHECK(same && p.n == 11, "an empty Bpe segments into characters, like char mode");
+    token_list_free(&p);
+    token_list_free(&q);
+    bpe_free(&learned);
+    bpe_free(&empty);
+
+    TokenList j;
+    subword_join((char *[]){"ab@@", "c", "d@@"}, 3, &j);
+    CHECK(list_is(&j, LIST("abc", "d")), "join: a trailing @@ on the last piece is dropped");
+    token_list_free(&j);
+    subword_join((char *[]){"a@@", "@@", "b", "@@", "c", ""}, 6, &j);
+    CHECK(list_is(&j, LIST("ab", "c")), "join: a piece that is only @@ (or empty) adds nothing");
+    token_list_free(&j);
+    subword_join((char *[]){"@@"}, 1, &j);
+    CHECK(j.n == 0, "join: only @@ gives no token");
+    token_list_free(&j);
+}
+
+/* With enough merges, every word seen twice or more is one piece; a word seen once
+ * whose pairs occur nowhere else stays in characters. */
+static void test_frequent_words_whole(void)
+{
+    char *words[] = {"the", "then", "them", "cat", "cats", "catalog", "dog", "do", "doge", "zyx", "qj"};
+    long counts[] = {9, 2, 3, 4, 2, 2, 5, 7, 3, 1, 1};
+    Bpe b;
+    bpe_learn(&b, words, counts, 11, 1000);
+    for (int i = 0; i < 11; i++) {
+        TokenList p;
+        subword_segment(&b, &words[i], 1, &p);
+        if (counts[i] >= 2)
+            CHECK(p.n == 1, words[i]);
+        else
+            CHECK(p.n == (int)strlen(words[i]), words[i]);
+        token_list_free(&p);
+    }
+    bpe_free(&b);
+}
+
+/* The parse of `text` fails with a message starting with `want`, and leaves b empty. */
+static int codes_error(const char *text, const char *want)
+{
+    Bpe b;
+    Error err = {{0}};
+    int rc = bpe_from_text(&b, text, strlen(text), "codes", &err);
+    int ok = rc == -1 && b.n == 0 && strncmp(err.msg, want, strlen(want)) == 0;
+    if (!ok)
+        fprintf(stderr, "  [%s]: rc %d, n %d, \"%s\"; want \"%s\"\n", text, rc, b.n, err.msg, want);
+    bpe_free(&b);
+    return ok;
+}
+
+static void test_codes_text(void)
+{
+    char *words[] = {"low", "lower", "newest", "widest"};
+    long counts[] = {5, 2, 6, 3};
+    Bpe b, r;
+    Error err;
+    bpe_learn(&b, words, counts, 4, 3);
+    char *text = bpe_to_text(&b);
+    CHECK(strcmp(text, "#version: 0.2\ne s\nes t</w>\nl o\n") == 0, "bpe_to_text: subword-nmt's layout");
+    free(text);
+    bpe_free(&b);
+
+    bpe_learn(&b, words, counts, 4, 1000);
+    text = bpe_to_text(&b);
+    CHECK(bpe_from_text(&r, text, strlen(text), "codes", &err) == 0 && same_merges(&b, &r),
+          "bpe_from_text(bpe_to_text(b)) == b");
+    CHECK(pieces_are(&r, "lowest", LIST("low@@", "est")) && pieces_are(&r, "newer", LIST("n@@", "ew@@", "er")),
+          "a parsed Bpe segments like the learned one");
+    free(text);
+    bpe_free(&r);
+    bpe_free(&b);
+
+    /* The length is honoured: no NUL needed, trailing bytes ignored. */
+    const char *more = "e s\nl oXX";
+    CHECK(bpe_from_text(&r, more, 7, "codes", &err) == 0 && r.n == 2 && merge_is(&r, 1, "l", "o"), "reads len bytes");
+    bpe_free(&r);
+    CHECK(bpe_from_text(&r, "#version: 0.2\r\ne s\r\nes t</w>\r\n\r\n\n", 32, "codes", &err) == 0 && r.n == 2 &&
+          merge_is(&r, 1, "es", "t</w>"), "CRLF and blank trailing lines");
+    bpe_free(&r);
+    CHECK(bpe_from_text(&r, "e s\nes t</w>", 12, "codes", &err) == 0 && r.n == 2, "no #version, no final newline");
+    bpe_free(&r);
+    CHECK(bpe_from_text(&r, "", 0, "codes", &err) == 0 && r.n == 0 && pieces_are(&r, "ab", LIST("a@@", "b")),
+          "empty codes: an empty Bpe");
+    bpe_free(&r);
+
+    /* Words that would make unreadable codes are not learned from. */
+    char *bad[] = {"a b", "x</w>y", "\xff\xfe", "q\nr", "ok"};
+    long bad_counts[] = {5, 5, 5, 5, 1};
+    bpe_learn(&b, bad, bad_counts, 5, 100);
+    CHECK(b.n == 0, "no merges from words with a space, \"</w>\", invalid UTF-8 or a newline");
+    bpe_free(&b);
+
+    CHECK(codes_error("#version: 0.2\ne s\nabc\n", "codes:3: expected two symbols separated by one space"), "one symbol");
+    CHECK(codes_error("e s\na b c\n", "codes:2: expected two symbols separated by one space"), "three symbols");
+    CHECK(codes_error("e  s\n", "codes:1: expected two symbols separated by one space"), "two spaces");
+    CHECK(codes_error("e s\n\nl o\n", "codes:2: expected two symbols separated by one space"), "blank line inside");
+    CHECK(codes_error("e s\nl \xff\n", "codes:2: invalid UTF-8"), "invalid UTF-8");
+    CHECK(codes_error("e s\nl \xed\xa0\x80\n", "codes:2: invalid UTF-8"), "a surrogate");
+    {
+        Bpe nb;
+        Error e2 = {{0}};
+        CHECK(bpe_from_text(&nb, "e s\nl \0o\n", 9, "codes", &e2) == -1 && strcmp(e2.msg, "codes:2: NUL byte") == 0,
+              "a NUL byte");
+        bpe_free(&nb);
+    }
+    CHECK(codes_error("e s\n o\n", "codes:2: empty symbol"), "empty left symbol");
+    CHECK(codes_error("e s\r\nl \r\n", "codes:2: empty symbol"), "empty right symbol (CRLF)");
+    CHECK(codes_error("e</w> s\n", "codes:1: \"</w>\" may only end the right symbol"), "</w> in the left symbol");
+    CHECK(codes_error("e s</w>x\n", "codes:1: \"</w>\" may only end the right symbol"), "</w> inside the right");
+    CHECK(codes_error("e s</w></w>\n", "codes:1: \"</w>\" may only end the right symbol"), "</w> twice");
+    CHECK(codes_error("e </w>\n", "codes:1: \"</w>\" on its own is subword-nmt 0.1's convention"), "0.1 codes");
+    CHECK(codes_error("#version: 0.2\ne s\nl o\ne s\n", "codes:4: repeated merge \"e s\" (first on line 2)"),
+          "repeated merge");
+    CHECK(codes_error("#version: 0.1\ne s\n", "codes:1: codes version \"0.1\"; only 0.2 is supported"), "version");
+}
+
+/* Random words over a small alphabet, so that pairs repeat and collide a lot. */
+static void random_words(Rng *rng, char **words, long *counts, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int len = 1 + (int)rng_below(rng, 8);
+        words[i] = xmalloc((size_t)len + 1);
+        for (int j = 0; j < len; j++)
+            words[i][j] = "abcd"[rng_below(rng, 4)];
+        words[i][len] = '\0';
+        counts[i] = 1 + (long)rng_below(rng, 6);
+    }
+}
+
+static void test_determinism(void)
+{
+    enum { N = 300 };
+    char *words[N], *shuffled[N];
+    long counts[N], shuffled_counts[N];
+    int order[N];
+    Rng rng;
+    rng_seed(&rng, 7);
+    random_words(&rng, words, counts, N);
+    for (int i = 0; i < N; i++)
+        order[i] = i;
+    rng_shuffle(&rng, order, N);
+    for (int i = 0; i < N; i++) {
+        shuffled[i] = words[order[i]];
+        shuffled_counts[i] = counts[order[i]];
+    }
+    Bpe a, b, c;
+    bpe_learn(&a, words, counts, N, 500);
+    bpe_learn(&b, words, counts, N, 500);
+    bpe_learn(&c, shuffled, shuffled_counts, N, 500);
+    CHECK(a.n > 100, "random words: many merges");
+    CHECK(same_merges(&a, &b), "learning twice gives the same merges");
+    CHECK(same_merges(&a, &c), "the order of the words does not matter");
+
+    /* Many colliding merges: the codes still parse (no merge listed twice) and
+     * every word round-trips. */
+    char *text = bpe_to_text(&a);
+    Bpe r;
+    Error err;
+    CHECK(bpe_from_text(&r, text, strlen(text), "codes", &err) == 0 && same_merges(&a, &r),
+          "learned codes always parse back");
+    CHECK(round_trips(&a, words, N), "random words round-trip");
+    free(text);
+    bpe_free(&r);
+    bpe_free(&a);
+    bpe_free(&b);
+    bpe_free(&c);
+    for (int i = 0; i < N; i++)
+        free(words[i]);
+}
+
+int main(void)
+{
+    test_sennrich();
+    test_units_and_graphemes();
+    test_round_trips();
+    test_frequent_words_whole();
+    test_codes_text();
+    test_determinism();
+    return check_report("test_subword");
+}
