@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "schedule.h" /* defines: LR_SCHEDULE_NAMES */
+#include "segment.h"  /* defines: TOKENIZER_NAMES */
 
 /* One row per key: where it lives in Config, its type and its allowed range.
  * Loading, validation, error messages and config_to_json all read this table. */
@@ -36,6 +37,9 @@ static const KeySpec keys[] = {
     K("data", "max_vocab", KEY_INT, max_vocab, 0, 1e7, NULL),
     K("data", "lowercase", KEY_BOOL, lowercase, 0, 1, NULL),
     K("data", "normalization", KEY_STRING, normalization, 0, 0, "nfc|nfkc"),
+    K("data", "tokenizer", KEY_STRING, tokenizer, 0, 0, TOKENIZER_NAMES),
+    K("data", "bpe_merges", KEY_INT, bpe_merges, 0, 1e6, NULL),
+    K("data", "joint_vocab", KEY_BOOL, joint_vocab, 0, 1, NULL),
     K("model", "embed", KEY_INT, embed, 1, 8192, NULL),
     K("model", "hidden", KEY_INT, hidden, 1, 8192, NULL),
     K("model", "attention", KEY_STRING, attention, 0, 0,
@@ -88,6 +92,8 @@ void config_defaults(Config *c)
     c->max_vocab = 0;
     c->lowercase = 1;
     c->normalization = xstrdup("nfc");
+    c->tokenizer = xstrdup("word");
+    c->bpe_merges = 8000;
     c->embed = 256;
     c->hidden = 512;
     c->attention = xstrdup("bahdanau");

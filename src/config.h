@@ -9,11 +9,17 @@
  *   data.train           TSV of sentence pairs (required)
  *   data.valid           TSV for validation; if absent, data.valid_fraction of train
  *   data.valid_fraction  0.1    share of the training file held out (0 to 0.5)
- *   data.max_len         20     pairs longer than this (tokens, either side) are dropped
- *   data.min_count       1      words seen fewer times become <unk>
+ *   data.max_len         20     pairs longer than this (words, either side, before any
+ *                               subword segmentation) are dropped
+ *   data.min_count       1      words (pieces, characters) seen fewer times become <unk>
  *   data.max_vocab       0      vocabulary size limit per side incl. specials (0: none)
  *   data.lowercase       true   Unicode case folding
  *   data.normalization   "nfc"  or "nfkc"
+ *   data.tokenizer       "word", "bpe" (subword units learned from the training split)
+ *                        or "char" (segment.h)
+ *   data.bpe_merges      8000   bpe: merges to learn per side (or for both, joint)
+ *   data.joint_vocab     false  one vocabulary for both sides (bpe: one merge list
+ *                               learned from both sides)
  *   model.embed          256    embedding size
  *   model.hidden         512    recurrent state size (and attention width)
  *   model.attention      "bahdanau", "luong_dot", "luong_general", "luong_concat",
@@ -70,6 +76,8 @@ typedef struct {
     int max_len, min_count, max_vocab;
     int lowercase;
     char *normalization;
+    char *tokenizer;
+    int bpe_merges, joint_vocab;
     int embed, hidden;
     char *attention, *cell;
     int layers, bidirectional, input_feed, window, scaled, tie_embeddings;

@@ -52,6 +52,20 @@ void pair_tokens_free(PairTokens *p)
     p->n = 0;
 }
 
+void corpus_segment(PairTokens *p, const Segmenter *s)
+{
+    if (s->kind == TOKENIZER_WORD) return;
+    for (int i = 0; i < p->n; i++) {
+        TokenList src, tgt;
+        segmenter_apply(s, SIDE_SOURCE, &p->src[i], &src);
+        segmenter_apply(s, SIDE_TARGET, &p->tgt[i], &tgt);
+        token_list_free(&p->src[i]);
+        token_list_free(&p->tgt[i]);
+        p->src[i] = src;
+        p->tgt[i] = tgt;
+    }
+}
+
 void corpus_split(int n, double fraction, uint64_t seed, int **train, int *n_train, int **valid, int *n_valid)
 {
     int *order = xmalloc(sizeof(int) * (n ? n : 1));

@@ -1,7 +1,8 @@
 /* corpus.h — from sentence-pair text to model examples: tokenising, length filtering,
  * the train/validation split, vocabulary counting and id encoding.
  *
- *   TsvCorpus --corpus_tokenize--> PairTokens --corpus_split--> train / valid indices
+ *   TsvCorpus --corpus_tokenize--> PairTokens (words) --corpus_split--> train / valid indices
+ *   PairTokens (words) --corpus_segment--> PairTokens (the model's units: segment.h)
  *   PairTokens + indices --corpus_count--> VocabCounters --vocab_build--> Vocab
  *   PairTokens + indices + Vocabs --corpus_encode--> Example[]  (batch.h)
  */
@@ -11,6 +12,7 @@
 #include <stdint.h>
 
 #include "batch.h" /* defines: Example */
+#include "segment.h" /* defines: Segmenter */
 #include "text.h"  /* defines: TextOptions, TokenList */
 #include "tsv.h"   /* defines: TsvCorpus */
 #include "vocab.h" /* defines: Vocab, VocabCounter */
@@ -29,6 +31,9 @@ typedef struct {
  * UTF-8, so tokenising cannot fail. */
 void corpus_tokenize(const TsvCorpus *tsv, const TextOptions *opt, int max_len, PairTokens *out);
 void pair_tokens_free(PairTokens *p);
+
+/* Replaces every pair's word tokens by the segmenter's units (no-op for "word"). */
+void corpus_segment(PairTokens *p, const Segmenter *s);
 
 /* A seeded shuffle of 0..n-1 split into n_valid = round(n * fraction) validation
  * indices and the rest for training (both in shuffled order). */

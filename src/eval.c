@@ -6,17 +6,47 @@
 #include <string.h>
 
 #include "bleu.h"      /* defines: BleuStats, ChrfStats */
-#include "corpus.h"    /* defines: PairTokens, corpus_tokenize, corpus_encode */
+#include "corpus.h"    /* defines: PairTokens, corpus_tokenize, corpus_segment, corpus_encode */
+#include "segment.h"   /* defines: segmenter_apply */
 #include "translate.h" /* defines: translate_lines */
 #include "tsv.h"       /* defines: TsvCorpus */
 
 #define EVAL_BATCH 64
 
-/* Teacher-forced loss of the references, per target token. */
-static double reference_loss(ModelFile *mf, const TsvCorpus *tsv, long *tokens)
+/* Of the words in `words`, how many map to <unk> (have a piece that does), and of
+ * their pieces, how many are <unk>; added to the counts. */
+static void count_unknown(const ModelFile *mf, Side side, const TokenList *words, long count[4])
+{
+    const Vocab *v = side == SIDE_SOURCE ? &mf->src_vocab : &mf->tgt_vocab;
+    for (int i = 0; i < words->n; i++) {
+        TokenList one = {&words->tokens[i], 1}, pieces;
+        segmenter_apply(&mf->seg, side, &one, &pieces);
+        int unknown = 0;
+        for (int j = 0; j < pieces.n; j++)
+            unknown += vocab_lookup(v, pieces.tokens[j]) == VOCAB_UNK;
+        count[0] += unknown > 0;
+        count[1] += 1;
+        count[2] += unknown;
+        count[3] += pieces.n;
+        token_list_free(&pieces);
+    }
+}
+
+/* Teacher-forced loss of the references, per target token; and the <unk> coverage. */
+static double reference_loss(ModelFile *mf, const TsvCorpus *tsv, long *tokens, EvalResult *res)
 {
     PairTokens pairs;
     corpus_tokenize(tsv, &mf->text, TRANSLATE_MAX_SOURCE, &pairs);
+    long count[2][4] = {{0}};
+    for (int i = 0; i < pairs.n; i++) {
+        count_unknown(mf, SIDE_SOURCE, &pairs.src[i], count[0]);
+        count_unknown(mf, SIDE_TARGET, &pairs.tgt[i], count[1]);
+    }
+    for (int k = 0; k < 2; k++) {
+        res->unk_words[k] = count[k][1] ? (double)count[k][0] / count[k][1] : 0;
+        res->unk_tokens[k] = count[k][3] ? (double)count[k][2] / count[k][3] : 0;
+    }
+    corpus_segment(&pairs, &mf->seg);
     Example *ex = corpus_encode(&pairs, NULL, pairs.n, &mf->src_vocab, &mf->tgt_vocab);
     RunState rs = {0};
     Batch batch = {0};
@@ -82,7 +112,7 @@ int eval_run(ModelFile *mf, const char *tsv_path, const TranslateOptions *opt, E
     res->hyp_len = b.hyp_len;
     res->ref_len = b.ref_len;
     res->chrf = chrf_compute(&chrf);
-    res->loss = reference_loss(mf, &tsv, &res->target_tokens);
+    res->loss = reference_loss(mf, &tsv, &res->target_tokens, res);
     res->perplexity = exp(res->loss);
     tsv_free(&tsv);
     return 0;
@@ -104,6 +134,8 @@ void eval_print(const EvalResult *r, int json, FILE *out)
         cJSON_AddNumberToObject(o, "loss", r->loss);
         cJSON_AddNumberToObject(o, "perplexity", r->perplexity);
         cJSON_AddNumberToObject(o, "target_tokens", (double)r->target_tokens);
+        cJSON_AddItemToObject(o, "unk_words", cJSON_CreateDoubleArray(r->unk_words, 2));
+        cJSON_AddItemToObject(o, "unk_tokens", cJSON_CreateDoubleArray(r->unk_tokens, 2));
         cJSON_AddNumberToObject(o, "pairs", r->pairs);
         cJSON_AddNumberToObject(o, "skipped_lines", r->skipped);
         char *s = cJSON_PrintUnformatted(o);
@@ -118,6 +150,8 @@ void eval_print(const EvalResult *r, int json, FILE *out)
     fprintf(out, "chrF2 = %.2f\n", r->chrf);
     fprintf(out, "loss = %.4f per target token, perplexity = %.2f (teacher forcing, %ld tokens)\n", r->loss,
             r->perplexity, r->target_tokens);
+    fprintf(out, "<unk> = source %.2f%% of words (%.2f%% of tokens), target %.2f%% of words (%.2f%% of tokens)\n",
+            100 * r->unk_words[0], 100 * r->unk_tokens[0], 100 * r->unk_words[1], 100 * r->unk_tokens[1]);
     fprintf(out, "pairs = %d (skipped %d malformed lines)\n", r->pairs, r->skipped);
     fprintf(out, "BLEU signature: %s\nchrF signature: %s\n", bleu_signature(), chrf_signature());
 }

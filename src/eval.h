@@ -5,7 +5,11 @@
  * references are first normalised as the model's training targets were (NFC/NFKC,
  * case folding when the model was trained lowercased, punctuation split and rejoined),
  * since the model can only produce text of that form. Also reports the teacher-forced
- * cross-entropy per target token (and perplexity) of the reference translations.
+ * cross-entropy per target token (and perplexity) of the reference translations,
+ * per token the model reads (a subword piece or character under data.tokenizer bpe or
+ * char, so not comparable across tokenizers), and how much of the text the model's
+ * vocabularies cover: the share of words that map to <unk> (under bpe/char: that have
+ * a piece that does) on each side, and the share of the model's tokens that are <unk>.
  */
 #ifndef EVAL_H
 #define EVAL_H
@@ -20,6 +24,8 @@ typedef struct {
     double chrf;
     double loss, perplexity;
     long target_tokens;
+    /* <unk> coverage, per side (0 source, 1 target): shares of words and of model tokens */
+    double unk_words[2], unk_tokens[2];
     int pairs, skipped;
 } EvalResult;
 

@@ -46,6 +46,12 @@ static void print_json(const char *path, const ModelFile *mf, FILE *out)
     cJSON_AddNumberToObject(o, "tgt_vocab", mf->tgt_vocab.size);
     cJSON_AddBoolToObject(o, "lowercase", mf->text.lowercase);
     cJSON_AddStringToObject(o, "normalization", mf->text.nfkc ? "nfkc" : "nfc");
+    cJSON_AddStringToObject(o, "tokenizer", tokenizer_name(mf->seg.kind));
+    cJSON_AddBoolToObject(o, "joint_vocab", mf->seg.joint);
+    if (mf->seg.kind == TOKENIZER_BPE) {
+        cJSON_AddNumberToObject(o, "src_merges", mf->seg.src.n);
+        cJSON_AddNumberToObject(o, "tgt_merges", mf->seg.tgt.n);
+    }
     cJSON_AddNumberToObject(o, "steps", (double)mf->step);
     cJSON_AddNumberToObject(o, "epochs", (double)mf->epoch);
     if (has_best(mf)) {
@@ -78,7 +84,14 @@ void info_print(const char *path, const ModelFile *mf, int json, FILE *out)
     if (d->attention == ATT_LOCAL_MONOTONIC || d->attention == ATT_LOCAL_PREDICTIVE) fprintf(out, ", window %d", d->window);
     fprintf(out, "%s\n", d->tie_embeddings ? ", tied target embeddings" : "");
     fprintf(out, "sizes: embed %d, hidden %d, %ld parameters\n", d->embed, d->hidden, mf->model.n_params);
-    fprintf(out, "vocabularies: %d source, %d target words\n", mf->src_vocab.size, mf->tgt_vocab.size);
+    const Segmenter *seg = &mf->seg;
+    fprintf(out, "vocabularies: %d source, %d target %s%s\n", mf->src_vocab.size, mf->tgt_vocab.size,
+            seg->kind == TOKENIZER_WORD ? "words" : seg->kind == TOKENIZER_BPE ? "subword pieces" : "characters",
+            seg->joint ? " (one joint vocabulary)" : "");
+    if (seg->kind == TOKENIZER_BPE && seg->joint) fprintf(out, "tokenizer: bpe, %d merges learned from both sides\n", seg->src.n);
+    else if (seg->kind == TOKENIZER_BPE)
+        fprintf(out, "tokenizer: bpe, %d source and %d target merges\n", seg->src.n, seg->tgt.n);
+    else fprintf(out, "tokenizer: %s\n", tokenizer_name(seg->kind));
     fprintf(out, "text: %s%s\n", mf->text.nfkc ? "NFKC" : "NFC", mf->text.lowercase ? ", case-folded" : "");
     fprintf(out, "trained: %ld updates, %ld epoch%s\n", mf->step, mf->epoch, mf->epoch == 1 ? "" : "s");
     if (has_best(mf)) {

@@ -64,6 +64,22 @@ static void put_vocab(Bytes *b, const Vocab *v)
     }
 }
 
+/* i64 kind, i64 joint, then the source's and the target's merges as codes text
+ * (subword.h), each u64 length + bytes. */
+static void put_segmenter(Bytes *b, const Segmenter *s)
+{
+    int64_t head[2] = {s->kind, s->joint};
+    put(b, head, sizeof head);
+    const Bpe *sides[2] = {&s->src, &s->tgt};
+    for (int k = 0; k < 2; k++) {
+        char *codes = bpe_to_text(sides[k]);
+        uint64_t n = strlen(codes);
+        put(b, &n, 8);
+        put(b, codes, n);
+        free(codes);
+    }
+}
+
 /* n == 0: data may be NULL (an empty CONF), which fwrite must not be given. */
 static int write_all(FILE *f, const void *data, size_t n) { return n == 0 || fwrite(data, 1, n, f) == n ? 0 : -1; }
 
@@ -98,13 +114,19 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
     put(&conf, cj, strlen(cj));
     put_vocab(&svoc, &mf->src_vocab);
     put_vocab(&tvoc, &mf->tgt_vocab);
+    /* Word models have no SUBW, so that their files are what they were before subword units. */
+    Bytes subw = {0};
+    int with_subw = mf->seg.kind != TOKENIZER_WORD;
+    if (with_subw) put_segmenter(&subw, &mf->seg);
 
     int with_state = mf->has_optimizer && mf->has_train_state;
-    uint32_t header[3] = {MODELFILE_VERSION, 0x01020304u, 6u + (mf->has_optimizer ? 1u : 0u) + (with_state ? 1u : 0u)};
+    uint32_t header[3] = {MODELFILE_VERSION, 0x01020304u,
+                          6u + (with_subw ? 1u : 0u) + (mf->has_optimizer ? 1u : 0u) + (with_state ? 1u : 0u)};
     int bad = write_all(f, "NMTMODEL", 8) || write_all(f, header, sizeof header) ||
               write_section(f, "DIMS", dims.p, dims.len) || write_section(f, "ARCH", arch.p, arch.len) ||
               write_section(f, "CONF", conf.p, conf.len) ||
               write_section(f, "SVOC", svoc.p, svoc.len) || write_section(f, "TVOC", tvoc.p, tvoc.len) ||
+              (with_subw && write_section(f, "SUBW", subw.p, subw.len)) ||
               write_section(f, "WGTS", m->param_mem, sizeof(float) * m->n_params);
     if (!bad && mf->has_optimizer) {
         uint64_t n = 8 + 2 * sizeof(float) * m->n_params;
@@ -127,6 +149,7 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
     free(conf.p);
     free(svoc.p);
     free(tvoc.p);
+    free(subw.p);
     if (!bad) bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
     int saved = errno;
     if (fclose(f) != 0) bad = 1;
@@ -198,6 +221,31 @@ static int read_vocab(Reader r, Vocab *v, const char *path, const char *tag, Err
     return status;
 }
 
+/* The SUBW section (put_segmenter). Each side's codes are parsed by bpe_from_text,
+ * so damaged merges are refused with the line they are on. */
+static int read_segmenter(Reader r, Segmenter *seg, const char *path, Error *err)
+{
+    int64_t head[2];
+    if (take(&r, head, sizeof head) || head[0] < TOKENIZER_BPE || head[0] > TOKENIZER_CHAR || head[1] < 0 ||
+        head[1] > 1)
+        return error_set(err, "%s: section SUBW: bad tokenizer kind", path);
+    seg->kind = (TokenizerKind)head[0];
+    seg->joint = (int)head[1];
+    Bpe *sides[2] = {&seg->src, &seg->tgt};
+    const char *names[2] = {"model file section SUBW, source merges", "model file section SUBW, target merges"};
+    for (int k = 0; k < 2; k++) {
+        uint64_t n;
+        if (take(&r, &n, 8) || n > r.len - r.at)
+            return error_set(err, "%s: section SUBW: merges run past the section end", path);
+        Error inner;
+        if (bpe_from_text(sides[k], (const char *)r.p + r.at, (size_t)n, names[k], &inner))
+            return error_set(err, "%s: %s", path, inner.msg);
+        r.at += n;
+    }
+    if (r.at != r.len) return error_set(err, "%s: section SUBW: %zu unexpected bytes at its end", path, r.len - r.at);
+    return 0;
+}
+
 typedef struct {
     char tag[5];
     const unsigned char *p;
@@ -213,29 +261,9 @@ static const Section *find(const Section *s, int n, const char *tag)
 
 static int known_tag(const char *tag)
 {
-    static const char *const tags[] = {"DIMS", "ARCH", "CONF", "SVOC", "TVOC", "WGTS", "ADAM", "TRST"};
+    static const char *const tags[] = {"DIMS", "ARCH", "CONF", "SVOC", "TVOC", "SUBW", "WGTS", "ADAM", "TRST"};
     for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++)
         if (!memcmp(tag, tags[i], 4)) return 1;
-    return 0;
-}
-
-static int read_file(const char *path, unsigned char **data, size_t *len, Error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return error_set(err, "%s: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return error_set(err, "%s: not a regular file", path);
-    }
-    *len = (size_t)st.st_size;
-    *data = xmalloc(*len);
-    size_t got = fread(*data, 1, *len, f);
-    fclose(f);
-    if (got != *len) {
-        free(*data);
-        return error_set(err, "%s: read error", path);
-    }
     return 0;
 }
 
@@ -244,7 +272,7 @@ int modelfile_read(const char *path, ModelFile *mf, Error *err)
     memset(mf, 0, sizeof *mf);
     unsigned char *data = NULL;
     size_t len = 0;
-    if (read_file(path, &data, &len, err)) return -1;
+    if (read_whole_file(path, &data, &len, err)) return -1;
     Section sec[16];
     int n_sec = 0, status = -1;
     Reader r = {data, len, 0};
@@ -372,6 +400,8 @@ int modelfile_read(const char *path, ModelFile *mf, Error *err)
                   mf->tgt_vocab.size, md.src_vocab, md.tgt_vocab);
         goto done;
     }
+    const Section *subw = find(sec, n_sec, "SUBW");
+    if (subw && read_segmenter((Reader){subw->p, subw->len, 0}, &mf->seg, path, err)) goto done;
     model_alloc(&mf->model, &md);
     memcpy(mf->model.param_mem, wgts->p, wgts->len);
     mf->text.lowercase = d[5] != 0;
@@ -419,6 +449,7 @@ void modelfile_free(ModelFile *mf)
     if (mf->model.param_mem) model_free(&mf->model);
     vocab_free(&mf->src_vocab);
     vocab_free(&mf->tgt_vocab);
+    segmenter_free(&mf->seg);
     free(mf->config_json);
     if (mf->has_optimizer) adam_free(&mf->opt);
     if (mf->has_train_state) trainstate_free(&mf->train_state);

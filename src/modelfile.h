@@ -17,6 +17,9 @@
  *                    model family, which read as one GRU layer with Bahdanau attention
  *   "CONF"  the training config as JSON text
  *   "SVOC", "TVOC"  u32 word count, then per word u32 byte length + UTF-8 bytes
+ *   "SUBW"  (models with data.tokenizer bpe or char) i64 kind (TokenizerKind), i64 joint,
+ *           then the source's and the target's BPE merges as codes text (subword.h),
+ *           each u64 byte length + bytes; absent: word tokens
  *   "WGTS"  float32 × parameter count, in params_shapes() order
  *   "ADAM"  (checkpoints) i64 step, float32 m × count, float32 v × count
  *   "TRST"  (checkpoints that can be resumed) where training stands: trainstate.h
@@ -32,6 +35,7 @@
 
 #include "adam.h"  /* defines: Adam */
 #include "model.h" /* defines: Model, ModelDims */
+#include "segment.h" /* defines: Segmenter */
 #include "text.h"  /* defines: TextOptions */
 #include "trainstate.h" /* defines: TrainState */
 #include "util.h"  /* defines: Error */
@@ -44,6 +48,7 @@ typedef struct {
     Model model;
     Vocab src_vocab, tgt_vocab;
     TextOptions text;
+    Segmenter seg;        /* word tokens <-> the model's units */
     char *config_json;    /* the config it was trained with */
     long step, epoch;     /* training progress when written */
     int has_optimizer;    /* checkpoints: opt holds Adam's state */

@@ -17,6 +17,8 @@
 #include "bleu.h"      /* defines: BleuStats, bleu_stats_add, bleu_compute */
 #include "checkpoint.h" /* defines: checkpoint_save, checkpoint_load_newest, checkpoint_remove_all */
 #include "corpus.h"    /* defines: PairTokens, corpus_* */
+#include "segment.h"   /* defines: Segmenter, tokenizer_kind */
+#include "subword.h"   /* defines: Bpe, bpe_learn, bpe_to_text, bpe_from_text */
 #include "modelfile.h" /* defines: ModelFile, modelfile_write */
 #include "plot.h"      /* defines: plot_training */
 #include "progress.h"  /* defines: Progress, progress_* */
@@ -179,6 +181,47 @@ static void keep_bleu_pairs(Run *run, const TsvCorpus *tsv, const PairTokens *pa
     free(pick);
 }
 
+/* BPE merges learned from the training split's word counts (data.tokenizer "bpe"), per
+ * side or, with data.joint_vocab, from both sides together; deterministic, so a resumed
+ * run learns the same ones again. */
+static void learn_merges(Bpe *b, const VocabCounter *c, int n_merges)
+{
+    int n = vocab_counter_size(c);
+    char **words = xmalloc(sizeof(char *) * (n ? n : 1));
+    long *counts = xmalloc(sizeof(long) * (n ? n : 1));
+    vocab_counter_items(c, words, counts);
+    bpe_learn(b, words, counts, n, n_merges);
+    free(words);
+    free(counts);
+}
+
+static void learn_segmenter(Run *run, const PairTokens *pairs, const int *idx, int n)
+{
+    const Config *cfg = run->cfg;
+    Segmenter *s = &run->mf.seg;
+    s->kind = (TokenizerKind)tokenizer_kind(cfg->tokenizer);  /* the config has checked the name */
+    s->joint = cfg->joint_vocab;
+    if (s->kind != TOKENIZER_BPE) return;
+    double t0 = now_seconds();
+    VocabCounter *sc = vocab_counter_new(), *tc = s->joint ? sc : vocab_counter_new();
+    corpus_count(pairs, idx, n, sc, tc);
+    learn_merges(&s->src, sc, cfg->bpe_merges);
+    if (s->joint) {
+        char *codes = bpe_to_text(&s->src);
+        Error err;
+        bpe_from_text(&s->tgt, codes, strlen(codes), "joint merges", &err);  /* its own output parses */
+        free(codes);
+    } else {
+        learn_merges(&s->tgt, tc, cfg->bpe_merges);
+        vocab_counter_free(tc);
+    }
+    vocab_counter_free(sc);
+    if (s->joint)
+        say(run, "learned %d BPE merges from both sides (%.1f s)", s->src.n, now_seconds() - t0);
+    else
+        say(run, "learned %d source and %d target BPE merges (%.1f s)", s->src.n, s->tgt.n, now_seconds() - t0);
+}
+
 /* Reads, splits, tokenises and encodes the data and builds the vocabularies; writes
  * OUTPUT_DIR/valid.tsv when write_valid (a resumed run keeps the one it has). */
 static int prepare_data(Run *run, int write_valid, Error *err)
@@ -212,12 +255,16 @@ static int prepare_data(Run *run, int write_valid, Error *err)
         tsv_free(&valid_tsv);
         return -1;
     }
-    VocabCounter *sc = vocab_counter_new(), *tc = vocab_counter_new();
+    learn_segmenter(run, &pairs, train_idx, n_train);
+    corpus_segment(&pairs, &run->mf.seg);
+    corpus_segment(&valid_pairs, &run->mf.seg);
+    /* data.joint_vocab: both sides counted together, so both vocabularies are the same. */
+    VocabCounter *sc = vocab_counter_new(), *tc = cfg->joint_vocab ? sc : vocab_counter_new();
     corpus_count(&pairs, train_idx, n_train, sc, tc);
     vocab_build(&run->mf.src_vocab, sc, cfg->min_count, cfg->max_vocab);
     vocab_build(&run->mf.tgt_vocab, tc, cfg->min_count, cfg->max_vocab);
+    if (tc != sc) vocab_counter_free(tc);
     vocab_counter_free(sc);
-    vocab_counter_free(tc);
     run->train = corpus_encode(&pairs, train_idx, n_train, &run->mf.src_vocab, &run->mf.tgt_vocab);
     run->n_train = n_train;
     if (cfg->valid) {
@@ -235,8 +282,9 @@ static int prepare_data(Run *run, int write_valid, Error *err)
     pair_tokens_free(&valid_pairs);
     tsv_free(&tsv);
     tsv_free(&valid_tsv);
-    say(run, "%d training pairs, %d validation pairs; vocabularies: %d source, %d target words", run->n_train,
-        run->n_valid, run->mf.src_vocab.size, run->mf.tgt_vocab.size);
+    say(run, "%d training pairs, %d validation pairs; vocabularies: %d source, %d target %s", run->n_train,
+        run->n_valid, run->mf.src_vocab.size, run->mf.tgt_vocab.size,
+        run->mf.seg.kind == TOKENIZER_WORD ? "words" : run->mf.seg.kind == TOKENIZER_BPE ? "pieces" : "characters");
     return 0;
 }
 
@@ -567,7 +615,13 @@ static int train_loop(Run *run, Error *err)
     Model *m = &run->mf.model;
     Adam *opt = &run->mf.opt;
     int bs = cfg->batch_size, status = -1;
-    runstate_ensure(&run->rs, &m->dims, RUN_TRAIN, bs, cfg->max_len, cfg->max_len + 1);
+    /* Subword units make sentences longer than data.max_len words: size by the data. */
+    int max_src = 1, max_tgt = 1;
+    for (int i = 0; i < run->n_train; i++) {
+        if (run->train[i].src_len > max_src) max_src = run->train[i].src_len;
+        if (run->train[i].tgt_len > max_tgt) max_tgt = run->train[i].tgt_len;
+    }
+    runstate_ensure(&run->rs, &m->dims, RUN_TRAIN, bs, max_src, max_tgt + 1);
 
     /* The updates this run will make if nothing stops it early. */
     long per_epoch = (run->n_train + bs - 1) / bs, planned = per_epoch * cfg->epochs;
@@ -1036,8 +1090,10 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
         adopt_checkpoint(&run, &ck);
         run.mf.src_vocab = ck.src_vocab;
         run.mf.tgt_vocab = ck.tgt_vocab;
+        run.mf.seg = ck.seg;
         memset(&ck.src_vocab, 0, sizeof ck.src_vocab);
         memset(&ck.tgt_vocab, 0, sizeof ck.tgt_vocab);
+        memset(&ck.seg, 0, sizeof ck.seg);
         status = finish_finished(&run, err);
         goto done;
     }

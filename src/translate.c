@@ -9,6 +9,7 @@
 #include "corpus.h"  /* defines: encode_tokens */
 #include "decode.h"  /* defines: decode_greedy, decode_beam, Hypothesis */
 #include "heatmap.h" /* defines: heatmap_write_svg */
+#include "segment.h" /* defines: segmenter_apply, segmenter_join */
 
 /* Most output words for a source of src_len tokens. */
 static int output_limit(const TranslateOptions *opt, int src_len)
@@ -72,7 +73,11 @@ static Translation make_translation(const ModelFile *mf, Hypothesis *h, const To
         }
         words[i] = (char *)w;
     }
-    t.text = text_detokenize(words, h->len);
+    /* The model's units (pieces under bpe/char) back into words, then a sentence. */
+    TokenList joined;
+    segmenter_join(&mf->seg, words, h->len, &joined);
+    t.text = text_detokenize(joined.tokens, joined.n);
+    token_list_free(&joined);
     if (with_attn) {
         t.n_src = src->n;
         t.src_tokens = xmalloc(sizeof(char *) * (src->n ? src->n : 1));
@@ -109,6 +114,12 @@ void translate_batch(ModelFile *mf, RunState *rs, char *const *lines, int n, con
             if (bad) bad[i] = 1;
             tok[i] = (TokenList){0};
             continue;
+        }
+        if (mf->seg.kind != TOKENIZER_WORD) {
+            TokenList pieces;
+            segmenter_apply(&mf->seg, SIDE_SOURCE, &tok[i], &pieces);
+            token_list_free(&tok[i]);
+            tok[i] = pieces;
         }
         if (tok[i].n > TRANSLATE_MAX_SOURCE) {
             for (int j = TRANSLATE_MAX_SOURCE; j < tok[i].n; j++)

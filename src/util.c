@@ -1,10 +1,12 @@
 #include "util.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 int error_set(Error *err, const char *fmt, ...)
@@ -86,4 +88,24 @@ double now_seconds(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int read_whole_file(const char *path, unsigned char **data, size_t *len, Error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return error_set(err, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return error_set(err, "%s: not a regular file", path);
+    }
+    *len = (size_t)st.st_size;
+    *data = xmalloc(*len);
+    size_t got = fread(*data, 1, *len, f);
+    fclose(f);
+    if (got != *len) {
+        free(*data);
+        return error_set(err, "%s: read error", path);
+    }
+    return 0;
 }

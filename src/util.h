@@ -37,4 +37,8 @@ uint32_t rng_below(Rng *rng, uint32_t n);   /* uniform in [0, n) */
 void rng_shuffle(Rng *rng, int *a, int n);  /* Fisher-Yates */
 
 double now_seconds(void);                   /* monotonic clock */
+
+/* The whole of a regular file (malloc'd, *len bytes, no NUL added); -1 with the path
+ * and the reason in err (missing, not a regular file, read error). */
+int read_whole_file(const char *path, unsigned char **data, size_t *len, Error *err);
 #endif

@@ -88,6 +88,15 @@ long vocab_counter_get(const VocabCounter *c, const char *word)
 
 int vocab_counter_size(const VocabCounter *c) { return c->n; }
 
+void vocab_counter_items(const VocabCounter *c, char **words, long *counts)
+{
+    for (int i = 0, k = 0; i < c->cap; i++)
+        if (c->slots[i].word) {
+            words[k] = c->slots[i].word;
+            counts[k++] = c->slots[i].count;
+        }
+}
+
 void vocab_counter_free(VocabCounter *c)
 {
     if (!c)

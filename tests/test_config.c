@@ -14,7 +14,9 @@ static int config_equal(const Config *a, const Config *b)
 {
     return same_str(a->train, b->train) && same_str(a->valid, b->valid) && a->valid_fraction == b->valid_fraction &&
            a->max_len == b->max_len && a->min_count == b->min_count && a->max_vocab == b->max_vocab &&
-           a->lowercase == b->lowercase && same_str(a->normalization, b->normalization) && a->embed == b->embed &&
+           a->lowercase == b->lowercase && same_str(a->normalization, b->normalization) &&
+           same_str(a->tokenizer, b->tokenizer) && a->bpe_merges == b->bpe_merges && a->joint_vocab == b->joint_vocab &&
+           a->embed == b->embed &&
            a->hidden == b->hidden && same_str(a->attention, b->attention) && a->batch_size == b->batch_size &&
            a->epochs == b->epochs && a->max_steps == b->max_steps && a->learning_rate == b->learning_rate &&
            a->clip_norm == b->clip_norm && a->seed == b->seed && a->threads == b->threads &&
@@ -58,6 +60,8 @@ static void test_defaults(void)
     CHECK(c.valid_fraction == 0.1 && c.max_len == 20 && c.min_count == 1 && c.max_vocab == 0 && c.lowercase == 1,
           "data defaults");
     CHECK(!strcmp(c.normalization, "nfc"), "normalization nfc");
+    CHECK(!strcmp(c.tokenizer, "word") && c.bpe_merges == 8000 && c.joint_vocab == 0,
+          "word tokens by default (bpe: 8000 merges per side)");
     CHECK(c.embed == 256 && c.hidden == 512 && !strcmp(c.attention, "bahdanau"), "model defaults");
     CHECK(!strcmp(c.cell, "gru") && c.layers == 1 && !c.bidirectional && !c.input_feed && c.window == 10 && !c.scaled &&
               c.dropout == 0 && !c.tie_embeddings, "model family defaults: one GRU layer");
@@ -88,7 +92,7 @@ static const char *full_text =
     "{\n"
     "  \"data\": {\"train\": \"data/मराठी.tsv\", \"valid\": \"v.tsv\", \"valid_fraction\": 0.25,\n"
     "           \"max_len\": 50, \"min_count\": 3, \"max_vocab\": 30000, \"lowercase\": false,\n"
-    "           \"normalization\": \"nfkc\"},\n"
+    "           \"normalization\": \"nfkc\", \"tokenizer\": \"bpe\", \"bpe_merges\": 321, \"joint_vocab\": true},\n"
     "  \"model\": {\"embed\": 64, \"hidden\": 128, \"attention\": \"bahdanau\"},\n"
     "  \"train\": {\"batch_size\": 32, \"epochs\": 3, \"max_steps\": 123456789012, \"learning_rate\": 0.0003,\n"
     "            \"clip_norm\": 0, \"seed\": 9007199254740991, \"threads\": 0, \"log_every\": 7,\n"
@@ -110,6 +114,7 @@ static void test_full(void)
           "data files and fraction");
     CHECK(c.max_len == 50 && c.min_count == 3 && c.max_vocab == 30000 && c.lowercase == 0 &&
           !strcmp(c.normalization, "nfkc"), "data options");
+    CHECK(!strcmp(c.tokenizer, "bpe") && c.bpe_merges == 321 && c.joint_vocab == 1, "tokenizer options");
     CHECK(c.embed == 64 && c.hidden == 128 && !strcmp(c.attention, "bahdanau"), "model");
     CHECK(c.batch_size == 32 && c.epochs == 3 && c.max_steps == 123456789012L && c.learning_rate == 0.0003 &&
           c.clip_norm == 0 && c.seed == 9007199254740991L && c.threads == 0 && c.log_every == 7 &&
@@ -225,6 +230,9 @@ static void test_errors(void)
     /* Enumerations. */
     EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"normalization\": \"nfd\"}}", "normalization nfd",
                  "data.normalization must be one of nfc|nfkc, not \"nfd\"");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"tokenizer\": \"sentencepiece\"}}", "tokenizer sentencepiece",
+                 "data.tokenizer must be one of word|bpe|char, not \"sentencepiece\"");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"bpe_merges\": -1}}", "bpe_merges -1", "data.bpe_merges must be");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"normalization\": \"nf\"}}", "a prefix of a choice is not a choice",
                  "data.normalization");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"normalization\": \"nfkcx\"}}", "a choice plus more is not a choice",

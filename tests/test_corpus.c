@@ -410,9 +410,49 @@ static void test_sort_by_length(void)
     CHECK(single[0] == 2, "one element");
 }
 
+/* corpus_segment: the length filter saw words; the pairs then hold the model's units,
+ * which segmenter_join turns back into the words. */
+static void test_segment(void)
+{
+    TsvCorpus tsv;
+    parse_tsv(sample_tsv, &tsv);
+    TextOptions opt = {.lowercase = 1, .nfkc = 0};
+    PairTokens words, pieces;
+    corpus_tokenize(&tsv, &opt, 5, &words);
+    corpus_tokenize(&tsv, &opt, 5, &pieces);
+    Segmenter word = {.kind = TOKENIZER_WORD}, chars = {.kind = TOKENIZER_CHAR};
+    corpus_segment(&pieces, &word);
+    int same = pieces.n == words.n;
+    for (int i = 0; same && i < words.n; i++)
+        same = pieces.src[i].n == words.src[i].n && pieces.tgt[i].n == words.tgt[i].n;
+    CHECK(same, "word: segmenting changes nothing");
+    corpus_segment(&pieces, &chars);
+    /* Pair 1 is line 5: "नमस्ते दुनिया ।" -> न@@ म@@ स्@@ ते द@@ ु... by grapheme clusters. */
+    CHECK(pieces.n == 3 && pieces.src[1].n > words.src[1].n && !strcmp(pieces.src[1].tokens[0], "न@@"),
+          "char: the source of line 5 in characters, continuing ones marked @@");
+    int back = 1;
+    for (int i = 0; i < pieces.n; i++) {
+        TokenList s, t;
+        segmenter_join(&chars, pieces.src[i].tokens, pieces.src[i].n, &s);
+        segmenter_join(&chars, pieces.tgt[i].tokens, pieces.tgt[i].n, &t);
+        back = back && s.n == words.src[i].n && t.n == words.tgt[i].n;
+        for (int j = 0; back && j < s.n; j++)
+            back = !strcmp(s.tokens[j], words.src[i].tokens[j]);
+        for (int j = 0; back && j < t.n; j++)
+            back = !strcmp(t.tokens[j], words.tgt[i].tokens[j]);
+        token_list_free(&s);
+        token_list_free(&t);
+    }
+    CHECK(back, "char: joining every pair's units gives its words back");
+    pair_tokens_free(&words);
+    pair_tokens_free(&pieces);
+    tsv_free(&tsv);
+}
+
 int main(void)
 {
     test_tokenize();
+    test_segment();
     test_split();
     test_encode();
     test_batch_fill();

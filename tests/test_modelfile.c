@@ -766,6 +766,65 @@ static void test_atomic_write(void)
     free_made(&mf);
 }
 
+/* A model with subword units: the SUBW section carries the tokenizer and both sides'
+ * merges; it reads back exactly, and any damage to it is refused. */
+static void test_subword_section(void)
+{
+    ModelFile mf, back;
+    Error err = {""};
+    make_model_file(&mf, 0);
+    mf.seg.kind = TOKENIZER_BPE;
+    const char *src_codes = "#version: 0.2\ne s\nes t</w>\nl o\nघ र</w>\n", *tgt_codes = "#version: 0.2\nc a\nca f\n";
+    int ok = bpe_from_text(&mf.seg.src, src_codes, strlen(src_codes), "src", &err) == 0 &&
+             bpe_from_text(&mf.seg.tgt, tgt_codes, strlen(tgt_codes), "tgt", &err) == 0;
+    if (!ok) { fprintf(stderr, "bpe_from_text: %s\n", err.msg); exit(2); }
+    int rc = modelfile_write(path, &mf, &err) || modelfile_read(path, &back, &err);
+    CHECK(rc == 0, "write/read a bpe model");
+    if (rc == 0) {
+        check_same(&mf, &back, "bpe model");
+        char *a = bpe_to_text(&back.seg.src), *b = bpe_to_text(&back.seg.tgt);
+        CHECK(back.seg.kind == TOKENIZER_BPE && back.seg.joint == 0, "bpe model: tokenizer kind and joint flag");
+        CHECK(back.seg.src.n == 4 && back.seg.tgt.n == 2 && !strcmp(a, src_codes) && !strcmp(b, tgt_codes),
+              "bpe model: both sides' merges, in order");
+        free(a);
+        free(b);
+        modelfile_free(&back);
+    }
+    size_t len;
+    unsigned char *good = slurp(path, &len);
+    flip_every_byte(good, len, 0, "bpe model");
+
+    /* Damage behind a valid CRC: a word kind in SUBW, a broken merge line. */
+    Where w[10];
+    int n = sections_of(good, len, w, 10);
+    const Where *subw = section(w, n, "SUBW");
+    CHECK(subw != NULL, "bpe model: has a SUBW section");
+    if (subw) {
+        unsigned char *d = malloc(len);
+        memcpy(d, good, len);
+        int64_t kind = TOKENIZER_WORD;
+        memcpy(d + subw->payload, &kind, 8);
+        fix_crc(d, subw);
+        spit(bad, d, len);
+        expect_refused(bad, "bad tokenizer kind", "SUBW with the word kind");
+        memcpy(d, good, len);
+        unsigned char *space = memchr(d + subw->payload + 24 + 14, ' ', 8);  /* in "e s", the first merge */
+        if (space) *space = 'x';
+        fix_crc(d, subw);
+        spit(bad, d, len);
+        expect_refused(bad, "source merges:2: expected two symbols", "SUBW with a merge that is not two symbols");
+        free(d);
+    }
+    free(good);
+    mf.seg.kind = TOKENIZER_CHAR;
+    bpe_free(&mf.seg.src);
+    bpe_free(&mf.seg.tgt);
+    rc = modelfile_write(path, &mf, &err) || modelfile_read(path, &back, &err);
+    CHECK(rc == 0 && back.seg.kind == TOKENIZER_CHAR && back.seg.src.n == 0, "write/read a char model");
+    if (rc == 0) modelfile_free(&back);
+    free_made(&mf);
+}
+
 int main(void)
 {
     limit_memory();
@@ -779,6 +838,7 @@ int main(void)
     test_truncated();
     test_flipped();
     test_crafted();
+    test_subword_section();
     test_train_state();
     test_atomic_write();
 
