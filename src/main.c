@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "blas.h"      /* defines: blas_select_kernel */
+#include "bpetool.h"   /* defines: BpeToolOptions, bpe_tool_learn, bpe_tool_apply, bpe_tool_join */
 #include "config.h"    /* defines: Config, config_load */
 #include "decode.h"    /* defines: LENGTH_AVERAGE */
 #include "eval.h"      /* defines: eval_run, eval_print */
@@ -39,6 +40,7 @@ static const char *usage_main =
     "  info MODEL.bin               what a model or checkpoint file holds\n"
     "  score HYP.txt REF.txt        BLEU and chrF of translations against references (sacreBLEU)\n"
     "  plot RUN_DIR                 SVG chart of a run's training and validation loss and BLEU\n"
+    "  bpe learn|apply|join         subword segmentation on its own, for pipelines\n"
     "\n"
     "  nmt COMMAND --help           options of a command\n"
     "  nmt --version\n";
@@ -138,6 +140,32 @@ static const char *usage_plot =
     "the right. nmt train writes the same chart as OUTPUT_DIR/training.svg at the end.\n"
     "\n"
     "  -o FILE.svg   where to write it (default RUN_DIR/training.svg)\n";
+
+static const char *usage_bpe =
+    "usage: nmt bpe learn [--merges N] [--lowercase] [--nfkc] [-o CODES] [INPUT ...]\n"
+    "       nmt bpe apply CODES|MODEL.bin [--target] [--lowercase] [--nfkc] [-o OUTPUT] [INPUT ...]\n"
+    "       nmt bpe apply --char [--lowercase] [--nfkc] [-o OUTPUT] [INPUT ...]\n"
+    "       nmt bpe join [-o OUTPUT] [INPUT ...]\n"
+    "\n"
+    "Byte-pair encoding as nmt train uses it (data.tokenizer \"bpe\"), on its own. Lines\n"
+    "are tokenised as training tokenises them: normalised, split at spaces and\n"
+    "punctuation; characters of scripts written without spaces (Chinese, Japanese, Thai,\n"
+    "...) are symbols of their own. INPUT files are read in turn (standard input if\n"
+    "none, or for -).\n"
+    "\n"
+    "  learn   learn N merges (default 8000) from the text; write them in subword-nmt's\n"
+    "          codes layout (\"#version: 0.2\", then one \"left right\" pair per line)\n"
+    "  apply   write each line as its pieces, separated by spaces, \"@@\" ending every\n"
+    "          piece that continues into the next (\"low@@ er\"). CODES is a learn\n"
+    "          output, or a model trained with data.tokenizer bpe: its source side's\n"
+    "          merges (--target: its target side's) and its own text options\n"
+    "  join    the reverse: glue the pieces back into words and detokenise\n"
+    "\n"
+    "  --merges N   merges to learn (1 to 1000000)\n"
+    "  --lowercase  Unicode case folding (as data.lowercase), --nfkc  NFKC (as\n"
+    "               data.normalization); a model file brings its own\n"
+    "  --char       every character its own piece; no CODES\n"
+    "  -o FILE      write to FILE instead of standard output\n";
 
 static int fail(const Error *err)
 {
@@ -422,6 +450,61 @@ static int cmd_plot(int argc, char **argv)
     return status ? fail(&err) : 0;
 }
 
+static int cmd_bpe(int argc, char **argv)
+{
+    if (argc < 1) return usage_error(usage_bpe, "bpe: missing learn, apply or join%s", "");
+    const char *action = argv[0], *out_path = NULL;
+    int learn = !strcmp(action, "learn"), apply = !strcmp(action, "apply"), join = !strcmp(action, "join");
+    if (!learn && !apply && !join) return usage_error(usage_bpe, "bpe: unknown action '%s' (learn, apply or join)", action);
+    BpeToolOptions opt = {.merges = 8000};
+    char *inputs[argc + 1];
+    int n_inputs = 0;
+    for (int i = 1; i < argc; i++) {
+        if (learn && !strcmp(argv[i], "--merges")) {
+            if (i + 1 >= argc || parse_int(argv[i + 1], 1, 1000000, &opt.merges))
+                return usage_error(usage_bpe, "bpe learn: --merges needs a number from 1 to 1000000%s", "");
+            i++;
+        } else if (!join && !strcmp(argv[i], "--lowercase")) {
+            opt.text.lowercase = 1;
+        } else if (!join && !strcmp(argv[i], "--nfkc")) {
+            opt.text.nfkc = 1;
+        } else if (apply && !strcmp(argv[i], "--char")) {
+            opt.chars = 1;
+        } else if (apply && !strcmp(argv[i], "--target")) {
+            opt.target = 1;
+        } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+            if (i + 1 >= argc) return usage_error(usage_bpe, "bpe: %s needs a FILE", argv[i]);
+            out_path = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return usage_error(usage_bpe, "bpe: unknown option %s", argv[i]);
+        } else if (apply && !opt.chars && !opt.codes) {
+            opt.codes = argv[i];
+        } else {
+            inputs[n_inputs++] = argv[i];
+        }
+    }
+    /* apply --char takes no CODES: a first argument taken as CODES was an input. */
+    if (apply && opt.chars && opt.codes) {
+        memmove(inputs + 1, inputs, sizeof(char *) * n_inputs++);
+        inputs[0] = (char *)opt.codes;
+        opt.codes = NULL;
+    }
+    if (apply && !opt.chars && !opt.codes) return usage_error(usage_bpe, "bpe apply: missing CODES (or --char)%s", "");
+    if (n_inputs == 0) inputs[n_inputs++] = "-";
+    Error err;
+    FILE *out = stdout;
+    if (out_path && !(out = fopen(out_path, "w"))) {
+        error_set(&err, "%s: cannot write: %s", out_path, strerror(errno));
+        return fail(&err);
+    }
+    int status = learn ? bpe_tool_learn(inputs, n_inputs, out, &opt, &err)
+               : apply ? bpe_tool_apply(inputs, n_inputs, out, &opt, &err)
+                       : bpe_tool_join(inputs, n_inputs, out, &err);
+    if (out != stdout && fclose(out) != 0 && status == 0)
+        status = error_set(&err, "%s: cannot write: %s", out_path, strerror(errno));
+    return status ? fail(&err) : 0;
+}
+
 static int cmd_info(int argc, char **argv)
 {
     const char *model = NULL;
@@ -467,6 +550,7 @@ int main(int argc, char **argv)
         {"info", usage_info, cmd_info},
         {"score", usage_score, cmd_score},
         {"plot", usage_plot, cmd_plot},
+        {"bpe", usage_bpe, cmd_bpe},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(cmd, commands[i].name)) continue;

@@ -1067,7 +1067,116 @@ else
     echo "  (script(1) not installed: the terminal checks are skipped)"
 fi
 
-# ---------------------------------------------------------------- 17. the man page
+# ---------------------------------------------------------------- 17. subword units
+
+# data.tokenizer bpe on the tiny run's pairs: merges learned, stored in the model,
+# applied by translate, and no "@@" ever reaches the output.
+run train "$T/tiny.json" --quiet --set data.tokenizer=bpe --set data.bpe_merges=300 --set "output.dir=$T/runs/bpe"
+check "bpe: trains (exit 0)" exits 0
+run info "$T/runs/bpe/model.bin"
+check "bpe: info names the tokenizer and the merges" \
+    eval 'grep -q "^tokenizer: bpe, [1-9][0-9]* source and [1-9][0-9]* target merges$" "$T/out" &&
+          grep -q "^vocabularies: [0-9]* source, [0-9]* target subword pieces$" "$T/out"'
+run eval "$T/runs/bpe/model.bin" "$T/train.tsv"
+bleu=$(sed -n 's/^BLEU = \([0-9.]*\) .*/\1/p' "$T/out")
+check "bpe: eval on the training pairs, BLEU ${bleu:-?} > 50" awk -v b="${bleu:-0}" 'BEGIN { exit !(b > 50) }'
+check "bpe: eval reports the <unk> shares" \
+    grep -q '^<unk> = source [0-9.]*% of words ([0-9.]*% of tokens), target' "$T/out"
+cut -f1 "$T/train.tsv" | head -n 40 >"$T/bpe_src.txt"
+run translate "$T/runs/bpe/model.bin" "$T/bpe_src.txt"
+check "bpe: translate writes words, no @@ markers" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 40 ] && ! grep -q "@@" "$T/out"'
+run translate "$T/runs/bpe/model.bin" "$T/bpe_src.txt" --beam 3 --align
+check "bpe: beam search and --align work on pieces" eval 'exits 0 && [ "$(lines "$T/out")" = 40 ]'
+run eval "$T/runs/bpe/model.bin" "$T/train.tsv" --json
+check "bpe: eval --json has unk_words and unk_tokens" \
+    eval 'grep -q "\"unk_words\":\[" "$T/out" && grep -q "\"unk_tokens\":\[" "$T/out"'
+
+# The word model on the same data: held-out words it never saw are <unk>; the bpe
+# model spells most of them from pieces.
+run eval "$M" "$RUN/valid.tsv"
+unk_word=$(sed -n 's/^<unk> = source \([0-9.]*\)% of words.*/\1/p' "$T/out")
+run eval "$T/runs/bpe/model.bin" "$RUN/valid.tsv"
+unk_bpe=$(sed -n 's/^<unk> = source \([0-9.]*\)% of words.*/\1/p' "$T/out")
+check "bpe: fewer held-out source words hit <unk> than with words ($unk_bpe% < $unk_word%)" \
+    awk -v a="${unk_bpe:-100}" -v b="${unk_word:-0}" 'BEGIN { exit !(a < b) }'
+
+# Joint vocabulary: one merge list and one vocabulary for both sides.
+run train "$T/tiny.json" --quiet --set data.tokenizer=bpe --set data.bpe_merges=200 --set data.joint_vocab=true \
+    --set train.max_steps=20 --set "output.dir=$T/runs/joint"
+run info "$T/runs/joint/model.bin" --json
+src_v=$(sed -n 's/.*"src_vocab":\([0-9]*\).*/\1/p' "$T/out")
+tgt_v=$(sed -n 's/.*"tgt_vocab":\([0-9]*\).*/\1/p' "$T/out")
+check "bpe joint: one vocabulary for both sides ($src_v, $tgt_v)" \
+    eval 'exits 0 && grep -q "\"tokenizer\":\"bpe\",\"joint_vocab\":true" "$T/out" && [ -n "$src_v" ] && [ "$src_v" = "$tgt_v" ]'
+
+# Characters, and a language written without spaces: English to Chinese, 32 pairs
+# (tests/fixtures/subword/en-zh.tsv, written for this test). The output has Han
+# characters and no spaces between them; chrF shows it learned the pairs.
+ZH=$(pwd)/tests/fixtures/subword/en-zh.tsv
+printf '{"data": {"train": "%s", "valid_fraction": 0, "tokenizer": "char"},
+ "model": {"embed": 32, "hidden": 64},
+ "train": {"batch_size": 8, "epochs": 60, "learning_rate": 0.003, "threads": 1, "log_every": 50},
+ "output": {"dir": "%s"}}\n' "$ZH" "$T/runs/zh" >"$T/zh.json"
+run train "$T/zh.json" --quiet
+check "char, English to Chinese: trains (exit 0)" exits 0
+run eval "$T/runs/zh/model.bin" "$ZH"
+chrf=$(sed -n 's/^chrF2 = \([0-9.]*\)$/\1/p' "$T/out")
+check "char, English to Chinese: chrF2 on the training pairs ${chrf:-?} > 50" \
+    awk -v c="${chrf:-0}" 'BEGIN { exit !(c > 50) }'
+cut -f1 "$ZH" | $LIMIT "$NMT" translate "$T/runs/zh/model.bin" >"$T/zh.out" 2>"$T/err"
+# (None of the 32 references has a space, "我喜欢Python。" included.)
+check "char, English to Chinese: 32 lines of Han characters, no spaces, no @@" \
+    eval '[ "$(lines "$T/zh.out")" = 32 ] && grep -q "我" "$T/zh.out" && ! grep -q " " "$T/zh.out" && ! grep -q "@@" "$T/zh.out"'
+run info "$T/runs/zh/model.bin"
+check "char: info says characters" eval 'grep -q "^tokenizer: char$" "$T/out"'
+
+# nmt bpe: learn, apply, join as pipeline tools.
+cut -f1 "$DATA" | head -n 2000 >"$T/en.txt"
+run bpe learn --merges 500 "$T/en.txt" -o "$T/codes"
+check "bpe learn: 500 merges in subword-nmt's layout" \
+    eval 'exits 0 && [ "$(head -n 1 "$T/codes")" = "#version: 0.2" ] && [ "$(lines "$T/codes")" = 501 ] &&
+          [ "$(sed 1d "$T/codes" | grep -cv "^[^ ][^ ]* [^ ][^ ]*$")" = 0 ]'
+run bpe apply "$T/codes" "$T/en.txt"
+cp "$T/out" "$T/en.pieces"
+check "bpe apply: one line per line, with @@ pieces" \
+    eval 'exits 0 && [ "$(lines "$T/en.pieces")" = 2000 ] && grep -q "@@ " "$T/en.pieces"'
+run bpe join "$T/en.pieces"
+check "bpe apply | bpe join gives the text back" eval 'exits 0 && cmp -s "$T/out" "$T/en.txt"'
+run bpe apply --char "$T/en.txt"
+cp "$T/out" "$T/en.chars"
+run bpe join "$T/en.chars"
+check "bpe apply --char | bpe join gives the text back" eval 'exits 0 && cmp -s "$T/out" "$T/en.txt"'
+printf '我爱你。他很好！\n東京は大きいです。\n' | $LIMIT "$NMT" bpe apply --char >"$T/cjk.pieces" 2>"$T/err"
+check "bpe apply --char: Chinese and Japanese split into characters glued by @@" \
+    eval '[ "$(head -n 1 "$T/cjk.pieces")" = "我@@ 爱@@ 你 。 他@@ 很@@ 好 ！" ]'
+$LIMIT "$NMT" bpe join <"$T/cjk.pieces" >"$T/cjk.txt" 2>"$T/err"
+check "bpe join: Chinese and Japanese come back without spaces" \
+    eval '[ "$(cat "$T/cjk.txt")" = "$(printf "我爱你。他很好！\n東京は大きいです。")" ]'
+run bpe apply "$T/runs/bpe/model.bin" "$T/bpe_src.txt"
+check "bpe apply MODEL.bin: the model's source merges and text options" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 40 ] && grep -q "@@ " "$T/out"'
+run bpe apply "$M" "$T/bpe_src.txt"
+check "bpe apply with a word model: exit 1, saying so" eval 'exits 1 && grep -q "uses word tokens" "$T/err"'
+printf '#version: 0.2\na b\nc\n' >"$T/bad_codes"
+run bpe apply "$T/bad_codes" "$T/bpe_src.txt"
+check "bpe apply with a damaged codes file: exit 1, naming it and the line" \
+    eval 'exits 1 && grep -q "bad_codes:3: expected two symbols" "$T/err"'
+printf 'good line\nbad \377 line\n' >"$T/bad_utf8.txt"
+run bpe learn "$T/bad_utf8.txt"
+check "bpe learn on invalid UTF-8: exit 1, naming the file and line" \
+    eval 'exits 1 && grep -q "bad_utf8.txt:2: invalid UTF-8 at byte 4" "$T/err"'
+run bpe learn --merges 0 "$T/en.txt"
+check "bpe learn --merges 0: usage error" exits 2
+run bpe shuffle
+check "bpe with an unknown action: usage error" eval 'exits 2 && grep -q "unknown action" "$T/err"'
+run bpe apply "$T/nonexistent_codes"
+check "bpe apply with a missing codes file: exit 1, naming it" eval 'exits 1 && grep -q "nonexistent_codes" "$T/err"'
+run train "$T/tiny.json" --set data.tokenizer=wordpiece
+check "train: an unknown data.tokenizer names the key and the choices" \
+    eval 'exits 1 && grep -q "data.tokenizer" "$T/err" && grep -q "bpe" "$T/err"'
+
+# ---------------------------------------------------------------- 18. the man page
 
 # docs/nmt.1 (installed by make install) names every command nmt --help lists.
 run --help

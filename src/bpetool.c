@@ -1,0 +1,198 @@
+/* bpetool.c — nmt bpe learn|apply|join; see bpetool.h. */
+#include "bpetool.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "modelfile.h" /* defines: ModelFile, modelfile_read */
+#include "segment.h"   /* defines: Segmenter, segmenter_apply, segmenter_join */
+#include "subword.h"   /* defines: Bpe, bpe_learn, bpe_to_text, bpe_from_text */
+#include "vocab.h"     /* defines: VocabCounter */
+
+/* Called for each line of the inputs (without its newline) with the input's name and
+ * the line's number; a non-zero return stops the reading. */
+typedef int (*LineFn)(void *ctx, const char *name, long number, const char *line, size_t len, Error *err);
+
+static int each_line(char *const *inputs, int n_inputs, LineFn fn, void *ctx, Error *err)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    int status = 0;
+    for (int k = 0; k < n_inputs && status == 0; k++) {
+        int is_stdin = !strcmp(inputs[k], "-");
+        const char *name = is_stdin ? "standard input" : inputs[k];
+        FILE *f = is_stdin ? stdin : fopen(inputs[k], "r");
+        if (!f) {
+            status = error_set(err, "%s: %s", inputs[k], strerror(errno));
+            break;
+        }
+        ssize_t len;
+        for (long number = 1; status == 0 && (len = getline(&line, &cap, f)) >= 0; number++) {
+            while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+                line[--len] = 0;
+            status = fn(ctx, name, number, line, (size_t)len, err);
+        }
+        if (status == 0 && ferror(f)) status = error_set(err, "%s: read error: %s", name, strerror(errno));
+        if (!is_stdin) fclose(f);
+    }
+    free(line);
+    return status;
+}
+
+static int tokenize(const char *name, long number, const char *line, size_t len, const TextOptions *text,
+                    TokenList *words, Error *err)
+{
+    Error inner;
+    if (text_tokenize(line, len, text, words, &inner) == 0) return 0;
+    return error_set(err, "%s:%ld: %s", name, number, inner.msg);
+}
+
+/* ---------------------------------------------------------------- learn */
+
+static int count_line(void *ctx, const char *name, long number, const char *line, size_t len, Error *err)
+{
+    const BpeToolOptions *opt = ((void **)ctx)[0];
+    VocabCounter *counter = ((void **)ctx)[1];
+    TokenList words;
+    if (tokenize(name, number, line, len, &opt->text, &words, err)) return -1;
+    for (int i = 0; i < words.n; i++)
+        vocab_counter_add(counter, words.tokens[i]);
+    token_list_free(&words);
+    return 0;
+}
+
+int bpe_tool_learn(char *const *inputs, int n_inputs, FILE *out, const BpeToolOptions *opt, Error *err)
+{
+    VocabCounter *counter = vocab_counter_new();
+    void *ctx[2] = {(void *)opt, counter};
+    int status = each_line(inputs, n_inputs, count_line, ctx, err);
+    if (status == 0) {
+        int n = vocab_counter_size(counter);
+        char **words = xmalloc(sizeof(char *) * (n ? n : 1));
+        long *counts = xmalloc(sizeof(long) * (n ? n : 1));
+        vocab_counter_items(counter, words, counts);
+        Bpe b;
+        bpe_learn(&b, words, counts, n, opt->merges);
+        char *codes = bpe_to_text(&b);
+        if (fputs(codes, out) < 0 || fflush(out) != 0) status = error_set(err, "cannot write: %s", strerror(errno));
+        if (b.n < opt->merges)
+            fprintf(stderr, "nmt: learned %d merges of the %d asked for: no pair of symbols occurs twice more\n", b.n,
+                    opt->merges);
+        free(codes);
+        bpe_free(&b);
+        free(words);
+        free(counts);
+    }
+    vocab_counter_free(counter);
+    return status;
+}
+
+/* ---------------------------------------------------------------- apply and join */
+
+typedef struct {
+    const Segmenter *seg;
+    const TextOptions *text;
+    FILE *out;
+} LineJob;
+
+static int write_tokens(FILE *out, char *const *tokens, int n, Error *err)
+{
+    for (int i = 0; i < n; i++)
+        if ((i > 0 && fputc(' ', out) == EOF) || fputs(tokens[i], out) < 0) break;
+    if (fputc('\n', out) == EOF || fflush(out) != 0) return error_set(err, "cannot write: %s", strerror(errno));
+    return 0;
+}
+
+static int apply_line(void *ctx, const char *name, long number, const char *line, size_t len, Error *err)
+{
+    const LineJob *job = ctx;
+    TokenList words, pieces;
+    if (tokenize(name, number, line, len, job->text, &words, err)) return -1;
+    segmenter_apply(job->seg, SIDE_SOURCE, &words, &pieces);
+    int status = write_tokens(job->out, pieces.tokens, pieces.n, err);
+    token_list_free(&words);
+    token_list_free(&pieces);
+    return status;
+}
+
+/* The segmenter (and text options) that opt->codes names: a model file's, or a codes
+ * file's merges with opt->text. */
+static int load_segmenter(const BpeToolOptions *opt, Segmenter *seg, TextOptions *text, Error *err)
+{
+    memset(seg, 0, sizeof *seg);
+    *text = opt->text;
+    if (opt->chars) {
+        seg->kind = TOKENIZER_CHAR;
+        return 0;
+    }
+    size_t len;
+    unsigned char *data;
+    if (read_whole_file(opt->codes, &data, &len, err)) return -1;
+    int status;
+    if (len >= 8 && !memcmp(data, "NMTMODEL", 8)) {
+        ModelFile mf;
+        status = modelfile_read(opt->codes, &mf, err);
+        if (status == 0 && mf.seg.kind == TOKENIZER_WORD)
+            status = error_set(err, "%s: the model uses word tokens (data.tokenizer \"word\"): there are no "
+                                    "merges to apply", opt->codes);
+        if (status == 0) {
+            /* The side asked for becomes the source side of a segmenter of our own. */
+            seg->kind = mf.seg.kind;
+            seg->src = opt->target ? mf.seg.tgt : mf.seg.src;
+            memset(opt->target ? &mf.seg.tgt : &mf.seg.src, 0, sizeof(Bpe));
+            *text = mf.text;
+        }
+        if (status == 0) modelfile_free(&mf);
+    } else {
+        seg->kind = TOKENIZER_BPE;
+        status = bpe_from_text(&seg->src, (const char *)data, len, opt->codes, err);
+    }
+    free(data);
+    return status;
+}
+
+int bpe_tool_apply(char *const *inputs, int n_inputs, FILE *out, const BpeToolOptions *opt, Error *err)
+{
+    Segmenter seg;
+    TextOptions text;
+    if (load_segmenter(opt, &seg, &text, err)) return -1;
+    LineJob job = {&seg, &text, out};
+    int status = each_line(inputs, n_inputs, apply_line, &job, err);
+    segmenter_free(&seg);
+    return status;
+}
+
+static int join_line(void *ctx, const char *name, long number, const char *line, size_t len, Error *err)
+{
+    (void)name;
+    (void)number;
+    const LineJob *job = ctx;
+    /* Pieces are separated by single spaces; splitting on spaces only keeps any other
+     * byte (already valid or not: join does not judge) inside its piece. */
+    char *copy = xmalloc(len + 1);
+    memcpy(copy, line, len);
+    copy[len] = 0;
+    int n = 0;
+    char **pieces = xmalloc(sizeof(char *) * (len / 2 + 1));
+    for (char *p = strtok(copy, " "); p; p = strtok(NULL, " "))
+        pieces[n++] = p;
+    TokenList words;
+    segmenter_join(job->seg, pieces, n, &words);
+    char *sentence = text_detokenize(words.tokens, words.n);
+    int status = 0;
+    if (fputs(sentence, job->out) < 0 || fputc('\n', job->out) == EOF || fflush(job->out) != 0)
+        status = error_set(err, "cannot write: %s", strerror(errno));
+    free(sentence);
+    token_list_free(&words);
+    free(pieces);
+    free(copy);
+    return status;
+}
+
+int bpe_tool_join(char *const *inputs, int n_inputs, FILE *out, Error *err)
+{
+    Segmenter seg = {.kind = TOKENIZER_BPE};
+    LineJob job = {&seg, NULL, out};
+    return each_line(inputs, n_inputs, join_line, &job, err);
+}
