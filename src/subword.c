@@ -773,6 +773,11 @@ static int parse_merge(Bpe *b, const char *s, size_t len, const char *name, int 
             return error_set(err, "%s:%d: invalid UTF-8", name, line);
         if (cp == 0)
             return error_set(err, "%s:%d: NUL byte", name, line);
+        /* Symbols come from tokens, which hold no whitespace or control characters;
+         * a CR or tab here would not survive being written out and read back. */
+        if (cp != ' ' && text_is_space(cp))
+            return error_set(err, "%s:%d: whitespace or a control character (U+%04X) in a symbol", name, line,
+                             (unsigned)cp);
         at += (size_t)step;
     }
     const char *space = memchr(s, ' ', len);

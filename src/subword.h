@@ -104,6 +104,7 @@ char *bpe_to_text(const Bpe *b);
  *   "NAME:LINE: expected two symbols separated by one space"  (also a blank line
  *                                                   before the last merge)
  *   "NAME:LINE: invalid UTF-8" / "...: NUL byte"
+ *   "NAME:LINE: whitespace or a control character (U+XXXX) in a symbol"
  *   "NAME:LINE: empty symbol"
  *   "NAME:LINE: \"</w>\" may only end the right symbol"
  *   "NAME:LINE: \"</w>\" on its own is subword-nmt 0.1's convention; ..."

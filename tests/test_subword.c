@@ -320,6 +320,12 @@ static void test_codes_text(void)
               "a NUL byte");
         bpe_free(&nb);
     }
+    CHECK(codes_error("e s\na\tb c\n", "codes:2: whitespace or a control character (U+0009) in a symbol"),
+          "a tab in a symbol");
+    /* Found by tests/fuzz/fuzz_subword.c: a CR kept in a symbol was lost on the way
+     * out and back in (written "b\r\n", read as the CRLF line "b"). */
+    CHECK(codes_error("e s\r\na b\r\r\n", "codes:2: whitespace or a control character (U+000D) in a symbol"),
+          "a CR in a symbol, before a CRLF");
     CHECK(codes_error("e s\n o\n", "codes:2: empty symbol"), "empty left symbol");
     CHECK(codes_error("e s\r\nl \r\n", "codes:2: empty symbol"), "empty right symbol (CRLF)");
     CHECK(codes_error("e</w> s\n", "codes:1: \"</w>\" may only end the right symbol"), "</w> in the left symbol");
