@@ -2,7 +2,7 @@
  * and checkpoint files of the current format (a few hundred bytes to 2 KB each).
  *
  *   build/fuzz/seed_modelfile DIR    writes DIR/model.bin, checkpoint.bin, family.bin,
- *                                    luong.bin and no_arch.bin
+ *                                    luong.bin, no_arch.bin, bpe.bin and char.bin
  *
  * `make fuzz` runs it before every fuzzing session, so the fuzzer always starts from
  * files the current modelfile_write makes (even after a format change); the copies in
@@ -25,7 +25,7 @@ static void die(const char *what, const char *msg)
 }
 
 /* A model of dimensions d with deterministic weights; Adam state when with_adam. */
-static void write_model(const char *path, ModelDims d, int with_adam)
+static void write_model(const char *path, ModelDims d, int with_adam, TokenizerKind tokenizer)
 {
     ModelFile mf;
     Error err;
@@ -41,6 +41,13 @@ static void write_model(const char *path, ModelDims d, int with_adam)
     mf.config_json = xstrdup("{\"data\": {\"train\": \"t.tsv\"}}");
     mf.step = 3;
     mf.epoch = 1;
+    mf.seg.kind = tokenizer;
+    if (tokenizer == TOKENIZER_BPE) {
+        const char *codes = "#version: 0.2\ng o</w>\nr u\nru n</w>\n";
+        if (bpe_from_text(&mf.seg.src, codes, strlen(codes), "seed", &err) ||
+            bpe_from_text(&mf.seg.tgt, codes, strlen(codes), "seed", &err))
+            die(path, err.msg);
+    }
     if (with_adam) {
         mf.has_optimizer = 1;
         adam_init(&mf.opt, mf.model.n_params, 0.001f);
@@ -90,16 +97,21 @@ int main(int argc, char **argv)
     }
     char p[4096], q[4096];
     snprintf(p, sizeof p, "%s/model.bin", argv[1]);
-    write_model(p, (ModelDims){.embed = 2, .hidden = 2, .layers = 1}, 0);
+    write_model(p, (ModelDims){.embed = 2, .hidden = 2, .layers = 1}, 0, TOKENIZER_WORD);
     snprintf(q, sizeof q, "%s/no_arch.bin", argv[1]);
     drop_arch(p, q);
     snprintf(p, sizeof p, "%s/checkpoint.bin", argv[1]);
-    write_model(p, (ModelDims){.embed = 2, .hidden = 2, .layers = 1}, 1);
+    write_model(p, (ModelDims){.embed = 2, .hidden = 2, .layers = 1}, 1, TOKENIZER_WORD);
     snprintf(p, sizeof p, "%s/family.bin", argv[1]);
     write_model(p, (ModelDims){.embed = 2, .hidden = 2, .cell = CELL_LSTM, .layers = 2, .bidirectional = 1,
                                .attention = ATT_LOCAL_PREDICTIVE, .input_feed = 1, .window = 2, .scaled = 1,
-                               .tie_embeddings = 1}, 0);
+                               .tie_embeddings = 1}, 0, TOKENIZER_WORD);
     snprintf(p, sizeof p, "%s/luong.bin", argv[1]);
-    write_model(p, (ModelDims){.embed = 2, .hidden = 2, .layers = 1, .attention = ATT_LUONG_GENERAL}, 0);
+    write_model(p, (ModelDims){.embed = 2, .hidden = 2, .layers = 1, .attention = ATT_LUONG_GENERAL}, 0,
+                TOKENIZER_WORD);
+    snprintf(p, sizeof p, "%s/bpe.bin", argv[1]);
+    write_model(p, (ModelDims){.embed = 2, .hidden = 2, .layers = 1}, 0, TOKENIZER_BPE);
+    snprintf(p, sizeof p, "%s/char.bin", argv[1]);
+    write_model(p, (ModelDims){.embed = 2, .hidden = 2, .layers = 1}, 0, TOKENIZER_CHAR);
     return 0;
 }
