@@ -1,0 +1,50 @@
+#!/bin/sh
+# compare_tokenizers.sh — word vs subword vs character units at the same model size
+# and training budget: trains CONFIG (default configs/default.json) once per
+# data.tokenizer setting and prints one Markdown table row each: vocabulary sizes,
+# parameters, the share of held-out words that hit <unk> (source and target), BLEU and
+# chrF2 (greedy and beam 5) on the held-out split, and the training time.
+#
+#   sh scripts/compare_tokenizers.sh [CONFIG.json] [SETTING ...]
+#
+# A SETTING is "word", "char", "bpe:N" (N merges per side) or "joint:N" (N merges
+# learned from both sides, one vocabulary). Default: word bpe:1000 bpe:2000 bpe:4000
+# char. data.max_len counts words before segmentation, so every row trains and is
+# scored on the same sentence pairs and the same held-out split; BLEU and chrF score
+# the detokenised words, so the rows compare directly (validation loss per model
+# token does not, and is left out). Each run goes to runs/tokenizers/SETTING.
+set -eu
+NMT=${NMT:-./nmt}
+[ -x "$NMT" ] || { echo "compare_tokenizers.sh: $NMT not built (run make)" >&2; exit 1; }
+cfg=configs/default.json
+case ${1:-} in *.json) cfg=$1; shift ;; esac
+[ $# -gt 0 ] || set -- word bpe:1000 bpe:2000 bpe:4000 char
+
+# The value of "key": in FILE (a one-line JSON object); arrays give their first or
+# (idx 2) second element.
+num() { sed -E "s/.*\"$2\":([-0-9.eE+]*).*/\1/" "$1"; }
+arr() { sed -E "s/.*\"$2\":\[([^],]*),([^]]*)\].*/\\$3/" "$1"; }
+
+echo "| tokenizer | vocabulary (source / target) | parameters | <unk> words source / target | BLEU greedy | BLEU beam 5 | chrF2 greedy | training time |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+for setting in "$@"; do
+    case $setting in
+        word | char) set_tok="--set data.tokenizer=$setting" ;;
+        bpe:*) set_tok="--set data.tokenizer=bpe --set data.bpe_merges=${setting#bpe:}" ;;
+        joint:*) set_tok="--set data.tokenizer=bpe --set data.joint_vocab=true --set data.bpe_merges=${setting#joint:}" ;;
+        *) echo "compare_tokenizers.sh: unknown setting $setting" >&2; exit 2 ;;
+    esac
+    dir=runs/tokenizers/$(echo "$setting" | tr ':' '-')
+    start=$(date +%s)
+    # shellcheck disable=SC2086 # set_tok is a list of options
+    "$NMT" train "$cfg" --quiet $set_tok --set "output.dir=$dir"
+    secs=$(( $(date +%s) - start ))
+    "$NMT" info "$dir/model.bin" --json >"$dir/info.json"
+    "$NMT" eval "$dir/model.bin" "$dir/valid.tsv" --json >"$dir/eval.json"
+    "$NMT" eval "$dir/model.bin" "$dir/valid.tsv" --json --beam 5 >"$dir/eval_beam5.json"
+    printf '| %s | %s / %s | %s | %.2f%% / %.2f%% | %.2f | %.2f | %.2f | %d s |\n' "$setting" \
+        "$(num "$dir/info.json" src_vocab)" "$(num "$dir/info.json" tgt_vocab)" "$(num "$dir/info.json" parameters)" \
+        "$(awk -v x="$(arr "$dir/eval.json" unk_words 1)" 'BEGIN { print 100 * x }')" \
+        "$(awk -v x="$(arr "$dir/eval.json" unk_words 2)" 'BEGIN { print 100 * x }')" \
+        "$(num "$dir/eval.json" bleu)" "$(num "$dir/eval_beam5.json" bleu)" "$(num "$dir/eval.json" chrf)" "$secs"
+done
