@@ -2,7 +2,8 @@
 # valgrind.sh — one end-to-end run of nmt under valgrind's memcheck: train a tiny model
 # (20 steps on 300 pairs of data/mar.txt, two validations, two checkpoints), translate
 # clean and malformed lines greedily and with beam search, and eval on the held-out
-# pairs. Every run must end with no memory error and no leak (--error-exitcode,
+# pairs; then the same with subword units (data.tokenizer bpe) and nmt bpe
+# learn/apply/join. Every run must end with no memory error and no leak (--error-exitcode,
 # --leak-check=full, definite and indirect leaks count as errors); the script exits 1
 # otherwise and leaves the reports in build/valgrind/*.log.
 #
@@ -77,9 +78,21 @@ memcheck translate_beam translate "$T/run/model.bin" --beam 3 --nbest 2 --align 
 memcheck translate_checkpoint translate "$T/run/checkpoint.bin" --attention-json
 : >"$T/stdin"
 memcheck eval eval "$T/run/model.bin" "$T/run/valid.tsv"
+# Subword units: a bpe model trained, translating the same lines, and the bpe tools.
+memcheck train_bpe train "$T/tiny.json" --quiet --set data.tokenizer=bpe --set data.bpe_merges=200 \
+    --set "output.dir=$T/run_bpe"
+cp "$T/in.txt" "$T/stdin"
+memcheck translate_bpe translate "$T/run_bpe/model.bin" --beam 2 --align
+cut -f1 "$T/train.tsv" >"$T/stdin"
+memcheck bpe_learn bpe learn --merges 100 -o "$T/codes"
+memcheck bpe_apply bpe apply "$T/codes"
+cp "$T/bpe_apply.out" "$T/stdin"
+memcheck bpe_join bpe join
 # The runs did what they are meant to exercise.
 [ "$(grep -c '"event":"validation"' "$T/run/train.log" 2>/dev/null)" -ge 2 ] ||
     { echo "valgrind: train: expected 2 validations in train.log"; failed=1; }
 [ "$(wc -l <"$T/translate.out")" -eq 8 ] || { echo "valgrind: translate: expected 8 output lines"; failed=1; }
 grep -q '^BLEU = ' "$T/eval.out" || { echo "valgrind: eval: no BLEU line"; failed=1; }
+[ "$(wc -l <"$T/translate_bpe.out")" -eq 8 ] || { echo "valgrind: translate_bpe: expected 8 output lines"; failed=1; }
+cut -f1 "$T/train.tsv" | cmp -s - "$T/bpe_join.out" || { echo "valgrind: bpe join: not the text back"; failed=1; }
 exit $failed
