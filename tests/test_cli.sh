@@ -1101,6 +1101,26 @@ unk_bpe=$(sed -n 's/^<unk> = source \([0-9.]*\)% of words.*/\1/p' "$T/out")
 check "bpe: fewer held-out source words hit <unk> than with words ($unk_bpe% < $unk_word%)" \
     awk -v a="${unk_bpe:-100}" -v b="${unk_word:-0}" 'BEGIN { exit !(a < b) }'
 
+# Killed and resumed, a bpe run ends as the uninterrupted one: the resumed process
+# learns the same merges again and checks the vocabularies against the checkpoint's.
+mv "$T/runs/bpe" "$T/runs/bpe_straight"
+R=$T/runs/bpe
+: >"$T/bg.err"
+start train "$T/tiny.json" --quiet --set data.tokenizer=bpe --set data.bpe_merges=300 --set "output.dir=$R"
+if at_step 100 && kill -9 "$pid" 2>/dev/null; then killed=1; else killed=0; fi
+{ wait "$pid"; } 2>/dev/null
+start train "$T/tiny.json" --quiet --resume --set data.tokenizer=bpe --set data.bpe_merges=300 --set "output.dir=$R"
+finish_bg
+check "bpe: killed at step 100 and resumed, model.bin bit-identical to the uninterrupted run's" \
+    eval '[ $killed = 1 ] && exits 0 && grep -q "\"event\":\"resume\"" "$R/train.log" && cmp -s "$R/model.bin" "$T/runs/bpe_straight/model.bin"'
+rm -f "$R/model.bin"
+run train "$T/tiny.json" --quiet --resume --set data.tokenizer=bpe --set data.bpe_merges=300 --set "output.dir=$R"
+check "bpe: a finished run resumed without model.bin writes it again, merges included" \
+    eval 'exits 0 && cmp -s "$R/model.bin" "$T/runs/bpe_straight/model.bin"'
+run train "$T/tiny.json" --quiet --resume --set data.tokenizer=bpe --set data.bpe_merges=301 --set "output.dir=$R"
+check "bpe: resuming with other merges is refused, naming data.bpe_merges" \
+    eval 'exits 1 && grep -q "data.bpe_merges" "$T/err"'
+
 # Joint vocabulary: one merge list and one vocabulary for both sides.
 run train "$T/tiny.json" --quiet --set data.tokenizer=bpe --set data.bpe_merges=200 --set data.joint_vocab=true \
     --set train.max_steps=20 --set "output.dir=$T/runs/joint"
