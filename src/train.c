@@ -88,12 +88,13 @@ static void say(const Run *run, const char *fmt, ...)
 {
     if (run->opt->quiet) return;
     if (run->progress) progress_clear(run->progress);
+    /* One write per line: under mpirun each write becomes a line of its own. */
+    char line[2 * ERROR_LEN];
     va_list ap;
     va_start(ap, fmt);
-    fputs("nmt: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "nmt: %s\n", line);
 }
 
 static const char *out_path(Run *run, const char *name)
@@ -984,9 +985,8 @@ static int check_machine(Run *run, const TrainState *s, Error *err)
     if (!run->cfg->deterministic) return 0;
     if (s->ranks != run->ranks)
         return error_set(err, "%s: train.deterministic: the checkpoint was computed by %d rank%s, this job has %d; "
-                              "resume with %s for a bit-identical run, or set train.deterministic to false",
-                         run->checkpoint, s->ranks, s->ranks == 1 ? "" : "s", run->ranks,
-                         s->ranks == 1 ? "one process (nmt train, or mpirun -np 1)" : "mpirun -np N, N the same");
+                              "resume with mpirun -np %d for a bit-identical run, or set train.deterministic to false",
+                         run->checkpoint, s->ranks, s->ranks == 1 ? "" : "s", run->ranks, s->ranks);
     if (strcmp(s->blas_kernel, blas_kernel_name()))
         return error_set(err, "%s: train.deterministic: the checkpoint was computed with the OpenBLAS kernel %s, "
                               "this process runs %s; resume with OPENBLAS_CORETYPE=%s for a bit-identical run, or "
