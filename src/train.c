@@ -552,10 +552,35 @@ static void restore_state(Run *run, const TrainState *s)
     run->t_start = now_seconds() - s->elapsed_seconds;
 }
 
+/* The ranks' weights must stay equal, since rank 0's checkpoint stands for all of them;
+ * that rests on every rank getting the same bits from each sum (dist.h). Checked at
+ * each checkpoint with a 64-bit FNV-1a hash of the weights (cheap next to writing
+ * them), so that a broken assumption ends the job instead of going on unnoticed. */
+static int check_same_weights(const Run *run, Error *err)
+{
+    if (run->ranks == 1) return 0;
+    const Model *m = &run->mf.model;
+    uint64_t mine = 0xcbf29ce484222325ull;
+    for (long i = 0; i < m->n_params; i++) {
+        uint32_t w;
+        memcpy(&w, &m->param_mem[i], sizeof w);
+        mine = (mine ^ w) * 0x100000001b3ull;
+    }
+    uint64_t first = mine;
+    if (dist_broadcast(&first, sizeof first, err)) return lost_contact(run, run->step, err);
+    if (mine != first)
+        return error_set(err, "rank %d: its weights differ from rank 0's at step %ld (the sum over the ranks did not "
+                              "give them the same bits); %s%s", run->rank, run->step,
+                         run->checkpoint[0] ? "the last checkpoint is intact: " : "no checkpoint was written",
+                         run->checkpoint);
+    return 0;
+}
+
 /* OUTPUT_DIR/checkpoint-STEP.bin with the optimizer and the training state. Rank 0
  * writes it; the other ranks, whose state is the same, only note its name. */
 static int save_checkpoint(Run *run, Error *err)
 {
+    if (check_same_weights(run, err)) return -1;
     if (run->rank > 0) {
         snprintf(run->checkpoint, sizeof run->checkpoint, "%s/checkpoint-%ld.bin", run->cfg->dir, run->step);
         run->checkpoint_current = 1;
