@@ -143,15 +143,15 @@ check "nmt-mpi without mpirun: train.log as nmt writes it (bar speed)" \
 # ---------------------------------------------------------------- 4. stopping and resuming
 
 # A longer run of the same model, to stop part-way.
-sed -e 's/"epochs": 3/"epochs": 40/' -e "s|$T/one|$T/long|" "$T/tiny.json" >"$T/long.json"
-$LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --set train.max_steps=400 --set "output.dir=$T/whole" \
+sed -e 's/"epochs": 3/"epochs": 100/' -e "s|$T/one|$T/long|" "$T/tiny.json" >"$T/long.json"
+$LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --set train.max_steps=1500 --set "output.dir=$T/whole" \
     >/dev/null 2>&1
-check "two ranks, uninterrupted 400 steps: exit 0" [ $? -eq 0 ]
+check "two ranks, uninterrupted 1500 steps: exit 0" [ $? -eq 0 ]
 
 # SIGTERM to mpirun, which forwards it to both ranks. (Open MPI 4.1's mpirun does so
 # odls_base_sigkill_timeout seconds later, 1 by default, and sends SIGKILL as long
 # after that: time enough for this model's checkpoint; docs/distributed.md.)
-$LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --set train.max_steps=400 --set "output.dir=$T/term" \
+$LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --set train.max_steps=1500 --set "output.dir=$T/term" \
     >"$T/term.out" 2>"$T/term.err" &
 pid=$!
 at_step 20 "$T/term/train.log" && kill -TERM $pid
@@ -166,7 +166,7 @@ check "SIGTERM: one interrupted event in train.log, at the checkpoint's step ($s
     eval '[ -n "$stopped" ] && [ "$ck" = "$T/term/checkpoint-$stopped.bin" ]'
 check "SIGTERM: the checkpoint reads (nmt info)" eval '"$NMT" info "$ck" | grep -q "^kind: resumable checkpoint\|checkpoint"'
 check "SIGTERM: no step logged after the stop" [ "$(last_step "$T/term/train.log")" = "$stopped" ]
-$LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --resume --set train.max_steps=400 --set "output.dir=$T/term" \
+$LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --resume --set train.max_steps=1500 --set "output.dir=$T/term" \
     >/dev/null 2>"$T/resume.err"
 check "two ranks resume their own checkpoint: exit 0" [ $? -eq 0 ]
 check "... and end with the uninterrupted run's weights" \
@@ -175,7 +175,7 @@ check "... and the uninterrupted run's losses, step for step" \
     eval 'field loss "$T/whole/train.log" >"$T/a" && field loss "$T/term/train.log" >"$T/b" && cmp -s "$T/a" "$T/b"'
 
 # SIGINT to rank 1 alone: both ranks stop after the same step, rank 0 checkpoints.
-$LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --set train.max_steps=400 --set "output.dir=$T/int" \
+$LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --set train.max_steps=1500 --set "output.dir=$T/int" \
     >/dev/null 2>"$T/int.err" &
 pid=$!
 at_step 25 "$T/int/train.log" && r1=$(rank_pid 1) && kill -INT "$r1"
@@ -183,7 +183,7 @@ wait $pid
 stopped=$(grep '"event":"interrupted"' "$T/int/train.log" | sed 's/.*"step":\([0-9]*\).*"signal":"\([A-Z]*\)".*/\1 \2/')
 check "SIGINT to rank 1 only: rank 0 stopped too, with a checkpoint ($stopped)" \
     eval '[ -n "$stopped" ] && [ -s "$T/int/checkpoint-${stopped% *}.bin" ] && [ "${stopped#* }" = SIGINT ]'
-$LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --resume --set train.max_steps=400 --set "output.dir=$T/int" \
+$LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --resume --set train.max_steps=1500 --set "output.dir=$T/int" \
     >/dev/null 2>&1
 check "SIGINT to rank 1: the resumed job ends with the uninterrupted run's weights" \
     eval '"$DIFF" "$T/whole/model.bin" "$T/int/model.bin" 0 >/dev/null'
