@@ -4,6 +4,7 @@
  * error); 2 usage error (unknown command or option); 3 out of memory; 130 and 143:
  * nmt train stopped by SIGINT or SIGTERM (128 + the signal's number, as a shell
  * reports a process the signal killed) after writing a checkpoint to resume from.
+ * In a job of several MPI ranks (nmt-mpi) an error on any rank ends them all, exit 1.
  */
 #include <errno.h>
 #include <signal.h>
