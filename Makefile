@@ -1,4 +1,5 @@
-# nmt — build, test, benchmark.  `make` builds ./nmt; `make test` runs the suite.
+# nmt — build, test, benchmark.  `make` builds ./nmt; `make test` runs the suite;
+# `make mpi` builds ./nmt-mpi, the same program able to train over MPI ranks.
 CC      ?= cc
 # CFLAGS is the optimisation/instrumentation part (the sanitizer target replaces it);
 # the flags every build needs are in ALL_CFLAGS.
@@ -21,6 +22,34 @@ $(BUILD)/%.o: src/%.c src/*.h | $(BUILD)
 
 $(BUILD):
 	mkdir -p $(BUILD)
+
+# The same sources compiled with mpicc and -DNMT_MPI (src/dist.c then speaks MPI), in
+# an object directory of their own: `mpirun -np N ./nmt-mpi train CONFIG.json`.
+# Needs OpenMPI: sh scripts/install-deps.sh --mpi.
+MPICC   ?= mpicc
+MPI_OBJ  = $(patsubst src/%.c,build-mpi/%.o,$(SRC))
+
+mpi: nmt-mpi
+
+nmt-mpi: $(MPI_OBJ) build-mpi/main.o
+	$(MPICC) $(ALL_CFLAGS) -DNMT_MPI -o $@ $^ $(LDLIBS)
+
+build-mpi/%.o: src/%.c src/*.h
+	@mkdir -p build-mpi
+	$(MPICC) $(ALL_CFLAGS) -DNMT_MPI -c -o $@ $<
+
+# A small tool of the MPI test: the largest difference between two models' weights.
+build-mpi/weights_diff: tests/tools/weights_diff.c $(MPI_OBJ)
+	$(MPICC) $(ALL_CFLAGS) -DNMT_MPI -o $@ $< $(MPI_OBJ) $(LDLIBS)
+
+# Trains with one process and with two MPI ranks and compares them, stops and kills
+# ranks (tests/test_mpi.sh); skipped, saying so, where mpicc is missing.
+test-mpi:
+	@if command -v $(MPICC) >/dev/null 2>&1; then \
+	    $(MAKE) nmt nmt-mpi build-mpi/weights_diff && sh tests/test_mpi.sh; \
+	else \
+	    echo "test_mpi: skipped: no $(MPICC) (sh scripts/install-deps.sh --mpi installs OpenMPI)"; \
+	fi
 
 build/test_%: tests/test_%.c tests/*.h $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
@@ -76,14 +105,16 @@ demo: nmt
 bench: nmt
 	/usr/bin/python3 scripts/bench.py
 
-# Installs the binary and the man page under PREFIX (default /usr/local).
+# Installs the binary and the man page under PREFIX (default /usr/local), and
+# nmt-mpi when `make mpi` has built it.
 PREFIX ?= /usr/local
 install: nmt
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 nmt $(DESTDIR)$(PREFIX)/bin/nmt
+	if [ -x nmt-mpi ]; then install -m 755 nmt-mpi $(DESTDIR)$(PREFIX)/bin/nmt-mpi; fi
 	install -m 644 docs/nmt.1 $(DESTDIR)$(PREFIX)/share/man/man1/nmt.1
 
 clean:
-	rm -rf build nmt
+	rm -rf build build-mpi nmt nmt-mpi
 
-.PHONY: all test test-sanitize fuzz demo bench install clean
+.PHONY: all mpi test test-mpi test-sanitize fuzz demo bench install clean

@@ -4,6 +4,7 @@
  * error); 2 usage error (unknown command or option); 3 out of memory; 130 and 143:
  * nmt train stopped by SIGINT or SIGTERM (128 + the signal's number, as a shell
  * reports a process the signal killed) after writing a checkpoint to resume from.
+ * In a job of several MPI ranks (nmt-mpi) an error on any rank ends them all, exit 1.
  */
 #include <errno.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include "bpetool.h"   /* defines: BpeToolOptions, bpe_tool_learn, bpe_tool_apply, bpe_tool_join */
 #include "config.h"    /* defines: Config, config_load */
 #include "decode.h"    /* defines: LENGTH_AVERAGE */
+#include "dist.h"      /* defines: dist_init, dist_rank, dist_size, dist_finalize, dist_abort */
 #include "eval.h"      /* defines: eval_run, eval_print */
 #include "info.h"      /* defines: info_print */
 #include "modelfile.h" /* defines: ModelFile, modelfile_read */
@@ -234,6 +236,13 @@ static int cmd_train(int argc, char **argv)
     opt.config_path = run_dir ? config_path : path;
     Config cfg;
     Error err;
+    /* Under mpirun (nmt-mpi) this process is one rank of a data-parallel job; anywhere
+     * else, the only one. */
+    if (dist_init(&argc, &argv, &err)) {
+        free(config_path);
+        return fail(&err);
+    }
+    int rank = dist_rank();
     config_defaults(&cfg);
     int status = load_config(&cfg, opt.config_path, sets, n_sets, &err);
     if (status == 0 && run_dir) {
@@ -242,14 +251,22 @@ static int cmd_train(int argc, char **argv)
     }
     if (status == 0) status = train_run(&cfg, &opt, &err);
     if (status == SIGINT || status == SIGTERM) {
-        if (run_dir) fprintf(stderr, "nmt: %s; resume with: nmt train --resume %s\n", err.msg, path);
-        else fprintf(stderr, "nmt: %s; resume with: nmt train %s --resume\n", err.msg, path);
+        /* Every rank stopped after the same step; rank 0 wrote the checkpoint. */
+        if (rank == 0 && run_dir) fprintf(stderr, "nmt: %s; resume with: nmt train --resume %s\n", err.msg, path);
+        else if (rank == 0) fprintf(stderr, "nmt: %s; resume with: nmt train %s --resume\n", err.msg, path);
         status = 128 + status;
-    } else {
-        status = status ? fail(&err) : 0;
+    } else if (status) {
+        if (rank > 0) fprintf(stderr, "nmt: rank %d: %s\n", rank, err.msg);
+        else fail(&err);
+        /* The other ranks may be waiting for this one in a collective they would never
+         * leave: end them all. The checkpoints on disk are whole (rank 0 writes them
+         * atomically). */
+        if (dist_size() > 1) dist_abort(1);
+        status = 1;
     }
     config_free(&cfg);
     free(config_path);
+    dist_finalize();
     return status;
 }
 

@@ -185,7 +185,7 @@ void model_alloc(Model *m, const ModelDims *d)
     m->dims.layers = n_layers(d);
     m->n_params = params_count(d);
     m->param_mem = xcalloc(m->n_params, sizeof(float));
-    m->grad_mem = xcalloc(m->n_params, sizeof(float));
+    m->grad_mem = xcalloc(m->n_params + MODEL_GRAD_SPARE, sizeof(float));
     params_point(&m->params, m->param_mem, &m->dims);
     params_point(&m->grads, m->grad_mem, &m->dims);
 }
@@ -329,12 +329,14 @@ void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int 
     int nb = B > rs->cap_B ? B : rs->cap_B, ns = S > rs->cap_S ? S : rs->cap_S, nt = T > rs->cap_T ? T : rs->cap_T;
     /* The training options survive the reallocation. */
     float dropout = rs->dropout, smoothing = rs->label_smoothing, sampling = rs->sample_prob;
+    long loss_tokens = rs->loss_tokens;
     Rng rng = rs->rng;
     runstate_free(rs);
     runstate_alloc(rs, d, mode, nb, ns, nt);
     rs->dropout = dropout;
     rs->label_smoothing = smoothing;
     rs->sample_prob = sampling;
+    rs->loss_tokens = loss_tokens;
     rs->rng = rng;
 }
 
@@ -662,7 +664,8 @@ double model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad)
         /* All output projections at once: logits (T*B, V) */
         matmul_bias(rs->logits, V, model_step_output(m, rs, 0, B), H, p->out_w, H, p->out_b, T * B, V, H);
     }
-    float scale = batch->n_tokens > 0 ? 1.0f / batch->n_tokens : 0.0f;
+    long tokens = rs->loss_tokens > 0 ? rs->loss_tokens : batch->n_tokens;
+    float scale = tokens > 0 ? 1.0f / tokens : 0.0f;
     return softmax_xent(rs->logits, batch->tgt_out, T * B, V, scale, training ? rs->label_smoothing : 0.0f,
                         want_grad ? rs->logits : NULL);
 }

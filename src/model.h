@@ -98,10 +98,17 @@ long params_count(const ModelDims *d);
 /* Pointers to each tensor of p, in the same order; returns the number of tensors. */
 int params_tensors(const Params *p, const ModelDims *d, float *out[MAX_TENSORS]);
 
+/* grad_mem has MODEL_GRAD_SPARE floats after the n_params gradients that the model
+ * never reads or writes (model_zero_grad leaves them too): a data-parallel training
+ * step puts its own figures there (its loss, a stop request), so that one sum over the
+ * ranks carries them along with the gradients (train.c, dist.h). */
+#define MODEL_GRAD_SPARE 4
+
 typedef struct {
     ModelDims dims;
     long n_params;
-    float *param_mem, *grad_mem;   /* n_params floats each */
+    float *param_mem;   /* n_params floats */
+    float *grad_mem;    /* n_params + MODEL_GRAD_SPARE floats */
     Params params, grads;
 } Model;
 
@@ -168,6 +175,10 @@ typedef struct {
     float dropout;          /* probability of zeroing, training mode only */
     Rng rng;                /* draws the dropout masks */
     float label_smoothing;
+    long loss_tokens;       /* the target tokens the loss is a mean over; 0: the batch's own
+                               n_tokens. A data-parallel rank computes a shard of a batch
+                               and sets the whole batch's count, so that the ranks'
+                               gradients sum to the gradient of the whole batch's mean */
     float sample_prob;      /* probability of feeding the model's own best word instead of
                                the gold previous one: 1 - train.teacher_forcing (0 = pure
                                teacher forcing) */
@@ -193,7 +204,7 @@ void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int 
 /* Teacher-forced forward pass (rs in RUN_TRAIN or RUN_SCORE mode). Returns the summed
  * cross-entropy over the batch's non-pad targets (divide by batch->n_tokens for the
  * mean). With want_grad, the logits buffer is replaced by dLoss/dlogits of the
- * token-mean loss, ready for model_backward. Dropout, label smoothing and sampled
+ * token-mean loss (the mean over rs->loss_tokens when set), ready for model_backward. Dropout, label smoothing and sampled
  * decoder inputs (sample_prob > 0) apply only with want_grad in RUN_TRAIN mode:
  * held-out scoring is the plain model and loss. */
 double model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad);

@@ -17,6 +17,7 @@
 #include "bleu.h"      /* defines: BleuStats, bleu_stats_add, bleu_compute */
 #include "checkpoint.h" /* defines: checkpoint_save, checkpoint_load_newest, checkpoint_remove_all */
 #include "corpus.h"    /* defines: PairTokens, corpus_* */
+#include "dist.h"      /* defines: dist_rank, dist_size, dist_allreduce_sum, dist_broadcast */
 #include "segment.h"   /* defines: Segmenter, tokenizer_kind */
 #include "subword.h"   /* defines: Bpe, bpe_learn, bpe_to_text, bpe_from_text */
 #include "modelfile.h" /* defines: ModelFile, modelfile_write */
@@ -29,10 +30,19 @@
 /* Validation sentences translated together for BLEU, as `nmt eval` does. */
 #define VALID_DECODE_BATCH 64
 
+/* A step's own figures, summed over the ranks together with the gradients (in the
+ * MODEL_GRAD_SPARE floats after them): its share of the batch's mean loss, and whether
+ * SIGINT or SIGTERM reached it. */
+enum { SPARE_LOSS, SPARE_SIGINT, SPARE_SIGTERM, SPARE_USED };
+_Static_assert(SPARE_USED <= MODEL_GRAD_SPARE, "model.h: MODEL_GRAD_SPARE too small for train.c's figures");
+
 /* Everything one run holds, so that the steps below read as the algorithm. */
 typedef struct {
     const Config *cfg;
     const TrainOptions *opt;
+    /* A data-parallel job (dist.h): every rank trains on its shard of each batch and
+     * holds the same weights; rank 0 alone writes files, logs and validates. */
+    int rank, ranks;
     ModelFile mf;          /* model, vocabularies, text options, optimizer */
     Example *train, *valid;
     int n_train, n_valid;
@@ -61,6 +71,9 @@ typedef struct {
     long epoch_tokens, epoch_slots;
     double window_loss, window_time;
     long window_tokens, window_steps;
+    double window_allreduce;  /* seconds in the gradient sum since the last step line */
+    long window_allreduce_steps;
+    int agreed_stop;       /* the signal that stops training, as the last sum told every rank */
     uint64_t train_fingerprint, valid_fingerprint;
     int threads;           /* OpenBLAS threads */
     int checkpoint_current; /* nothing has changed since the last checkpoint */
@@ -77,12 +90,13 @@ static void say(const Run *run, const char *fmt, ...)
 {
     if (run->opt->quiet) return;
     if (run->progress) progress_clear(run->progress);
+    /* One write per line: under mpirun each write becomes a line of its own. */
+    char line[2 * ERROR_LEN];
     va_list ap;
     va_start(ap, fmt);
-    fputs("nmt: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "nmt: %s\n", line);
 }
 
 static const char *out_path(Run *run, const char *name)
@@ -431,6 +445,42 @@ static int validate(Run *run, long step, int epoch, int at_epoch_end, int *stop,
     return 0;
 }
 
+/* A collective failed: a rank died or the network broke. What to say, on every rank
+ * that is still there to say it. */
+static int lost_contact(const Run *run, long step, Error *err)
+{
+    char why[ERROR_LEN];
+    snprintf(why, sizeof why, "%s", err->msg);
+    if (run->checkpoint[0])
+        return error_set(err, "rank %d: lost contact with the other ranks during step %ld (%s); the last checkpoint, "
+                              "%s, is intact", run->rank, step, why, run->checkpoint);
+    return error_set(err, "rank %d: lost contact with the other ranks during step %ld (%s); no checkpoint was "
+                          "written yet", run->rank, step, why);
+}
+
+/* A validation in a job of several ranks: rank 0 validates (validate above) and every
+ * rank takes over what it decided, so that all go on alike: the best-metric
+ * bookkeeping, the plateau schedule's state and early stopping. The others wait in the
+ * broadcast meanwhile. With one rank this is validate. */
+static int validation(Run *run, long step, int epoch, int at_epoch_end, int *stop, Error *err)
+{
+    if (run->rank == 0 && validate(run, step, epoch, at_epoch_end, stop, err)) return -1;
+    if (run->ranks == 1) return 0;
+    double decided[9] = {*stop, run->best, (double)run->best_step, (double)run->last_validated, run->since_best,
+                          run->schedule.factor, run->schedule.best_loss, run->schedule.bad, run->schedule.decays};
+    if (dist_broadcast(decided, sizeof decided, err)) return lost_contact(run, step, err);
+    *stop = (int)decided[0];
+    run->best = decided[1];
+    run->best_step = (long)decided[2];
+    run->last_validated = (long)decided[3];
+    run->since_best = (int)decided[4];
+    run->schedule.factor = decided[5];
+    run->schedule.best_loss = decided[6];
+    run->schedule.bad = (int)decided[7];
+    run->schedule.decays = (int)decided[8];
+    return 0;
+}
+
 /* The order of one epoch's examples: length-bucketed (train.bucket) or shuffled. */
 static void epoch_order(const Run *run, int *order, Rng *rng)
 {
@@ -516,6 +566,7 @@ static void take_state(Run *run, TrainState *s)
     s->train_fingerprint = run->train_fingerprint;
     s->valid_fingerprint = run->valid_fingerprint;
     s->threads = run->threads;
+    s->ranks = run->ranks;
     snprintf(s->blas_kernel, sizeof s->blas_kernel, "%s", blas_kernel_name());
 }
 
@@ -549,9 +600,40 @@ static void restore_state(Run *run, const TrainState *s)
     run->t_start = now_seconds() - s->elapsed_seconds;
 }
 
-/* OUTPUT_DIR/checkpoint-STEP.bin with the optimizer and the training state. */
+/* The ranks' weights must stay equal, since rank 0's checkpoint stands for all of them;
+ * that rests on every rank getting the same bits from each sum (dist.h). Checked at
+ * each checkpoint with a 64-bit FNV-1a hash of the weights (cheap next to writing
+ * them), so that a broken assumption ends the job instead of going on unnoticed. */
+static int check_same_weights(const Run *run, Error *err)
+{
+    if (run->ranks == 1) return 0;
+    const Model *m = &run->mf.model;
+    uint64_t mine = 0xcbf29ce484222325ull;
+    for (long i = 0; i < m->n_params; i++) {
+        uint32_t w;
+        memcpy(&w, &m->param_mem[i], sizeof w);
+        mine = (mine ^ w) * 0x100000001b3ull;
+    }
+    uint64_t first = mine;
+    if (dist_broadcast(&first, sizeof first, err)) return lost_contact(run, run->step, err);
+    if (mine != first)
+        return error_set(err, "rank %d: its weights differ from rank 0's at step %ld (the sum over the ranks did not "
+                              "give them the same bits); %s%s", run->rank, run->step,
+                         run->checkpoint[0] ? "the last checkpoint is intact: " : "no checkpoint was written",
+                         run->checkpoint);
+    return 0;
+}
+
+/* OUTPUT_DIR/checkpoint-STEP.bin with the optimizer and the training state. Rank 0
+ * writes it; the other ranks, whose state is the same, only note its name. */
 static int save_checkpoint(Run *run, Error *err)
 {
+    if (check_same_weights(run, err)) return -1;
+    if (run->rank > 0) {
+        snprintf(run->checkpoint, sizeof run->checkpoint, "%s/checkpoint-%ld.bin", run->cfg->dir, run->step);
+        run->checkpoint_current = 1;
+        return 0;
+    }
     take_state(run, &run->mf.train_state);
     run->mf.has_optimizer = 1;
     run->mf.has_train_state = 1;
@@ -585,12 +667,92 @@ static const char *json_number(char *buf, size_t len, double v)
     return buf;
 }
 
+/* ---------------------------------------------------------------- the ranks' share of a step */
+
+/* The signal that stops training, as every rank sees it: with one rank the flag itself;
+ * with several, what the last step's sum told all of them (sum_over_ranks), so that
+ * they stop after the same step and rank 0's checkpoint is every rank's state. */
+static int stop_requested(const Run *run) { return run->ranks == 1 ? stop_signal : run->agreed_stop; }
+
+/* The whole batch's target tokens and target length T (what batch_fill would count
+ * for all n examples from order[start]): every rank knows them without asking the
+ * others, and the loss is a mean over those tokens whichever rank computes a part. */
+static void batch_counts(const Run *run, int start, int n, long *tokens, int *T)
+{
+    *tokens = 0;
+    *T = 1;
+    for (int i = 0; i < n; i++) {
+        const Example *e = &run->train[run->order[start + i]];
+        *tokens += e->tgt_len + 1;
+        if (e->tgt_len + 1 > *T) *T = e->tgt_len + 1;
+    }
+}
+
+/* splitmix64's finaliser: every input bit moves every output bit. */
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Forward and backward over this rank's shard of the batch of n examples at
+ * order[start]: the contiguous slice [n r / N, n (r+1) / N) of rank r of N (the whole
+ * batch for one rank), its gradient added into the model's as a part of the whole
+ * batch's mean loss (rs.loss_tokens is set). Returns the shard's summed loss.
+ *
+ * Dropout masks and scheduled-sampling draws: rank 0 draws from the run's stream
+ * (RunState.rng, which checkpoints keep), so that one rank is exactly the single
+ * process. Rank r > 0 draws step s's from a stream seeded by (train.seed, r, s): its
+ * own, and the same again after a resume without being kept anywhere. So with dropout
+ * or sampling N ranks follow the single process's trajectory in distribution, not bit
+ * for bit. */
+static double shard_gradient(Run *run, int start, int n)
+{
+    Model *m = &run->mf.model;
+    int lo = (int)((long)n * run->rank / run->ranks), hi = (int)((long)n * (run->rank + 1) / run->ranks);
+    if (run->rank > 0) {
+        uint64_t stream = mix64(mix64((uint64_t)run->cfg->seed ^ 0x64726f706f7574ull) ^ (uint64_t)run->rank);
+        rng_seed(&run->rs.rng, mix64(stream ^ (uint64_t)run->step));
+    }
+    if (hi == lo) return 0;  /* a batch smaller than the job: this rank adds nothing */
+    batch_fill(&run->batch, run->train, run->order + start + lo, hi - lo);
+    double sum = model_forward(m, &run->rs, &run->batch, 1);
+    model_backward(m, &run->rs, &run->batch);
+    return sum;
+}
+
+/* Sums the ranks' gradients, loss shares and stop requests in one collective over one
+ * buffer (the gradients and the spare floats after them), so that every rank has the
+ * whole batch's gradient and loss, decides clipping and skipping alike, and learns
+ * whether any rank was asked to stop. *loss: this rank's share of the batch's mean in,
+ * the batch's mean out. One rank: nothing to do (and *loss keeps its double precision). */
+static int sum_over_ranks(Run *run, double *loss, Error *err)
+{
+    if (run->ranks == 1) return 0;
+    Model *m = &run->mf.model;
+    float *spare = m->grad_mem + m->n_params;
+    int mine = stop_signal;
+    spare[SPARE_LOSS] = (float)*loss;
+    spare[SPARE_SIGINT] = mine == SIGINT;
+    spare[SPARE_SIGTERM] = mine != 0 && mine != SIGINT;
+    double t0 = now_seconds();
+    if (dist_allreduce_sum(m->grad_mem, m->n_params + SPARE_USED, err)) return lost_contact(run, run->step + 1, err);
+    run->window_allreduce += now_seconds() - t0;
+    run->window_allreduce_steps++;
+    *loss = spare[SPARE_LOSS];
+    /* A rank reports its own signal; the others SIGTERM's if any rank had it. */
+    run->agreed_stop = mine ? mine : spare[SPARE_SIGTERM] > 0 ? SIGTERM : spare[SPARE_SIGINT] > 0 ? SIGINT : 0;
+    return 0;
+}
+
 /* ---------------------------------------------------------------- the loop */
 
 /* The end of training: model.bin, the loss chart, and where the best model is. */
 static int finish(Run *run, Error *err)
 {
     const Config *cfg = run->cfg;
+    if (run->rank > 0) return 0;
     if (save(run, "model.bin", err)) return -1;
     say(run, "wrote %s", out_path(run, "model.bin"));
     /* The loss curves, from the log as written so far; a chart that cannot be drawn
@@ -631,8 +793,8 @@ static int train_loop(Run *run, Error *err)
     catch_stop_signals(&handlers);
     int stop = 0;
     while (!run->done) {
-        if (stop_signal) {
-            status = stop_for_signal(run, stop_signal, err);
+        if (stop_requested(run)) {
+            status = stop_for_signal(run, stop_requested(run), err);
             goto out;
         }
         if (!run->order_ready) {
@@ -645,22 +807,27 @@ static int train_loop(Run *run, Error *err)
         long epoch_first = (run->next + bs - 1) / bs;
         while (run->next < run->n_train && !stop) {
             /* Between steps: everything up to here is in the state a checkpoint takes. */
-            if (stop_signal) {
-                status = stop_for_signal(run, stop_signal, err);
+            if (stop_requested(run)) {
+                status = stop_for_signal(run, stop_requested(run), err);
                 goto out;
             }
             run->checkpoint_current = 0;
             double t0 = now_seconds();
-            int start = run->next, n = run->n_train - start < bs ? run->n_train - start : bs;
+            /* train.batch_size is the whole batch, shared out among the ranks. */
+            int start = run->next, n = run->n_train - start < bs ? run->n_train - start : bs, T;
+            long tokens;
             run->next = start + n;
-            batch_fill(&run->batch, run->train, run->order + start, n);
-            run->epoch_tokens += run->batch.n_tokens;
-            run->epoch_slots += (long)run->batch.T * n;
+            batch_counts(run, start, n, &tokens, &T);
+            run->epoch_tokens += tokens;
+            run->epoch_slots += (long)T * n;
             /* The gradients are zero here: adam_update clears them after each update. */
             run->rs.label_smoothing = (float)cfg->label_smoothing;
             run->rs.sample_prob = 1.0f - (float)teacher_forcing(cfg, run->step, planned);
-            double loss = model_forward(m, &run->rs, &run->batch, 1) / run->batch.n_tokens;
-            model_backward(m, &run->rs, &run->batch);
+            run->rs.loss_tokens = tokens;
+            double loss = shard_gradient(run, start, n) / tokens;
+            if (sum_over_ranks(run, &loss, err)) goto out;
+            /* From here on every rank holds the same gradient and loss, so the checks
+             * and the update below come out alike everywhere. */
             double norm = grad_norm(m->grad_mem, m->n_params);
             if (!isfinite(loss) || !isfinite(norm)) {
                 model_zero_grad(m);
@@ -671,8 +838,9 @@ static int train_loop(Run *run, Error *err)
                         json_number(l, sizeof l, loss), json_number(g, sizeof g, norm), run->nonfinite_in_a_row);
                 fflush(run->log);
                 progress_clear(run->progress);
-                fprintf(stderr, "nmt: warning: step %ld: non-finite loss or gradient, update skipped (%d in a row)\n",
-                        run->step + 1, run->nonfinite_in_a_row);
+                if (run->rank == 0)
+                    fprintf(stderr, "nmt: warning: step %ld: non-finite loss or gradient, update skipped (%d in a "
+                            "row)\n", run->step + 1, run->nonfinite_in_a_row);
                 if (run->nonfinite_in_a_row >= cfg->max_nonfinite) {
                     error_set(err, "%d steps in a row with a non-finite loss or gradient (train.max_nonfinite): "
                                    "training diverged (lower train.learning_rate?); %s%s", run->nonfinite_in_a_row,
@@ -690,7 +858,7 @@ static int train_loop(Run *run, Error *err)
             run->mf.epoch = run->epoch;
             run->window_time += now_seconds() - t0;
             run->window_loss += loss;
-            run->window_tokens += run->batch.n_tokens;
+            run->window_tokens += tokens;
             run->window_steps++;
             if (progress_live(run->progress)) {
                 long done = (run->next + bs - 1) / bs;
@@ -703,8 +871,14 @@ static int train_loop(Run *run, Error *err)
             if (step % cfg->log_every == 0) {
                 double tps = run->window_tokens / run->window_time, mean = run->window_loss / run->window_steps;
                 fprintf(run->log, "{\"step\":%ld,\"epoch\":%d,\"loss\":%.6f,\"tokens_per_s\":%.1f,"
-                        "\"learning_rate\":%g,\"grad_norm\":%.4f,\"teacher_forcing\":%.4f}\n",
+                        "\"learning_rate\":%g,\"grad_norm\":%.4f,\"teacher_forcing\":%.4f",
                         step, run->epoch, mean, tps, opt->lr, norm, 1.0 - run->rs.sample_prob);
+                /* Seconds per step in the gradient sum (the communication, and the wait
+                 * for the slowest rank), since the last line. */
+                if (run->ranks > 1 && run->window_allreduce_steps > 0)
+                    fprintf(run->log, ",\"ranks\":%d,\"allreduce_s\":%.5f", run->ranks,
+                            run->window_allreduce / run->window_allreduce_steps);
+                fputs("}\n", run->log);
                 fflush(run->log);
                 /* On a terminal the progress line shows this; --verbose prints it too. */
                 if (!progress_live(run->progress) || run->opt->verbose)
@@ -713,15 +887,15 @@ static int train_loop(Run *run, Error *err)
                 if (run->opt->verbose)
                     say(run, "  learning rate %g, gradient norm %.4f, teacher forcing %.3f", opt->lr, norm,
                         1.0 - run->rs.sample_prob);
-                run->window_loss = run->window_time = 0;
-                run->window_tokens = run->window_steps = 0;
+                run->window_loss = run->window_time = run->window_allreduce = 0;
+                run->window_tokens = run->window_steps = run->window_allreduce_steps = 0;
             }
             if (cfg->max_steps > 0 && step >= cfg->max_steps) stop = 1;
             /* The last batch of an epoch is validated and checkpointed below, as the
              * epoch's end; so is a step that ends training. */
             int last_batch = run->next >= run->n_train;
             if (cfg->validate_every > 0 && step % cfg->validate_every == 0 && !last_batch && !stop &&
-                run->n_valid > 0 && validate(run, step, run->epoch, 0, &stop, err))
+                run->n_valid > 0 && validation(run, step, run->epoch, 0, &stop, err))
                 goto out;
             if (cfg->checkpoint_every > 0 && step % cfg->checkpoint_every == 0 && !last_batch && !stop &&
                 save_checkpoint(run, err))
@@ -732,7 +906,7 @@ static int train_loop(Run *run, Error *err)
                 "\"target_slots\":%ld,\"target_padding\":%.4f}\n", run->epoch, run->step, run->epoch_tokens,
                 run->epoch_slots, run->epoch_slots ? 1.0 - (double)run->epoch_tokens / run->epoch_slots : 0.0);
         if (run->n_valid > 0 && run->step > 0 && run->last_validated != run->step &&
-            validate(run, run->step, run->epoch, 1, &stop, err))
+            validation(run, run->step, run->epoch, 1, &stop, err))
             goto out;
         run->epoch++;
         run->next = 0;
@@ -882,10 +1056,16 @@ static int check_data(const Run *run, const ModelFile *ck, Error *err)
 }
 
 /* train.deterministic: the resumed run computes on the thread count and kernel the
- * run started with, since OpenBLAS's sums depend on both. */
+ * run started with, since OpenBLAS's sums depend on both, and on as many ranks, since
+ * the shards (and so the order of the gradient sums) depend on that. A thread count can
+ * be set here; a rank count is mpirun's, so another one is refused like another kernel. */
 static int check_machine(Run *run, const TrainState *s, Error *err)
 {
     if (!run->cfg->deterministic) return 0;
+    if (s->ranks != run->ranks)
+        return error_set(err, "%s: train.deterministic: the checkpoint was computed by %d rank%s, this job has %d; "
+                              "resume with mpirun -np %d for a bit-identical run, or set train.deterministic to false",
+                         run->checkpoint, s->ranks, s->ranks == 1 ? "" : "s", run->ranks, s->ranks);
     if (strcmp(s->blas_kernel, blas_kernel_name()))
         return error_set(err, "%s: train.deterministic: the checkpoint was computed with the OpenBLAS kernel %s, "
                               "this process runs %s; resume with OPENBLAS_CORETYPE=%s for a bit-identical run, or "
@@ -918,11 +1098,21 @@ static void adopt_checkpoint(Run *run, ModelFile *ck)
     restore_state(run, &ck->train_state);
 }
 
+/* Ranks other than 0 write their copy of each train.log line to /dev/null: the file is
+ * rank 0's, and this keeps the loop free of a rank test at every line. */
+static int open_rank_log(Run *run, Error *err)
+{
+    run->log = fopen("/dev/null", "w");
+    if (!run->log) return error_set(err, "rank %d: /dev/null: %s", run->rank, strerror(errno));
+    return 0;
+}
+
 /* Opens train.log to go on from the checkpoint: what was logged after it (work that
  * will be redone) is cut off, so that each step is logged once. Returns the number of
  * lines cut, or -1. */
 static long reopen_log(Run *run, long log_bytes, Error *err)
 {
+    if (run->rank > 0) return open_rank_log(run, err) ? -1 : 0;
     const char *path = out_path(run, "train.log");
     run->log = fopen(path, "r+");
     if (!run->log) run->log = fopen(path, "w");
@@ -948,6 +1138,7 @@ static long reopen_log(Run *run, long log_bytes, Error *err)
  * the checkpoint's model (a crash can come between the last checkpoint and model.bin). */
 static int finish_finished(Run *run, Error *err)
 {
+    if (run->rank > 0) return 0;  /* model.bin is rank 0's to write */
     ModelFile have;
     Error ignored;
     int current = 0;
@@ -975,6 +1166,11 @@ static void say_model(const Run *run)
              "%d threads; output in %s",
         cfg->cell, cfg->layers, cfg->layers > 1 ? "s" : "", cfg->bidirectional ? ", bidirectional" : "",
         cfg->attention, cfg->embed, cfg->hidden, run->mf.model.n_params, blas_kernel_name(), run->threads, cfg->dir);
+    if (run->ranks > 1)
+        say(run, "data-parallel over %d ranks (MPI): %d threads each; a batch of %d pairs is %d to %d per rank; "
+                 "%ld bytes summed per step", run->ranks, run->threads, cfg->batch_size, cfg->batch_size / run->ranks,
+            (cfg->batch_size + run->ranks - 1) / run->ranks,
+            (long)sizeof(float) * (run->mf.model.n_params + SPARE_USED));
 }
 
 /* One nmt train per directory: a second one (a resume started while the run is still
@@ -1049,11 +1245,37 @@ static int find_checkpoint(Run *run, ModelFile *ck, Error *err)
     return 0;
 }
 
+/* Rank 0 decides which checkpoint, if any, the run goes on from (find_checkpoint, which
+ * may clear a finished run's checkpoints first); the other ranks read the very file it
+ * names, so that every rank starts from the same state. Returns as find_checkpoint. */
+static int agree_checkpoint(Run *run, ModelFile *ck, Error *err)
+{
+    struct {
+        int resuming;
+        char path[sizeof run->checkpoint];
+    } decided;
+    memset(&decided, 0, sizeof decided);
+    if (run->rank == 0) {
+        decided.resuming = find_checkpoint(run, ck, err);
+        if (decided.resuming < 0) return -1;
+        memcpy(decided.path, run->checkpoint, sizeof decided.path);
+    }
+    if (dist_broadcast(&decided, sizeof decided, err)) return lost_contact(run, 0, err);
+    if (run->rank > 0) {
+        memcpy(run->checkpoint, decided.path, sizeof run->checkpoint);
+        if (decided.resuming && modelfile_read(run->checkpoint, ck, err)) return -1;
+    }
+    return decided.resuming;
+}
+
 int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
 {
+    /* Rank 0 alone speaks: the others train as with --quiet. */
+    TrainOptions own = *opt;
+    if (dist_rank() > 0) own.quiet = 1;
     Progress progress;
-    progress_init(&progress, stderr, !opt->quiet);
-    Run run = {.cfg = cfg, .opt = opt, .progress = &progress};
+    progress_init(&progress, stderr, !own.quiet);
+    Run run = {.cfg = cfg, .opt = &own, .rank = dist_rank(), .ranks = dist_size(), .progress = &progress};
     ModelFile ck;
     memset(&ck, 0, sizeof ck);
     int status = -1, resuming = 0, lock_fd = -1;
@@ -1072,14 +1294,15 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
         }
         if (probe) fclose(probe);
     }
-    if (make_dirs(cfg->dir, err)) goto done;
+    if (run.rank == 0 && make_dirs(cfg->dir, err)) goto done;
     if (opt->export_path) {
-        status = prepare_data(&run, 1, err) ? -1 : export_batches(&run, opt->export_path, err);
+        if (run.rank > 0) status = 0; /* one file, rank 0's */
+        else status = prepare_data(&run, 1, err) ? -1 : export_batches(&run, opt->export_path, err);
         goto done;
     }
-    if (lock_dir(&run, &lock_fd, err)) goto done;
+    if (run.rank == 0 && lock_dir(&run, &lock_fd, err)) goto done;
     /* Everything about a resume is checked before anything in the directory changes. */
-    resuming = find_checkpoint(&run, &ck, err);
+    resuming = agree_checkpoint(&run, &ck, err);
     if (resuming < 0) goto done;
     if (resuming && check_config(&run, &ck, err)) goto done;
     if (resuming && ck.train_state.done) {
@@ -1098,14 +1321,14 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
         goto done;
     }
     if (resuming && check_machine(&run, &ck.train_state, err)) goto done;
-    if (!resuming) {
+    if (!resuming && run.rank == 0) {
         FILE *cf = fopen(out_path(&run, "config.json"), "w");
         if (!cf || fputs(run.mf.config_json, cf) < 0 || fclose(cf) != 0) {
             error_set(err, "%s: cannot write: %s", out_path(&run, "config.json"), strerror(errno));
             goto done;
         }
     }
-    if (prepare_data(&run, !resuming, err)) goto done;
+    if (prepare_data(&run, !resuming && run.rank == 0, err)) goto done;
     run.train_fingerprint = examples_fingerprint(run.train, run.n_train);
     run.valid_fingerprint = examples_fingerprint(run.valid, run.n_valid);
     run.order = xmalloc(sizeof(int) * run.n_train);
@@ -1145,7 +1368,8 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
         rng_seed(&run.shuffle, (uint64_t)cfg->seed + 1);
         run.epoch = 1;
         run.best = !strcmp(cfg->best_metric, "bleu") ? -INFINITY : INFINITY;
-        run.log = fopen(out_path(&run, "train.log"), "w");
+        if (run.rank > 0 && open_rank_log(&run, err)) goto done;
+        if (run.rank == 0) run.log = fopen(out_path(&run, "train.log"), "w");
         if (!run.log) {
             error_set(err, "%s: cannot write: %s", out_path(&run, "train.log"), strerror(errno));
             goto done;

@@ -31,6 +31,17 @@
  * train.max_nonfinite of them in a row stop training with an error, the checkpoints
  * written so far untouched.
  *
+ * Data parallelism (dist.h; ./nmt-mpi under mpirun): every rank runs train_run. Each
+ * computes the gradient of its contiguous shard of every batch (train.batch_size is the
+ * whole batch; the loss is the mean over the whole batch's tokens), one sum over the
+ * ranks carries the gradients, the loss and stop requests, and all ranks make the same
+ * update. Rank 0 alone writes the run directory (train.log, checkpoints, best.bin,
+ * model.bin, training.svg, valid.tsv, config.json, the lock), prints progress and
+ * validates; it broadcasts what a validation decides (best so far, early stopping, the
+ * plateau schedule) and which checkpoint a resume starts from. A signal to any rank
+ * stops all of them after the same step. With one rank all of this is the single
+ * process, bit for bit. docs/distributed.md has the rest.
+ *
  * Validation, every train.validate_every steps and at each epoch end: the plain
  * (unsmoothed) loss per target token on the validation pairs, and corpus BLEU of the
  * greedy translations of up to train.valid_bleu_max of them, computed as `nmt eval`

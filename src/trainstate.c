@@ -53,10 +53,14 @@ static const Field fields[] = {
     R(train_fingerprint, train_fingerprint, F_U64),
     R(valid_fingerprint, valid_fingerprint, F_U64),
     F(threads, F_INT, 1, 65536),
+    /* Added after the first files were written: a payload with only the fields above
+     * (FIRST_FIELDS) is read with the defaults of trainstate_decode. */
+    F(ranks, F_INT, 1, 1048576),
 };
 #undef F
 #undef R
 #define N_FIELDS (int)(sizeof fields / sizeof fields[0])
+#define FIRST_FIELDS 32
 #define HEADER_BYTES 8
 #define KERNEL_BYTES 32
 
@@ -116,15 +120,17 @@ int trainstate_decode(const unsigned char *payload, size_t len, const char *path
     if (header[0] != TRAINSTATE_VERSION)
         return error_set(err, "%s: section TRST: version %u, this nmt reads version %d", path, header[0],
                          TRAINSTATE_VERSION);
-    if (header[1] != N_FIELDS)
-        return error_set(err, "%s: section TRST: %u fields, version %d has %d", path, header[1], TRAINSTATE_VERSION,
-                         N_FIELDS);
-    size_t fixed = HEADER_BYTES + 8 * (size_t)N_FIELDS + KERNEL_BYTES;
+    if (header[1] < FIRST_FIELDS || header[1] > N_FIELDS)
+        return error_set(err, "%s: section TRST: %u fields, version %d has %d to %d", path, header[1],
+                         TRAINSTATE_VERSION, FIRST_FIELDS, N_FIELDS);
+    int n_fields = (int)header[1];
+    s->ranks = 1;  /* the default of a field an older file lacks: one process */
+    size_t fixed = HEADER_BYTES + 8 * (size_t)n_fields + KERNEL_BYTES;
     if (len < fixed) return error_set(err, "%s: section TRST: %zu bytes, the fields alone need %zu", path, len, fixed);
 
     const unsigned char *at = payload + HEADER_BYTES;
     char text[64];
-    for (int i = 0; i < N_FIELDS; i++, at += 8) {
+    for (int i = 0; i < n_fields; i++, at += 8) {
         const Field *f = &fields[i];
         char *field = (char *)s + f->offset;
         if (f->type == F_U64) {

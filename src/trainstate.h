@@ -12,7 +12,8 @@
  * train.deterministic, on another BLAS setup is refused rather than silently different.
  *
  * Payload (little-endian):
- *   u32 TRAINSTATE_VERSION, u32 field count (32 in version 1)
+ *   u32 TRAINSTATE_VERSION, u32 field count (33; the first version-1 files have 32,
+ *   without ranks, and read as one rank)
  *   the fields below in trainstate.c's table order, 8 bytes each: i64 for integers,
  *   u64 for random states and fingerprints, IEEE f64 for reals (+-inf where allowed)
  *   32 bytes: the OpenBLAS kernel name, NUL-padded
@@ -64,7 +65,9 @@ typedef struct {
     /* What the run is computed on. */
     int n_valid;
     uint64_t train_fingerprint, valid_fingerprint; /* examples_fingerprint of each split */
-    int threads;           /* OpenBLAS threads */
+    int threads;           /* OpenBLAS threads (per rank) */
+    int ranks;             /* processes of a data-parallel job (dist.h); 1 in files from
+                              before the field existed */
     char blas_kernel[32];  /* OpenBLAS kernel name, NUL-terminated */
 } TrainState;
 

@@ -54,6 +54,7 @@ static void make_checkpoint(ModelFile *mf, long step)
     s->lr_best_loss = INFINITY;
     s->best = INFINITY;
     s->threads = 1;
+    s->ranks = 1;
     strcpy(s->blas_kernel, "Haswell");
 }
 

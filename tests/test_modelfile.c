@@ -637,6 +637,7 @@ static void make_resumable(ModelFile *mf)
     s->best_step = 7;
     s->last_validated = 7;
     s->threads = 2;
+    s->ranks = 2;
     strcpy(s->blas_kernel, "Haswell");
 }
 

@@ -21,8 +21,10 @@ enum {
     STEP, EPOCH, NEXT, ORDER_READY, DONE, N_TRAIN, SHUFFLE_STATE, SHUFFLE_INC, MODEL_STATE, MODEL_INC,
     LEARNING_RATE, LR_FACTOR, LR_BEST_LOSS, LR_BAD, LR_DECAYS, BEST, BEST_STEP, LAST_VALIDATED, SINCE_BEST,
     NONFINITE, EPOCH_TOKENS, EPOCH_SLOTS, WINDOW_LOSS, WINDOW_SECONDS, WINDOW_TOKENS, WINDOW_STEPS, ELAPSED,
-    LOG_BYTES, N_VALID, TRAIN_FP, VALID_FP, THREADS, N_FIELDS
+    LOG_BYTES, N_VALID, TRAIN_FP, VALID_FP, THREADS, RANKS, N_FIELDS
 };
+/* The first version-1 files end their fields before ranks. */
+#define FIRST_FIELDS RANKS
 #define FIELD_AT(i) (8 + 8 * (size_t)(i))
 #define KERNEL_AT FIELD_AT(N_FIELDS)
 #define ORDER_AT (KERNEL_AT + 32)
@@ -65,6 +67,7 @@ static TrainState sample(void)
     s.train_fingerprint = 0xfedcba9876543210ull;
     s.valid_fingerprint = 1;
     s.threads = 2;
+    s.ranks = 3;
     strcpy(s.blas_kernel, "SkylakeX");
     return s;
 }
@@ -85,7 +88,7 @@ static int same_state(const TrainState *a, const TrainState *b)
            a->window_steps == b->window_steps && a->elapsed_seconds == b->elapsed_seconds &&
            a->log_bytes == b->log_bytes && a->n_valid == b->n_valid &&
            a->train_fingerprint == b->train_fingerprint && a->valid_fingerprint == b->valid_fingerprint &&
-           a->threads == b->threads && !strcmp(a->blas_kernel, b->blas_kernel);
+           a->threads == b->threads && a->ranks == b->ranks && !strcmp(a->blas_kernel, b->blas_kernel);
 }
 
 static void test_round_trip(void)
@@ -93,7 +96,7 @@ static void test_round_trip(void)
     TrainState s = sample(), back;
     size_t len;
     unsigned char *p = trainstate_encode(&s, &len);
-    CHECK(len == ORDER_AT + 4 * 7, "payload length: header, 32 fields, kernel name, order");
+    CHECK(len == ORDER_AT + 4 * 7, "payload length: header, 33 fields, kernel name, order");
     Error err = {""};
     int rc = trainstate_decode(p, len, file, &back, &err);
     CHECK(rc == 0, "decodes");
@@ -145,8 +148,10 @@ static void test_refused(void)
 
     u32 = 2;
     expect_refused(good, len, 0, &u32, 4, "version 2", "a later version");
-    u32 = N_FIELDS - 1;
-    expect_refused(good, len, 4, &u32, 4, "fields", "one field fewer");
+    u32 = FIRST_FIELDS - 1;
+    expect_refused(good, len, 4, &u32, 4, "fields", "fewer fields than the first version-1 files");
+    u32 = N_FIELDS + 1;
+    expect_refused(good, len, 4, &u32, 4, "fields", "one field more than this nmt knows");
 
     struct { int field; int64_t value; const char *want; } ints[] = {
         {STEP, -1, "field step"},
@@ -167,6 +172,7 @@ static void test_refused(void)
         {LOG_BYTES, -1, "field log_bytes"},
         {N_VALID, -1, "field n_valid"},
         {THREADS, 0, "field threads"},
+        {RANKS, 0, "field ranks"},
     };
     for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
         char what[96];
@@ -239,6 +245,30 @@ static void test_refused(void)
     free(good);
 }
 
+/* A checkpoint written before the ranks field existed (32 fields) still reads, as the
+ * state of one process. */
+static void test_first_files(void)
+{
+    TrainState s = sample(), back;
+    size_t len;
+    unsigned char *p = trainstate_encode(&s, &len);
+    size_t old_len = len - 8;
+    unsigned char *old = malloc(old_len);
+    uint32_t header[2] = {1, FIRST_FIELDS};
+    memcpy(old, header, sizeof header);
+    memcpy(old + 8, p + 8, 8 * (size_t)FIRST_FIELDS);                      /* the fields before ranks */
+    memcpy(old + FIELD_AT(FIRST_FIELDS), p + KERNEL_AT, len - KERNEL_AT);  /* kernel name, order */
+    Error err = {""};
+    int rc = trainstate_decode(old, old_len, file, &back, &err);
+    CHECK(rc == 0, "a 32-field payload (before the ranks field) decodes");
+    if (rc) fprintf(stderr, "  %s\n", err.msg);
+    s.ranks = 1;
+    CHECK(rc == 0 && same_state(&s, &back), "... with every field as written and ranks 1");
+    if (rc == 0) trainstate_free(&back);
+    free(old);
+    free(p);
+}
+
 static void test_fingerprint(void)
 {
     int a1[] = {5, 6}, a2[] = {7}, b1[] = {5}, b2[] = {6, 7}, c2[] = {8};
@@ -258,6 +288,7 @@ static void test_fingerprint(void)
 int main(void)
 {
     test_round_trip();
+    test_first_files();
     test_refused();
     test_fingerprint();
     return check_report("test_trainstate");

@@ -1,0 +1,227 @@
+#!/bin/sh
+# test_mpi.sh — data-parallel training over MPI (./nmt-mpi, src/dist.c): two ranks on
+# this host, talking TCP over loopback as separate hosts would, must follow the single
+# process's trajectory; only rank 0 may speak or write; a stop on any rank must stop
+# all of them at the same step with a checkpoint to resume from; a rank killed outright
+# must end the job and leave the newest checkpoint whole.
+#
+# Run from the repository root after `make nmt nmt-mpi build-mpi/weights_diff` (make
+# test-mpi does): sh tests/test_mpi.sh. Needs mpirun (OpenMPI); uses data/mar.txt and a
+# temporary directory; about 30 s on 2 cores.
+# Prints "  ok what" / "FAIL what" per check and ends with "test_mpi: N passed, M failed".
+
+NMT=$(pwd)/nmt
+NMT_MPI=$(pwd)/nmt-mpi
+DIFF=$(pwd)/build-mpi/weights_diff
+DATA=$(pwd)/data/mar.txt
+
+passed=0
+failed=0
+ok()   { passed=$((passed + 1)); echo "  ok $1"; }
+bad()  { failed=$((failed + 1)); echo "FAIL $1"; }
+check() { what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+finish() {
+    echo "test_mpi: $passed passed, $failed failed"
+    [ "$failed" -eq 0 ] && exit 0
+    exit 1
+}
+
+if [ ! -x "$NMT" ] || [ ! -x "$NMT_MPI" ] || [ ! -x "$DIFF" ] || [ ! -r "$DATA" ]; then
+    bad "setup: need ./nmt, ./nmt-mpi and build-mpi/weights_diff (make test-mpi), run from the repository root"
+    finish
+fi
+if ! command -v mpirun >/dev/null 2>&1; then
+    bad "setup: no mpirun (sh scripts/install-deps.sh --mpi)"
+    finish
+fi
+
+T=$(mktemp -d) || exit 1
+trap 'rm -rf "$T"' EXIT
+trap 'exit 130' INT TERM HUP
+
+# OpenMPI refuses root unless told; CI containers run as root.
+if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+# Two ranks on two cores, over TCP on loopback (not shared memory): the path that
+# separate hosts take. --tag-output marks each line with its rank: [1,R]<stderr>:...
+MPIRUN="mpirun --oversubscribe --mca btl tcp,self --mca btl_tcp_if_include lo --tag-output -np 2"
+if command -v timeout >/dev/null 2>&1; then LIMIT="timeout 120"; else LIMIT=; fi
+
+# field KEY FILE — the number after "KEY": on each step line of FILE.
+field() { grep -v '"event"' "$2" | sed -n "s/.*\"$1\":\([-0-9.eE+]*\).*/\1/p"; }
+last_step() { field step "$1" 2>/dev/null | tail -n 1; }
+# at_step N LOG — waits (up to 60 s) until LOG has a step line >= N.
+at_step() {
+    i=0
+    while [ $i -lt 1200 ]; do
+        s=$(last_step "$2")
+        [ -n "$s" ] && [ "$s" -ge "$1" ] && return 0
+        sleep 0.05
+        i=$((i + 1))
+    done
+    return 1
+}
+# rank_pid R — the process id of rank R of the running job.
+rank_pid() {
+    for p in $(pgrep -f "nmt-mpi train"); do
+        if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then
+            echo "$p"
+            return 0
+        fi
+    done
+    return 1
+}
+# close A B [REL] — the numbers in files A and B (one a line) agree to REL relatively.
+close() {
+    paste "$1" "$2" | awk -v tol="${3:-1e-4}" '
+        { n++; d = $1 - $2; if (d < 0) d = -d; m = $1 < 0 ? -$1 : $1; if (m < 1e-30) m = 1e-30
+          if (d / m > worst) worst = d / m }
+        END { printf "      %d values, worst relative difference %.3g\n", n, worst; exit !(n > 0 && worst <= tol) }'
+}
+
+# 300 pairs spread over the corpus, 270 trained on; no dropout, no sampling, one BLAS
+# thread per process: two ranks then differ from one process only by how the float
+# sums are grouped.
+awk 'NR % 97 == 0' "$DATA" | head -n 300 >"$T/train.tsv"
+cat >"$T/tiny.json" <<EOF
+{
+  "data": {"train": "$T/train.tsv"},
+  "model": {"embed": 32, "hidden": 64},
+  "train": {"batch_size": 16, "epochs": 3, "learning_rate": 0.003, "threads": 1, "log_every": 1,
+            "validate_every": 20, "checkpoint_every": 10, "lr_schedule": "plateau", "patience": 1},
+  "output": {"dir": "$T/one"}
+}
+EOF
+
+# ---------------------------------------------------------------- 1. the same trajectory
+
+$LIMIT "$NMT" train "$T/tiny.json" --quiet 2>"$T/one.err"
+check "one process (nmt): exit 0" [ $? -eq 0 ]
+$LIMIT $MPIRUN "$NMT_MPI" train "$T/tiny.json" --set "output.dir=$T/two" >"$T/two.out" 2>"$T/two.err"
+rc=$?
+check "two ranks (mpirun -np 2 nmt-mpi): exit 0" [ $rc -eq 0 ]
+[ $rc -eq 0 ] || sed 's/^/    | /' "$T/two.err" | tail -n 8
+steps_one=$(field step "$T/one/train.log" | wc -l)
+check "two ranks: as many step lines as one process ($steps_one), each step once" \
+    eval '[ "$steps_one" -gt 40 ] && [ "$(field step "$T/two/train.log" | wc -l)" -eq "$steps_one" ] &&
+          [ "$(field step "$T/two/train.log" | sort -u | wc -l)" -eq "$steps_one" ]'
+field loss "$T/one/train.log" >"$T/loss1"
+field loss "$T/two/train.log" >"$T/loss2"
+check "two ranks: every step's loss within 1e-4 (relative) of one process's" close "$T/loss1" "$T/loss2" 1e-4
+field grad_norm "$T/one/train.log" >"$T/norm1"
+field grad_norm "$T/two/train.log" >"$T/norm2"
+check "two ranks: every step's gradient norm within 1e-3 of one process's" close "$T/norm1" "$T/norm2" 1e-3
+grep '"event":"validation"' "$T/one/train.log" | sed 's/.*"valid_loss":\([0-9.]*\).*/\1/' >"$T/v1"
+grep '"event":"validation"' "$T/two/train.log" | sed 's/.*"valid_loss":\([0-9.]*\).*/\1/' >"$T/v2"
+check "two ranks: the validation losses (rank 0's) within 1e-4 of one process's" close "$T/v1" "$T/v2" 1e-4
+check "two ranks: final weights within 1e-4 of one process's (relative to the largest)" \
+    eval '"$DIFF" "$T/one/model.bin" "$T/two/model.bin" 1e-4 | sed "s/^/      /"'
+check "two ranks: best.bin within 1e-4 too" eval '"$DIFF" "$T/one/best.bin" "$T/two/best.bin" 1e-4 >/dev/null'
+check "two ranks: train.log step lines carry ranks 2 and allreduce_s" \
+    eval 'grep -v "\"event\"" "$T/two/train.log" | grep -q "\"ranks\":2,\"allreduce_s\":[0-9]"'
+check "one process: no allreduce_s in train.log" eval '! grep -q allreduce_s "$T/one/train.log"'
+
+# ---------------------------------------------------------------- 2. rank 0 alone speaks
+
+check "rank 0: its progress lines on stderr" grep -q '^\[1,0\]<stderr>:nmt: step [0-9]' "$T/two.err"
+check "rank 1: not one line on stderr or stdout" \
+    eval '! grep -q "^\[1,1\]" "$T/two.err" && ! grep -q "^\[1,1\]" "$T/two.out"'
+check "rank 0: says it trains over 2 ranks" grep -q 'data-parallel over 2 ranks' "$T/two.err"
+for f in model.bin best.bin checkpoint.bin train.log config.json valid.tsv training.svg; do
+    check "two ranks: wrote $f" test -s "$T/two/$f"
+done
+check "two ranks: no stray files (.tmp) in the run directory" eval '! ls "$T/two" | grep -q tmp'
+
+# ---------------------------------------------------------------- 3. nmt-mpi without mpirun
+
+$LIMIT "$NMT_MPI" train "$T/tiny.json" --quiet --set "output.dir=$T/single" 2>"$T/single.err"
+check "nmt-mpi without mpirun: exit 0" [ $? -eq 0 ]
+check "nmt-mpi without mpirun: the very weights nmt trains" eval '"$DIFF" "$T/one/model.bin" "$T/single/model.bin" 0 >/dev/null'
+strip() { grep -v '"event":"validation"' "$1" | sed 's/"tokens_per_s":[0-9.]*//'; }
+check "nmt-mpi without mpirun: train.log as nmt writes it (bar speed)" \
+    eval 'strip "$T/one/train.log" >"$T/a" && strip "$T/single/train.log" >"$T/b" && cmp -s "$T/a" "$T/b"'
+
+# ---------------------------------------------------------------- 4. stopping and resuming
+
+# A longer run of the same model, to stop part-way.
+sed -e 's/"epochs": 3/"epochs": 100/' -e "s|$T/one|$T/long|" "$T/tiny.json" >"$T/long.json"
+$LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --set train.max_steps=1500 --set "output.dir=$T/whole" \
+    >/dev/null 2>&1
+check "two ranks, uninterrupted 1500 steps: exit 0" [ $? -eq 0 ]
+
+# SIGTERM to mpirun, which forwards it to both ranks. (Open MPI 4.1's mpirun does so
+# odls_base_sigkill_timeout seconds later, 1 by default, and sends SIGKILL as long
+# after that: time enough for this model's checkpoint; docs/distributed.md.)
+$LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --set train.max_steps=1500 --set "output.dir=$T/term" \
+    >"$T/term.out" 2>"$T/term.err" &
+pid=$!
+at_step 20 "$T/term/train.log" && kill -TERM $pid
+wait $pid
+rc=$?
+check "SIGTERM to mpirun: the job ends non-zero (rc $rc)" [ $rc -ne 0 ]
+check "SIGTERM to mpirun: rank 0 says where the checkpoint is" \
+    grep -q '^\[1,0\]<stderr>:nmt: interrupted at step [0-9]*; checkpoint written to' "$T/term.err"
+ck=$(sed -n 's/.*checkpoint written to \([^;]*\);.*/\1/p' "$T/term.err" | head -n 1)
+stopped=$(grep '"event":"interrupted"' "$T/term/train.log" | sed 's/.*"step":\([0-9]*\).*/\1/')
+check "SIGTERM: one interrupted event in train.log, at the checkpoint's step ($stopped)" \
+    eval '[ -n "$stopped" ] && [ "$ck" = "$T/term/checkpoint-$stopped.bin" ]'
+check "SIGTERM: the checkpoint reads (nmt info)" eval '"$NMT" info "$ck" | grep -q "^kind: resumable checkpoint\|checkpoint"'
+check "SIGTERM: no step logged after the stop" [ "$(last_step "$T/term/train.log")" = "$stopped" ]
+$LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --resume --set train.max_steps=1500 --set "output.dir=$T/term" \
+    >/dev/null 2>"$T/resume.err"
+check "two ranks resume their own checkpoint: exit 0" [ $? -eq 0 ]
+check "... and end with the uninterrupted run's weights" \
+    eval '"$DIFF" "$T/whole/model.bin" "$T/term/model.bin" 0 | sed "s/^/      /"'
+check "... and the uninterrupted run's losses, step for step" \
+    eval 'field loss "$T/whole/train.log" >"$T/a" && field loss "$T/term/train.log" >"$T/b" && cmp -s "$T/a" "$T/b"'
+
+# SIGINT to rank 1 alone: both ranks stop after the same step, rank 0 checkpoints.
+$LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --set train.max_steps=1500 --set "output.dir=$T/int" \
+    >/dev/null 2>"$T/int.err" &
+pid=$!
+at_step 25 "$T/int/train.log" && r1=$(rank_pid 1) && kill -INT "$r1"
+wait $pid
+stopped=$(grep '"event":"interrupted"' "$T/int/train.log" | sed 's/.*"step":\([0-9]*\).*"signal":"\([A-Z]*\)".*/\1 \2/')
+check "SIGINT to rank 1 only: rank 0 stopped too, with a checkpoint ($stopped)" \
+    eval '[ -n "$stopped" ] && [ -s "$T/int/checkpoint-${stopped% *}.bin" ] && [ "${stopped#* }" = SIGINT ]'
+$LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --resume --set train.max_steps=1500 --set "output.dir=$T/int" \
+    >/dev/null 2>&1
+check "SIGINT to rank 1: the resumed job ends with the uninterrupted run's weights" \
+    eval '"$DIFF" "$T/whole/model.bin" "$T/int/model.bin" 0 >/dev/null'
+
+# ---------------------------------------------------------------- 5. a rank dies
+
+$LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --set train.max_steps=400 --set "output.dir=$T/kill" \
+    >/dev/null 2>"$T/kill.err" &
+pid=$!
+at_step 45 "$T/kill/train.log" && r1=$(rank_pid 1) && kill -KILL "$r1"
+wait $pid
+rc=$?
+check "rank 1 killed (SIGKILL): the job ends non-zero (rc $rc), not hanging" eval '[ $rc -ne 0 ] && [ $rc -ne 124 ]'
+# Open MPI 4's mpirun ends the survivors itself and says so; an MPI that lets the
+# collective fail instead gets nmt's own message (src/train.c: lost_contact).
+check "rank 1 killed: a message names the dead rank or the lost contact" \
+    eval 'grep -q "rank 1 .*exited on signal 9\|lost contact with the other ranks" "$T/kill.err"'
+newest=$(ls "$T/kill" | sed -n 's/^checkpoint-\([0-9]*\)\.bin$/\1/p' | sort -n | tail -n 1)
+check "rank 1 killed: the newest checkpoint (step $newest) reads (nmt info)" \
+    eval '[ -n "$newest" ] && "$NMT" info "$T/kill/checkpoint-$newest.bin" >/dev/null'
+$LIMIT "$NMT" train "$T/long.json" --resume --set train.max_steps=400 --set "output.dir=$T/kill" >/dev/null 2>"$T/k1.err"
+rc=$?
+check "resuming a 2-rank checkpoint with 1 process under train.deterministic: refused, saying how" \
+    eval '[ $rc -eq 1 ] && grep -q "computed by 2 ranks, this job has 1; resume with mpirun -np" "$T/k1.err"'
+$LIMIT "$NMT" train "$T/long.json" --resume --set train.max_steps=400 --set train.deterministic=false \
+    --set "output.dir=$T/kill" >/dev/null 2>"$T/k2.err"
+rc=$?
+check "nmt train --resume (deterministic false) goes on from it to the end (exit $rc)" \
+    eval '[ $rc -eq 0 ] && grep -q "resuming at step $newest " "$T/k2.err" && [ "$(last_step "$T/kill/train.log")" = 400 ]'
+
+# ---------------------------------------------------------------- 6. errors
+
+$LIMIT $MPIRUN "$NMT_MPI" train "$T/tiny.json" --set "output.dir=$T/two" >/dev/null 2>"$T/err.err"
+check "two ranks in a finished run's directory without --resume: starts over, exit 0" [ $? -eq 0 ]
+printf '{"data": {"train": "%s"}, "output": {"dir": "%s"}}\n' "$T/nowhere.tsv" "$T/none" >"$T/bad.json"
+$LIMIT $MPIRUN "$NMT_MPI" train "$T/bad.json" >/dev/null 2>"$T/bad.err"
+rc=$?
+check "two ranks, a missing data file: exit non-zero, rank 0 names the file" \
+    eval '[ $rc -ne 0 ] && grep -q "^\[1,0\]<stderr>:nmt: .*nowhere.tsv" "$T/bad.err"'
+
+finish
