@@ -120,6 +120,18 @@ check "two ranks: train.log step lines carry ranks 2 and allreduce_s" \
     eval 'grep -v "\"event\"" "$T/two/train.log" | grep -q "\"ranks\":2,\"allreduce_s\":[0-9]"'
 check "one process: no allreduce_s in train.log" eval '! grep -q allreduce_s "$T/one/train.log"'
 
+# Subword units: every rank learns the same merges from the same split, so two ranks
+# still follow one process (and write the merges into model.bin once).
+$LIMIT "$NMT" train "$T/tiny.json" --quiet --set data.tokenizer=bpe --set data.bpe_merges=200 \
+    --set "output.dir=$T/one_bpe" 2>/dev/null
+$LIMIT $MPIRUN "$NMT_MPI" train "$T/tiny.json" --quiet --set data.tokenizer=bpe --set data.bpe_merges=200 \
+    --set "output.dir=$T/two_bpe" >/dev/null 2>&1
+check "two ranks with data.tokenizer bpe: final weights within 1e-4 of one process's" \
+    eval '"$DIFF" "$T/one_bpe/model.bin" "$T/two_bpe/model.bin" 1e-4 >/dev/null'
+check "two ranks with bpe: the same merges in model.bin" \
+    eval '"$NMT" info "$T/one_bpe/model.bin" | grep "^tokenizer:" >"$T/t1" && "$NMT" info "$T/two_bpe/model.bin" | grep "^tokenizer:" >"$T/t2" &&
+          [ -s "$T/t1" ] && cmp -s "$T/t1" "$T/t2" && "$NMT" bpe apply "$T/two_bpe/model.bin" "$T/train.tsv" >/dev/null'
+
 # ---------------------------------------------------------------- 2. rank 0 alone speaks
 
 check "rank 0: its progress lines on stderr" grep -q '^\[1,0\]<stderr>:nmt: step [0-9]' "$T/two.err"
