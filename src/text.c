@@ -23,6 +23,14 @@ int text_is_space(int32_t cp)
     }
 }
 
+/* 1 if cp lies in one of the n inclusive ranges. */
+static int in_blocks(int32_t cp, const int32_t (*blocks)[2], size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (cp >= blocks[i][0] && cp <= blocks[i][1]) return 1;
+    return 0;
+}
+
 /* Chinese and Japanese: no spaces even between sentences or phrases. */
 static int is_cjk(int32_t cp)
 {
@@ -37,9 +45,7 @@ static int is_cjk(int32_t cp)
         {0xFF00, 0xFFEF},   /* half-width and full-width forms */
         {0x20000, 0x323AF}, /* CJK extensions B to H */
     };
-    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++)
-        if (cp >= blocks[i][0] && cp <= blocks[i][1]) return 1;
-    return 0;
+    return in_blocks(cp, blocks, sizeof blocks / sizeof blocks[0]);
 }
 
 /* Southeast Asian scripts: no spaces between words, but spaces between phrases. */
@@ -52,9 +58,7 @@ int text_is_unspaced(int32_t cp)
         {0x1980, 0x19FF},   /* New Tai Lue, Khmer symbols */
         {0x1A20, 0x1AAF},   /* Tai Tham */
     };
-    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++)
-        if (cp >= blocks[i][0] && cp <= blocks[i][1]) return 1;
-    return is_cjk(cp);
+    return in_blocks(cp, blocks, sizeof blocks / sizeof blocks[0]) || is_cjk(cp);
 }
 
 static int is_punct(utf8proc_int32_t cp)
@@ -305,12 +309,6 @@ static utf8proc_int32_t single_char(const char *tok)
     return first;
 }
 
-static int starts_with_mark(const char *tok)
-{
-    utf8proc_int32_t cp;
-    return utf8proc_iterate((const utf8proc_uint8_t *)tok, (utf8proc_ssize_t)strlen(tok), &cp) > 0 && is_mark(cp);
-}
-
 /* The first and last code points of a token (-1 if it is empty or not UTF-8). */
 static utf8proc_int32_t first_char(const char *tok)
 {
@@ -363,12 +361,14 @@ char *text_detokenize(char *const *tokens, int n)
             opens = is_opening(c);
             closes = is_closing(c);
         }
+        /* Chinese and Japanese put no space between their characters. */
+        int unspaced = i > 0 && is_cjk(last_char(tokens[i - 1])) && is_cjk(first_char(tokens[i]));
         /* A token that starts with a combining mark (an orphan mark, after
          * whitespace in the input) always gets its space: glued to an opening token
          * it would combine with that token's marks, and NFC would reorder or compose
          * them when the sentence is read again (found by tests/fuzz/fuzz_tokenize.c). */
-        int unspaced = i > 0 && is_cjk(last_char(tokens[i - 1])) && is_cjk(first_char(tokens[i]));
-        if ((!glue_next && !closes && !unspaced) || (i > 0 && starts_with_mark(tokens[i])))
+        int orphan_mark = i > 0 && is_mark(first_char(tokens[i]));
+        if ((!glue_next && !closes && !unspaced) || orphan_mark)
             out[len++] = ' ';
         size_t tl = strlen(tokens[i]);
         memcpy(out + len, tokens[i], tl);
