@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "modelfile.h" /* defines: ModelFile, modelfile_read */
-#include "segment.h"   /* defines: Segmenter, segmenter_apply, segmenter_join */
+#include "segment.h"   /* defines: Segmenter, segmenter_apply, segmenter_join, segmenter_learn_bpe */
 #include "subword.h"   /* defines: Bpe, bpe_learn, bpe_to_text, bpe_from_text */
 #include "vocab.h"     /* defines: VocabCounter */
 
@@ -68,21 +68,15 @@ int bpe_tool_learn(char *const *inputs, int n_inputs, FILE *out, const BpeToolOp
     void *ctx[2] = {(void *)opt, counter};
     int status = each_line(inputs, n_inputs, count_line, ctx, err);
     if (status == 0) {
-        int n = vocab_counter_size(counter);
-        char **words = xmalloc(sizeof(char *) * (n ? n : 1));
-        long *counts = xmalloc(sizeof(long) * (n ? n : 1));
-        vocab_counter_items(counter, words, counts);
         Bpe b;
-        bpe_learn(&b, words, counts, n, opt->merges);
+        segmenter_learn_bpe(&b, counter, opt->merges);
         char *codes = bpe_to_text(&b);
         if (fputs(codes, out) < 0 || fflush(out) != 0) status = error_set(err, "cannot write: %s", strerror(errno));
         if (b.n < opt->merges)
-            fprintf(stderr, "nmt: learned %d merges of the %d asked for: no pair of symbols occurs twice more\n", b.n,
+            fprintf(stderr, "nmt: learned %d merges of the %d asked for: after them no pair of symbols occurs twice\n", b.n,
                     opt->merges);
         free(codes);
         bpe_free(&b);
-        free(words);
-        free(counts);
     }
     vocab_counter_free(counter);
     return status;

@@ -1,6 +1,7 @@
 /* segment.c — word tokens to the model's units and back; see segment.h. */
 #include "segment.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const names[] = {"word", "bpe", "char"};
@@ -13,6 +14,17 @@ int tokenizer_kind(const char *name)
 }
 
 const char *tokenizer_name(TokenizerKind kind) { return kind >= 0 && kind <= TOKENIZER_CHAR ? names[kind] : "?"; }
+
+void segmenter_learn_bpe(Bpe *b, const VocabCounter *words, int n_merges)
+{
+    int n = vocab_counter_size(words);
+    char **word = xmalloc(sizeof(char *) * (n ? n : 1));
+    long *count = xmalloc(sizeof(long) * (n ? n : 1));
+    vocab_counter_items(words, word, count);
+    bpe_learn(b, word, count, n, n_merges);
+    free(word);
+    free(count);
+}
 
 static void copy_tokens(char *const *tokens, int n, TokenList *out)
 {

@@ -18,7 +18,7 @@
  *
  * Example:
  *   Segmenter s = {.kind = TOKENIZER_BPE};
- *   bpe_learn(&s.src, words, counts, n, 8000);   ... and s.tgt from the target side
+ *   segmenter_learn_bpe(&s.src, source_counts, 8000);   ... and s.tgt from the target side
  *   TokenList pieces, back;
  *   segmenter_apply(&s, SIDE_SOURCE, &words_of_a_sentence, &pieces);
  *   segmenter_join(&s, pieces.tokens, pieces.n, &back);   // the words again
@@ -29,6 +29,7 @@
 
 #include "subword.h" /* defines: Bpe */
 #include "text.h"    /* defines: TokenList */
+#include "vocab.h"   /* defines: VocabCounter */
 
 typedef enum { TOKENIZER_WORD, TOKENIZER_BPE, TOKENIZER_CHAR } TokenizerKind;
 typedef enum { SIDE_SOURCE, SIDE_TARGET } Side;
@@ -44,6 +45,10 @@ typedef struct {
 /* The kind named by data.tokenizer; -1 for an unknown name. */
 int tokenizer_kind(const char *name);
 const char *tokenizer_name(TokenizerKind kind);
+
+/* bpe_learn over every word a counter has counted (with its count): how nmt train
+ * learns a side's merges and nmt bpe learn a file's. */
+void segmenter_learn_bpe(Bpe *b, const VocabCounter *words, int n_merges);
 
 /* The model's units for one sentence's word tokens (a new list; copies for "word"). */
 void segmenter_apply(const Segmenter *s, Side side, const TokenList *words, TokenList *pieces);

@@ -18,8 +18,7 @@
 #include "checkpoint.h" /* defines: checkpoint_save, checkpoint_load_newest, checkpoint_remove_all */
 #include "corpus.h"    /* defines: PairTokens, corpus_* */
 #include "dist.h"      /* defines: dist_rank, dist_size, dist_allreduce_sum, dist_broadcast */
-#include "segment.h"   /* defines: Segmenter, tokenizer_kind */
-#include "subword.h"   /* defines: Bpe, bpe_learn, bpe_to_text, bpe_from_text */
+#include "segment.h"   /* defines: Segmenter, tokenizer_kind, segmenter_learn_bpe */
 #include "modelfile.h" /* defines: ModelFile, modelfile_write */
 #include "plot.h"      /* defines: plot_training */
 #include "progress.h"  /* defines: Progress, progress_* */
@@ -196,19 +195,8 @@ static void keep_bleu_pairs(Run *run, const TsvCorpus *tsv, const PairTokens *pa
 }
 
 /* BPE merges learned from the training split's word counts (data.tokenizer "bpe"), per
- * side or, with data.joint_vocab, from both sides together; deterministic, so a resumed
- * run learns the same ones again. */
-static void learn_merges(Bpe *b, const VocabCounter *c, int n_merges)
-{
-    int n = vocab_counter_size(c);
-    char **words = xmalloc(sizeof(char *) * (n ? n : 1));
-    long *counts = xmalloc(sizeof(long) * (n ? n : 1));
-    vocab_counter_items(c, words, counts);
-    bpe_learn(b, words, counts, n, n_merges);
-    free(words);
-    free(counts);
-}
-
+ * side or, with data.joint_vocab, from both sides together (the same list for both);
+ * deterministic, so a resumed run learns the same ones again. */
 static void learn_segmenter(Run *run, const PairTokens *pairs, const int *idx, int n)
 {
     const Config *cfg = run->cfg;
@@ -219,16 +207,9 @@ static void learn_segmenter(Run *run, const PairTokens *pairs, const int *idx, i
     double t0 = now_seconds();
     VocabCounter *sc = vocab_counter_new(), *tc = s->joint ? sc : vocab_counter_new();
     corpus_count(pairs, idx, n, sc, tc);
-    learn_merges(&s->src, sc, cfg->bpe_merges);
-    if (s->joint) {
-        char *codes = bpe_to_text(&s->src);
-        Error err;
-        bpe_from_text(&s->tgt, codes, strlen(codes), "joint merges", &err);  /* its own output parses */
-        free(codes);
-    } else {
-        learn_merges(&s->tgt, tc, cfg->bpe_merges);
-        vocab_counter_free(tc);
-    }
+    segmenter_learn_bpe(&s->src, sc, cfg->bpe_merges);
+    segmenter_learn_bpe(&s->tgt, tc, cfg->bpe_merges);
+    if (tc != sc) vocab_counter_free(tc);
     vocab_counter_free(sc);
     if (s->joint)
         say(run, "learned %d BPE merges from both sides (%.1f s)", s->src.n, now_seconds() - t0);
