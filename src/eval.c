@@ -7,28 +7,29 @@
 
 #include "bleu.h"      /* defines: BleuStats, ChrfStats */
 #include "corpus.h"    /* defines: PairTokens, corpus_tokenize, corpus_segment, corpus_encode */
-#include "segment.h"   /* defines: segmenter_apply */
+#include "subword.h"   /* defines: subword_continues */
 #include "translate.h" /* defines: translate_lines */
 #include "tsv.h"       /* defines: TsvCorpus */
 
 #define EVAL_BATCH 64
 
-/* Of the words in `words`, how many map to <unk> (have a piece that does), and of
- * their pieces, how many are <unk>; added to the counts. */
-static void count_unknown(const ModelFile *mf, Side side, const TokenList *words, long count[4])
+/* Adds up <unk> coverage over one sentence's model tokens: count[0] words with an
+ * <unk> token, count[1] words, count[2] <unk> tokens, count[3] tokens. A word's
+ * tokens are the pieces up to one that does not continue (subword.h); under "word"
+ * every token is a word. */
+static void count_unknown(const Vocab *v, const TokenList *pieces, long count[4])
 {
-    const Vocab *v = side == SIDE_SOURCE ? &mf->src_vocab : &mf->tgt_vocab;
-    for (int i = 0; i < words->n; i++) {
-        TokenList one = {&words->tokens[i], 1}, pieces;
-        segmenter_apply(&mf->seg, side, &one, &pieces);
-        int unknown = 0;
-        for (int j = 0; j < pieces.n; j++)
-            unknown += vocab_lookup(v, pieces.tokens[j]) == VOCAB_UNK;
-        count[0] += unknown > 0;
-        count[1] += 1;
+    int unknown_in_word = 0;
+    for (int i = 0; i < pieces->n; i++) {
+        int unknown = vocab_lookup(v, pieces->tokens[i]) == VOCAB_UNK;
+        unknown_in_word |= unknown;
         count[2] += unknown;
-        count[3] += pieces.n;
-        token_list_free(&pieces);
+        count[3]++;
+        if (!subword_continues(pieces->tokens[i]) || i == pieces->n - 1) {
+            count[0] += unknown_in_word;
+            count[1]++;
+            unknown_in_word = 0;
+        }
     }
 }
 
@@ -37,16 +38,16 @@ static double reference_loss(ModelFile *mf, const TsvCorpus *tsv, long *tokens, 
 {
     PairTokens pairs;
     corpus_tokenize(tsv, &mf->text, TRANSLATE_MAX_SOURCE, &pairs);
+    corpus_segment(&pairs, &mf->seg);
     long count[2][4] = {{0}};
     for (int i = 0; i < pairs.n; i++) {
-        count_unknown(mf, SIDE_SOURCE, &pairs.src[i], count[0]);
-        count_unknown(mf, SIDE_TARGET, &pairs.tgt[i], count[1]);
+        count_unknown(&mf->src_vocab, &pairs.src[i], count[0]);
+        count_unknown(&mf->tgt_vocab, &pairs.tgt[i], count[1]);
     }
     for (int k = 0; k < 2; k++) {
         res->unk_words[k] = count[k][1] ? (double)count[k][0] / count[k][1] : 0;
         res->unk_tokens[k] = count[k][3] ? (double)count[k][2] / count[k][3] : 0;
     }
-    corpus_segment(&pairs, &mf->seg);
     Example *ex = corpus_encode(&pairs, NULL, pairs.n, &mf->src_vocab, &mf->tgt_vocab);
     RunState rs = {0};
     Batch batch = {0};

@@ -696,6 +696,12 @@ void subword_segment(const Bpe *b, char *const *tokens, int n, TokenList *out)
 /* Joining                                                                    */
 /* ------------------------------------------------------------------------- */
 
+int subword_continues(const char *piece)
+{
+    size_t pl = strlen(piece);
+    return pl >= JOINER_LEN && memcmp(piece + pl - JOINER_LEN, SUBWORD_JOINER, JOINER_LEN) == 0;
+}
+
 void subword_join(char *const *pieces, int n, TokenList *out)
 {
     *out = (TokenList){0};
@@ -704,7 +710,7 @@ void subword_join(char *const *pieces, int n, TokenList *out)
     size_t len = 0, word_cap = 0;
     for (int i = 0; i < n; i++) {
         size_t pl = strlen(pieces[i]);
-        int joins = pl >= JOINER_LEN && memcmp(pieces[i] + pl - JOINER_LEN, SUBWORD_JOINER, JOINER_LEN) == 0;
+        int joins = subword_continues(pieces[i]);
         if (joins)
             pl -= JOINER_LEN;
         if (len + pl + 1 > word_cap) {

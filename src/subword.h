@@ -94,6 +94,9 @@ void subword_segment(const Bpe *b, char *const *tokens, int n, TokenList *out);
  * that do not end in "@@" (every list text_tokenize makes). */
 void subword_join(char *const *pieces, int n, TokenList *out);
 
+/* 1 if the piece ends in "@@": it continues into the next piece, within one word. */
+int subword_continues(const char *piece);
+
 /* Codes text: "#version: 0.2\n" then one "left right\n" line per merge, in order
  * (subword-nmt's layout). Malloc'd. */
 char *bpe_to_text(const Bpe *b);
