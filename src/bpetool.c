@@ -120,29 +120,35 @@ static int load_segmenter(const BpeToolOptions *opt, Segmenter *seg, TextOptions
         seg->kind = TOKENIZER_CHAR;
         return 0;
     }
-    size_t len;
-    unsigned char *data;
-    if (read_whole_file(opt->codes, &data, &len, err)) return -1;
-    int status;
-    if (len >= 8 && !memcmp(data, "NMTMODEL", 8)) {
-        ModelFile mf;
-        status = modelfile_read(opt->codes, &mf, err);
-        if (status == 0 && mf.seg.kind == TOKENIZER_WORD)
-            status = error_set(err, "%s: the model uses word tokens (data.tokenizer \"word\"): there are no "
-                                    "merges to apply", opt->codes);
-        if (status == 0) {
-            /* The side asked for becomes the source side of a segmenter of our own. */
-            seg->kind = mf.seg.kind;
-            seg->src = opt->target ? mf.seg.tgt : mf.seg.src;
-            memset(opt->target ? &mf.seg.tgt : &mf.seg.src, 0, sizeof(Bpe));
-            *text = mf.text;
-        }
-        if (status == 0) modelfile_free(&mf);
-    } else {
+    /* A model file is told by its magic, and then read once, by modelfile_read. */
+    char magic[8] = {0};
+    FILE *f = fopen(opt->codes, "rb");
+    int is_model = f && fread(magic, 1, sizeof magic, f) == sizeof magic && !memcmp(magic, "NMTMODEL", 8);
+    if (f) fclose(f);
+    if (!is_model) {
+        size_t len;
+        unsigned char *data;
+        if (read_whole_file(opt->codes, &data, &len, err)) return -1;
         seg->kind = TOKENIZER_BPE;
-        status = bpe_from_text(&seg->src, (const char *)data, len, opt->codes, err);
+        int status = bpe_from_text(&seg->src, (const char *)data, len, opt->codes, err);
+        free(data);
+        return status;
     }
-    free(data);
+    ModelFile mf;
+    if (modelfile_read(opt->codes, &mf, err)) return -1;
+    int status = 0;
+    if (mf.seg.kind == TOKENIZER_WORD) {
+        status = error_set(err, "%s: the model uses word tokens (data.tokenizer \"word\"): there are no merges to "
+                                "apply", opt->codes);
+    } else {
+        /* The side asked for becomes the source side of a segmenter of our own. */
+        Bpe *side = opt->target ? &mf.seg.tgt : &mf.seg.src;
+        seg->kind = mf.seg.kind;
+        seg->src = *side;
+        *side = (Bpe){0};
+        *text = mf.text;
+    }
+    modelfile_free(&mf);
     return status;
 }
 
