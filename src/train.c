@@ -583,19 +583,12 @@ static void restore_state(Run *run, const TrainState *s)
 
 /* The ranks' weights must stay equal, since rank 0's checkpoint stands for all of them;
  * that rests on every rank getting the same bits from each sum (dist.h). Checked at
- * each checkpoint with a 64-bit FNV-1a hash of the weights (cheap next to writing
- * them), so that a broken assumption ends the job instead of going on unnoticed. */
+ * each checkpoint by the weights' fingerprint (floats_fingerprint, cheap next to
+ * writing them), so that a broken assumption ends the job instead of going unnoticed. */
 static int check_same_weights(const Run *run, Error *err)
 {
     if (run->ranks == 1) return 0;
-    const Model *m = &run->mf.model;
-    uint64_t mine = 0xcbf29ce484222325ull;
-    for (long i = 0; i < m->n_params; i++) {
-        uint32_t w;
-        memcpy(&w, &m->param_mem[i], sizeof w);
-        mine = (mine ^ w) * 0x100000001b3ull;
-    }
-    uint64_t first = mine;
+    uint64_t mine = floats_fingerprint(run->mf.model.param_mem, run->mf.model.n_params), first = mine;
     if (dist_broadcast(&first, sizeof first, err)) return lost_contact(run, run->step, err);
     if (mine != first)
         return error_set(err, "rank %d: its weights differ from rank 0's at step %ld (the sum over the ranks did not "

@@ -218,6 +218,11 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
     return h;
 }
 
+uint64_t floats_fingerprint(const float *x, long n)
+{
+    return fnv1a(0xcbf29ce484222325ull, x, sizeof(float) * (size_t)n);
+}
+
 uint64_t examples_fingerprint(const Example *ex, int n)
 {
     uint64_t h = 0xcbf29ce484222325ull;

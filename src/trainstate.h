@@ -81,4 +81,7 @@ void trainstate_free(TrainState *s);
 /* A 64-bit FNV-1a hash of n examples (each one's lengths and token ids, in order): equal
  * data, tokenised and looked up alike, gives an equal fingerprint. */
 uint64_t examples_fingerprint(const Example *ex, int n);
+/* FNV-1a (64 bit) over n floats' bytes: the weights' fingerprint, which the ranks of a
+ * data-parallel job compare to prove they hold the same model (train.c). */
+uint64_t floats_fingerprint(const float *x, long n);
 #endif
