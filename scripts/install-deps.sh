@@ -11,7 +11,8 @@
 #                                           (a terminal for the progress line), groff (the
 #                                           man page), python3 (parsing JSON output)
 #   sh scripts/install-deps.sh --mpi        also OpenMPI (mpicc, mpirun), for `make mpi`
-#                                           (./nmt-mpi) and `make test-mpi`
+#                                           (./nmt-mpi) and `make test-mpi` (with procps:
+#                                           its pgrep finds the ranks)
 #
 # libclang-rt-dev is the versionless name of the compiler-rt package that matches the
 # default clang (libclang-rt-14-dev on Debian 12); clang itself only recommends it, so
@@ -23,7 +24,7 @@ for arg in "$@"; do
     --fuzz) PACKAGES="$PACKAGES clang libclang-rt-dev" ;;
     --valgrind) PACKAGES="$PACKAGES valgrind" ;;
     --test-tools) PACKAGES="$PACKAGES bsdutils groff-base python3" ;;
-    --mpi) PACKAGES="$PACKAGES libopenmpi-dev openmpi-bin" ;;
+    --mpi) PACKAGES="$PACKAGES libopenmpi-dev openmpi-bin procps" ;;
     *) echo "usage: sh scripts/install-deps.sh [--fuzz] [--valgrind] [--test-tools] [--mpi]" >&2; exit 2 ;;
     esac
 done
