@@ -1,6 +1,5 @@
 #include "plot.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -50,15 +49,6 @@ void plot_axis_label(const PlotAxis *axis, int k, char *buf, size_t cap)
 
 /* ---------------------------------------------------------------- train.log */
 
-/* The number at key, if it is there and finite. */
-static int json_number(const cJSON *obj, const char *key, double *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) return 0;
-    *out = v->valuedouble;
-    return 1;
-}
-
 /* Appends v as element n of *a, doubling the allocation whenever n is a power of two
  * (so the capacity is never stored: it is the next power of two, at least 8). */
 static void push(double **a, int n, double v)
@@ -67,93 +57,56 @@ static void push(double **a, int n, double v)
     (*a)[n] = v;
 }
 
-/* One line: 1 if used or ignored on purpose, 0 if malformed. */
-static int parse_line(TrainLog *log, const char *line)
+/* One line of train.log (trainlog_read's callback): 1 if used or ignored on purpose,
+ * 0 if a step or validation line lacks the numbers drawn. */
+static int add_line(void *ctx, const LogLine *l)
 {
-    cJSON *obj = cJSON_Parse(line);
-    int ok = 0;
-    if (!cJSON_IsObject(obj)) goto done;
-    const cJSON *event = cJSON_GetObjectItemCaseSensitive(obj, "event");
-    double step, loss, bleu;
-    if (!event) {
-        if (!json_number(obj, "step", &step) || !json_number(obj, "loss", &loss)) goto done;
-        push(&log->step, log->n_steps, step);
-        push(&log->loss, log->n_steps, loss);
-        log->n_steps++;
-    } else if (cJSON_IsString(event) && !strcmp(event->valuestring, "validation")) {
-        if (!json_number(obj, "step", &step) || !json_number(obj, "valid_loss", &loss)) goto done;
-        int has_bleu = json_number(obj, "valid_bleu", &bleu);
-        push(&log->valid_step, log->n_valid, step);
-        push(&log->valid_loss, log->n_valid, loss);
-        push(&log->valid_bleu, log->n_valid, has_bleu ? bleu : NAN);
-        log->n_valid++;
-        log->n_bleu += has_bleu;
-    } else if (!cJSON_IsString(event)) {
-        goto done;
+    TrainCurves *c = ctx;
+    if (l->kind == LOG_STEP) {
+        if (!(l->has & log_bit(LF_STEP)) || !(l->has & log_bit(LF_LOSS))) return 0;
+        push(&c->step, c->n_steps, l->v[LF_STEP]);
+        push(&c->loss, c->n_steps, l->v[LF_LOSS]);
+        c->n_steps++;
+    } else if (l->kind == LOG_VALIDATION) {
+        if (!(l->has & log_bit(LF_STEP)) || !(l->has & log_bit(LF_VALID_LOSS))) return 0;
+        int has_bleu = (l->has & log_bit(LF_VALID_BLEU)) != 0;
+        push(&c->valid_step, c->n_valid, l->v[LF_STEP]);
+        push(&c->valid_loss, c->n_valid, l->v[LF_VALID_LOSS]);
+        push(&c->valid_bleu, c->n_valid, has_bleu ? l->v[LF_VALID_BLEU] : NAN);
+        c->n_valid++;
+        c->n_bleu += has_bleu;
     }
-    ok = 1;
-done:
-    cJSON_Delete(obj);
-    return ok;
+    return 1;
 }
 
-int train_log_parse(FILE *f, const char *name, TrainLog *log, Error *err)
+int train_curves_parse(FILE *f, const char *name, TrainCurves *c, Error *err)
 {
-    memset(log, 0, sizeof *log);
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    long number = 0;
-    while ((len = getline(&line, &cap, f)) >= 0) {
-        number++;
-        /* A NUL inside the line would hide the rest from cJSON: malformed. */
-        int blank = 1, has_nul = (size_t)len != strlen(line);
-        for (ssize_t i = 0; i < len && blank; i++)
-            blank = strchr(" \t\r\n", line[i]) != NULL;
-        if (blank && !has_nul) continue;
-        log->n_lines++;
-        if (has_nul || !parse_line(log, line)) {
-            if (!log->n_malformed) log->first_malformed = number;
-            log->n_malformed++;
-        }
-    }
-    free(line);
-    if (ferror(f)) {
-        train_log_free(log);
-        return error_set(err, "%s: read error: %s", name, strerror(errno));
+    memset(c, 0, sizeof *c);
+    if (trainlog_read(f, name, add_line, c, &c->lines, err)) {
+        train_curves_free(c);
+        return -1;
     }
     return 0;
 }
 
-int train_log_read(const char *path, TrainLog *log, Error *err)
+int train_curves_read(const char *path, TrainCurves *c, Error *err)
 {
-    memset(log, 0, sizeof *log);
+    memset(c, 0, sizeof *c);
     FILE *f = fopen(path, "r");
     if (!f) return error_set(err, "%s: cannot read: %s", path, strerror(errno));
-    int status = train_log_parse(f, path, log, err);
+    int status = train_curves_parse(f, path, c, err);
     fclose(f);
     return status;
 }
 
-void train_log_free(TrainLog *log)
+void train_curves_free(TrainCurves *c)
 {
-    free(log->step);
-    free(log->loss);
-    free(log->valid_step);
-    free(log->valid_loss);
-    free(log->valid_bleu);
-    memset(log, 0, sizeof *log);
-}
-
-void train_log_describe_skipped(const TrainLog *log, const char *path, char *buf, size_t cap)
-{
-    if (cap == 0) return;
-    buf[0] = 0;
-    if (log->n_malformed == 1)
-        snprintf(buf, cap, "%s: skipped 1 malformed line (line %ld)", path, log->first_malformed);
-    else if (log->n_malformed > 1)
-        snprintf(buf, cap, "%s: skipped %d malformed lines (the first is line %ld)", path, log->n_malformed,
-                 log->first_malformed);
+    free(c->step);
+    free(c->loss);
+    free(c->valid_step);
+    free(c->valid_loss);
+    free(c->valid_bleu);
+    memset(c, 0, sizeof *c);
 }
 
 /* ---------------------------------------------------------------- the chart */
@@ -228,7 +181,7 @@ static void draw_series(Svg *svg, const Frame *fr, const PlotAxis *a, const doub
     free(py);
 }
 
-void plot_training_svg_to(FILE *f, const TrainLog *log, const char *title)
+void plot_training_svg_to(FILE *f, const TrainCurves *log, const char *title)
 {
     int with_bleu = log->n_bleu > 0;
     Frame fr;
@@ -358,17 +311,17 @@ int plot_training(const char *run_dir, const char *out_path, char *warning, size
     snprintf(log_path, n, "%s/train.log", run_dir);
     snprintf(default_out, n, "%s/training.svg", run_dir);
     if (!out_path) out_path = default_out;
-    TrainLog log;
+    TrainCurves log;
     int status = -1;
-    if (train_log_read(log_path, &log, err)) goto done;
-    train_log_describe_skipped(&log, log_path, warning, cap);
-    if (log.n_lines == 0) {
+    if (train_curves_read(log_path, &log, err)) goto done;
+    trainlog_describe_skipped(&log.lines, log_path, warning, cap);
+    if (log.lines.n_lines == 0) {
         error_set(err, "%s: empty: nothing to plot (has the run logged a step yet?)", log_path);
         goto done;
     }
     if (log.n_steps == 0 && log.n_valid == 0) {
         error_set(err, "%s: no step or validation lines to plot%s", log_path,
-                  log.n_malformed == log.n_lines ? " (every line is malformed)" : "");
+                  log.lines.n_malformed == log.lines.n_lines ? " (every line is malformed)" : "");
         goto done;
     }
     size_t tn = strlen(run_dir) + 32;
@@ -381,7 +334,7 @@ int plot_training(const char *run_dir, const char *out_path, char *warning, size
     }
     free(title);
 done:
-    train_log_free(&log);
+    train_curves_free(&log);
     free(log_path);
     free(default_out);
     return status;

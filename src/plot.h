@@ -1,7 +1,7 @@
 /* plot.h — the training plot: `nmt plot RUN_DIR`, also written by `nmt train` at the
  * end of a run as OUTPUT_DIR/training.svg.
  *
- * Reads RUN_DIR/train.log (one JSON object per line, as train.c writes it) and draws
+ * Reads RUN_DIR/train.log (trainlog.h: one JSON object per line) and draws
  * an SVG line chart against the update step:
  *   - training loss: the step lines {"step":S, "loss":L, ...} (the mean loss per target
  *     token over the log_every updates before S), left axis;
@@ -25,7 +25,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "util.h"   /* defines: Error */
+#include "trainlog.h" /* defines: LogReadStats, trainlog_describe_skipped */
+#include "util.h"     /* defines: Error */
 
 /* ---------------------------------------------------------------- axes */
 
@@ -49,30 +50,29 @@ void plot_axis_label(const PlotAxis *axis, int k, char *buf, size_t cap);
 
 /* ---------------------------------------------------------------- train.log */
 
+/* The curves of a train.log (read through trainlog.h, which defines its lines). */
 typedef struct {
     double *step, *loss;          /* n_steps step lines, in file order */
     int n_steps;
     double *valid_step, *valid_loss, *valid_bleu;   /* n_valid validations; bleu NaN if absent */
     int n_valid, n_bleu;          /* n_bleu: validations that have a BLEU */
-    long n_lines;                 /* lines that are not blank */
-    int n_malformed;              /* lines skipped */
-    long first_malformed;         /* line number (from 1) of the first, 0 if none */
-} TrainLog;
+    LogReadStats lines;           /* lines read and skipped: a line that is not a JSON
+                                     object, or a step / validation line without its
+                                     numbers, is malformed */
+} TrainCurves;
 
 /* Reads a train.log from f; name is used in messages. Never fails on content (bad
  * lines are counted); returns -1 with err only on a read error. */
-int train_log_parse(FILE *f, const char *name, TrainLog *log, Error *err);
+int train_curves_parse(FILE *f, const char *name, TrainCurves *c, Error *err);
 /* Opens and parses path. Returns -1 with err naming path if it cannot be read. */
-int train_log_read(const char *path, TrainLog *log, Error *err);
-void train_log_free(TrainLog *log);
-/* "PATH: skipped N malformed lines (the first is line L)", or "" if none. */
-void train_log_describe_skipped(const TrainLog *log, const char *path, char *buf, size_t cap);
+int train_curves_read(const char *path, TrainCurves *c, Error *err);
+void train_curves_free(TrainCurves *c);
 
 /* ---------------------------------------------------------------- the chart */
 
 /* Draws the chart of log as a complete SVG document on f (not closed). title may be
  * NULL. Needs at least one step line or validation. */
-void plot_training_svg_to(FILE *f, const TrainLog *log, const char *title);
+void plot_training_svg_to(FILE *f, const TrainCurves *log, const char *title);
 
 /* RUN_DIR/train.log -> out_path (NULL: RUN_DIR/training.svg). warning gets the
  * skipped-lines note, or "" (it may be NULL when cap is 0). Returns 0, or -1 with err

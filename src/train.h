@@ -42,6 +42,12 @@
  * stops all of them after the same step. With one rank all of this is the single
  * process, bit for bit. docs/distributed.md has the rest.
  *
+ * Where the parts are: dataset.h prepares the data, train.c's train_step is one update
+ * (batch in, loss and gradients out, then clipping and Adam) and train_loop the loop
+ * around it, validate.h the held-out measures, trainlog.h train.log's lines, resume.h
+ * everything about going on from a checkpoint, ranks.h what the ranks of a job share,
+ * signals.h the stop signals, console.h what is said on stderr.
+ *
  * Validation, every train.validate_every steps and at each epoch end: the plain
  * (unsmoothed) loss per target token on the validation pairs, and corpus BLEU of the
  * greedy translations of up to train.valid_bleu_max of them, computed as `nmt eval`

@@ -573,9 +573,9 @@ static const char sample_log[] =
 static void test_train_log(void)
 {
     FILE *f = fmemopen((void *)sample_log, sizeof sample_log - 1, "r");
-    TrainLog log;
+    TrainCurves log;
     Error err;
-    CHECK(f && train_log_parse(f, "run/train.log", &log, &err) == 0, "train.log: parsed");
+    CHECK(f && train_curves_parse(f, "run/train.log", &log, &err) == 0, "train.log: parsed");
     if (f) fclose(f);
     CHECK(log.n_steps == 3, "train.log: 3 good step lines");
     CHECK(log.n_steps == 3 && log.step[2] == 50 && log.loss[2] == 4.0, "train.log: steps and losses in file order");
@@ -584,10 +584,11 @@ static void test_train_log(void)
           "train.log: a validation without BLEU has NaN there");
     /* Lines 4 (not JSON), 6 (an array), 7 (no loss), 10 (loss not finite), 11 (a
      * validation without valid_loss), 15 (cut off). The blank line 3 is not counted. */
-    CHECK(log.n_malformed == 6 && log.first_malformed == 4, "train.log: 6 malformed lines, the first is line 4");
-    CHECK(log.n_lines == 14, "train.log: 14 non-blank lines");
+    CHECK(log.lines.n_malformed == 6 && log.lines.first_malformed == 4,
+          "train.log: 6 malformed lines, the first is line 4");
+    CHECK(log.lines.n_lines == 14, "train.log: 14 non-blank lines");
     char note[256];
-    train_log_describe_skipped(&log, "run/train.log", note, sizeof note);
+    trainlog_describe_skipped(&log.lines, "run/train.log", note, sizeof note);
     CHECK(!strcmp(note, "run/train.log: skipped 6 malformed lines (the first is line 4)"),
           "train.log: the warning names the file and the first bad line");
 
@@ -612,15 +613,16 @@ static void test_train_log(void)
           "plot: loss ticks 4.0 .. 6.5");
     CHECK(strstr(doc, ">60</text>") && !strstr(doc, ">70</text>"), "plot: the step axis ends at the last step");
     free(doc);
-    train_log_free(&log);
+    train_curves_free(&log);
 
     /* Without BLEU: two curves and no right axis. */
     static const char no_bleu[] = "{\"step\":1,\"loss\":2}\n{\"event\":\"validation\",\"step\":1,\"valid_loss\":3}\n";
     f = fmemopen((void *)no_bleu, sizeof no_bleu - 1, "r");
-    train_log_parse(f, "x", &log, &err);
+    train_curves_parse(f, "x", &log, &err);
     fclose(f);
-    CHECK(log.n_malformed == 0 && log.first_malformed == 0, "train.log: a clean log has nothing skipped");
-    train_log_describe_skipped(&log, "x", note, sizeof note);
+    CHECK(log.lines.n_malformed == 0 && log.lines.first_malformed == 0,
+          "train.log: a clean log has nothing skipped");
+    trainlog_describe_skipped(&log.lines, "x", note, sizeof note);
     CHECK(note[0] == 0, "train.log: no warning for a clean log");
     plot_training_svg_to(mem_open(&m), &log, NULL);
     doc = mem_close(&m);
@@ -630,7 +632,7 @@ static void test_train_log(void)
     CHECK(count(series, "<circle") == 2, "plot: lone points get dots");
     free(series);
     free(doc);
-    train_log_free(&log);
+    train_curves_free(&log);
 }
 
 static void test_plot_files(void)

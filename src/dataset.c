@@ -1,0 +1,275 @@
+#include "dataset.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corpus.h"     /* defines: PairTokens, corpus_* */
+#include "segment.h"    /* defines: Segmenter, tokenizer_kind, segmenter_learn_bpe */
+#include "trainstate.h" /* defines: examples_fingerprint */
+#include "tsv.h"        /* defines: TsvCorpus, tsv_read_pairs */
+
+/* ---------------------------------------------------------------- preparing */
+
+static int read_pairs(const Config *cfg, const ModelFile *mf, const char *path, TsvCorpus *tsv, PairTokens *out,
+                      Console *con, Error *err)
+{
+    if (tsv_read_pairs(path, tsv, err)) return -1;
+    char note[ERROR_LEN];
+    tsv_describe_skipped(tsv, path, note, sizeof note);
+    if (note[0]) console_warn(con, "%s", note);
+    corpus_tokenize(tsv, &mf->text, cfg->max_len, out);
+    if (out->n_too_long || out->n_empty)
+        console_say(con, "%s: dropped %d pairs longer than %d tokens and %d with an empty side", path,
+                    out->n_too_long, cfg->max_len, out->n_empty);
+    if (out->n == 0) {
+        error_set(err, "%s: no usable sentence pairs (%d read)", path, tsv->n);
+        tsv_free(tsv);
+        pair_tokens_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+/* The held-out pairs idx[0..n-1] of `pairs` as they were in the file. */
+static int write_valid_tsv(const char *path, const TsvCorpus *tsv, const PairTokens *pairs, const int *idx, int n,
+                           Error *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return error_set(err, "%s: cannot write: %s", path, strerror(errno));
+    for (int i = 0; i < n; i++) {
+        const TsvPair *p = &tsv->pairs[pairs->index[idx[i]]];
+        fprintf(f, "%s\t%s\n", p->src, p->tgt);
+    }
+    if (fclose(f) != 0) return error_set(err, "%s: write failed: %s", path, strerror(errno));
+    return 0;
+}
+
+/* The validation pairs scored by BLEU: all of them, or train.valid_bleu_max spread
+ * evenly over the set (a validation file may be sorted by length, so not its first
+ * lines). Validation example i came from pair idx[i] of `pairs` (i itself when idx is
+ * NULL). Kept as text, so that BLEU is computed exactly as `nmt eval` computes it on the
+ * same pairs; sorted by length, so that sentences decoded together end at similar steps. */
+static void keep_bleu_pairs(Dataset *ds, const Config *cfg, const TextOptions *text, const TsvCorpus *tsv,
+                            const PairTokens *pairs, const int *idx)
+{
+    int n = cfg->valid_bleu_max < ds->n_valid ? cfg->valid_bleu_max : ds->n_valid;
+    ds->n_bleu = n;
+    if (n == 0) return;
+    int *pick = xmalloc(sizeof(int) * n);
+    for (int i = 0; i < n; i++)
+        pick[i] = (int)((long)i * ds->n_valid / n);
+    sort_by_length(pick, ds->valid, n);
+    ds->bleu_src = xmalloc(sizeof(char *) * n);
+    ds->bleu_ref = xmalloc(sizeof(char *) * n);
+    for (int i = 0; i < n; i++) {
+        const TsvPair *p = &tsv->pairs[pairs->index[idx ? idx[pick[i]] : pick[i]]];
+        ds->bleu_src[i] = xstrdup(p->src);
+        char *ref = text_normalize_line(p->tgt, strlen(p->tgt), text);
+        ds->bleu_ref[i] = ref ? ref : xstrdup("");
+    }
+    free(pick);
+}
+
+/* BPE merges learned from the training split's word counts (data.tokenizer "bpe"), per
+ * side or, with data.joint_vocab, from both sides together (the same list for both);
+ * deterministic, so a resumed run learns the same ones again. */
+static void learn_segmenter(Segmenter *s, const Config *cfg, const PairTokens *pairs, const int *idx, int n,
+                            Console *con)
+{
+    s->kind = (TokenizerKind)tokenizer_kind(cfg->tokenizer);  /* the config has checked the name */
+    s->joint = cfg->joint_vocab;
+    if (s->kind != TOKENIZER_BPE) return;
+    double t0 = now_seconds();
+    VocabCounter *sc = vocab_counter_new(), *tc = s->joint ? sc : vocab_counter_new();
+    corpus_count(pairs, idx, n, sc, tc);
+    segmenter_learn_bpe(&s->src, sc, cfg->bpe_merges);
+    segmenter_learn_bpe(&s->tgt, tc, cfg->bpe_merges);
+    if (tc != sc) vocab_counter_free(tc);
+    vocab_counter_free(sc);
+    if (s->joint)
+        console_say(con, "learned %d BPE merges from both sides (%.1f s)", s->src.n, now_seconds() - t0);
+    else
+        console_say(con, "learned %d source and %d target BPE merges (%.1f s)", s->src.n, s->tgt.n,
+                    now_seconds() - t0);
+}
+
+int dataset_prepare(Dataset *ds, ModelFile *mf, const Config *cfg, const char *valid_tsv, Console *con, Error *err)
+{
+    memset(ds, 0, sizeof *ds);
+    PairTokens pairs, valid_pairs = {0};
+    TsvCorpus tsv, valid_tsv_pairs = {0};
+    if (read_pairs(cfg, mf, cfg->train, &tsv, &pairs, con, err)) return -1;
+    int *train_idx, *valid_idx, n_train, n_valid;
+    if (cfg->valid) {
+        if (read_pairs(cfg, mf, cfg->valid, &valid_tsv_pairs, &valid_pairs, con, err)) {
+            pair_tokens_free(&pairs);
+            tsv_free(&tsv);
+            return -1;
+        }
+        corpus_split(pairs.n, 0.0, (uint64_t)cfg->seed, &train_idx, &n_train, &valid_idx, &n_valid);
+    } else {
+        corpus_split(pairs.n, cfg->valid_fraction, (uint64_t)cfg->seed, &train_idx, &n_train, &valid_idx, &n_valid);
+    }
+    int status = 0;
+    if (n_train == 0)
+        status = error_set(err, "%s: no pairs left for training after the validation split", cfg->train);
+    else if (!cfg->valid && valid_tsv)
+        status = write_valid_tsv(valid_tsv, &tsv, &pairs, valid_idx, n_valid, err);
+    if (status == 0) {
+        learn_segmenter(&mf->seg, cfg, &pairs, train_idx, n_train, con);
+        corpus_segment(&pairs, &mf->seg);
+        corpus_segment(&valid_pairs, &mf->seg);
+        /* data.joint_vocab: both sides counted together, so both vocabularies are the same. */
+        VocabCounter *sc = vocab_counter_new(), *tc = cfg->joint_vocab ? sc : vocab_counter_new();
+        corpus_count(&pairs, train_idx, n_train, sc, tc);
+        vocab_build(&mf->src_vocab, sc, cfg->min_count, cfg->max_vocab);
+        vocab_build(&mf->tgt_vocab, tc, cfg->min_count, cfg->max_vocab);
+        if (tc != sc) vocab_counter_free(tc);
+        vocab_counter_free(sc);
+        ds->train = corpus_encode(&pairs, train_idx, n_train, &mf->src_vocab, &mf->tgt_vocab);
+        ds->n_train = n_train;
+        if (cfg->valid) {
+            ds->valid = corpus_encode(&valid_pairs, NULL, valid_pairs.n, &mf->src_vocab, &mf->tgt_vocab);
+            ds->n_valid = valid_pairs.n;
+            keep_bleu_pairs(ds, cfg, &mf->text, &valid_tsv_pairs, &valid_pairs, NULL);
+        } else {
+            ds->valid = corpus_encode(&pairs, valid_idx, n_valid, &mf->src_vocab, &mf->tgt_vocab);
+            ds->n_valid = n_valid;
+            keep_bleu_pairs(ds, cfg, &mf->text, &tsv, &pairs, valid_idx);
+        }
+        ds->train_fingerprint = examples_fingerprint(ds->train, ds->n_train);
+        ds->valid_fingerprint = examples_fingerprint(ds->valid, ds->n_valid);
+        /* Subword units make sentences longer than data.max_len words: buffers are sized by these. */
+        ds->max_src = ds->max_tgt = 1;
+        for (int i = 0; i < ds->n_train; i++) {
+            if (ds->train[i].src_len > ds->max_src) ds->max_src = ds->train[i].src_len;
+            if (ds->train[i].tgt_len > ds->max_tgt) ds->max_tgt = ds->train[i].tgt_len;
+        }
+    }
+    free(train_idx);
+    free(valid_idx);
+    pair_tokens_free(&pairs);
+    pair_tokens_free(&valid_pairs);
+    tsv_free(&tsv);
+    tsv_free(&valid_tsv_pairs);
+    if (status) return -1;
+    console_say(con, "%d training pairs, %d validation pairs; vocabularies: %d source, %d target %s", ds->n_train,
+                ds->n_valid, mf->src_vocab.size, mf->tgt_vocab.size,
+                mf->seg.kind == TOKENIZER_WORD ? "words" : mf->seg.kind == TOKENIZER_BPE ? "pieces" : "characters");
+    return 0;
+}
+
+void dataset_free(Dataset *ds)
+{
+    examples_free(ds->train, ds->n_train);
+    examples_free(ds->valid, ds->n_valid);
+    for (int i = 0; i < ds->n_bleu; i++) {
+        free(ds->bleu_src[i]);
+        free(ds->bleu_ref[i]);
+    }
+    free(ds->bleu_src);
+    free(ds->bleu_ref);
+    memset(ds, 0, sizeof *ds);
+}
+
+double dataset_unigram_baseline(const Dataset *ds, int tgt_vocab)
+{
+    double *count = xcalloc(tgt_vocab, sizeof(double)), total = tgt_vocab;
+    for (int i = 0; i < ds->n_train; i++) {
+        for (int j = 0; j < ds->train[i].tgt_len; j++)
+            count[ds->train[i].tgt[j]] += 1;
+        count[VOCAB_EOS] += 1;
+        total += ds->train[i].tgt_len + 1;
+    }
+    double nll = 0;
+    long n = 0;
+    for (int i = 0; i < ds->n_valid; i++) {
+        for (int j = 0; j <= ds->valid[i].tgt_len; j++) {
+            int id = j < ds->valid[i].tgt_len ? ds->valid[i].tgt[j] : VOCAB_EOS;
+            nll -= log((count[id] + 1) / total);
+            n++;
+        }
+    }
+    free(count);
+    return n ? nll / n : 0;
+}
+
+void dataset_epoch_order(const Dataset *ds, const Config *cfg, int *order, Rng *rng)
+{
+    if (cfg->bucket) batch_epoch_order(order, ds->train, ds->n_train, cfg->batch_size, rng);
+    else batch_shuffled_order(order, ds->n_train, rng);
+}
+
+/* ---------------------------------------------------------------- export */
+
+static void put_record(FILE *f, const char *name, const int *data, int ndim, const int *dims)
+{
+    int len = (int)strlen(name), dtype = 1;
+    long n = 1;
+    for (int d = 0; d < ndim; d++)
+        n *= dims[d];
+    fwrite(&len, 4, 1, f);
+    fwrite(name, 1, len, f);
+    fwrite(&dtype, 4, 1, f);
+    fwrite(&ndim, 4, 1, f);
+    fwrite(dims, 4, ndim, f);
+    fwrite(data, 4, n, f);
+}
+
+int dataset_export(const Dataset *ds, const Config *cfg, const ModelFile *mf, const char *path, Console *con,
+                   Error *err)
+{
+    int bs = cfg->batch_size, per_epoch = (ds->n_train + bs - 1) / bs;
+    long total = cfg->max_steps > 0 ? cfg->max_steps : (long)per_epoch * cfg->epochs;
+    if (total > (long)per_epoch * cfg->epochs) total = (long)per_epoch * cfg->epochs;
+    int n_test = ds->n_valid < 2000 ? ds->n_valid : 2000;
+    FILE *f = fopen(path, "wb");
+    if (!f) return error_set(err, "%s: cannot write: %s", path, strerror(errno));
+    int count = 3 * (int)total + 3;
+    fwrite("NMTFIX01", 1, 8, f);
+    fwrite(&count, 4, 1, f);
+    int header[4] = {mf->src_vocab.size, mf->tgt_vocab.size, (int)total, n_test}, four = 4;
+    put_record(f, "dims", header, 1, &four);
+    /* The same order training draws: same seed, same calls. */
+    Rng rng;
+    rng_seed(&rng, (uint64_t)cfg->seed + 1);
+    int *order = xmalloc(sizeof(int) * ds->n_train);
+    Batch batch = {0};
+    long k = 0;
+    char name[64];
+    for (int epoch = 1; k < total; epoch++) {
+        dataset_epoch_order(ds, cfg, order, &rng);
+        for (int start = 0; start < ds->n_train && k < total; start += bs, k++) {
+            int n = ds->n_train - start < bs ? ds->n_train - start : bs;
+            batch_fill(&batch, ds->train, order + start, n);
+            int sd[2] = {batch.S, n}, td[2] = {batch.T, n};
+            snprintf(name, sizeof name, "batch.%ld.src", k);
+            put_record(f, name, batch.src, 2, sd);
+            snprintf(name, sizeof name, "batch.%ld.tgt_in", k);
+            put_record(f, name, batch.tgt_in, 2, td);
+            snprintf(name, sizeof name, "batch.%ld.tgt_out", k);
+            put_record(f, name, batch.tgt_out, 2, td);
+        }
+    }
+    free(order);
+    batch_free(&batch);
+    int smax = 1;
+    for (int i = 0; i < n_test; i++)
+        if (ds->valid[i].src_len > smax) smax = ds->valid[i].src_len;
+    int *src = xcalloc((long)(n_test ? n_test : 1) * smax, sizeof(int)), *len = xcalloc(n_test ? n_test : 1, sizeof(int));
+    for (int i = 0; i < n_test; i++) {
+        memcpy(src + (long)i * smax, ds->valid[i].src, sizeof(int) * ds->valid[i].src_len);
+        len[i] = ds->valid[i].src_len;
+    }
+    int ts[2] = {n_test, smax};
+    put_record(f, "test.src", src, 2, ts);
+    put_record(f, "test.len", len, 1, &n_test);
+    free(src);
+    free(len);
+    if (ferror(f) | fclose(f)) return error_set(err, "%s: write failed", path);
+    console_say(con, "wrote %ld batches and %d test sentences to %s", total, n_test, path);
+    return 0;
+}

@@ -1,0 +1,61 @@
+/* resume.h — going on with a run from its checkpoint: which checkpoint, whether it fits
+ * this config, these data and this machine, and the lock that keeps two nmt train out
+ * of one directory.
+ *
+ * A run directory holds at most one live nmt train: a second one (a resume started
+ * while the run is still going) would cut train.log under the first and delete its
+ * checkpoints. resume_lock takes an fcntl lock on OUTPUT_DIR/train.lock, which the
+ * system releases when the process ends, however it ends (SIGKILL included).
+ *
+ * A resumed run must be the run that stopped: the same config apart from the keys that
+ * do not change the updates (resume_free_keys), the same examples (by fingerprint) and
+ * vocabularies, and with train.deterministic the same OpenBLAS kernel, thread count and
+ * number of ranks. Anything else is refused with a message naming both values.
+ */
+#ifndef RESUME_H
+#define RESUME_H
+
+#include <stddef.h>
+
+#include "config.h"    /* defines: Config */
+#include "console.h"   /* defines: Console */
+#include "dataset.h"   /* defines: Dataset */
+#include "modelfile.h" /* defines: ModelFile */
+#include "util.h"      /* defines: Error */
+
+/* Locks dir/train.lock. Sets *fd to the locked file (-1 where the file system offers no
+ * locks: the run goes ahead unguarded); returns -1 with err naming the process if
+ * another one holds the lock. Closing *fd releases it. */
+int resume_lock(const char *dir, int *fd, Error *err);
+
+/* Which checkpoint the run goes on from. With `resume`: the newest checkpoint-STEP.bin of
+ * dir that reads (or checkpoint.bin when none is left) goes into ck and its path into
+ * path (len bytes): returns 1; no checkpoint yet: returns 0 (starting from the
+ * beginning). Without `resume`: a directory holding an unfinished run is refused (so
+ * that forgetting --resume cannot throw hours away), and the checkpoints of a finished
+ * one are deleted: returns 0. -1 with err on a refusal or an unreadable file. */
+int resume_find(const char *dir, int resume, ModelFile *ck, char *path, size_t len, Console *con, Error *err);
+
+/* The config the checkpoint ck (at path) was trained with must be cfg, apart from
+ * resume's free keys; config_name names cfg in messages. */
+int resume_check_config(const ModelFile *ck, const char *path, const Config *cfg, const char *config_name,
+                        Error *err);
+
+/* The data must be what ck was trained on: the same vocabularies (mf's, just built) and
+ * the same examples in the same split (the fingerprints of ds). */
+int resume_check_data(const ModelFile *ck, const char *path, const ModelFile *mf, const Dataset *ds,
+                      const Config *cfg, Error *err);
+
+/* train.deterministic: the resumed run computes on the thread count and kernel the run
+ * started with, since OpenBLAS's sums depend on both, and on as many ranks, since the
+ * shards (and so the order of the gradient sums) depend on that. A thread count can be
+ * set here (*threads is updated, and con told); a rank count is mpirun's, so another one
+ * is refused like another kernel. */
+int resume_check_machine(const TrainState *s, const char *path, const Config *cfg, int ranks, int *threads,
+                         Console *con, Error *err);
+
+/* Moves the checkpoint's model, optimizer, config text, step and epoch into mf (ck keeps
+ * its vocabularies, segmenter and training state). The config text is the one the run
+ * started with, so that model.bin is the uninterrupted run's. */
+void resume_adopt(ModelFile *mf, ModelFile *ck);
+#endif

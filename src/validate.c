@@ -1,0 +1,46 @@
+#include "validate.h"
+
+#include <stdlib.h>
+
+#include "bleu.h"      /* defines: BleuStats, bleu_stats_add, bleu_compute */
+#include "translate.h" /* defines: translate_lines, TranslateOptions */
+
+/* Validation sentences translated together for BLEU, as `nmt eval` does. */
+#define VALID_DECODE_BATCH 64
+
+double validate_loss(Model *m, RunState *rs, Batch *batch, const Dataset *ds, int batch_size)
+{
+    int *order = xmalloc(sizeof(int) * (ds->n_valid ? ds->n_valid : 1));
+    for (int i = 0; i < ds->n_valid; i++)
+        order[i] = i;
+    /* Sorted by length, so that batches carry little padding; the sum does not care. */
+    sort_by_length(order, ds->valid, ds->n_valid);
+    double total = 0;
+    long tokens = 0;
+    for (int start = 0; start < ds->n_valid; start += batch_size) {
+        int n = ds->n_valid - start < batch_size ? ds->n_valid - start : batch_size;
+        batch_fill(batch, ds->valid, order + start, n);
+        runstate_ensure(rs, &m->dims, RUN_TRAIN, n, batch->S, batch->T);
+        rs->label_smoothing = 0;
+        total += model_forward(m, rs, batch, 0);
+        tokens += batch->n_tokens;
+    }
+    free(order);
+    return tokens ? total / tokens : 0;
+}
+
+double validate_bleu(ModelFile *mf, RunState *rs, const Dataset *ds)
+{
+    TranslateOptions topt = {0};  /* greedy, at most 2 x source length + 10 words */
+    BleuStats stats = {0};
+    char *hyp[VALID_DECODE_BATCH];
+    for (int start = 0; start < ds->n_bleu; start += VALID_DECODE_BATCH) {
+        int n = ds->n_bleu - start < VALID_DECODE_BATCH ? ds->n_bleu - start : VALID_DECODE_BATCH;
+        translate_lines(mf, rs, ds->bleu_src + start, n, &topt, hyp, NULL);
+        for (int i = 0; i < n; i++) {
+            bleu_stats_add(&stats, hyp[i], ds->bleu_ref[start + i]);
+            free(hyp[i]);
+        }
+    }
+    return bleu_compute(&stats).score;
+}
