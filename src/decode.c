@@ -6,7 +6,7 @@
 
 #include "fastmath.h" /* defines: expf_fast */
 #include "util.h"     /* defines: xmalloc */
-#include "vocab.h"    /* defines: VOCAB_SOS, VOCAB_EOS */
+#include "vocab.h"    /* defines: VOCAB_UNK, VOCAB_SOS, VOCAB_EOS */
 
 void hypothesis_free(Hypothesis *h)
 {
@@ -74,7 +74,9 @@ typedef struct {
     int beam, word;
 } Candidate;
 
-/* Keeps the n best candidates seen, best first (n is small: 2K). */
+/* Keeps the n best candidates seen, best first (n is small: 2K). One equal to a kept
+ * candidate goes after it: candidates are offered beam by beam (best beam first), word
+ * by word, which is the tie-break decode.h promises. */
 static void keep_best(Candidate *best, int *count, int n, Candidate c)
 {
     if (*count == n && c.score <= best[n - 1].score) return;
