@@ -6,7 +6,7 @@
 
 #include "fastmath.h" /* defines: expf_fast */
 #include "util.h"     /* defines: xmalloc */
-#include "vocab.h"    /* defines: VOCAB_SOS, VOCAB_EOS */
+#include "vocab.h"    /* defines: VOCAB_UNK, VOCAB_SOS, VOCAB_EOS */
 
 void hypothesis_free(Hypothesis *h)
 {
@@ -15,36 +15,45 @@ void hypothesis_free(Hypothesis *h)
     memset(h, 0, sizeof *h);
 }
 
-/* The attention weights of batch row r at step t: the first src_len of its S. */
-static const float *attn_row(const RunState *rs, int t, int r, int R, int S)
+/* Sentence n's source length: its real (mask 1) positions, which come first. */
+static int source_length(const Batch *src, int n)
 {
-    return rs->attn + ((long)t * R + r) * S;
+    int len = 0;
+    for (int t = 0; t < src->S; t++)
+        len += src->mask[(long)t * src->B + n] != 0.0f;
+    return len;
 }
 
-void decode_greedy(Model *m, RunState *rs, const Batch *batch, const int *limit, int want_attn, Hypothesis *out)
+/* ---------------------------------------------------------------- greedy search */
+
+void greedy_search(const Decoder *dec, const Batch *src, const int *limit, int want_attn, Hypothesis *out)
 {
-    int B = batch->B, S = batch->S, V = m->dims.tgt_vocab, max_len = 1;
+    int B = src->B, S = src->S, V = dec->vocab, max_len = 1;
     for (int b = 0; b < B; b++)
         if (limit[b] > max_len) max_len = limit[b];
-    runstate_ensure(rs, &m->dims, RUN_DECODE, B, S, max_len);
-    model_encode(m, rs, batch);
-    int *prev = xmalloc(sizeof(int) * B), *done = xcalloc(B, sizeof(int));
-    for (int b = 0; b < B; b++) {
-        prev[b] = VOCAB_SOS;
-        out[b] = (Hypothesis){.words = xmalloc(sizeof(int) * (limit[b] > 0 ? limit[b] : 1))};
-        done[b] = limit[b] < 1;
-    }
+    dec->start(dec->ctx, src, 1, max_len, want_attn);
+    int *prev = xmalloc(sizeof(int) * B), *done = xcalloc(B, sizeof(int)), *src_len = xmalloc(sizeof(int) * B);
     int remaining = B;
+    for (int b = 0; b < B; b++) {
+        int rows = limit[b] > 0 ? limit[b] : 1;
+        prev[b] = VOCAB_SOS;
+        src_len[b] = source_length(src, b);
+        out[b] = (Hypothesis){.words = xmalloc(sizeof(int) * rows)};
+        /* Room for every step up to the limit: step t writes row t. */
+        if (want_attn) out[b].attn = xmalloc(sizeof(float) * (rows * src_len[b] > 0 ? rows * src_len[b] : 1));
+        done[b] = limit[b] < 1;
+        remaining -= done[b];
+    }
     /* Step t emits word t+1; a sentence without <eos> by its limit is cut there. */
     for (int t = 0; t < max_len && remaining > 0; t++) {
-        model_decoder_input(m, rs, t, prev, B);
-        model_decoder_step(m, rs, batch, t);
-        float *logits = rs->logits; /* (B, V) for this step */
-        model_step_logits(m, rs, t, B, logits);
+        const float *attn = NULL; /* (B, S) */
+        const float *logits = dec->step(dec->ctx, t, prev, &attn); /* (B, V) */
         for (int b = 0; b < B; b++) {
             int best = best_word(logits + (long)b * V, V);
             prev[b] = best;
             if (done[b]) continue;
+            if (want_attn)
+                memcpy(out[b].attn + (long)t * src_len[b], attn + (long)b * S, sizeof(float) * src_len[b]);
             if (best == VOCAB_EOS) out[b].finished = 1;
             else out[b].words[out[b].len++] = best;
             if (out[b].finished || out[b].len >= limit[b]) {
@@ -53,15 +62,9 @@ void decode_greedy(Model *m, RunState *rs, const Batch *batch, const int *limit,
             }
         }
     }
-    if (want_attn)
-        for (int b = 0; b < B; b++) {
-            int rows = out[b].len + out[b].finished, n = rs->src_len[b];
-            out[b].attn = xmalloc(sizeof(float) * (rows * n > 0 ? rows * n : 1));
-            for (int t = 0; t < rows; t++)
-                memcpy(out[b].attn + (long)t * n, attn_row(rs, t, b, B, S), sizeof(float) * n);
-        }
     free(prev);
     free(done);
+    free(src_len);
 }
 
 /* ---------------------------------------------------------------- beam search */
@@ -71,7 +74,9 @@ typedef struct {
     int beam, word;
 } Candidate;
 
-/* Keeps the n best candidates seen, best first (n is small: 2K). */
+/* Keeps the n best candidates seen, best first (n is small: 2K). One equal to a kept
+ * candidate goes after it: candidates are offered beam by beam (best beam first), word
+ * by word, which is the tie-break decode.h promises. */
 static void keep_best(Candidate *best, int *count, int n, Candidate c)
 {
     if (*count == n && c.score <= best[n - 1].score) return;
@@ -128,32 +133,23 @@ static void add_final(Search *q, Hypothesis h)
     q->final[i] = h;
 }
 
-void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, int N, int K, int nbest,
-                 const int *limit, float alpha, int want_attn, Hypothesis *out, int *count)
+void beam_search(const Decoder *dec, const Batch *src, int K, int nbest, const int *limit, float alpha,
+                 int want_attn, Hypothesis *out, int *count)
 {
-    int V = m->dims.tgt_vocab, R = N * K, max_len = 1;
+    int N = src->B, S = src->S, V = dec->vocab, R = N * K, max_len = 1;
     if (nbest < 1) nbest = 1;
     if (nbest > K) nbest = K;
     for (int n = 0; n < N; n++)
         if (limit[n] > max_len) max_len = limit[n];
-    /* Each source K times: all beams of all sentences decode as one batch of N*K rows. */
-    int **srcs = xmalloc(sizeof(int *) * R), *lens = xmalloc(sizeof(int) * R);
-    for (int r = 0; r < R; r++) {
-        srcs[r] = src[r / K];
-        lens[r] = src_len[r / K];
-    }
-    Batch batch = {0};
-    batch_fill_source(&batch, srcs, lens, R);
-    int S = batch.S;
-    runstate_ensure(rs, &m->dims, RUN_DECODE, R, S, max_len);
-    model_encode(m, rs, &batch);
+    /* All beams of all sentences decode as one batch of N*K rows. */
+    dec->start(dec->ctx, src, K, max_len, want_attn);
 
     Search *sr = xcalloc(N, sizeof(Search));
     for (int n = 0; n < N; n++) {
         Search *q = &sr[n];
         q->hist = xcalloc((long)K * max_len, sizeof(int));
         q->next_hist = xcalloc((long)K * max_len, sizeof(int));
-        q->src_len = src_len[n];
+        q->src_len = source_length(src, n);
         if (want_attn) {
             q->ahist = xcalloc((long)K * max_len * q->src_len, sizeof(float));
             q->next_ahist = xcalloc((long)K * max_len * q->src_len, sizeof(float));
@@ -170,9 +166,8 @@ void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, in
     for (int r = 0; r < R; r++)
         prev[r] = VOCAB_SOS;
     for (int t = 0; t < max_len && remaining > 0; t++) {
-        model_decoder_input(m, rs, t, prev, R);
-        model_decoder_step(m, rs, &batch, t);
-        model_step_logits(m, rs, t, R, rs->logits);
+        const float *attn = NULL; /* (R, S) */
+        const float *logits = dec->step(dec->ctx, t, prev, &attn); /* (R, V) */
         for (int r = 0; r < R; r++)
             parent[r] = r;
         for (int n = 0; n < N; n++) {
@@ -181,7 +176,8 @@ void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, in
             long arow = (long)max_len * q->src_len; /* one beam's attention history */
             int n_cand = 0;
             for (int k = 0; k < q->live; k++) {
-                float *row = rs->logits + (long)(n * K + k) * V, maxv = row[0], sum = 0.0f;
+                const float *row = logits + (long)(n * K + k) * V;
+                float maxv = row[0], sum = 0.0f;
 #pragma omp simd reduction(max : maxv)
                 for (int w = 1; w < V; w++)
                     maxv = row[w] > maxv ? row[w] : maxv;
@@ -198,7 +194,7 @@ void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, in
                 const Candidate *cd = &best[c];
                 const int *words = q->hist + (long)cd->beam * max_len;
                 const float *rows = q->ahist ? q->ahist + cd->beam * arow : NULL;
-                const float *now = attn_row(rs, t, n * K + cd->beam, R, S);
+                const float *now = rows ? attn + (long)(n * K + cd->beam) * S : NULL;
                 if (cd->word == VOCAB_EOS) {
                     add_final(q, make_hypothesis(q, words, rows, t, 1, now, cd->score / length_penalty(t + 1, alpha)));
                     continue;
@@ -235,7 +231,7 @@ void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, in
             }
         }
         /* The surviving beams' states, in their new order, feed step t + 1. */
-        model_reorder_state(m, rs, t, parent, R);
+        dec->reorder(dec->ctx, t, parent);
     }
     for (int n = 0; n < N; n++) {
         Search *q = &sr[n];
@@ -256,7 +252,93 @@ void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, in
     free(parent);
     free(next_score);
     free(best);
-    free(srcs);
+}
+
+/* ---------------------------------------------------------------- the recurrent model as a Decoder */
+
+/* The recurrent model behind the Decoder interface: model.h's step-by-step pieces over
+ * a batch of R rows. Its encoder runs per row, so with K > 1 every source is repeated
+ * K times and encoded K times (identical rows; beam search always did so). */
+typedef struct {
+    Model *m;
+    RunState *rs;
+    const Batch *rows;  /* the R rows being decoded: the sources themselves, or repeated */
+    Batch repeated;     /* K > 1: source n as rows n*K .. n*K+K-1 */
+} RnnDecoder;
+
+/* dst = each of src's N sources K times, rows n*K .. n*K+K-1, laid out by
+ * batch_fill_source exactly as it lays out the sentences themselves. */
+static void repeat_sources(Batch *dst, const Batch *src, int K)
+{
+    int N = src->B, S = src->S, R = N * K;
+    int *ids = xmalloc(sizeof(int) * (long)N * S), **rows = xmalloc(sizeof(int *) * R), *lens = xmalloc(sizeof(int) * R);
+    for (int n = 0; n < N; n++) {
+        int len = source_length(src, n);
+        for (int t = 0; t < len; t++)
+            ids[(long)n * S + t] = src->src[(long)t * N + n];
+        for (int k = 0; k < K; k++) {
+            rows[n * K + k] = ids + (long)n * S;
+            lens[n * K + k] = len;
+        }
+    }
+    batch_fill_source(dst, rows, lens, R);
+    free(ids);
+    free(rows);
     free(lens);
+}
+
+static void rnn_start(void *ctx, const Batch *src, int K, int max_steps, int want_attn)
+{
+    RnnDecoder *d = ctx;
+    (void)want_attn; /* the attention weights are part of every step anyway */
+    d->rows = src;
+    if (K > 1) {
+        repeat_sources(&d->repeated, src, K);
+        d->rows = &d->repeated;
+    }
+    runstate_ensure(d->rs, &d->m->dims, RUN_DECODE, d->rows->B, d->rows->S, max_steps);
+    model_encode(d->m, d->rs, d->rows);
+}
+
+static const float *rnn_step(void *ctx, int t, const int *prev, const float **attn)
+{
+    RnnDecoder *d = ctx;
+    int R = d->rows->B;
+    model_decoder_input(d->m, d->rs, t, prev, R);
+    model_decoder_step(d->m, d->rs, d->rows, t);
+    model_step_logits(d->m, d->rs, t, R, d->rs->logits);
+    *attn = d->rs->attn + (long)t * R * d->rows->S; /* (T, R, S): step t's rows */
+    return d->rs->logits;
+}
+
+static void rnn_reorder(void *ctx, int t, const int *parent)
+{
+    RnnDecoder *d = ctx;
+    model_reorder_state(d->m, d->rs, t, parent, d->rows->B);
+}
+
+static Decoder rnn_decoder(RnnDecoder *d)
+{
+    return (Decoder){.ctx = d, .vocab = d->m->dims.tgt_vocab, .start = rnn_start, .step = rnn_step,
+                     .reorder = rnn_reorder};
+}
+
+void decode_greedy(Model *m, RunState *rs, const Batch *batch, const int *limit, int want_attn, Hypothesis *out)
+{
+    RnnDecoder rd = {.m = m, .rs = rs};
+    Decoder dec = rnn_decoder(&rd);
+    greedy_search(&dec, batch, limit, want_attn, out);
+    batch_free(&rd.repeated);
+}
+
+void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, int N, int K, int nbest,
+                 const int *limit, float alpha, int want_attn, Hypothesis *out, int *count)
+{
+    Batch batch = {0};
+    batch_fill_source(&batch, src, src_len, N);
+    RnnDecoder rd = {.m = m, .rs = rs};
+    Decoder dec = rnn_decoder(&rd);
+    beam_search(&dec, &batch, K, nbest, limit, alpha, want_attn, out, count);
+    batch_free(&rd.repeated);
     batch_free(&batch);
 }

@@ -5,6 +5,18 @@
  * instead. Either way a batch of sentences (and all their beams) is decoded together,
  * one matrix product per step for all of them; each sentence stops on its own.
  *
+ * The searches do not know the model: they drive a Decoder, a model seen as R rows
+ * (partial sentences) that each advance by one word per step. The recurrent model is
+ * one implementation (decode_greedy / decode_beam wrap it); another model (a
+ * Transformer with per-layer key/value caches) or a test's hand-written table is
+ * another. A search runs
+ *
+ *     dec->start(dec->ctx, src, K, max_steps, want_attn);      R = src->B * K rows
+ *     for t = 0, 1, ...:
+ *         logits = dec->step(dec->ctx, t, prev, &attn);        prev: (R) words fed
+ *         ... choose each row's next word; beam search also picks which rows survive ...
+ *         dec->reorder(dec->ctx, t, parent);                   beam search only
+ *
  * A result is a Hypothesis: the words, whether it ended with <eos>, its score, and
  * optionally the attention weights of every step (for alignments, heatmaps and
  * <unk> replacement).
@@ -15,34 +27,90 @@
 #include "batch.h" /* defines: Batch */
 #include "model.h" /* defines: Model, RunState */
 
+/* ---------------------------------------------------------------- the decoder interface */
+
+/* What a search needs from a model. ctx is the model's own state (weights, caches,
+ * scratch); the search passes it back unchanged and never frees it.
+ *
+ * start(ctx, src, K, max_steps, want_attn)
+ *     src holds N source sentences (batch_fill_source: src->src and src->mask are (S, N),
+ *     time-major). The search decodes R = N*K rows: row r = n*K + k continues sentence
+ *     n = r / K (greedy: K = 1; beam search: K beams per sentence, so a model may encode
+ *     each source once and share it between its K rows). Encodes the sources and puts
+ *     every row in the decoder's initial state; at most max_steps steps follow. This is
+ *     where a model allocates what the steps need (per batch, never per step). src stays
+ *     valid and unchanged until the search returns.
+ * step(ctx, t, prev, &attn) -> logits
+ *     Step t = 0, 1, ... (in order, t < max_steps): row r is fed the word prev[r] (R ids:
+ *     <sos> at t = 0, then the word the search chose for the row at step t - 1; the rows
+ *     of a sentence that is already done are fed some word and their output ignored) and
+ *     advances one position. Returns the logits (R, V) of the next word, V = vocab,
+ *     unnormalised (the search takes the log-softmax). With want_attn, *attn is set to
+ *     (R, S): row r's attention weights over its source at this step, of which the first
+ *     src_len[r / K] are read (a Transformer reports its cross-attention averaged over
+ *     heads, and layers if it likes); without want_attn *attn may be left NULL. Both
+ *     buffers belong to ctx and are read before the next call.
+ * reorder(ctx, t, parent)
+ *     After step t, the rows that survive: row r's whole state (for a Transformer, its
+ *     key/value cache rows of every layer for steps 0..t) becomes a copy of row
+ *     parent[r]'s as it was before the call (R ids; parent[r] / K == r / K; a row may be
+ *     the parent of several). Beam search calls it after every step; greedy never. */
+typedef struct {
+    void *ctx;
+    int vocab; /* V: the width of a logits row */
+    void (*start)(void *ctx, const Batch *src, int K, int max_steps, int want_attn);
+    const float *(*step)(void *ctx, int t, const int *prev, const float **attn);
+    void (*reorder)(void *ctx, int t, const int *parent);
+} Decoder;
+
+/* ---------------------------------------------------------------- results */
+
 typedef struct {
     int *words;      /* len word ids, <eos> not included */
     int len;
     int finished;    /* 1 if it ended with <eos>, 0 if cut at the word limit */
-    float score;     /* beam: log P(y | x) / lp(|y|) (see decode_beam); greedy: 0 */
+    float score;     /* beam: log P(y | x) / lp(|y|) (see beam_search); greedy: 0 */
     float *attn;     /* when asked for: (len + finished, src_len) attention weights of
                         each step, the last row the step that emitted <eos>; else NULL */
 } Hypothesis;
 
 void hypothesis_free(Hypothesis *h);
 
-/* batch holds B sources (batch_fill_source); sentence b may emit at most limit[b]
- * words. out[b] receives its translation (with attention if want_attn). rs grows as
- * needed (RUN_DECODE mode). */
-void decode_greedy(Model *m, RunState *rs, const Batch *batch, const int *limit, int want_attn, Hypothesis *out);
+/* ---------------------------------------------------------------- the searches */
 
-/* Beam search for N source sentences src[n] (src_len[n] ids) with K beams each; all
+/* Greedy search for the B sentences of src (batch_fill_source); sentence b may emit at
+ * most limit[b] words. Each step takes every row's most likely word (best_word: never
+ * <pad> or <sos>; on a tie the lowest id). out[b] receives its translation (with
+ * attention if want_attn). */
+void greedy_search(const Decoder *dec, const Batch *src, const int *limit, int want_attn, Hypothesis *out);
+
+/* Beam search for the N sentences of src (batch_fill_source) with K beams each; all
  * N*K beams decode together as one batch. Each step extends every live beam by every
  * word (<pad> and <sos> excluded) and keeps a sentence's K best by total
  * log-probability; a beam that emits <eos> is finished. A sentence's search stops when
- * K of its beams have finished or after limit[n] words. Hypotheses are ranked by the
- * length-normalised score
+ * K of its beams have finished or after limit[n] words (limit < 1 counts as 1).
+ * Hypotheses are ranked by the length-normalised score
  *     log P(y | x) / lp(|y|),   lp(n) = ((5 + n) / 6)^alpha   (GNMT; n counts <eos>)
  * (alpha = 0: raw log-probability; alpha = LENGTH_AVERAGE: lp(n) = n, the average
  * log-probability per word). out[n * nbest + i] receives sentence n's i-th best
  * finished hypothesis, count[n] how many there are (1 <= count[n] <= nbest <= K): if
- * fewer than nbest finished, the best live beams cut at the limit make up the rest. */
+ * fewer than nbest finished, the best live beams cut at the limit make up the rest.
+ *
+ * Ties are broken deterministically. Among a step's candidates with equal total
+ * log-probability, the one from the better-ranked live beam comes first, then the
+ * lower word id; the live beams keep that order (beam 0 is the best). Among finished
+ * hypotheses with equal scores, the one that finished first (earlier step, then
+ * earlier candidate) ranks first. */
 #define LENGTH_AVERAGE (-1.0f)
+void beam_search(const Decoder *dec, const Batch *src, int K, int nbest, const int *limit, float alpha,
+                 int want_attn, Hypothesis *out, int *count);
+
+/* ---------------------------------------------------------------- the recurrent model */
+
+/* The searches over the recurrent model (model.h): batch holds B sources
+ * (batch_fill_source); rs grows as needed (RUN_DECODE mode). */
+void decode_greedy(Model *m, RunState *rs, const Batch *batch, const int *limit, int want_attn, Hypothesis *out);
+/* N source sentences src[n] (src_len[n] ids); the other arguments as for beam_search. */
 void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, int N, int K, int nbest,
                  const int *limit, float alpha, int want_attn, Hypothesis *out, int *count);
 #endif
