@@ -15,7 +15,7 @@
 
 #include "blas.h"      /* defines: blas_select_kernel */
 #include "bpetool.h"   /* defines: BpeToolOptions, bpe_tool_learn, bpe_tool_apply, bpe_tool_join */
-#include "config.h"    /* defines: Config, config_load */
+#include "config.h"    /* defines: Config, config_load_keys, config_set, config_check */
 #include "decode.h"    /* defines: LENGTH_AVERAGE */
 #include "dist.h"      /* defines: dist_init, dist_rank, dist_size, dist_finalize, dist_abort */
 #include "eval.h"      /* defines: eval_run, eval_print */
@@ -190,11 +190,11 @@ static int wants_help(int argc, char **argv)
     return 0;
 }
 
-/* The config at path with the --set overrides applied, then checked as a whole. */
-static int load_config(Config *cfg, const char *path, char **sets, int n_sets, Error *err)
+/* The config at path with the --set overrides applied, then checked as a whole. A run
+ * directory's config.json is one nmt recorded (config.h: ConfigOrigin). */
+static int load_config(Config *cfg, const char *path, ConfigOrigin origin, char **sets, int n_sets, Error *err)
 {
-    if (n_sets == 0) return config_load(cfg, path, err);
-    if (config_load_keys(cfg, path, err)) return -1;
+    if (config_load_keys(cfg, path, origin, err)) return -1;
     for (int i = 0; i < n_sets; i++)
         if (config_set(cfg, sets[i], err)) return -1;
     return config_check(cfg, path, err);
@@ -244,7 +244,7 @@ static int cmd_train(int argc, char **argv)
     }
     int rank = dist_rank();
     config_defaults(&cfg);
-    int status = load_config(&cfg, opt.config_path, sets, n_sets, &err);
+    int status = load_config(&cfg, opt.config_path, run_dir ? CONFIG_RECORDED : CONFIG_WRITTEN, sets, n_sets, &err);
     if (status == 0 && run_dir) {
         free(cfg.dir);
         cfg.dir = xstrdup(path);
