@@ -1212,7 +1212,8 @@ fi
 # ---------------------------------------------------------------- 19. keys and options that do not apply
 
 # A config key given where it does not apply is refused (exit 1), naming it, the key
-# that rules it out with its value, and what to do. A run's config.json
+# that rules it out with its value, and what to do; so is an option of nmt bpe apply
+# that does not apply to what CODES is (a usage error, exit 2). A run's config.json
 # leaves such keys out and trains again as it is; a run directory whose config.json
 # lists every key, as nmt 0.1.0 wrote it, still resumes.
 run train "$T/tiny.json" --set model.window=5
@@ -1239,5 +1240,20 @@ check "resume a run directory whose config.json has every key: exit 0" \
 run train "$T/runs/old/config.json" --set "output.dir=$T/runs/old2"
 check "the same config.json given as a person's CONFIG.json: exit 1, naming model.input_feed" \
     eval 'exits 1 && has "$T/err" "model.input_feed applies only to Luong attention kinds (model.attention is \"bahdanau\")"'
+
+run bpe apply "$T/codes" --target "$T/en.txt"
+check "bpe apply CODES --target: usage error (exit 2), --target applies only to a model file" \
+    eval 'exits 2 && has "$T/err" "nmt: bpe apply: --target applies only to a model file ($T/codes is a codes file"'
+run bpe apply --char --target "$T/en.txt"
+check "bpe apply --char --target: usage error (exit 2)" \
+    eval 'exits 2 && has "$T/err" "--target applies only to a model file (--char splits both sides alike)"'
+run bpe apply "$T/runs/bpe/model.bin" --lowercase "$T/bpe_src.txt"
+check "bpe apply MODEL.bin --lowercase: usage error (exit 2), the model brings its own text options" \
+    eval 'exits 2 && has "$T/err" "--lowercase applies only to a codes file or --char"'
+run bpe apply --char "$T/runs/bpe/model.bin" "$T/bpe_src.txt"
+check "bpe apply --char MODEL.bin: usage error (exit 2)" eval 'exits 2 && has "$T/err" "--char takes no MODEL.bin"'
+run bpe apply "$T/runs/bpe/model.bin" --target "$T/bpe_src.txt"
+check "bpe apply MODEL.bin --target: still the target side's merges (exit 0)" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 40 ]'
 
 finish
