@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "modelfile.h" /* defines: ModelFile, modelfile_read */
 #include "segment.h"   /* defines: Segmenter, segmenter_apply, segmenter_join, segmenter_learn_bpe */
@@ -110,6 +111,44 @@ static int apply_line(void *ctx, const char *name, long number, const char *line
     return status;
 }
 
+/* What path holds: 1 a model file (it starts "NMTMODEL"), 0 anything else, -1 nothing
+ * that can be read as a regular file (missing, a directory, a pipe: reading the start
+ * of a pipe would take it from the input). */
+static int file_kind(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    char magic[8] = {0};
+    int is_model = fread(magic, 1, sizeof magic, f) == sizeof magic && !memcmp(magic, "NMTMODEL", 8);
+    fclose(f);
+    return is_model;
+}
+
+int bpe_tool_apply_usage(const BpeToolOptions *opt, char *const *inputs, int n_inputs, Error *err)
+{
+    if (opt->chars) {
+        if (opt->target)
+            return error_set(err, "bpe apply: --target applies only to a model file (--char splits both sides alike): "
+                                  "remove it");
+        if (n_inputs > 0 && strcmp(inputs[0], "-") && file_kind(inputs[0]) == 1)
+            return error_set(err, "bpe apply: --char takes no MODEL.bin (%s is a model file, which brings its own "
+                                  "segmentation): remove --char, or the model", inputs[0]);
+        return 0;
+    }
+    /* A file that cannot be read is left to bpe_tool_apply, which says why. */
+    int kind = file_kind(opt->codes), model = kind == 1;
+    if (kind == 0 && opt->target)
+        return error_set(err, "bpe apply: --target applies only to a model file (%s is a codes file, with the merges "
+                              "of one side): remove it", opt->codes);
+    if (model && (opt->text.lowercase || opt->text.nfkc))
+        return error_set(err, "bpe apply: %s applies only to a codes file or --char (%s is a model file, which "
+                              "brings its own text options): remove it", opt->text.lowercase ? "--lowercase" : "--nfkc",
+                         opt->codes);
+    return 0;
+}
+
 /* The segmenter (and text options) that opt->codes names: a model file's, or a codes
  * file's merges with opt->text. */
 static int load_segmenter(const BpeToolOptions *opt, Segmenter *seg, TextOptions *text, Error *err)
@@ -121,11 +160,7 @@ static int load_segmenter(const BpeToolOptions *opt, Segmenter *seg, TextOptions
         return 0;
     }
     /* A model file is told by its magic, and then read once, by modelfile_read. */
-    char magic[8] = {0};
-    FILE *f = fopen(opt->codes, "rb");
-    int is_model = f && fread(magic, 1, sizeof magic, f) == sizeof magic && !memcmp(magic, "NMTMODEL", 8);
-    if (f) fclose(f);
-    if (!is_model) {
+    if (file_kind(opt->codes) != 1) {
         size_t len;
         unsigned char *data;
         if (read_whole_file(opt->codes, &data, &len, err)) return -1;

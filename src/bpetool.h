@@ -12,7 +12,9 @@
  * spaces, "@@" ending every piece that continues into the next; join undoes that and
  * detokenises. A model file given to apply brings its own merges (the source side's, or
  * the target side's with --target) and its own text options; with --char, apply splits
- * into characters and needs no codes.
+ * into characters and needs no codes. An option that does not apply to what CODES is
+ * (--target with a codes file or --char, --lowercase or --nfkc with a model file) is
+ * refused, as a config key that does not apply is (config.h).
  *
  * Each input is a path or "-" (standard input); none means standard input. Bad input
  * (a missing file, invalid UTF-8, a damaged codes file) is an error naming the file and
@@ -35,6 +37,12 @@ typedef struct {
 } BpeToolOptions;
 
 int bpe_tool_learn(char *const *inputs, int n_inputs, FILE *out, const BpeToolOptions *opt, Error *err);
+/* The options of apply that do not apply to what opt->codes turned out to be: --target
+ * with a codes file or with --char, --lowercase or --nfkc with a model file, --char
+ * with a model file as the first input. Returns 0, or -1 with a message naming the
+ * option and what to do (main.c makes it a usage error). Reads the first bytes of
+ * opt->codes and inputs[0] when they are regular files. */
+int bpe_tool_apply_usage(const BpeToolOptions *opt, char *const *inputs, int n_inputs, Error *err);
 int bpe_tool_apply(char *const *inputs, int n_inputs, FILE *out, const BpeToolOptions *opt, Error *err);
 int bpe_tool_join(char *const *inputs, int n_inputs, FILE *out, Error *err);
 #endif

@@ -81,7 +81,20 @@ static const KeySpec keys[] = {
 };
 #undef K
 #define N_KEYS (int)(sizeof keys / sizeof keys[0])
+_Static_assert(sizeof keys / sizeof keys[0] <= CONFIG_MAX_KEYS, "Config.given has a byte per key");
 static const char *sections[] = {"data", "model", "train", "output"};
+
+/* The row of "section.name", or -1. */
+static int key_index(const char *full)
+{
+    const char *dot = strchr(full, '.');
+    if (!dot) return -1;
+    size_t ls = (size_t)(dot - full);
+    for (int i = 0; i < N_KEYS; i++)
+        if (strlen(keys[i].section) == ls && !strncmp(keys[i].section, full, ls) && !strcmp(keys[i].name, dot + 1))
+            return i;
+    return -1;
+}
 
 void config_defaults(Config *c)
 {
@@ -232,26 +245,8 @@ static void position(const char *text, const char *at, int *line, int *col)
     }
 }
 
-/* The model keys that only make sense together. */
-static int check_model(const Config *c, const char *source, Error *err)
-{
-    int bahdanau = !strcmp(c->attention, "bahdanau");
-    if (c->bidirectional && c->hidden % 2)
-        return error_set(err, "%s: model.hidden must be even for a bidirectional encoder (H/2 units per direction), "
-                              "not %d", source, c->hidden);
-    if (c->input_feed && bahdanau)
-        return error_set(err, "%s: model.input_feed needs a Luong attention kind; model.attention is \"bahdanau\", "
-                              "which already feeds the context to the decoder", source);
-    if (c->scaled && (bahdanau || !strcmp(c->attention, "luong_concat")))
-        return error_set(err, "%s: model.scaled applies to dot-product scores; model.attention \"%s\" is additive",
-                         source, c->attention);
-    if (c->tie_embeddings && c->embed != c->hidden)
-        return error_set(err, "%s: model.tie_embeddings needs model.embed equal to model.hidden (%d vs %d)", source,
-                         c->embed, c->hidden);
-    return 0;
-}
-
-static int parse_keys(Config *c, const char *text, const char *source, Error *err)
+/* Reads text's keys over c; a person's (CONFIG_WRITTEN) are marked as given. */
+static int parse_keys(Config *c, const char *text, const char *source, ConfigOrigin origin, Error *err)
 {
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
@@ -280,16 +275,16 @@ static int parse_keys(Config *c, const char *text, const char *source, Error *er
             goto done;
         }
         for (const cJSON *item = sec->child; item; item = item->next) {
-            const KeySpec *k = NULL;
-            for (int i = 0; i < N_KEYS; i++)
-                if (!strcmp(keys[i].section, sec->string) && !strcmp(keys[i].name, item->string))
-                    k = &keys[i];
-            if (!k) {
+            int i = 0;
+            while (i < N_KEYS && (strcmp(keys[i].section, sec->string) || strcmp(keys[i].name, item->string)))
+                i++;
+            if (i == N_KEYS) {
                 suggest(hint, sizeof hint, sec->string, item->string);
                 error_set(err, "%s: unknown key %s.%s%s", source, sec->string, item->string, hint);
                 goto done;
             }
-            if (set_key(c, k, item, source, err)) goto done;
+            if (set_key(c, &keys[i], item, source, err)) goto done;
+            if (origin == CONFIG_WRITTEN) c->given[i] = CONFIG_GIVEN_FILE;
         }
     }
     status = 0;
@@ -298,29 +293,211 @@ done:
     return status;
 }
 
+/* ---------------------------------------------------------------- the rules */
+
+/* A key's value as text for messages: as config_to_json writes it, strings unquoted. */
+static void value_text(const Config *c, const KeySpec *k, char *out, size_t len)
+{
+    const char *field = (const char *)c + k->offset;
+    switch (k->type) {
+    case KEY_INT: snprintf(out, len, "%d", *(const int *)field); break;
+    case KEY_LONG: snprintf(out, len, "%ld", *(const long *)field); break;
+    case KEY_DOUBLE: {
+        double v = *(const double *)field;
+        for (int digits = 15; digits <= 17; digits++) {
+            snprintf(out, len, "%.*g", digits, v);
+            if (strtod(out, NULL) == v) break;
+        }
+        break;
+    }
+    case KEY_BOOL: snprintf(out, len, "%s", *(const int *)field ? "true" : "false"); break;
+    case KEY_STRING: {
+        const char *v = *(char *const *)field;
+        snprintf(out, len, "%s", v ? v : "(none)");
+        break;
+    }
+    }
+}
+
+/* "model.attention is "bahdanau"" for a rule's message: strings quoted, an unset path
+ * "unset". */
+static void key_is(const Config *c, const char *full, char *out, size_t len)
+{
+    const KeySpec *k = &keys[key_index(full)];
+    char v[128];
+    value_text(c, k, v, sizeof v);
+    if (k->type == KEY_STRING && !*(char *const *)((const char *)c + k->offset)) snprintf(out, len, "%s is unset", full);
+    else if (k->type == KEY_STRING) snprintf(out, len, "%s is \"%s\"", full, v);
+    else snprintf(out, len, "%s is %s", full, v);
+}
+
+void config_model_dims(const Config *c, ModelDims *d)
+{
+    *d = (ModelDims){.embed = c->embed, .hidden = c->hidden, .cell = strcmp(c->cell, "lstm") ? CELL_GRU : CELL_LSTM,
+                     .layers = c->layers, .bidirectional = c->bidirectional,
+                     .attention = attention_kind(c->attention), .input_feed = c->input_feed, .window = c->window,
+                     .scaled = c->scaled, .tie_embeddings = c->tie_embeddings};
+}
+
+/* The rules about the keys outside the model section, as model.h describes the model's
+ * (ModelRule), over a Config. */
+typedef struct {
+    RuleKind kind;
+    const char *key;
+    const char *depends[2];
+    int (*holds)(const Config *c);
+    const char *text, *remedy;
+} ConfigRule;
+
+/* Validation pairs come from data.valid or data.valid_fraction of the training file.
+ * (A fraction of a small file can still round to no pairs; only what the config alone
+ * decides counts here.) */
+static int has_validation(const Config *c) { return c->valid || c->valid_fraction > 0; }
+static int without_valid(const Config *c) { return !c->valid; }
+static int bpe(const Config *c) { return !strcmp(c->tokenizer, "bpe"); }
+static int plateau(const Config *c) { return !strcmp(c->lr_schedule, "plateau"); }
+static int linear_decay(const Config *c) { return !strcmp(c->teacher_forcing_decay, "linear"); }
+static int decays_down(const Config *c) { return !linear_decay(c) || c->teacher_forcing_final <= c->teacher_forcing; }
+static int bleu_measured(const Config *c) { return strcmp(c->best_metric, "bleu") || c->valid_bleu_max > 0; }
+
+#define VALIDATION {"data.valid", "data.valid_fraction"}, has_validation
+#define GIVE_VALIDATION "give data.valid or a data.valid_fraction above 0"
+static const ConfigRule config_rules[] = {
+    {RULE_APPLIES, "data.valid_fraction", {"data.valid"}, without_valid,
+     "data.valid_fraction applies only without data.valid", "remove data.valid"},
+    {RULE_APPLIES, "data.bpe_merges", {"data.tokenizer"}, bpe, "data.bpe_merges applies only to the bpe tokenizer",
+     "set data.tokenizer to \"bpe\""},
+    {RULE_APPLIES, "train.lr_decay", {"train.lr_schedule"}, plateau,
+     "train.lr_decay applies only to the plateau schedule", "set train.lr_schedule to \"plateau\""},
+    {RULE_APPLIES, "train.patience", {"train.lr_schedule"}, plateau,
+     "train.patience applies only to the plateau schedule", "set train.lr_schedule to \"plateau\""},
+    {RULE_APPLIES, "train.validate_every", VALIDATION, "train.validate_every applies only with validation pairs",
+     GIVE_VALIDATION},
+    {RULE_APPLIES, "train.valid_bleu_max", VALIDATION, "train.valid_bleu_max applies only with validation pairs",
+     GIVE_VALIDATION},
+    {RULE_APPLIES, "train.best_metric", VALIDATION, "train.best_metric applies only with validation pairs",
+     GIVE_VALIDATION},
+    {RULE_VALUE, "train.best_metric", {"train.valid_bleu_max"}, bleu_measured,
+     "train.best_metric \"bleu\" needs validation BLEU, which train.valid_bleu_max 0 turns off", NULL},
+    {RULE_APPLIES, "train.early_stop", VALIDATION, "train.early_stop applies only with validation pairs",
+     GIVE_VALIDATION},
+    {RULE_APPLIES, "train.teacher_forcing_final", {"train.teacher_forcing_decay"}, linear_decay,
+     "train.teacher_forcing_final applies only to the linear teacher-forcing decay",
+     "set train.teacher_forcing_decay to \"linear\""},
+    {RULE_VALUE, "train.teacher_forcing_final", {"train.teacher_forcing"}, decays_down,
+     "train.teacher_forcing_final must not exceed train.teacher_forcing: the linear decay lowers it", NULL},
+};
+#undef VALIDATION
+#undef GIVE_VALIDATION
+#define N_CONFIG_RULES (int)(sizeof config_rules / sizeof config_rules[0])
+
+/* One rule of either table evaluated on a config: config_check, config_applies and
+ * config_to_json walk both tables through it, the model's first. */
+typedef struct {
+    RuleKind kind;
+    const char *key;
+    const char *const *depends;
+    int holds, in_use;
+    const char *text, *remedy;
+} Rule;
+
+static int n_rules(void)
+{
+    int n;
+    model_rules(&n);
+    return n + N_CONFIG_RULES;
+}
+
+static Rule rule_at(int i, const Config *c)
+{
+    int n_model;
+    const ModelRule *mr = model_rules(&n_model);
+    if (i < n_model) {
+        const ModelRule *r = &mr[i];
+        ModelDims d;
+        config_model_dims(c, &d);
+        int holds = r->holds(&d);
+        return (Rule){r->kind, r->key, r->depends, holds, !holds && r->in_use && r->in_use(&d), r->text, r->remedy};
+    }
+    const ConfigRule *r = &config_rules[i - n_model];
+    return (Rule){r->kind, r->key, r->depends, r->holds(c), 0, r->text, r->remedy};
+}
+
+int config_given(const Config *c, const char *key)
+{
+    int i = key_index(key);
+    return i < 0 ? -1 : c->given[i] != 0;
+}
+
+int config_applies(const Config *c, const char *key)
+{
+    for (int i = 0; i < n_rules(); i++) {
+        Rule r = rule_at(i, c);
+        if (r.kind == RULE_APPLIES && !r.holds && !strcmp(r.key, key)) return 0;
+    }
+    return 1;
+}
+
+int config_applies_only(int i, const char **key, const char **text)
+{
+    int n_model;
+    const ModelRule *mr = model_rules(&n_model);
+    for (int j = 0; j < n_model; j++)
+        if (mr[j].kind == RULE_APPLIES && i-- == 0) {
+            *key = mr[j].key;
+            *text = mr[j].text;
+            return 1;
+        }
+    for (int j = 0; j < N_CONFIG_RULES; j++)
+        if (config_rules[j].kind == RULE_APPLIES && i-- == 0) {
+            *key = config_rules[j].key;
+            *text = config_rules[j].text;
+            return 1;
+        }
+    return 0;
+}
+
+/* The message of a broken rule: its text, the values that break it, and for a key that
+ * does not apply, what to do. */
+static int rule_error(const Config *c, const Rule *r, const char *source, Error *err)
+{
+    char values[400] = "", one[256];
+    size_t used = 0;
+    const char *shown[3] = {r->kind == RULE_VALUE ? r->key : r->depends[0],
+                            r->kind == RULE_VALUE ? r->depends[0] : r->depends[1],
+                            r->kind == RULE_VALUE ? r->depends[1] : NULL};
+    for (int i = 0; i < 3 && shown[i]; i++) {
+        key_is(c, shown[i], one, sizeof one);
+        used += (size_t)snprintf(values + used, sizeof values - used, "%s%s", i ? ", " : "", one);
+        if (used >= sizeof values) break;
+    }
+    if (r->kind == RULE_VALUE) return error_set(err, "%s: %s (%s)", source, r->text, values);
+    return error_set(err, "%s: %s (%s): remove it, or %s", source, r->text, values, r->remedy);
+}
+
 int config_check(const Config *c, const char *source, Error *err)
 {
-    if (!c->train) {
-        error_set(err, "%s: data.train is required (a TSV file of sentence pairs)", source);
-        return -1;
-    }
-    if (check_model(c, source, err)) return -1;
-    if (!strcmp(c->teacher_forcing_decay, "linear") && c->teacher_forcing_final > c->teacher_forcing) {
-        error_set(err, "%s: train.teacher_forcing_final (%g) must not exceed train.teacher_forcing (%g): the "
-                       "linear decay lowers it", source, c->teacher_forcing_final, c->teacher_forcing);
-        return -1;
-    }
-    if (!strcmp(c->best_metric, "bleu") && c->valid_bleu_max == 0) {
-        error_set(err, "%s: train.best_metric \"bleu\" needs validation BLEU, which train.valid_bleu_max 0 "
-                       "turns off", source);
-        return -1;
+    if (!c->train) return error_set(err, "%s: data.train is required (a TSV file of sentence pairs)", source);
+    for (int i = 0; i < n_rules(); i++) {
+        Rule r = rule_at(i, c);
+        if (r.holds) continue;
+        int given = config_given(c, r.key) > 0 ? c->given[key_index(r.key)] : 0;
+        if (r.kind == RULE_VALUE) return rule_error(c, &r, source, err);
+        if (given) return rule_error(c, &r, given == CONFIG_GIVEN_SET ? "--set" : source, err);
+        /* Not given, but switched on: a recorded config describing no valid model. */
+        if (r.in_use) return rule_error(c, &r, source, err);
     }
     return 0;
 }
 
+int config_parse_keys(Config *c, const char *text, const char *source, ConfigOrigin origin, Error *err)
+{
+    return parse_keys(c, text, source, origin, err);
+}
+
 int config_parse(Config *c, const char *text, const char *source, Error *err)
 {
-    return parse_keys(c, text, source, err) || config_check(c, source, err) ? -1 : 0;
+    return parse_keys(c, text, source, CONFIG_RECORDED, err) || config_check(c, source, err) ? -1 : 0;
 }
 
 /* The file's text (malloc'd), or NULL with err set. */
@@ -364,18 +541,14 @@ static char *read_config_text(const char *path, Error *err)
 
 int config_load(Config *c, const char *path, Error *err)
 {
-    char *text = read_config_text(path, err);
-    if (!text) return -1;
-    int status = config_parse(c, text, path, err);
-    free(text);
-    return status;
+    return config_load_keys(c, path, CONFIG_WRITTEN, err) || config_check(c, path, err) ? -1 : 0;
 }
 
-int config_load_keys(Config *c, const char *path, Error *err)
+int config_load_keys(Config *c, const char *path, ConfigOrigin origin, Error *err)
 {
     char *text = read_config_text(path, err);
     if (!text) return -1;
-    int status = parse_keys(c, text, path, err);
+    int status = parse_keys(c, text, path, origin, err);
     free(text);
     return status;
 }
@@ -392,10 +565,10 @@ int config_set(Config *c, const char *assignment, Error *err)
     section[ls] = 0;
     memcpy(name, dot + 1, ln);
     name[ln] = 0;
-    const KeySpec *k = NULL;
-    for (int i = 0; i < N_KEYS; i++)
-        if (!strcmp(keys[i].section, section) && !strcmp(keys[i].name, name)) k = &keys[i];
-    if (!k) {
+    int i = 0;
+    while (i < N_KEYS && (strcmp(keys[i].section, section) || strcmp(keys[i].name, name)))
+        i++;
+    if (i == N_KEYS) {
         char hint[200];
         suggest(hint, sizeof hint, section, name);
         return error_set(err, "--set: unknown key %s.%s%s", section, name, hint);
@@ -407,8 +580,9 @@ int config_set(Config *c, const char *assignment, Error *err)
         cJSON_Delete(item);
         item = cJSON_CreateString(value);
     }
-    int status = set_key(c, k, item, "--set", err);
+    int status = set_key(c, &keys[i], item, "--set", err);
     cJSON_Delete(item);
+    if (status == 0) c->given[i] = CONFIG_GIVEN_SET;
     return status;
 }
 
@@ -427,14 +601,22 @@ static void add_exact_number(cJSON *obj, const char *name, double v, int is_inte
     cJSON_AddRawToObject(obj, name, buf);
 }
 
+/* "section.name" of a row. */
+static void full_name(const KeySpec *k, char *out, size_t len) { snprintf(out, len, "%s.%s", k->section, k->name); }
+
 char *config_to_json(const Config *c)
 {
     cJSON *root = cJSON_CreateObject();
+    char name[160];
     for (size_t s = 0; s < sizeof sections / sizeof sections[0]; s++) {
         cJSON *sec = cJSON_AddObjectToObject(root, sections[s]);
         for (int i = 0; i < N_KEYS; i++) {
             const KeySpec *k = &keys[i];
             if (strcmp(k->section, sections[s])) continue;
+            /* A key that does not apply is left out: given back to nmt train, it would be
+             * refused. */
+            full_name(k, name, sizeof name);
+            if (!config_applies(c, name)) continue;
             const char *field = (const char *)c + k->offset;
             switch (k->type) {
             case KEY_INT: add_exact_number(sec, k->name, *(const int *)field, 1); break;
@@ -456,30 +638,6 @@ char *config_to_json(const Config *c)
     return out;
 }
 
-/* A key's value as text for messages: as config_to_json writes it, strings unquoted. */
-static void value_text(const Config *c, const KeySpec *k, char *out, size_t len)
-{
-    const char *field = (const char *)c + k->offset;
-    switch (k->type) {
-    case KEY_INT: snprintf(out, len, "%d", *(const int *)field); break;
-    case KEY_LONG: snprintf(out, len, "%ld", *(const long *)field); break;
-    case KEY_DOUBLE: {
-        double v = *(const double *)field;
-        for (int digits = 15; digits <= 17; digits++) {
-            snprintf(out, len, "%.*g", digits, v);
-            if (strtod(out, NULL) == v) break;
-        }
-        break;
-    }
-    case KEY_BOOL: snprintf(out, len, "%s", *(const int *)field ? "true" : "false"); break;
-    case KEY_STRING: {
-        const char *v = *(char *const *)field;
-        snprintf(out, len, "%s", v ? v : "(none)");
-        break;
-    }
-    }
-}
-
 int config_difference(const Config *a, const Config *b, const char *const *skip, char *key, char *a_value,
                       char *b_value, size_t len)
 {
@@ -488,11 +646,13 @@ int config_difference(const Config *a, const Config *b, const char *const *skip,
             const KeySpec *k = &keys[i];
             if (strcmp(k->section, sections[s])) continue;
             char name[160];
-            snprintf(name, sizeof name, "%s.%s", k->section, k->name);
+            full_name(k, name, sizeof name);
             int skipped = 0;
             for (int j = 0; skip && skip[j]; j++)
                 skipped |= !strcmp(skip[j], name);
-            if (skipped) continue;
+            /* A key that applies to neither does nothing in either: a config recorded with
+             * every key (before config_to_json left them out) agrees with one without it. */
+            if (skipped || (!config_applies(a, name) && !config_applies(b, name))) continue;
             /* Compared as text: exact for every type (doubles are written to round-trip). */
             value_text(a, k, a_value, len);
             value_text(b, k, b_value, len);

@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 
 #include "blas.h"      /* defines: blas_select_kernel */
-#include "bpetool.h"   /* defines: BpeToolOptions, bpe_tool_learn, bpe_tool_apply, bpe_tool_join */
-#include "config.h"    /* defines: Config, config_load */
+#include "bpetool.h"   /* defines: BpeToolOptions, bpe_tool_learn, bpe_tool_apply(_usage), bpe_tool_join */
+#include "config.h"    /* defines: Config, config_load_keys, config_set, config_check */
 #include "decode.h"    /* defines: LENGTH_AVERAGE */
 #include "dist.h"      /* defines: dist_init, dist_rank, dist_size, dist_finalize, dist_abort */
 #include "eval.h"      /* defines: eval_run, eval_print */
@@ -145,7 +145,8 @@ static const char *usage_plot =
 
 static const char *usage_bpe =
     "usage: nmt bpe learn [--merges N] [--lowercase] [--nfkc] [-o CODES] [INPUT ...]\n"
-    "       nmt bpe apply CODES|MODEL.bin [--target] [--lowercase] [--nfkc] [-o OUTPUT] [INPUT ...]\n"
+    "       nmt bpe apply CODES [--lowercase] [--nfkc] [-o OUTPUT] [INPUT ...]\n"
+    "       nmt bpe apply MODEL.bin [--target] [-o OUTPUT] [INPUT ...]\n"
     "       nmt bpe apply --char [--lowercase] [--nfkc] [-o OUTPUT] [INPUT ...]\n"
     "       nmt bpe join [-o OUTPUT] [INPUT ...]\n"
     "\n"
@@ -165,7 +166,8 @@ static const char *usage_bpe =
     "\n"
     "  --merges N   merges to learn (1 to 1000000)\n"
     "  --lowercase  Unicode case folding (as data.lowercase), --nfkc  NFKC (as\n"
-    "               data.normalization); a model file brings its own\n"
+    "               data.normalization); a model file brings its own, and refuses them\n"
+    "  --target     a model file's target side (a codes file has one side)\n"
     "  --char       every character its own piece; no CODES\n"
     "  -o FILE      write to FILE instead of standard output\n";
 
@@ -190,11 +192,11 @@ static int wants_help(int argc, char **argv)
     return 0;
 }
 
-/* The config at path with the --set overrides applied, then checked as a whole. */
-static int load_config(Config *cfg, const char *path, char **sets, int n_sets, Error *err)
+/* The config at path with the --set overrides applied, then checked as a whole. A run
+ * directory's config.json is one nmt recorded (config.h: ConfigOrigin). */
+static int load_config(Config *cfg, const char *path, ConfigOrigin origin, char **sets, int n_sets, Error *err)
 {
-    if (n_sets == 0) return config_load(cfg, path, err);
-    if (config_load_keys(cfg, path, err)) return -1;
+    if (config_load_keys(cfg, path, origin, err)) return -1;
     for (int i = 0; i < n_sets; i++)
         if (config_set(cfg, sets[i], err)) return -1;
     return config_check(cfg, path, err);
@@ -244,7 +246,7 @@ static int cmd_train(int argc, char **argv)
     }
     int rank = dist_rank();
     config_defaults(&cfg);
-    int status = load_config(&cfg, opt.config_path, sets, n_sets, &err);
+    int status = load_config(&cfg, opt.config_path, run_dir ? CONFIG_RECORDED : CONFIG_WRITTEN, sets, n_sets, &err);
     if (status == 0 && run_dir) {
         free(cfg.dir);
         cfg.dir = xstrdup(path);
@@ -509,6 +511,7 @@ static int cmd_bpe(int argc, char **argv)
     if (apply && !opt.chars && !opt.codes) return usage_error(usage_bpe, "bpe apply: missing CODES (or --char)%s", "");
     if (n_inputs == 0) inputs[n_inputs++] = "-";
     Error err;
+    if (apply && bpe_tool_apply_usage(&opt, inputs, n_inputs, &err)) return usage_error(usage_bpe, "%s", err.msg);
     FILE *out = stdout;
     if (out_path && !(out = fopen(out_path, "w"))) {
         error_set(&err, "%s: cannot write: %s", out_path, strerror(errno));

@@ -37,17 +37,70 @@ static int is_additive(int kind) { return kind == ATT_BAHDANAU || kind == ATT_LU
 /* The scores s . (W h_j): keys are W h_j, computed once per batch. */
 static int has_att_w(int kind) { return kind == ATT_LUONG_GENERAL || is_local(kind); }
 
+/* ---------------------------------------------------------------- the rules */
+
+static int known_cell(const ModelDims *d) { return d->cell == CELL_GRU || d->cell == CELL_LSTM; }
+static int known_attention(const ModelDims *d) { return d->attention >= 0 && d->attention < ATT_KINDS; }
+/* layers 0 means 1 in a ModelDims (see above); a config and a file say 1 to 8. */
+static int layers_in_range(const ModelDims *d) { return d->layers >= 0 && d->layers <= MAX_LAYERS; }
+static int hidden_splits(const ModelDims *d) { return !d->bidirectional || d->hidden % 2 == 0; }
+static int luong(const ModelDims *d) { return attention_is_luong(d->attention); }
+static int input_feed_on(const ModelDims *d) { return d->input_feed; }
+static int local(const ModelDims *d) { return is_local(d->attention); }
+static int window_fits(const ModelDims *d) { return !is_local(d->attention) || d->window >= 1; }
+static int dot_product(const ModelDims *d) { return !is_additive(d->attention); }
+static int scaled_on(const ModelDims *d) { return d->scaled; }
+static int tie_fits(const ModelDims *d) { return !d->tie_embeddings || d->embed == d->hidden; }
+
+#define STRING(x) #x
+#define NUMBER(x) STRING(x)
+/* The order matters where one rule reads what an earlier one checks: the attention
+ * kind is known before any rule asks which kind it is. */
+static const ModelRule rules[] = {
+    {RULE_VALUE, "model.cell", {NULL}, known_cell, NULL, "model.cell must be gru or lstm", NULL},
+    {RULE_VALUE, "model.attention", {NULL}, known_attention, NULL,
+     "model.attention must be bahdanau, luong_dot, luong_general, luong_concat, local_monotonic or local_predictive",
+     NULL},
+    {RULE_VALUE, "model.layers", {NULL}, layers_in_range, NULL, "model.layers must be from 1 to " NUMBER(MAX_LAYERS),
+     NULL},
+    {RULE_VALUE, "model.hidden", {"model.bidirectional"}, hidden_splits, NULL,
+     "model.hidden must be even for a bidirectional encoder, which has hidden / 2 units per direction", NULL},
+    {RULE_APPLIES, "model.input_feed", {"model.attention"}, luong, input_feed_on,
+     "model.input_feed applies only to Luong attention kinds",
+     "choose luong_dot, luong_general, luong_concat, local_monotonic or local_predictive"},
+    {RULE_APPLIES, "model.window", {"model.attention"}, local, NULL,
+     "model.window applies only to local attention kinds", "choose local_monotonic or local_predictive"},
+    {RULE_VALUE, "model.window", {"model.attention"}, window_fits, NULL,
+     "model.window must be at least 1 for local attention", NULL},
+    {RULE_APPLIES, "model.scaled", {"model.attention"}, dot_product, scaled_on,
+     "model.scaled applies only to dot-product attention kinds",
+     "choose luong_dot, luong_general, local_monotonic or local_predictive"},
+    {RULE_VALUE, "model.tie_embeddings", {"model.embed", "model.hidden"}, tie_fits, NULL,
+     "model.tie_embeddings needs model.embed equal to model.hidden", NULL},
+};
+#undef NUMBER
+#undef STRING
+
+const ModelRule *model_rules(int *n)
+{
+    *n = (int)(sizeof rules / sizeof rules[0]);
+    return rules;
+}
+
+const ModelRule *model_rule_broken(const ModelDims *d)
+{
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        const ModelRule *r = &rules[i];
+        if (r->holds(d)) continue;
+        if (r->kind == RULE_VALUE || (r->in_use && r->in_use(d))) return r;
+    }
+    return NULL;
+}
+
 const char *dims_problem(const ModelDims *d)
 {
-    if (d->cell != CELL_GRU && d->cell != CELL_LSTM) return "unknown cell kind";
-    if (d->layers < 0 || d->layers > MAX_LAYERS) return "layers must be between 1 and 8";
-    if (d->attention < 0 || d->attention >= ATT_KINDS) return "unknown attention kind";
-    if (d->bidirectional && d->hidden % 2) return "a bidirectional encoder needs an even hidden size";
-    if (d->input_feed && !attention_is_luong(d->attention)) return "input feeding needs a Luong attention kind";
-    if (is_local(d->attention) && d->window < 1) return "local attention needs a window of at least 1";
-    if (d->scaled && is_additive(d->attention)) return "scaling applies to dot-product scores only";
-    if (d->tie_embeddings && d->embed != d->hidden) return "tied embeddings need embed equal to hidden";
-    return NULL;
+    const ModelRule *r = model_rule_broken(d);
+    return r ? r->text : NULL;
 }
 
 static int n_layers(const ModelDims *d) { return d->layers > 0 ? d->layers : 1; }

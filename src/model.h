@@ -59,7 +59,40 @@ typedef struct {
 const char *attention_name(int kind);   /* "bahdanau", "luong_dot", ... */
 int attention_kind(const char *name);   /* -1 if unknown */
 int attention_is_luong(int kind);       /* every kind but bahdanau */
-/* The first problem with these dimensions as a sentence, or NULL. */
+
+/* The rules the options must keep, each stated once, in one table (model.c) that a
+ * config and a model file are checked against alike. A rule is about one option (key,
+ * named as a config names it) and the options whose values decide it (depends):
+ *   RULE_VALUE    the option's value must satisfy holds(d):
+ *                 "model.hidden must be even for a bidirectional encoder, ..."
+ *   RULE_APPLIES  the option means something only where holds(d):
+ *                 "model.window applies only to local attention kinds".
+ *                 A config may not give it elsewhere (config_check, which knows which
+ *                 keys a config gave); ModelDims may not have it switched on elsewhere
+ *                 (in_use; NULL for an option that is a size, not a switch).
+ * text starts with the key, so that it reads whole in any message. config.c adds the
+ * values ("(model.attention is "bahdanau")") and the remedy; modelfile.c prints text
+ * for a file's ARCH section. New options (a Transformer's model.heads, its rule that
+ * the heads divide model.embed, the keys that apply only to recurrent models) add
+ * their rows to the same table. */
+typedef enum { RULE_VALUE, RULE_APPLIES } RuleKind;
+typedef struct {
+    RuleKind kind;
+    const char *key;                      /* "model.window" */
+    const char *depends[2];               /* NULL-padded: {"model.attention"} */
+    int (*holds)(const ModelDims *d);
+    int (*in_use)(const ModelDims *d);    /* RULE_APPLIES: the option is switched on */
+    const char *text;                     /* "model.window applies only to local attention kinds" */
+    const char *remedy;                   /* RULE_APPLIES: what to choose for it to apply:
+                                             "choose local_monotonic or local_predictive" */
+} ModelRule;
+
+/* The rules in the order they are checked; *n gets their number. */
+const ModelRule *model_rules(int *n);
+/* The first rule d breaks: a RULE_VALUE that does not hold, or a RULE_APPLIES whose
+ * option is in use where it does not apply. NULL if d is a valid model. */
+const ModelRule *model_rule_broken(const ModelDims *d);
+/* The broken rule's text ("model.hidden must be even ..."), or NULL. */
 const char *dims_problem(const ModelDims *d);
 
 /* The weights of one recurrent layer (one direction), PyTorch's nn.GRU/nn.LSTM layout. */

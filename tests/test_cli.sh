@@ -1208,4 +1208,52 @@ if command -v groff >/dev/null 2>&1; then
         eval '[ -z "$(groff -man -Tutf8 -ww -z docs/nmt.1 2>&1)" ]'
 fi
 
+
+# ---------------------------------------------------------------- 19. keys and options that do not apply
+
+# A config key given where it does not apply is refused (exit 1), naming it, the key
+# that rules it out with its value, and what to do; so is an option of nmt bpe apply
+# that does not apply to what CODES is (a usage error, exit 2). A run's config.json
+# leaves such keys out and trains again as it is; a run directory whose config.json
+# lists every key, as nmt 0.1.0 wrote it, still resumes.
+run train "$T/tiny.json" --set model.window=5
+check "--set model.window=5 with bahdanau: exit 1, one line naming the key, model.attention's value and what to do" \
+    eval 'exits 1 && [ "$(lines "$T/err")" = 1 ] &&
+          has "$T/err" "nmt: --set: model.window applies only to local attention kinds (model.attention is \"bahdanau\"): remove it, or choose local_monotonic or local_predictive"'
+sed 's/"learning_rate": 0.003,/"learning_rate": 0.003, "lr_decay": 0.25,/' "$T/tiny.json" >"$T/decay.json"
+run train "$T/decay.json"
+check "train.lr_decay in the file without the plateau schedule: exit 1, naming the file, the key and the schedule" \
+    eval 'exits 1 && has "$T/err" "nmt: $T/decay.json: train.lr_decay applies only to the plateau schedule (train.lr_schedule is \"constant\")"'
+check "config.json of a run leaves out the keys that do not apply" \
+    eval '! grep -Eq "\"(window|input_feed|scaled|bpe_merges|lr_decay|patience|teacher_forcing_final)\"" "$RUN/config.json" &&
+          grep -q "\"validate_every\"" "$RUN/config.json"'
+run train "$RUN/config.json" --quiet --set train.max_steps=2 --set "output.dir=$T/runs/again"
+check "a run's config.json given back to nmt train as it is: trains (exit 0)" eval 'exits 0 && [ -s "$T/runs/again/model.bin" ]'
+# The run directory as nmt 0.1.0 left it: config.json with every key.
+cp -R "$RUN" "$T/runs/old"
+sed -e 's/^\([[:space:]]*\)"embed":\(.*\)$/&\n\1"window":\t10,\n\1"input_feed":\tfalse,/' \
+    -e 's/^\([[:space:]]*\)"learning_rate":\(.*\)$/&\n\1"lr_decay":\t0.5,\n\1"patience":\t1,/' \
+    "$RUN/config.json" >"$T/runs/old/config.json"
+run train --resume "$T/runs/old"
+check "resume a run directory whose config.json has every key: exit 0" \
+    eval 'grep -q "\"window\"" "$T/runs/old/config.json" && exits 0 && grep -q "finished at step" "$T/err"'
+run train "$T/runs/old/config.json" --set "output.dir=$T/runs/old2"
+check "the same config.json given as a person's CONFIG.json: exit 1, naming model.input_feed" \
+    eval 'exits 1 && has "$T/err" "model.input_feed applies only to Luong attention kinds (model.attention is \"bahdanau\")"'
+
+run bpe apply "$T/codes" --target "$T/en.txt"
+check "bpe apply CODES --target: usage error (exit 2), --target applies only to a model file" \
+    eval 'exits 2 && has "$T/err" "nmt: bpe apply: --target applies only to a model file ($T/codes is a codes file"'
+run bpe apply --char --target "$T/en.txt"
+check "bpe apply --char --target: usage error (exit 2)" \
+    eval 'exits 2 && has "$T/err" "--target applies only to a model file (--char splits both sides alike)"'
+run bpe apply "$T/runs/bpe/model.bin" --lowercase "$T/bpe_src.txt"
+check "bpe apply MODEL.bin --lowercase: usage error (exit 2), the model brings its own text options" \
+    eval 'exits 2 && has "$T/err" "--lowercase applies only to a codes file or --char"'
+run bpe apply --char "$T/runs/bpe/model.bin" "$T/bpe_src.txt"
+check "bpe apply --char MODEL.bin: usage error (exit 2)" eval 'exits 2 && has "$T/err" "--char takes no MODEL.bin"'
+run bpe apply "$T/runs/bpe/model.bin" --target "$T/bpe_src.txt"
+check "bpe apply MODEL.bin --target: still the target side's merges (exit 0)" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 40 ]'
+
 finish

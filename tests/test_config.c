@@ -1,23 +1,29 @@
-/* test_config.c — the JSON training config: defaults, loading, validation messages
- * and the round trip through config_to_json (src/config.c). */
+/* test_config.c — the JSON training config: defaults, loading, validation messages,
+ * the rules of model.c's and config.c's tables (keys that apply only to some setups
+ * among them), and the round trip through config_to_json (src/config.c). */
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "check.h"
-#include "config.h" /* defines: Config, config_defaults, config_parse, config_load, config_to_json */
+#include "config.h" /* defines: Config, config_defaults, config_parse, config_load, config_to_json, ... */
+#include "model.h"  /* defines: ModelDims, ModelRule, model_rules, model_rule_broken, dims_problem */
 
 static int same_str(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
 
+/* Every field, whether it applies or not. */
 static int config_equal(const Config *a, const Config *b)
 {
     return same_str(a->train, b->train) && same_str(a->valid, b->valid) && a->valid_fraction == b->valid_fraction &&
            a->max_len == b->max_len && a->min_count == b->min_count && a->max_vocab == b->max_vocab &&
            a->lowercase == b->lowercase && same_str(a->normalization, b->normalization) &&
            same_str(a->tokenizer, b->tokenizer) && a->bpe_merges == b->bpe_merges && a->joint_vocab == b->joint_vocab &&
-           a->embed == b->embed &&
-           a->hidden == b->hidden && same_str(a->attention, b->attention) && a->batch_size == b->batch_size &&
+           a->embed == b->embed && a->hidden == b->hidden && same_str(a->attention, b->attention) &&
+           same_str(a->cell, b->cell) && a->layers == b->layers && a->bidirectional == b->bidirectional &&
+           a->input_feed == b->input_feed && a->window == b->window && a->scaled == b->scaled &&
+           a->dropout == b->dropout && a->tie_embeddings == b->tie_embeddings && a->batch_size == b->batch_size &&
            a->epochs == b->epochs && a->max_steps == b->max_steps && a->learning_rate == b->learning_rate &&
            a->clip_norm == b->clip_norm && a->seed == b->seed && a->threads == b->threads &&
            a->log_every == b->log_every && a->checkpoint_every == b->checkpoint_every &&
@@ -26,7 +32,36 @@ static int config_equal(const Config *a, const Config *b)
            a->validate_every == b->validate_every && a->valid_bleu_max == b->valid_bleu_max &&
            same_str(a->best_metric, b->best_metric) && a->early_stop == b->early_stop && a->bucket == b->bucket &&
            a->keep_checkpoints == b->keep_checkpoints && a->deterministic == b->deterministic &&
-           a->max_nonfinite == b->max_nonfinite && same_str(a->dir, b->dir);
+           a->max_nonfinite == b->max_nonfinite && a->teacher_forcing == b->teacher_forcing &&
+           same_str(a->teacher_forcing_decay, b->teacher_forcing_decay) &&
+           a->teacher_forcing_final == b->teacher_forcing_final && same_str(a->dir, b->dir);
+}
+
+/* Every key of config.c's table, in its order. */
+static const char *const all_keys[] = {
+    "data.train", "data.valid", "data.valid_fraction", "data.max_len", "data.min_count", "data.max_vocab",
+    "data.lowercase", "data.normalization", "data.tokenizer", "data.bpe_merges", "data.joint_vocab",
+    "model.embed", "model.hidden", "model.attention", "model.cell", "model.layers", "model.bidirectional",
+    "model.input_feed", "model.window", "model.scaled", "model.dropout", "model.tie_embeddings",
+    "train.batch_size", "train.epochs", "train.max_steps", "train.learning_rate", "train.clip_norm", "train.seed",
+    "train.threads", "train.log_every", "train.checkpoint_every", "train.keep_checkpoints", "train.deterministic",
+    "train.max_nonfinite", "train.label_smoothing", "train.lr_schedule", "train.warmup_steps", "train.lr_decay",
+    "train.patience", "train.validate_every", "train.valid_bleu_max", "train.best_metric", "train.early_stop",
+    "train.bucket", "train.teacher_forcing", "train.teacher_forcing_decay", "train.teacher_forcing_final",
+    "output.dir",
+};
+#define N_ALL_KEYS (int)(sizeof all_keys / sizeof all_keys[0])
+
+/* Whether json (config_to_json's output) holds "section.name". */
+static int json_has(const char *json, const char *full)
+{
+    char section[32];
+    const char *dot = strchr(full, '.');
+    snprintf(section, sizeof section, "%.*s", (int)(dot - full), full);
+    cJSON *root = cJSON_Parse(json);
+    int has = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, section), dot + 1) != NULL;
+    cJSON_Delete(root);
+    return has;
 }
 
 /* Parses text over fresh defaults; returns config_parse's status, the message in err. */
@@ -35,6 +70,15 @@ static int parse(Config *c, const char *text, Error *err)
     config_defaults(c);
     strcpy(err->msg, "(no message)");
     return config_parse(c, text, "cfg.json", err);
+}
+
+/* Parses text as a person's config (its keys marked as given) over fresh defaults and
+ * checks it, as nmt train CONFIG.json does. */
+static int written(Config *c, const char *text, Error *err)
+{
+    config_defaults(c);
+    strcpy(err->msg, "(no message)");
+    return config_parse_keys(c, text, "cfg.json", CONFIG_WRITTEN, err) || config_check(c, "cfg.json", err) ? -1 : 0;
 }
 
 /* text must be refused with a message holding every string in want (NULL-ended). */
@@ -88,6 +132,9 @@ static void test_defaults(void)
     config_free(&d);
 }
 
+/* Every key given, some where they do not apply (data.valid_fraction beside data.valid,
+ * lr_decay and patience with inverse_sqrt, window with bahdanau): what a model file's CONF
+ * section held before config_to_json left such keys out. */
 static const char *full_text =
     "{\n"
     "  \"data\": {\"train\": \"data/मराठी.tsv\", \"valid\": \"v.tsv\", \"valid_fraction\": 0.25,\n"
@@ -103,13 +150,58 @@ static const char *full_text =
     "  \"output\": {\"dir\": \"runs/x y\"}\n"
     "}\n";
 
+/* Every key but data.valid (whose presence makes data.valid_fraction inapplicable),
+ * each one where it applies and away from its default. */
+static const char *every_key_text =
+    "{\"data\": {\"train\": \"data/मराठी.tsv\", \"valid_fraction\": 0.25, \"max_len\": 50, \"min_count\": 3,"
+    "          \"max_vocab\": 30000, \"lowercase\": false, \"normalization\": \"nfkc\", \"tokenizer\": \"bpe\","
+    "          \"bpe_merges\": 321, \"joint_vocab\": true},"
+    " \"model\": {\"embed\": 64, \"hidden\": 64, \"attention\": \"local_predictive\", \"cell\": \"lstm\", \"layers\": 2,"
+    "           \"bidirectional\": true, \"input_feed\": true, \"window\": 3, \"scaled\": true, \"dropout\": 0.25,"
+    "           \"tie_embeddings\": true},"
+    " \"train\": {\"batch_size\": 32, \"epochs\": 3, \"max_steps\": 123456789012, \"learning_rate\": 0.0003,"
+    "           \"clip_norm\": 0, \"seed\": 9007199254740991, \"threads\": 0, \"log_every\": 7,"
+    "           \"checkpoint_every\": 0, \"keep_checkpoints\": 0, \"deterministic\": false, \"max_nonfinite\": 1,"
+    "           \"label_smoothing\": 0.1, \"lr_schedule\": \"plateau\", \"warmup_steps\": 4000, \"lr_decay\": 0.25,"
+    "           \"patience\": 3, \"validate_every\": 500, \"valid_bleu_max\": 7, \"best_metric\": \"bleu\","
+    "           \"early_stop\": 5, \"bucket\": false, \"teacher_forcing\": 0.9, \"teacher_forcing_decay\": \"linear\","
+    "           \"teacher_forcing_final\": 0.3},"
+    " \"output\": {\"dir\": \"runs/x y\"}}";
+
+/* OUTPUT_DIR/config.json as nmt 0.1.0 (commit ec0d794) wrote it for a word-level Bahdanau
+ * model with the constant schedule: every key, applicable or not. */
+static const char *recorded_0_1_0 =
+    "{\n\t\"data\":\t{\n\t\t\"train\":\t\"data/mar.txt\",\n\t\t\"valid_fraction\":\t0.1,\n"
+    "\t\t\"max_len\":\t20,\n\t\t\"min_count\":\t1,\n\t\t\"max_vocab\":\t0,\n\t\t\"lowercase\":\ttrue,\n"
+    "\t\t\"normalization\":\t\"nfc\",\n\t\t\"tokenizer\":\t\"word\",\n\t\t\"bpe_merges\":\t8000,\n"
+    "\t\t\"joint_vocab\":\tfalse\n\t},\n\t\"model\":\t{\n\t\t\"embed\":\t16,\n\t\t\"hidden\":\t32,\n"
+    "\t\t\"attention\":\t\"bahdanau\",\n\t\t\"cell\":\t\"gru\",\n\t\t\"layers\":\t1,\n"
+    "\t\t\"bidirectional\":\tfalse,\n\t\t\"input_feed\":\tfalse,\n\t\t\"window\":\t10,\n"
+    "\t\t\"scaled\":\tfalse,\n\t\t\"dropout\":\t0,\n\t\t\"tie_embeddings\":\tfalse\n\t},\n"
+    "\t\"train\":\t{\n\t\t\"batch_size\":\t16,\n\t\t\"epochs\":\t2,\n\t\t\"max_steps\":\t0,\n"
+    "\t\t\"learning_rate\":\t0.003,\n\t\t\"clip_norm\":\t5,\n\t\t\"seed\":\t1,\n\t\t\"threads\":\t1,\n"
+    "\t\t\"log_every\":\t10,\n\t\t\"checkpoint_every\":\t5,\n\t\t\"keep_checkpoints\":\t0,\n"
+    "\t\t\"deterministic\":\ttrue,\n\t\t\"max_nonfinite\":\t10,\n\t\t\"label_smoothing\":\t0,\n"
+    "\t\t\"lr_schedule\":\t\"constant\",\n\t\t\"warmup_steps\":\t0,\n\t\t\"lr_decay\":\t0.5,\n"
+    "\t\t\"patience\":\t1,\n\t\t\"validate_every\":\t0,\n\t\t\"valid_bleu_max\":\t5,\n"
+    "\t\t\"best_metric\":\t\"loss\",\n\t\t\"early_stop\":\t0,\n\t\t\"bucket\":\ttrue,\n"
+    "\t\t\"teacher_forcing\":\t1,\n\t\t\"teacher_forcing_decay\":\t\"none\",\n"
+    "\t\t\"teacher_forcing_final\":\t0.5\n\t},\n\t\"output\":\t{\n\t\t\"dir\":\t\"runs/old\"\n\t}\n"
+    "}";
+
 static void test_full(void)
 {
     Config c;
     Error err;
     int rc = parse(&c, full_text, &err);
-    CHECK(rc == 0, "full config parses");
+    CHECK(rc == 0, "full config parses as a recorded config (config_parse)");
     if (rc) fprintf(stderr, "  %s\n", err.msg);
+    for (int i = 0; i < N_ALL_KEYS; i++)
+        if (config_given(&c, all_keys[i]) != 0) {
+            CHECK(0, "a recorded config marks no key as given");
+            fprintf(stderr, "  %s\n", all_keys[i]);
+            break;
+        }
     CHECK(!strcmp(c.train, "data/मराठी.tsv") && !strcmp(c.valid, "v.tsv") && c.valid_fraction == 0.25,
           "data files and fraction");
     CHECK(c.max_len == 50 && c.min_count == 3 && c.max_vocab == 30000 && c.lowercase == 0 &&
@@ -125,6 +217,41 @@ static void test_full(void)
     CHECK(c.keep_checkpoints == 0 && c.deterministic == 0 && c.max_nonfinite == 1,
           "keep_checkpoints 0 (all), deterministic false, max_nonfinite 1");
     CHECK(!strcmp(c.dir, "runs/x y"), "output.dir");
+    config_free(&c);
+    /* The same text from a person: its first key that does not apply is refused. */
+    CHECK(written(&c, full_text, &err) == -1 && strstr(err.msg, "data.valid_fraction applies only without data.valid"),
+          "full config as a person's: refused at data.valid_fraction");
+    config_free(&c);
+
+    /* Every key where it applies: a person's config, each key marked as given. */
+    rc = written(&c, every_key_text, &err);
+    CHECK(rc == 0, "every key, each where it applies: a person's config is accepted");
+    if (rc) fprintf(stderr, "  %s\n", err.msg);
+    int marked = 1;
+    for (int i = 0; i < N_ALL_KEYS; i++)
+        marked &= config_given(&c, all_keys[i]) == (strcmp(all_keys[i], "data.valid") != 0);
+    CHECK(marked, "every key it gives is marked as given, and only those");
+    CHECK(!strcmp(c.attention, "local_predictive") && c.window == 3 && c.input_feed && c.scaled &&
+          !strcmp(c.lr_schedule, "plateau") && c.lr_decay == 0.25 && c.patience == 3 &&
+          !strcmp(c.teacher_forcing_decay, "linear") && c.teacher_forcing_final == 0.3 && c.bpe_merges == 321,
+          "the keys that apply only to some setups, read");
+    config_free(&c);
+
+    /* A config as nmt 0.1.0 recorded it (every key): parses, and agrees with the config
+     * a person would write for it, which gives no key that does not apply. */
+    rc = parse(&c, recorded_0_1_0, &err);
+    CHECK(rc == 0, "a config recorded by nmt 0.1.0, with every key, parses");
+    if (rc) fprintf(stderr, "  %s\n", err.msg);
+    Config now;
+    rc = written(&now, "{\"data\": {\"train\": \"data/mar.txt\"}, \"model\": {\"embed\": 16, \"hidden\": 32},"
+                       " \"train\": {\"batch_size\": 16, \"epochs\": 2, \"learning_rate\": 0.003, \"threads\": 1,"
+                       " \"log_every\": 10, \"checkpoint_every\": 5, \"keep_checkpoints\": 0, \"valid_bleu_max\": 5},"
+                       " \"output\": {\"dir\": \"runs/old\"}}", &err);
+    char key[64], va[64], vb[64];
+    CHECK(rc == 0 && config_difference(&c, &now, NULL, key, va, vb, sizeof key) == 0,
+          "... and config_difference finds it equal to the config that was given");
+    if (rc) fprintf(stderr, "  %s\n", err.msg);
+    config_free(&now);
     config_free(&c);
 
     /* Range ends are inclusive. */
@@ -308,39 +435,48 @@ static void test_errors(void)
 static void test_round_trip(void)
 {
     Error err;
-    /* The full config (its seed 2^53-1 needs 16 digits), the minimal one whose data.valid
-     * is unset, and doubles that need 17 digits or an exponent. */
-    const char *texts[] = {full_text, "{\"data\": {\"train\": \"only-train.tsv\"}}",
-                           "{\"data\": {\"train\": \"t\", \"valid\": \"v\", \"valid_fraction\": 0.30000000000000004},"
+    /* Every key, the full config recorded with keys that do not apply, the minimal one
+     * whose data.valid is unset, one with data.valid, and doubles that need 17 digits or
+     * an exponent. */
+    const char *texts[] = {every_key_text, full_text, "{\"data\": {\"train\": \"only-train.tsv\"}}",
+                           "{\"data\": {\"train\": \"t\", \"valid\": \"v\"}}",
+                           "{\"data\": {\"train\": \"t\", \"valid_fraction\": 0.30000000000000004},"
                            " \"train\": {\"learning_rate\": 1.2345678901234567e-7, \"clip_norm\": 0.1234567890123456789e9}}"};
-    const char *names[] = {"full config", "minimal config", "17-digit doubles"};
-    char label[120];
-    for (int i = 0; i < 3; i++) {
+    const char *names[] = {"every key", "full config", "minimal config", "data.valid", "17-digit doubles"};
+    char label[160], key[64], va[64], vb[64];
+    for (int i = 0; i < 5; i++) {
         Config a, b;
         CHECK(parse(&a, texts[i], &err) == 0, "parse before the round trip");
         char *json = config_to_json(&a);
-        int rc = parse(&b, json, &err);
-        snprintf(label, sizeof label, "%s: config_to_json output parses back", names[i]);
+        int rc = written(&b, json, &err);
+        snprintf(label, sizeof label, "%s: config_to_json output parses back as a person's config", names[i]);
         CHECK(rc == 0, label);
         if (rc) fprintf(stderr, "  %s\nin:\n%s\n", err.msg, json);
-        snprintf(label, sizeof label, "%s: round trip gives an equal config", names[i]);
-        CHECK(rc == 0 && config_equal(&a, &b), label);
-        if (i == 0) CHECK(strstr(json, "9007199254740991") != NULL, "the seed is written with all its digits");
-        /* Every key is written. */
-        const char *keys[] = {"train", "valid_fraction", "max_len", "min_count", "max_vocab", "lowercase",
-                              "normalization", "embed", "hidden", "attention", "batch_size", "epochs",
-                              "max_steps", "learning_rate", "clip_norm", "seed", "threads", "log_every",
-                              "checkpoint_every", "label_smoothing", "lr_schedule", "warmup_steps", "lr_decay",
-                              "patience", "validate_every", "valid_bleu_max", "best_metric", "early_stop", "bucket",
-                              "keep_checkpoints", "deterministic", "max_nonfinite", "dir"};
-        int all = 1;
-        char quoted[64];
-        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
-            snprintf(quoted, sizeof quoted, "\"%s\"", keys[k]);
-            all = all && strstr(json, quoted);
+        if (i == 1) {
+            /* Written without the keys that do not apply: they come back as defaults,
+             * which agree on every key that does. */
+            snprintf(label, sizeof label, "%s: round trip agrees on every key that applies", names[i]);
+            CHECK(rc == 0 && config_difference(&a, &b, NULL, key, va, vb, sizeof key) == 0, label);
+            CHECK(b.valid_fraction == 0.1 && b.lr_decay == 0.5 && b.patience == 1 && b.window == 10,
+                  "full config: the keys that did not apply come back as their defaults");
+        } else {
+            snprintf(label, sizeof label, "%s: round trip gives an equal config", names[i]);
+            CHECK(rc == 0 && config_equal(&a, &b), label);
         }
-        snprintf(label, sizeof label, "%s: config_to_json writes every key that has a value", names[i]);
-        CHECK(all, label);
+        if (i == 0) CHECK(strstr(json, "9007199254740991") != NULL, "the seed is written with all its digits");
+        /* Every key that applies and has a value is written, and no other. */
+        int right = 1;
+        for (int k = 0; k < N_ALL_KEYS; k++) {
+            int unset = !strcmp(all_keys[k], "data.valid") && !a.valid;
+            int want = config_applies(&a, all_keys[k]) && !unset;
+            if (json_has(json, all_keys[k]) != want) {
+                fprintf(stderr, "  %s: %s %s\n", names[i], all_keys[k], want ? "missing" : "written");
+                right = 0;
+            }
+        }
+        snprintf(label, sizeof label, "%s: config_to_json writes exactly the keys that apply and have a value",
+                 names[i]);
+        CHECK(right, label);
         free(json);
         config_free(&a);
         config_free(&b);
@@ -361,20 +497,35 @@ static void test_load(void)
     int fd = mkstemp(path);
     if (fd < 0) { perror("mkstemp"); exit(2); }
     /* Larger than the loader's first 4096-byte buffer, to exercise its growth. */
-    size_t pad = 10000, n = strlen(full_text);
+    size_t pad = 10000, n = strlen(every_key_text);
     char *text = malloc(pad + n);
     memset(text, ' ', pad);
-    memcpy(text + pad, full_text, n);
+    memcpy(text + pad, every_key_text, n);
     CHECK(write(fd, text, pad + n) == (ssize_t)(pad + n), "write temp config");
     close(fd);
     config_defaults(&c);
     int rc = config_load(&c, path, &err);
     CHECK(rc == 0 && c.batch_size == 32 && !strcmp(c.train, "data/मराठी.tsv"), "config_load reads a 10 kB file");
     if (rc) fprintf(stderr, "  %s\n", err.msg);
+    CHECK(config_given(&c, "train.batch_size") == 1, "config_load: a person's config, its keys marked as given");
+    config_free(&c);
+
+    /* A file nmt recorded may hold keys that do not apply; one a person wrote may not. */
+    FILE *f = fopen(path, "w");
+    fputs(full_text, f);
+    fclose(f);
+    config_defaults(&c);
+    CHECK(config_load_keys(&c, path, CONFIG_RECORDED, &err) == 0 && config_check(&c, path, &err) == 0 &&
+              config_given(&c, "train.lr_decay") == 0,
+          "config_load_keys CONFIG_RECORDED: keys that do not apply are accepted, none marked");
+    config_free(&c);
+    config_defaults(&c);
+    CHECK(config_load(&c, path, &err) == -1 && strstr(err.msg, path) && strstr(err.msg, "data.valid_fraction"),
+          "config_load of the same file: refused, naming the file and the key");
     config_free(&c);
 
     /* Syntax errors name the file, with the line. */
-    FILE *f = fopen(path, "w");
+    f = fopen(path, "w");
     fputs("{\n\"data\": {\"train\": \"t\"}\n\"model\": {}\n}\n", f);
     fclose(f);
     config_defaults(&c);
@@ -428,6 +579,269 @@ static void test_difference(void)
               !strcmp(va, "false") && !strcmp(vb, "true"), "booleans as false / true");
     config_free(&a);
     config_free(&b);
+
+    /* A key that applies to neither config is passed over (a recorded config may hold
+     * it); one that applies to either is compared. */
+    parse(&a, "{\"data\": {\"train\": \"t\"}, \"train\": {\"lr_decay\": 0.3}}", &err);
+    parse(&b, "{\"data\": {\"train\": \"t\"}}", &err);
+    CHECK(config_difference(&a, &b, NULL, key, va, vb, sizeof key) == 0,
+          "train.lr_decay 0.3 vs 0.5 with the constant schedule: no difference");
+    free(b.lr_schedule);
+    b.lr_schedule = strdup("plateau");
+    CHECK(config_difference(&a, &b, NULL, key, va, vb, sizeof key) == 1 && !strcmp(key, "train.lr_schedule"),
+          "one config on the plateau schedule: the schedule differs first");
+    free(a.lr_schedule);
+    a.lr_schedule = strdup("plateau");
+    CHECK(config_difference(&a, &b, NULL, key, va, vb, sizeof key) == 1 && !strcmp(key, "train.lr_decay") &&
+              !strcmp(va, "0.3") && !strcmp(vb, "0.5"),
+          "both on the plateau schedule: train.lr_decay compared, 0.3 vs 0.5");
+    config_free(&a);
+    config_free(&b);
+}
+
+/* The keys that apply only to some setups. Each is refused where it does not apply
+ * when a person gives it (in the file or with --set), and fine there when left out;
+ * fine where it applies; accepted, and then left out of config_to_json, in a recorded
+ * config. */
+static void test_applies(void)
+{
+    static const struct {
+        const char *key, *value;  /* "section.name" and a JSON value for it */
+        const char *off;          /* the rest of a config where it does not apply */
+        const char *on;           /* ... and one where it does */
+        const char *because;      /* what the message says of the deciding key */
+        const char *remedy;
+    } cases[] = {
+        {"model.window", "5", "", "\"model\": {\"attention\": \"local_monotonic\"}", "model.attention is \"bahdanau\"",
+         "remove it, or choose local_monotonic or local_predictive"},
+        {"model.window", "5", "\"model\": {\"attention\": \"luong_dot\"}",
+         "\"model\": {\"attention\": \"local_predictive\"}", "model.attention is \"luong_dot\"", "local_monotonic"},
+        {"model.input_feed", "true", "", "\"model\": {\"attention\": \"luong_general\"}",
+         "model.attention is \"bahdanau\"", "choose luong_dot"},
+        {"model.input_feed", "false", "", "\"model\": {\"attention\": \"luong_concat\"}",
+         "model.attention is \"bahdanau\"", "choose luong_dot"},
+        {"model.scaled", "true", "\"model\": {\"attention\": \"luong_concat\"}",
+         "\"model\": {\"attention\": \"luong_general\"}", "model.attention is \"luong_concat\"",
+         "choose luong_dot, luong_general, local_monotonic or local_predictive"},
+        {"model.scaled", "false", "", "\"model\": {\"attention\": \"local_monotonic\"}", "model.attention is \"bahdanau\"",
+         "luong_dot"},
+        {"data.bpe_merges", "300", "", "\"data\": {\"tokenizer\": \"bpe\"}", "data.tokenizer is \"word\"",
+         "set data.tokenizer to \"bpe\""},
+        {"data.bpe_merges", "300", "\"data\": {\"tokenizer\": \"char\"}", "\"data\": {\"tokenizer\": \"bpe\"}",
+         "data.tokenizer is \"char\"", "set data.tokenizer to \"bpe\""},
+        {"data.valid_fraction", "0.2", "\"data\": {\"valid\": \"v.tsv\"}", "", "data.valid is \"v.tsv\"",
+         "remove data.valid"},
+        {"train.lr_decay", "0.25", "", "\"train\": {\"lr_schedule\": \"plateau\"}", "train.lr_schedule is \"constant\"",
+         "set train.lr_schedule to \"plateau\""},
+        {"train.patience", "4", "\"train\": {\"lr_schedule\": \"inverse_sqrt\"}",
+         "\"train\": {\"lr_schedule\": \"plateau\"}", "train.lr_schedule is \"inverse_sqrt\"", "\"plateau\""},
+        {"train.teacher_forcing_final", "0.25", "", "\"train\": {\"teacher_forcing_decay\": \"linear\"}",
+         "train.teacher_forcing_decay is \"none\"", "set train.teacher_forcing_decay to \"linear\""},
+        {"train.validate_every", "50", "\"data\": {\"valid_fraction\": 0}", "\"data\": {\"valid_fraction\": 0.05}",
+         "data.valid is unset, data.valid_fraction is 0", "give data.valid or a data.valid_fraction above 0"},
+        {"train.valid_bleu_max", "10", "\"data\": {\"valid_fraction\": 0}", "",
+         "data.valid is unset, data.valid_fraction is 0", "give data.valid"},
+        {"train.best_metric", "\"loss\"", "\"data\": {\"valid_fraction\": 0}",
+         "\"data\": {\"valid\": \"v.tsv\"}", "data.valid_fraction is 0", "give data.valid"},
+        {"train.early_stop", "3", "\"data\": {\"valid_fraction\": 0}", "", "data.valid is unset", "give data.valid"},
+    };
+    char text[600], label[200], set[80];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *key = cases[i].key, *dot = strchr(key, '.');
+        char section[16];
+        snprintf(section, sizeof section, "%.*s", (int)(dot - key), key);
+        /* The config: data.train, the setup, and the key in its own section object (JSON
+         * allows a section twice; config.c reads both). */
+        const char *setups[2] = {cases[i].off, cases[i].on};
+        for (int on = 0; on < 2; on++) {
+            Config c;
+            Error err;
+            const char *setup = setups[on];
+            snprintf(text, sizeof text, "{\"data\": {\"train\": \"t\"}%s%s, \"%s\": {\"%s\": %s}}", *setup ? ", " : "",
+                     setup, section, dot + 1, cases[i].value);
+            int rc = written(&c, text, &err);
+            if (!on) {
+                int ok = rc == -1 && !strncmp(err.msg, "cfg.json: ", 10) && strstr(err.msg, key) &&
+                         strstr(err.msg, "applies only") && strstr(err.msg, cases[i].because) &&
+                         strstr(err.msg, cases[i].remedy);
+                snprintf(label, sizeof label, "%s=%s where it does not apply (%s): refused, naming it, %s and what to do",
+                         key, cases[i].value, *setup ? setup : "defaults", cases[i].because);
+                CHECK(ok, label);
+                if (!ok) fprintf(stderr, "  rc %d: %s\n", rc, err.msg);
+            } else {
+                snprintf(label, sizeof label, "%s=%s where it applies (%s): accepted and written by config_to_json", key,
+                         cases[i].value, *setup ? setup : "defaults");
+                char *json = rc == 0 ? config_to_json(&c) : NULL;
+                CHECK(rc == 0 && config_applies(&c, key) && json_has(json, key), label);
+                if (rc) fprintf(stderr, "  %s\n", err.msg);
+                free(json);
+            }
+            config_free(&c);
+
+            if (on) continue;
+            /* Left at its default there: fine. */
+            snprintf(text, sizeof text, "{\"data\": {\"train\": \"t\"}%s%s}", *setup ? ", " : "", setup);
+            rc = written(&c, text, &err);
+            snprintf(label, sizeof label, "%s left out where it does not apply (%s): accepted", key,
+                     *setup ? setup : "defaults");
+            CHECK(rc == 0, label);
+            if (rc) fprintf(stderr, "  %s\n", err.msg);
+            /* Given with --set over that config: refused, naming --set. */
+            snprintf(set, sizeof set, "%s=%s", key, cases[i].value);
+            int set_rc = rc == 0 ? config_set(&c, set, &err) : -1;
+            rc = set_rc == 0 ? config_check(&c, "cfg.json", &err) : -2;
+            snprintf(label, sizeof label, "--set %s where it does not apply: refused, the message starting --set:", set);
+            CHECK(rc == -1 && !strncmp(err.msg, "--set: ", 7) && strstr(err.msg, key) && strstr(err.msg, "remove it"),
+                  label);
+            if (rc != -1) fprintf(stderr, "  rc %d: %s\n", rc, err.msg);
+            config_free(&c);
+
+            /* In a recorded config (a model file's CONF section): accepted, and left out
+             * of config_to_json, whose output a person's check then accepts; but a model
+             * switch on where it does not apply describes no valid model (below). */
+            if (!strncmp(key, "model.", 6) && !strcmp(cases[i].value, "true")) continue;
+            snprintf(text, sizeof text, "{\"data\": {\"train\": \"t\"}%s%s, \"%s\": {\"%s\": %s}}", *setup ? ", " : "",
+                     setup, section, dot + 1, cases[i].value);
+            rc = parse(&c, text, &err);
+            char *json = rc == 0 ? config_to_json(&c) : NULL;
+            Config back;
+            int back_rc = json ? written(&back, json, &err) : -1;
+            snprintf(label, sizeof label, "%s in a recorded config where it does not apply: accepted, left out of "
+                     "config_to_json, whose output loads as a person's", key);
+            CHECK(rc == 0 && !config_applies(&c, key) && !json_has(json, key) && back_rc == 0, label);
+            if (back_rc) fprintf(stderr, "  %s\n", err.msg);
+            if (json) config_free(&back);
+            free(json);
+            config_free(&c);
+        }
+    }
+
+    /* An --set that makes a key of the file inapplicable names the key, from the file. */
+    Config c;
+    Error err;
+    CHECK(written(&c, "{\"data\": {\"train\": \"t\", \"tokenizer\": \"bpe\", \"bpe_merges\": 500}}", &err) == 0 &&
+              config_set(&c, "data.tokenizer=word", &err) == 0 && config_check(&c, "cfg.json", &err) == -1 &&
+              strstr(err.msg, "cfg.json: data.bpe_merges applies only to the bpe tokenizer (data.tokenizer is \"word\")"),
+          "--set data.tokenizer=word over a file with data.bpe_merges: refused, naming data.bpe_merges and the file");
+    config_free(&c);
+    /* The message in full, as README shows it. */
+    CHECK(written(&c, "{\"data\": {\"train\": \"t\"}, \"model\": {\"window\": 5}}", &err) == -1 &&
+              !strcmp(err.msg, "cfg.json: model.window applies only to local attention kinds (model.attention is "
+                               "\"bahdanau\"): remove it, or choose local_monotonic or local_predictive"),
+          "the whole message for model.window with bahdanau");
+    config_free(&c);
+    /* Keys that apply to every setup: data.joint_vocab with words, warmup with the
+     * constant schedule, teacher_forcing without a decay. */
+    CHECK(written(&c, "{\"data\": {\"train\": \"t\", \"joint_vocab\": true}, \"train\": {\"warmup_steps\": 100,"
+                      " \"teacher_forcing\": 0.8, \"teacher_forcing_decay\": \"none\"}}", &err) == 0,
+          "joint_vocab with words, warmup_steps with the constant schedule, teacher_forcing alone: accepted");
+    config_free(&c);
+    /* A switch of the model on where it does not apply is refused even in a recorded
+     * config: it describes no valid model (model.c's rule, in use). */
+    CHECK(parse(&c, "{\"data\": {\"train\": \"t\"}, \"model\": {\"input_feed\": true}}", &err) == -1 &&
+              strstr(err.msg, "model.input_feed applies only to Luong attention kinds"),
+          "recorded config with input_feed on and bahdanau: refused");
+    config_free(&c);
+    CHECK(parse(&c, "{\"data\": {\"train\": \"t\"}, \"model\": {\"scaled\": true, \"attention\": \"luong_concat\"}}",
+                &err) == -1 && strstr(err.msg, "model.scaled applies only to dot-product attention kinds"),
+          "recorded config with scaled on and luong_concat: refused");
+    config_free(&c);
+    /* ... while a size (model.window) or a switch that is off is not in use. */
+    CHECK(parse(&c, "{\"data\": {\"train\": \"t\"}, \"model\": {\"window\": 3, \"input_feed\": false}}", &err) == 0,
+          "recorded config with window and input_feed false beside bahdanau: accepted");
+    config_free(&c);
+    /* The keys given are remembered per source. */
+    CHECK(written(&c, "{\"data\": {\"train\": \"t\"}}", &err) == 0 && config_given(&c, "data.train") == 1 &&
+              config_given(&c, "model.window") == 0 && config_given(&c, "model.no_such_key") == -1,
+          "config_given: 1 given, 0 not, -1 no such key");
+    CHECK(config_set(&c, "model.hidden=8", &err) == 0 && config_given(&c, "model.hidden") == 1 &&
+              config_set(&c, "model.hidden=0", &err) == -1,
+          "config_set marks its key; a refused value is an error");
+    config_free(&c);
+}
+
+/* Each rule of model.c's table names its key, and breaking it is refused with that key,
+ * in a config (with the values) and in a ModelDims (dims_problem). */
+static void test_model_rules(void)
+{
+    int n;
+    const ModelRule *rules = model_rules(&n);
+    Config c;
+    config_defaults(&c);
+    int named = 1;
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(rules[i].key);
+        named &= !strncmp(rules[i].text, rules[i].key, len) && rules[i].text[len] == ' ' &&
+                 config_given(&c, rules[i].key) == 0;
+        for (int j = 0; j < 2 && rules[i].depends[j]; j++)
+            named &= config_given(&c, rules[i].depends[j]) == 0;
+        named &= rules[i].kind == RULE_VALUE || rules[i].remedy != NULL;
+    }
+    config_free(&c);
+    CHECK(n >= 9 && named, "model rules: each text starts with its key, every key named is a config key, each "
+                           "RULE_APPLIES says what to do");
+
+    /* One ModelDims breaking each rule. */
+    const ModelDims good = {.src_vocab = 10, .tgt_vocab = 10, .embed = 8, .hidden = 8, .attention = ATT_BAHDANAU,
+                            .layers = 1, .window = 10};
+    CHECK(model_rule_broken(&good) == NULL && dims_problem(&good) == NULL, "model rules: a valid ModelDims breaks none");
+    ModelDims d[9];
+    const char *want[9];
+    for (int i = 0; i < 9; i++) d[i] = good;
+    d[0].cell = 2, want[0] = "model.cell must be";
+    d[1].attention = ATT_KINDS, want[1] = "model.attention must be";
+    d[2].layers = MAX_LAYERS + 1, want[2] = "model.layers must be from 1 to 8";
+    d[3].bidirectional = 1, d[3].hidden = 7, d[3].embed = 7, want[3] = "model.hidden must be even";
+    d[4].input_feed = 1, want[4] = "model.input_feed applies only to Luong attention kinds";
+    d[5].attention = ATT_LOCAL_MONOTONIC, d[5].window = 0, want[5] = "model.window must be at least 1";
+    d[6].scaled = 1, d[6].attention = ATT_LUONG_CONCAT, want[6] = "model.scaled applies only to dot-product";
+    d[7].tie_embeddings = 1, d[7].embed = 4, want[7] = "model.tie_embeddings needs model.embed equal to model.hidden";
+    d[8].attention = ATT_LUONG_DOT, d[8].window = 0, d[8].layers = 0, want[8] = NULL; /* window unused, 0 layers = 1 */
+    char label[160];
+    for (int i = 0; i < 9; i++) {
+        const char *p = dims_problem(&d[i]);
+        snprintf(label, sizeof label, "model rules: dims_problem says \"%s\"", want[i] ? want[i] : "(nothing)");
+        CHECK(want[i] ? p && strstr(p, want[i]) : p == NULL, label);
+        if (want[i] ? !p || !strstr(p, want[i]) : p != NULL) fprintf(stderr, "  got %s\n", p ? p : "NULL");
+    }
+
+    /* The same rules in a config, with the values that break them. */
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"bidirectional\": true, \"hidden\": 7}}",
+                 "model rule in a config: hidden odd for a bidirectional encoder",
+                 "model.hidden must be even for a bidirectional encoder", "model.hidden is 7",
+                 "model.bidirectional is true");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"tie_embeddings\": true, \"embed\": 8, \"hidden\": 16}}",
+                 "model rule in a config: tied embeddings of different sizes",
+                 "model.tie_embeddings needs model.embed equal to model.hidden", "model.embed is 8",
+                 "model.hidden is 16");
+}
+
+/* README's configuration reference says of each key that applies only to some setups
+ * what the rule's text says ("applies only to local attention kinds"). */
+static void test_readme(void)
+{
+    FILE *f = fopen("README.md", "r");
+    CHECK(f != NULL, "README.md readable (run from the repository root)");
+    if (!f) return;
+    static char readme[1 << 17];
+    size_t n = fread(readme, 1, sizeof readme - 1, f);
+    fclose(f);
+    readme[n] = 0;
+    const char *key, *text;
+    int i = 0;
+    char row[80], label[200];
+    for (; config_applies_only(i, &key, &text); i++) {
+        if (strncmp(text, key, strlen(key)) || text[strlen(key)] != ' ') {
+            CHECK(0, "a rule's text starts with its key");
+            continue;
+        }
+        snprintf(row, sizeof row, "\n| `%s` |", key);
+        const char *at = strstr(readme, row), *end = at ? strchr(at + 1, '\n') : NULL;
+        const char *phrase = text + strlen(key) + 1, *found = at ? strstr(at, phrase) : NULL;
+        snprintf(label, sizeof label, "README: the row of %s says \"%s\"", key, phrase);
+        CHECK(found && found < end, label);
+    }
+    CHECK(i == 12, "README: the 12 rules of keys that apply only to some setups (test_applies has a case for each) checked");
 }
 
 int main(void)
@@ -438,5 +852,8 @@ int main(void)
     test_errors();
     test_round_trip();
     test_load();
+    test_applies();
+    test_model_rules();
+    test_readme();
     return check_report("test_config");
 }
