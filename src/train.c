@@ -502,13 +502,11 @@ static void say_model(Run *run)
 static int start_fresh(Run *run, Error *err)
 {
     const Config *cfg = run->cfg;
-    ModelDims dims = {.src_vocab = run->mf.src_vocab.size, .tgt_vocab = run->mf.tgt_vocab.size,
-                      .embed = cfg->embed, .hidden = cfg->hidden,
-                      .cell = strcmp(cfg->cell, "lstm") ? CELL_GRU : CELL_LSTM, .layers = cfg->layers,
-                      .bidirectional = cfg->bidirectional, .attention = attention_kind(cfg->attention),
-                      .input_feed = cfg->input_feed, .window = cfg->window, .scaled = cfg->scaled,
-                      .tie_embeddings = cfg->tie_embeddings};
-    const char *problem = dims_problem(&dims);
+    ModelDims dims;
+    config_model_dims(cfg, &dims);
+    dims.src_vocab = run->mf.src_vocab.size;
+    dims.tgt_vocab = run->mf.tgt_vocab.size;
+    const char *problem = dims_problem(&dims);  /* config_check applied the same rules: a guard */
     if (problem)
         return error_set(err, "%s: the model options do not fit together: %s", out_path(run, "config.json"), problem);
     model_alloc(&run->mf.model, &dims);
