@@ -492,9 +492,9 @@ static void test_crafted(void)
     /* DIMS fields behind a valid CRC. */
     const Where *dims = section(w, n, "DIMS");
     struct { int field; int64_t value; const char *want, *what; } dim_cases[] = {
-        {0, 0, "implausible", "zero source vocabulary"},
-        {2, -1, "implausible", "negative embedding size"},
-        {3, (int64_t)1 << 40, "implausible", "hidden size 2^40"},
+        {0, 0, "section DIMS: field src_vocab is 0, must be 4..100000000", "zero source vocabulary"},
+        {2, -1, "section DIMS: field embed is -1, must be 1..8192", "negative embedding size"},
+        {3, (int64_t)1 << 40, "field hidden is 1099511627776, must be 1..8192", "hidden size 2^40"},
         {3, 100000000, NULL, "hidden size 1e8 (needs more weights than the file holds)"},
         {4, 1, "attention", "DIMS attention kind disagrees with ARCH"},
         {4, 99, "attention", "unknown attention kind"},
@@ -516,14 +516,14 @@ static void test_crafted(void)
         {0, 2, "cell", "unknown cell kind"},
         {1, 0, "layers", "0 layers"},
         {1, 9, "layers", "9 layers"},
-        {1, -5, "implausible", "negative layers"},
+        {1, -5, "section ARCH: field layers is -5, must be 1..8", "negative layers"},
         {3, 7, "attention", "attention kind 7"},
         {3, 2, "attention", "ARCH attention disagrees with DIMS"},
         {4, 1, "input feeding", "input feeding with Bahdanau"},
         {7, 1, "tied", "tied embeddings with embed != hidden"},
         {2, 1, "weights", "bidirectional: more tensors than WGTS holds"},
         {0, 1, "weights", "LSTM weights in a GRU-sized file"},
-        {1, 1000000, "implausible", "a million layers"},
+        {1, 1000000, "field layers is 1000000", "a million layers"},
     };
     for (size_t k = 0; k < sizeof arch_cases / sizeof arch_cases[0]; k++) {
         memcpy(d, good, len);
@@ -807,7 +807,7 @@ static void test_subword_section(void)
         memcpy(d + subw->payload, &kind, 8);
         fix_crc(d, subw);
         spit(bad, d, len);
-        expect_refused(bad, "bad tokenizer kind", "SUBW with the word kind");
+        expect_refused(bad, "section SUBW: field kind is 0, must be 1..2", "SUBW with the word kind");
         memcpy(d, good, len);
         unsigned char *space = memchr(d + subw->payload + 24 + 14, ' ', 8);  /* in "e s", the first merge */
         if (space) *space = 'x';
