@@ -245,6 +245,7 @@ static void test_without_arch(void)
     spit(p, old, out);
     CHECK(refused(p, "section DIMS: field attention is 1, section ARCH (absent", 1),
           "a file without ARCH whose DIMS says luong_dot is refused");
+    unlink(p);  /* else the test's directory stays behind in /tmp */
     free(data);
     free(old);
     free_made(&mf);
