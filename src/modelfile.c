@@ -441,8 +441,11 @@ static int check_dims(const ModelFile *mf, int dims_attention, long dims_params,
     return 0;
 }
 
-static int read_vocab(Reader r, Vocab *v, const char *path, const char *tag, Error *err)
+/* A vocabulary section (put_vocab) of exactly `size` words, as DIMS's `field` says. */
+static int read_vocab(const Section *s, const char *tag, const char *field, int size, Vocab *v, const char *path,
+                      Error *err)
 {
+    Reader r = {s->p, s->len, 0};
     uint32_t count;
     if (take(&r, &count, 4) || count < VOCAB_SPECIALS || count > (r.len - r.at) / 4)
         return error_set(err, "%s: section %s: bad word count", path, tag);
@@ -459,6 +462,11 @@ static int read_vocab(Reader r, Vocab *v, const char *path, const char *tag, Err
         words[i][n] = 0;
         if (strlen(words[i]) != n) status = error_set(err, "%s: section %s: word %u has a NUL byte", path, tag, i);
     }
+    if (status == 0 && r.at != r.len)
+        status = error_set(err, "%s: section %s: %zu unexpected bytes after its last word", path, tag, r.len - r.at);
+    if (status == 0 && count != (uint32_t)size)
+        status = error_set(err, "%s: section %s holds %u words, section DIMS: field %s says %d", path, tag, count,
+                           field, size);
     if (status == 0 && vocab_from_words(v, words, (int)count, err) != 0) {
         char inner[ERROR_LEN];
         snprintf(inner, sizeof inner, "%s", err->msg);
@@ -505,6 +513,19 @@ static int read_adam(const Section *s, ModelFile *mf, const char *path, Error *e
     return 0;
 }
 
+/* TRST (trainstate.h), which goes with ADAM and must stand at the file's step. */
+static int read_trst(const Section *s, ModelFile *mf, const char *path, Error *err)
+{
+    if (!mf->has_optimizer)
+        return error_set(err, "%s: section TRST without ADAM: a training state needs the optimizer's", path);
+    if (trainstate_decode(s->p, s->len, path, &mf->train_state, err)) return -1;
+    mf->has_train_state = 1;
+    if (mf->train_state.step != mf->step || mf->train_state.step != mf->opt.step)
+        return error_set(err, "%s: section TRST: step %ld disagrees with DIMS (%ld) or ADAM (%ld)", path,
+                         mf->train_state.step, mf->step, mf->opt.step);
+    return 0;
+}
+
 int modelfile_read(const char *path, ModelFile *mf, Error *err)
 {
     memset(mf, 0, sizeof *mf);
@@ -525,39 +546,21 @@ int modelfile_read(const char *path, ModelFile *mf, Error *err)
         check_dims(mf, dims_attention, dims_params, sec, path, err))
         goto done;
 
-    const Section *svoc = &sec[S_SVOC], *tvoc = &sec[S_TVOC], *subw = &sec[S_SUBW];
-    if (read_vocab((Reader){svoc->p, svoc->len, 0}, &mf->src_vocab, path, "SVOC", err) ||
-        read_vocab((Reader){tvoc->p, tvoc->len, 0}, &mf->tgt_vocab, path, "TVOC", err))
-        goto done;
+    /* The variable-length sections, then the model they describe. */
     const ModelDims md = mf->model.dims;
-    if (mf->src_vocab.size != md.src_vocab || mf->tgt_vocab.size != md.tgt_vocab) {
-        error_set(err, "%s: vocabulary sizes %d/%d do not match the dimensions %d/%d", path, mf->src_vocab.size,
-                  mf->tgt_vocab.size, md.src_vocab, md.tgt_vocab);
+    const Section *subw = &sec[S_SUBW];
+    if (read_vocab(&sec[S_SVOC], "SVOC", "src_vocab", md.src_vocab, &mf->src_vocab, path, err) ||
+        read_vocab(&sec[S_TVOC], "TVOC", "tgt_vocab", md.tgt_vocab, &mf->tgt_vocab, path, err) ||
+        (subw->present && read_merges((Reader){subw->p, subw->len, layout_bytes(&subw_layout)}, &mf->seg, path, err)))
         goto done;
-    }
-    if (subw->present &&
-        read_merges((Reader){subw->p, subw->len, layout_bytes(&subw_layout)}, &mf->seg, path, err))
-        goto done;
-
     model_alloc(&mf->model, &md);
     memcpy(mf->model.param_mem, sec[S_WGTS].p, sec[S_WGTS].len);
     mf->config_json = xmalloc(sec[S_CONF].len + 1);
     memcpy(mf->config_json, sec[S_CONF].p, sec[S_CONF].len);
     mf->config_json[sec[S_CONF].len] = 0;
-    if (sec[S_ADAM].present && read_adam(&sec[S_ADAM], mf, path, err)) goto done;
-    if (sec[S_TRST].present) {
-        if (!sec[S_ADAM].present) {
-            error_set(err, "%s: section TRST without ADAM: a training state needs the optimizer's", path);
-            goto done;
-        }
-        if (trainstate_decode(sec[S_TRST].p, sec[S_TRST].len, path, &mf->train_state, err)) goto done;
-        mf->has_train_state = 1;
-        if (mf->train_state.step != mf->step || mf->train_state.step != mf->opt.step) {
-            error_set(err, "%s: section TRST: step %ld disagrees with DIMS (%ld) or ADAM (%ld)", path,
-                      mf->train_state.step, mf->step, mf->opt.step);
-            goto done;
-        }
-    }
+    if ((sec[S_ADAM].present && read_adam(&sec[S_ADAM], mf, path, err)) ||
+        (sec[S_TRST].present && read_trst(&sec[S_TRST], mf, path, err)))
+        goto done;
     status = 0;
 done:
     free(data);

@@ -484,7 +484,25 @@ static void test_crafted(void)
     memcpy(d + svoc->payload, &u32, 4);
     fix_crc(d, svoc);
     spit(bad, d, len);
-    expect_refused(bad, NULL, "SVOC one word short behind a valid CRC");
+    expect_refused(bad, "section SVOC: 16 unexpected bytes after its last word",
+                   "SVOC one word short behind a valid CRC (its last word left over)");
+
+    /* SVOC without its last word ("पानी", 12 bytes + its length), consistently: the
+     * count, the section length and the CRC agree, DIMS does not. */
+    {
+        size_t drop = 4 + strlen(src_words[N_SRC - 1]), end = svoc->payload + svoc->len;
+        memcpy(d, good, len);
+        memcpy(d + svoc->payload, &u32, 4);
+        memmove(d + end - drop, d + end, len - end);
+        u64 = svoc->len - drop;
+        memcpy(d + svoc->header + 4, &u64, 8);
+        Where short_v = *svoc;
+        short_v.len = u64;
+        fix_crc(d, &short_v);
+        spit(bad, d, len - drop);
+        expect_refused(bad, "section SVOC holds 7 words, section DIMS: field src_vocab says 8",
+                       "SVOC without its last word, consistently");
+    }
 
     /* "<unk>" (id 1) renamed to "<unl>": not a valid vocabulary. */
     memcpy(d, good, len);
