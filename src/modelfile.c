@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,133 @@ static uint32_t crc32_update(uint32_t crc, const void *data, size_t n)
 
 uint32_t crc32_bytes(const void *data, size_t n) { return crc32_update(0, data, n); }
 
+/* ---------------------------------------------------------------- the sections */
+
+/* Every section a file may hold, and whether a file without it is readable. A tag
+ * outside this list is damage (the CRC covers payloads, not tags), and each tag may
+ * appear once, so a reader can index sections by kind. */
+typedef enum { S_DIMS, S_ARCH, S_CONF, S_SVOC, S_TVOC, S_SUBW, S_WGTS, S_ADAM, S_TRST, N_SECTIONS } SectionKind;
+static const struct {
+    char tag[5];
+    int required;
+} section_kinds[N_SECTIONS] = {
+    [S_DIMS] = {"DIMS", 1}, [S_ARCH] = {"ARCH", 0}, [S_CONF] = {"CONF", 1}, [S_SVOC] = {"SVOC", 1},
+    [S_TVOC] = {"TVOC", 1}, [S_SUBW] = {"SUBW", 0}, [S_WGTS] = {"WGTS", 1}, [S_ADAM] = {"ADAM", 0},
+    [S_TRST] = {"TRST", 0},
+};
+
+/* ---------------------------------------------------------------- the fixed fields */
+
+/* DIMS, ARCH and the heads of SUBW and ADAM are i64 values in a fixed order. Each is
+ * described once, by a row below: its name (for messages), where it lives in a
+ * ModelFile, the values a reader accepts, and what a file without the section reads
+ * as. modelfile_write encodes through these tables and refuses a value out of range
+ * (a file it writes always reads back); modelfile_read decodes and range-checks
+ * through them. The rules between fields (a bidirectional encoder needs an even
+ * hidden size, ...) are the model's own, dims_problem in model.c; the ranges here are
+ * only what keeps a damaged value from sizing anything.
+ *
+ * The rows are in the file's order. Appending a field to a section would need the
+ * reader to accept the shorter payload of older files, reading the field as `absent`
+ * (as trainstate.c does for TRST's ranks). */
+typedef enum { F_INT, F_LONG } FieldType;
+typedef struct {
+    const char *name;
+    FieldType type;
+    size_t offset;      /* in ModelFile */
+    int64_t min, max;   /* the values accepted */
+    int64_t absent;     /* the value in a file without the section (ARCH, SUBW, ADAM) */
+} Field;
+
+/* A section's fixed fields: the whole payload (DIMS, ARCH) or its head (SUBW, ADAM). */
+typedef struct {
+    SectionKind kind;
+    const Field *fields;
+    int n;
+    int whole;
+} Layout;
+
+/* Bounds that are no rule of the model's: what nmt can write (config.c's ranges),
+ * wide enough for every file it has written. */
+#define MAX_VOCAB 100000000   /* words per vocabulary (data.max_vocab 0 sets no limit) */
+#define MAX_WIDTH 8192        /* model.embed, model.hidden */
+#define MAX_WINDOW 1000       /* model.window; 0 in models without local attention */
+#define MAX_EPOCH 1000001     /* train.epochs + 1: where a finished run stands */
+#define MAX_COUNT 1000000000000000 /* steps (train.max_steps) and parameters: 1e15 */
+
+_Static_assert(sizeof(TokenizerKind) == sizeof(int), "Segmenter.kind is read and written as an int");
+
+#define FIELD(name, type, member, lo, hi, absent) {name, type, offsetof(ModelFile, member), lo, hi, absent}
+
+/* DIMS is required: `absent` is never used. attention is ARCH's too (DIMS had it
+ * first), and n_params is what the dimensions decide; the reader compares both. */
+static const Field dims_fields[] = {
+    FIELD("src_vocab", F_INT, model.dims.src_vocab, VOCAB_SPECIALS, MAX_VOCAB, 0),
+    FIELD("tgt_vocab", F_INT, model.dims.tgt_vocab, VOCAB_SPECIALS, MAX_VOCAB, 0),
+    FIELD("embed", F_INT, model.dims.embed, 1, MAX_WIDTH, 0),
+    FIELD("hidden", F_INT, model.dims.hidden, 1, MAX_WIDTH, 0),
+    FIELD("attention", F_INT, model.dims.attention, 0, ATT_KINDS - 1, 0),
+    FIELD("lowercase", F_INT, text.lowercase, 0, 1, 0),
+    FIELD("nfkc", F_INT, text.nfkc, 0, 1, 0),
+    FIELD("step", F_LONG, step, 0, MAX_COUNT, 0),
+    FIELD("epoch", F_LONG, epoch, 0, MAX_EPOCH, 0),
+    FIELD("n_params", F_LONG, model.n_params, 1, MAX_COUNT, 0),
+};
+
+/* Files written before the model family have no ARCH: one GRU layer, Bahdanau. */
+static const Field arch_fields[] = {
+    FIELD("cell", F_INT, model.dims.cell, CELL_GRU, CELL_LSTM, CELL_GRU),
+    FIELD("layers", F_INT, model.dims.layers, 1, MAX_LAYERS, 1),
+    FIELD("bidirectional", F_INT, model.dims.bidirectional, 0, 1, 0),
+    FIELD("attention", F_INT, model.dims.attention, 0, ATT_KINDS - 1, ATT_BAHDANAU),
+    FIELD("input_feed", F_INT, model.dims.input_feed, 0, 1, 0),
+    FIELD("window", F_INT, model.dims.window, 0, MAX_WINDOW, 0),
+    FIELD("scaled", F_INT, model.dims.scaled, 0, 1, 0),
+    FIELD("tie_embeddings", F_INT, model.dims.tie_embeddings, 0, 1, 0),
+};
+
+/* Then the merges (read_merges). Word models have no SUBW, so that their files are
+ * what they were before subword units; the word kind is therefore never stored. */
+static const Field subw_fields[] = {
+    FIELD("kind", F_INT, seg.kind, TOKENIZER_BPE, TOKENIZER_CHAR, TOKENIZER_WORD),
+    FIELD("joint", F_INT, seg.joint, 0, 1, 0),
+};
+
+/* Then m and v, float32 x n_params each. Absent in model files (no optimizer). */
+static const Field adam_fields[] = {
+    FIELD("step", F_LONG, opt.step, 0, MAX_COUNT, 0),
+};
+#undef FIELD
+
+#define LAYOUT(kind, fields, whole) {kind, fields, (int)(sizeof fields / sizeof fields[0]), whole}
+static const Layout dims_layout = LAYOUT(S_DIMS, dims_fields, 1), arch_layout = LAYOUT(S_ARCH, arch_fields, 1),
+                    subw_layout = LAYOUT(S_SUBW, subw_fields, 0), adam_layout = LAYOUT(S_ADAM, adam_fields, 0);
+#undef LAYOUT
+
+static size_t layout_bytes(const Layout *t) { return 8 * (size_t)t->n; }
+
+static int64_t field_get(const Field *f, const ModelFile *mf)
+{
+    const char *at = (const char *)mf + f->offset;
+    return f->type == F_INT ? (int64_t)*(const int *)at : (int64_t)*(const long *)at;
+}
+
+static void field_set(const Field *f, ModelFile *mf, int64_t v)
+{
+    char *at = (char *)mf + f->offset;
+    if (f->type == F_INT) *(int *)at = (int)v;
+    else *(long *)at = (long)v;
+}
+
+/* "section DIMS: field hidden is 0, must be 1..8192" after `prefix`, or 0 if v is in
+ * f's range. */
+static int field_range(const Layout *t, const Field *f, int64_t v, const char *prefix, Error *err)
+{
+    if (v >= f->min && v <= f->max) return 0;
+    return error_set(err, "%ssection %s: field %s is %lld, must be %lld..%lld", prefix, section_kinds[t->kind].tag,
+                     f->name, (long long)v, (long long)f->min, (long long)f->max);
+}
+
 /* ---------------------------------------------------------------- writing */
 
 /* A growable byte buffer for building a section's payload. */
@@ -54,6 +182,26 @@ static void put(Bytes *b, const void *data, size_t n)
 }
 static void put_u32(Bytes *b, uint32_t v) { put(b, &v, 4); }
 
+/* t's fields of mf, i64 each (fields_writable has checked their ranges). */
+static void put_fields(Bytes *b, const Layout *t, const ModelFile *mf)
+{
+    for (int i = 0; i < t->n; i++) {
+        int64_t v = field_get(&t->fields[i], mf);
+        put(b, &v, 8);
+    }
+}
+
+/* Refuses, naming the field, a value that modelfile_read would refuse: nmt must not
+ * write a file it cannot read back. */
+static int fields_writable(const Layout *t, const ModelFile *mf, const char *path, Error *err)
+{
+    char prefix[ERROR_LEN];
+    snprintf(prefix, sizeof prefix, "%s: not written: ", path);
+    for (int i = 0; i < t->n; i++)
+        if (field_range(t, &t->fields[i], field_get(&t->fields[i], mf), prefix, err)) return -1;
+    return 0;
+}
+
 static void put_vocab(Bytes *b, const Vocab *v)
 {
     put_u32(b, (uint32_t)v->size);
@@ -64,12 +212,10 @@ static void put_vocab(Bytes *b, const Vocab *v)
     }
 }
 
-/* i64 kind, i64 joint, then the source's and the target's merges as codes text
+/* The merges after SUBW's head: the source's and the target's as codes text
  * (subword.h), each u64 length + bytes. */
-static void put_segmenter(Bytes *b, const Segmenter *s)
+static void put_merges(Bytes *b, const Segmenter *s)
 {
-    int64_t head[2] = {s->kind, s->joint};
-    put(b, head, sizeof head);
     const Bpe *sides[2] = {&s->src, &s->tgt};
     for (int k = 0; k < 2; k++) {
         char *codes = bpe_to_text(sides[k]);
@@ -83,16 +229,40 @@ static void put_segmenter(Bytes *b, const Segmenter *s)
 /* n == 0: data may be NULL (an empty CONF), which fwrite must not be given. */
 static int write_all(FILE *f, const void *data, size_t n) { return n == 0 || fwrite(data, 1, n, f) == n ? 0 : -1; }
 
-static int write_section(FILE *f, const char tag[4], const void *payload, uint64_t n)
+static int write_section(FILE *f, SectionKind kind, const void *payload, uint64_t n)
 {
     uint32_t crc = crc32_bytes(payload, n);
-    if (write_all(f, tag, 4) || write_all(f, &n, 8) || write_all(f, &crc, 4)) return -1;
+    if (write_all(f, section_kinds[kind].tag, 4) || write_all(f, &n, 8) || write_all(f, &crc, 4)) return -1;
     return write_all(f, payload, n);
+}
+
+/* ADAM: its head, then m and v, written from where they are rather than copied into
+ * one payload (a checkpoint's moments are twice the weights). */
+static int write_adam(FILE *f, const ModelFile *mf)
+{
+    size_t bytes = sizeof(float) * (size_t)mf->model.n_params;
+    Bytes head = {0};
+    put_fields(&head, &adam_layout, mf);
+    uint64_t n = head.len + 2 * bytes;
+    uint32_t crc = crc32_update(0, head.p, head.len);
+    crc = crc32_update(crc, mf->opt.m, bytes);
+    crc = crc32_update(crc, mf->opt.v, bytes);
+    int bad = write_all(f, section_kinds[S_ADAM].tag, 4) || write_all(f, &n, 8) || write_all(f, &crc, 4) ||
+              write_all(f, head.p, head.len) || write_all(f, mf->opt.m, bytes) || write_all(f, mf->opt.v, bytes);
+    free(head.p);
+    return bad ? -1 : 0;
 }
 
 int modelfile_write(const char *path, const ModelFile *mf, Error *err)
 {
     const Model *m = &mf->model;
+    int with_subw = mf->seg.kind != TOKENIZER_WORD;
+    int with_state = mf->has_optimizer && mf->has_train_state;
+    if (fields_writable(&dims_layout, mf, path, err) || fields_writable(&arch_layout, mf, path, err) ||
+        (with_subw && fields_writable(&subw_layout, mf, path, err)) ||
+        (mf->has_optimizer && fields_writable(&adam_layout, mf, path, err)))
+        return -1;
+
     size_t tmp_len = strlen(path) + 5;
     char *tmp = xmalloc(tmp_len);
     snprintf(tmp, tmp_len, "%s.tmp", path);
@@ -102,46 +272,30 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
         free(tmp);
         return -1;
     }
-    Bytes dims = {0}, arch = {0}, conf = {0}, svoc = {0}, tvoc = {0};
-    int64_t d[10] = {m->dims.src_vocab, m->dims.tgt_vocab, m->dims.embed, m->dims.hidden, m->dims.attention,
-                     mf->text.lowercase, mf->text.nfkc, mf->step, mf->epoch, m->n_params};
-    put(&dims, d, sizeof d);
-    const ModelDims *md = &m->dims;
-    int64_t a[ARCH_FIELDS] = {md->cell, md->layers, md->bidirectional, md->attention,
-                              md->input_feed, md->window, md->scaled, md->tie_embeddings};
-    put(&arch, a, sizeof a);
+    Bytes dims = {0}, arch = {0}, conf = {0}, svoc = {0}, tvoc = {0}, subw = {0};
+    put_fields(&dims, &dims_layout, mf);
+    put_fields(&arch, &arch_layout, mf);
     const char *cj = mf->config_json ? mf->config_json : "{}";
     put(&conf, cj, strlen(cj));
     put_vocab(&svoc, &mf->src_vocab);
     put_vocab(&tvoc, &mf->tgt_vocab);
-    /* Word models have no SUBW, so that their files are what they were before subword units. */
-    Bytes subw = {0};
-    int with_subw = mf->seg.kind != TOKENIZER_WORD;
-    if (with_subw) put_segmenter(&subw, &mf->seg);
+    if (with_subw) {
+        put_fields(&subw, &subw_layout, mf);
+        put_merges(&subw, &mf->seg);
+    }
 
-    int with_state = mf->has_optimizer && mf->has_train_state;
     uint32_t header[3] = {MODELFILE_VERSION, 0x01020304u,
                           6u + (with_subw ? 1u : 0u) + (mf->has_optimizer ? 1u : 0u) + (with_state ? 1u : 0u)};
     int bad = write_all(f, "NMTMODEL", 8) || write_all(f, header, sizeof header) ||
-              write_section(f, "DIMS", dims.p, dims.len) || write_section(f, "ARCH", arch.p, arch.len) ||
-              write_section(f, "CONF", conf.p, conf.len) ||
-              write_section(f, "SVOC", svoc.p, svoc.len) || write_section(f, "TVOC", tvoc.p, tvoc.len) ||
-              (with_subw && write_section(f, "SUBW", subw.p, subw.len)) ||
-              write_section(f, "WGTS", m->param_mem, sizeof(float) * m->n_params);
-    if (!bad && mf->has_optimizer) {
-        uint64_t n = 8 + 2 * sizeof(float) * m->n_params;
-        int64_t step = mf->opt.step;
-        uint32_t crc = crc32_update(0, &step, 8);
-        crc = crc32_update(crc, mf->opt.m, sizeof(float) * m->n_params);
-        crc = crc32_update(crc, mf->opt.v, sizeof(float) * m->n_params);
-        bad = write_all(f, "ADAM", 4) || write_all(f, &n, 8) || write_all(f, &crc, 4) || write_all(f, &step, 8) ||
-              write_all(f, mf->opt.m, sizeof(float) * m->n_params) ||
-              write_all(f, mf->opt.v, sizeof(float) * m->n_params);
-    }
+              write_section(f, S_DIMS, dims.p, dims.len) || write_section(f, S_ARCH, arch.p, arch.len) ||
+              write_section(f, S_CONF, conf.p, conf.len) || write_section(f, S_SVOC, svoc.p, svoc.len) ||
+              write_section(f, S_TVOC, tvoc.p, tvoc.len) || (with_subw && write_section(f, S_SUBW, subw.p, subw.len)) ||
+              write_section(f, S_WGTS, m->param_mem, sizeof(float) * m->n_params) ||
+              (mf->has_optimizer && write_adam(f, mf));
     if (!bad && with_state) {
         size_t n;
         unsigned char *trst = trainstate_encode(&mf->train_state, &n);
-        bad = write_section(f, "TRST", trst, n);
+        bad = write_section(f, S_TRST, trst, n);
         free(trst);
     }
     free(dims.p);
@@ -192,8 +346,106 @@ static int take(Reader *r, void *out, size_t n)
     return 0;
 }
 
-static int read_vocab(Reader r, Vocab *v, const char *path, const char *tag, Error *err)
+/* One section of the file: its payload, within the file's bytes. */
+typedef struct {
+    int present;
+    const unsigned char *p;
+    uint64_t len;
+} Section;
+
+/* Checks the header, then every section's length against the bytes left, its CRC and
+ * its tag, and files each under its kind in sec (N_SECTIONS entries, zeroed). */
+static int split_sections(const unsigned char *data, size_t len, const char *path, Section *sec, Error *err)
 {
+    Reader r = {data, len, 0};
+    char magic[8];
+    uint32_t header[3];
+    if (take(&r, magic, 8) || memcmp(magic, "NMTMODEL", 8))
+        return error_set(err, "%s: not an nmt model file (bad magic)", path);
+    if (take(&r, header, sizeof header)) return error_set(err, "%s: truncated header", path);
+    if (header[1] != 0x01020304u) return error_set(err, "%s: written on a machine of the other byte order", path);
+    if (header[0] != MODELFILE_VERSION)
+        return error_set(err, "%s: format version %u, this nmt reads version %d", path, header[0], MODELFILE_VERSION);
+    if (header[2] > N_SECTIONS)
+        return error_set(err, "%s: damaged header (%u sections, a file has at most %d)", path, header[2], N_SECTIONS);
+    for (uint32_t i = 0; i < header[2]; i++) {
+        char tag[4];
+        uint64_t n;
+        uint32_t crc;
+        if (take(&r, tag, 4) || take(&r, &n, 8) || take(&r, &crc, 4))
+            return error_set(err, "%s: truncated (section %u header)", path, i + 1);
+        if (n > r.len - r.at)
+            return error_set(err, "%s: truncated: section %.4s claims %llu bytes, %zu remain", path, tag,
+                             (unsigned long long)n, r.len - r.at);
+        const unsigned char *p = r.p + r.at;
+        r.at += n;
+        if (crc32_bytes(p, n) != crc) return error_set(err, "%s: section %.4s is damaged (checksum mismatch)", path, tag);
+        /* The CRC covers the payload only, so a damaged tag must be caught here: an
+         * unknown tag would otherwise be skipped (a checkpoint's ADAM quietly lost). */
+        int k = 0;
+        while (k < N_SECTIONS && memcmp(tag, section_kinds[k].tag, 4)) k++;
+        if (k == N_SECTIONS) return error_set(err, "%s: unknown section \"%.4s\" (damaged file?)", path, tag);
+        if (sec[k].present) return error_set(err, "%s: section %.4s appears twice", path, tag);
+        sec[k] = (Section){1, p, n};
+    }
+    if (r.at != r.len) return error_set(err, "%s: %zu unexpected bytes after the last section", path, r.len - r.at);
+    for (int k = 0; k < N_SECTIONS; k++)
+        if (section_kinds[k].required && !sec[k].present)
+            return error_set(err, "%s: required section %s is missing", path, section_kinds[k].tag);
+    return 0;
+}
+
+/* Reads t's fields from s, its section, into mf, each checked against its range; a
+ * file without the section reads as each field's `absent`. */
+static int get_fields(const Layout *t, const Section *s, ModelFile *mf, const char *path, Error *err)
+{
+    if (!s->present) {
+        for (int i = 0; i < t->n; i++)
+            field_set(&t->fields[i], mf, t->fields[i].absent);
+        return 0;
+    }
+    size_t need = layout_bytes(t);
+    if (t->whole ? s->len != need : s->len < need)
+        return error_set(err, "%s: section %s has %llu bytes, expected %s%zu", path, section_kinds[t->kind].tag,
+                         (unsigned long long)s->len, t->whole ? "" : "at least ", need);
+    char prefix[ERROR_LEN];
+    snprintf(prefix, sizeof prefix, "%s: ", path);
+    for (int i = 0; i < t->n; i++) {
+        int64_t v;
+        memcpy(&v, s->p + 8 * (size_t)i, 8);
+        if (field_range(t, &t->fields[i], v, prefix, err)) return -1;
+        field_set(&t->fields[i], mf, v);
+    }
+    return 0;
+}
+
+/* The rules between fields, once each is in its range: DIMS's copy of the attention
+ * kind agrees with ARCH, the dimensions make a model (dims_problem, the model's own
+ * rules), and DIMS's parameter count and WGTS are the weights that model has. */
+static int check_dims(const ModelFile *mf, int dims_attention, long dims_params, const Section *sec,
+                      const char *path, Error *err)
+{
+    const ModelDims *md = &mf->model.dims;
+    if (dims_attention != md->attention)
+        return error_set(err, "%s: section DIMS: field attention is %d, section ARCH%s says %d", path, dims_attention,
+                         sec[S_ARCH].present ? "" : " (absent: a file from before the model family)", md->attention);
+    const char *problem = dims_problem(md);
+    if (problem) return error_set(err, "%s: sections DIMS and ARCH describe no valid model: %s", path, problem);
+    long n_params = params_count(md);
+    if (dims_params != n_params)
+        return error_set(err, "%s: section DIMS: field n_params is %ld, but the dimensions have %ld weights", path,
+                         dims_params, n_params);
+    if (sec[S_WGTS].len != sizeof(float) * (uint64_t)n_params)
+        return error_set(err, "%s: weights section holds %llu bytes, the dimensions need %ld", path,
+                         (unsigned long long)sec[S_WGTS].len, (long)(sizeof(float) * n_params));
+    return 0;
+}
+
+/* A vocabulary section (put_vocab) of exactly `size` words, as DIMS's `field` says. */
+static int read_vocab(const Section *s, const char *tag, const char *field, int size, Vocab *v, const char *path,
+                      Error *err)
+{
+    Reader r = {s->p, s->len, 0};
     uint32_t count;
     if (take(&r, &count, 4) || count < VOCAB_SPECIALS || count > (r.len - r.at) / 4)
         return error_set(err, "%s: section %s: bad word count", path, tag);
@@ -210,6 +462,11 @@ static int read_vocab(Reader r, Vocab *v, const char *path, const char *tag, Err
         words[i][n] = 0;
         if (strlen(words[i]) != n) status = error_set(err, "%s: section %s: word %u has a NUL byte", path, tag, i);
     }
+    if (status == 0 && r.at != r.len)
+        status = error_set(err, "%s: section %s: %zu unexpected bytes after its last word", path, tag, r.len - r.at);
+    if (status == 0 && count != (uint32_t)size)
+        status = error_set(err, "%s: section %s holds %u words, section DIMS: field %s says %d", path, tag, count,
+                           field, size);
     if (status == 0 && vocab_from_words(v, words, (int)count, err) != 0) {
         char inner[ERROR_LEN];
         snprintf(inner, sizeof inner, "%s", err->msg);
@@ -221,16 +478,10 @@ static int read_vocab(Reader r, Vocab *v, const char *path, const char *tag, Err
     return status;
 }
 
-/* The SUBW section (put_segmenter). Each side's codes are parsed by bpe_from_text,
- * so damaged merges are refused with the line they are on. */
-static int read_segmenter(Reader r, Segmenter *seg, const char *path, Error *err)
+/* The merges after SUBW's head (put_merges). Each side's codes are parsed by
+ * bpe_from_text, so damaged merges are refused with the line they are on. */
+static int read_merges(Reader r, Segmenter *seg, const char *path, Error *err)
 {
-    int64_t head[2];
-    if (take(&r, head, sizeof head) || head[0] < TOKENIZER_BPE || head[0] > TOKENIZER_CHAR || head[1] < 0 ||
-        head[1] > 1)
-        return error_set(err, "%s: section SUBW: bad tokenizer kind", path);
-    seg->kind = (TokenizerKind)head[0];
-    seg->joint = (int)head[1];
     Bpe *sides[2] = {&seg->src, &seg->tgt};
     const char *names[2] = {"model file section SUBW, source merges", "model file section SUBW, target merges"};
     for (int k = 0; k < 2; k++) {
@@ -246,24 +497,32 @@ static int read_segmenter(Reader r, Segmenter *seg, const char *path, Error *err
     return 0;
 }
 
-typedef struct {
-    char tag[5];
-    const unsigned char *p;
-    uint64_t len;
-} Section;
-
-static const Section *find(const Section *s, int n, const char *tag)
+/* ADAM after its head: m and v, n_params floats each. */
+static int read_adam(const Section *s, ModelFile *mf, const char *path, Error *err)
 {
-    for (int i = 0; i < n; i++)
-        if (!memcmp(s[i].tag, tag, 4)) return &s[i];
-    return NULL;
+    long n = mf->model.n_params;
+    size_t head = layout_bytes(&adam_layout), bytes = sizeof(float) * (size_t)n;
+    if (s->len != head + 2 * (uint64_t)bytes)
+        return error_set(err, "%s: section ADAM has the wrong size for this model (%llu bytes, %zu expected)", path,
+                         (unsigned long long)s->len, head + 2 * bytes);
+    adam_init(&mf->opt, n, 0.0f);
+    mf->has_optimizer = 1;
+    if (get_fields(&adam_layout, s, mf, path, err)) return -1;
+    memcpy(mf->opt.m, s->p + head, bytes);
+    memcpy(mf->opt.v, s->p + head + bytes, bytes);
+    return 0;
 }
 
-static int known_tag(const char *tag)
+/* TRST (trainstate.h), which goes with ADAM and must stand at the file's step. */
+static int read_trst(const Section *s, ModelFile *mf, const char *path, Error *err)
 {
-    static const char *const tags[] = {"DIMS", "ARCH", "CONF", "SVOC", "TVOC", "SUBW", "WGTS", "ADAM", "TRST"};
-    for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++)
-        if (!memcmp(tag, tags[i], 4)) return 1;
+    if (!mf->has_optimizer)
+        return error_set(err, "%s: section TRST without ADAM: a training state needs the optimizer's", path);
+    if (trainstate_decode(s->p, s->len, path, &mf->train_state, err)) return -1;
+    mf->has_train_state = 1;
+    if (mf->train_state.step != mf->step || mf->train_state.step != mf->opt.step)
+        return error_set(err, "%s: section TRST: step %ld disagrees with DIMS (%ld) or ADAM (%ld)", path,
+                         mf->train_state.step, mf->step, mf->opt.step);
     return 0;
 }
 
@@ -273,170 +532,35 @@ int modelfile_read(const char *path, ModelFile *mf, Error *err)
     unsigned char *data = NULL;
     size_t len = 0;
     if (read_whole_file(path, &data, &len, err)) return -1;
-    Section sec[16];
-    int n_sec = 0, status = -1;
-    Reader r = {data, len, 0};
-    char magic[8];
-    uint32_t header[3];
-    if (take(&r, magic, 8) || memcmp(magic, "NMTMODEL", 8)) {
-        error_set(err, "%s: not an nmt model file (bad magic)", path);
+    Section sec[N_SECTIONS] = {{0}};
+    int status = -1;
+    if (split_sections(data, len, path, sec, err)) goto done;
+
+    /* The fixed fields, each in its range. DIMS's attention and n_params are said
+     * again by ARCH and by the dimensions: keep DIMS's word to compare. */
+    if (get_fields(&dims_layout, &sec[S_DIMS], mf, path, err)) goto done;
+    int dims_attention = mf->model.dims.attention;
+    long dims_params = mf->model.n_params;
+    if (get_fields(&arch_layout, &sec[S_ARCH], mf, path, err) ||
+        get_fields(&subw_layout, &sec[S_SUBW], mf, path, err) ||
+        check_dims(mf, dims_attention, dims_params, sec, path, err))
         goto done;
-    }
-    if (take(&r, header, sizeof header)) {
-        error_set(err, "%s: truncated header", path);
+
+    /* The variable-length sections, then the model they describe. */
+    const ModelDims md = mf->model.dims;
+    const Section *subw = &sec[S_SUBW];
+    if (read_vocab(&sec[S_SVOC], "SVOC", "src_vocab", md.src_vocab, &mf->src_vocab, path, err) ||
+        read_vocab(&sec[S_TVOC], "TVOC", "tgt_vocab", md.tgt_vocab, &mf->tgt_vocab, path, err) ||
+        (subw->present && read_merges((Reader){subw->p, subw->len, layout_bytes(&subw_layout)}, &mf->seg, path, err)))
         goto done;
-    }
-    if (header[1] != 0x01020304u) {
-        error_set(err, "%s: written on a machine of the other byte order", path);
-        goto done;
-    }
-    if (header[0] != MODELFILE_VERSION) {
-        error_set(err, "%s: format version %u, this nmt reads version %d", path, header[0], MODELFILE_VERSION);
-        goto done;
-    }
-    if (header[2] > 16) {
-        error_set(err, "%s: damaged header (%u sections)", path, header[2]);
-        goto done;
-    }
-    for (uint32_t i = 0; i < header[2]; i++) {
-        Section *s = &sec[n_sec];
-        uint32_t crc;
-        memset(s->tag, 0, sizeof s->tag);
-        if (take(&r, s->tag, 4) || take(&r, &s->len, 8) || take(&r, &crc, 4)) {
-            error_set(err, "%s: truncated (section %u header)", path, i + 1);
-            goto done;
-        }
-        if (s->len > r.len - r.at) {
-            error_set(err, "%s: truncated: section %.4s claims %llu bytes, %zu remain", path, s->tag,
-                      (unsigned long long)s->len, r.len - r.at);
-            goto done;
-        }
-        s->p = r.p + r.at;
-        r.at += s->len;
-        if (crc32_bytes(s->p, s->len) != crc) {
-            error_set(err, "%s: section %.4s is damaged (checksum mismatch)", path, s->tag);
-            goto done;
-        }
-        /* The CRC covers the payload only, so a damaged tag must be caught here: an
-         * unknown tag would otherwise be skipped (a checkpoint's ADAM quietly lost). */
-        if (!known_tag(s->tag)) {
-            error_set(err, "%s: unknown section \"%.4s\" (damaged file?)", path, s->tag);
-            goto done;
-        }
-        if (find(sec, n_sec, s->tag)) {
-            error_set(err, "%s: section %.4s appears twice", path, s->tag);
-            goto done;
-        }
-        n_sec++;
-    }
-    if (r.at != r.len) {
-        error_set(err, "%s: %zu unexpected bytes after the last section", path, r.len - r.at);
-        goto done;
-    }
-    const Section *dims = find(sec, n_sec, "DIMS"), *conf = find(sec, n_sec, "CONF"),
-                  *svoc = find(sec, n_sec, "SVOC"), *tvoc = find(sec, n_sec, "TVOC"),
-                  *wgts = find(sec, n_sec, "WGTS"), *adam = find(sec, n_sec, "ADAM"), *trst = find(sec, n_sec, "TRST");
-    if (!dims || !conf || !svoc || !tvoc || !wgts) {
-        error_set(err, "%s: a required section is missing", path);
-        goto done;
-    }
-    int64_t d[10];
-    if (dims->len != sizeof d) {
-        error_set(err, "%s: section DIMS has %llu bytes, expected %zu", path, (unsigned long long)dims->len, sizeof d);
-        goto done;
-    }
-    memcpy(d, dims->p, sizeof d);
-    for (int i = 0; i < 4; i++)
-        if (d[i] < 1 || d[i] > 100000000) {
-            error_set(err, "%s: implausible dimension %lld in section DIMS", path, (long long)d[i]);
-            goto done;
-        }
-    ModelDims md = {.src_vocab = (int)d[0], .tgt_vocab = (int)d[1], .embed = (int)d[2], .hidden = (int)d[3],
-                    .layers = 1};
-    const Section *arch = find(sec, n_sec, "ARCH");
-    if (arch) {
-        /* Files written before the model family have no ARCH: one GRU layer, Bahdanau. */
-        int64_t a[ARCH_FIELDS];
-        if (arch->len != sizeof a) {
-            error_set(err, "%s: section ARCH has %llu bytes, expected %zu", path, (unsigned long long)arch->len,
-                      sizeof a);
-            goto done;
-        }
-        memcpy(a, arch->p, sizeof a);
-        for (int i = 0; i < ARCH_FIELDS; i++)
-            if (a[i] < 0 || a[i] > 1000) {
-                error_set(err, "%s: implausible value %lld in section ARCH", path, (long long)a[i]);
-                goto done;
-            }
-        md.cell = (int)a[0];
-        md.layers = (int)a[1];
-        md.bidirectional = (int)a[2];
-        md.attention = (int)a[3];
-        md.input_feed = (int)a[4];
-        md.window = (int)a[5];
-        md.scaled = (int)a[6];
-        md.tie_embeddings = (int)a[7];
-    }
-    if (d[4] != md.attention) {
-        error_set(err, "%s: attention kind %lld in DIMS disagrees with ARCH", path, (long long)d[4]);
-        goto done;
-    }
-    const char *problem = md.layers < 1 ? "layers must be between 1 and 8" : dims_problem(&md);
-    if (problem) {
-        error_set(err, "%s: section ARCH describes no valid model: %s", path, problem);
-        goto done;
-    }
-    long n_params = params_count(&md);
-    if (d[9] != n_params || wgts->len != sizeof(float) * (uint64_t)n_params) {
-        error_set(err, "%s: weights section holds %llu bytes, the dimensions need %ld", path,
-                  (unsigned long long)wgts->len, (long)(sizeof(float) * n_params));
-        goto done;
-    }
-    if (read_vocab((Reader){svoc->p, svoc->len, 0}, &mf->src_vocab, path, "SVOC", err) ||
-        read_vocab((Reader){tvoc->p, tvoc->len, 0}, &mf->tgt_vocab, path, "TVOC", err))
-        goto done;
-    if (mf->src_vocab.size != md.src_vocab || mf->tgt_vocab.size != md.tgt_vocab) {
-        error_set(err, "%s: vocabulary sizes %d/%d do not match the dimensions %d/%d", path, mf->src_vocab.size,
-                  mf->tgt_vocab.size, md.src_vocab, md.tgt_vocab);
-        goto done;
-    }
-    const Section *subw = find(sec, n_sec, "SUBW");
-    if (subw && read_segmenter((Reader){subw->p, subw->len, 0}, &mf->seg, path, err)) goto done;
     model_alloc(&mf->model, &md);
-    memcpy(mf->model.param_mem, wgts->p, wgts->len);
-    mf->text.lowercase = d[5] != 0;
-    mf->text.nfkc = d[6] != 0;
-    mf->step = (long)d[7];
-    mf->epoch = (long)d[8];
-    mf->config_json = xmalloc(conf->len + 1);
-    memcpy(mf->config_json, conf->p, conf->len);
-    mf->config_json[conf->len] = 0;
-    if (adam) {
-        if (adam->len != 8 + 2 * sizeof(float) * (uint64_t)n_params) {
-            error_set(err, "%s: section ADAM has the wrong size for this model", path);
-            goto done;
-        }
-        adam_init(&mf->opt, n_params, 0.0f);
-        int64_t step;
-        memcpy(&step, adam->p, 8);
-        mf->opt.step = (long)step;
-        memcpy(mf->opt.m, adam->p + 8, sizeof(float) * n_params);
-        memcpy(mf->opt.v, adam->p + 8 + sizeof(float) * n_params, sizeof(float) * n_params);
-        mf->has_optimizer = 1;
-    }
-    if (trst) {
-        if (!adam) {
-            error_set(err, "%s: section TRST without ADAM: a training state needs the optimizer's", path);
-            goto done;
-        }
-        if (trainstate_decode(trst->p, trst->len, path, &mf->train_state, err)) goto done;
-        mf->has_train_state = 1;
-        if (mf->train_state.step != mf->step || mf->train_state.step != mf->opt.step) {
-            error_set(err, "%s: section TRST: step %ld disagrees with DIMS (%ld) or ADAM (%ld)", path,
-                      mf->train_state.step, mf->step, mf->opt.step);
-            goto done;
-        }
-    }
+    memcpy(mf->model.param_mem, sec[S_WGTS].p, sec[S_WGTS].len);
+    mf->config_json = xmalloc(sec[S_CONF].len + 1);
+    memcpy(mf->config_json, sec[S_CONF].p, sec[S_CONF].len);
+    mf->config_json[sec[S_CONF].len] = 0;
+    if ((sec[S_ADAM].present && read_adam(&sec[S_ADAM], mf, path, err)) ||
+        (sec[S_TRST].present && read_trst(&sec[S_TRST], mf, path, err)))
+        goto done;
     status = 0;
 done:
     free(data);

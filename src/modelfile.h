@@ -11,7 +11,7 @@
  *   then per section:  4-byte tag, u64 payload bytes, u32 CRC-32 of the payload, payload
  *
  *   "DIMS"  i64 × 10: src_vocab, tgt_vocab, embed, hidden, attention (AttentionKind),
- *                     lowercase, nfkc, step, epoch, parameter count
+ *                     lowercase, nfkc, step, epoch, n_params (the parameter count)
  *   "ARCH"  i64 × 8: cell, layers, bidirectional, attention, input_feed, window, scaled,
  *                    tie_embeddings (ModelDims); absent in files written before the
  *                    model family, which read as one GRU layer with Bahdanau attention
@@ -20,13 +20,20 @@
  *   "SUBW"  (models with data.tokenizer bpe or char) i64 kind (TokenizerKind), i64 joint,
  *           then the source's and the target's BPE merges as codes text (subword.h),
  *           each u64 byte length + bytes; absent: word tokens
- *   "WGTS"  float32 × parameter count, in params_shapes() order
- *   "ADAM"  (checkpoints) i64 step, float32 m × count, float32 v × count
+ *   "WGTS"  float32 × n_params, in params_shapes() order
+ *   "ADAM"  (checkpoints) i64 step, float32 m × n_params, float32 v × n_params
  *   "TRST"  (checkpoints that can be resumed) where training stands: trainstate.h
  *
+ * The i64 fields of DIMS, ARCH and the heads of SUBW and ADAM are described once, in
+ * modelfile.c's field tables (name, place in ModelFile, range, value when the section
+ * is absent), which both the writer and the reader go through.
+ *
  * Reading checks the magic, version, marker, every length against the file size and
- * every CRC before using a byte, so a truncated, corrupted or foreign file is refused
- * with a message naming the file and the problem, never a crash or a huge allocation.
+ * every CRC before using a byte, then every field against its range and the model's
+ * own rules (dims_problem), so a truncated, corrupted or foreign file is refused with
+ * a message naming the file and the problem ("section DIMS: field hidden is 0, must be
+ * 1..8192"), never a crash or a huge allocation. Writing refuses (before creating
+ * anything) a field the reader would refuse, so a written file always reads back.
  * Writing goes to PATH.tmp, fsync, rename over PATH: a crash leaves the old file or the
  * new one, never a torn one.
  */
@@ -42,7 +49,6 @@
 #include "vocab.h" /* defines: Vocab */
 
 #define MODELFILE_VERSION 1
-#define ARCH_FIELDS 8
 
 typedef struct {
     Model model;
@@ -57,7 +63,9 @@ typedef struct {
     TrainState train_state;
 } ModelFile;
 
+/* 0, or -1 with a message naming path (a field out of range, or an I/O error). */
 int modelfile_write(const char *path, const ModelFile *mf, Error *err);
+/* 0 with mf filled, or -1 with a message naming path and mf empty. */
 int modelfile_read(const char *path, ModelFile *mf, Error *err);
 /* Frees what modelfile_read allocated (the model, vocabularies, config, optimizer,
  * training state). */

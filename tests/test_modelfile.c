@@ -194,6 +194,8 @@ static void test_round_trip(void)
     free_made(&mf);
 }
 
+static int refused(const char *p, const char *want, int loud);
+
 /* A file written before the model family has no ARCH section: it reads as the one
  * model there was then (one GRU layer, Bahdanau). Rebuilt here from a current file by
  * dropping ARCH and fixing the section count. */
@@ -233,6 +235,17 @@ static void test_without_arch(void)
               "... as one GRU layer with Bahdanau attention");
         modelfile_free(&back);
     }
+    /* Such a file's DIMS can only say Bahdanau (its first section: DIMS at 20, its
+     * payload at 36; the CRC recomputed). */
+    CHECK(!memcmp(old + 20, "DIMS", 4), "DIMS is the first section");
+    int64_t luong = ATT_LUONG_DOT;
+    memcpy(old + 36 + 8 * 4, &luong, 8);
+    uint32_t crc = crc32_bytes(old + 36, 80);
+    memcpy(old + 32, &crc, 4);
+    spit(p, old, out);
+    CHECK(refused(p, "section DIMS: field attention is 1, section ARCH (absent", 1),
+          "a file without ARCH whose DIMS says luong_dot is refused");
+    unlink(p);  /* else the test's directory stays behind in /tmp */
     free(data);
     free(old);
     free_made(&mf);
@@ -471,7 +484,25 @@ static void test_crafted(void)
     memcpy(d + svoc->payload, &u32, 4);
     fix_crc(d, svoc);
     spit(bad, d, len);
-    expect_refused(bad, NULL, "SVOC one word short behind a valid CRC");
+    expect_refused(bad, "section SVOC: 16 unexpected bytes after its last word",
+                   "SVOC one word short behind a valid CRC (its last word left over)");
+
+    /* SVOC without its last word ("पानी", 12 bytes + its length), consistently: the
+     * count, the section length and the CRC agree, DIMS does not. */
+    {
+        size_t drop = 4 + strlen(src_words[N_SRC - 1]), end = svoc->payload + svoc->len;
+        memcpy(d, good, len);
+        memcpy(d + svoc->payload, &u32, 4);
+        memmove(d + end - drop, d + end, len - end);
+        u64 = svoc->len - drop;
+        memcpy(d + svoc->header + 4, &u64, 8);
+        Where short_v = *svoc;
+        short_v.len = u64;
+        fix_crc(d, &short_v);
+        spit(bad, d, len - drop);
+        expect_refused(bad, "section SVOC holds 7 words, section DIMS: field src_vocab says 8",
+                       "SVOC without its last word, consistently");
+    }
 
     /* "<unk>" (id 1) renamed to "<unl>": not a valid vocabulary. */
     memcpy(d, good, len);
@@ -492,9 +523,9 @@ static void test_crafted(void)
     /* DIMS fields behind a valid CRC. */
     const Where *dims = section(w, n, "DIMS");
     struct { int field; int64_t value; const char *want, *what; } dim_cases[] = {
-        {0, 0, "implausible", "zero source vocabulary"},
-        {2, -1, "implausible", "negative embedding size"},
-        {3, (int64_t)1 << 40, "implausible", "hidden size 2^40"},
+        {0, 0, "section DIMS: field src_vocab is 0, must be 4..100000000", "zero source vocabulary"},
+        {2, -1, "section DIMS: field embed is -1, must be 1..8192", "negative embedding size"},
+        {3, (int64_t)1 << 40, "field hidden is 1099511627776, must be 1..8192", "hidden size 2^40"},
         {3, 100000000, NULL, "hidden size 1e8 (needs more weights than the file holds)"},
         {4, 1, "attention", "DIMS attention kind disagrees with ARCH"},
         {4, 99, "attention", "unknown attention kind"},
@@ -516,14 +547,14 @@ static void test_crafted(void)
         {0, 2, "cell", "unknown cell kind"},
         {1, 0, "layers", "0 layers"},
         {1, 9, "layers", "9 layers"},
-        {1, -5, "implausible", "negative layers"},
+        {1, -5, "section ARCH: field layers is -5, must be 1..8", "negative layers"},
         {3, 7, "attention", "attention kind 7"},
         {3, 2, "attention", "ARCH attention disagrees with DIMS"},
         {4, 1, "model.input_feed", "input feeding with Bahdanau"},
         {7, 1, "model.tie_embeddings", "tied embeddings with embed != hidden"},
         {2, 1, "weights", "bidirectional: more tensors than WGTS holds"},
         {0, 1, "weights", "LSTM weights in a GRU-sized file"},
-        {1, 1000000, "implausible", "a million layers"},
+        {1, 1000000, "field layers is 1000000", "a million layers"},
     };
     for (size_t k = 0; k < sizeof arch_cases / sizeof arch_cases[0]; k++) {
         memcpy(d, good, len);
@@ -582,7 +613,7 @@ static void test_crafted(void)
         u32 = (uint32_t)n - 1;
         memcpy(d + 16, &u32, 4);
         spit(bad, d, len - cut);
-        expect_refused(bad, "missing", "CONF section dropped");
+        expect_refused(bad, "required section CONF is missing", "CONF section dropped");
     }
 
     /* The DIMS section twice (count adjusted): a second copy must not pass silently. */
@@ -609,6 +640,158 @@ static void test_crafted(void)
 
     free(d);
     free(good);
+}
+
+/* ---------------------------------------------------------------- field ranges */
+
+/* What a field of a file says, after the reader has looked at it. */
+static int read_message(const char *p, char *msg, size_t len)
+{
+    ModelFile mf;
+    Error err;
+    strcpy(err.msg, "");
+    int rc = modelfile_read(p, &mf, &err);
+    if (rc == 0) modelfile_free(&mf);
+    snprintf(msg, len, "%s", err.msg);
+    return rc;
+}
+
+/* A checkpoint with every section that has fixed fields: DIMS, ARCH, SUBW, ADAM. */
+static void make_bpe_checkpoint(ModelFile *mf)
+{
+    make_model_file(mf, 1);
+    mf->seg.kind = TOKENIZER_BPE;
+    const char *codes = "#version: 0.2\ne s\n";
+    Error err;
+    if (bpe_from_text(&mf->seg.src, codes, strlen(codes), "src", &err) ||
+        bpe_from_text(&mf->seg.tgt, codes, strlen(codes), "tgt", &err)) {
+        fprintf(stderr, "bpe_from_text: %s\n", err.msg);
+        exit(2);
+    }
+}
+
+/* Each fixed field's range, as modelfile.h and the config promise (stated here
+ * independently of modelfile.c's tables). Every value outside it, behind a valid CRC,
+ * is refused with a message naming the section, the field, the value and the range;
+ * the bounds themselves are not refused for their range. */
+static const struct {
+    const char *tag;
+    int index;
+    const char *name;
+    int64_t min, max;
+} field_ranges[] = {
+    {"DIMS", 0, "src_vocab", 4, 100000000}, {"DIMS", 1, "tgt_vocab", 4, 100000000},
+    {"DIMS", 2, "embed", 1, 8192},          {"DIMS", 3, "hidden", 1, 8192},
+    {"DIMS", 4, "attention", 0, 5},         {"DIMS", 5, "lowercase", 0, 1},
+    {"DIMS", 6, "nfkc", 0, 1},              {"DIMS", 7, "step", 0, 1000000000000000},
+    {"DIMS", 8, "epoch", 0, 1000001},       {"DIMS", 9, "n_params", 1, 1000000000000000},
+    {"ARCH", 0, "cell", 0, 1},              {"ARCH", 1, "layers", 1, 8},
+    {"ARCH", 2, "bidirectional", 0, 1},     {"ARCH", 3, "attention", 0, 5},
+    {"ARCH", 4, "input_feed", 0, 1},        {"ARCH", 5, "window", 0, 1000},
+    {"ARCH", 6, "scaled", 0, 1},            {"ARCH", 7, "tie_embeddings", 0, 1},
+    {"SUBW", 0, "kind", 1, 2},              {"SUBW", 1, "joint", 0, 1},
+    {"ADAM", 0, "step", 0, 1000000000000000},
+};
+
+static void test_field_ranges(void)
+{
+    ModelFile mf;
+    Error err;
+    make_bpe_checkpoint(&mf);
+    if (modelfile_write(path, &mf, &err)) { fprintf(stderr, "%s\n", err.msg); exit(2); }
+    free_made(&mf);
+    size_t len;
+    unsigned char *good = slurp(path, &len), *d = malloc(len);
+    Where w[10];
+    int n = sections_of(good, len, w, 10);
+    char msg[ERROR_LEN], want[200], label[200];
+    for (size_t k = 0; k < sizeof field_ranges / sizeof field_ranges[0]; k++) {
+        const Where *s = section(w, n, field_ranges[k].tag);
+        int64_t lo = field_ranges[k].min, hi = field_ranges[k].max;
+        /* Out of range, and for int fields values that an int would wrap into range. */
+        int64_t outside[] = {lo - 1, hi + 1, INT64_MIN, INT64_MAX, ((int64_t)1 << 32) + lo, -((int64_t)1 << 32) + hi};
+        size_t n_outside = hi < INT32_MAX ? 6 : 4;
+        int refused_all = 1;
+        for (size_t i = 0; i < n_outside; i++) {
+            memcpy(d, good, len);
+            memcpy(d + s->payload + 8 * field_ranges[k].index, &outside[i], 8);
+            fix_crc(d, s);
+            spit(bad, d, len);
+            snprintf(want, sizeof want, "%s: section %s: field %s is %lld, must be %lld..%lld", bad,
+                     field_ranges[k].tag, field_ranges[k].name, (long long)outside[i], (long long)lo, (long long)hi);
+            if (read_message(bad, msg, sizeof msg) != -1 || strcmp(msg, want)) {
+                fprintf(stderr, "  got \"%s\"\n  wanted \"%s\"\n", msg, want);
+                refused_all = 0;
+            }
+        }
+        snprintf(label, sizeof label, "%s %s outside %lld..%lld: refused, naming the field", field_ranges[k].tag,
+                 field_ranges[k].name, (long long)lo, (long long)hi);
+        CHECK(refused_all, label);
+        /* The bounds: other rules may refuse them, the range does not. */
+        int64_t inside[] = {lo, hi};
+        int in_range = 1;
+        for (size_t i = 0; i < 2; i++) {
+            memcpy(d, good, len);
+            memcpy(d + s->payload + 8 * field_ranges[k].index, &inside[i], 8);
+            fix_crc(d, s);
+            spit(bad, d, len);
+            snprintf(want, sizeof want, "field %s is %lld, must be", field_ranges[k].name, (long long)inside[i]);
+            if (read_message(bad, msg, sizeof msg) == -1 && strstr(msg, want)) {
+                fprintf(stderr, "  %s\n", msg);
+                in_range = 0;
+            }
+        }
+        snprintf(label, sizeof label, "%s %s: %lld and %lld are in range", field_ranges[k].tag, field_ranges[k].name,
+                 (long long)lo, (long long)hi);
+        CHECK(in_range, label);
+    }
+    /* A few bounds that make a readable file as they are. */
+    struct { const char *tag; int index; int64_t value; } fine[] = {
+        {"DIMS", 7, 1000000000000000}, {"DIMS", 8, 1000001}, {"DIMS", 8, 0}, {"DIMS", 5, 1},
+        {"ADAM", 0, 0}, {"ADAM", 0, 1000000000000000}, {"SUBW", 0, 2}, {"SUBW", 1, 1}, {"ARCH", 5, 1000},
+    };
+    for (size_t k = 0; k < sizeof fine / sizeof fine[0]; k++) {
+        const Where *s = section(w, n, fine[k].tag);
+        memcpy(d, good, len);
+        memcpy(d + s->payload + 8 * fine[k].index, &fine[k].value, 8);
+        fix_crc(d, s);
+        spit(bad, d, len);
+        int rc = read_message(bad, msg, sizeof msg);
+        if (rc) fprintf(stderr, "  %s\n", msg);
+        snprintf(label, sizeof label, "%s field %d = %lld reads", fine[k].tag, fine[k].index, (long long)fine[k].value);
+        CHECK(rc == 0, label);
+    }
+    free(d);
+    free(good);
+}
+
+/* modelfile_write refuses what modelfile_read would refuse, naming the field, and
+ * leaves no file behind. */
+static void test_write_refuses_out_of_range(void)
+{
+    char p[200], tmp[210];
+    snprintf(p, sizeof p, "%s/refused.bin", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", p);
+    for (int k = 0; k < 5; k++) {
+        ModelFile mf;
+        Error err;
+        make_bpe_checkpoint(&mf);
+        const char *want = NULL;
+        switch (k) {
+        case 0: mf.text.lowercase = 2; want = "not written: section DIMS: field lowercase is 2, must be 0..1"; break;
+        case 1: mf.epoch = -1; want = "not written: section DIMS: field epoch is -1, must be 0..1000001"; break;
+        case 2: mf.model.dims.layers = 9; want = "not written: section ARCH: field layers is 9, must be 1..8"; break;
+        case 3: mf.seg.kind = (TokenizerKind)7; want = "not written: section SUBW: field kind is 7, must be 1..2"; break;
+        case 4: mf.opt.step = -3; want = "not written: section ADAM: field step is -3, must be 0..1000000000000000"; break;
+        }
+        strcpy(err.msg, "");
+        int rc = modelfile_write(p, &mf, &err);
+        CHECK(rc == -1 && strstr(err.msg, p) && strstr(err.msg, want), want);
+        if (rc == 0 || !strstr(err.msg, want)) fprintf(stderr, "  rc %d, \"%s\"\n", rc, err.msg);
+        CHECK(!exists(p) && !exists(tmp), "... and nothing is left behind");
+        if (k == 3) mf.seg.kind = TOKENIZER_BPE;  /* for segmenter_free */
+        free_made(&mf);
+    }
 }
 
 /* ---------------------------------------------------------------- training state */
@@ -807,7 +990,7 @@ static void test_subword_section(void)
         memcpy(d + subw->payload, &kind, 8);
         fix_crc(d, subw);
         spit(bad, d, len);
-        expect_refused(bad, "bad tokenizer kind", "SUBW with the word kind");
+        expect_refused(bad, "section SUBW: field kind is 0, must be 1..2", "SUBW with the word kind");
         memcpy(d, good, len);
         unsigned char *space = memchr(d + subw->payload + 24 + 14, ' ', 8);  /* in "e s", the first merge */
         if (space) *space = 'x';
@@ -839,6 +1022,8 @@ int main(void)
     test_truncated();
     test_flipped();
     test_crafted();
+    test_field_ranges();
+    test_write_refuses_out_of_range();
     test_subword_section();
     test_train_state();
     test_atomic_write();

@@ -13,8 +13,8 @@
  *   - a refusal is -1 with a message naming the file, and leaves the ModelFile empty;
  *   - nothing allocates much more than the file's size (scripts/fuzz.sh runs this target
  *     with -malloc_limit_mb, so a corrupt length that is trusted is a crash);
- *   - an accepted file is consistent: valid dimensions (dims_problem), the parameter
- *     count those dimensions need, vocabularies of the sizes DIMS gives that start with
+ *   - an accepted file is consistent: valid dimensions (dims_problem) within the
+ *     field tables' ranges, the parameter count those dimensions need, vocabularies of the sizes DIMS gives that start with
  *     the four specials and look every word up at its own id, Adam state of the
  *     model's size;
  *   - an accepted file writes out, reads back equal, and writes out again byte for byte
@@ -84,7 +84,8 @@ static void put_file(const uint8_t *data, size_t size)
 }
 
 /* Recomputes each section's CRC over its payload, for as many sections as the header
- * announces (at most 16, as the reader allows) and the bytes hold. 1 if anything changed. */
+ * announces (at most 16; the reader refuses more than its 9 kinds) and the bytes hold.
+ * 1 if anything changed. */
 static int repair_crcs(uint8_t *d, size_t size)
 {
     if (size < 20) return 0;
@@ -139,6 +140,11 @@ static void check_consistent(const ModelFile *mf)
     FUZZ_ASSERT((mf->text.lowercase == 0 || mf->text.lowercase == 1) && (mf->text.nfkc == 0 || mf->text.nfkc == 1),
                 "text options are flags");
     FUZZ_ASSERT(mf->has_optimizer == 0 || mf->has_optimizer == 1, "has_optimizer is a flag");
+    FUZZ_ASSERT(mf->step >= 0 && mf->epoch >= 0 && (!mf->has_optimizer || mf->opt.step >= 0),
+                "step, epoch and Adam's step are not negative");
+    FUZZ_ASSERT(m->dims.embed <= 8192 && m->dims.hidden <= 8192, "widths within model.embed/hidden's range");
+    FUZZ_ASSERT(mf->seg.kind >= TOKENIZER_WORD && mf->seg.kind <= TOKENIZER_CHAR && (mf->seg.joint & ~1) == 0,
+                "a known tokenizer kind and a joint flag");
     if (mf->has_optimizer)
         FUZZ_ASSERT(mf->opt.n == m->n_params && mf->opt.m && mf->opt.v, "Adam state of the model's size");
 }
