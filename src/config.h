@@ -88,6 +88,11 @@
 #include "model.h" /* defines: ModelDims, ModelRule */
 #include "util.h"  /* defines: Error */
 
+/* The largest train.epochs and train.max_steps (a model file's step and epoch fields
+ * are checked against them too). */
+#define CONFIG_MAX_EPOCHS 1000000
+#define CONFIG_MAX_STEPS 1000000000000000L
+
 /* config.c's table of keys has at most this many rows. */
 #define CONFIG_MAX_KEYS 96
 

@@ -40,6 +40,10 @@ typedef enum {
     ATT_LOCAL_MONOTONIC, ATT_LOCAL_PREDICTIVE, ATT_KINDS
 } AttentionKind;
 #define MAX_LAYERS 8
+/* The largest model.embed and model.hidden, and model.window: bounds that a config
+ * (config.c) and a model file (modelfile.c) are both checked against. */
+#define MODEL_MAX_WIDTH 8192
+#define MODEL_MAX_WINDOW 1000
 
 typedef struct {
     int src_vocab, tgt_vocab;

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h" /* defines: CONFIG_MAX_EPOCHS, CONFIG_MAX_STEPS */
+
 /* ---------------------------------------------------------------- CRC-32 */
 
 /* The IEEE 802.3 polynomial (as zlib and PNG), table-driven. crc32_update chains:
@@ -84,10 +86,8 @@ typedef struct {
 /* Bounds that are no rule of the model's: what nmt can write (config.c's ranges),
  * wide enough for every file it has written. */
 #define MAX_VOCAB 100000000   /* words per vocabulary (data.max_vocab 0 sets no limit) */
-#define MAX_WIDTH 8192        /* model.embed, model.hidden */
-#define MAX_WINDOW 1000       /* model.window; 0 in models without local attention */
-#define MAX_EPOCH 1000001     /* train.epochs + 1: where a finished run stands */
-#define MAX_COUNT 1000000000000000 /* steps (train.max_steps) and parameters: 1e15 */
+#define MAX_EPOCH (CONFIG_MAX_EPOCHS + 1) /* where a finished run stands */
+#define MAX_COUNT CONFIG_MAX_STEPS      /* steps, and parameters */
 
 _Static_assert(sizeof(TokenizerKind) == sizeof(int), "Segmenter.kind is read and written as an int");
 
@@ -98,8 +98,8 @@ _Static_assert(sizeof(TokenizerKind) == sizeof(int), "Segmenter.kind is read and
 static const Field dims_fields[] = {
     FIELD("src_vocab", F_INT, model.dims.src_vocab, VOCAB_SPECIALS, MAX_VOCAB, 0),
     FIELD("tgt_vocab", F_INT, model.dims.tgt_vocab, VOCAB_SPECIALS, MAX_VOCAB, 0),
-    FIELD("embed", F_INT, model.dims.embed, 1, MAX_WIDTH, 0),
-    FIELD("hidden", F_INT, model.dims.hidden, 1, MAX_WIDTH, 0),
+    FIELD("embed", F_INT, model.dims.embed, 1, MODEL_MAX_WIDTH, 0),
+    FIELD("hidden", F_INT, model.dims.hidden, 1, MODEL_MAX_WIDTH, 0),
     FIELD("attention", F_INT, model.dims.attention, 0, ATT_KINDS - 1, 0),
     FIELD("lowercase", F_INT, text.lowercase, 0, 1, 0),
     FIELD("nfkc", F_INT, text.nfkc, 0, 1, 0),
@@ -115,7 +115,7 @@ static const Field arch_fields[] = {
     FIELD("bidirectional", F_INT, model.dims.bidirectional, 0, 1, 0),
     FIELD("attention", F_INT, model.dims.attention, 0, ATT_KINDS - 1, ATT_BAHDANAU),
     FIELD("input_feed", F_INT, model.dims.input_feed, 0, 1, 0),
-    FIELD("window", F_INT, model.dims.window, 0, MAX_WINDOW, 0),
+    FIELD("window", F_INT, model.dims.window, 0, MODEL_MAX_WINDOW, 0),
     FIELD("scaled", F_INT, model.dims.scaled, 0, 1, 0),
     FIELD("tie_embeddings", F_INT, model.dims.tie_embeddings, 0, 1, 0),
 };
