@@ -86,7 +86,7 @@ static void test_build(void)
     CHECK(strcmp(vocab_word(&v, 5), "a") == 0 && strcmp(vocab_word(&v, VOCAB_EOS), "<eos>") == 0, "vocab_word");
     CHECK(strcmp(vocab_word(&v, -1), "<unk>") == 0 && strcmp(vocab_word(&v, v.size), "<unk>") == 0 &&
           strcmp(vocab_word(&v, 1 << 30), "<unk>") == 0, "out-of-range ids give <unk>");
-    CHECK(v.table_cap >= 2 * v.size && (v.table_cap & (v.table_cap - 1)) == 0, "table_cap power of two >= 2*size");
+    CHECK(v.index.cap >= 2 * v.size && (v.index.cap & (v.index.cap - 1)) == 0, "index capacity power of two >= 2*size");
     vocab_free(&v);
 
     vocab_build(&v, c, 3, 0);
@@ -204,7 +204,7 @@ static void test_from_words(void)
             snprintf(many[i], 16, "w%d", i);
     }
     CHECK(vocab_from_words(&v, many, n, &err) == 0, "5000 words accepted");
-    int ok = v.table_cap >= 2 * n;
+    int ok = v.index.cap >= 2 * n;
     for (int i = 0; i < n; i++)
         ok = ok && vocab_lookup(&v, many[i]) == i && strcmp(vocab_word(&v, i), many[i]) == 0;
     CHECK(ok, "5000 words: lookup and vocab_word agree");
