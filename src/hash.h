@@ -31,6 +31,11 @@
  *   ...
  *   int got = hash_find(&t, h, same_word, words, w);   // -1 if absent
  *   hash_free(&t);
+ *
+ * The hash functions and the lookups are inline (at the end of this header):
+ * vocab_lookup, word counting and BPE learning spend much of their time in them, and
+ * inlined, each caller's HashEqual (a static function named at the call) is inlined
+ * into the probe loop, as in a table written for that caller. Growing is in hash.c.
  */
 #ifndef HASH_H
 #define HASH_H
@@ -45,10 +50,13 @@
 #define FNV1A_BASIS 0xcbf29ce484222325ull   /* FNV-1a's offset basis: the hash of no bytes */
 
 /* FNV-1a (64 bit) continued from h over data[0..n). */
-uint64_t fnv1a(uint64_t h, const void *data, size_t n);
+static inline uint64_t fnv1a(uint64_t h, const void *data, size_t n);
+/* The same over the bytes of a NUL-terminated string: fnv1a(h, s, strlen(s)), in one
+ * pass (word lookups would otherwise call strlen first). */
+static inline uint64_t fnv1a_str(uint64_t h, const char *s);
 
 /* A 64-bit integer key's hash: every bit of k reaches the bits the table uses. */
-uint64_t hash_mix64(uint64_t k);
+static inline uint64_t hash_mix64(uint64_t k);
 
 /* ------------------------------------------------------------------------- */
 /* The table                                                                  */
@@ -69,14 +77,88 @@ typedef struct {
 } HashTable;         /* {0} is an empty table */
 
 /* The id stored under hash h whose entry equals key, or -1. */
-int hash_find(const HashTable *t, uint64_t h, HashEqual equal, const void *ctx, const void *key);
+static inline int hash_find(const HashTable *t, uint64_t h, HashEqual equal, const void *ctx, const void *key);
 
 /* The id of key as hash_find finds it; if there is none, adds `id` under h and
  * returns it (so a result equal to `id` means: added). */
-int hash_find_or_add(HashTable *t, uint64_t h, HashEqual equal, const void *ctx, const void *key, int id);
+static inline int hash_find_or_add(HashTable *t, uint64_t h, HashEqual equal, const void *ctx, const void *key,
+                                   int id);
 
 /* Makes room for n ids in all without growing (a table built from a known list). */
 void hash_reserve(HashTable *t, int n);
 
 void hash_free(HashTable *t);   /* back to {0} */
+
+/* ------------------------------------------------------------------------- */
+/* The inline code                                                            */
+/* ------------------------------------------------------------------------- */
+
+/* One byte of FNV-1a: XOR it in, multiply by FNV's 64-bit prime. */
+static inline uint64_t fnv1a_byte(uint64_t h, unsigned char b) { return (h ^ b) * 0x100000001b3ull; }
+
+static inline uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++)
+        h = fnv1a_byte(h, p[i]);
+    return h;
+}
+
+static inline uint64_t fnv1a_str(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = fnv1a_byte(h, (unsigned char)*s);
+    return h;
+}
+
+/* The first half of murmur3's 64-bit finaliser: the multiply carries every bit
+ * upward, the shift brings the high bits down again. */
+static inline uint64_t hash_mix64(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    return k ^ k >> 33;
+}
+
+/* Doubles the capacity (16 for an empty table), rehashing the stored bits. */
+void hash_grow(HashTable *t);
+
+/* The 32 bits a slot keeps. Folding rather than truncating lets the high half of the
+ * hash count too, which FNV-1a's low bits need: its multiply only carries upward, so
+ * its lowest bits see only the lowest bits of each byte. */
+static inline uint32_t hash_fold(uint64_t h) { return (uint32_t)(h ^ h >> 32); }
+
+/* The slot holding key (stored under f), or the empty slot where it would go.
+ * t->cap > 0; the table is at most half full, so the loop ends. */
+static inline HashSlot *hash_probe(const HashTable *t, uint32_t f, HashEqual equal, const void *ctx, const void *key)
+{
+    uint32_t mask = (uint32_t)t->cap - 1;
+    for (uint32_t i = f & mask;; i = (i + 1) & mask) {
+        HashSlot *s = &t->slots[i];
+        if (s->id < 0 || (s->hash == f && equal(ctx, s->id, key)))
+            return s;
+    }
+}
+
+static inline int hash_find(const HashTable *t, uint64_t h, HashEqual equal, const void *ctx, const void *key)
+{
+    if (t->cap == 0)
+        return -1;
+    return hash_probe(t, hash_fold(h), equal, ctx, key)->id;
+}
+
+static inline int hash_find_or_add(HashTable *t, uint64_t h, HashEqual equal, const void *ctx, const void *key,
+                                   int id)
+{
+    if (t->cap == 0)
+        hash_grow(t);
+    uint32_t f = hash_fold(h);
+    HashSlot *s = hash_probe(t, f, equal, ctx, key);
+    if (s->id >= 0)
+        return s->id;
+    *s = (HashSlot){f, id};
+    if (2 * ++t->n > t->cap)
+        hash_grow(t);
+    return id;
+}
 #endif

@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"   // defines: fnv1a, FNV1A_BASIS, HashTable, hash_find, hash_find_or_add
+#include "hash.h"   // defines: fnv1a_str, FNV1A_BASIS, HashTable, hash_find, hash_find_or_add
 
 static const char *const SPECIALS[VOCAB_SPECIALS] = {"<pad>", "<unk>", "<sos>", "<eos>"};
 
 /* A word's hash, for the word -> id tables below. */
-static uint64_t hash_word(const char *word) { return fnv1a(FNV1A_BASIS, word, strlen(word)); }
+static uint64_t hash_word(const char *word) { return fnv1a_str(FNV1A_BASIS, word); }
 
 /* ------------------------------------------------------------------------- */
 /* Counting                                                                   */

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "hash.h"       // defines: fnv1a, FNV1A_BASIS, hash_mix64, HashTable, hash_find, hash_find_or_add
+#include "hash.h"       // defines: fnv1a, fnv1a_str, FNV1A_BASIS, hash_mix64, HashTable, hash_find, hash_find_or_add
 #include "trainstate.h" // defines: examples_fingerprint, floats_fingerprint
 #include "util.h"       // defines: xmalloc
 
@@ -23,6 +23,9 @@ static void test_fnv1a(void)
     CHECK(fnv1a(FNV1A_BASIS, "foobar", 6) == 0x85944171f73967e8ull, "FNV-1a(\"foobar\")");
     CHECK(fnv1a(fnv1a(FNV1A_BASIS, "foo", 3), "bar", 3) == fnv1a(FNV1A_BASIS, "foobar", 6),
           "continued over pieces: the hash of the concatenation");
+    CHECK(fnv1a_str(FNV1A_BASIS, "foobar") == 0x85944171f73967e8ull && fnv1a_str(FNV1A_BASIS, "") == FNV1A_BASIS &&
+              fnv1a_str(fnv1a(FNV1A_BASIS, "foo", 3), "bar") == 0x85944171f73967e8ull,
+          "fnv1a_str: the same hash as fnv1a over the string's bytes");
 }
 
 /* Values computed by trainstate.c's own FNV-1a before it used hash.c (commit ec0d794):
