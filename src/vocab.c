@@ -64,12 +64,25 @@ long vocab_counter_get(const VocabCounter *c, const char *word)
 
 int vocab_counter_size(const VocabCounter *c) { return c->n; }
 
+/* Byte order of the words (strcmp compares as unsigned char). */
+static int by_bytes(const void *a, const void *b)
+{
+    return strcmp(((const CountEntry *)a)->word, ((const CountEntry *)b)->word);
+}
+
+/* Sorted, so that what a caller computes from the list (BPE learning's symbol ids,
+ * its heap's shape and so its speed) depends on the words alone, not on the order
+ * they came in. */
 void vocab_counter_items(const VocabCounter *c, char **words, long *counts)
 {
+    CountEntry *sorted = xmalloc((size_t)(c->n ? c->n : 1) * sizeof *sorted);
+    memcpy(sorted, c->entries, (size_t)c->n * sizeof *sorted);
+    qsort(sorted, (size_t)c->n, sizeof *sorted, by_bytes);
     for (int i = 0; i < c->n; i++) {
-        words[i] = c->entries[i].word;
-        counts[i] = c->entries[i].count;
+        words[i] = sorted[i].word;
+        counts[i] = sorted[i].count;
     }
+    free(sorted);
 }
 
 void vocab_counter_free(VocabCounter *c)

@@ -45,7 +45,7 @@ void vocab_counter_add(VocabCounter *c, const char *word);
 long vocab_counter_get(const VocabCounter *c, const char *word);
 /* Number of distinct words counted. */
 int vocab_counter_size(const VocabCounter *c);
-/* Every counted word with its count, in order of first sight: words[i], counts[i] for
+/* Every counted word with its count, in byte order: words[i], counts[i] for
  * i < vocab_counter_size(c) (arrays of that length, the caller's). The strings belong
  * to the counter. */
 void vocab_counter_items(const VocabCounter *c, char **words, long *counts);

@@ -50,6 +50,15 @@ static void test_counter(void)
           vocab_counter_get(c, "zebra") == 1, "counts");
     CHECK(vocab_counter_get(c, "horse") == 0, "unseen word counts 0");
     CHECK(vocab_counter_size(c) == 6, "distinct words");
+    char *words[6];
+    long counts[6];
+    vocab_counter_items(c, words, counts);
+    const char *in_order[6] = {"<unk>", "a", "cat", "dog", "the", "zebra"};
+    const long their_counts[6] = {4, 3, 3, 2, 5, 1};
+    int ok_items = 1;
+    for (int i = 0; i < 6; i++)
+        ok_items = ok_items && strcmp(words[i], in_order[i]) == 0 && counts[i] == their_counts[i];
+    CHECK(ok_items, "vocab_counter_items: every word with its count, in byte order");
     vocab_counter_free(c);
 
     /* Past the initial table size, every count must survive rehashing. */
