@@ -40,11 +40,31 @@ static void test_pinned_fingerprints(void)
     CHECK(examples_fingerprint(ex, 0) == FNV1A_BASIS, "no examples: the offset basis");
 }
 
-/* Keys are strings in an array; the context counts the comparisons made. */
+/* Keys are strings in an array ("PREFIX0", "PREFIX1", ...); the context counts the
+ * comparisons made. */
 typedef struct {
     char **key;
+    int n;
     long compares;
 } Keys;
+
+static Keys keys_make(const char *prefix, int n)
+{
+    Keys k = {xmalloc((size_t)n * sizeof(char *)), n, 0};
+    for (int i = 0; i < n; i++) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%s%d", prefix, i);
+        k.key[i] = xstrdup(buf);
+    }
+    return k;
+}
+
+static void keys_free(Keys *k)
+{
+    for (int i = 0; i < k->n; i++)
+        free(k->key[i]);
+    free(k->key);
+}
 
 static int same_key(const void *ctx, int id, const void *key)
 {
@@ -64,15 +84,12 @@ static int table_sound(const HashTable *t)
 static void test_many_keys(void)
 {
     enum { N = 50000 };
-    Keys k = {xmalloc(N * sizeof(char *)), 0};
+    Keys k = keys_make("key", N), absent = keys_make("absent", 1000);
     HashTable t = {0};
     CHECK(hash_find(&t, hash_str("x"), same_key, &k, "x") == -1 && t.cap == 0, "an empty table finds nothing");
     int ok = 1, sound = 1;
     for (int i = 0; i < N; i++) {
-        char buf[32];
-        snprintf(buf, sizeof buf, "key%d", i);
-        k.key[i] = xstrdup(buf);
-        ok &= hash_find_or_add(&t, hash_str(buf), same_key, &k, buf, i) == i;
+        ok &= hash_find_or_add(&t, hash_str(k.key[i]), same_key, &k, k.key[i], i) == i;
         sound &= table_sound(&t) && t.n == i + 1;
     }
     CHECK(ok, "each new key gets the id offered");
@@ -92,78 +109,67 @@ static void test_many_keys(void)
     CHECK(k.compares >= N && k.compares <= N + N / 1000,
           "keys compared only where the stored hash bits agree: about once per find");
     ok = 1;
-    for (int i = 0; i < 1000; i++) {
-        char buf[32];
-        snprintf(buf, sizeof buf, "absent%d", i);
-        ok &= hash_find(&t, hash_str(buf), same_key, &k, buf) == -1;
-    }
+    for (int i = 0; i < absent.n; i++)
+        ok &= hash_find(&t, hash_str(absent.key[i]), same_key, &k, absent.key[i]) == -1;
     CHECK(ok, "absent keys: -1");
     hash_free(&t);
     CHECK(t.slots == NULL && t.cap == 0 && t.n == 0, "hash_free leaves an empty table");
-    for (int i = 0; i < N; i++)
-        free(k.key[i]);
-    free(k.key);
+    keys_free(&k);
+    keys_free(&absent);
 }
 
-/* Every key under one hash, then keys differing only where the slot index cannot see
- * (the high bits): the caller's comparison and the probing tell them apart. */
+/* Adds key i of k under hash[i] as id i, then finds each: 1 if every id came back. */
+static int add_then_find(HashTable *t, Keys *k, const uint64_t *hash)
+{
+    int ok = 1;
+    for (int i = 0; i < k->n; i++)
+        ok &= hash_find_or_add(t, hash[i], same_key, k, k->key[i], i) == i;
+    for (int i = 0; i < k->n; i++)
+        ok &= hash_find(t, hash[i], same_key, k, k->key[i]) == i;
+    return ok;
+}
+
+/* Every key under one hash, then hashes that start every probe at the same slot:
+ * the caller's comparison and the probing must tell the keys apart. */
 static void test_collisions(void)
 {
     enum { N = 300 };
-    Keys k = {xmalloc(N * sizeof(char *)), 0};
+    Keys k = keys_make("c", N);
+    uint64_t one[N], high[N];
     for (int i = 0; i < N; i++) {
-        char buf[32];
-        snprintf(buf, sizeof buf, "c%d", i);
-        k.key[i] = xstrdup(buf);
+        one[i] = 42;
+        /* Zero in the low 32 bits; folded, i << 20, which differs from key to key but
+         * not in the 10 bits a table of 1024 slots indexes by. */
+        high[i] = (uint64_t)i << 52;
     }
     HashTable t = {0};
-    int ok = 1;
-    for (int i = 0; i < N; i++)
-        ok &= hash_find_or_add(&t, 42, same_key, &k, k.key[i], i) == i;
-    for (int i = 0; i < N; i++)
-        ok &= hash_find(&t, 42, same_key, &k, k.key[i]) == i;
-    CHECK(ok && t.n == N && table_sound(&t), "300 keys under one hash: each its own id, each found");
+    CHECK(add_then_find(&t, &k, one) && t.n == N && table_sound(&t),
+          "300 keys under one hash: each its own id, each found");
     CHECK(hash_find(&t, 42, same_key, &k, "c300") == -1 && hash_find(&t, 43, same_key, &k, "c0") == -1,
           "one hash, absent key; present key under another hash: -1");
     hash_free(&t);
-
-    /* Hashes equal in the low 32 bits and in the folded ones' low bits too, apart from
-     * the bits above the table's capacity. */
-    ok = 1;
-    for (int i = 0; i < N; i++)
-        ok &= hash_find_or_add(&t, (uint64_t)i << 52, same_key, &k, k.key[i], i) == i;
-    for (int i = 0; i < N; i++)
-        ok &= hash_find(&t, (uint64_t)i << 52, same_key, &k, k.key[i]) == i;
-    CHECK(ok && t.n == N, "hashes apart only in their high bits: each found");
+    CHECK(add_then_find(&t, &k, high) && t.n == N && t.cap == 1024, "hashes apart only in their high bits: each found");
     hash_free(&t);
-    for (int i = 0; i < N; i++)
-        free(k.key[i]);
-    free(k.key);
+    keys_free(&k);
 }
 
 /* hash_reserve: room for n ids, so n adds do not move the slots. */
 static void test_reserve(void)
 {
     enum { N = 1000 };
-    Keys k = {xmalloc(N * sizeof(char *)), 0};
+    Keys k = keys_make("r", N);
     HashTable t = {0};
     hash_reserve(&t, N);
     HashSlot *slots = t.slots;
     CHECK(table_sound(&t) && t.cap >= 2 * N && t.n == 0, "reserved: at least 2n slots, none used");
     int ok = 1;
-    for (int i = 0; i < N; i++) {
-        char buf[32];
-        snprintf(buf, sizeof buf, "r%d", i);
-        k.key[i] = xstrdup(buf);
-        ok &= hash_find_or_add(&t, hash_str(buf), same_key, &k, buf, i) == i;
-    }
+    for (int i = 0; i < N; i++)
+        ok &= hash_find_or_add(&t, hash_str(k.key[i]), same_key, &k, k.key[i], i) == i;
     CHECK(ok && t.slots == slots, "n adds after reserving n: no growth");
     hash_reserve(&t, 10);
     CHECK(t.slots == slots, "reserving less than there is room for: nothing moves");
     hash_free(&t);
-    for (int i = 0; i < N; i++)
-        free(k.key[i]);
-    free(k.key);
+    keys_free(&k);
 }
 
 /* Pair keys (left << 32 | right) that differ only in left must still spread over the
