@@ -8,18 +8,23 @@
 #include <string.h>
 #include <utf8proc.h>
 
+#include "hash.h"   // defines: fnv1a, FNV1A_BASIS, hash_mix64, hash_find, hash_find_or_add
+
 #define END_OF_WORD "</w>"
 #define END_OF_WORD_LEN 4
 #define JOINER_LEN 2
 
-/* FNV-1a, 32 bit, continued from h over s[0..len). */
-static uint32_t fnv(uint32_t h, const char *s, size_t len)
+/* Bytes s[0..len) of some longer text: a key the tables below look up without
+ * copying it out. */
+typedef struct {
+    const char *s;
+    size_t len;
+} Span;
+
+/* s equals the len bytes at p. */
+static int same(const char *s, const char *p, size_t len)
 {
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 16777619u;
-    }
-    return h;
+    return strncmp(s, p, len) == 0 && s[len] == '\0';
 }
 
 /* Appends a copy of s[0..len), followed by the joiner if `joined`, to a growable
@@ -119,48 +124,38 @@ static void scratch_free(Scratch *s)
 /* The merge table                                                            */
 /* ------------------------------------------------------------------------- */
 
-/* Hash of the pair (l, r): 0xFF, which never occurs in UTF-8, separates them, so
- * ("ab","c") and ("a","bc") hash apart. */
-static uint32_t hash_pair(const char *l, size_t ll, const char *r, size_t rl)
+/* Hash of the pair pair[0], pair[1]: 0xFF, which never occurs in UTF-8, separates
+ * them, so ("ab","c") and ("a","bc") hash apart. */
+static uint64_t hash_pair(const Span *pair)
 {
-    uint32_t h = fnv(2166136261u, l, ll);
-    h = fnv(h, "\xff", 1);
-    return fnv(h, r, rl);
+    uint64_t h = fnv1a(FNV1A_BASIS, pair[0].s, pair[0].len);
+    h = fnv1a(h, "\xff", 1);
+    return fnv1a(h, pair[1].s, pair[1].len);
 }
 
-/* s equals the len bytes at p. */
-static int same(const char *s, const char *p, size_t len)
+/* Merge `id` of the Bpe joins the Span pair[0], pair[1]. */
+static int merge_is(const void *bpe, int id, const void *pair)
 {
-    return strncmp(s, p, len) == 0 && s[len] == '\0';
-}
-
-/* The table slot for the pair: the one holding its merge index, or the empty one
- * (-1) where it would go. b->table_cap must be > 0. */
-static int *table_find(const Bpe *b, const char *l, size_t ll, const char *r, size_t rl)
-{
-    uint32_t mask = (uint32_t)b->table_cap - 1;
-    for (uint32_t i = hash_pair(l, ll, r, rl) & mask;; i = (i + 1) & mask) {
-        int *slot = &b->table[i];
-        if (*slot < 0 || (same(b->left[*slot], l, ll) && same(b->right[*slot], r, rl)))
-            return slot;
-    }
+    const Bpe *b = bpe;
+    const Span *p = pair;
+    return same(b->left[id], p[0].s, p[0].len) && same(b->right[id], p[1].s, p[1].len);
 }
 
 /* The merge index of the pair, or -1. */
 static int bpe_rank(const Bpe *b, const char *l, size_t ll, const char *r, size_t rl)
 {
-    return b->n ? *table_find(b, l, ll, r, rl) : -1;
+    Span pair[2] = {{l, ll}, {r, rl}};
+    return hash_find(&b->index, hash_pair(pair), merge_is, b, pair);
 }
 
 /* Appends the merge (l, r) (copied) unless it is there already. Returns its index,
  * or -1-i if it repeats merge i. */
 static int bpe_add(Bpe *b, const char *l, size_t ll, const char *r, size_t rl)
 {
-    if (b->n) {
-        int at = *table_find(b, l, ll, r, rl);
-        if (at >= 0)
-            return -1 - at;
-    }
+    Span pair[2] = {{l, ll}, {r, rl}};
+    int id = hash_find_or_add(&b->index, hash_pair(pair), merge_is, b, pair, b->n);
+    if (id < b->n)
+        return -1 - id;
     if ((b->n & (b->n - 1)) == 0) {   /* capacity is the next power of two */
         size_t cap = b->n ? 2 * (size_t)b->n : 1;
         b->left = xrealloc(b->left, cap * sizeof *b->left);
@@ -172,18 +167,7 @@ static int bpe_add(Bpe *b, const char *l, size_t ll, const char *r, size_t rl)
     b->right[b->n] = xmalloc(rl + 1);
     memcpy(b->right[b->n], r, rl);
     b->right[b->n][rl] = '\0';
-    int id = b->n++;
-
-    if (2 * b->n > b->table_cap) {    /* kept at most half full */
-        b->table_cap = b->table_cap ? 2 * b->table_cap : 16;
-        b->table = xrealloc(b->table, (size_t)b->table_cap * sizeof *b->table);
-        for (int i = 0; i < b->table_cap; i++)
-            b->table[i] = -1;
-        for (int i = 0; i < b->n; i++)
-            *table_find(b, b->left[i], strlen(b->left[i]), b->right[i], strlen(b->right[i])) = i;
-    } else {
-        *table_find(b, l, ll, r, rl) = id;
-    }
+    b->n++;
     return id;
 }
 
@@ -195,7 +179,7 @@ void bpe_free(Bpe *b)
     }
     free(b->left);
     free(b->right);
-    free(b->table);
+    hash_free(&b->index);
     *b = (Bpe){0};
 }
 
@@ -218,40 +202,24 @@ void bpe_free(Bpe *b)
 
 /* Strings -> dense ids (symbols, and units while counting them). */
 typedef struct {
-    char **str;
+    char **str;       /* id -> string, (n), room for cap */
     int n, cap;
-    int *slot;      /* open addressing, -1 empty, at most half full */
-    int slot_cap;   /* power of two */
+    HashTable index;  /* string -> id */
 } Interner;
 
-static int *interner_find(const Interner *t, const char *s, size_t len)
+static int string_is(const void *interner, int id, const void *span)
 {
-    uint32_t mask = (uint32_t)t->slot_cap - 1;
-    for (uint32_t i = fnv(2166136261u, s, len) & mask;; i = (i + 1) & mask) {
-        int *slot = &t->slot[i];
-        if (*slot < 0 || same(t->str[*slot], s, len))
-            return slot;
-    }
-}
-
-static void interner_grow(Interner *t)
-{
-    t->slot_cap = t->slot_cap ? 2 * t->slot_cap : 1024;
-    t->slot = xrealloc(t->slot, (size_t)t->slot_cap * sizeof *t->slot);
-    for (int i = 0; i < t->slot_cap; i++)
-        t->slot[i] = -1;
-    for (int i = 0; i < t->n; i++)
-        *interner_find(t, t->str[i], strlen(t->str[i])) = i;
+    const Span *sp = span;
+    return same(((const Interner *)interner)->str[id], sp->s, sp->len);
 }
 
 /* The id of s[0..len) (a copy is made on first sight). */
 static int intern(Interner *t, const char *s, size_t len)
 {
-    if (!t->slot_cap)
-        interner_grow(t);
-    int *slot = interner_find(t, s, len);
-    if (*slot >= 0)
-        return *slot;
+    Span key = {s, len};
+    int id = hash_find_or_add(&t->index, fnv1a(FNV1A_BASIS, s, len), string_is, t, &key, t->n);
+    if (id < t->n)
+        return id;
     if (t->n == t->cap) {
         t->cap = t->cap ? 2 * t->cap : 256;
         t->str = xrealloc(t->str, (size_t)t->cap * sizeof *t->str);
@@ -259,11 +227,7 @@ static int intern(Interner *t, const char *s, size_t len)
     char *copy = xmalloc(len + 1);
     memcpy(copy, s, len);
     copy[len] = '\0';
-    int id = t->n++;
-    t->str[id] = copy;
-    *slot = id;
-    if (2 * t->n > t->slot_cap)
-        interner_grow(t);
+    t->str[t->n++] = copy;
     return id;
 }
 
@@ -272,7 +236,7 @@ static void interner_free(Interner *t)
     for (int i = 0; i < t->n; i++)
         free(t->str[i]);
     free(t->str);
-    free(t->slot);
+    hash_free(&t->index);
 }
 
 typedef struct {
@@ -300,8 +264,7 @@ typedef struct {
     int n_units;
     Pair *pairs;
     int n_pairs, cap_pairs;
-    int *pair_slot;       /* open addressing (left,right) -> pair index, -1 empty */
-    int pair_slot_cap;    /* power of two, at most half full */
+    HashTable pair_index; /* pair_key(left, right) -> pair index */
     HeapEntry *heap;
     int n_heap, cap_heap;
     uint64_t *old_keys, *new_keys;   /* pair keys of one unit before/after a merge */
@@ -310,51 +273,23 @@ typedef struct {
 
 static uint64_t pair_key(int left, int right) { return (uint64_t)(uint32_t)left << 32 | (uint32_t)right; }
 
-static uint32_t hash_key(uint64_t k)
+static int pair_is(const void *learner, int p, const void *key)
 {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;   /* murmur3's finaliser */
-    k ^= k >> 33;
-    return (uint32_t)k;
+    const Pair *pr = &((const Learner *)learner)->pairs[p];
+    return pair_key(pr->left, pr->right) == *(const uint64_t *)key;
 }
 
-static int *pair_find(const Learner *L, int left, int right)
+/* The index of the pair with this pair_key, created with count 0 on first sight. */
+static int pair_get(Learner *L, uint64_t key)
 {
-    uint32_t mask = (uint32_t)L->pair_slot_cap - 1;
-    for (uint32_t i = hash_key(pair_key(left, right)) & mask;; i = (i + 1) & mask) {
-        int *slot = &L->pair_slot[i];
-        if (*slot < 0 || (L->pairs[*slot].left == left && L->pairs[*slot].right == right))
-            return slot;
-    }
-}
-
-static void pair_slots_grow(Learner *L)
-{
-    L->pair_slot_cap = L->pair_slot_cap ? 2 * L->pair_slot_cap : 4096;
-    L->pair_slot = xrealloc(L->pair_slot, (size_t)L->pair_slot_cap * sizeof *L->pair_slot);
-    for (int i = 0; i < L->pair_slot_cap; i++)
-        L->pair_slot[i] = -1;
-    for (int p = 0; p < L->n_pairs; p++)
-        *pair_find(L, L->pairs[p].left, L->pairs[p].right) = p;
-}
-
-/* The index of the pair (left, right), created with count 0 on first sight. */
-static int pair_get(Learner *L, int left, int right)
-{
-    if (!L->pair_slot_cap)
-        pair_slots_grow(L);
-    int *slot = pair_find(L, left, right);
-    if (*slot >= 0)
-        return *slot;
+    int p = hash_find_or_add(&L->pair_index, hash_mix64(key), pair_is, L, &key, L->n_pairs);
+    if (p < L->n_pairs)
+        return p;
     if (L->n_pairs == L->cap_pairs) {
         L->cap_pairs = L->cap_pairs ? 2 * L->cap_pairs : 4096;
         L->pairs = xrealloc(L->pairs, (size_t)L->cap_pairs * sizeof *L->pairs);
     }
-    int p = L->n_pairs++;
-    L->pairs[p] = (Pair){.left = left, .right = right};
-    *slot = p;
-    if (2 * L->n_pairs > L->pair_slot_cap)
-        pair_slots_grow(L);
+    L->pairs[L->n_pairs++] = (Pair){.left = (int)(key >> 32), .right = (int)(uint32_t)key};
     return p;
 }
 
@@ -431,7 +366,7 @@ static void unit_pairs_changed(Learner *L, int u, const uint64_t *old, int n_old
         for (; j < n_new && new[j] == k; j++) c_new++;
         if (c_old == c_new)
             continue;
-        int p = pair_get(L, (int)(k >> 32), (int)(uint32_t)k);
+        int p = pair_get(L, k);
         Pair *pr = &L->pairs[p];
         pr->count += (long)(c_new - c_old) * L->units[u].count;
         if (c_old == 0) {
@@ -614,7 +549,7 @@ void bpe_learn(Bpe *b, char *const *words, const long *counts, int n_words, int 
     for (int p = 0; p < L.n_pairs; p++)
         free(L.pairs[p].units);
     free(L.pairs);
-    free(L.pair_slot);
+    hash_free(&L.pair_index);
     free(L.heap);
     free(L.old_keys);
     free(L.new_keys);

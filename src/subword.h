@@ -48,6 +48,7 @@
 #define SUBWORD_H
 #include <stddef.h>
 
+#include "hash.h"   // defines: HashTable
 #include "text.h"   // defines: TokenList, text_is_unspaced
 #include "util.h"   // defines: Error
 
@@ -57,8 +58,7 @@ typedef struct {
     int n;                  /* merges, in the order learned (= priority, 0 first) */
     char **left, **right;   /* merge i joins the adjacent symbols left[i] right[i];
                                only right may end in "</w>" */
-    int *table;             /* private: open-addressing hash (left,right) -> merge index, -1 empty */
-    int table_cap;          /* power of two >= 2*n (0 for an empty Bpe) */
+    HashTable index;        /* private: (left, right) -> merge index */
 } Bpe;
 
 /* Learns up to n_merges merges from words[i] seen counts[i] times (word tokens as

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h" // defines: fnv1a, FNV1A_BASIS
+
 /* ---------------------------------------------------------------- the fields */
 
 /* One row per 8-byte field: where it lives in TrainState, how it is stored, and its
@@ -208,24 +210,17 @@ void trainstate_free(TrainState *s)
 
 /* ---------------------------------------------------------------- fingerprints */
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
+/* Both are FNV-1a (hash.h), whose values checkpoints store: they must not change
+ * (tests/test_hash.c pins them). */
 
 uint64_t floats_fingerprint(const float *x, long n)
 {
-    return fnv1a(0xcbf29ce484222325ull, x, sizeof(float) * (size_t)n);
+    return fnv1a(FNV1A_BASIS, x, sizeof(float) * (size_t)n);
 }
 
 uint64_t examples_fingerprint(const Example *ex, int n)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = FNV1A_BASIS;
     for (int i = 0; i < n; i++) {
         int32_t lens[2] = {ex[i].src_len, ex[i].tgt_len};
         h = fnv1a(h, lens, sizeof lens);

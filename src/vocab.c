@@ -1,109 +1,98 @@
 /* vocab.c — word counting and word <-> id maps; see vocab.h. */
 #include "vocab.h"
 
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"   // defines: fnv1a_str, FNV1A_BASIS, HashTable, hash_find, hash_find_or_add
+
 static const char *const SPECIALS[VOCAB_SPECIALS] = {"<pad>", "<unk>", "<sos>", "<eos>"};
 
-/* FNV-1a, 32 bit: simple, and good enough spread for word-sized keys. */
-static uint32_t hash_word(const char *s)
-{
-    uint32_t h = 2166136261u;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 16777619u;
-    }
-    return h;
-}
+/* A word's hash, for the word -> id tables below. */
+static uint64_t hash_word(const char *word) { return fnv1a_str(FNV1A_BASIS, word); }
 
 /* ------------------------------------------------------------------------- */
 /* Counting                                                                   */
 /* ------------------------------------------------------------------------- */
 
 typedef struct {
-    char *word;     /* NULL: empty slot */
+    char *word;
     long count;
-    uint32_t hash;
-} CountSlot;
+} CountEntry;
 
-/* Open addressing with linear probing, kept at most half full. */
+/* The words in order of first sight, each with its count (word and count side by
+ * side: an add that finds its word touches one entry), and the table that finds a
+ * word's entry. */
 struct VocabCounter {
-    CountSlot *slots;
-    int cap;        /* power of two */
-    int n;          /* distinct words */
+    CountEntry *entries;   /* (n), room for cap */
+    int n, cap;
+    HashTable index;       /* word -> entry */
 };
+
+static int entry_is(const void *counter, int id, const void *word)
+{
+    return strcmp(((const VocabCounter *)counter)->entries[id].word, word) == 0;
+}
 
 VocabCounter *vocab_counter_new(void)
 {
-    VocabCounter *c = xmalloc(sizeof *c);
+    VocabCounter *c = xcalloc(1, sizeof *c);
     c->cap = 1024;
-    c->n = 0;
-    c->slots = xcalloc((size_t)c->cap, sizeof *c->slots);
+    c->entries = xmalloc((size_t)c->cap * sizeof *c->entries);
     return c;
-}
-
-/* The slot holding `word`, or the empty slot where it would go. */
-static CountSlot *counter_find(const VocabCounter *c, const char *word, uint32_t h)
-{
-    uint32_t mask = (uint32_t)c->cap - 1;
-    for (uint32_t i = h & mask;; i = (i + 1) & mask) {
-        CountSlot *s = &c->slots[i];
-        if (!s->word || (s->hash == h && strcmp(s->word, word) == 0))
-            return s;
-    }
-}
-
-static void counter_grow(VocabCounter *c)
-{
-    CountSlot *old = c->slots;
-    int old_cap = c->cap;
-    c->cap *= 2;
-    c->slots = xcalloc((size_t)c->cap, sizeof *c->slots);
-    for (int i = 0; i < old_cap; i++)
-        if (old[i].word)
-            *counter_find(c, old[i].word, old[i].hash) = old[i];
-    free(old);
 }
 
 void vocab_counter_add(VocabCounter *c, const char *word)
 {
-    uint32_t h = hash_word(word);
-    CountSlot *s = counter_find(c, word, h);
-    if (s->word) {
-        s->count++;
+    int id = hash_find_or_add(&c->index, hash_word(word), entry_is, c, word, c->n);
+    if (id < c->n) {
+        c->entries[id].count++;
         return;
     }
-    *s = (CountSlot){xstrdup(word), 1, h};
-    if (++c->n * 2 > c->cap)
-        counter_grow(c);
+    if (c->n == c->cap) {
+        c->cap *= 2;
+        c->entries = xrealloc(c->entries, (size_t)c->cap * sizeof *c->entries);
+    }
+    c->entries[c->n++] = (CountEntry){xstrdup(word), 1};
 }
 
 long vocab_counter_get(const VocabCounter *c, const char *word)
 {
-    const CountSlot *s = counter_find(c, word, hash_word(word));
-    return s->word ? s->count : 0;
+    int id = hash_find(&c->index, hash_word(word), entry_is, c, word);
+    return id >= 0 ? c->entries[id].count : 0;
 }
 
 int vocab_counter_size(const VocabCounter *c) { return c->n; }
 
+/* Byte order of the words (strcmp compares as unsigned char). */
+static int by_bytes(const void *a, const void *b)
+{
+    return strcmp(((const CountEntry *)a)->word, ((const CountEntry *)b)->word);
+}
+
+/* Sorted, so that what a caller computes from the list (BPE learning's symbol ids,
+ * its heap's shape and so its speed) depends on the words alone, not on the order
+ * they came in. */
 void vocab_counter_items(const VocabCounter *c, char **words, long *counts)
 {
-    for (int i = 0, k = 0; i < c->cap; i++)
-        if (c->slots[i].word) {
-            words[k] = c->slots[i].word;
-            counts[k++] = c->slots[i].count;
-        }
+    CountEntry *sorted = xmalloc((size_t)(c->n ? c->n : 1) * sizeof *sorted);
+    memcpy(sorted, c->entries, (size_t)c->n * sizeof *sorted);
+    qsort(sorted, (size_t)c->n, sizeof *sorted, by_bytes);
+    for (int i = 0; i < c->n; i++) {
+        words[i] = sorted[i].word;
+        counts[i] = sorted[i].count;
+    }
+    free(sorted);
 }
 
 void vocab_counter_free(VocabCounter *c)
 {
     if (!c)
         return;
-    for (int i = 0; i < c->cap; i++)
-        free(c->slots[i].word);
-    free(c->slots);
+    for (int i = 0; i < c->n; i++)
+        free(c->entries[i].word);
+    free(c->entries);
+    hash_free(&c->index);
     free(c);
 }
 
@@ -111,16 +100,9 @@ void vocab_counter_free(VocabCounter *c)
 /* Vocabularies                                                               */
 /* ------------------------------------------------------------------------- */
 
-/* The table slot for `word`: the one holding its id, or the empty one (-1)
- * where it would go. */
-static int *table_find(const Vocab *v, const char *word)
+static int word_is(const void *vocab, int id, const void *word)
 {
-    uint32_t mask = (uint32_t)v->table_cap - 1;
-    for (uint32_t i = hash_word(word) & mask;; i = (i + 1) & mask) {
-        int *slot = &v->table[i];
-        if (*slot < 0 || strcmp(v->words[*slot], word) == 0)
-            return slot;
-    }
+    return strcmp(((const Vocab *)vocab)->words[id], word) == 0;
 }
 
 /* Takes ownership of words[0..n) as v's id -> word list and builds the hash
@@ -130,25 +112,18 @@ static int vocab_index(Vocab *v, char **words, int n)
 {
     v->size = n;
     v->words = words;
-    v->table_cap = 16;
-    while (v->table_cap < 2 * n)
-        v->table_cap *= 2;
-    v->table = xmalloc((size_t)v->table_cap * sizeof *v->table);
-    for (int i = 0; i < v->table_cap; i++)
-        v->table[i] = -1;
-    for (int id = 0; id < n; id++) {
-        int *slot = table_find(v, words[id]);
-        if (*slot >= 0)
+    v->index = (HashTable){0};
+    hash_reserve(&v->index, n);
+    for (int id = 0; id < n; id++)
+        if (hash_find_or_add(&v->index, hash_word(words[id]), word_is, v, words[id], id) != id)
             return id;
-        *slot = id;
-    }
     return -1;
 }
 
 /* Most frequent first, then byte order (strcmp compares as unsigned char). */
 static int by_count_then_bytes(const void *a, const void *b)
 {
-    const CountSlot *x = *(const CountSlot *const *)a, *y = *(const CountSlot *const *)b;
+    const CountEntry *x = *(const CountEntry *const *)a, *y = *(const CountEntry *const *)b;
     if (x->count != y->count)
         return x->count > y->count ? -1 : 1;
     return strcmp(x->word, y->word);
@@ -164,12 +139,12 @@ static int is_special(const char *word)
 
 void vocab_build(Vocab *v, const VocabCounter *c, int min_count, int max_size)
 {
-    const CountSlot **kept = xmalloc((size_t)(c->n ? c->n : 1) * sizeof *kept);
+    const CountEntry **kept = xmalloc((size_t)(c->n ? c->n : 1) * sizeof *kept);
     int n_kept = 0;
-    for (int i = 0; i < c->cap; i++) {
-        const CountSlot *s = &c->slots[i];
-        if (s->word && s->count >= min_count && !is_special(s->word))
-            kept[n_kept++] = s;
+    for (int i = 0; i < c->n; i++) {
+        const CountEntry *e = &c->entries[i];
+        if (e->count >= min_count && !is_special(e->word))
+            kept[n_kept++] = e;
     }
     qsort(kept, (size_t)n_kept, sizeof *kept, by_count_then_bytes);
 
@@ -202,7 +177,7 @@ int vocab_from_words(Vocab *v, char *const *words, int n, Error *err)
         copy[i] = xstrdup(words[i]);
     int dup = vocab_index(v, copy, n);
     if (dup >= 0) {
-        int first = *table_find(v, copy[dup]);
+        int first = hash_find(&v->index, hash_word(copy[dup]), word_is, v, copy[dup]);
         error_set(err, "vocabulary word %d \"%.64s\" duplicates word %d", dup, copy[dup], first);
         vocab_free(v);
         return -1;
@@ -214,7 +189,7 @@ int vocab_lookup(const Vocab *v, const char *word)
 {
     if (!word || v->size == 0)
         return VOCAB_UNK;
-    int id = *table_find(v, word);
+    int id = hash_find(&v->index, hash_word(word), word_is, v, word);
     return id >= 0 ? id : VOCAB_UNK;
 }
 
@@ -230,6 +205,6 @@ void vocab_free(Vocab *v)
     for (int i = 0; i < v->size; i++)
         free(v->words[i]);
     free(v->words);
-    free(v->table);
+    hash_free(&v->index);
     *v = (Vocab){0};
 }

@@ -22,6 +22,7 @@
 #ifndef VOCAB_H
 #define VOCAB_H
 
+#include "hash.h"   // defines: HashTable
 #include "util.h"   // defines: Error
 
 enum { VOCAB_PAD = 0, VOCAB_UNK = 1, VOCAB_SOS = 2, VOCAB_EOS = 3, VOCAB_SPECIALS = 4 };
@@ -29,8 +30,7 @@ enum { VOCAB_PAD = 0, VOCAB_UNK = 1, VOCAB_SOS = 2, VOCAB_EOS = 3, VOCAB_SPECIAL
 typedef struct {
     int size;
     char **words;        /* id -> word; ids 0..3 are "<pad>", "<unk>", "<sos>", "<eos>" */
-    int *table;          /* open-addressing hash: word -> id, -1 empty */
-    int table_cap;       /* power of two >= 2*size */
+    HashTable index;     /* word -> id */
 } Vocab;
 
 /* ------------------------------------------------------------------------- */
@@ -45,7 +45,7 @@ void vocab_counter_add(VocabCounter *c, const char *word);
 long vocab_counter_get(const VocabCounter *c, const char *word);
 /* Number of distinct words counted. */
 int vocab_counter_size(const VocabCounter *c);
-/* Every counted word with its count, in no particular order: words[i], counts[i] for
+/* Every counted word with its count, in byte order: words[i], counts[i] for
  * i < vocab_counter_size(c) (arrays of that length, the caller's). The strings belong
  * to the counter. */
 void vocab_counter_items(const VocabCounter *c, char **words, long *counts);

@@ -50,6 +50,15 @@ static void test_counter(void)
           vocab_counter_get(c, "zebra") == 1, "counts");
     CHECK(vocab_counter_get(c, "horse") == 0, "unseen word counts 0");
     CHECK(vocab_counter_size(c) == 6, "distinct words");
+    char *words[6];
+    long counts[6];
+    vocab_counter_items(c, words, counts);
+    const char *in_order[6] = {"<unk>", "a", "cat", "dog", "the", "zebra"};
+    const long their_counts[6] = {4, 3, 3, 2, 5, 1};
+    int ok_items = 1;
+    for (int i = 0; i < 6; i++)
+        ok_items = ok_items && strcmp(words[i], in_order[i]) == 0 && counts[i] == their_counts[i];
+    CHECK(ok_items, "vocab_counter_items: every word with its count, in byte order");
     vocab_counter_free(c);
 
     /* Past the initial table size, every count must survive rehashing. */
@@ -86,7 +95,7 @@ static void test_build(void)
     CHECK(strcmp(vocab_word(&v, 5), "a") == 0 && strcmp(vocab_word(&v, VOCAB_EOS), "<eos>") == 0, "vocab_word");
     CHECK(strcmp(vocab_word(&v, -1), "<unk>") == 0 && strcmp(vocab_word(&v, v.size), "<unk>") == 0 &&
           strcmp(vocab_word(&v, 1 << 30), "<unk>") == 0, "out-of-range ids give <unk>");
-    CHECK(v.table_cap >= 2 * v.size && (v.table_cap & (v.table_cap - 1)) == 0, "table_cap power of two >= 2*size");
+    CHECK(v.index.cap >= 2 * v.size && (v.index.cap & (v.index.cap - 1)) == 0, "index capacity power of two >= 2*size");
     vocab_free(&v);
 
     vocab_build(&v, c, 3, 0);
@@ -204,7 +213,7 @@ static void test_from_words(void)
             snprintf(many[i], 16, "w%d", i);
     }
     CHECK(vocab_from_words(&v, many, n, &err) == 0, "5000 words accepted");
-    int ok = v.table_cap >= 2 * n;
+    int ok = v.index.cap >= 2 * n;
     for (int i = 0; i < n; i++)
         ok = ok && vocab_lookup(&v, many[i]) == i && strcmp(vocab_word(&v, i), many[i]) == 0;
     CHECK(ok, "5000 words: lookup and vocab_word agree");

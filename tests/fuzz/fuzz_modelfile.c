@@ -111,7 +111,7 @@ static int repair_crcs(uint8_t *d, size_t size)
 static int is_empty(const ModelFile *mf)
 {
     return !mf->model.param_mem && !mf->model.grad_mem && !mf->src_vocab.words && !mf->tgt_vocab.words &&
-           !mf->src_vocab.table && !mf->tgt_vocab.table && !mf->config_json && !mf->opt.m && !mf->opt.v &&
+           !mf->src_vocab.index.slots && !mf->tgt_vocab.index.slots && !mf->config_json && !mf->opt.m && !mf->opt.v &&
            !mf->has_optimizer;
 }
 
