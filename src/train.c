@@ -23,6 +23,7 @@
 #include "plot.h"      /* defines: plot_training */
 #include "progress.h"  /* defines: Progress, progress_* */
 #include "schedule.h"  /* defines: LrSchedule, lr_schedule_* */
+#include "testhook.h"  /* defines: testhook_pause_at_step (NMT_PAUSE_AT_STEP) */
 #include "translate.h" /* defines: translate_lines, TranslateOptions */
 #include "tsv.h"       /* defines: TsvCorpus, tsv_read_pairs */
 
@@ -864,6 +865,7 @@ static int train_loop(Run *run, Error *err)
                 run->window_loss = run->window_time = run->window_allreduce = 0;
                 run->window_tokens = run->window_steps = run->window_allreduce_steps = 0;
             }
+            testhook_pause_at_step(step);  /* NMT_PAUSE_AT_STEP=K: the tests stop the run here */
             if (cfg->max_steps > 0 && step >= cfg->max_steps) stop = 1;
             /* The last batch of an epoch is validated and checkpointed below, as the
              * epoch's end; so is a step that ends training. */
