@@ -20,6 +20,7 @@
 #include "resume.h"     /* defines: resume_lock, resume_find, resume_check_*, resume_adopt */
 #include "schedule.h"   /* defines: LrSchedule, lr_schedule_* */
 #include "signals.h"    /* defines: SignalHandlers, signals_catch, signals_pending */
+#include "testhook.h"   /* defines: testhook_pause_at_step */
 #include "trainlog.h"   /* defines: LogLine, trainlog_write, trainlog_reopen */
 #include "trainstate.h" /* defines: TrainState */
 #include "validate.h"   /* defines: validate_loss, validate_bleu */
@@ -464,6 +465,7 @@ static int train_loop(Run *run, Error *err)
             run->mf.step = ++st->step;
             run->mf.epoch = st->epoch;
             account_step(run, &s, now_seconds() - t0);
+            testhook_pause_at_step(st->step);  /* NMT_PAUSE_AT_STEP: the tests' known step */
             if (cfg->max_steps > 0 && st->step >= cfg->max_steps) stop = 1;
             /* The last batch of an epoch is validated and checkpointed by end_epoch; so is
              * a step that ends training. */

@@ -25,6 +25,11 @@
  *
  * Prints one line per tensor with the worst |grad - fd| / tolerance (<= 1 passes), and
  * for a failure the coordinate with both values.
+ *
+ * A NaN or an infinity fails the check whatever the tolerance, and the line says where
+ * and what: anywhere in grad (all rows*cols entries are scanned, sampled or not), or a
+ * finite difference at a checked coordinate (which is what a non-finite objective
+ * L(x+eps) or L(x-eps) gives; both are printed).
  */
 #ifndef GRADCHECK_H
 #define GRADCHECK_H
@@ -51,9 +56,24 @@ static inline int check_grad(const char *label, GradObjective f, void *ctx,
 {
     long n = rows * cols;
     double scale = 0;
+    long bad = -1, n_bad = 0;
     for (long r = 0; r < rows; r++)
-        for (long c = 0; c < cols; c++)
-            if (fabs(grad[r * ld_grad + c]) > scale) scale = fabs(grad[r * ld_grad + c]);
+        for (long c = 0; c < cols; c++) {
+            double g = grad[r * ld_grad + c];
+            if (!isfinite(g)) {
+                if (bad < 0) bad = r * cols + c;
+                n_bad++;
+            } else if (fabs(g) > scale) {
+                scale = fabs(g);
+            }
+        }
+    if (bad >= 0) {
+        char v[32];
+        check_failed++;
+        fprintf(stderr, "FAIL %-22s non-finite analytic gradient at (%ld, %ld): %s (%ld of %ld entries non-finite)\n",
+                label, bad / cols, bad % cols, check_fmt(v, grad[(bad / cols) * ld_grad + bad % cols]), n_bad, n);
+        return 0;
+    }
 
     /* Coordinates to check: all, or the first m of a partial Fisher-Yates shuffle. */
     long m = o->n_sample > 0 && o->n_sample < n ? o->n_sample : n;
@@ -65,7 +85,7 @@ static inline int check_grad(const char *label, GradObjective f, void *ctx,
         long t = idx[i]; idx[i] = idx[j]; idx[j] = t;
     }
 
-    double worst = 0, worst_a = 0, worst_fd = 0;
+    double worst = 0, worst_a = 0, worst_fd = 0, bad_lp = 0, bad_lm = 0, bad_fd = 0;
     long worst_at = 0;
     for (long s = 0; s < m; s++) {
         long r = idx[s] / cols, c = idx[s] % cols;
@@ -77,13 +97,26 @@ static inline int check_grad(const char *label, GradObjective f, void *ctx,
         double lm = f(ctx);
         *p = orig;
         double fd = (lp - lm) / ((double)plus - (double)minus);
+        if (!isfinite(fd)) {
+            if (bad < 0) { bad = idx[s]; bad_lp = lp; bad_lm = lm; bad_fd = fd; }
+            n_bad++;
+            continue;
+        }
         double a = grad[r * ld_grad + c];
         double ref = fabs(fd) > 0.1 * scale ? fabs(fd) : 0.1 * scale;
         double tol = o->rtol * ref + o->atol;
         double ratio = tol > 0 ? fabs(a - fd) / tol : (a == fd ? 0 : INFINITY);
-        if (!(ratio <= worst)) { worst = ratio; worst_at = idx[s]; worst_a = a; worst_fd = fd; }
+        if (ratio > worst) { worst = ratio; worst_at = idx[s]; worst_a = a; worst_fd = fd; }
     }
     free(idx);
+    if (bad >= 0) {
+        char v[3][32];
+        check_failed++;
+        fprintf(stderr, "FAIL %-22s non-finite finite difference at (%ld, %ld): %s, from L(x+eps) %s and L(x-eps) %s "
+                "(%ld of %ld checked non-finite)\n", label, bad / cols, bad % cols, check_fmt(v[0], bad_fd),
+                check_fmt(v[1], bad_lp), check_fmt(v[2], bad_lm), n_bad, m);
+        return 0;
+    }
 
     int ok = worst <= 1;
     if (ok) check_passed++; else check_failed++;

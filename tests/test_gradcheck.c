@@ -74,6 +74,7 @@ static double loss_jitter(Ctx *c, float *x)
     }
     for (int k = 0; k < K; k++) {
         double r = fabs(L[k] - mL - sxy / sxx * (dx[k] - mx));
+        if (!isfinite(r)) return INFINITY;   /* a non-finite loss must fail the bound, not vanish from the max */
         if (r > worst) worst = r;
     }
     return worst;

@@ -8,7 +8,12 @@
 # Run from the repository root after `make nmt nmt-mpi build-mpi/weights_diff` (make
 # test-mpi does): sh tests/test_mpi.sh. Needs mpirun (OpenMPI); uses data/mar.txt and a
 # temporary directory; about 30 s on 2 cores.
-# Prints "  ok what" / "FAIL what" per check and ends with "test_mpi: N passed, M failed".
+# Prints "  ok what" / "FAIL what" per check, "skip what: why" when it cannot run here,
+# and ends with "test_mpi: N passed, M failed, K skipped".
+#
+# The test waits for conditions, never for a time: a log line, or ranks that stopped
+# themselves after a known step (NMT_PAUSE_AT_STEP, src/testhook.h). The one clock left
+# is mpirun's own when it forwards SIGTERM (section 4).
 
 NMT=$(pwd)/nmt
 NMT_MPI=$(pwd)/nmt-mpi
@@ -17,11 +22,13 @@ DATA=$(pwd)/data/mar.txt
 
 passed=0
 failed=0
+skipped=0
 ok()   { passed=$((passed + 1)); echo "  ok $1"; }
 bad()  { failed=$((failed + 1)); echo "FAIL $1"; }
+skip() { skipped=$((skipped + 1)); echo "skip $1: $2"; }
 check() { what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
 finish() {
-    echo "test_mpi: $passed passed, $failed failed"
+    echo "test_mpi: $passed passed, $failed failed, $skipped skipped"
     [ "$failed" -eq 0 ] && exit 0
     exit 1
 }
@@ -31,7 +38,7 @@ if [ ! -x "$NMT" ] || [ ! -x "$NMT_MPI" ] || [ ! -x "$DIFF" ] || [ ! -r "$DATA" 
     finish
 fi
 if ! command -v mpirun >/dev/null 2>&1; then
-    bad "setup: no mpirun (sh scripts/install-deps.sh --mpi)"
+    skip "test_mpi" "no mpirun (sh scripts/install-deps.sh --mpi installs OpenMPI)"
     finish
 fi
 
@@ -44,31 +51,58 @@ if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_
 # Two ranks on two cores, over TCP on loopback (not shared memory): the path that
 # separate hosts take. --tag-output marks each line with its rank: [1,R]<stderr>:...
 MPIRUN="mpirun --oversubscribe --mca btl tcp,self --mca btl_tcp_if_include lo --tag-output -np 2"
-if command -v timeout >/dev/null 2>&1; then LIMIT="timeout 120"; else LIMIT=; fi
+# No command may hang the suite: a hung job is ended, and its exit code (124) fails
+# whatever check looks at it. Generous: a 1500-step job took 100 s on a loaded machine.
+if command -v timeout >/dev/null 2>&1; then LIMIT="timeout 900"; else LIMIT=; fi
 
 # field KEY FILE — the number after "KEY": on each step line of FILE.
 field() { grep -v '"event"' "$2" | sed -n "s/.*\"$1\":\([-0-9.eE+]*\).*/\1/p"; }
 last_step() { field step "$1" 2>/dev/null | tail -n 1; }
-# at_step N LOG — waits (up to 60 s) until LOG has a step line >= N.
+# at_step N LOG — waits until LOG has a step line >= N (0), or the job $pid has ended
+# (1). The 300 s bound is a hang guard, not a timing.
 at_step() {
     i=0
-    while [ $i -lt 1200 ]; do
+    while [ $i -lt 6000 ]; do
         s=$(last_step "$2")
         [ -n "$s" ] && [ "$s" -ge "$1" ] && return 0
+        kill -0 "$pid" 2>/dev/null || return 1
         sleep 0.05
         i=$((i + 1))
     done
     return 1
 }
-# rank_pid R — the process id of rank R of the running job.
+# rank_pid R DIR — the process id of rank R of the running job training into DIR.
 rank_pid() {
-    for p in $(pgrep -f "nmt-mpi train"); do
+    for p in $(pgrep -f "nmt-mpi train.*output.dir=$2"); do
         if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then
             echo "$p"
             return 0
         fi
     done
     return 1
+}
+# state PID — the process state letter from /proc/PID/stat (T: stopped), empty once gone.
+state() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1; }
+# ranks_stopped DIR — waits until both ranks of the job $pid training into DIR have
+# stopped themselves (NMT_PAUSE_AT_STEP) and sets r0 and r1 to their pids (0), or until
+# the job has ended (1). The 300 s bound is a hang guard.
+ranks_stopped() {
+    i=0
+    while [ $i -lt 6000 ]; do
+        r0=$(rank_pid 0 "$1") && r1=$(rank_pid 1 "$1") && [ "$(state $r0)" = T ] && [ "$(state $r1)" = T ] && return 0
+        kill -0 "$pid" 2>/dev/null || return 1
+        sleep 0.05
+        i=$((i + 1))
+    done
+    return 1
+}
+# weights_close A B TOL — model files A and B agree to TOL (tests/tools/weights_diff.c),
+# its report indented; the status is weights_diff's (in a pipe it would be sed's).
+weights_close() {
+    "$DIFF" "$1" "$2" "$3" >"$T/diff.out" 2>&1
+    rc_diff=$?
+    sed 's/^/      /' "$T/diff.out"
+    return $rc_diff
 }
 # close A B [REL] — the numbers in files A and B (one a line) agree to REL relatively.
 close() {
@@ -114,7 +148,7 @@ grep '"event":"validation"' "$T/one/train.log" | sed 's/.*"valid_loss":\([0-9.]*
 grep '"event":"validation"' "$T/two/train.log" | sed 's/.*"valid_loss":\([0-9.]*\).*/\1/' >"$T/v2"
 check "two ranks: the validation losses (rank 0's) within 1e-4 of one process's" close "$T/v1" "$T/v2" 1e-4
 check "two ranks: final weights within 1e-4 of one process's (relative to the largest)" \
-    eval '"$DIFF" "$T/one/model.bin" "$T/two/model.bin" 1e-4 | sed "s/^/      /"'
+    weights_close "$T/one/model.bin" "$T/two/model.bin" 1e-4
 check "two ranks: best.bin within 1e-4 too" eval '"$DIFF" "$T/one/best.bin" "$T/two/best.bin" 1e-4 >/dev/null'
 check "two ranks: train.log step lines carry ranks 2 and allreduce_s" \
     eval 'grep -v "\"event\"" "$T/two/train.log" | grep -q "\"ranks\":2,\"allreduce_s\":[0-9]"'
@@ -157,49 +191,64 @@ check "nmt-mpi without mpirun: train.log as nmt writes it (bar speed)" \
 # A longer run of the same model, to stop part-way.
 sed -e 's/"epochs": 3/"epochs": 100/' -e "s|$T/one|$T/long|" "$T/tiny.json" >"$T/long.json"
 $LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --set train.max_steps=1500 --set "output.dir=$T/whole" \
-    >/dev/null 2>&1
-check "two ranks, uninterrupted 1500 steps: exit 0" [ $? -eq 0 ]
+    >/dev/null 2>"$T/whole.err"
+rc=$?
+check "two ranks, uninterrupted 1500 steps: exit 0" [ $rc -eq 0 ]
+[ $rc -eq 0 ] || sed 's/^/    | /' "$T/whole.err" | tail -n 12
 
-# SIGTERM to mpirun, which forwards it to both ranks. (Open MPI 4.1's mpirun does so
-# odls_base_sigkill_timeout seconds later, 1 by default, and sends SIGKILL as long
-# after that; docs/distributed.md.) The signal goes to mpirun's own pid: `timeout`
-# would pass it on to its whole process group, ranks included, and mpirun, signalled
-# together with its ranks, sometimes ended the job at once without a checkpoint (4 of
-# 17 runs on a loaded machine; none of 8 signalling mpirun alone).
-$LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --set train.max_steps=1500 --set "output.dir=$T/term" \
-    >"$T/term.out" 2>"$T/term.err" &
+# SIGTERM to mpirun, which forwards it to both ranks. Open MPI 4.1's mpirun sends the
+# ranks SIGCONT, then SIGTERM odls_base_sigkill_timeout seconds later, then SIGKILL as
+# long after that (docs/distributed.md); the ranks stop after whichever step that
+# SIGTERM reaches, a step mpirun's clock decides, so the checks below need only that it
+# came mid-run: after step 20 (waited for in train.log) and before the last. The
+# timeout is 3 s instead of 1, so that a loaded machine still writes the checkpoint
+# before the SIGKILL. The ranks are not stopped at a step first, as below: continuing
+# them makes each send mpirun a SIGCHLD, which cuts mpirun's sleep(timeout) short
+# (glibc's sleep returns the whole seconds left, 0), and then SIGTERM and SIGKILL follow
+# at once, before any checkpoint (3 of 6 tries). The signal goes to mpirun's own pid:
+# `timeout` would pass it on to its whole process group, ranks included, and mpirun,
+# signalled together with its ranks, sometimes ended the job at once without a
+# checkpoint (4 of 17 runs on a loaded machine; none of 8 signalling mpirun alone).
+$LIMIT $MPIRUN --mca odls_base_sigkill_timeout 3 "$NMT_MPI" train "$T/long.json" --set train.max_steps=1500 \
+    --set "output.dir=$T/term" >"$T/term.out" 2>"$T/term.err" &
 pid=$!
 mpirun_pid() { if [ -n "$LIMIT" ]; then pgrep -P "$1" mpirun; else echo "$1"; fi; }
-at_step 20 "$T/term/train.log" && kill -TERM "$(mpirun_pid $pid)"
+sent=0
+at_step 20 "$T/term/train.log" && kill -TERM "$(mpirun_pid $pid)" && sent=1
 wait $pid
 rc=$?
-check "SIGTERM to mpirun: the job ends non-zero (rc $rc)" [ $rc -ne 0 ]
+check "SIGTERM to mpirun after step 20: the job ends non-zero (rc $rc)" eval '[ $sent = 1 ] && [ $rc -ne 0 ]'
 check "SIGTERM to mpirun: rank 0 says where the checkpoint is" \
     grep -q '^\[1,0\]<stderr>:nmt: interrupted at step [0-9]*; checkpoint written to' "$T/term.err"
 grep -q 'checkpoint written to' "$T/term.err" || sed 's/^/    | /' "$T/term.err" | tail -n 12
 ck=$(sed -n 's/.*checkpoint written to \([^;]*\);.*/\1/p' "$T/term.err" | head -n 1)
 stopped=$(grep '"event":"interrupted"' "$T/term/train.log" | sed 's/.*"step":\([0-9]*\).*/\1/')
-check "SIGTERM: one interrupted event in train.log, at the checkpoint's step ($stopped)" \
-    eval '[ -n "$stopped" ] && [ "$ck" = "$T/term/checkpoint-$stopped.bin" ]'
+check "SIGTERM: one interrupted event in train.log, mid-run (step $stopped, after 20, before 1500), at the checkpoint's step" \
+    eval '[ -n "$stopped" ] && [ "$stopped" -gt 20 ] && [ "$stopped" -lt 1500 ] && [ "$ck" = "$T/term/checkpoint-$stopped.bin" ]'
 check "SIGTERM: the checkpoint reads (nmt info)" eval '"$NMT" info "$ck" | grep -q "^kind: resumable checkpoint\|checkpoint"'
 check "SIGTERM: no step logged after the stop" [ "$(last_step "$T/term/train.log")" = "$stopped" ]
 $LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --resume --set train.max_steps=1500 --set "output.dir=$T/term" \
     >/dev/null 2>"$T/resume.err"
 check "two ranks resume their own checkpoint: exit 0" [ $? -eq 0 ]
 check "... and end with the uninterrupted run's weights" \
-    eval '"$DIFF" "$T/whole/model.bin" "$T/term/model.bin" 0 | sed "s/^/      /"'
+    weights_close "$T/whole/model.bin" "$T/term/model.bin" 0
 check "... and the uninterrupted run's losses, step for step" \
     eval 'field loss "$T/whole/train.log" >"$T/a" && field loss "$T/term/train.log" >"$T/b" && cmp -s "$T/a" "$T/b"'
 
-# SIGINT to rank 1 alone: both ranks stop after the same step, rank 0 checkpoints.
-$LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --set train.max_steps=1500 --set "output.dir=$T/int" \
-    >/dev/null 2>"$T/int.err" &
+# SIGINT to rank 1 alone: both ranks stop after the same step, rank 0 checkpoints. Both
+# ranks stop themselves after step 25 (NMT_PAUSE_AT_STEP); rank 1 gets SIGINT while
+# stopped, takes it as both continue, and its flag rides in step 26's sum: both stop
+# after step 26, exactly.
+$LIMIT $MPIRUN -x NMT_PAUSE_AT_STEP=25 "$NMT_MPI" train "$T/long.json" --set train.max_steps=1500 \
+    --set "output.dir=$T/int" >/dev/null 2>"$T/int.err" &
 pid=$!
-at_step 25 "$T/int/train.log" && r1=$(rank_pid 1) && kill -INT "$r1"
+sent=0
+ranks_stopped "$T/int" && kill -INT "$r1" && kill -CONT "$r1" "$r0" && sent=1
 wait $pid
 stopped=$(grep '"event":"interrupted"' "$T/int/train.log" | sed 's/.*"step":\([0-9]*\).*"signal":"\([A-Z]*\)".*/\1 \2/')
-check "SIGINT to rank 1 only: rank 0 stopped too, with a checkpoint ($stopped)" \
-    eval '[ -n "$stopped" ] && [ -s "$T/int/checkpoint-${stopped% *}.bin" ] && [ "${stopped#* }" = SIGINT ]'
+check "SIGINT to rank 1 only, sent while both stood after step 25: rank 0 stopped too after step 26, with a checkpoint ($stopped)" \
+    eval '[ $sent = 1 ] && [ "$stopped" = "26 SIGINT" ] && [ -s "$T/int/checkpoint-26.bin" ]'
+check "SIGINT to rank 1: no step logged after step 26" [ "$(last_step "$T/int/train.log")" = 26 ]
 $LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --resume --set train.max_steps=1500 --set "output.dir=$T/int" \
     >/dev/null 2>&1
 check "SIGINT to rank 1: the resumed job ends with the uninterrupted run's weights" \
@@ -207,20 +256,25 @@ check "SIGINT to rank 1: the resumed job ends with the uninterrupted run's weigh
 
 # ---------------------------------------------------------------- 5. a rank dies
 
-$LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --set train.max_steps=400 --set "output.dir=$T/kill" \
-    >/dev/null 2>"$T/kill.err" &
+# Both ranks stop themselves after step 45; rank 1 is killed there and rank 0 let go.
+# Checkpoints come every 10 steps and at each epoch's end (17 steps): the newest
+# written is checkpoint-40.bin, and rank 0 cannot finish step 46 without rank 1.
+$LIMIT $MPIRUN -x NMT_PAUSE_AT_STEP=45 "$NMT_MPI" train "$T/long.json" --set train.max_steps=400 \
+    --set "output.dir=$T/kill" >/dev/null 2>"$T/kill.err" &
 pid=$!
-at_step 45 "$T/kill/train.log" && r1=$(rank_pid 1) && kill -KILL "$r1"
+sent=0
+ranks_stopped "$T/kill" && kill -KILL "$r1" && kill -CONT "$r0" && sent=1
 wait $pid
 rc=$?
-check "rank 1 killed (SIGKILL): the job ends non-zero (rc $rc), not hanging" eval '[ $rc -ne 0 ] && [ $rc -ne 124 ]'
+check "rank 1 killed (SIGKILL) after step 45: the job ends non-zero (rc $rc), not hanging" \
+    eval '[ $sent = 1 ] && [ $rc -ne 0 ] && [ $rc -ne 124 ]'
 # Open MPI 4's mpirun ends the survivors itself and says so; an MPI that lets the
 # collective fail instead gets nmt's own message (src/train.c: lost_contact).
 check "rank 1 killed: a message names the dead rank or the lost contact" \
     eval 'grep -q "rank 1 .*exited on signal 9\|lost contact with the other ranks" "$T/kill.err"'
 newest=$(ls "$T/kill" | sed -n 's/^checkpoint-\([0-9]*\)\.bin$/\1/p' | sort -n | tail -n 1)
-check "rank 1 killed: the newest checkpoint (step $newest) reads (nmt info)" \
-    eval '[ -n "$newest" ] && "$NMT" info "$T/kill/checkpoint-$newest.bin" >/dev/null'
+check "rank 1 killed: the newest checkpoint is step 40's (${newest:-none}), and it reads (nmt info)" \
+    eval '[ "$newest" = 40 ] && "$NMT" info "$T/kill/checkpoint-40.bin" >/dev/null'
 $LIMIT "$NMT" train "$T/long.json" --resume --set train.max_steps=400 --set "output.dir=$T/kill" >/dev/null 2>"$T/k1.err"
 rc=$?
 check "resuming a 2-rank checkpoint with 1 process under train.deterministic: refused, saying how" \
@@ -228,8 +282,8 @@ check "resuming a 2-rank checkpoint with 1 process under train.deterministic: re
 $LIMIT "$NMT" train "$T/long.json" --resume --set train.max_steps=400 --set train.deterministic=false \
     --set "output.dir=$T/kill" >/dev/null 2>"$T/k2.err"
 rc=$?
-check "nmt train --resume (deterministic false) goes on from it to the end (exit $rc)" \
-    eval '[ $rc -eq 0 ] && grep -q "resuming at step $newest " "$T/k2.err" && [ "$(last_step "$T/kill/train.log")" = 400 ]'
+check "nmt train --resume (deterministic false) goes on from step 40 to the end (exit $rc)" \
+    eval '[ $rc -eq 0 ] && grep -q "resuming at step 40 " "$T/k2.err" && [ "$(last_step "$T/kill/train.log")" = 400 ]'
 
 # ---------------------------------------------------------------- 6. errors
 
