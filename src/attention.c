@@ -8,9 +8,9 @@
 void attention_bahdanau_forward(const float *keys, const float *enc, const float *mask,
                                 const float *q, int ld_q, const float *v,
                                 float *attn, float *ctx, int ld_ctx,
-                                int S, int B, int A, int H)
+                                int S, int B, int rows, int A, int H)
 {
-    for (int b = 0; b < B; b++) {
+    for (int b = 0; b < rows; b++) {
         const float *qb = q + (long)b * ld_q;
         float *a = attn + (long)b * S;
         float best = -INFINITY;
@@ -48,10 +48,10 @@ void attention_bahdanau_forward(const float *keys, const float *enc, const float
 void attention_bahdanau_backward(const float *dctx, int ld_dctx, const float *keys, const float *enc,
                                  const float *mask, const float *q, int ld_q, const float *v,
                                  const float *attn, float *dv, float *dkeys, float *denc, float *dq,
-                                 int ld_dq, float *work, int S, int B, int A, int H)
+                                 int ld_dq, float *work, int S, int B, int rows, int A, int H)
 {
     float *da = work, *t = work + S; /* (S) dLoss/da_j; (A) tanh(k_j + q) */
-    for (int b = 0; b < B; b++) {
+    for (int b = 0; b < rows; b++) {
         const float *dc = dctx + (long)b * ld_dctx, *a = attn + (long)b * S;
         float *dqb = dq + (long)b * ld_dq;
         float dot = 0.0f;
@@ -115,9 +115,9 @@ static inline float dot_gauss(float d, float D)
 
 void attention_dot_forward(const DotAttention *cfg, const float *keys, const float *enc, const int *len,
                            const float *q, int ld_q, const float *pos, float *attn, float *ctx, int ld_ctx,
-                           int S, int B, int H)
+                           int S, int B, int rows, int H)
 {
-    for (int b = 0; b < B; b++) {
+    for (int b = 0; b < rows; b++) {
         const float *qb = q + (long)b * ld_q;
         float *a = attn + (long)b * S, *c = ctx + (long)b * ld_ctx;
         int lo, hi;
@@ -164,11 +164,11 @@ void attention_dot_forward(const DotAttention *cfg, const float *keys, const flo
 void attention_dot_backward(const DotAttention *cfg, const float *dctx, int ld_dctx, const float *keys,
                             const float *enc, const int *len, const float *q, int ld_q, const float *pos,
                             const float *attn, float *dkeys, float *denc, float *dq, int ld_dq, float *dpos,
-                            float *work, int S, int B, int H)
+                            float *work, int S, int B, int rows, int H)
 {
     float *da = work; /* (S) dLoss/da_j */
     float D = (float)cfg->window;
-    for (int b = 0; b < B; b++) {
+    for (int b = 0; b < rows; b++) {
         const float *dc = dctx + (long)b * ld_dctx, *a = attn + (long)b * S, *qb = q + (long)b * ld_q;
         float *dqb = dq + (long)b * ld_dq;
         int lo, hi;

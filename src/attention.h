@@ -10,6 +10,8 @@
  *
  * Encoder states and keys are time-major like everything else: row (j*B + b).
  * A is the attention width (the keys' and query's size), H the encoder state size.
+ * Every kernel attends for the first `rows` (<= B) sentences of the batch: a packed
+ * training batch (batch.h) has fewer sentences still going at a late decoder step.
  */
 #ifndef ATTENTION_H
 #define ATTENTION_H
@@ -19,7 +21,7 @@
 void attention_bahdanau_forward(const float *keys, const float *enc, const float *mask,
                                 const float *q, int ld_q, const float *v,
                                 float *attn, float *ctx, int ld_ctx,
-                                int S, int B, int A, int H);
+                                int S, int B, int rows, int A, int H);
 
 /*   dctx (B, H) stride ld_dctx: dLoss/dctx; keys, enc, mask, q, v, attn as in forward.
  *   tanh(k_j + q) is recomputed rather than kept from the forward pass: storing it for
@@ -29,7 +31,7 @@ void attention_bahdanau_forward(const float *keys, const float *enc, const float
 void attention_bahdanau_backward(const float *dctx, int ld_dctx, const float *keys, const float *enc,
                                  const float *mask, const float *q, int ld_q, const float *v,
                                  const float *attn, float *dv, float *dkeys, float *denc, float *dq,
-                                 int ld_dq, float *work, int S, int B, int A, int H);
+                                 int ld_dq, float *work, int S, int B, int rows, int A, int H);
 
 /* ------------------------------------------------------------------ dot product
  * Luong attention on the new decoder state q = s_t:
@@ -58,7 +60,7 @@ typedef struct {
  *   writes attn (B, S) weights and ctx (B, H) with row stride ld_ctx. */
 void attention_dot_forward(const DotAttention *cfg, const float *keys, const float *enc, const int *len,
                            const float *q, int ld_q, const float *pos, float *attn, float *ctx, int ld_ctx,
-                           int S, int B, int H);
+                           int S, int B, int rows, int H);
 
 /*   dctx (B, H) stride ld_dctx: dLoss/dctx; cfg, keys, enc, len, q, pos, attn as in forward
  *   (attn is the forward's output, not recomputed).
@@ -72,5 +74,5 @@ void attention_dot_forward(const DotAttention *cfg, const float *keys, const flo
 void attention_dot_backward(const DotAttention *cfg, const float *dctx, int ld_dctx, const float *keys,
                             const float *enc, const int *len, const float *q, int ld_q, const float *pos,
                             const float *attn, float *dkeys, float *denc, float *dq, int ld_dq, float *dpos,
-                            float *work, int S, int B, int H);
+                            float *work, int S, int B, int rows, int H);
 #endif

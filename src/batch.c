@@ -18,6 +18,7 @@ static void batch_reserve(Batch *batch, int entries)
 
 void batch_fill_source(Batch *batch, int *const *src, const int *src_len, int n)
 {
+    batch->tgt_off = NULL;
     int S = 1;
     for (int i = 0; i < n; i++)
         if (src_len[i] > S) S = src_len[i];
@@ -36,6 +37,7 @@ void batch_fill_source(Batch *batch, int *const *src, const int *src_len, int n)
 
 void batch_fill(Batch *batch, const Example *ex, const int *idx, int n)
 {
+    batch->tgt_off = NULL;
     int S = 1, T = 1;
     for (int i = 0; i < n; i++) {
         const Example *e = &ex[idx[i]];
@@ -62,8 +64,48 @@ void batch_fill(Batch *batch, const Example *ex, const int *idx, int n)
     }
 }
 
+/* Sorts by decreasing target length, ties by position, one 64-bit key per example. */
+static int compare_keys(const void *a, const void *b);
+
+void batch_fill_packed(Batch *batch, const Example *ex, const int *idx, int n)
+{
+    /* The rows, longest target first: keys (INT_MAX - length, position). */
+    long long *keys = xmalloc(sizeof(long long) * (n ? n : 1));
+    for (int i = 0; i < n; i++)
+        keys[i] = ((long long)(0x7fffffff - ex[idx[i]].tgt_len) << 32) | i;
+    qsort(keys, n, sizeof *keys, compare_keys);
+    int *rows = xmalloc(sizeof(int) * (n ? n : 1));
+    for (int i = 0; i < n; i++)
+        rows[i] = idx[keys[i] & 0xffffffff];
+    free(keys);
+    batch_fill(batch, ex, rows, n);   /* the source side and S, T, n_tokens as usual */
+    int T = batch->T;
+    if (T + 1 > batch->off_cap) {
+        batch->off_cap = T + 1;
+        batch->tgt_off = NULL;
+        batch->tgt_off_mem = xrealloc(batch->tgt_off_mem, sizeof(int) * (T + 1));
+    }
+    int *off = batch->tgt_off_mem;
+    /* Step t has the rows whose target (with <eos>) is longer than t: a prefix. */
+    off[0] = 0;
+    int live = n;
+    for (int t = 0; t < T; t++) {
+        while (live > 0 && ex[rows[live - 1]].tgt_len + 1 <= t)
+            live--;
+        off[t + 1] = off[t] + live;
+        for (int b = 0; b < live; b++) {
+            const Example *e = &ex[rows[b]];
+            batch->tgt_in[off[t] + b] = t == 0 ? VOCAB_SOS : e->tgt[t - 1];
+            batch->tgt_out[off[t] + b] = t < e->tgt_len ? e->tgt[t] : VOCAB_EOS;
+        }
+    }
+    batch->tgt_off = off;
+    free(rows);
+}
+
 void batch_free(Batch *batch)
 {
+    free(batch->tgt_off_mem);
     free(batch->src);
     free(batch->mask);
     free(batch->tgt_in);

@@ -533,30 +533,37 @@ void model_decoder_input(Model *m, RunState *rs, int t, const int *ids, int B)
     matmul_bias(rs->dec[0].gi + (long)t * B * GH, GH, x, X, m->params.dec[0].w_ih, X, m->params.dec[0].b_ih, B, GH, E);
 }
 
+/* Where the decoder's rows are (batch.h): step t's inputs, gates and outputs at row
+ * batch_step_at(t), batch_step_rows(t) of them; a state array holds the initial
+ * states in its first B rows and the states after step t at B + batch_step_at(t). A
+ * packed batch has only the sentences still going at each step, the first rows. */
+static long state_before(const Batch *b, int t) { return t ? b->B + batch_step_at(b, t - 1) : 0; }
+static long state_after(const Batch *b, int t) { return b->B + batch_step_at(b, t); }
+
 /* Weights a[j] and context for step t with the new state s_t (Luong kinds); the
  * context goes into cat[t][:, :H], s_t into cat[t][:, H:], and o_t = tanh(W_out cat). */
 static void luong_attend(Model *m, RunState *rs, const Batch *batch, int t)
 {
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
-    int B = batch->B, S = batch->S, H = d->hidden, A = d->attention;
-    long row = (long)t * B;
-    const float *s = rs->dec[d->layers - 1].h + (row + B) * H, *mem = model_memory(m, rs);
+    int B = batch->B, Bt = batch_step_rows(batch, t), S = batch->S, H = d->hidden, A = d->attention;
+    long row = batch_step_at(batch, t);
+    const float *s = rs->dec[d->layers - 1].h + state_after(batch, t) * H, *mem = model_memory(m, rs);
     float *cat = rs->cat + row * 2 * H, *attn = rs->attn + row * S;
     if (A == ATT_LUONG_CONCAT) {
         float *q = rs->query + row * H;
-        matmul_bias(q, H, s, H, p->att_w_query, H, p->att_b_query, B, H, H);
-        attention_bahdanau_forward(rs->keys, mem, batch->mask, q, H, p->att_v, attn, cat, 2 * H, S, B, H, H);
+        matmul_bias(q, H, s, H, p->att_w_query, H, p->att_b_query, Bt, H, H);
+        attention_bahdanau_forward(rs->keys, mem, batch->mask, q, H, p->att_v, attn, cat, 2 * H, S, B, Bt, H, H);
     } else {
         float *pos = is_local(A) ? rs->pos + row : NULL;
         if (A == ATT_LOCAL_MONOTONIC)
-            for (int b = 0; b < B; b++)
+            for (int b = 0; b < Bt; b++)
                 pos[b] = (float)(t < rs->src_len[b] - 1 ? t : rs->src_len[b] - 1);
         if (A == ATT_LOCAL_PREDICTIVE) {
             float *ph = rs->pos_hidden + row * H;
-            matmul_bias(ph, H, s, H, p->att_w_pos, H, NULL, B, H, H);
-            tanh_inplace(ph, (long)B * H);
-            for (int b = 0; b < B; b++) {
+            matmul_bias(ph, H, s, H, p->att_w_pos, H, NULL, Bt, H, H);
+            tanh_inplace(ph, (long)Bt * H);
+            for (int b = 0; b < Bt; b++) {
                 float u = 0.0f;
                 for (int k = 0; k < H; k++)
                     u += p->att_v_pos[k] * ph[(long)b * H + k];
@@ -564,22 +571,22 @@ static void luong_attend(Model *m, RunState *rs, const Batch *batch, int t)
             }
         }
         DotAttention cfg = dot_config(d);
-        attention_dot_forward(&cfg, score_keys(m, rs), mem, rs->src_len, s, H, pos, attn, cat, 2 * H, S, B, H);
+        attention_dot_forward(&cfg, score_keys(m, rs), mem, rs->src_len, s, H, pos, attn, cat, 2 * H, S, B, Bt, H);
     }
-    for (int b = 0; b < B; b++)
+    for (int b = 0; b < Bt; b++)
         memcpy(cat + (long)b * 2 * H + H, s + (long)b * H, sizeof(float) * H);
     float *o = rs->out + row * H;
-    matmul_bias(o, H, cat, 2 * H, p->att_w_out, 2 * H, NULL, B, H, 2 * H);
-    tanh_inplace(o, (long)B * H);
+    matmul_bias(o, H, cat, 2 * H, p->att_w_out, 2 * H, NULL, Bt, H, 2 * H);
+    tanh_inplace(o, (long)Bt * H);
 }
 
 void model_decoder_step(Model *m, RunState *rs, const Batch *batch, int t)
 {
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
-    int B = batch->B, S = batch->S, E = d->embed, H = d->hidden, L = d->layers, X = dec_in0(d);
-    int GH = n_gates(d) * H, lstm = d->cell == CELL_LSTM;
-    long row = (long)t * B;
+    int B = batch->B, Bt = batch_step_rows(batch, t), S = batch->S, E = d->embed, H = d->hidden, L = d->layers;
+    int X = dec_in0(d), GH = n_gates(d) * H, lstm = d->cell == CELL_LSTM;
+    long row = batch_step_at(batch, t), before = state_before(batch, t), after = state_after(batch, t);
     float *x0 = rs->dec_x[0] + row * X, *gi0 = rs->dec[0].gi + row * GH;
     if (d->attention == ATT_BAHDANAU) {
         /* [W_hh; W_query] s_{t-1} + [b_hh; b_query] of the top layer: one product (the
@@ -587,36 +594,37 @@ void model_decoder_step(Model *m, RunState *rs, const Batch *batch, int t)
         RnnRun *top = &rs->dec[L - 1];
         int ghw = GH + H;
         float *gh = top->gh + row * ghw;
-        matmul_bias(gh, ghw, top->h + row * H, H, p->dec[L - 1].w_hh, H, p->dec[L - 1].b_hh, B, ghw, H);
+        matmul_bias(gh, ghw, top->h + before * H, H, p->dec[L - 1].w_hh, H, p->dec[L - 1].b_hh, Bt, ghw, H);
         attention_bahdanau_forward(rs->keys, model_memory(m, rs), batch->mask, gh + GH, ghw, p->att_v,
-                                   rs->attn + row * S, x0 + E, X, S, B, H, H);
-        matmul_add(gi0, GH, x0 + E, X, p->dec[0].w_ih + E, X, B, GH, H);
+                                   rs->attn + row * S, x0 + E, X, S, B, Bt, H, H);
+        matmul_add(gi0, GH, x0 + E, X, p->dec[0].w_ih + E, X, Bt, GH, H);
     } else if (d->input_feed) {
-        for (int b = 0; b < B; b++) {
+        long prev = t ? batch_step_at(batch, t - 1) : 0;
+        for (int b = 0; b < Bt; b++) {
             float *dst = x0 + (long)b * X + E;
             if (t == 0) memset(dst, 0, sizeof(float) * H);
-            else memcpy(dst, rs->out + (row - B + b) * H, sizeof(float) * H);
+            else memcpy(dst, rs->out + (prev + b) * H, sizeof(float) * H);
         }
-        matmul_add(gi0, GH, x0 + E, X, p->dec[0].w_ih + E, X, B, GH, H);
+        matmul_add(gi0, GH, x0 + E, X, p->dec[0].w_ih + E, X, Bt, GH, H);
     }
     for (int l = 0; l < L; l++) {
         RnnRun *run = &rs->dec[l];
         const RnnParams *w = &p->dec[l];
         int ghw = GH + (fused_query(d, l) ? H : 0);
-        const float *s_prev = run->h + row * H;
+        const float *s_prev = run->h + before * H;
         float *gi = run->gi + row * GH, *gh = run->gh + row * ghw;
         if (l) {
             float *x = rs->dec_x[l] + row * H;
-            memcpy(x, rs->dec[l - 1].h + (row + B) * H, sizeof(float) * B * H);
-            if (dropping(rs)) dropout_rows(x, H, rs->dec_drop[l] + row * H, B, H, rs->dropout, &rs->rng);
-            matmul_bias(gi, GH, x, H, w->w_ih, H, w->b_ih, B, GH, H);
+            memcpy(x, rs->dec[l - 1].h + after * H, sizeof(float) * Bt * H);
+            if (dropping(rs)) dropout_rows(x, H, rs->dec_drop[l] + row * H, Bt, H, rs->dropout, &rs->rng);
+            matmul_bias(gi, GH, x, H, w->w_ih, H, w->b_ih, Bt, GH, H);
         }
-        if (!fused_query(d, l)) matmul_bias(gh, ghw, s_prev, H, w->w_hh, H, w->b_hh, B, GH, H);
+        if (!fused_query(d, l)) matmul_bias(gh, ghw, s_prev, H, w->w_hh, H, w->b_hh, Bt, GH, H);
         if (lstm)
-            lstm_gates_forward(gi, GH, gh, ghw, run->c + row * H, run->h + (row + B) * H, run->c + (row + B) * H,
-                               run->cache + row * GH, B, H);
+            lstm_gates_forward(gi, GH, gh, ghw, run->c + before * H, run->h + after * H, run->c + after * H,
+                               run->cache + row * GH, Bt, H);
         else
-            gru_gates_forward(gi, GH, gh, ghw, s_prev, run->h + (row + B) * H, run->cache + row * GH, B, H);
+            gru_gates_forward(gi, GH, gh, ghw, s_prev, run->h + after * H, run->cache + row * GH, Bt, H);
     }
     if (attention_is_luong(d->attention)) luong_attend(m, rs, batch, t);
 }
@@ -666,31 +674,42 @@ int best_word(const float *logits, int V)
     return best;
 }
 
+/* The output o_t of step t's rows (o_t = s_t for Bahdanau): the output layer's input. */
+static const float *step_output(const Model *m, const RunState *rs, const Batch *batch, int t)
+{
+    const ModelDims *d = &m->dims;
+    if (attention_is_luong(d->attention)) return rs->out + batch_step_at(batch, t) * d->hidden;
+    return rs->dec[d->layers - 1].h + state_after(batch, t) * d->hidden;
+}
+
 /* Decoder inputs when some are the model's own predictions (sample_prob > 0): step
  * by step, each step's logits choose the next input, which then has to be embedded and
- * projected on its own. The fed words are kept in rs->fed for the embedding gradient. */
+ * projected on its own. The fed words are kept in rs->fed for the embedding gradient
+ * (laid out as batch->tgt_in). */
 static void decode_sampled(Model *m, RunState *rs, const Batch *batch)
 {
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
-    int B = batch->B, T = batch->T, E = d->embed, X = dec_in0(d), V = d->tgt_vocab;
-    int GH = n_gates(d) * d->hidden;
-    memcpy(rs->fed, batch->tgt_in, sizeof(int) * B);
+    int T = batch->T, E = d->embed, H = d->hidden, X = dec_in0(d), V = d->tgt_vocab;
+    int GH = n_gates(d) * H;
+    memcpy(rs->fed, batch->tgt_in, sizeof(int) * batch_step_rows(batch, 0));
     for (int t = 0; t < T; t++) {
-        long row = (long)t * B;
+        long row = batch_step_at(batch, t);
+        int Bt = batch_step_rows(batch, t);
         float *x = rs->dec_x[0] + row * X;
-        embedding_forward(x, X, p->tgt_emb, rs->fed + row, B, E);
-        if (dropping(rs)) dropout_rows(x, X, rs->dec_drop[0] + row * E, B, E, rs->dropout, &rs->rng);
-        matmul_bias(rs->dec[0].gi + row * GH, GH, x, X, p->dec[0].w_ih, X, p->dec[0].b_ih, B, GH, E);
+        embedding_forward(x, X, p->tgt_emb, rs->fed + row, Bt, E);
+        if (dropping(rs)) dropout_rows(x, X, rs->dec_drop[0] + row * E, Bt, E, rs->dropout, &rs->rng);
+        matmul_bias(rs->dec[0].gi + row * GH, GH, x, X, p->dec[0].w_ih, X, p->dec[0].b_ih, Bt, GH, E);
         model_decoder_step(m, rs, batch, t);
         float *logits = rs->logits + row * V;
-        model_step_logits(m, rs, t, B, logits);
+        matmul_bias(logits, V, step_output(m, rs, batch, t), H, p->out_w, H, p->out_b, Bt, V, H);
         if (t + 1 == T) break;
-        for (int b = 0; b < B; b++) {
-            int gold = batch->tgt_in[row + B + b];
+        long next = batch_step_at(batch, t + 1);
+        for (int b = 0; b < batch_step_rows(batch, t + 1); b++) {
+            int gold = batch->tgt_in[next + b];
             /* Past the sentence's end the input stays <pad>: no loss is taken there. */
             int own = gold != VOCAB_PAD && rng_uniform(&rs->rng) < rs->sample_prob;
-            rs->fed[row + B + b] = own ? best_word(logits + (long)b * V, V) : gold;
+            rs->fed[next + b] = own ? best_word(logits + (long)b * V, V) : gold;
         }
     }
 }
@@ -699,8 +718,9 @@ double model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad)
 {
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
-    int B = batch->B, T = batch->T, E = d->embed, H = d->hidden, V = d->tgt_vocab, X = dec_in0(d);
+    int T = batch->T, E = d->embed, H = d->hidden, V = d->tgt_vocab, X = dec_in0(d);
     int GH = n_gates(d) * H;
+    long N = batch_step_at(batch, T);  /* decoder rows: T*B, or the real tokens when packed */
     int training = want_grad && rs->mode == RUN_TRAIN;
     rs->dropping = training && rs->dropout > 0.0f;
     rs->sampling = training && rs->sample_prob > 0.0f;
@@ -709,17 +729,17 @@ double model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad)
         decode_sampled(m, rs, batch);
     } else {
         /* Teacher forcing: every decoder input is known, so embed and project them all at once. */
-        embedding_forward(rs->dec_x[0], X, p->tgt_emb, batch->tgt_in, T * B, E);
-        if (dropping(rs)) dropout_rows(rs->dec_x[0], X, rs->dec_drop[0], (long)T * B, E, rs->dropout, &rs->rng);
-        matmul_bias(rs->dec[0].gi, GH, rs->dec_x[0], X, p->dec[0].w_ih, X, p->dec[0].b_ih, T * B, GH, E);
+        embedding_forward(rs->dec_x[0], X, p->tgt_emb, batch->tgt_in, N, E);
+        if (dropping(rs)) dropout_rows(rs->dec_x[0], X, rs->dec_drop[0], N, E, rs->dropout, &rs->rng);
+        matmul_bias(rs->dec[0].gi, GH, rs->dec_x[0], X, p->dec[0].w_ih, X, p->dec[0].b_ih, N, GH, E);
         for (int t = 0; t < T; t++)
             model_decoder_step(m, rs, batch, t);
-        /* All output projections at once: logits (T*B, V) */
-        matmul_bias(rs->logits, V, model_step_output(m, rs, 0, B), H, p->out_w, H, p->out_b, T * B, V, H);
+        /* All output projections at once: logits (N, V); step t's rows follow step t-1's. */
+        matmul_bias(rs->logits, V, step_output(m, rs, batch, 0), H, p->out_w, H, p->out_b, N, V, H);
     }
     long tokens = rs->loss_tokens > 0 ? rs->loss_tokens : batch->n_tokens;
     float scale = tokens > 0 ? 1.0f / tokens : 0.0f;
-    return softmax_xent(rs->logits, batch->tgt_out, T * B, V, scale, training ? rs->label_smoothing : 0.0f,
+    return softmax_xent(rs->logits, batch->tgt_out, N, V, scale, training ? rs->label_smoothing : 0.0f,
                         want_grad ? rs->logits : NULL);
 }
 
@@ -732,25 +752,25 @@ static void luong_attend_backward(Model *m, RunState *rs, const Batch *batch, in
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
     Params *g = &m->grads;
-    int B = batch->B, S = batch->S, H = d->hidden, A = d->attention;
-    long row = (long)t * B;
+    int B = batch->B, Bt = batch_step_rows(batch, t), S = batch->S, H = d->hidden, A = d->attention;
+    long row = batch_step_at(batch, t), BtH = (long)Bt * H;
     float *ds = rs->d_s[d->layers - 1];
-    const float *s = rs->dec[d->layers - 1].h + (row + B) * H, *mem = model_memory(m, rs);
+    const float *s = rs->dec[d->layers - 1].h + state_after(batch, t) * H, *mem = model_memory(m, rs);
     const float *o = rs->out + row * H, *attn = rs->attn + row * S;
     float *dpre = rs->d_pre + row * H, *dout = rs->d_out + row * H;
-    for (long i = 0; i < (long)B * H; i++)
+    for (long i = 0; i < BtH; i++)
         dpre[i] = (dout[i] + (d->input_feed ? rs->d_feed[i] : 0.0f)) * (1.0f - o[i] * o[i]);
     /* d[c; s] = dpre · W_out */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, 2 * H, H, 1.0f, dpre, H, p->att_w_out, 2 * H, 0.0f,
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bt, 2 * H, H, 1.0f, dpre, H, p->att_w_out, 2 * H, 0.0f,
                 rs->d_cat, 2 * H);
-    for (int b = 0; b < B; b++)
+    for (int b = 0; b < Bt; b++)
         for (int k = 0; k < H; k++)
             ds[(long)b * H + k] += rs->d_cat[(long)b * 2 * H + H + k];
     if (A == ATT_LUONG_CONCAT) {
         float *dq = rs->d_query + row * H;
         attention_bahdanau_backward(rs->d_cat, 2 * H, rs->keys, mem, batch->mask, rs->query + row * H, H, p->att_v,
-                                    attn, g->att_v, rs->d_keys, rs->d_enc, dq, H, rs->work, S, B, H, H);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, H, 1.0f, dq, H, p->att_w_query, H, 1.0f, ds, H);
+                                    attn, g->att_v, rs->d_keys, rs->d_enc, dq, H, rs->work, S, B, Bt, H, H);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bt, H, H, 1.0f, dq, H, p->att_w_query, H, 1.0f, ds, H);
         return;
     }
     DotAttention cfg = dot_config(d);
@@ -758,14 +778,14 @@ static void luong_attend_backward(Model *m, RunState *rs, const Batch *batch, in
     float *dkeys = A == ATT_LUONG_DOT ? rs->d_enc : rs->d_keys;
     attention_dot_backward(&cfg, rs->d_cat, 2 * H, score_keys(m, rs), mem, rs->src_len, s, H,
                            is_local(A) ? rs->pos + row : NULL, attn, dkeys, rs->d_enc, rs->d_step, H, dpos, rs->work,
-                           S, B, H);
-    for (long i = 0; i < (long)B * H; i++)
+                           S, B, Bt, H);
+    for (long i = 0; i < BtH; i++)
         ds[i] += rs->d_step[i];
     if (A == ATT_LOCAL_PREDICTIVE) {
         /* p = len * sigmoid(u), u = v_p . tanh(W_p s) */
         const float *ph = rs->pos_hidden + row * H;
         float *dph = rs->d_pos + row * H;
-        for (int b = 0; b < B; b++) {
+        for (int b = 0; b < Bt; b++) {
             float len = (float)rs->src_len[b], sg = rs->pos[row + b] / len;
             float du = dpos[b] * len * sg * (1.0f - sg);
             for (int k = 0; k < H; k++) {
@@ -774,11 +794,25 @@ static void luong_attend_backward(Model *m, RunState *rs, const Batch *batch, in
                 dph[(long)b * H + k] = du * p->att_v_pos[k] * (1.0f - h * h);
             }
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, H, 1.0f, dph, H, p->att_w_pos, H, 1.0f, ds, H);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bt, H, H, 1.0f, dph, H, p->att_w_pos, H, 1.0f, ds, H);
     }
 }
 
-/* The decoder, steps in reverse; leaves dLoss/ds_0 (and dc_0) in rs->d_s, rs->d_c. */
+/* The states each step started from, s_{t-1} of layer l, laid out like the step's own
+ * rows (a packed batch keeps the previous step's first rows), so that the recurrent
+ * weights' gradient over all steps is one product. Unpacked, they already are: h. */
+static const float *states_before(const RnnRun *run, const Batch *batch, int H, float *scratch)
+{
+    if (!batch->tgt_off) return run->h;
+    for (int t = 0; t < batch->T; t++)
+        memcpy(scratch + batch_step_at(batch, t) * H, run->h + state_before(batch, t) * H,
+               sizeof(float) * batch_step_rows(batch, t) * H);
+    return scratch;
+}
+
+/* The decoder, steps in reverse; leaves dLoss/ds_0 (and dc_0) in rs->d_s, rs->d_c. A
+ * sentence's rows take part from its last step down (the carries of the others stay
+ * 0 until then). */
 static void decoder_backward(Model *m, RunState *rs, const Batch *batch)
 {
     const ModelDims *d = &m->dims;
@@ -786,19 +820,21 @@ static void decoder_backward(Model *m, RunState *rs, const Batch *batch)
     Params *g = &m->grads;
     int B = batch->B, S = batch->S, T = batch->T, E = d->embed, H = d->hidden, L = d->layers, X = dec_in0(d);
     int GH = n_gates(d) * H, lstm = d->cell == CELL_LSTM, luong = attention_is_luong(d->attention);
-    long BH = (long)B * H;
+    long BH = (long)B * H, N = batch_step_at(batch, T);
     for (int l = 0; l < L; l++) {
         memset(rs->d_s[l], 0, sizeof(float) * BH);
         if (lstm) memset(rs->d_c[l], 0, sizeof(float) * BH);
     }
     memset(rs->d_feed, 0, sizeof(float) * BH);
     for (int t = T - 1; t >= 0; t--) {
-        long row = (long)t * B;
+        long row = batch_step_at(batch, t), before = state_before(batch, t), after = state_after(batch, t);
+        int Bt = batch_step_rows(batch, t);
+        long BtH = (long)Bt * H;
         if (luong) {
             luong_attend_backward(m, rs, batch, t);
         } else {
             const float *dout = rs->d_out + row * H;
-            for (long i = 0; i < BH; i++)
+            for (long i = 0; i < BtH; i++)
                 rs->d_s[L - 1][i] += dout[i];
         }
         for (int l = L - 1; l >= 0; l--) {
@@ -806,27 +842,27 @@ static void decoder_backward(Model *m, RunState *rs, const Batch *batch)
             int ghw = GH + (fused_query(d, l) ? H : 0);
             float *dh = rs->d_s[l], *dgi = rs->d_dgi[l] + row * GH, *dgh = rs->d_dgh[l] + row * ghw;
             if (lstm) {
-                lstm_gates_backward(dh, rs->d_c[l], run->cache + row * GH, run->c + row * H, run->c + (row + B) * H,
-                                    dgi, GH, rs->d_c[l], B, H);
-                for (int b = 0; b < B; b++)
+                lstm_gates_backward(dh, rs->d_c[l], run->cache + row * GH, run->c + before * H, run->c + after * H,
+                                    dgi, GH, rs->d_c[l], Bt, H);
+                for (int b = 0; b < Bt; b++)
                     memcpy(dgh + (long)b * ghw, dgi + (long)b * GH, sizeof(float) * GH);
-                memset(dh, 0, sizeof(float) * BH);
+                memset(dh, 0, sizeof(float) * BtH);
             } else {
                 /* dh becomes the part of dLoss/ds_{t-1} that bypasses W_hh. */
-                gru_gates_backward(dh, run->cache + row * GH, run->gh + row * ghw, ghw, run->h + row * H, dgi, GH,
-                                   dgh, ghw, dh, B, H);
+                gru_gates_backward(dh, run->cache + row * GH, run->gh + row * ghw, ghw, run->h + before * H, dgi, GH,
+                                   dgh, ghw, dh, Bt, H);
             }
             if (l) {
                 /* The layer's input was the layer below's s_t (after dropout). */
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, GH, 1.0f, dgi, GH, p->dec[l].w_ih, H,
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bt, H, GH, 1.0f, dgi, GH, p->dec[l].w_ih, H,
                             0.0f, rs->d_step, H);
-                if (dropping(rs)) multiply_rows(rs->d_step, H, rs->dec_drop[l] + row * H, B, H);
-                for (long i = 0; i < BH; i++)
+                if (dropping(rs)) multiply_rows(rs->d_step, H, rs->dec_drop[l] + row * H, Bt, H);
+                for (long i = 0; i < BtH; i++)
                     rs->d_s[l - 1][i] += rs->d_step[i];
             } else if (X > E) {
                 /* Layer 0's second input: the context (bahdanau) or o_{t-1} (input feeding). */
                 float *dx = d->attention == ATT_BAHDANAU ? rs->d_ctx : rs->d_feed;
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, GH, 1.0f, dgi, GH, p->dec[0].w_ih + E, X,
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bt, H, GH, 1.0f, dgi, GH, p->dec[0].w_ih + E, X,
                             0.0f, dx, H);
                 if (d->attention == ATT_BAHDANAU) {
                     RnnRun *top = &rs->dec[L - 1];
@@ -834,37 +870,38 @@ static void decoder_backward(Model *m, RunState *rs, const Batch *batch)
                     attention_bahdanau_backward(rs->d_ctx, H, rs->keys, model_memory(m, rs), batch->mask,
                                                 top->gh + row * tw + GH, tw, p->att_v, rs->attn + row * S, g->att_v,
                                                 rs->d_keys, rs->d_enc, rs->d_dgh[L - 1] + row * tw + GH, tw, rs->work,
-                                                S, B, H, H);
+                                                S, B, Bt, H, H);
                 }
             }
         }
         /* ds_{t-1} += dgh · W_hh (with the query's rows for the fused top layer). */
         for (int l = 0; l < L; l++) {
             int ghw = GH + (fused_query(d, l) ? H : 0);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, ghw, 1.0f, rs->d_dgh[l] + row * ghw, ghw,
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bt, H, ghw, 1.0f, rs->d_dgh[l] + row * ghw, ghw,
                         p->dec[l].w_hh, H, 1.0f, rs->d_s[l], H);
         }
     }
-    /* Weight gradients over all steps at once. */
-    long TB = (long)T * B;
+    /* Weight gradients over all steps at once (d_out, consumed above, holds the states
+     * each step started from when the batch is packed). */
     for (int l = 0; l < L; l++) {
         int ghw = GH + (fused_query(d, l) ? H : 0), in = l ? H : X;
-        linear_grads(g->dec[l].w_hh, g->dec[l].b_hh, rs->d_dgh[l], ghw, rs->dec[l].h, H, TB, ghw, H);
-        linear_grads(g->dec[l].w_ih, g->dec[l].b_ih, rs->d_dgi[l], GH, rs->dec_x[l], in, TB, GH, in);
+        linear_grads(g->dec[l].w_hh, g->dec[l].b_hh, rs->d_dgh[l], ghw, states_before(&rs->dec[l], batch, H, rs->d_out),
+                     H, N, ghw, H);
+        linear_grads(g->dec[l].w_ih, g->dec[l].b_ih, rs->d_dgi[l], GH, rs->dec_x[l], in, N, GH, in);
     }
     /* Target embeddings: d_emb = dgi · W_ih[:, :E] */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, TB, E, GH, 1.0f, rs->d_dgi[0], GH, p->dec[0].w_ih, X, 0.0f,
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, E, GH, 1.0f, rs->d_dgi[0], GH, p->dec[0].w_ih, X, 0.0f,
                 rs->d_x, E);
-    if (dropping(rs)) multiply_rows(rs->d_x, E, rs->dec_drop[0], TB, E);
-    embedding_backward(g->tgt_emb, rs->d_x, E, rs->sampling ? rs->fed : batch->tgt_in, TB, E);
+    if (dropping(rs)) multiply_rows(rs->d_x, E, rs->dec_drop[0], N, E);
+    embedding_backward(g->tgt_emb, rs->d_x, E, rs->sampling ? rs->fed : batch->tgt_in, N, E);
     if (!luong) return;
-    linear_grads(g->att_w_out, NULL, rs->d_pre, H, rs->cat, 2 * H, TB, H, 2 * H);
+    linear_grads(g->att_w_out, NULL, rs->d_pre, H, rs->cat, 2 * H, N, H, 2 * H);
     const float *s_all = rs->dec[L - 1].h + (long)B * H;
     if (d->attention == ATT_LUONG_CONCAT) {
-        linear_grads(g->att_w_query, g->att_b_query, rs->d_query, H, s_all, H, TB, H, H);
+        linear_grads(g->att_w_query, g->att_b_query, rs->d_query, H, s_all, H, N, H, H);
     }
     if (d->attention == ATT_LOCAL_PREDICTIVE)
-        linear_grads(g->att_w_pos, NULL, rs->d_pos, H, s_all, H, TB, H, H);
+        linear_grads(g->att_w_pos, NULL, rs->d_pos, H, s_all, H, N, H, H);
 }
 
 /* The encoder, top layer first; d_enc holds dLoss/d(top layer output) on entry. */
@@ -940,13 +977,13 @@ void model_backward(Model *m, RunState *rs, const Batch *batch)
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
     Params *g = &m->grads;
-    int B = batch->B, S = batch->S, T = batch->T, H = d->hidden, V = d->tgt_vocab;
-    long TB = (long)T * B, SB = (long)S * B;
-    const float *o_all = model_step_output(m, rs, 0, B), *mem = model_memory(m, rs);
+    int S = batch->S, H = d->hidden, V = d->tgt_vocab;
+    long N = batch_step_at(batch, batch->T), SB = (long)S * batch->B;
+    const float *o_all = step_output(m, rs, batch, 0), *mem = model_memory(m, rs);
 
-    /* Output layer: dlogits (T*B, V) is already in rs->logits. */
-    linear_grads(g->out_w, g->out_b, rs->logits, V, o_all, H, TB, V, H);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, TB, H, V, 1.0f, rs->logits, V, p->out_w, H, 0.0f, rs->d_out,
+    /* Output layer: dlogits (N, V) is already in rs->logits. */
+    linear_grads(g->out_w, g->out_b, rs->logits, V, o_all, H, N, V, H);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, H, V, 1.0f, rs->logits, V, p->out_w, H, 0.0f, rs->d_out,
                 H);
 
     memset(rs->d_keys, 0, sizeof(float) * SB * H);

@@ -144,7 +144,7 @@ static int train_step(Run *run, int start, int n, double forcing, Step *s, Error
     ranks_shard(&run->ranks, n, &lo, &hi);
     double sum = 0;
     if (hi > lo) {  /* a batch smaller than the job leaves some ranks nothing to add */
-        batch_fill(&run->batch, run->data.train, batch_order + lo, hi - lo);
+        batch_fill_packed(&run->batch, run->data.train, batch_order + lo, hi - lo);
         sum = model_forward(m, &run->rs, &run->batch, 1);
         model_backward(m, &run->rs, &run->batch);
     }

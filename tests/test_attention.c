@@ -36,7 +36,7 @@ static double objective(void *p)
 {
     Ctx *c = p;
     attention_bahdanau_forward(c->keys, c->enc, c->mask, c->q, LD_Q, c->v, c->attn,
-                               c->ctx, LD_CTX, S, B, A, H);
+                               c->ctx, LD_CTX, S, B, B, A, H);
     return weighted_sum(c->w, c->ctx, B, H, LD_CTX);
 }
 
@@ -56,7 +56,7 @@ static double dot_objective(void *p)
 {
     DotCtx *c = p;
     attention_dot_forward(&c->cfg, c->keys, c->enc, c->len, c->q, DLD_Q,
-                          c->cfg.window > 0 ? c->pos : NULL, c->attn, c->ctx, DLD_CTX, DS, DB, DH);
+                          c->cfg.window > 0 ? c->pos : NULL, c->attn, c->ctx, DLD_CTX, DS, DB, DB, DH);
     return weighted_sum(c->w, c->ctx, DB, DH, DLD_CTX);
 }
 
@@ -164,7 +164,7 @@ static void dot_case(const char *label, DotAttention cfg, int alias, const float
             dctx[b * DLD_DCTX + k] = k < DH ? c.w[b * DLD_CTX + k] : 1e6f;
     attention_dot_backward(&c.cfg, dctx, DLD_DCTX, c.keys, c.enc, c.len, c.q, DLD_Q,
                            cfg.window > 0 ? c.pos : NULL, c.attn, dkeys, denc, dq, DLD_DQ,
-                           dpos, work, DS, DB, DH);
+                           dpos, work, DS, DB, DB, DH);
     for (int i = 0; i < DS * DB * DH; i++) {
         denc[i] -= denc0[i];
         if (!alias) dkeys[i] -= dkeys0[i];
@@ -273,33 +273,33 @@ static void dot_by_hand(void)
     float q[2] = {1, 0}, attn[3], ctx[2], pos[1] = {0.5f};
     int len[1] = {2};
     DotAttention global = {.scale = 1.0f, .window = 0};
-    attention_dot_forward(&global, keys, enc, len, q, 2, NULL, attn, ctx, 2, 3, 1, 2);
+    attention_dot_forward(&global, keys, enc, len, q, 2, NULL, attn, ctx, 2, 3, 1, 1, 2);
     check_close(attn, (float[]){0.25f, 0.75f, 0.0f}, 3, 1e-6, "by hand: weights");
     check_close(ctx, (float[]){1.0f, 6.0f}, 2, 1e-6, "by hand: ctx");
 
     float dctx[2] = {1, 0}, dkeys[3 * 2] = {0}, denc[3 * 2] = {0}, dq[2], dpos[1], work[3];
     attention_dot_backward(&global, dctx, 2, keys, enc, len, q, 2, NULL, attn, dkeys, denc, dq, 2,
-                           dpos, work, 3, 1, 2);
+                           dpos, work, 3, 1, 1, 2);
     check_close(denc, (float[]){0.25f, 0, 0.75f, 0, 0, 0}, 6, 1e-6, "by hand: denc");
     check_close(dkeys, (float[]){0.75f, 0, -0.75f, 0, 0, 0}, 6, 1e-6, "by hand: dkeys");
     check_close(dq, (float[]){-0.75f * ln3, 4.5f}, 2, 1e-6, "by hand: dq");
 
     DotAttention scaled = {.scale = 0.5f, .window = 0};
     float keys2[3 * 2] = {0, 5, 2 * ln3, -1, 100, 100};
-    attention_dot_forward(&scaled, keys2, enc, len, q, 2, NULL, attn, ctx, 2, 3, 1, 2);
+    attention_dot_forward(&scaled, keys2, enc, len, q, 2, NULL, attn, ctx, 2, 3, 1, 1, 2);
     check_close(attn, (float[]){0.25f, 0.75f, 0.0f}, 3, 1e-6, "by hand: scaled weights");
 
     DotAttention local = {.scale = 1.0f, .window = 1};
     float g = expf(-0.5f);
-    attention_dot_forward(&local, keys, enc, len, q, 2, pos, attn, ctx, 2, 3, 1, 2);
+    attention_dot_forward(&local, keys, enc, len, q, 2, pos, attn, ctx, 2, 3, 1, 1, 2);
     check_close(attn, (float[]){0.25f * g, 0.75f * g, 0.0f}, 3, 1e-6, "by hand: local weights");
     check_close(ctx, (float[]){g, 6 * g}, 2, 1e-6, "by hand: local ctx");
     attention_dot_backward(&local, dctx, 2, keys, enc, len, q, 2, pos, attn, dkeys, denc, dq, 2,
-                           dpos, work, 3, 1, 2);
+                           dpos, work, 3, 1, 1, 2);
     check_close(dpos, (float[]){-2 * g}, 1, 1e-6, "by hand: dpos");
 
     float big[3 * 2] = {1000, 0, 999, 0, 100, 100}, z = 1 + expf(-1.0f);
-    attention_dot_forward(&global, big, enc, len, q, 2, NULL, attn, ctx, 2, 3, 1, 2);
+    attention_dot_forward(&global, big, enc, len, q, 2, NULL, attn, ctx, 2, 3, 1, 1, 2);
     check_close(attn, (float[]){1 / z, expf(-1.0f) / z, 0.0f}, 3, 1e-6, "by hand: scores ~1000 stay finite");
 }
 
@@ -379,7 +379,7 @@ int main(void)
         for (int k = 0; k < LD_DCTX; k++)   /* gaps of dctx: huge, to show if read */
             dctx[b * LD_DCTX + k] = k < H ? c.w[b * LD_CTX + k] : 1e6f;
     attention_bahdanau_backward(dctx, LD_DCTX, c.keys, c.enc, c.mask, c.q, LD_Q, c.v, c.attn, dv, dkeys,
-                                denc, dq, LD_DQ, work, S, B, A, H);
+                                denc, dq, LD_DQ, work, S, B, B, A, H);
     for (int i = 0; i < A; i++) dv[i] -= dv0[i];
     for (int i = 0; i < S * B * A; i++) dkeys[i] -= dkeys0[i];
     for (int i = 0; i < S * B * H; i++) denc[i] -= denc0[i];

@@ -126,7 +126,7 @@ static void check_member(const char *label, const ModelDims *d, float dropout, f
      * so the finite differences run teacher-forced on the words the sampled pass fed. */
     Batch fed = *batch;
     if (sample > 0.0f) {
-        long TB = (long)batch->T * batch->B;
+        long TB = batch_step_at(batch, batch->T);  /* T*B, or the real tokens when packed */
         fed.tgt_in = xmalloc(sizeof(int) * TB);
         memcpy(fed.tgt_in, rs.fed, sizeof(int) * TB);
         int own = 0, pad_kept = 1;
@@ -233,19 +233,31 @@ int main(void)
         {"label smoothing", CELL_GRU, 1, 0, ATT_BAHDANAU, 0, 0, 0, 0, 0, 0.1f},
         {"label smoothing tied luong", CELL_GRU, 1, 0, ATT_LUONG_DOT, 1, 0, 1, 0, 0, 0.2f},
     };
-    for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) {
+    /* Each member on the same sentences as a plain batch, then packed (batch.h: rows
+     * by target length, nothing computed past a sentence's end). */
+    Batch packed = {0};
+    batch_fill_packed(&packed, ex, idx, 3);
+    CHECK(packed.n_tokens == 12 && batch_step_at(&packed, packed.T) == 12 && batch_step_rows(&packed, 1) == 3 &&
+              batch_step_rows(&packed, 2) == 2 && batch_step_rows(&packed, 5) == 1,
+          "packed batch: 12 tokens, 3 rows at step 1, 2 at step 2, 1 at step 5");
+    for (size_t i = 0; i < 2 * (sizeof members / sizeof members[0]); i++) {
+        size_t k = i % (sizeof members / sizeof members[0]);
+        const Batch *which = i == k ? &batch : &packed;
+        char label[160];
+        snprintf(label, sizeof label, "%s%s", which == &packed ? "packed " : "", members[k].label);
         ModelDims d = f;
-        d.cell = members[i].cell;
-        d.layers = members[i].layers;
-        d.bidirectional = members[i].bi;
-        d.attention = members[i].attention;
-        d.input_feed = members[i].feed;
-        d.scaled = members[i].scaled;
-        d.tie_embeddings = members[i].tie;
+        d.cell = members[k].cell;
+        d.layers = members[k].layers;
+        d.bidirectional = members[k].bi;
+        d.attention = members[k].attention;
+        d.input_feed = members[k].feed;
+        d.scaled = members[k].scaled;
+        d.tie_embeddings = members[k].tie;
         if (d.tie_embeddings) d.embed = d.hidden;
-        CHECK(dims_problem(&d) == NULL, members[i].label);
-        check_member(members[i].label, &d, members[i].dropout, members[i].sample, members[i].smoothing, &batch);
+        CHECK(dims_problem(&d) == NULL, label);
+        check_member(label, &d, members[k].dropout, members[k].sample, members[k].smoothing, which);
     }
     batch_free(&batch);
+    batch_free(&packed);
     return check_report("test_gradcheck");
 }

@@ -12,6 +12,7 @@
 #include "check.h"
 #include "fixture.h"
 #include "model.h"
+#include "vocab.h" /* defines: VOCAB_PAD, VOCAB_EOS */
 
 static void check_variant(const char *name)
 {
@@ -97,6 +98,44 @@ static void check_variant(const char *name)
         snprintf(what, sizeof what, "%s: grad.%.47s", name, shapes[i].name);
         check_close_scaled(grads[i], t->data, shapes[i].rows * shapes[i].cols, 2e-5, what);
     }
+
+    /* The same sentences as a packed batch (rows sorted by target length, no target
+     * padding: batch.h): the loss and every gradient must be the reference's still. */
+    Example ex[64];
+    int idx[64], rows_at_last = 0;
+    for (int b = 0; b < B && b < 64; b++) {
+        ex[b].src = xmalloc(sizeof(int) * S);
+        ex[b].tgt = xmalloc(sizeof(int) * T);
+        ex[b].src_len = ex[b].tgt_len = 0;
+        for (int t = 0; t < S && batch.src[t * B + b] != VOCAB_PAD; t++)
+            ex[b].src[ex[b].src_len++] = batch.src[t * B + b];
+        for (int t = 0; t < T && batch.tgt_out[t * B + b] != VOCAB_EOS; t++)
+            ex[b].tgt[ex[b].tgt_len++] = batch.tgt_out[t * B + b];
+        idx[b] = b;
+    }
+    Batch packed = {0};
+    batch_fill_packed(&packed, ex, idx, B);
+    rows_at_last = batch_step_rows(&packed, packed.T - 1);
+    snprintf(what, sizeof what, "%s: the packed batch has %d real tokens and %d row%s at its last step", name,
+             packed.n_tokens, rows_at_last, rows_at_last == 1 ? "" : "s");
+    CHECK(packed.n_tokens == batch.n_tokens && batch_step_at(&packed, packed.T) == packed.n_tokens &&
+              rows_at_last < B, what);
+    model_zero_grad(&m);
+    lossf = (float)(model_forward(&m, &rs, &packed, 1) / packed.n_tokens);
+    model_backward(&m, &rs, &packed);
+    snprintf(what, sizeof what, "%s: packed loss", name);
+    check_close(&lossf, fixture_get(&f, "loss")->data, 1, 1e-6, what);
+    for (int i = 0; i < n_t && i < n_fix; i++) {
+        snprintf(what, sizeof what, "grad.%.47s", shapes[i].name);
+        FixtureTensor *t = fixture_get(&f, what);
+        snprintf(what, sizeof what, "%s: packed grad.%.47s", name, shapes[i].name);
+        check_close_scaled(grads[i], t->data, shapes[i].rows * shapes[i].cols, 2e-5, what);
+    }
+    for (int b = 0; b < B && b < 64; b++) {
+        free(ex[b].src);
+        free(ex[b].tgt);
+    }
+    batch_free(&packed);
     runstate_free(&rs);
     model_free(&m);
     fixture_free(&f);
