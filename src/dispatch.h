@@ -10,7 +10,7 @@
  * 16.
  *
  * KERNEL_CLONES, written before such a function's definition, makes GCC (>= 11) or
- * clang (>= 14) compile it three times: for x86-64-v4 (AVX-512 F/BW/CD/DQ/VL),
+ * clang (>= 18) compile it three times: for x86-64-v4 (AVX-512 F/BW/CD/DQ/VL),
  * x86-64-v3 (AVX2, FMA, BMI) and the baseline. The dynamic loader calls a resolver
  * once, which reads CPUID and binds the function to the best version the CPU runs;
  * each call then costs one indirect jump. The inline functions of fastmath.h are
@@ -26,7 +26,10 @@
  *     aarch64 either);
  *   - a C library without ifunc, the mechanism behind the resolver (glibc has it;
  *     musl does not);
- *   - a compiler without the attribute, or older than the x86-64-v3/v4 names (GCC 11);
+ *   - a compiler without the attribute, older than the x86-64-v3/v4 names (GCC 11), or
+ *     clang before 18, which names the dispatcher "f.ifunc" and leaves calls to f from
+ *     other files unresolved (llvm-project pull request 71706): Debian 12's clang 14
+ *     builds the fuzz targets without the clones;
  *   - NMT_NO_CLONES defined: `make native` (-march=native) compiles for this CPU
  *     anyway.
  * NMT_CLONES_NO_AVX512 leaves out the x86-64-v4 version, so that a CPU with AVX-512
@@ -39,7 +42,7 @@
 #include <stdint.h> /* on glibc, defines __GLIBC__ (through features.h) */
 
 #if defined(__x86_64__) && defined(__GLIBC__) && !defined(NMT_NO_CLONES) && defined(__has_attribute) && \
-    (defined(__clang__) || __GNUC__ >= 11)
+    (defined(__clang__) ? __clang_major__ >= 18 : __GNUC__ >= 11)
 #if __has_attribute(target_clones)
 #ifdef NMT_CLONES_NO_AVX512
 #define KERNEL_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
