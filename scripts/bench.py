@@ -146,6 +146,27 @@ def median(xs):
 
 # ---------------------------------------------------------------- counting work
 
+def kept_sections(path):
+    """The sections other scripts write into BENCHMARKS.md (scripts/bench_portable.sh
+    --write): from a line "<!-- NAME: begin -->" to "<!-- NAME: end -->", kept as they are
+    when this script rewrites the file."""
+    try:
+        with open(path) as f:
+            old = f.read().splitlines()
+    except OSError:
+        return []
+    kept, inside = [], False
+    for line in old:
+        if re.fullmatch(r"<!-- [\w.]+: begin -->", line):
+            inside = True
+            kept.append("")
+        if inside:
+            kept.append(line)
+        if re.fullmatch(r"<!-- [\w.]+: end -->", line):
+            inside = False
+    return kept
+
+
 def gemm_shapes(S, T, B, V):
     """nmt's matrix products for one batch (src/model.c, src/gru.c), as
     (name, TA, TB, M, N, K, calls): cblas_sgemm row-major conventions, C (M, N)."""
@@ -544,8 +565,14 @@ class Bench:
         shapes = gemm_shapes(S, T, BATCH, self.vocab[1])
         binary, spec = os.path.join(self.tmp, "sgemm_rate"), os.path.join(self.tmp, "shapes.txt")
         if not os.path.exists(binary):
-            build = ["cc", "-O2", "-std=c11", "-Wall", "-Wextra", "-I/usr/include/x86_64-linux-gnu", "-o",
-                     binary, os.path.join(HERE, "sgemm_rate.c"), "-lopenblas"]
+            # OpenBLAS's include path and library as the Makefile finds them (pkg-config).
+            try:
+                deps = subprocess.run(["pkg-config", "--cflags", "--libs", "openblas"], check=True,
+                                      capture_output=True, text=True).stdout.split()
+            except (OSError, subprocess.CalledProcessError):
+                deps = ["-lopenblas"]
+            build = ["cc", "-O2", "-std=c11", "-Wall", "-Wextra", "-o",
+                     binary, os.path.join(HERE, "sgemm_rate.c")] + deps
             self.run.run(build, label="cc sgemm_rate.c")
             with open(spec, "w") as f:
                 for i, (_, ta, tb, M, N, K, _) in enumerate(shapes):
@@ -876,6 +903,7 @@ class Bench:
         w("```")
         L.extend(self.run.commands)
         w("```")
+        L.extend(kept_sections(self.args.out))
         with open(self.args.out, "w") as f:
             f.write("\n".join(L) + "\n")
         print()
