@@ -54,9 +54,10 @@ test-mpi:
 build/test_%: tests/test_%.c tests/*.h $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
 
-# Every test binary, then the end-to-end shell test against ./nmt.
+# Every test binary, then the end-to-end shell test against ./nmt and the test of the
+# documentation machinery (tests/test_docs.sh).
 test: nmt $(TESTS)
-	@sh tests/run.sh $(TESTS)
+	@sh tests/run.sh $(TESTS) tests/test_docs.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer.
 test-sanitize:
@@ -101,9 +102,22 @@ demo: nmt
 	./nmt translate runs/default/model.bin < data/examples.txt
 	./nmt eval runs/default/model.bin runs/default/valid.tsv
 
-# nmt against PyTorch (scripts/bench.py; ~10 minutes, writes BENCHMARKS.md).
+# nmt against PyTorch (scripts/bench.py; needs python3-torch): writes the raw results to
+# docs/bench/pytorch.json and renders BENCHMARKS.md and README's Speed table from them.
 bench: nmt
 	/usr/bin/python3 scripts/bench.py
+
+# The generated blocks of README.md, BENCHMARKS.md and docs/*.md (scripts/docs/docs.py):
+# `make docs` reruns every block's command and writes its output in place (hours: the
+# model family trains 14 models; DOCS="NAME ..." for some: python3 scripts/docs/docs.py
+# list names them), `make check-docs` reruns them and fails where a block differs beyond
+# scripts/docs/tolerances.tsv.
+DOCS ?=
+docs: nmt
+	sh scripts/docs/regenerate.sh $(DOCS)
+
+check-docs: nmt
+	sh scripts/docs/check.sh $(DOCS)
 
 # Installs the binary and the man page under PREFIX (default /usr/local), and
 # nmt-mpi when `make mpi` has built it.
@@ -117,4 +131,4 @@ install: nmt
 clean:
 	rm -rf build build-mpi nmt nmt-mpi
 
-.PHONY: all mpi test test-mpi test-sanitize fuzz demo bench install clean
+.PHONY: all mpi test test-mpi test-sanitize fuzz demo bench docs check-docs install clean
