@@ -100,9 +100,10 @@ test-mpi:
 $(BUILD)/test_%: tests/test_%.c tests/*.h $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
 
-# Every test binary, then the end-to-end shell test against $(NMT_BIN) (./nmt).
+# Every test binary, then the end-to-end shell test against $(NMT_BIN) (./nmt) and the
+# test of the documentation machinery (tests/test_docs.sh).
 test: $(NMT_BIN) $(TESTS)
-	@NMT=$(NMT_BIN) sh tests/run.sh $(TESTS)
+	@NMT=$(NMT_BIN) sh tests/run.sh $(TESTS) tests/test_docs.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, objects,
 # test binaries and nmt in build-sanitize/.
@@ -147,9 +148,22 @@ demo: nmt
 	./nmt translate runs/default/model.bin < data/examples.txt
 	./nmt eval runs/default/model.bin runs/default/valid.tsv
 
-# nmt against PyTorch (scripts/bench.py; ~10 minutes, writes BENCHMARKS.md).
+# nmt against PyTorch (scripts/bench.py; needs python3-torch): writes the raw results to
+# docs/bench/pytorch.json and renders BENCHMARKS.md and README's Speed table from them.
 bench: nmt
 	/usr/bin/python3 scripts/bench.py
+
+# The generated blocks of README.md, BENCHMARKS.md and docs/*.md (scripts/docs/docs.py):
+# `make docs` reruns every block's command and writes its output in place (hours: the
+# model family trains 14 models; DOCS="NAME ..." for some: python3 scripts/docs/docs.py
+# list names them), `make check-docs` reruns them and fails where a block differs beyond
+# scripts/docs/tolerances.tsv.
+DOCS ?=
+docs: nmt
+	sh scripts/docs/regenerate.sh $(DOCS)
+
+check-docs: nmt
+	sh scripts/docs/check.sh $(DOCS)
 
 # Installs the binary and the man page under PREFIX (default /usr/local), and
 # nmt-mpi when `make mpi` has built it. Refuses a binary built with -march=native
@@ -170,4 +184,4 @@ install: nmt
 clean:
 	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench install clean
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench docs check-docs install clean
