@@ -1,41 +1,86 @@
-# nmt — build, test, benchmark.  `make` builds ./nmt; `make test` runs the suite;
-# `make mpi` builds ./nmt-mpi, the same program able to train over MPI ranks.
+# nmt — build, test, benchmark.
+#
+#   make                ./nmt for any CPU of its architecture: no -march, so the x86-64
+#                       baseline (or the compiler's default target elsewhere, e.g.
+#                       arm64), with the hot element-wise kernels also compiled for AVX2
+#                       and AVX-512 and chosen when nmt starts (src/dispatch.h). README's
+#                       install command and `make install` use this build.
+#   make native         ./nmt-native, -march=native (objects in build-native/): for this
+#                       machine only, a CPU without its instruction sets stops it with
+#                       SIGILL; never installed. scripts/bench_portable.sh compares the two.
+#   make test           the unit tests and tests/test_cli.sh against ./nmt
+#   make test-sanitize  the same suite built with ASan/UBSan in build-sanitize/ (its own
+#                       nmt); ./nmt and build/ are left as they are
+#   make mpi            ./nmt-mpi, the same program able to train over MPI ranks
+#   make install        ./nmt and the man page under PREFIX (default /usr/local)
+#
+# Cross-compiling, e.g. for arm64 (scripts/check_portable.sh --arm64):
+#   make CC=aarch64-linux-gnu-gcc PKG_CONFIG=aarch64-linux-gnu-pkg-config \
+#        BUILD=build-arm64 NMT_BIN=nmt-arm64
 CC      ?= cc
-# CFLAGS is the optimisation/instrumentation part (the sanitizer target replaces it);
-# the flags every build needs are in ALL_CFLAGS.
-CFLAGS  ?= -O3 -march=native -fno-math-errno -g
-ALL_CFLAGS = $(CFLAGS) -fopenmp-simd -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -Isrc -I/usr/include/x86_64-linux-gnu
-LDLIBS   = -lopenblas -lutf8proc -lcjson -lm
+# CFLAGS is the optimisation/instrumentation part (make native and the sanitizer target
+# replace it); the flags every build needs are in ALL_CFLAGS. -fno-math-errno and
+# -fno-trapping-math change no result (nmt reads neither errno after a math call nor
+# the floating-point exception flags), but without them GCC keeps sqrtf a library call
+# and will not vectorise a loop whose float operations sit behind a branch (the clamp
+# in expf_fast) unless the target can mask them, as only AVX-512 can.
+CFLAGS  ?= -O3 -g
+ALL_CFLAGS = $(CFLAGS) -fno-math-errno -fno-trapping-math -fopenmp-simd -std=c11 -D_POSIX_C_SOURCE=200809L \
+             -Wall -Wextra -Wshadow -Isrc $(DEPS_CFLAGS)
+NATIVE_CFLAGS ?= -O3 -march=native -g
+
+# Include paths and libraries from pkg-config where Debian ships a .pc file (openblas.pc
+# from libopenblas*-dev, libutf8proc.pc, libcjson.pc); the plain -l flag where pkg-config
+# or the .pc file is missing (cblas.h and cjson/ are then found on the default paths).
+PKG_CONFIG ?= pkg-config
+pkg_cflags  = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
+pkg_libs    = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null || echo $(2))
+DEPS_CFLAGS := $(strip $(call pkg_cflags,openblas) $(call pkg_cflags,libutf8proc) $(call pkg_cflags,libcjson))
+DEPS_LIBS   := $(strip $(call pkg_libs,openblas,-lopenblas) $(call pkg_libs,libutf8proc,-lutf8proc) \
+               $(call pkg_libs,libcjson,-lcjson))
+LDLIBS       = $(DEPS_LIBS) -lm
 
 SRC      = $(filter-out src/main.c,$(wildcard src/*.c))
-TESTS    = $(patsubst tests/%.c,build/%,$(wildcard tests/test_*.c))
 BUILD   ?= build
+NMT_BIN ?= nmt
+TESTS    = $(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c))
 OBJ      = $(patsubst src/%.c,$(BUILD)/%.o,$(SRC))
 
-all: nmt
+# DIR/flags holds the compiler and flags DIR's objects are built with, rewritten (when
+# make reads this file) only if they changed. The objects depend on it, so a build with
+# other flags (make CFLAGS=...) recompiles everything instead of mixing old objects with
+# new, and make install can tell what ./nmt was built for.
+flags_stamp = $(shell mkdir -p $(1) && if [ "`cat $(1)/flags 2>/dev/null`" != "$(2)" ]; then \
+                  echo "$(2)" >$(1)/flags; fi)
+$(call flags_stamp,$(BUILD),$(CC) $(ALL_CFLAGS))
 
-nmt: $(OBJ) $(BUILD)/main.o
+all: $(NMT_BIN)
+
+$(NMT_BIN): $(OBJ) $(BUILD)/main.o
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/%.o: src/%.c src/*.h | $(BUILD)
+$(BUILD)/%.o: src/%.c src/*.h $(BUILD)/flags
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(BUILD):
-	mkdir -p $(BUILD)
+# The same program built with -march=native for this machine alone, beside ./nmt.
+native:
+	$(MAKE) BUILD=build-native NMT_BIN=nmt-native CFLAGS="$(NATIVE_CFLAGS) -DNMT_NO_CLONES" nmt-native
 
 # The same sources compiled with mpicc and -DNMT_MPI (src/dist.c then speaks MPI), in
 # an object directory of their own: `mpirun -np N ./nmt-mpi train CONFIG.json`.
 # Needs OpenMPI: sh scripts/install-deps.sh --mpi.
 MPICC   ?= mpicc
 MPI_OBJ  = $(patsubst src/%.c,build-mpi/%.o,$(SRC))
+ifneq ($(filter mpi nmt-mpi build-mpi/%,$(MAKECMDGOALS)),)
+$(call flags_stamp,build-mpi,$(MPICC) $(ALL_CFLAGS) -DNMT_MPI)
+endif
 
 mpi: nmt-mpi
 
 nmt-mpi: $(MPI_OBJ) build-mpi/main.o
 	$(MPICC) $(ALL_CFLAGS) -DNMT_MPI -o $@ $^ $(LDLIBS)
 
-build-mpi/%.o: src/%.c src/*.h
-	@mkdir -p build-mpi
+build-mpi/%.o: src/%.c src/*.h build-mpi/flags
 	$(MPICC) $(ALL_CFLAGS) -DNMT_MPI -c -o $@ $<
 
 # A small tool of the MPI test: the largest difference between two models' weights.
@@ -52,18 +97,19 @@ test-mpi:
 	    echo "test_mpi: 0 passed, 0 failed, 1 skipped"; \
 	fi
 
-build/test_%: tests/test_%.c tests/*.h $(OBJ)
+$(BUILD)/test_%: tests/test_%.c tests/*.h $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
 
-# Every test binary, then the end-to-end shell test against ./nmt.
-test: nmt $(TESTS)
-	@sh tests/run.sh $(TESTS)
+# Every test binary, then the end-to-end shell test against $(NMT_BIN) (./nmt) and the
+# test of the documentation machinery (tests/test_docs.sh).
+test: $(NMT_BIN) $(TESTS)
+	@NMT=$(NMT_BIN) sh tests/run.sh $(TESTS) tests/test_docs.sh
 
-# The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer.
+# The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, objects,
+# test binaries and nmt in build-sanitize/.
+SANITIZE_CFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 test-sanitize:
-	$(MAKE) clean
-	$(MAKE) test CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
-	$(MAKE) clean
+	$(MAKE) BUILD=build-sanitize NMT_BIN=build-sanitize/nmt CFLAGS="$(SANITIZE_CFLAGS)" test
 
 # libFuzzer targets (tests/fuzz/fuzz_*.c), built with clang: FUZZ_SECONDS of fuzzing
 # each, non-zero on a crash with the saved input named (scripts/fuzz.sh). Needs clang
@@ -73,7 +119,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all \
                -fopenmp-simd -Wno-pass-failed -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -Isrc \
-               -I/usr/include/x86_64-linux-gnu
+               $(DEPS_CFLAGS)
 FUZZ_OBJ     = $(patsubst src/%.c,build/fuzz/obj/%.o,$(SRC))
 FUZZERS      = $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 
@@ -102,20 +148,40 @@ demo: nmt
 	./nmt translate runs/default/model.bin < data/examples.txt
 	./nmt eval runs/default/model.bin runs/default/valid.tsv
 
-# nmt against PyTorch (scripts/bench.py; ~10 minutes, writes BENCHMARKS.md).
+# nmt against PyTorch (scripts/bench.py; needs python3-torch): writes the raw results to
+# docs/bench/pytorch.json and renders BENCHMARKS.md and README's Speed table from them.
 bench: nmt
 	/usr/bin/python3 scripts/bench.py
 
+# The generated blocks of README.md, BENCHMARKS.md and docs/*.md (scripts/docs/docs.py):
+# `make docs` reruns every block's command and writes its output in place (hours: the
+# model family trains 14 models; DOCS="NAME ..." for some: python3 scripts/docs/docs.py
+# list names them), `make check-docs` reruns them and fails where a block differs beyond
+# scripts/docs/tolerances.tsv.
+DOCS ?=
+docs: nmt
+	sh scripts/docs/regenerate.sh $(DOCS)
+
+check-docs: nmt
+	sh scripts/docs/check.sh $(DOCS)
+
 # Installs the binary and the man page under PREFIX (default /usr/local), and
-# nmt-mpi when `make mpi` has built it.
+# nmt-mpi when `make mpi` has built it. Refuses a binary built with -march=native
+# (make CFLAGS=...): on a CPU without this one's instruction sets it stops with SIGILL.
 PREFIX ?= /usr/local
 install: nmt
+	@for d in $(BUILD) $(if $(wildcard nmt-mpi),build-mpi); do \
+	    if grep -q -e '-march=native' -e '-mcpu=native' -e '-mtune=native' $$d/flags; then \
+	        echo "nmt: make install: $$d was compiled for this CPU only ($$d/flags says -march=native);" \
+	             "run plain make (make install does) for a build any CPU runs" >&2; exit 1; \
+	    fi; \
+	done
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 nmt $(DESTDIR)$(PREFIX)/bin/nmt
 	if [ -x nmt-mpi ]; then install -m 755 nmt-mpi $(DESTDIR)$(PREFIX)/bin/nmt-mpi; fi
 	install -m 644 docs/nmt.1 $(DESTDIR)$(PREFIX)/share/man/man1/nmt.1
 
 clean:
-	rm -rf build build-mpi nmt nmt-mpi
+	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all mpi test test-mpi test-sanitize fuzz demo bench install clean
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench docs check-docs install clean

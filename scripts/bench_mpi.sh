@@ -14,12 +14,19 @@
 # gradient sum (allreduce_s: the transfer and any wait for the slower rank). Prints a
 # Markdown table of the medians over the rounds, and the bytes each step sums.
 # Needs ./nmt and ./nmt-mpi (make nmt mpi) and mpirun.
+#
+# Also writes the raw figures (every round's, with the machine, date, commit and this
+# command) to $RAW, default docs/bench/mpi-batchBATCH.json, which docs/distributed.md's
+# table is rendered from: after measuring, `sh scripts/docs/regenerate.sh mpi_throughput`.
 set -eu
 ROUNDS=${1:-3}
 STEPS=${2:-100}
 BATCH=${3:-64}
 for b in ./nmt ./nmt-mpi; do [ -x "$b" ] || { echo "bench_mpi.sh: $b not built (make nmt mpi)" >&2; exit 1; }; done
 if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+RAW=${RAW:-docs/bench/mpi-batch$BATCH.json}
+load_before=$(cut -d' ' -f1 /proc/loadavg)
+started=$(date -u '+%Y-%m-%d %H:%M UTC')
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -33,10 +40,11 @@ run() {
     sets="--set train.max_steps=$STEPS --set train.batch_size=$BATCH --set train.log_every=20"
     sets="$sets --set train.checkpoint_every=0 --set train.valid_bleu_max=0 --set output.dir=$tmp/run"
     case $1 in
-    1x2) ./nmt train configs/default.json --quiet $sets --set train.threads=2 ;;
+    1x2) ./nmt train configs/default.json $sets --set train.threads=2 2>"$tmp/err" ;;
     1x1) ./nmt train configs/default.json --quiet $sets --set train.threads=1 ;;
     2x1) mpirun --oversubscribe -np 2 ./nmt-mpi train configs/default.json --quiet $sets --set train.threads=1 ;;
     esac
+    [ -n "${kernel:-}" ] || kernel=$(sed -n 's/.*OpenBLAS kernel \([^,]*\),.*/\1/p' "$tmp/err" | head -n 1)
     window_field tokens_per_s | median >>"$tmp/$1.tps"
     [ "$1" != 2x1 ] || window_field allreduce_s | median >>"$tmp/$1.ar"
     params=$(sed -n 's/.*"parameters":\([0-9]*\).*/\1/p' "$tmp/run/train.log")
@@ -65,3 +73,24 @@ done
 echo
 for setup in 1x2 2x1 1x1; do echo "$setup tokens/s by round: $(tr '\n' ' ' <"$tmp/$setup.tps")"; done
 echo "2x1 allreduce_s by round: $(tr '\n' ' ' <"$tmp/2x1.ar")"
+
+# The raw figures, as JSON.
+list() { tr '\n' ' ' <"$1" | sed -e 's/ *$//' -e 's/ /, /g'; }
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+mpi=$(mpirun --version 2>/dev/null | head -n 1 | sed 's/^mpirun (\(.*\)) /\1 /')
+cat >"$RAW" <<JSON
+{
+ "script": "sh scripts/bench_mpi.sh $ROUNDS $STEPS $BATCH",
+ "provenance": "measured",
+ "date": "$started",
+ "commit": "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)",
+ "src_modified": $(if [ -n "$(git status --porcelain src 2>/dev/null)" ]; then echo true; else echo false; fi),
+ "machine": {"cpu": "$cpu", "cores": $(nproc), "openblas_kernel": "OpenBLAS ${kernel:-unknown}",
+             "mpi": "$mpi", "load_before": $load_before, "load_after": $(cut -d' ' -f1 /proc/loadavg)},
+ "settings": {"rounds": $ROUNDS, "steps": $STEPS, "batch": $BATCH, "config": "configs/default.json"},
+ "parameters": $params,
+ "tokens_per_s": {"1x2": [$(list "$tmp/1x2.tps")], "2x1": [$(list "$tmp/2x1.tps")], "1x1": [$(list "$tmp/1x1.tps")]},
+ "allreduce_s": [$(list "$tmp/2x1.ar")]
+}
+JSON
+echo "wrote $RAW"

@@ -2,8 +2,10 @@
 # compare_tokenizers.sh — word vs subword vs character units at the same model size
 # and training budget: trains CONFIG (default configs/default.json) once per
 # data.tokenizer setting and prints one Markdown table row each: vocabulary sizes,
-# parameters, the share of held-out words that hit <unk> (source and target), BLEU and
-# chrF2 (greedy and beam 5) on the held-out split, and the training time.
+# parameters, the share of held-out words that hit <unk> (source and target), the
+# held-out target side's length in model units (nmt eval's teacher-forced token count,
+# <eos> included), BLEU and chrF2 (greedy and beam 5) on the held-out split, and the
+# training time.
 #
 #   sh scripts/compare_tokenizers.sh [CONFIG.json] [SETTING ...]
 #
@@ -24,9 +26,11 @@ case ${1:-} in *.json) cfg=$1; shift ;; esac
 # (idx 2) second element.
 num() { sed -E "s/.*\"$2\":([-0-9.eE+]*).*/\1/" "$1"; }
 arr() { sed -E "s/.*\"$2\":\[([^],]*),([^]]*)\].*/\\$3/" "$1"; }
+# commas N: N with thousands separators (8,802,546).
+commas() { awk -v n="$1" 'BEGIN { s = sprintf("%d", n); while (s ~ /[0-9][0-9][0-9][0-9]/) sub(/[0-9][0-9][0-9]($|,)/, ",&", s); print s }'; }
 
-echo "| tokenizer | vocabulary (source / target) | parameters | <unk> words source / target | BLEU greedy | BLEU beam 5 | chrF2 greedy | training time |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+echo "| tokenizer | vocabulary (source / target) | parameters | <unk> words source / target | held-out target units | BLEU greedy | BLEU beam 5 | chrF2 greedy | training time |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 for setting in "$@"; do
     case $setting in
         word | char) set_tok="--set data.tokenizer=$setting" ;;
@@ -42,9 +46,10 @@ for setting in "$@"; do
     "$NMT" info "$dir/model.bin" --json >"$dir/info.json"
     "$NMT" eval "$dir/model.bin" "$dir/valid.tsv" --json >"$dir/eval.json"
     "$NMT" eval "$dir/model.bin" "$dir/valid.tsv" --json --beam 5 >"$dir/eval_beam5.json"
-    printf '| %s | %s / %s | %s | %.2f%% / %.2f%% | %.2f | %.2f | %.2f | %d s |\n' "$setting" \
-        "$(num "$dir/info.json" src_vocab)" "$(num "$dir/info.json" tgt_vocab)" "$(num "$dir/info.json" parameters)" \
+    printf '| %s | %s / %s | %s | %.2f%% / %.2f%% | %s | %.2f | %.2f | %.2f | %d s |\n' "$setting" \
+        "$(num "$dir/info.json" src_vocab)" "$(num "$dir/info.json" tgt_vocab)" "$(commas "$(num "$dir/info.json" parameters)")" \
         "$(awk -v x="$(arr "$dir/eval.json" unk_words 1)" 'BEGIN { print 100 * x }')" \
         "$(awk -v x="$(arr "$dir/eval.json" unk_words 2)" 'BEGIN { print 100 * x }')" \
+        "$(commas "$(num "$dir/eval.json" target_tokens)")" \
         "$(num "$dir/eval.json" bleu)" "$(num "$dir/eval_beam5.json" bleu)" "$(num "$dir/eval.json" chrf)" "$secs"
 done

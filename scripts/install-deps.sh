@@ -1,5 +1,6 @@
 #!/bin/sh
-# Installs the Debian packages nmt builds against (compiler, OpenBLAS, utf8proc, cJSON).
+# Installs the Debian packages nmt builds against (compiler, OpenBLAS, utf8proc, cJSON,
+# and pkg-config, through which the Makefile finds their headers and libraries).
 # Uses sudo when not run as root.
 #
 #   sh scripts/install-deps.sh              what `make`, `make test` and `make demo` need
@@ -13,23 +14,39 @@
 #   sh scripts/install-deps.sh --mpi        also OpenMPI (mpicc, mpirun), for `make mpi`
 #                                           (./nmt-mpi) and `make test-mpi` (with procps:
 #                                           its pgrep finds the ranks)
+#   sh scripts/install-deps.sh --qemu       also qemu-user, for scripts/check_portable.sh
+#                                           (./nmt under emulated older x86-64 CPUs)
+#   sh scripts/install-deps.sh --arm64      also the arm64 cross compiler and the arm64
+#                                           libraries (adds the arm64 architecture to
+#                                           dpkg), for check_portable.sh --arm64
 #
 # libclang-rt-dev is the versionless name of the compiler-rt package that matches the
 # default clang (libclang-rt-14-dev on Debian 12); clang itself only recommends it, so
 # an install without recommends would lack -fsanitize=fuzzer.
 set -e
-PACKAGES="gcc make libc6-dev libopenblas-dev libutf8proc-dev libcjson-dev"
+PACKAGES="gcc make libc6-dev pkgconf libopenblas-dev libutf8proc-dev libcjson-dev"
+ARM64=0
 for arg in "$@"; do
     case $arg in
     --fuzz) PACKAGES="$PACKAGES clang libclang-rt-dev" ;;
     --valgrind) PACKAGES="$PACKAGES valgrind" ;;
     --test-tools) PACKAGES="$PACKAGES bsdutils groff-base python3" ;;
     --mpi) PACKAGES="$PACKAGES libopenmpi-dev openmpi-bin procps" ;;
-    *) echo "usage: sh scripts/install-deps.sh [--fuzz] [--valgrind] [--test-tools] [--mpi]" >&2; exit 2 ;;
+    --qemu) PACKAGES="$PACKAGES qemu-user" ;;
+    # pkgconf:arm64 brings aarch64-linux-gnu-pkg-config; the libraries bring arm64's libc
+    # and loader, which qemu-aarch64 runs the cross-built nmt with.
+    --arm64) ARM64=1
+             PACKAGES="$PACKAGES qemu-user gcc-aarch64-linux-gnu pkgconf:arm64 libopenblas-dev:arm64"
+             PACKAGES="$PACKAGES libutf8proc-dev:arm64 libcjson-dev:arm64" ;;
+    *) echo "usage: sh scripts/install-deps.sh [--fuzz] [--valgrind] [--test-tools] [--mpi] [--qemu] [--arm64]" >&2
+       exit 2 ;;
     esac
 done
 SUDO=
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
+if [ $ARM64 = 1 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    $SUDO dpkg --add-architecture arm64
+fi
 missing=
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

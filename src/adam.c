@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "dispatch.h" /* defines: KERNEL_CLONES */
 #include "util.h" /* defines: xcalloc */
 
 void adam_init(Adam *opt, long n, float lr)
@@ -24,6 +25,7 @@ void adam_free(Adam *opt)
     opt->m = opt->v = NULL;
 }
 
+KERNEL_CLONES
 double grad_norm(const float *grad, long n)
 {
     /* Blocks of float sums (vectorised) added up in double: exact enough for a norm,
@@ -53,6 +55,7 @@ void grad_clip(float *grad, long n, double norm, double max_norm)
         grad[i] *= scale;
 }
 
+KERNEL_CLONES
 void adam_update(Adam *opt, float *params, float *grad, float grad_scale)
 {
     opt->step++;

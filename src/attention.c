@@ -3,8 +3,10 @@
 #include <math.h>
 #include <string.h>
 
+#include "dispatch.h" /* defines: KERNEL_CLONES */
 #include "fastmath.h" /* defines: expf_fast, tanhf_fast */
 
+KERNEL_CLONES
 void attention_bahdanau_forward(const float *keys, const float *enc, const float *mask,
                                 const float *q, int ld_q, const float *v,
                                 float *attn, float *ctx, int ld_ctx,
@@ -45,6 +47,7 @@ void attention_bahdanau_forward(const float *keys, const float *enc, const float
     }
 }
 
+KERNEL_CLONES
 void attention_bahdanau_backward(const float *dctx, int ld_dctx, const float *keys, const float *enc,
                                  const float *mask, const float *q, int ld_q, const float *v,
                                  const float *attn, float *dv, float *dkeys, float *denc, float *dq,
@@ -113,6 +116,7 @@ static inline float dot_gauss(float d, float D)
     return expf_fast(-2.0f * d * d / (D * D));
 }
 
+KERNEL_CLONES
 void attention_dot_forward(const DotAttention *cfg, const float *keys, const float *enc, const int *len,
                            const float *q, int ld_q, const float *pos, float *attn, float *ctx, int ld_ctx,
                            int S, int B, int rows, int H)
@@ -161,6 +165,7 @@ void attention_dot_forward(const DotAttention *cfg, const float *keys, const flo
  *   dp   = sum_j da_j a_j 4 (j - p) / D^2  (d/dp of -2 (j - p)^2 / D^2)
  * s_j is recovered as a_j / g_j, safe since g_j >= e^-2 inside the window.
  * dkeys and denc are only ever added to, never read, so they may alias. */
+KERNEL_CLONES
 void attention_dot_backward(const DotAttention *cfg, const float *dctx, int ld_dctx, const float *keys,
                             const float *enc, const int *len, const float *q, int ld_q, const float *pos,
                             const float *attn, float *dkeys, float *denc, float *dq, int ld_dq, float *dpos,

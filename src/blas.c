@@ -7,6 +7,7 @@
 
 void blas_select_kernel(char **argv)
 {
+#if defined(__x86_64__) || defined(__i386__)
     if (getenv("OPENBLAS_CORETYPE") || getenv("NMT_NO_KERNEL_SELECT")) return;
     if (strcasecmp(openblas_get_corename(), "Prescott") != 0) return;
     __builtin_cpu_init();
@@ -17,6 +18,10 @@ void blas_select_kernel(char **argv)
     execv("/proc/self/exe", argv);
     /* Could not restart: carry on with the slow kernel, which computes correctly. */
     unsetenv("OPENBLAS_CORETYPE");
+#else
+    /* The misdetection is of x86 CPUs; elsewhere __builtin_cpu_supports does not exist. */
+    (void)argv;
+#endif
 }
 
 void blas_set_threads(int threads)

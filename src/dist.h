@@ -42,6 +42,8 @@ int dist_size(void);
 int dist_allreduce_sum(float *buf, long n, Error *err);
 /* Rank 0's `bytes` bytes at buf copied into buf on every rank. Returns 0 or -1. */
 int dist_broadcast(void *buf, size_t bytes, Error *err);
+/* Returns once every rank has called it (MPI_Barrier): 0, or -1 with MPI's reason. */
+int dist_barrier(Error *err);
 /* Leaves the job (MPI_Finalize); waits for the other ranks to leave too. */
 void dist_finalize(void);
 /* Ends every rank of the job with exit status `code` (MPI_Abort): for an error on one

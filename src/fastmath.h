@@ -17,7 +17,16 @@
 static inline float expf_fast(float x)
 {
     x = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
-    float n = __builtin_rintf(x * 1.44269504088896341f);
+    /* n = rint(x / ln2), without rintf: its one instruction, roundps, is SSE4.1, and
+     * an x86-64 baseline build would then run every caller's loop one element at a
+     * time. Adding 1.5 * 2^23 leaves no fraction bits, so the sum is rounded to the
+     * nearest integer (ties to even, as rintf) and subtracting it again is exact; plain
+     * arithmetic, which SSE2 vectorises, and the same n and shifted bit for bit. Two
+     * statements: clang contracts a * b + c within one expression into an fma, which
+     * would round the product differently. */
+    float t = x * 1.44269504088896341f;
+    float shifted = t + 12582912.0f;
+    float n = shifted - 12582912.0f;
     float r = x - n * 0.693359375f;          /* ln2 split in two for exactness */
     r = r + n * 2.12194440e-4f;
     float p = 1.9875691500e-4f;
@@ -28,10 +37,9 @@ static inline float expf_fast(float x)
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
     /* 2^n in the exponent bits. n (-126 .. 127 after the clamp) is read out of the low
-     * mantissa bits of n + 1.5 * 2^23 rather than converted to int: a NaN x passes the
-     * clamp, and converting NaN to int is undefined (UBSan stops there), while this way
-     * the bits are merely garbage and p * scale is NaN, as e^NaN should be. */
-    float shifted = n + 12582912.0f;
+     * mantissa bits of shifted = n + 1.5 * 2^23 rather than converted to int: a NaN x
+     * passes the clamp, and converting NaN to int is undefined (UBSan stops there), while
+     * this way the bits are merely garbage and p * scale is NaN, as e^NaN should be. */
     uint32_t bits;
     memcpy(&bits, &shifted, sizeof bits);
     bits = (bits - 0x4B400000u + 127u) << 23;

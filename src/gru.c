@@ -4,10 +4,12 @@
 #include <math.h>
 #include <string.h>
 
+#include "dispatch.h" /* defines: KERNEL_CLONES */
 #include "fastmath.h" /* defines: sigmoidf_fast, tanhf_fast */
 #include "linalg.h"   /* defines: matmul_bias, column_sums_add */
 
 
+KERNEL_CLONES
 void gru_gates_forward(const float *gi, int ld_gi, const float *gh, int ld_gh,
                        const float *h_prev, float *h_out, float *rzn, int B, int H)
 {
@@ -28,6 +30,7 @@ void gru_gates_forward(const float *gi, int ld_gi, const float *gh, int ld_gh,
     }
 }
 
+KERNEL_CLONES
 void gru_gates_backward(const float *dh, const float *rzn, const float *gh, int ld_gh,
                         const float *h_prev, float *dgi, int ld_dgi, float *dgh, int ld_dgh,
                         float *dh_prev, int B, int H)

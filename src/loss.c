@@ -3,8 +3,10 @@
 #include <math.h>
 #include <string.h>
 
+#include "dispatch.h" /* defines: KERNEL_CLONES */
 #include "fastmath.h" /* defines: expf_fast */
 
+KERNEL_CLONES
 double softmax_xent(float *logits, const int *targets, int N, int V, float scale, float smoothing, float *dlogits)
 {
     double total = 0.0;

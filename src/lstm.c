@@ -3,10 +3,12 @@
 #include <cblas.h>
 #include <string.h>
 
+#include "dispatch.h" /* defines: KERNEL_CLONES */
 #include "fastmath.h" /* defines: sigmoidf_fast, tanhf_fast */
 #include "linalg.h"   /* defines: matmul_bias, column_sums_add */
 
 
+KERNEL_CLONES
 void lstm_gates_forward(const float *gi, int ld_gi, const float *gh, int ld_gh, const float *c_prev,
                         float *h_out, float *c_out, float *ifgo, int B, int H)
 {
@@ -31,6 +33,7 @@ void lstm_gates_forward(const float *gi, int ld_gi, const float *gh, int ld_gh, 
     }
 }
 
+KERNEL_CLONES
 void lstm_gates_backward(const float *dh, const float *dc, const float *ifgo, const float *c_prev,
                          const float *c, float *dgates, int ld_dg, float *dc_prev, int B, int H)
 {

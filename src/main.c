@@ -17,7 +17,7 @@
 #include "bpetool.h"   /* defines: BpeToolOptions, bpe_tool_learn, bpe_tool_apply(_usage), bpe_tool_join */
 #include "config.h"    /* defines: Config, config_load_keys, config_set, config_check */
 #include "decode.h"    /* defines: LENGTH_AVERAGE */
-#include "dist.h"      /* defines: dist_init, dist_rank, dist_size, dist_finalize, dist_abort */
+#include "dist.h"      /* defines: dist_init, dist_rank, dist_size, dist_barrier, dist_finalize, dist_abort */
 #include "eval.h"      /* defines: eval_run, eval_print */
 #include "info.h"      /* defines: info_print */
 #include "modelfile.h" /* defines: ModelFile, modelfile_read */
@@ -257,6 +257,9 @@ static int cmd_train(int argc, char **argv)
         if (rank == 0 && run_dir) fprintf(stderr, "nmt: %s; resume with: nmt train --resume %s\n", err.msg, path);
         else if (rank == 0) fprintf(stderr, "nmt: %s; resume with: nmt train %s --resume\n", err.msg, path);
         status = 128 + status;
+        /* No rank leaves before rank 0 has written the checkpoint and said where: a rank
+         * that exits is what lets mpirun, forwarding a SIGTERM, send the SIGKILL early. */
+        if (dist_barrier(&err)) fprintf(stderr, "nmt: rank %d: %s\n", rank, err.msg);
     } else if (status) {
         if (rank > 0) fprintf(stderr, "nmt: rank %d: %s\n", rank, err.msg);
         else fail(&err);

@@ -9,6 +9,12 @@
  * however loaded the machine is (tests/test_cli.sh, tests/test_mpi.sh). Under mpirun
  * each rank that has the variable stops after the same update K.
  *
+ * NMT_WAIT_AT_STEP=K makes it instead say "nmt: test hook: waiting for SIGINT or SIGTERM
+ * after step K" on stderr and sleep until one of the two comes (the test waits for the
+ * line). Unlike a stopped process it takes no SIGCONT as leave to go on: mpirun, told
+ * to end a job, sends its ranks SIGCONT and only seconds later SIGTERM, and a rank
+ * waiting here takes that SIGTERM after step K, whenever it comes (tests/test_mpi.sh).
+ *
  * Unset, empty or 0: nothing happens. A value that is not a step number is ignored
  * with a warning.
  */
@@ -16,7 +22,8 @@
 #define TESTHOOK_H
 
 /* Called once per update with the number of updates made so far (the step just
- * logged); stops the process when it equals NMT_PAUSE_AT_STEP. The variable is read
+ * logged); stops the process when it equals NMT_PAUSE_AT_STEP, waits for a signal when it
+ * equals NMT_WAIT_AT_STEP. The variables are read
  * at the first call. */
 void testhook_pause_at_step(long step);
 #endif

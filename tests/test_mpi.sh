@@ -198,33 +198,45 @@ check "two ranks, uninterrupted 1500 steps: exit 0" [ $rc -eq 0 ]
 
 # SIGTERM to mpirun, which forwards it to both ranks. Open MPI 4.1's mpirun sends the
 # ranks SIGCONT, then SIGTERM odls_base_sigkill_timeout seconds later, then SIGKILL as
-# long after that (docs/distributed.md); the ranks stop after whichever step that
-# SIGTERM reaches, a step mpirun's clock decides, so the checks below need only that it
-# came mid-run: after step 20 (waited for in train.log) and before the last. The
-# timeout is 3 s instead of 1, so that a loaded machine still writes the checkpoint
-# before the SIGKILL. The ranks are not stopped at a step first, as below: continuing
-# them makes each send mpirun a SIGCHLD, which cuts mpirun's sleep(timeout) short
-# (glibc's sleep returns the whole seconds left, 0), and then SIGTERM and SIGKILL follow
-# at once, before any checkpoint (3 of 6 tries). The signal goes to mpirun's own pid:
-# `timeout` would pass it on to its whole process group, ranks included, and mpirun,
-# signalled together with its ranks, sometimes ended the job at once without a
-# checkpoint (4 of 17 runs on a loaded machine; none of 8 signalling mpirun alone).
-$LIMIT $MPIRUN --mca odls_base_sigkill_timeout 3 "$NMT_MPI" train "$T/long.json" --set train.max_steps=1500 \
+# long after that unless they have ended (docs/distributed.md). So that no clock
+# decides the step, both ranks wait for a signal after step 20 (NMT_WAIT_AT_STEP: a
+# SIGCONT does not wake them), and the test signals mpirun once both say so: the
+# SIGTERM, whenever it comes, stops them after step 21. Rank 0 writes the checkpoint
+# and says where, and no rank exits before that (src/main.c), which is what would let
+# mpirun's SIGKILL come early. The ranks print nothing per step (--quiet): while mpirun
+# waits it does not drain their stderr, and a rank that filled the pipe blocked in
+# write (seen in CI: stuck at step 920, no checkpoint). The signal goes to mpirun's own
+# pid: `timeout` would pass it on to its whole process group, ranks included. One clock
+# is mpirun's and stays: its SIGKILL comes 5 s (the timeout, 1 s by default) after the
+# SIGTERM, so step 21 and the checkpoint must be done by then.
+$LIMIT $MPIRUN --mca odls_base_sigkill_timeout 5 -x NMT_WAIT_AT_STEP=20 "$NMT_MPI" train "$T/long.json" --quiet --set train.max_steps=1500 \
     --set "output.dir=$T/term" >"$T/term.out" 2>"$T/term.err" &
 pid=$!
 mpirun_pid() { if [ -n "$LIMIT" ]; then pgrep -P "$1" mpirun; else echo "$1"; fi; }
+# both_waiting FILE — waits until both ranks have said in FILE that they wait for a
+# signal (0), or the job $pid has ended (1). The 300 s bound is a hang guard.
+both_waiting() {
+    i=0
+    while [ $i -lt 6000 ]; do
+        [ "$(grep -c 'test hook: waiting for SIGINT or SIGTERM after step 20' "$1")" = 2 ] && return 0
+        kill -0 "$pid" 2>/dev/null || return 1
+        sleep 0.05
+        i=$((i + 1))
+    done
+    return 1
+}
 sent=0
-at_step 20 "$T/term/train.log" && kill -TERM "$(mpirun_pid $pid)" && sent=1
+both_waiting "$T/term.err" && kill -TERM "$(mpirun_pid $pid)" && sent=1
 wait $pid
 rc=$?
-check "SIGTERM to mpirun after step 20: the job ends non-zero (rc $rc)" eval '[ $sent = 1 ] && [ $rc -ne 0 ]'
+check "SIGTERM to mpirun with both ranks waiting after step 20: the job ends non-zero (rc $rc)" eval '[ $sent = 1 ] && [ $rc -ne 0 ]'
 check "SIGTERM to mpirun: rank 0 says where the checkpoint is" \
     grep -q '^\[1,0\]<stderr>:nmt: interrupted at step [0-9]*; checkpoint written to' "$T/term.err"
 grep -q 'checkpoint written to' "$T/term.err" || sed 's/^/    | /' "$T/term.err" | tail -n 12
 ck=$(sed -n 's/.*checkpoint written to \([^;]*\);.*/\1/p' "$T/term.err" | head -n 1)
 stopped=$(grep '"event":"interrupted"' "$T/term/train.log" | sed 's/.*"step":\([0-9]*\).*/\1/')
-check "SIGTERM: one interrupted event in train.log, mid-run (step $stopped, after 20, before 1500), at the checkpoint's step" \
-    eval '[ -n "$stopped" ] && [ "$stopped" -gt 20 ] && [ "$stopped" -lt 1500 ] && [ "$ck" = "$T/term/checkpoint-$stopped.bin" ]'
+check "SIGTERM: one interrupted event in train.log, after step 21 (${stopped:-none}), at the checkpoint's step" \
+    eval '[ "$stopped" = 21 ] && [ "$ck" = "$T/term/checkpoint-21.bin" ]'
 check "SIGTERM: the checkpoint reads (nmt info)" eval '"$NMT" info "$ck" | grep -q "^kind: resumable checkpoint\|checkpoint"'
 check "SIGTERM: no step logged after the stop" [ "$(last_step "$T/term/train.log")" = "$stopped" ]
 $LIMIT $MPIRUN "$NMT_MPI" train "$T/long.json" --resume --set train.max_steps=1500 --set "output.dir=$T/term" \
