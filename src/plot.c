@@ -73,6 +73,9 @@ static int add_line(void *ctx, const LogLine *l)
         push(&c->valid_step, c->n_valid, l->v[LF_STEP]);
         push(&c->valid_loss, c->n_valid, l->v[LF_VALID_LOSS]);
         push(&c->valid_bleu, c->n_valid, has_bleu ? l->v[LF_VALID_BLEU] : NAN);
+        int timed = (l->has & log_bit(LF_ELAPSED)) != 0;
+        push(&c->valid_elapsed, c->n_valid, timed ? l->v[LF_ELAPSED] : NAN);
+        c->n_timed += has_bleu && timed;
         c->n_valid++;
         c->n_bleu += has_bleu;
     }
@@ -106,6 +109,7 @@ void train_curves_free(TrainCurves *c)
     free(c->valid_step);
     free(c->valid_loss);
     free(c->valid_bleu);
+    free(c->valid_elapsed);
     memset(c, 0, sizeof *c);
 }
 
@@ -113,6 +117,7 @@ void train_curves_free(TrainCurves *c)
 
 #define CHART_W 820.0
 #define CHART_H 480.0
+#define TIME_PANEL_H 240.0   /* the BLEU-against-time chart below the main one */
 #define PAD 16.0
 #define TITLE_SIZE 16.0
 #define TICK_SIZE 12.0
@@ -181,6 +186,60 @@ static void draw_series(Svg *svg, const Frame *fr, const PlotAxis *a, const doub
     free(py);
 }
 
+/* The validation BLEU against the run's clock in minutes, in the box (x0, top) to
+ * (x1, bottom) of its axes: the quality a run had reached after so much time. */
+static void draw_time_panel(Svg *svg, const TrainCurves *log, double x0, double x1, double top, double bottom)
+{
+    int n = log->n_valid;
+    double *minutes = xmalloc(sizeof(double) * (n + 1)), *bleu = xmalloc(sizeof(double) * (n + 1));
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (isnan(log->valid_elapsed[i]) || isnan(log->valid_bleu[i])) continue;
+        minutes[m] = log->valid_elapsed[i] / 60;
+        bleu[m++] = log->valid_bleu[i];
+    }
+    double tlo = 0, thi = 0, blo = 0, bhi = -INFINITY;
+    range_of(minutes, m, &tlo, &thi);
+    range_of(bleu, m, &blo, &bhi);
+    if (!(bhi > 0)) bhi = 1;
+    if (!(thi > 0)) thi = 1;
+    Frame fr = {.x0 = x0, .y0 = top, .x1 = x1, .y1 = bottom};
+    plot_axis(tlo, thi, 8, &fr.x);
+    plot_axis(blo, bhi, 4, &fr.y);
+    char buf[64];
+    svg_group_begin(svg, "time", 0, 0);
+    SvgText st = svg_text_style(TICK_SIZE);
+    st.middle_baseline = 1;
+    st.anchor = SVG_ANCHOR_END;
+    for (int k = 0; k < fr.y.n; k++) {
+        double y = map_y(&fr, &fr.y, plot_axis_tick(&fr.y, k));
+        svg_line(svg, fr.x0, y, fr.x1, y, "#e0e0e0", 1, NULL);
+        svg_line(svg, fr.x0 - TICK_LEN, y, fr.x0, y, "#444", 1, NULL);
+        plot_axis_label(&fr.y, k, buf, sizeof buf);
+        svg_text(svg, fr.x0 - TICK_LEN - 4, y, buf, &st);
+    }
+    st = svg_text_style(TICK_SIZE);
+    st.anchor = SVG_ANCHOR_MIDDLE;
+    for (int k = 0; k < fr.x.n; k++) {
+        double x = map_x(&fr, plot_axis_tick(&fr.x, k));
+        svg_line(svg, x, fr.y0, x, fr.y1, "#f0f0f0", 1, NULL);
+        svg_line(svg, x, fr.y1, x, fr.y1 + TICK_LEN, "#444", 1, NULL);
+        plot_axis_label(&fr.x, k, buf, sizeof buf);
+        svg_text(svg, x, fr.y1 + TICK_LEN + 4 + TICK_SIZE, buf, &st);
+    }
+    svg_rect(svg, fr.x0, fr.y0, fr.x1 - fr.x0, fr.y1 - fr.y0, NULL, "#444", NULL);
+    st = svg_text_style(LABEL_SIZE);
+    st.anchor = SVG_ANCHOR_MIDDLE;
+    svg_text(svg, (fr.x0 + fr.x1) / 2, fr.y1 + TICK_LEN + 4 + TICK_SIZE + 10 + LABEL_SIZE,
+             "minutes since training began (validations included)", &st);
+    st.rotate_deg = -90;
+    svg_text(svg, PAD + LABEL_SIZE, (fr.y0 + fr.y1) / 2, "validation BLEU", &st);
+    draw_series(svg, &fr, &fr.y, minutes, bleu, m, colour_bleu, 2, NULL, 1);
+    svg_group_end(svg);
+    free(minutes);
+    free(bleu);
+}
+
 void plot_training_svg_to(FILE *f, const TrainCurves *log, const char *title)
 {
     int with_bleu = log->n_bleu > 0;
@@ -225,8 +284,9 @@ void plot_training_svg_to(FILE *f, const TrainCurves *log, const char *title)
     fr.y0 = top;
     fr.y1 = CHART_H - bottom;
 
+    int with_time = log->n_timed > 0;
     Svg svg;
-    svg_begin(&svg, f, width, CHART_H);
+    svg_begin(&svg, f, width, CHART_H + (with_time ? TIME_PANEL_H : 0));
     SvgText st;
     char buf[64];
     if (title) {
@@ -300,6 +360,7 @@ void plot_training_svg_to(FILE *f, const TrainCurves *log, const char *title)
     if (with_bleu)
         draw_series(&svg, &fr, &fr.y2, log->valid_step, log->valid_bleu, log->n_valid, colour_bleu, 2, "5 3", 1);
     svg_group_end(&svg);
+    if (with_time) draw_time_panel(&svg, log, fr.x0, fr.x1, CHART_H + PAD, CHART_H + TIME_PANEL_H - bottom);
     svg_end(&svg);
 }
 

@@ -55,7 +55,9 @@ typedef struct {
     double *step, *loss;          /* n_steps step lines, in file order */
     int n_steps;
     double *valid_step, *valid_loss, *valid_bleu;   /* n_valid validations; bleu NaN if absent */
+    double *valid_elapsed;        /* the run's clock at each validation, seconds; NaN if absent */
     int n_valid, n_bleu;          /* n_bleu: validations that have a BLEU */
+    int n_timed;                  /* validations with both a BLEU and an elapsed time */
     LogReadStats lines;           /* lines read and skipped: a line that is not a JSON
                                      object, or a step / validation line without its
                                      numbers, is malformed */
@@ -70,8 +72,10 @@ void train_curves_free(TrainCurves *c);
 
 /* ---------------------------------------------------------------- the chart */
 
-/* Draws the chart of log as a complete SVG document on f (not closed). title may be
- * NULL. Needs at least one step line or validation. */
+/* Draws the chart of log as a complete SVG document on f (not closed): the losses and
+ * validation BLEU against the step, and below them, when validations carry a BLEU and
+ * the run's clock, the validation BLEU against wall-clock minutes. title may be NULL.
+ * Needs at least one step line or validation. */
 void plot_training_svg_to(FILE *f, const TrainCurves *log, const char *title);
 
 /* RUN_DIR/train.log -> out_path (NULL: RUN_DIR/training.svg). warning gets the

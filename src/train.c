@@ -272,7 +272,8 @@ static int validation(Run *run, int at_epoch_end, int *stop, Error *err)
     }
     LogLine l = {LOG_VALIDATION, .v = {[LF_STEP] = st->step, [LF_EPOCH] = st->epoch, [LF_VALID_LOSS] = vloss,
                                        [LF_VALID_PPL] = exp(vloss), [LF_LEARNING_RATE] = run->mf.opt.lr,
-                                       [LF_BEST] = improved, [LF_SECONDS] = seconds}};
+                                       [LF_BEST] = improved, [LF_SECONDS] = seconds,
+                                       [LF_ELAPSED] = t0 - run->t_start}};
     if (with_bleu) {
         log_put(&l, LF_VALID_BLEU, bleu);
         log_put(&l, LF_BLEU_PAIRS, run->data.n_bleu);

@@ -13,7 +13,10 @@
  *   start        train_pairs valid_pairs src_vocab tgt_vocab parameters
  *                unigram_valid_loss
  *   validation   step epoch valid_loss valid_ppl [valid_bleu bleu_pairs] learning_rate
- *                best seconds
+ *                best seconds elapsed
+ *                seconds: the validation's own time; elapsed: the run's clock when it
+ *                began (seconds of training and earlier validations since step 0,
+ *                across resumes), the x of a quality-against-time curve
  *   lr_decay     step learning_rate
  *   early_stop   step epoch best_step [best_loss | best_bleu]
  *   nonfinite    step epoch batch loss grad_norm in_a_row   (loss and grad_norm may be
@@ -50,7 +53,7 @@ typedef enum {
     LF_STEP, LF_EPOCH, LF_BATCH, LF_LOSS, LF_TOKENS_PER_S, LF_LEARNING_RATE, LF_GRAD_NORM, LF_TEACHER_FORCING,
     LF_RANKS, LF_ALLREDUCE_S,
     LF_TRAIN_PAIRS, LF_VALID_PAIRS, LF_SRC_VOCAB, LF_TGT_VOCAB, LF_PARAMETERS, LF_UNIGRAM_VALID_LOSS,
-    LF_VALID_LOSS, LF_VALID_PPL, LF_VALID_BLEU, LF_BLEU_PAIRS, LF_BEST, LF_SECONDS,
+    LF_VALID_LOSS, LF_VALID_PPL, LF_VALID_BLEU, LF_BLEU_PAIRS, LF_BEST, LF_SECONDS, LF_ELAPSED,
     LF_BEST_STEP, LF_BEST_LOSS, LF_BEST_BLEU,
     LF_IN_A_ROW,
     LF_TARGET_TOKENS, LF_TARGET_SLOTS, LF_TARGET_PADDING,

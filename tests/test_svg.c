@@ -612,6 +612,35 @@ static void test_train_log(void)
     CHECK(strstr(doc, ">6.5</text>") && strstr(doc, ">4.0</text>") && !strstr(doc, ">3.5</text>"),
           "plot: loss ticks 4.0 .. 6.5");
     CHECK(strstr(doc, ">60</text>") && !strstr(doc, ">70</text>"), "plot: the step axis ends at the last step");
+    CHECK(!strstr(doc, "<g class=\"time\"") && strstr(doc, "height=\"480\""),
+          "plot: no BLEU-against-time chart when no validation has its elapsed time");
+    free(doc);
+    train_curves_free(&log);
+
+    /* Validations with BLEU and the run's clock: a second chart below, BLEU against
+     * minutes; a validation without BLEU is not a point of it. */
+    static const char timed[] =
+        "{\"step\":10,\"loss\":5}\n"
+        "{\"event\":\"validation\",\"step\":10,\"valid_loss\":5,\"valid_bleu\":2,\"elapsed\":60}\n"
+        "{\"event\":\"validation\",\"step\":20,\"valid_loss\":4,\"elapsed\":150}\n"
+        "{\"event\":\"validation\",\"step\":30,\"valid_loss\":3,\"valid_bleu\":9,\"elapsed\":240}\n";
+    f = fmemopen((void *)timed, sizeof timed - 1, "r");
+    CHECK(f && train_curves_parse(f, "t", &log, &err) == 0, "train.log with elapsed: parsed");
+    if (f) fclose(f);
+    CHECK(log.n_valid == 3 && log.n_timed == 2 && log.valid_elapsed[1] == 150,
+          "train.log: each validation's elapsed; 2 with BLEU and time");
+    plot_training_svg_to(mem_open(&m), &log, NULL);
+    doc = mem_close(&m);
+    CHECK(!xml_problem(doc), "plot with the time chart: well-formed");
+    char *time = group(doc, "time");
+    CHECK(time && count(time, "<polyline") == 1 && count(time, "<circle") == 2,
+          "plot: BLEU against time, one curve through the 2 validations with BLEU");
+    /* 1 .. 4 minutes in 8 intervals: 0.5-minute ticks from 1.0 to 4.0. */
+    CHECK(time && strstr(time, ">minutes since training began (validations included)</text>") &&
+              strstr(time, ">1.0</text>") && strstr(time, ">4.0</text>"),
+          "plot: the time axis in minutes, 1.0 .. 4.0");
+    CHECK(strstr(doc, "height=\"720\"") != NULL, "plot: the time chart adds 240 px");
+    free(time);
     free(doc);
     train_curves_free(&log);
 

@@ -64,15 +64,17 @@ static void test_lines(void)
     check_line(&start, "{\"event\":\"start\",\"train_pairs\":30352,\"valid_pairs\":3373,\"src_vocab\":4919,"
                        "\"tgt_vocab\":10000,\"parameters\":8802546,\"unigram_valid_loss\":6.123457}\n", "start line");
     LogLine valid = {LOG_VALIDATION, .v = {[LF_STEP] = 500, [LF_EPOCH] = 1, [LF_VALID_LOSS] = 2.5, [LF_VALID_PPL] = 12.18249,
-                                           [LF_LEARNING_RATE] = 0.001, [LF_BEST] = 1, [LF_SECONDS] = 3.456}};
+                                           [LF_LEARNING_RATE] = 0.001, [LF_BEST] = 1, [LF_SECONDS] = 3.456,
+                                           [LF_ELAPSED] = 61.254}};
     check_line(&valid, "{\"event\":\"validation\",\"step\":500,\"epoch\":1,\"valid_loss\":2.500000,\"valid_ppl\":12.1825,"
-                       "\"learning_rate\":0.001,\"best\":true,\"seconds\":3.46}\n", "validation line without BLEU");
+                       "\"learning_rate\":0.001,\"best\":true,\"seconds\":3.46,\"elapsed\":61.25}\n",
+               "validation line without BLEU");
     log_put(&valid, LF_VALID_BLEU, 21.54321);
     log_put(&valid, LF_BLEU_PAIRS, 500);
     valid.v[LF_BEST] = 0;
     check_line(&valid, "{\"event\":\"validation\",\"step\":500,\"epoch\":1,\"valid_loss\":2.500000,\"valid_ppl\":12.1825,"
                        "\"valid_bleu\":21.5432,\"bleu_pairs\":500,\"learning_rate\":0.001,\"best\":false,"
-                       "\"seconds\":3.46}\n", "validation line with BLEU, in its place");
+                       "\"seconds\":3.46,\"elapsed\":61.25}\n", "validation line with BLEU, in its place");
     check_line(&(LogLine){LOG_LR_DECAY, .v = {[LF_STEP] = 700, [LF_LEARNING_RATE] = 0.0005}},
                "{\"event\":\"lr_decay\",\"step\":700,\"learning_rate\":0.0005}\n", "lr_decay line");
     LogLine early = {LOG_EARLY_STOP, .v = {[LF_STEP] = 900, [LF_EPOCH] = 3, [LF_BEST_STEP] = 600}};
