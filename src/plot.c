@@ -186,16 +186,22 @@ static void draw_series(Svg *svg, const Frame *fr, const PlotAxis *a, const doub
     free(py);
 }
 
-/* The validation BLEU against the run's clock in minutes, in the box (x0, top) to
+/* The validation BLEU against the run's clock in minutes (seconds for a short run), in the box (x0, top) to
  * (x1, bottom) of its axes: the quality a run had reached after so much time. */
 static void draw_time_panel(Svg *svg, const TrainCurves *log, double x0, double x1, double top, double bottom)
 {
     int n = log->n_valid;
     double *minutes = xmalloc(sizeof(double) * (n + 1)), *bleu = xmalloc(sizeof(double) * (n + 1));
     int m = 0;
+    double last = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(log->valid_elapsed[i]) && !isnan(log->valid_bleu[i]) && log->valid_elapsed[i] > last)
+            last = log->valid_elapsed[i];
+    /* Minutes, or seconds for a run of under three minutes. */
+    double unit = last >= 180 ? 60 : 1;
     for (int i = 0; i < n; i++) {
         if (isnan(log->valid_elapsed[i]) || isnan(log->valid_bleu[i])) continue;
-        minutes[m] = log->valid_elapsed[i] / 60;
+        minutes[m] = log->valid_elapsed[i] / unit;
         bleu[m++] = log->valid_bleu[i];
     }
     double tlo = 0, thi = 0, blo = 0, bhi = -INFINITY;
@@ -231,7 +237,8 @@ static void draw_time_panel(Svg *svg, const TrainCurves *log, double x0, double 
     st = svg_text_style(LABEL_SIZE);
     st.anchor = SVG_ANCHOR_MIDDLE;
     svg_text(svg, (fr.x0 + fr.x1) / 2, fr.y1 + TICK_LEN + 4 + TICK_SIZE + 10 + LABEL_SIZE,
-             "minutes since training began (validations included)", &st);
+             unit == 60 ? "minutes since training began (validations included)"
+                        : "seconds since training began (validations included)", &st);
     st.rotate_deg = -90;
     svg_text(svg, PAD + LABEL_SIZE, (fr.y0 + fr.y1) / 2, "validation BLEU", &st);
     draw_series(svg, &fr, &fr.y, minutes, bleu, m, colour_bleu, 2, NULL, 1);

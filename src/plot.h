@@ -74,7 +74,8 @@ void train_curves_free(TrainCurves *c);
 
 /* Draws the chart of log as a complete SVG document on f (not closed): the losses and
  * validation BLEU against the step, and below them, when validations carry a BLEU and
- * the run's clock, the validation BLEU against wall-clock minutes. title may be NULL.
+ * the run's clock, the validation BLEU against wall-clock minutes (seconds
+ * for a run of under three). title may be NULL.
  * Needs at least one step line or validation. */
 void plot_training_svg_to(FILE *f, const TrainCurves *log, const char *title);
 

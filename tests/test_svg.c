@@ -644,6 +644,22 @@ static void test_train_log(void)
     free(doc);
     train_curves_free(&log);
 
+    /* A run of under three minutes: the time axis in seconds. */
+    static const char quick[] =
+        "{\"event\":\"validation\",\"step\":10,\"valid_loss\":5,\"valid_bleu\":2,\"elapsed\":20}\n"
+        "{\"event\":\"validation\",\"step\":20,\"valid_loss\":4,\"valid_bleu\":5,\"elapsed\":170}\n";
+    f = fmemopen((void *)quick, sizeof quick - 1, "r");
+    CHECK(f && train_curves_parse(f, "q", &log, &err) == 0, "train.log of a short run: parsed");
+    if (f) fclose(f);
+    plot_training_svg_to(mem_open(&m), &log, NULL);
+    doc = mem_close(&m);
+    time = group(doc, "time");
+    CHECK(strstr(time, ">seconds since training began (validations included)</text>") && strstr(time, ">160</text>"),
+          "plot: a run of under three minutes has its time axis in seconds");
+    free(time);
+    free(doc);
+    train_curves_free(&log);
+
     /* Without BLEU: two curves and no right axis. */
     static const char no_bleu[] = "{\"step\":1,\"loss\":2}\n{\"event\":\"validation\",\"step\":1,\"valid_loss\":3}\n";
     f = fmemopen((void *)no_bleu, sizeof no_bleu - 1, "r");
