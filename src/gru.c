@@ -7,6 +7,7 @@
 #include "dispatch.h" /* defines: KERNEL_CLONES */
 #include "fastmath.h" /* defines: sigmoidf_fast, tanhf_fast */
 #include "linalg.h"   /* defines: matmul_bias, column_sums_add */
+#include "packseq.h"  /* defines: packed_prev, packed_prev_all */
 
 
 KERNEL_CLONES
@@ -121,4 +122,49 @@ void gru_sequence_backward(const GruWeights *w, GruWeights *g, const float *x, c
     /* dx = dgi · w_ih */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, S * B, w->in, G,
                 1.0f, dgi, G, w->w_ih, w->in, 0.0f, dx, w->in);
+}
+
+void gru_packed_forward(const GruWeights *w, const float *x, float *h, float *gi, float *gh, float *rzn,
+                        const int *off, int S, int B, int reverse, float *stage)
+{
+    int H = w->hidden, G = 3 * H;
+    matmul_bias(gi, G, x, w->in, w->w_ih, w->in, w->b_ih, off[S], G, w->in);
+    for (int s = 0; s < S; s++) {
+        int t = reverse ? S - 1 - s : s, n = off[t + 1] - off[t];
+        const float *hp = packed_prev(h, stage, off, t, S, B, H, reverse);
+        long at = off[t];
+        matmul_bias(gh + at * G, G, hp, H, w->w_hh, H, w->b_hh, n, G, H);
+        gru_gates_forward(gi + at * G, G, gh + at * G, G, hp, h + (B + at) * H, rzn + at * G, n, H);
+    }
+}
+
+void gru_packed_backward(const GruWeights *w, GruWeights *g, const float *x, const float *h, const float *gh,
+                         const float *rzn, float *dh, const float *dh_final, float *dx, float *dh0, float *dgi,
+                         float *dgh, const int *off, int S, int B, int reverse, float *work)
+{
+    int H = w->hidden, G = 3 * H;
+    long N = off[S];
+    /* dh0 is the running carry, row by row: dLoss/d(the state before the row's step),
+     * starting as the final state's gradient. A row's entry is untouched until its
+     * first step is undone (its last position forward, position 0 reverse). */
+    if (dh_final) memcpy(dh0, dh_final, sizeof(float) * B * H);
+    else memset(dh0, 0, sizeof(float) * B * H);
+    for (int s = S - 1; s >= 0; s--) {
+        int t = reverse ? S - 1 - s : s, n = off[t + 1] - off[t];
+        long at = off[t];
+        float *d = dh + at * H;
+        for (long i = 0; i < (long)n * H; i++)
+            d[i] += dh0[i];
+        const float *hp = packed_prev(h, work, off, t, S, B, H, reverse);
+        gru_gates_backward(d, rzn + at * G, gh + at * G, G, hp, dgi + at * G, G, dgh + at * G, G, dh0, n, H);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, H, G, 1.0f, dgh + at * G, G, w->w_hh, H, 1.0f,
+                    dh0, H);
+    }
+    packed_prev_all(work, h, off, S, B, H, reverse);
+    linear_grads(g->w_ih, NULL, dgi, G, x, w->in, N, G, w->in);
+    linear_grads(g->w_hh, NULL, dgh, G, work, H, N, G, H);
+    column_sums_add(g->b_ih, dgi, N, G, G);
+    column_sums_add(g->b_hh, dgh, N, G, G);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, w->in, G, 1.0f, dgi, G, w->w_ih, w->in, 0.0f, dx,
+                w->in);
 }

@@ -62,4 +62,19 @@ void gru_sequence_forward(const GruWeights *w, const float *x, const float *mask
 void gru_sequence_backward(const GruWeights *w, GruWeights *g, const float *x, const float *mask,
                            const float *h, const float *gh, const float *rzn, float *dh,
                            float *dx, float *dh0, float *dgi, float *dgh, int S, int B, int reverse);
+
+/* The same on a packed batch (packseq.h: rows longest first, position t's n_t rows at
+ * off[t], no padding stored or computed), for training.
+ *   x (N, In); h (B + N, H): the initial state in rows 0..B-1 (set by the caller), then
+ *     the state after each position; gi, gh, rzn (N, 3H); stage (B, H) scratch. */
+void gru_packed_forward(const GruWeights *w, const float *x, float *h, float *gi, float *gh, float *rzn,
+                        const int *off, int S, int B, int reverse, float *stage);
+/* Backward of gru_packed_forward.
+ *   dh (N, H): dLoss/d(state after each position) from outside; consumed
+ *   dh_final (B, H) or NULL: dLoss/d(each row's final state) (packseq.h says where it is)
+ *   grads accumulate into g; dx (N, In) is written; dh0 (B, H) receives dLoss/d(initial
+ *   state); work: dgi, dgh (N, 3H), work (N, H). */
+void gru_packed_backward(const GruWeights *w, GruWeights *g, const float *x, const float *h, const float *gh,
+                         const float *rzn, float *dh, const float *dh_final, float *dx, float *dh0, float *dgi,
+                         float *dgh, const int *off, int S, int B, int reverse, float *work);
 #endif

@@ -6,6 +6,7 @@
 #include "dispatch.h" /* defines: KERNEL_CLONES */
 #include "fastmath.h" /* defines: sigmoidf_fast, tanhf_fast */
 #include "linalg.h"   /* defines: matmul_bias, column_sums_add */
+#include "packseq.h"  /* defines: packed_prev, packed_prev_all */
 
 
 KERNEL_CLONES
@@ -129,4 +130,51 @@ void lstm_sequence_backward(const LstmWeights *w, LstmWeights *g, const float *x
     /* dx = dgates · w_ih */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, S * B, w->in, G,
                 1.0f, dgates, G, w->w_ih, w->in, 0.0f, dx, w->in);
+}
+
+void lstm_packed_forward(const LstmWeights *w, const float *x, float *h, float *c, float *gi, float *gh, float *ifgo,
+                         const int *off, int S, int B, int reverse, float *stage)
+{
+    int H = w->hidden, G = 4 * H;
+    matmul_bias(gi, G, x, w->in, w->w_ih, w->in, w->b_ih, off[S], G, w->in);
+    for (int s = 0; s < S; s++) {
+        int t = reverse ? S - 1 - s : s, n = off[t + 1] - off[t];
+        const float *hp = packed_prev(h, stage, off, t, S, B, H, reverse);
+        const float *cp = packed_prev(c, stage + (long)B * H, off, t, S, B, H, reverse);
+        long at = off[t];
+        matmul_bias(gh + at * G, G, hp, H, w->w_hh, H, w->b_hh, n, G, H);
+        lstm_gates_forward(gi + at * G, G, gh + at * G, G, cp, h + (B + at) * H, c + (B + at) * H, ifgo + at * G, n,
+                           H);
+    }
+}
+
+void lstm_packed_backward(const LstmWeights *w, LstmWeights *g, const float *x, const float *h, const float *c,
+                          const float *ifgo, float *dh, const float *dh_final, const float *dc_final, float *dx,
+                          float *dh0, float *dc0, float *dgates, const int *off, int S, int B, int reverse, float *work)
+{
+    int H = w->hidden, G = 4 * H;
+    long N = off[S];
+    /* dh0 and dc0 are the running carries, row by row, starting as the final state's
+     * gradients; a row's entries are untouched until its first step is undone. */
+    if (dh_final) memcpy(dh0, dh_final, sizeof(float) * B * H);
+    else memset(dh0, 0, sizeof(float) * B * H);
+    if (dc_final) memcpy(dc0, dc_final, sizeof(float) * B * H);
+    else memset(dc0, 0, sizeof(float) * B * H);
+    for (int s = S - 1; s >= 0; s--) {
+        int t = reverse ? S - 1 - s : s, n = off[t + 1] - off[t];
+        long at = off[t];
+        float *d = dh + at * H;
+        for (long i = 0; i < (long)n * H; i++)
+            d[i] += dh0[i];
+        const float *cp = packed_prev(c, work, off, t, S, B, H, reverse);
+        lstm_gates_backward(d, dc0, ifgo + at * G, cp, c + (B + at) * H, dgates + at * G, G, dc0, n, H);
+        /* h_prev is reached only through W_hh. */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, H, G, 1.0f, dgates + at * G, G, w->w_hh, H, 0.0f,
+                    dh0, H);
+    }
+    packed_prev_all(work, h, off, S, B, H, reverse);
+    linear_grads(g->w_ih, g->b_ih, dgates, G, x, w->in, N, G, w->in);
+    linear_grads(g->w_hh, g->b_hh, dgates, G, work, H, N, G, H);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, w->in, G, 1.0f, dgates, G, w->w_ih, w->in, 0.0f, dx,
+                w->in);
 }

@@ -74,4 +74,19 @@ void lstm_sequence_forward(const LstmWeights *w, const float *x, const float *ma
 void lstm_sequence_backward(const LstmWeights *w, LstmWeights *g, const float *x, const float *mask,
                             const float *h, const float *c, const float *ifgo, float *dh, float *dc_final,
                             float *dx, float *dh0, float *dc0, float *dgates, int S, int B, int reverse);
+
+/* The same on a packed batch (packseq.h: rows longest first, position t's n_t rows at
+ * off[t], no padding stored or computed), for training.
+ *   x (N, In); h, c (B + N, H): the initial state in rows 0..B-1 (set by the caller),
+ *   then the state after each position; gi, gh, ifgo (N, 4H); stage (2B, H) scratch. */
+void lstm_packed_forward(const LstmWeights *w, const float *x, float *h, float *c, float *gi, float *gh, float *ifgo,
+                         const int *off, int S, int B, int reverse, float *stage);
+/* Backward of lstm_packed_forward.
+ *   dh (N, H): dLoss/d(h after each position) from outside; consumed
+ *   dh_final, dc_final (B, H) or NULL: dLoss/d(each row's final h, c)
+ *   grads accumulate into g; dx (N, In) is written; dh0, dc0 (B, H) receive dLoss/d(the
+ *   initial h, c); work: dgates (N, 4H), work (N, H). */
+void lstm_packed_backward(const LstmWeights *w, LstmWeights *g, const float *x, const float *h, const float *c,
+                          const float *ifgo, float *dh, const float *dh_final, const float *dc_final, float *dx,
+                          float *dh0, float *dc0, float *dgates, const int *off, int S, int B, int reverse, float *work);
 #endif
