@@ -19,6 +19,7 @@ static void batch_reserve(Batch *batch, int entries)
 void batch_fill_source(Batch *batch, int *const *src, const int *src_len, int n)
 {
     batch->tgt_off = NULL;
+    batch->src_off = batch->enc_row = batch->enc_src = NULL;
     int S = 1;
     for (int i = 0; i < n; i++)
         if (src_len[i] > S) S = src_len[i];
@@ -38,6 +39,7 @@ void batch_fill_source(Batch *batch, int *const *src, const int *src_len, int n)
 void batch_fill(Batch *batch, const Example *ex, const int *idx, int n)
 {
     batch->tgt_off = NULL;
+    batch->src_off = batch->enc_row = batch->enc_src = NULL;
     int S = 1, T = 1;
     for (int i = 0; i < n; i++) {
         const Example *e = &ex[idx[i]];
@@ -66,6 +68,37 @@ void batch_fill(Batch *batch, const Example *ex, const int *idx, int n)
 
 /* Sorts by decreasing target length, ties by position, one 64-bit key per example. */
 static int compare_keys(const void *a, const void *b);
+
+/* The source side of a filled batch in packseq.h's layout: encoder rows by decreasing
+ * source length (ties in batch order), each position's live rows together. */
+static void pack_source(Batch *batch, const Example *ex, const int *rows)
+{
+    int B = batch->B, S = batch->S, need = S + 1 + B + S * B;
+    if (need > batch->enc_cap) {
+        batch->enc_cap = need;
+        batch->enc_mem = xrealloc(batch->enc_mem, sizeof(int) * need);
+    }
+    int *off = batch->enc_mem, *order = off + S + 1, *ids = order + B;
+    long long *keys = xmalloc(sizeof(long long) * B);
+    for (int b = 0; b < B; b++)
+        keys[b] = ((long long)(0x7fffffff - ex[rows[b]].src_len) << 32) | b;
+    qsort(keys, B, sizeof *keys, compare_keys);
+    for (int i = 0; i < B; i++)
+        order[i] = (int)(keys[i] & 0xffffffff);
+    free(keys);
+    off[0] = 0;
+    int live = B;
+    for (int t = 0; t < S; t++) {
+        while (live > 0 && ex[rows[order[live - 1]]].src_len <= t)
+            live--;
+        off[t + 1] = off[t] + live;
+        for (int i = 0; i < live; i++)
+            ids[off[t] + i] = batch->src[t * B + order[i]];
+    }
+    batch->src_off = off;
+    batch->enc_row = order;
+    batch->enc_src = ids;
+}
 
 void batch_fill_packed(Batch *batch, const Example *ex, const int *idx, int n)
 {
@@ -100,12 +133,14 @@ void batch_fill_packed(Batch *batch, const Example *ex, const int *idx, int n)
         }
     }
     batch->tgt_off = off;
+    pack_source(batch, ex, rows);
     free(rows);
 }
 
 void batch_free(Batch *batch)
 {
     free(batch->tgt_off_mem);
+    free(batch->enc_mem);
     free(batch->src);
     free(batch->mask);
     free(batch->tgt_in);

@@ -11,8 +11,10 @@
  * its rows are sorted longest target first, so the sentences still going at decoder
  * step t are the first active(t) rows, and step t's target entries are stored at rows
  * tgt_off[t] .. tgt_off[t+1]-1 of tgt_in and tgt_out (PyTorch's PackedSequence
- * layout). The model then computes nothing for the steps after a sentence's end, so a
- * batch of mixed lengths costs what its real tokens cost on the target side: random
+ * layout). The model then computes nothing for the steps after a sentence's end. The
+ * source side is packed too, for the encoder, whose rows are sorted longest source
+ * first (enc_row, src_off, enc_src; src and mask stay padded in batch order for the
+ * attention). So a batch of mixed lengths costs what its real tokens cost: random
  * batches train as fast as length-sorted ones without their loss of quality per epoch.
  */
 #ifndef BATCH_H
@@ -36,6 +38,13 @@ typedef struct {
                            n_tokens); NULL: not packed, step t at row t*B */
     int *tgt_off_mem;   /* what tgt_off points at when packed (off_cap entries) */
     int off_cap;
+    /* Packed batches also pack the source side, in an order of its own (packseq.h):
+     * the encoder's rows sorted longest source first. NULL when not packed. */
+    int *src_off;       /* (S + 1) where each source position's rows start */
+    int *enc_row;       /* (B) the batch row of encoder row i */
+    int *enc_src;       /* (src_off[S]) the source ids, position by position */
+    int *enc_mem;       /* what the three point into (enc_cap entries) */
+    int enc_cap;
 } Batch;
 
 /* Where decoder step t's rows start in the target arrays, and how many sentences are

@@ -306,6 +306,8 @@ void runstate_alloc(RunState *rs, const ModelDims *dims, RunMode mode, int B, in
         }
         PART(rs->enc_out[l], bi * SB * H);
     }
+    PART(rs->mem_batch, SB * H);
+    PART(rs->enc_work, (SB + 2 * B) * U);
     PART(rs->bridge_in, bi * L * B * H);
     PART(rs->keys, A == ATT_LUONG_DOT ? 0 : SB * H);
     for (int l = 0; l < L; l++) {
@@ -340,6 +342,8 @@ void runstate_alloc(RunState *rs, const ModelDims *dims, RunMode mode, int B, in
     PART(rs->d_step, B * H); /* also the scratch row block of model_reorder_state */
     PART(rs->d_keys, train * SB * H);
     PART(rs->d_enc, train * SB * H);
+    PART(rs->d_encp, train * SB * H);
+    PART(rs->d_hfin, train * B * H);
     PART(rs->d_dir[0], train * bi * SB * U);
     PART(rs->d_dir[1], train * bi * SB * U);
     PART(rs->d_x, train * ST * B * EH);
@@ -433,7 +437,11 @@ static LstmWeights lstm_weights(const RnnParams *p, int in, int units)
     return (LstmWeights){p->w_ih, p->w_hh, p->b_ih, p->b_hh, in, units};
 }
 
-const float *model_memory(const Model *m, const RunState *rs) { return rs->enc_out[m->dims.layers - 1]; }
+const float *model_memory(const Model *m, const RunState *rs)
+{
+    (void)m;
+    return rs->memory;
+}
 
 /* The keys k_j the scores read: W h_j, or h_j itself for the plain dot product. */
 static const float *score_keys(const Model *m, const RunState *rs)
@@ -448,19 +456,15 @@ static DotAttention dot_config(const ModelDims *d)
 
 /* ---------------------------------------------------------------- encoder */
 
-void model_encode(Model *m, RunState *rs, const Batch *batch)
+/* The recurrent layers on a padded batch (translation), and the decoder's initial
+ * state from their final states. */
+static void encode_padded(Model *m, RunState *rs, const Batch *batch)
 {
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
     int B = batch->B, S = batch->S, E = d->embed, H = d->hidden, U = enc_units(d), L = d->layers;
     int lstm = d->cell == CELL_LSTM;
     long SB = (long)S * B;
-    for (int b = 0; b < B; b++) {
-        int len = 0;
-        for (int t = 0; t < S; t++)
-            len += batch->mask[t * B + b] != 0.0f;
-        rs->src_len[b] = len;
-    }
     embedding_forward(rs->enc_x[0], E, p->src_emb, batch->src, S * B, E);
     if (dropping(rs)) dropout_rows(rs->enc_x[0], E, rs->enc_drop[0], SB, E, rs->dropout, &rs->rng);
     for (int l = 0; l < L; l++) {
@@ -494,12 +498,9 @@ void model_encode(Model *m, RunState *rs, const Batch *batch)
             }
         }
     }
-    const float *mem = model_memory(m, rs);
-    if (is_additive(d->attention))
-        matmul_bias(rs->keys, H, mem, H, p->att_w_key, H, NULL, S * B, H, H);
-    else if (has_att_w(d->attention))
-        matmul_bias(rs->keys, H, mem, H, p->att_w, H, NULL, S * B, H, H);
-    /* The decoder's initial state, layer by layer. */
+    rs->memory = rs->enc_out[L - 1];
+    /* The decoder's initial state, layer by layer: forward, the final state is h[S]
+     * (carried through the padding); reverse, h[0]. */
     for (int l = 0; l < L; l++) {
         RnnRun *dec = &rs->dec[l];
         const RnnRun *fw = &rs->enc[l][0], *rv = &rs->enc[l][1];
@@ -520,6 +521,102 @@ void model_encode(Model *m, RunState *rs, const Batch *batch)
         matmul_bias(dec->h, H, in, H, p->bridge_w[l], H, p->bridge_b[l], B, H, H);
         tanh_inplace(dec->h, (long)B * H);
     }
+}
+
+/* The source length of encoder row i of a packed batch: the positions it is live at. */
+static int packed_len(const int *off, int S, int i)
+{
+    int len = 0;
+    while (len < S && off[len + 1] - off[len] > i)
+        len++;
+    return len;
+}
+
+/* The recurrent layers on a packed batch (training, scoring: packseq.h), the memory
+ * unpacked into batch order, and the decoder's initial state from each row's final
+ * states: forward at its last position, reverse at position 0. */
+static void encode_packed(Model *m, RunState *rs, const Batch *batch)
+{
+    const ModelDims *d = &m->dims;
+    const Params *p = &m->params;
+    int B = batch->B, S = batch->S, E = d->embed, H = d->hidden, U = enc_units(d), L = d->layers;
+    int lstm = d->cell == CELL_LSTM, bi = d->bidirectional;
+    const int *off = batch->src_off, *row = batch->enc_row;
+    long N = off[S];
+    embedding_forward(rs->enc_x[0], E, p->src_emb, batch->enc_src, N, E);
+    if (dropping(rs)) dropout_rows(rs->enc_x[0], E, rs->enc_drop[0], N, E, rs->dropout, &rs->rng);
+    for (int l = 0; l < L; l++) {
+        int in = l ? H : E;
+        if (l) {
+            memcpy(rs->enc_x[l], rs->enc_out[l - 1], sizeof(float) * N * H);
+            if (dropping(rs)) dropout_rows(rs->enc_x[l], H, rs->enc_drop[l], N, H, rs->dropout, &rs->rng);
+        }
+        for (int r = 0; r < n_dirs(d); r++) {
+            RnnRun *run = &rs->enc[l][r];
+            memset(run->h, 0, sizeof(float) * B * U);
+            if (lstm) {
+                memset(run->c, 0, sizeof(float) * B * U);
+                LstmWeights w = lstm_weights(&p->enc[l][r], in, U);
+                lstm_packed_forward(&w, rs->enc_x[l], run->h, run->c, run->gi, run->gh, run->cache, off, S, B, r,
+                                    rs->enc_work);
+            } else {
+                GruWeights w = gru_weights(&p->enc[l][r], in, U);
+                gru_packed_forward(&w, rs->enc_x[l], run->h, run->gi, run->gh, run->cache, off, S, B, r, rs->enc_work);
+            }
+        }
+        if (!bi) {
+            rs->enc_out[l] = rs->enc[l][0].h + (long)B * U;
+        } else {
+            const float *fwd = rs->enc[l][0].h + (long)B * U, *rev = rs->enc[l][1].h + (long)B * U;
+            for (long i = 0; i < N; i++) {
+                memcpy(rs->enc_out[l] + i * H, fwd + i * U, sizeof(float) * U);
+                memcpy(rs->enc_out[l] + i * H + U, rev + i * U, sizeof(float) * U);
+            }
+        }
+    }
+    /* The memory in batch order, zero on the padding (which the attention masks). */
+    const float *top = rs->enc_out[L - 1];
+    memset(rs->mem_batch, 0, sizeof(float) * S * B * H);
+    for (int t = 0; t < S; t++)
+        for (int i = 0; i < off[t + 1] - off[t]; i++)
+            memcpy(rs->mem_batch + ((long)t * B + row[i]) * H, top + ((long)off[t] + i) * H, sizeof(float) * H);
+    rs->memory = rs->mem_batch;
+    for (int l = 0; l < L; l++) {
+        RnnRun *dec = &rs->dec[l];
+        const RnnRun *fw = &rs->enc[l][0], *rv = &rs->enc[l][1];
+        float *in = bi ? rs->bridge_in + (long)l * B * H : dec->h;
+        for (int i = 0; i < B; i++) {
+            long b = row[i], last = B + off[packed_len(off, S, i) - 1] + i, first = B + i;
+            memcpy(in + b * H, fw->h + last * U, sizeof(float) * U);
+            if (lstm) memcpy(dec->c + b * H, fw->c + last * U, sizeof(float) * U);
+            if (!bi) continue;
+            memcpy(in + b * H + U, rv->h + first * U, sizeof(float) * U);
+            if (lstm) memcpy(dec->c + b * H + U, rv->c + first * U, sizeof(float) * U);
+        }
+        if (!bi) continue;
+        matmul_bias(dec->h, H, in, H, p->bridge_w[l], H, p->bridge_b[l], B, H, H);
+        tanh_inplace(dec->h, (long)B * H);
+    }
+}
+
+void model_encode(Model *m, RunState *rs, const Batch *batch)
+{
+    const ModelDims *d = &m->dims;
+    const Params *p = &m->params;
+    int B = batch->B, S = batch->S, H = d->hidden;
+    for (int b = 0; b < B; b++) {
+        int len = 0;
+        for (int t = 0; t < S; t++)
+            len += batch->mask[t * B + b] != 0.0f;
+        rs->src_len[b] = len;
+    }
+    if (batch->src_off) encode_packed(m, rs, batch);
+    else encode_padded(m, rs, batch);
+    const float *mem = model_memory(m, rs);
+    if (is_additive(d->attention))
+        matmul_bias(rs->keys, H, mem, H, p->att_w_key, H, NULL, S * B, H, H);
+    else if (has_att_w(d->attention))
+        matmul_bias(rs->keys, H, mem, H, p->att_w, H, NULL, S * B, H, H);
 }
 
 /* ---------------------------------------------------------------- decoder */
@@ -904,8 +1001,9 @@ static void decoder_backward(Model *m, RunState *rs, const Batch *batch)
         linear_grads(g->att_w_pos, NULL, rs->d_pos, H, s_all, H, N, H, H);
 }
 
-/* The encoder, top layer first; d_enc holds dLoss/d(top layer output) on entry. */
-static void encoder_backward(Model *m, RunState *rs, const Batch *batch)
+/* The encoder of a padded batch, top layer first; d_enc holds dLoss/d(top layer
+ * output) on entry. */
+static void encoder_backward_padded(Model *m, RunState *rs, const Batch *batch)
 {
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
@@ -970,6 +1068,78 @@ static void encoder_backward(Model *m, RunState *rs, const Batch *batch)
         if (l) memcpy(rs->d_enc, rs->d_x, sizeof(float) * SB * H);
     }
     embedding_backward(g->src_emb, rs->d_x, E, batch->src, SB, E);
+}
+
+/* The encoder of a packed batch, top layer first; d_enc holds dLoss/d(memory) in
+ * batch order on entry. */
+static void encoder_backward_packed(Model *m, RunState *rs, const Batch *batch)
+{
+    const ModelDims *d = &m->dims;
+    const Params *p = &m->params;
+    Params *g = &m->grads;
+    int B = batch->B, S = batch->S, E = d->embed, H = d->hidden, U = enc_units(d), L = d->layers;
+    int lstm = d->cell == CELL_LSTM, bi = d->bidirectional;
+    const int *off = batch->src_off, *row = batch->enc_row;
+    long N = off[S];
+    for (int t = 0; t < S; t++)
+        for (int i = 0; i < off[t + 1] - off[t]; i++)
+            memcpy(rs->d_encp + ((long)off[t] + i) * H, rs->d_enc + ((long)t * B + row[i]) * H, sizeof(float) * H);
+    for (int l = L - 1; l >= 0; l--) {
+        int in = l ? H : E;
+        float *dh[2] = {rs->d_encp, NULL};
+        /* The final states' gradients in the encoder's row order, per direction: from
+         * the decoder's initial state directly (one direction) or through the bridge. */
+        const float *dfin = rs->d_s[l];
+        if (bi) {
+            /* s_0 = tanh(W_bridge [h_fwd; h_rev] + b) */
+            const float *s0 = rs->dec[l].h;
+            for (long i = 0; i < (long)B * H; i++)
+                rs->d_step[i] = rs->d_s[l][i] * (1.0f - s0[i] * s0[i]);
+            linear_grads(g->bridge_w[l], g->bridge_b[l], rs->d_step, H, rs->bridge_in + (long)l * B * H, H, B, H, H);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, H, 1.0f, rs->d_step, H, p->bridge_w[l], H,
+                        0.0f, rs->d_h0, H);
+            dfin = rs->d_h0;
+            dh[0] = rs->d_dir[0];
+            dh[1] = rs->d_dir[1];
+            for (long i = 0; i < N; i++) {
+                memcpy(dh[0] + i * U, rs->d_encp + i * H, sizeof(float) * U);
+                memcpy(dh[1] + i * U, rs->d_encp + i * H + U, sizeof(float) * U);
+            }
+        }
+        for (int r = 0; r < n_dirs(d); r++)
+            for (int i = 0; i < B; i++) {
+                memcpy(rs->d_hfin + ((long)r * B + i) * U, dfin + (long)row[i] * H + r * U, sizeof(float) * U);
+                if (lstm)
+                    memcpy(rs->d_cfin + ((long)r * B + i) * U, rs->d_c[l] + (long)row[i] * H + r * U,
+                           sizeof(float) * U);
+            }
+        for (int r = 0; r < n_dirs(d); r++) {
+            RnnRun *run = &rs->enc[l][r];
+            float *dx = r ? rs->d_x2 : rs->d_x, *hfin = rs->d_hfin + (long)r * B * U;
+            if (lstm) {
+                LstmWeights w = lstm_weights(&p->enc[l][r], in, U), gw = lstm_weights(&g->enc[l][r], in, U);
+                lstm_packed_backward(&w, &gw, rs->enc_x[l], run->h, run->c, run->cache, dh[r], hfin,
+                                     rs->d_cfin + (long)r * B * U, dx, rs->d_h0, rs->d_c0, rs->d_enc_gi, off, S, B, r,
+                                     rs->enc_work);
+            } else {
+                GruWeights w = gru_weights(&p->enc[l][r], in, U), gw = gru_weights(&g->enc[l][r], in, U);
+                gru_packed_backward(&w, &gw, rs->enc_x[l], run->h, run->gh, run->cache, dh[r], hfin, dx, rs->d_h0,
+                                    rs->d_enc_gi, rs->d_enc_gh, off, S, B, r, rs->enc_work);
+            }
+        }
+        if (bi)
+            for (long i = 0; i < N * in; i++)
+                rs->d_x[i] += rs->d_x2[i];
+        if (dropping(rs)) multiply_rows(rs->d_x, in, rs->enc_drop[l], N, in);
+        if (l) memcpy(rs->d_encp, rs->d_x, sizeof(float) * N * H);
+    }
+    embedding_backward(g->src_emb, rs->d_x, E, batch->enc_src, N, E);
+}
+
+static void encoder_backward(Model *m, RunState *rs, const Batch *batch)
+{
+    if (batch->src_off) encoder_backward_packed(m, rs, batch);
+    else encoder_backward_padded(m, rs, batch);
 }
 
 void model_backward(Model *m, RunState *rs, const Batch *batch)

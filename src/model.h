@@ -178,6 +178,10 @@ typedef struct {
     RnnRun enc[MAX_LAYERS][2];
     float *enc_out[MAX_LAYERS];   /* (S, B, H) layer outputs; enc_out[L-1] is the memory
                                      (one direction: points into enc[l][0].h, set by model_encode) */
+    float *memory;                /* (S, B, H) what the attention reads: enc_out[L-1], or for a
+                                     packed batch its output unpacked into batch order */
+    float *mem_batch;             /* (S, B, H) that unpacked memory */
+    float *enc_work;              /* (S*B + 2B, H/dirs) the packed layers' scratch */
     float *bridge_in;             /* (L, B, H) [h_fwd; h_rev] final states (bidirectional) */
     float *keys;                  /* (S, B, H) W h_j for the scores that have a W */
     /* decoder */
@@ -203,6 +207,8 @@ typedef struct {
     float *d_step;    /* (B, H) */
     float *d_keys;    /* (S, B, H) */
     float *d_enc;     /* (S, B, H) dLoss/d(layer output), reused per layer */
+    float *d_encp;    /* (N, H) the same for a packed batch, in the encoder's packed order */
+    float *d_hfin;    /* (B, H) dLoss/d(final encoder states) in the encoder's row order */
     float *d_dir[2];  /* (S, B, H/2) per-direction parts (bidirectional) */
     float *d_x, *d_x2; /* (max(S,T), B, max(E,H)) input gradients */
     float *d_enc_gi, *d_enc_gh;  /* (S, B, G*H) */

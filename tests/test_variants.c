@@ -120,6 +120,15 @@ static void check_variant(const char *name)
              packed.n_tokens, rows_at_last, rows_at_last == 1 ? "" : "s");
     CHECK(packed.n_tokens == batch.n_tokens && batch_step_at(&packed, packed.T) == packed.n_tokens &&
               rows_at_last < B, what);
+    /* Its source side packed too, in an order of its own: fewer entries than S x B, and
+     * some encoder row not at its batch row (the fixtures' sentences sort differently by
+     * source and by target length), so the test runs the unpacking both ways. */
+    int src_reordered = 0;
+    for (int i = 0; i < B; i++)
+        src_reordered |= packed.enc_row[i] != i;
+    snprintf(what, sizeof what, "%s: the packed source side has %d of %d entries, in its own row order", name,
+             packed.src_off[packed.S], packed.S * B);
+    CHECK(packed.src_off[packed.S] < packed.S * B && src_reordered, what);
     model_zero_grad(&m);
     lossf = (float)(model_forward(&m, &rs, &packed, 1) / packed.n_tokens);
     model_backward(&m, &rs, &packed);
