@@ -137,7 +137,7 @@ void config_defaults(Config *c)
     c->valid_bleu_max = 1000;
     c->best_metric = xstrdup("loss");
     c->early_stop = 0;
-    c->bucket = 1;
+    c->bucket = 0;
     c->dir = xstrdup("runs/default");
 }
 

@@ -74,7 +74,7 @@
  *                        ("bleu" needs valid_bleu_max > 0)
  *   train.early_stop     0      stop after this many validations in a row without a
  *                               better best_metric (0: never)
- *   train.bucket         true   batches of similar lengths (false: plain shuffle)
+ *   train.bucket         false  plain shuffled batches (true: of similar lengths)
  *   train.teacher_forcing 1.0   probability of feeding the gold previous word (below 1:
  *                               otherwise the model's own best word, scheduled sampling)
  *   train.teacher_forcing_decay "none" or "linear": from teacher_forcing down to

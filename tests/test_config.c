@@ -114,8 +114,8 @@ static void test_defaults(void)
           "train defaults");
     CHECK(c.label_smoothing == 0 && !strcmp(c.lr_schedule, "constant") && c.warmup_steps == 0 &&
           c.lr_decay == 0.5 && c.patience == 1 && c.validate_every == 0 && c.valid_bleu_max == 1000 &&
-          !strcmp(c.best_metric, "loss") && c.early_stop == 0 && c.bucket == 1,
-          "training-control defaults: today's behaviour (no smoothing, constant rate, bucketing)");
+          !strcmp(c.best_metric, "loss") && c.early_stop == 0 && c.bucket == 0,
+          "training-control defaults: no smoothing, constant rate, shuffled (not bucketed) batches");
     CHECK(c.keep_checkpoints == 3 && c.deterministic == 1 && c.max_nonfinite == 10,
           "checkpoint and robustness defaults: keep 3, deterministic, stop after 10 non-finite steps");
     CHECK(!strcmp(c.dir, "runs/default"), "output.dir default");
@@ -238,14 +238,16 @@ static void test_full(void)
     config_free(&c);
 
     /* A config as nmt 0.1.0 recorded it (every key): parses, and agrees with the config
-     * a person would write for it, which gives no key that does not apply. */
+     * a person would write for it, which gives no key that does not apply (and, since
+     * train.bucket's default became false, says bucket true). */
     rc = parse(&c, recorded_0_1_0, &err);
     CHECK(rc == 0, "a config recorded by nmt 0.1.0, with every key, parses");
     if (rc) fprintf(stderr, "  %s\n", err.msg);
     Config now;
     rc = written(&now, "{\"data\": {\"train\": \"data/mar.txt\"}, \"model\": {\"embed\": 16, \"hidden\": 32},"
                        " \"train\": {\"batch_size\": 16, \"epochs\": 2, \"learning_rate\": 0.003, \"threads\": 1,"
-                       " \"log_every\": 10, \"checkpoint_every\": 5, \"keep_checkpoints\": 0, \"valid_bleu_max\": 5},"
+                       " \"log_every\": 10, \"checkpoint_every\": 5, \"keep_checkpoints\": 0, \"valid_bleu_max\": 5,"
+                       " \"bucket\": true},"
                        " \"output\": {\"dir\": \"runs/old\"}}", &err);
     char key[64], va[64], vb[64];
     CHECK(rc == 0 && config_difference(&c, &now, NULL, key, va, vb, sizeof key) == 0,
