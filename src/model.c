@@ -306,8 +306,9 @@ void runstate_alloc(RunState *rs, const ModelDims *dims, RunMode mode, int B, in
         }
         PART(rs->enc_out[l], bi * SB * H);
     }
-    PART(rs->mem_batch, SB * H);
-    PART(rs->enc_work, (SB + 2 * B) * U);
+    long packs = mode != RUN_DECODE;  /* training and scoring take packed batches */
+    PART(rs->mem_batch, packs * SB * H);
+    PART(rs->enc_work, packs * (SB + 2 * B) * U);
     PART(rs->bridge_in, bi * L * B * H);
     PART(rs->keys, A == ATT_LUONG_DOT ? 0 : SB * H);
     for (int l = 0; l < L; l++) {
