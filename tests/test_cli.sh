@@ -654,7 +654,10 @@ run plot "$RUN" -o "$T/plot.svg"
 check "plot -o FILE: exit 0, nothing on stderr" eval 'exits 0 && [ ! -s "$T/err" ]'
 check "plot -o FILE: an SVG document" eval 'head -c 5 "$T/plot.svg" | grep -Eq "^(<svg|<\?xml)"'
 check "plot -o FILE: the same chart nmt train drew" cmp -s "$T/plot.svg" "$RUN/training.svg"
-check "plot: 3 curves (training loss, validation loss, BLEU)" [ "$(grep -c '<polyline' "$T/plot.svg")" = 3 ]
+check "plot: 4 curves (training loss, validation loss, BLEU; BLEU against time)" \
+    [ "$(grep -c '<polyline' "$T/plot.svg")" = 4 ]
+check "plot: the BLEU-against-time chart, its axis in seconds or minutes" \
+    grep -q '>\(seconds\|minutes\) since training began (validations included)</text>' "$T/plot.svg"
 rm -f "$RUN/training.svg"
 run plot "$RUN"
 check "plot RUN_DIR: writes RUN_DIR/training.svg" eval 'exits 0 && [ -s "$RUN/training.svg" ]'
@@ -809,7 +812,8 @@ cat >"$C" <<EOF2
 EOF2
 # The log without what differs between runs: timings and the resume/interrupted events.
 steady_log() {
-    grep -v '"event":"\(resume\|interrupted\)"' "$1" | sed -e 's/"tokens_per_s":[0-9.eE+-]*//' -e 's/"seconds":[0-9.]*//'
+    grep -v '"event":"\(resume\|interrupted\)"' "$1" |
+        sed -e 's/"tokens_per_s":[0-9.eE+-]*//' -e 's/"seconds":[0-9.]*//' -e 's/"elapsed":[0-9.]*//'
 }
 # same_run DIR WHAT — DIR's model.bin, best.bin and train.log are the uninterrupted run's.
 same_run() {
