@@ -58,13 +58,12 @@ if command -v timeout >/dev/null 2>&1; then LIMIT="timeout 900"; else LIMIT=; fi
 # field KEY FILE — the number after "KEY": on each step line of FILE.
 field() { grep -v '"event"' "$2" | sed -n "s/.*\"$1\":\([-0-9.eE+]*\).*/\1/p"; }
 last_step() { field step "$1" 2>/dev/null | tail -n 1; }
-# at_step N LOG — waits until LOG has a step line >= N (0), or the job $pid has ended
-# (1). The 300 s bound is a hang guard, not a timing.
-at_step() {
+# wait_until COMMAND... — runs COMMAND every 0.05 s until it succeeds (0), or the job
+# $pid has ended (1). The 300 s bound is a hang guard, not a timing.
+wait_until() {
     i=0
     while [ $i -lt 6000 ]; do
-        s=$(last_step "$2")
-        [ -n "$s" ] && [ "$s" -ge "$1" ] && return 0
+        "$@" && return 0
         kill -0 "$pid" 2>/dev/null || return 1
         sleep 0.05
         i=$((i + 1))
@@ -85,17 +84,11 @@ rank_pid() {
 state() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1; }
 # ranks_stopped DIR — waits until both ranks of the job $pid training into DIR have
 # stopped themselves (NMT_PAUSE_AT_STEP) and sets r0 and r1 to their pids (0), or until
-# the job has ended (1). The 300 s bound is a hang guard.
-ranks_stopped() {
-    i=0
-    while [ $i -lt 6000 ]; do
-        r0=$(rank_pid 0 "$1") && r1=$(rank_pid 1 "$1") && [ "$(state $r0)" = T ] && [ "$(state $r1)" = T ] && return 0
-        kill -0 "$pid" 2>/dev/null || return 1
-        sleep 0.05
-        i=$((i + 1))
-    done
-    return 1
+# the job has ended (1).
+both_stopped() {
+    r0=$(rank_pid 0 "$1") && r1=$(rank_pid 1 "$1") && [ "$(state $r0)" = T ] && [ "$(state $r1)" = T ]
 }
+ranks_stopped() { wait_until both_stopped "$1"; }
 # weights_close A B TOL — model files A and B agree to TOL (tests/tools/weights_diff.c),
 # its report indented; the status is weights_diff's (in a pipe it would be sed's).
 weights_close() {
@@ -213,20 +206,10 @@ $LIMIT $MPIRUN --mca odls_base_sigkill_timeout 5 -x NMT_WAIT_AT_STEP=20 "$NMT_MP
     --set "output.dir=$T/term" >"$T/term.out" 2>"$T/term.err" &
 pid=$!
 mpirun_pid() { if [ -n "$LIMIT" ]; then pgrep -P "$1" mpirun; else echo "$1"; fi; }
-# both_waiting FILE — waits until both ranks have said in FILE that they wait for a
-# signal (0), or the job $pid has ended (1). The 300 s bound is a hang guard.
-both_waiting() {
-    i=0
-    while [ $i -lt 6000 ]; do
-        [ "$(grep -c 'test hook: waiting for SIGINT or SIGTERM after step 20' "$1")" = 2 ] && return 0
-        kill -0 "$pid" 2>/dev/null || return 1
-        sleep 0.05
-        i=$((i + 1))
-    done
-    return 1
-}
+# both_waiting FILE — both ranks have said in FILE that they wait for a signal.
+both_waiting() { [ "$(grep -c 'test hook: waiting for SIGINT or SIGTERM after step 20' "$1")" = 2 ]; }
 sent=0
-both_waiting "$T/term.err" && kill -TERM "$(mpirun_pid $pid)" && sent=1
+wait_until both_waiting "$T/term.err" && kill -TERM "$(mpirun_pid $pid)" && sent=1
 wait $pid
 rc=$?
 check "SIGTERM to mpirun with both ranks waiting after step 20: the job ends non-zero (rc $rc)" eval '[ $sent = 1 ] && [ $rc -ne 0 ]'

@@ -24,6 +24,8 @@ import shutil
 import subprocess
 import sys
 
+from docs import words_apart  # scripts/docs/docs.py, beside this script
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SETTINGS = [("Cooperlake", 2), ("SkylakeX", 2), ("Haswell", 2), ("Cooperlake", 1)]
 CONFIG = "configs/default.json"
@@ -77,18 +79,6 @@ def measure(kernel, threads):
         sources = "".join(line.split("\t")[0] + "\n" for line in f if line.strip())
     r["held_out"] = nmt(["translate", model, "--batch", "64"], kernel, sources)[0].splitlines()
     return r
-
-
-def words_apart(a, b):
-    """Word-level edit distance."""
-    a, b = a.split(), b.split()
-    prev = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        cur = [i]
-        for j, y in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
-        prev = cur
-    return prev[-1]
 
 
 def translations(r, first):
