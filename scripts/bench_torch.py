@@ -39,6 +39,27 @@ and the same held-out source sentences as token ids.
                     the --batch sentences' N*K beams decode as one batch of rows.
                     Reports sentences/s and decoder steps per sentence.
 
+    --mode epochs   time-to-quality (scripts/time_to_quality.py): trains on the exported
+                    batches as --epochs equal epochs, in order, and after each epoch, with
+                    the clock stopped, validates on --valid VALID.bin (below): the loss,
+                    teacher-forced, per target token over every held-out pair (nmt's
+                    validate_loss), and the greedy translations of the pairs nmt's
+                    validation scores by BLEU (decoded as --mode greedy decodes, in
+                    batches of 64 in the file's order), whose token ids go to
+                    --output-prefix PREFIX as PREFIX.K.ids for epoch K (BLEU is scored by
+                    the caller with nmt's own code). Prints one JSON line per epoch:
+                    training seconds (the epoch's wall-clock, every batch a tensor before
+                    it starts), validation loss, validation seconds.
+    --mode validate the same validation once, for the weights of --nmt-weights or --load
+                    (--data is VALID.bin): checks the validation path against nmt's own
+                    figures for an nmt model.
+
+VALID.bin (fixture format) holds the held-out pairs as nmt's token ids: "dims" [src_vocab,
+tgt_vocab, pairs, BLEU pairs], "valid.src" (N, S_max) and "valid.tgt" (N, T_max) padded
+with 0, words only (no <sos>/<eos>), "valid.src_len" and "valid.tgt_len" (N), and
+"bleu.index" (n): the pairs to translate for BLEU, in the order nmt's validation decodes
+them.
+
 Checking the decoders (not part of the timing): --output FILE writes each output's
 token ids, one sentence a line; --score adds the mean length-normalised
 log-probability of the outputs, log P(y <eos> | x) / ((5 + |y| + 1) / 6)^alpha, by a
@@ -51,6 +72,10 @@ Prints one JSON line. Run with Debian's interpreter, where python3-torch lives:
     /usr/bin/python3 scripts/bench_torch.py --mode train --data batches.bin --threads 2
     /usr/bin/python3 scripts/bench_torch.py --mode greedy --data batches.bin --batch 64
     /usr/bin/python3 scripts/bench_torch.py --mode beam --data batches.bin --batch 64 --beam 5
+    /usr/bin/python3 scripts/bench_torch.py --mode epochs --data batches.bin --epochs 5 \
+        --valid valid.bin --output-prefix hyp
+    /usr/bin/python3 scripts/bench_torch.py --mode validate --data valid.bin --nmt-weights model.bin \
+        --output-prefix check
 
 Threads: OMP_WAIT_POLICY=PASSIVE is set before torch is imported (otherwise torch's idle
 OpenMP workers spin and steal the two cores from OpenBLAS), and OMP_NUM_THREADS and
@@ -67,8 +92,9 @@ import sys
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mode", choices=["train", "greedy", "beam"], required=True)
-    ap.add_argument("--data", required=True, help="file from nmt train --export-batches")
+    ap.add_argument("--mode", choices=["train", "greedy", "beam", "epochs", "validate"], required=True)
+    ap.add_argument("--data", required=True,
+                    help="file from nmt train --export-batches (validate: VALID.bin)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--embed", type=int, default=256)
     ap.add_argument("--hidden", type=int, default=512)
@@ -90,6 +116,11 @@ def parse_args():
     ap.add_argument("--output", help="greedy, beam: write the output ids, one sentence a line")
     ap.add_argument("--score", action="store_true",
                     help="greedy, beam: report the outputs' mean length-normalised log-probability")
+    ap.add_argument("--epochs", type=int, default=1,
+                    help="epochs: the exported batches are this many equal epochs")
+    ap.add_argument("--valid", help="epochs: VALID.bin, the held-out pairs as token ids")
+    ap.add_argument("--output-prefix",
+                    help="epochs, validate: write the BLEU pairs' greedy output ids to PREFIX.K.ids")
     return ap.parse_args()
 
 
@@ -194,6 +225,19 @@ def load_batches(data, limit):
     return batches
 
 
+def train_step(model, opt, params, batch):
+    """One update on one exported batch, the tutorials' way; returns the batch's loss
+    (mean over its non-pad targets) as a tensor."""
+    src, src_len, tgt_in, tgt_out, _ = batch
+    opt.zero_grad(set_to_none=True)
+    logits = model(src, src_len, tgt_in)
+    loss = F.cross_entropy(logits.view(-1, logits.shape[2]), tgt_out.view(-1), ignore_index=PAD)
+    loss.backward()
+    nn.utils.clip_grad_norm_(params, ARGS.clip)
+    opt.step()
+    return loss.detach()
+
+
 def run_train(model, data):
     batches = load_batches(data, ARGS.batches)
     if len(batches) <= ARGS.warmup:
@@ -201,14 +245,9 @@ def run_train(model, data):
     opt = torch.optim.Adam(model.parameters(), lr=ARGS.lr)
     params = list(model.parameters())
     losses, times = [], []
-    for src, src_len, tgt_in, tgt_out, _ in batches:
+    for batch in batches:
         t0 = time.perf_counter()
-        opt.zero_grad(set_to_none=True)
-        logits = model(src, src_len, tgt_in)
-        loss = F.cross_entropy(logits.view(-1, logits.shape[2]), tgt_out.view(-1), ignore_index=PAD)
-        loss.backward()
-        nn.utils.clip_grad_norm_(params, ARGS.clip)
-        opt.step()
+        loss = train_step(model, opt, params, batch)
         times.append(time.perf_counter() - t0)
         losses.append(loss.item())
     timed = range(ARGS.warmup, len(batches))
@@ -409,6 +448,114 @@ def mean_score(model, jobs, outputs, alpha):
     return float(np.mean(scores))
 
 
+# ---------------------------------------------------------------- time-to-quality
+
+VALID_BATCH = 64    # nmt validates the loss in batches of train.batch_size (64 here) and
+                    # decodes the BLEU pairs 64 at a time (src/validate.c)
+
+
+@torch.inference_mode()
+def valid_loss(model, valid):
+    """Cross-entropy per target token (every word of every held-out reference and its
+    <eos>), teacher-forced, summed in double over batches of 64 sorted by (target,
+    source) length, as nmt's validate_loss: the sum does not depend on the batches."""
+    src_all, src_len = valid["valid.src"], valid["valid.src_len"].astype(np.int64)
+    tgt_all, tgt_len = valid["valid.tgt"], valid["valid.tgt_len"].astype(np.int64)
+    order = sorted(range(len(src_len)), key=lambda i: (tgt_len[i], src_len[i]))
+    total, tokens = 0.0, 0
+    for start in range(0, len(order), VALID_BATCH):
+        idx = order[start:start + VALID_BATCH]
+        S, T = int(src_len[idx].max()), int(tgt_len[idx].max()) + 1
+        src = torch.from_numpy(src_all[idx, :S].T.astype(np.int64).copy())
+        tgt_in = torch.full((T, len(idx)), PAD, dtype=torch.int64)
+        tgt_out = torch.full((T, len(idx)), PAD, dtype=torch.int64)
+        for b, i in enumerate(idx):
+            n, y = int(tgt_len[i]), torch.from_numpy(tgt_all[i, :tgt_len[i]].astype(np.int64))
+            tgt_in[0, b], tgt_in[1:n + 1, b] = SOS, y
+            tgt_out[:n, b], tgt_out[n, b] = y, EOS
+        logits = model(src, torch.from_numpy(src_len[idx]), tgt_in)
+        nll = F.cross_entropy(logits.view(-1, logits.shape[2]), tgt_out.view(-1), ignore_index=PAD,
+                              reduction="none")
+        total += float(nll.double().sum())
+        tokens += int((tgt_out != PAD).sum())
+    return total / tokens
+
+
+def bleu_outputs(model, valid):
+    """Greedy translations (token ids, <eos> not included) of the pairs VALID.bin's
+    bleu.index names, decoded 64 at a time in that order as nmt's validation decodes
+    them (--mode greedy's rules: until <eos> or 2 * source length + 10 words)."""
+    src_all, src_len = valid["valid.src"], valid["valid.src_len"].astype(np.int64)
+    index = valid["bleu.index"].astype(np.int64)
+    outputs = []
+    for start in range(0, len(index), VALID_BATCH):
+        rows = index[start:start + VALID_BATCH]
+        lens = src_len[rows]
+        src = torch.from_numpy(src_all[rows, :int(lens.max())].T.astype(np.int64).copy())
+        limits = 2 * lens + 10
+        ids, _ = decode_batch(model, src, torch.from_numpy(lens), torch.from_numpy(limits))
+        ids = ids.numpy()
+        for b in range(ids.shape[1]):
+            limit = int(limits[b])
+            eos = np.nonzero(ids[:limit, b] == EOS)[0]
+            outputs.append(ids[:int(eos[0]) if len(eos) else limit, b].tolist())
+    return outputs
+
+
+def validate(model, valid, tag):
+    """The held-out measures of the model as it stands: the loss, and the BLEU pairs'
+    greedy outputs written to PREFIX.TAG.ids (one sentence's ids a line)."""
+    model.eval()
+    t0 = time.perf_counter()
+    loss = valid_loss(model, valid)
+    outputs = bleu_outputs(model, valid)
+    seconds = time.perf_counter() - t0
+    model.train()
+    result = {"valid_loss": round(loss, 6), "valid_seconds": round(seconds, 3), "bleu_sentences": len(outputs)}
+    if ARGS.output_prefix:
+        path = f"{ARGS.output_prefix}.{tag}.ids"
+        with open(path, "w") as f:
+            f.writelines(" ".join(map(str, o)) + "\n" for o in outputs)
+        result["output"] = path
+    return result
+
+
+def read_valid(path, src_vocab, tgt_vocab):
+    valid = read_fixture(path)
+    if (int(valid["dims"][0]), int(valid["dims"][1])) != (src_vocab, tgt_vocab):
+        sys.exit(f"bench_torch.py: {path} has vocabularies {valid['dims'][0]}/{valid['dims'][1]}, "
+                 f"the model {src_vocab}/{tgt_vocab}")
+    return valid
+
+
+def run_epochs(model, data):
+    """--epochs equal epochs of the exported batches, each followed (clock stopped) by a
+    validation; one JSON line per epoch as it ends."""
+    if not ARGS.valid:
+        sys.exit("bench_torch.py: --mode epochs needs --valid VALID.bin")
+    valid = read_valid(ARGS.valid, int(data["dims"][0]), int(data["dims"][1]))
+    batches = load_batches(data, 0)
+    if ARGS.epochs < 1 or len(batches) % ARGS.epochs:
+        sys.exit(f"bench_torch.py: {len(batches)} batches do not make {ARGS.epochs} equal epochs")
+    per_epoch = len(batches) // ARGS.epochs
+    opt = torch.optim.Adam(model.parameters(), lr=ARGS.lr)
+    params = list(model.parameters())
+    epochs, clock = [], 0.0
+    for e in range(ARGS.epochs):
+        mine = batches[e * per_epoch:(e + 1) * per_epoch]
+        t0 = time.perf_counter()
+        losses = [train_step(model, opt, params, batch).item() for batch in mine]
+        seconds = time.perf_counter() - t0
+        clock += seconds
+        record = {"epoch": e + 1, "train_seconds": round(seconds, 3), "clock": round(clock, 3),
+                  "batches": len(mine), "target_tokens": sum(b[4] for b in mine),
+                  "train_loss": round(float(np.mean(losses)), 6)}
+        record.update(validate(model, valid, e + 1))
+        print(json.dumps(record), flush=True)
+        epochs.append(record)
+    return {"batches_per_epoch": per_epoch, "epochs": epochs}
+
+
 def nmt_weights(path):
     """The parameters of an nmt model file (src/modelfile.h): (DIMS, {name: array})."""
     with open(path, "rb") as f:
@@ -452,7 +599,8 @@ def main():
     data = read_fixture(ARGS.data)
     src_vocab, tgt_vocab = int(data["dims"][0]), int(data["dims"][1])
     embed, hidden, params = ARGS.embed, ARGS.hidden, None
-    if ARGS.mode != "train" and ARGS.nmt_weights:
+    trains = ARGS.mode in ("train", "epochs")
+    if not trains and ARGS.nmt_weights:
         dims, params = nmt_weights(ARGS.nmt_weights)
         if (int(dims[0]), int(dims[1])) != (src_vocab, tgt_vocab):
             sys.exit(f"bench_torch.py: {ARGS.nmt_weights} has vocabularies {dims[0]}/{dims[1]}, "
@@ -461,7 +609,7 @@ def main():
     model = Seq2Seq(src_vocab, tgt_vocab, embed, hidden)
     if params is not None:
         load_nmt_weights(model, params)
-    elif ARGS.mode != "train" and ARGS.load:
+    elif not trains and ARGS.load:
         model.load_state_dict(torch.load(ARGS.load))
     result = {"program": "pytorch", "mode": ARGS.mode, "torch": torch.__version__,
               "threads": ARGS.threads, "openblas_kernel": openblas_kernel(),
@@ -469,6 +617,11 @@ def main():
               "parameters": sum(p.numel() for p in model.parameters())}
     if ARGS.mode == "train":
         result.update(run_train(model, data))
+    elif ARGS.mode == "epochs":
+        result.update(run_epochs(model, data))
+    elif ARGS.mode == "validate":
+        result.update(validate(model, data, "validate"))
+        result["weights"] = ARGS.nmt_weights or ARGS.load or "fresh initialisation"
     else:
         decoded, jobs, outputs = (run_greedy if ARGS.mode == "greedy" else run_beam)(model, data)
         result.update(decoded)
