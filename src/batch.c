@@ -66,7 +66,8 @@ void batch_fill(Batch *batch, const Example *ex, const int *idx, int n)
     }
 }
 
-/* Sorts by decreasing target length, ties by position, one 64-bit key per example. */
+/* Orders 64-bit keys ascending: the callers put what they sort by in the high 32 bits
+ * and the position in the low ones, so that ties keep their order. */
 static int compare_keys(const void *a, const void *b);
 
 /* The source side of a filled batch in packseq.h's layout: encoder rows by decreasing
