@@ -20,9 +20,12 @@ by --max-pairs, see DEFAULT_CAP) and each seed (--seeds, default 2) it
     tokenises them), a seeded sample of --max-pairs of them if capped, and a seeded
     valid_fraction of those held out; written as train.tsv and valid.tsv, given to nmt
     as data.train and data.valid (nmt's own split would change with train.seed);
- 2. trains nmt for --epochs epochs in both recipes with the settings of
+ 2. trains nmt in both recipes with the settings of
     configs/mar-reference.json (embed 256, hidden 512, Bahdanau, batch 64, Adam 1e-3,
-    clip 5, lowercased, 2 threads), validating after each epoch: the loss per target
+    clip 5, lowercased, 2 threads), bucketed for --epochs (3) epochs and shuffled for
+    --nmt-epochs (8: about the time PyTorch's 3 epochs take, so that BLEU at equal
+    wall-clock compares models trained for the same time), validating after each
+    epoch: the loss per target
     token over every held-out pair, and BLEU of greedy translations of up to
     train.valid_bleu_max (1,000) of them, read from train.log;
  3. trains PyTorch on the batches nmt exports for the same seed (2 threads, the OpenBLAS
@@ -322,7 +325,8 @@ class TimeToQuality:
 
     def nmt_run(self, c, recipe, seed, keep_model=False):
         bucket = recipe == "nmt_bucketed"
-        path, out = self.config(c, f"{recipe}.{seed}", seed, bucket, self.a.epochs)
+        epochs = self.a.nmt_epochs if recipe == "nmt_shuffled" else self.a.epochs
+        path, out = self.config(c, f"{recipe}.{seed}", seed, bucket, epochs)
         wall, rss, _ = self.nmt(["train", path, "--quiet"], f"nmt train ({recipe})")
         log = os.path.join(out, "train.log")
         run = {"recipe": recipe, "seed": seed, "wall_s": round(wall, 2), "rss_kib": rss,
@@ -561,7 +565,7 @@ class TimeToQuality:
                         "flags": [f for f in flags if f in ("avx2", "fma", "avx512f", "avx512_bf16")],
                         "openblas_kernel": self.kernel,
                         "load_before": round(load_before[0], 2), "load_after": round(os.getloadavg()[0], 2)},
-            "settings": {"epochs": a.epochs, "seeds": a.seeds, "split_seed": a.split_seed, "quick": a.quick,
+            "settings": {"epochs": a.epochs, "nmt_epochs": a.nmt_epochs, "seeds": a.seeds, "split_seed": a.split_seed, "quick": a.quick,
                          "caps": a.caps, "valid_fraction": self.valid_fraction, "max_len": self.max_len,
                          "valid_bleu_max": VALID_BLEU_MAX, "budgets_min": list(BUDGETS_MIN),
                          "level_epoch": LEVEL_EPOCH, "reference": os.path.relpath(REFERENCE, ROOT),
@@ -617,6 +621,12 @@ def seconds(x):
     return "not reached" if x == float("inf") else f"{x:,.0f} s"
 
 
+def epochs_of(raw, recipe):
+    """How many epochs a recipe trains: nmt shuffled --nmt-epochs, the others --epochs."""
+    st = raw["settings"]
+    return st.get("nmt_epochs", st["epochs"]) if recipe == "nmt_shuffled" else st["epochs"]
+
+
 def figures(raw, c):
     """Everything the section shows about one corpus, computed from its runs."""
     E, seeds = raw["settings"]["epochs"], raw["settings"]["seeds"]
@@ -624,7 +634,8 @@ def figures(raw, c):
     for recipe, _ in RECIPES:
         rs = runs_of(c, recipe)
         f["per_epoch"][recipe] = [{key: [r["epochs"][k][key] for r in rs if len(r["epochs"]) > k]
-                                   for key in ("valid_loss", "valid_bleu", "clock")} for k in range(E)]
+                                   for key in ("valid_loss", "valid_bleu", "clock")}
+                                  for k in range(epochs_of(raw, recipe))]
     level, k = level_of(raw, c)
     f["level"], f["level_epoch"] = level, k
     f["level_clock"] = [r["epochs"][k - 1]["clock"] for r in runs_of(c, "pytorch")]
@@ -700,7 +711,7 @@ def targets(raw, c, f):
     k = f["level_epoch"]
     out.append(("time to PyTorch's BLEU", ratio <= TARGET_TIME,
                 f"BLEU {f['level']:.1f} is PyTorch's after epoch {k}, and its {k} epochs took {seconds(tt)}; "
-                + (f"nmt shuffled did not reach it within {E} epochs" if tn == float("inf") else
+                + (f"nmt shuffled did not reach it within {epochs_of(raw, 'nmt_shuffled')} epochs" if tn == float("inf") else
                    f"nmt shuffled reached it in {seconds(tn)}, {ratio:.2f} of PyTorch's time")
                 + f" (target at most {TARGET_TIME:.2f}); nmt bucketed "
                 + ("did not reach it" if tb == float("inf") else f"in {seconds(tb)} ({tb / tt:.2f})")))
@@ -743,7 +754,8 @@ def render(raw):
       f"{st['model']['hidden']}, {st['model'].get('attention', 'bahdanau')} attention, batch "
       f"{tr['batch_size']}, Adam {tr['learning_rate']}, clip {tr['clip_norm']}, "
       f"{'lowercased, ' if st['lowercase'] else ''}max_len {st['max_len']}, {tr['threads']} threads), "
-      f"{E} epochs, seeds {', '.join(map(str, seeds))}; PyTorch {py.get('torch', '?')} "
+      f"{E} epochs (nmt shuffled {epochs_of(raw, 'nmt_shuffled')}, to cover PyTorch's training time), "
+      f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}; PyTorch {py.get('torch', '?')} "
       f"(Debian python3-torch, {py.get('aten_cpu_capability', '?')} ATen kernels, OpenBLAS "
       f"{py.get('openblas_kernel', '?')}).")
     w(f"- Recipes: **{names['nmt_shuffled']}**: batches of {tr['batch_size']} random sentences, packed; "
@@ -799,8 +811,10 @@ def render(raw):
         w("")
         w("| epoch | recipe | validation loss | BLEU | training time |")
         w("|---:|---|---:|---:|---:|")
-        for k in range(E):
+        for k in range(max(epochs_of(raw, r) for r, _ in RECIPES)):
             for recipe, label in RECIPES:
+                if k >= len(f["per_epoch"][recipe]):
+                    continue
                 p = f["per_epoch"][recipe][k]
                 w(f"| {k + 1} | {label} | {spread(p['valid_loss'], '{:.3f}')} | "
                   f"{spread(p['valid_bleu'], '{:.1f}')} | {spread(p['clock'], '{:,.0f} s')} |")
@@ -809,7 +823,7 @@ def render(raw):
           f"epoch {f['level_epoch']} (median over the seeds): "
           + "; ".join(f"{label} {spread(f['time_to'][recipe], '{:,.0f} s')}" for recipe, label in RECIPES)
           + f". PyTorch's {f['level_epoch']} epochs took {spread(f['level_clock'], '{:,.0f} s')}. "
-          f"(Not reached: not within the run's {E} epochs.)")
+          "(Not reached: not within the run's epochs.)")
         w("")
         w("(c) BLEU within a training-time budget (the last validation at or before it; – when none yet):")
         w("")
@@ -830,7 +844,7 @@ def render(raw):
             w(f"| {minutes} min | " + " | ".join(cells) + " |")
         if notes:
             w("")
-            w(f"‡ the run ended ({E} epochs) before the budget: its last validation.")
+            w("‡ the run ended (its last epoch) before the budget: its last validation.")
         w("")
         w("Targets:")
         w("")
@@ -927,7 +941,9 @@ def main():
     ap.add_argument("--corpora", nargs="+", help=f"corpus names in --data-dir (default {' '.join(CORPORA)})")
     ap.add_argument("--data-dir", help="where the corpora are (default ../shared/data)")
     ap.add_argument("--seeds", type=int, help="seeds 1..N per recipe (default 2)")
-    ap.add_argument("--epochs", type=int, help="epochs per run (default 5; quick 2)")
+    ap.add_argument("--epochs", type=int, help="epochs of PyTorch and nmt bucketed (default 3; quick 2)")
+    ap.add_argument("--nmt-epochs", type=int, help="epochs of nmt shuffled, enough to cover PyTorch's "
+                                                   "training time (default 8; quick 3)")
     ap.add_argument("--max-pairs", action="append", metavar="NAME=N",
                     help="use a seeded sample of N usable pairs of corpus NAME (default fra=%d; "
                          "quick: %d of each; N = 0: all)" % (DEFAULT_CAP["fra"], QUICK_PAIRS))
@@ -946,7 +962,8 @@ def main():
             raw = json.load(f)
         print(render_readme(raw) if a.readme else render(raw))
         return 0
-    a.epochs = a.epochs or (2 if a.quick else 5)
+    a.epochs = a.epochs or (2 if a.quick else 3)
+    a.nmt_epochs = a.nmt_epochs or (3 if a.quick else 8)
     a.seeds = list(range(1, (a.seeds or 2) + 1))
     a.caps = parse_caps(a.max_pairs, a.quick)
     names = a.corpora or list(CORPORA)
