@@ -25,7 +25,7 @@ It shares no code with src/bleu.c; the C tests compare the two.
 Usage:
   /usr/bin/python3 scripts/sacrebleu_reference.py self-test
   /usr/bin/python3 scripts/sacrebleu_reference.py score HYP REF [--sentence]
-        prints what `nmt score HYP REF` prints (BLEU, chrF2, pairs, signatures)
+        prints what `nmt score REF -i HYP` prints (BLEU, chrF2, pairs, signatures)
   /usr/bin/python3 scripts/sacrebleu_reference.py tokenize < LINES
         13a-tokenises each line (for comparing with the C tokeniser)
   /usr/bin/python3 scripts/sacrebleu_reference.py fixtures
@@ -48,14 +48,16 @@ import subprocess
 import sys
 from collections import Counter
 
-VERSION = "2.5.1"     # the sacreBLEU release whose signatures nmt prints
+VERSION = "2.5.1"     # the sacreBLEU release whose definitions nmt follows (compat:)
 MAX_NGRAM_ORDER = 4
 CHAR_ORDER = 6
 BETA = 2
 
-BLEU_SIGNATURE = f"nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:{VERSION}"
-BLEU_SENTENCE_SIGNATURE = f"nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:{VERSION}"
-CHRF_SIGNATURE = f"nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:{VERSION}"
+# nmt's signatures: sacreBLEU's fields, but "compat:sacrebleu-X" where sacreBLEU has
+# "version:X", since nmt, not that release, computed the score.
+BLEU_SIGNATURE = f"nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|compat:sacrebleu-{VERSION}"
+BLEU_SENTENCE_SIGNATURE = f"nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|compat:sacrebleu-{VERSION}"
+CHRF_SIGNATURE = f"nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|compat:sacrebleu-{VERSION}"
 
 # ============================================================================
 # 13a tokenisation (tokenizer_13a.py + tokenizer_re.py)
@@ -112,25 +114,68 @@ def word_ngrams(line, max_order):
     return Counter(ngrams), len(tokens)
 
 
-def bleu_preprocess(sent):
-    """BLEU._preprocess_segment with lowercase off: rstrip, then 13a."""
-    return tokenize_13a(sent.rstrip())
+def tokenize_re(line):
+    """TokenizerRegexp.__call__: the four regular expressions, whitespace collapsed."""
+    for regex, repl in _TOKENIZER_RE:
+        line = regex.sub(repl, line)
+    return ' '.join(line.split())
 
 
-def bleu_segment_stats(hyp, refs, max_order=MAX_NGRAM_ORDER):
+# tokenizer_zh._UCODE_RANGES, as sacreBLEU writes them: '\u20000' is "\u2000" + "0" in
+# Python, and so on; compared with one character these make U+2001..U+2A6D and
+# U+2F81..U+2FA1 (bleu.c says the same and spells the ranges out; here Python's own
+# comparison does it, as in sacreBLEU).
+_ZH_RANGES = [
+    ('\u3400', '\u4db5'), ('\u4e00', '\u9fa5'), ('\u9fa6', '\u9fbb'), ('\uf900', '\ufa2d'),
+    ('\ufa30', '\ufa6a'), ('\ufa70', '\ufad9'), ('\u20000', '\u2a6d6'), ('\u2f800', '\u2fa1d'),
+    ('\uff00', '\uffef'), ('\u2e80', '\u2eff'), ('\u3000', '\u303f'), ('\u31c0', '\u31ef'),
+    ('\u2f00', '\u2fdf'), ('\u2ff0', '\u2fff'), ('\u3100', '\u312f'), ('\u31a0', '\u31bf'),
+    ('\ufe10', '\ufe1f'), ('\ufe30', '\ufe4f'), ('\u2600', '\u26ff'), ('\u2700', '\u27bf'),
+    ('\u3200', '\u32ff'), ('\u3300', '\u33ff'),
+]
+
+
+def tokenize_zh(line):
+    """TokenizerZh.__call__: strip, spaces around each Chinese character, then
+    TokenizerRegexp."""
+    out = ""
+    for char in line.strip():
+        if any(start <= char <= end for start, end in _ZH_RANGES):
+            out += " " + char + " "
+        else:
+            out += char
+    return tokenize_re(out)
+
+
+TOKENIZERS = {
+    "13a": tokenize_13a,
+    "zh": tokenize_zh,
+    "char": lambda line: " ".join(x for x in line),     # TokenizerChar
+    "none": lambda line: line,                          # TokenizerNone
+}
+
+
+def bleu_preprocess(sent, tokenize="13a", lowercase=False):
+    """BLEU._preprocess_segment: lower() if asked, rstrip, then the tokenizer."""
+    if lowercase:
+        sent = sent.lower()
+    return TOKENIZERS[tokenize](sent.rstrip())
+
+
+def bleu_segment_stats(hyp, refs, max_order=MAX_NGRAM_ORDER, tokenize="13a", lowercase=False):
     """BLEU._extract_reference_info + _compute_segment_statistics for one segment:
     [hyp_len, ref_len, correct_1..max, total_1..max]. Several references: n-gram counts
     are the max over references, ref_len the closest length (shorter on ties)."""
     ref_ngrams, ref_lens = None, []
     for ref in refs:
-        this, ref_len = word_ngrams(bleu_preprocess(ref), max_order)
+        this, ref_len = word_ngrams(bleu_preprocess(ref, tokenize, lowercase), max_order)
         ref_lens.append(ref_len)
         if ref_ngrams is None:
             ref_ngrams = this
         else:
             for ngram, count in this.items():
                 ref_ngrams[ngram] = max(ref_ngrams[ngram], count)
-    hyp_ngrams, hyp_len = word_ngrams(bleu_preprocess(hyp), max_order)
+    hyp_ngrams, hyp_len = word_ngrams(bleu_preprocess(hyp, tokenize, lowercase), max_order)
     closest_diff, closest_len = -1, -1
     for ref_len in ref_lens:
         diff = abs(hyp_len - ref_len)
@@ -266,9 +311,11 @@ def chrf_f_score(stats, beta=BETA, eps_smoothing=False):
     return 0.0
 
 
-def chrf_segment_stats(hyp, refs, beta=BETA, eps_smoothing=False, order=CHAR_ORDER):
+def chrf_segment_stats(hyp, refs, beta=BETA, eps_smoothing=False, order=CHAR_ORDER, lowercase=False):
     """CHRF._compute_segment_statistics: the statistics of the reference with the best
-    f-score (the first on ties)."""
+    f-score (the first on ties); CHRF._preprocess_segment lowercases first if asked."""
+    if lowercase:
+        hyp, refs = hyp.lower(), [r.lower() for r in refs]
     hyp_ngrams = char_ngrams(hyp, order)
     best_stats, best_f = [], -1.0
     for ref in refs:
@@ -498,6 +545,42 @@ def score_pair(hyp, ref):
     }
 
 
+# Cases for the options nmt score offers besides the defaults (--tokenize, -lc):
+# (name, tokenize, lowercase, hypothesis, reference).
+OPTION_CASES = [
+    ("zh: characters are words", "zh", False, "我爱你。", "我爱你！"),
+    ("zh: Latin words, numbers and CJK commas", "zh", False, "我有3.5个苹果, OK.", "我有 3.5 个苹果，OK。"),
+    ("zh: curly quotes and dashes count as Chinese (the U+2001..U+2A6D range)", "zh", False,
+     "他说“好”——然后走了…", "他说“好”—然后走了"),
+    ("zh: no padding, a final comma after a digit stays", "zh", False, "价格是5,", "价格是5 ,"),
+    ("zh: Extension B is not in the ranges", "zh", False, "𠀀𠀁好", "𠀀 𠀁 好"),
+    ("13a on Chinese: one word a sentence", "13a", False, "我爱你。", "我爱你！"),
+    ("char: every character", "char", False, "日本語のテキスト", "日本語 テキスト"),
+    ("char: Latin text too", "char", False, "the cat sat", "a cat sat"),
+    ("none: the text's own spaces", "none", False, "low@@ er is he@@ re .", "low@@ er is here ."),
+    ("none: no punctuation split", "none", False, "hello, world!", "hello , world !"),
+    ("lc: 13a lowercased", "13a", True, "The Cat SAT on THE mat.", "the cat sat on the mat."),
+    ("lc: final sigma", "13a", True, "ΟΔΟΣ ΣΑΣ ΑΣΑ Σ.", "οδος σας ασα σ."),
+    ("lc: final sigma before an apostrophe and after a mark", "13a", True, "ΟΔΟΣ' ΟΔΌΣ", "οδος' οδός"),
+    ("lc: dotted capital I", "13a", True, "İSTANBUL İzmir", "i̇stanbul izmir"),
+    ("lc: sharp s stays", "13a", True, "STRASSE Straße", "strasse straße"),
+    ("lc: zh lowercased", "zh", True, "我爱Paris。", "我爱paris。"),
+    ("lc: char lowercased", "char", True, "ABC", "abd"),
+]
+
+
+def option_case(name, tokenize, lowercase, hyp, ref):
+    seg = bleu_segment_stats(hyp, [ref], tokenize=tokenize, lowercase=lowercase)
+    chrf_stats = chrf_segment_stats(hyp, [ref], lowercase=lowercase)
+    return {"name": name, "tokenize": tokenize, "lowercase": lowercase, "hyp": hyp, "ref": ref,
+            # the words BLEU counts (char's own output has runs of spaces; split() drops them)
+            "tok_hyp": " ".join(bleu_preprocess(hyp, tokenize, lowercase).split()),
+            "tok_ref": " ".join(bleu_preprocess(ref, tokenize, lowercase).split()),
+            "bleu": bleu_dict(bleu_from_stats(seg)),
+            "sentence_bleu": bleu_dict(bleu_from_stats(seg, effective_order=True)),
+            "chrf": chrf_f_score(chrf_stats), "chrf_stats": chrf_stats}
+
+
 def read_lines(path):
     """Lines as nmt score reads them: split on '\\n' only, a final line without a
     newline still counts. (sacreBLEU's CLI also rstrip()s each line; neither metric
@@ -585,6 +668,7 @@ def write_fixtures():
         },
         "cases": cases,
         "cases_corpus": {"bleu": bleu_dict(eb), "chrf": echrf, "chrf_stats": echrf_stats},
+        "option_cases": [option_case(*c) for c in OPTION_CASES],
     }
     with open(os.path.join(FIXTURE_DIR, "expected.json"), "w", encoding="utf-8") as f:
         f.write(compact_json(fixture) + "\n")

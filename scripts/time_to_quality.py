@@ -415,7 +415,7 @@ class TimeToQuality:
         return self.bleu(c, text)
 
     def bleu(self, c, hyp):
-        _, _, out = self.nmt(["score", hyp, c["bleu_ref"], "--json"], "nmt score")
+        _, _, out = self.nmt(["score", c["bleu_ref"], "-i", hyp, "--json"], "nmt score")
         return round(json.loads(out)["bleu"], 4)
 
     # ---------------------------------------------------------- checks

@@ -4,6 +4,7 @@
 #include "bleu.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,6 +188,201 @@ char *bleu_tokenize_13a(const char *line)
     return s;
 }
 
+/* ============================================================================
+ * The other tokenisers, lowercasing, and the options
+ * ============================================================================ */
+
+/* sacreBLEU's tokenizer_zh._UCODE_RANGES. Two of its entries are written there as
+ * '\u20000'..'\u2a6d6' and '\u2f800'..'\u2fa1d', meant as code points beyond
+ * U+FFFF; Python reads each as a 4-digit escape and a digit ("\u2000" "0"), and its
+ * comparison of one character with such two-character strings makes the ranges
+ * U+2001..U+2A6D and U+2F81..U+2FA1. Those are what sacreBLEU computes with (the first
+ * takes in general punctuation such as dashes and curly quotes, arrows and math
+ * symbols), so those are what is here; Extension B (U+20000..) is not in them. */
+static const int32_t zh_ranges[][2] = {
+    {0x3400, 0x4DB5}, {0x4E00, 0x9FA5}, {0x9FA6, 0x9FBB}, {0xF900, 0xFA2D}, {0xFA30, 0xFA6A},
+    {0xFA70, 0xFAD9}, {0x2001, 0x2A6D}, {0x2F81, 0x2FA1}, {0xFF00, 0xFFEF}, {0x2E80, 0x2EFF},
+    {0x3000, 0x303F}, {0x31C0, 0x31EF}, {0x2F00, 0x2FDF}, {0x2FF0, 0x2FFF}, {0x3100, 0x312F},
+    {0x31A0, 0x31BF}, {0xFE10, 0xFE1F}, {0xFE30, 0xFE4F}, {0x2600, 0x26FF}, {0x2700, 0x27BF},
+    {0x3200, 0x32FF}, {0x3300, 0x33FF},
+};
+
+static int is_chinese_char(int32_t cp)
+{
+    for (size_t i = 0; i < sizeof zh_ranges / sizeof zh_ranges[0]; i++) {
+        if (cp >= zh_ranges[i][0] && cp <= zh_ranges[i][1]) return 1;
+    }
+    return 0;
+}
+
+/* Python's s.strip(): a copy without whitespace at either end. */
+static char *strip_copy(const char *s)
+{
+    long len = (long)strlen(s), start = -1, end = 0, i = 0;
+    while (i < len) {
+        long sp = space_at(s + i, len - i);
+        if (sp) { i += sp; continue; }
+        if (start < 0) start = i;
+        int32_t cp;
+        i += utf8_next(s + i, len - i, &cp);
+        end = i;
+    }
+    if (start < 0) start = end = 0;
+    char *out = xmalloc((size_t)(end - start) + 1);
+    memcpy(out, s + start, (size_t)(end - start));
+    out[end - start] = '\0';
+    return out;
+}
+
+/* TokenizerZh: strip; " c " around every Chinese character; then TokenizerRegexp,
+ * which is 13a's four substitutions and whitespace collapse without the steps before
+ * them and without 13a's padding spaces. */
+static char *tokenize_zh(const char *line)
+{
+    char *stripped = strip_copy(line);
+    long len = (long)strlen(stripped), i = 0;
+    char *spaced = xmalloc((size_t)len * 3 + 1), *o = spaced;
+    while (i < len) {
+        int32_t cp;
+        long n = utf8_next(stripped + i, len - i, &cp);
+        int zh = is_chinese_char(cp);
+        if (zh) *o++ = ' ';
+        memcpy(o, stripped + i, (size_t)n);
+        o += n;
+        if (zh) *o++ = ' ';
+        i += n;
+    }
+    *o = '\0';
+    free(stripped);
+    char *(*passes[])(const char *) = {
+        pass_split_punct, pass_period_after_nondigit, pass_period_before_nondigit,
+        pass_dash_after_digit, collapse_whitespace,
+    };
+    char *s = spaced;
+    for (size_t k = 0; k < sizeof passes / sizeof passes[0]; k++) {
+        char *next = passes[k](s);
+        free(s);
+        s = next;
+    }
+    return s;
+}
+
+/* TokenizerChar, " ".join(line), then BLEU's split(): every character that is not
+ * whitespace a word of its own. */
+static char *tokenize_char(const char *line)
+{
+    long len = (long)strlen(line), i = 0;
+    char *out = xmalloc((size_t)len * 2 + 1), *o = out;
+    while (i < len) {
+        long sp = space_at(line + i, len - i);
+        if (sp) { i += sp; continue; }
+        int32_t cp;
+        long n = utf8_next(line + i, len - i, &cp);
+        if (o > out) *o++ = ' ';
+        memcpy(o, line + i, (size_t)n);
+        o += n;
+        i += n;
+    }
+    *o = '\0';
+    return out;
+}
+
+int bleu_tokenize_parse(const char *name, BleuTokenize *out)
+{
+    static const char *names[] = {"13a", "zh", "char", "none"};
+    for (int i = 0; i < 4; i++) {
+        if (strcmp(name, names[i]) == 0) {
+            *out = (BleuTokenize)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+const char *bleu_tokenize_name(BleuTokenize t)
+{
+    switch (t) {
+    case BLEU_TOKENIZE_ZH: return "zh";
+    case BLEU_TOKENIZE_CHAR: return "char";
+    case BLEU_TOKENIZE_NONE: return "none";
+    default: return "13a";
+    }
+}
+
+BleuTokenize bleu_tokenize_for_language(const char *target, int *substitute)
+{
+    *substitute = 0;
+    if (strcmp(target, "zh") == 0) return BLEU_TOKENIZE_ZH;
+    if (strcmp(target, "ja") == 0 || strcmp(target, "ko") == 0) {
+        *substitute = 1;
+        return BLEU_TOKENIZE_CHAR;
+    }
+    return BLEU_TOKENIZE_13A;
+}
+
+/* Python's _PyUnicode_IsCased, from the categories (and any character with a case
+ * mapping, for the few Other_Lowercase/Other_Uppercase ones). */
+static int is_cased(int32_t cp)
+{
+    utf8proc_category_t c = utf8proc_category(cp);
+    return c == UTF8PROC_CATEGORY_LU || c == UTF8PROC_CATEGORY_LL || c == UTF8PROC_CATEGORY_LT ||
+           utf8proc_tolower(cp) != cp || utf8proc_toupper(cp) != cp;
+}
+
+/* Python's _PyUnicode_IsCaseIgnorable, approximated: see bleu_lowercase in bleu.h. */
+static int is_case_ignorable(int32_t cp)
+{
+    if (cp == '\'' || cp == '.' || cp == ':' || cp == 0xB7 || cp == 0x2018 || cp == 0x2019 || cp == 0x2024 ||
+        cp == 0x2027 || cp == 0xFE13 || cp == 0xFE52 || cp == 0xFE55 || cp == 0xFF07 || cp == 0xFF0E ||
+        cp == 0xFF1A)
+        return 1;
+    utf8proc_category_t c = utf8proc_category(cp);
+    return c == UTF8PROC_CATEGORY_MN || c == UTF8PROC_CATEGORY_ME || c == UTF8PROC_CATEGORY_CF ||
+           c == UTF8PROC_CATEGORY_LM || c == UTF8PROC_CATEGORY_SK;
+}
+
+/* Python's handle_capital_sigma: U+03A3 at cps[i] lowercases to final sigma U+03C2
+ * when a cased character precedes it and none follows (case-ignorables skipped). */
+static int32_t lower_sigma(const int32_t *cps, long n, long i)
+{
+    long j = i - 1;
+    while (j >= 0 && is_case_ignorable(cps[j])) j--;
+    if (j < 0 || !is_cased(cps[j])) return 0x3C3;
+    j = i + 1;
+    while (j < n && is_case_ignorable(cps[j])) j++;
+    return j == n || !is_cased(cps[j]) ? 0x3C2 : 0x3C3;
+}
+
+char *bleu_lowercase(const char *text)
+{
+    long len = (long)strlen(text), n = 0, i = 0;
+    int32_t *cps = xmalloc((size_t)(len + 1) * sizeof *cps);
+    while (i < len) {
+        i += utf8_next(text + i, len - i, &cps[n]);
+        n++;
+    }
+    /* U+0130 (2 bytes) becomes 3; every other mapping stays within 4 bytes a
+     * character, and an invalid byte stays one. */
+    char *out = xmalloc((size_t)n * 4 + 1), *o = out;
+    for (long k = 0; k < n; k++) {
+        int32_t cp = cps[k];
+        if (cp >= 0xDC80 && cp <= 0xDCFF) {         /* an invalid byte: as it was */
+            *o++ = (char)(cp - 0xDC00);
+            continue;
+        }
+        if (cp == 0x130) {
+            *o++ = 'i';
+            o += utf8proc_encode_char(0x307, (utf8proc_uint8_t *)o);
+            continue;
+        }
+        int32_t lc = cp == 0x3A3 ? lower_sigma(cps, n, k) : utf8proc_tolower(cp);
+        o += utf8proc_encode_char(lc, (utf8proc_uint8_t *)o);
+    }
+    *o = '\0';
+    free(cps);
+    return out;
+}
+
 /* Python's s.rstrip(): a copy without trailing whitespace. */
 static char *rstrip_copy(const char *s)
 {
@@ -303,18 +499,25 @@ static void word_ids(char **hyp, long nh, char **ref, long nr, int32_t *ids)
     free(all);
 }
 
-/* BLEU._preprocess_segment: rstrip, then 13a. */
-static char *bleu_preprocess(const char *text)
+/* BLEU._preprocess_segment: lower() if asked, rstrip, then the tokeniser. */
+char *bleu_preprocess(const char *text, const MetricOptions *opt)
 {
-    char *stripped = rstrip_copy(text);
-    char *tok = bleu_tokenize_13a(stripped);
+    char *lower = opt && opt->lowercase ? bleu_lowercase(text) : NULL;
+    char *stripped = rstrip_copy(lower ? lower : text), *tok;
+    free(lower);
+    switch (opt ? opt->tokenize : BLEU_TOKENIZE_13A) {
+    case BLEU_TOKENIZE_ZH: tok = tokenize_zh(stripped); break;
+    case BLEU_TOKENIZE_CHAR: tok = tokenize_char(stripped); break;
+    case BLEU_TOKENIZE_NONE: tok = collapse_whitespace(stripped); break;
+    default: tok = bleu_tokenize_13a(stripped); break;
+    }
     free(stripped);
     return tok;
 }
 
-void bleu_stats_add(BleuStats *s, const char *hyp, const char *ref)
+void bleu_stats_add(BleuStats *s, const char *hyp, const char *ref, const MetricOptions *opt)
 {
-    char *th = bleu_preprocess(hyp), *tr = bleu_preprocess(ref);
+    char *th = bleu_preprocess(hyp, opt), *tr = bleu_preprocess(ref, opt);
     char **hw, **rw;
     long nh = split_spaces(th, &hw), nr = split_spaces(tr, &rw);
 
@@ -374,21 +577,22 @@ static BleuScore compute_bleu(const BleuStats *s, int effective_order)
 
 BleuScore bleu_compute(const BleuStats *s) { return compute_bleu(s, 0); }
 
-BleuScore bleu_sentence(const char *hyp, const char *ref)
+BleuScore bleu_sentence(const char *hyp, const char *ref, const MetricOptions *opt)
 {
     BleuStats s = {0};
-    bleu_stats_add(&s, hyp, ref);
+    bleu_stats_add(&s, hyp, ref, opt);
     return compute_bleu(&s, 1);
 }
 
-const char *bleu_signature(void)
-{
-    return "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.5.1";
-}
+/* The release whose definitions these follow (see bleu.h). */
+#define SACREBLEU_COMPAT "compat:sacrebleu-2.5.1"
 
-const char *bleu_sentence_signature(void)
+const char *bleu_signature(const MetricOptions *opt, int sentence, char buf[METRIC_SIGNATURE_MAX])
 {
-    return "nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:2.5.1";
+    snprintf(buf, METRIC_SIGNATURE_MAX, "nrefs:1|case:%s|eff:%s|tok:%s|smooth:exp|" SACREBLEU_COMPAT,
+             opt && opt->lowercase ? "lc" : "mixed", sentence ? "yes" : "no",
+             bleu_tokenize_name(opt ? opt->tokenize : BLEU_TOKENIZE_13A));
+    return buf;
 }
 
 /* ============================================================================
@@ -410,11 +614,15 @@ static long code_points_without_space(const char *text, int32_t **cps)
     return n;
 }
 
-void chrf_stats_add(ChrfStats *s, const char *hyp, const char *ref)
+void chrf_stats_add(ChrfStats *s, const char *hyp, const char *ref, const MetricOptions *opt)
 {
+    char *hl = opt && opt->lowercase ? bleu_lowercase(hyp) : NULL;
+    char *rl = opt && opt->lowercase ? bleu_lowercase(ref) : NULL;
     int32_t *hc, *rc;
-    long nh = code_points_without_space(hyp, &hc);
-    long nr = code_points_without_space(ref, &rc);
+    long nh = code_points_without_space(hl ? hl : hyp, &hc);
+    long nr = code_points_without_space(rl ? rl : ref, &rc);
+    free(hl);
+    free(rl);
     Gram *hg = xmalloc((size_t)(nh + 1) * sizeof *hg);
     Gram *rg = xmalloc((size_t)(nr + 1) * sizeof *rg);
     for (int n = 1; n <= CHRF_CHAR_ORDER; n++) {
@@ -451,14 +659,16 @@ double chrf_compute(const ChrfStats *s)
     return 100 * score;
 }
 
-double chrf_sentence(const char *hyp, const char *ref)
+double chrf_sentence(const char *hyp, const char *ref, const MetricOptions *opt)
 {
     ChrfStats s = {0};
-    chrf_stats_add(&s, hyp, ref);
+    chrf_stats_add(&s, hyp, ref, opt);
     return chrf_compute(&s);
 }
 
-const char *chrf_signature(void)
+const char *chrf_signature(const MetricOptions *opt, char buf[METRIC_SIGNATURE_MAX])
 {
-    return "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.5.1";
+    snprintf(buf, METRIC_SIGNATURE_MAX, "nrefs:1|case:%s|eff:yes|nc:6|nw:0|space:no|" SACREBLEU_COMPAT,
+             opt && opt->lowercase ? "lc" : "mixed");
+    return buf;
 }

@@ -1,24 +1,29 @@
-/* bleu.h — corpus BLEU and chrF exactly as sacreBLEU 2.x computes them with its
- * defaults, so that the numbers nmt prints can be compared with published ones.
+/* bleu.h — corpus BLEU and chrF exactly as sacreBLEU 2.x computes them, with its
+ * defaults or its tokenize/lowercase options, so that the numbers nmt prints can be compared with published ones.
  *
  * What was reimplemented, read from mjpost/sacrebleu (metrics/bleu.py, metrics/chrf.py,
  * metrics/helpers.py, metrics/base.py, compat.py, tokenizers/tokenizer_13a.py,
- * tokenizers/tokenizer_re.py, utils.py:my_log):
+ * tokenizers/tokenizer_re.py, tokenizer_zh.py, tokenizer_char.py, tokenizer_none.py,
+ * utils.py:my_log):
  *
  *   BLEU  = BLEU(tokenize="13a", smooth_method="exp", lowercase=False,
- *               effective_order=False, max_ngram_order=4), one reference per segment.
+ *               effective_order=False, max_ngram_order=4), one reference per segment;
+ *           also tokenize="zh", "char" or "none" and lowercase=True (MetricOptions).
  *   chrF2 = CHRF(char_order=6, word_order=0, beta=2, lowercase=False,
- *               whitespace=False, eps_smoothing=False), one reference per segment.
+ *               whitespace=False, eps_smoothing=False), one reference per segment;
+ *           also lowercase=True.
  *
  * Both are corpus metrics: sufficient statistics are summed over segments and the
  * score is computed once from the sums (it is NOT the mean of sentence scores).
  *
+ *     MetricOptions opt = {0};     // 13a, case kept: sacreBLEU's defaults
  *     BleuStats bs = {0};          ChrfStats cs = {0};
- *     for (i = 0; i < n; i++) { bleu_stats_add(&bs, hyp[i], ref[i]);
- *                               chrf_stats_add(&cs, hyp[i], ref[i]); }
+ *     for (i = 0; i < n; i++) { bleu_stats_add(&bs, hyp[i], ref[i], &opt);
+ *                               chrf_stats_add(&cs, hyp[i], ref[i], &opt); }
  *     BleuScore b = bleu_compute(&bs);     // b.score in 0..100
  *     double c = chrf_compute(&cs);        // 0..100
- *     printf("BLEU|%s = %.2f\n", bleu_signature(), b.score);
+ *     char sig[METRIC_SIGNATURE_MAX];
+ *     printf("BLEU|%s = %.2f\n", bleu_signature(&opt, 0, sig), b.score);
  *
  * Text is UTF-8. Bytes that are not valid UTF-8 (which sacreBLEU, reading files
  * strictly, would refuse) are treated as one character each, like Python's
@@ -32,6 +37,41 @@
 #define BLEU_H
 
 #define BLEU_MAX_ORDER 4    /* word n-gram orders 1..4 */
+
+/* ---- options: sacreBLEU's --tokenize and --lowercase ------------------------ */
+
+/* How BLEU splits text into words (sacreBLEU's tokenizers of the same names). */
+typedef enum {
+    BLEU_TOKENIZE_13A,    /* mteval-v13a: the default (bleu_tokenize_13a) */
+    BLEU_TOKENIZE_ZH,     /* every Chinese character a word of its own, then 13a's
+                             regular expressions without its other steps (TokenizerZh) */
+    BLEU_TOKENIZE_CHAR,   /* every character a word (TokenizerChar) */
+    BLEU_TOKENIZE_NONE,   /* the text's own whitespace only (TokenizerNone) */
+} BleuTokenize;
+
+/* What a score is computed with; {0} is sacreBLEU's default: 13a, case kept. */
+typedef struct {
+    BleuTokenize tokenize;   /* BLEU only; chrF does not tokenise */
+    int lowercase;           /* sacreBLEU -lc: both sides lowercased first, as Python's
+                                str.lower() does (bleu_lowercase), for BLEU and chrF */
+} MetricOptions;
+
+/* "13a", "zh", "char", "none" -> *out; -1 for any other name. */
+int bleu_tokenize_parse(const char *name, BleuTokenize *out);
+const char *bleu_tokenize_name(BleuTokenize t);
+
+/* The tokeniser sacreBLEU picks for a target language (its -l SRC-TGT, given the TGT
+ * code): "zh" -> zh, anything else -> 13a. sacreBLEU uses MeCab for "ja" and "ko",
+ * which nmt does not have: for those this returns char and sets *substitute to 1 (the
+ * caller says so); otherwise *substitute is 0. */
+BleuTokenize bleu_tokenize_for_language(const char *target, int *substitute);
+
+/* Python's str.lower() on UTF-8 text: each character's lowercase mapping (utf8proc),
+ * U+0130 to "i" + U+0307 as Python's special casing, and a capital sigma to the final
+ * sigma at the end of a word (Python's Final_Sigma rule; "case-ignorable" taken as the
+ * categories Mn, Me, Cf, Lm, Sk and the apostrophes, period, colon and middle dot).
+ * Bytes that are not UTF-8 pass unchanged. Returns a malloc'd string. */
+char *bleu_lowercase(const char *text);
 #define CHRF_CHAR_ORDER 6   /* character n-gram orders 1..6 */
 #define CHRF_BETA 2.0       /* recall weighs beta^2 = 4 times as much as precision */
 
@@ -57,9 +97,14 @@ typedef struct {
 } BleuStats;
 
 /* Add one hypothesis / reference pair of raw (detokenised) text: each side is
- * right-stripped and 13a-tokenised, then n-grams of orders 1..4 are counted and each
- * hypothesis n-gram's matches are clipped to its count in the reference. */
-void bleu_stats_add(BleuStats *s, const char *hyp, const char *ref);
+ * lowercased if opt says so, right-stripped and tokenised as opt says (NULL: 13a, case
+ * kept), then n-grams of orders 1..4 are counted and each hypothesis n-gram's matches
+ * are clipped to its count in the reference. */
+void bleu_stats_add(BleuStats *s, const char *hyp, const char *ref, const MetricOptions *opt);
+
+/* The words BLEU counts in text under opt (NULL: the defaults), separated by single
+ * spaces: lowercased if asked, right-stripped, tokenised. Returns a malloc'd string. */
+char *bleu_preprocess(const char *text, const MetricOptions *opt);
 
 typedef struct {
     double score;                         /* 0..100 */
@@ -85,17 +130,16 @@ BleuScore bleu_compute(const BleuStats *s);
  * only over the orders the hypothesis has n-grams for (a 3-token hypothesis is
  * scored on orders 1..3); zero-match orders inside that range are still smoothed by
  * exp as above, not dropped. */
-BleuScore bleu_sentence(const char *hyp, const char *ref);
+BleuScore bleu_sentence(const char *hyp, const char *ref, const MetricOptions *opt);
 
-/* The signature sacreBLEU prints for bleu_compute's settings:
- *   "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.5.1"
- * 2.5.1 is the release we claim to match; the BLEU and chrF code paths used here are
- * the ones in sacreBLEU 2.x. (bleu_sentence corresponds to "eff:yes".) */
-const char *bleu_signature(void);
-
-/* The signature of bleu_sentence's settings, as sacreBLEU prints it for
- * `sacrebleu --sentence-level`: "nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:2.5.1". */
-const char *bleu_sentence_signature(void);
+/* The signature of a BLEU computed with opt (NULL: the defaults), in sacreBLEU's form,
+ * written into buf and returned:
+ *   "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|compat:sacrebleu-2.5.1"
+ * case:lc when lowercased, tok: the tokeniser's name, eff:yes for bleu_sentence
+ * (sentence != 0). sacreBLEU ends with "version:2.5.1", the release that computed the
+ * score; nmt computed it, so it says which release it follows instead. */
+#define METRIC_SIGNATURE_MAX 96
+const char *bleu_signature(const MetricOptions *opt, int sentence, char buf[METRIC_SIGNATURE_MAX]);
 
 /* ---- chrF ------------------------------------------------------------------- */
 
@@ -107,11 +151,12 @@ typedef struct {
     double match[CHRF_CHAR_ORDER];   /* clipped matches */
 } ChrfStats;
 
-/* Add one pair: all whitespace (Python's definition) is removed, the rest is split
+/* Add one pair: lowercased if opt says so (NULL: case kept); all whitespace (Python's
+ * definition) is removed, the rest is split
  * into Unicode code points, and character n-grams of orders 1..6 are counted. As in
  * sacreBLEU, a segment contributes no hypothesis n-grams of an order for which its
  * reference has none (a reference shorter than n characters). */
-void chrf_stats_add(ChrfStats *s, const char *hyp, const char *ref);
+void chrf_stats_add(ChrfStats *s, const char *hyp, const char *ref, const MetricOptions *opt);
 
 /* chrF2 from summed statistics, as sacreBLEU's CHRF._compute_f_score without eps
  * smoothing: average precision P and recall R over the orders whose hypothesis AND
@@ -121,10 +166,10 @@ void chrf_stats_add(ChrfStats *s, const char *hyp, const char *ref);
 double chrf_compute(const ChrfStats *s);
 
 /* sacrebleu.sentence_chrf(hyp, [ref]): chrf_compute over this one pair's stats. */
-double chrf_sentence(const char *hyp, const char *ref);
+double chrf_sentence(const char *hyp, const char *ref, const MetricOptions *opt);
 
-/* "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.5.1" (sacreBLEU writes
- * eff:yes when eps_smoothing is off). */
-const char *chrf_signature(void);
+/* "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|compat:sacrebleu-2.5.1" (case:lc
+ * when lowercased; sacreBLEU writes eff:yes when eps_smoothing is off), into buf. */
+const char *chrf_signature(const MetricOptions *opt, char buf[METRIC_SIGNATURE_MAX]);
 
 #endif

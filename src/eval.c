@@ -98,8 +98,8 @@ int eval_run(ModelFile *mf, const char *tsv_path, const TranslateOptions *opt, E
         for (int i = 0; i < n; i++) {
             const char *raw = tsv.pairs[start + i].tgt;
             char *ref = text_normalize_line(raw, strlen(raw), &mf->text);
-            bleu_stats_add(&bleu, hyp[i], ref ? ref : "");
-            chrf_stats_add(&chrf, hyp[i], ref ? ref : "");
+            bleu_stats_add(&bleu, hyp[i], ref ? ref : "", NULL);
+            chrf_stats_add(&chrf, hyp[i], ref ? ref : "", NULL);
             free(ref);
             free(hyp[i]);
         }
@@ -121,6 +121,9 @@ int eval_run(ModelFile *mf, const char *tsv_path, const TranslateOptions *opt, E
 
 void eval_print(const EvalResult *r, int json, FILE *out)
 {
+    char bleu_sig[METRIC_SIGNATURE_MAX], chrf_sig[METRIC_SIGNATURE_MAX];
+    bleu_signature(NULL, 0, bleu_sig);
+    chrf_signature(NULL, chrf_sig);
     if (json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "bleu", r->bleu);
@@ -129,9 +132,9 @@ void eval_print(const EvalResult *r, int json, FILE *out)
         cJSON_AddNumberToObject(o, "bleu_ratio", r->bleu_ratio);
         cJSON_AddNumberToObject(o, "hyp_len", r->hyp_len);
         cJSON_AddNumberToObject(o, "ref_len", r->ref_len);
-        cJSON_AddStringToObject(o, "bleu_signature", bleu_signature());
+        cJSON_AddStringToObject(o, "bleu_signature", bleu_sig);
         cJSON_AddNumberToObject(o, "chrf", r->chrf);
-        cJSON_AddStringToObject(o, "chrf_signature", chrf_signature());
+        cJSON_AddStringToObject(o, "chrf_signature", chrf_sig);
         cJSON_AddNumberToObject(o, "loss", r->loss);
         cJSON_AddNumberToObject(o, "perplexity", r->perplexity);
         cJSON_AddNumberToObject(o, "target_tokens", (double)r->target_tokens);
@@ -154,5 +157,5 @@ void eval_print(const EvalResult *r, int json, FILE *out)
     fprintf(out, "<unk> = source %.2f%% of words (%.2f%% of tokens), target %.2f%% of words (%.2f%% of tokens)\n",
             100 * r->unk_words[0], 100 * r->unk_tokens[0], 100 * r->unk_words[1], 100 * r->unk_tokens[1]);
     fprintf(out, "pairs = %d (skipped %d malformed lines)\n", r->pairs, r->skipped);
-    fprintf(out, "BLEU signature: %s\nchrF signature: %s\n", bleu_signature(), chrf_signature());
+    fprintf(out, "BLEU signature: %s\nchrF signature: %s\n", bleu_sig, chrf_sig);
 }

@@ -40,7 +40,7 @@ static const char *usage_main =
     "  translate MODEL.bin          translate stdin to stdout, one line per line\n"
     "  eval MODEL.bin TEST.tsv      BLEU, chrF and perplexity on held-out sentence pairs\n"
     "  info MODEL.bin               what a model or checkpoint file holds\n"
-    "  score HYP.txt REF.txt        BLEU and chrF of translations against references (sacreBLEU)\n"
+    "  score REF.txt -i HYP.txt     BLEU and chrF of translations against references (sacreBLEU)\n"
     "  plot RUN_DIR                 SVG chart of a run's training and validation loss and BLEU\n"
     "  bpe learn|apply|join         subword segmentation on its own, for pipelines\n"
     "\n"
@@ -120,20 +120,34 @@ static const char *usage_eval =
     "  --beam K, --length-penalty A   decode as nmt translate does (default greedy)\n";
 
 static const char *usage_score =
-    "usage: nmt score HYP.txt REF.txt [--json] [--sentence]\n"
+    "usage: nmt score REF.txt -i HYP.txt [-tok NAME] [-l SRC-TGT] [-lc] [--json] [--sentence]\n"
+    "       nmt score REF.txt [options] < HYP.txt\n"
     "\n"
     "Score translations (HYP.txt, one sentence per line) against references (REF.txt,\n"
-    "the same number of lines) with corpus BLEU and chrF2 exactly as sacreBLEU 2.x does\n"
-    "with its defaults (13a tokenisation, exp smoothing; chrF2: 6 character orders), and\n"
-    "print them as nmt eval does. Nothing is normalised. Either file may be - (stdin).\n"
-    "Lines with invalid UTF-8 or NUL bytes are scored as empty, with a warning.\n"
+    "the same number of lines) with corpus BLEU and chrF2 exactly as sacreBLEU 2.x does,\n"
+    "in sacreBLEU's order (sacrebleu REF -i HYP), and print them as nmt eval does.\n"
+    "Nothing is normalised. Without -i the translations come from standard input; -i -\n"
+    "says so explicitly. Lines with invalid UTF-8 or NUL bytes are scored as empty, with a\n"
+    "warning; references with <unk> where the translations have none get a warning that\n"
+    "the files look swapped.\n"
     "\n"
-    "  --json        one JSON object instead of text\n"
-    "  --sentence    first one line per pair: LINE<TAB>sentence BLEU<TAB>chrF2\n"
-    "                (sacreBLEU's sentence_bleu: effective order, exp smoothing)\n"
+    "  -i, --input HYP.txt   the translations\n"
+    "  -tok, --tokenize NAME BLEU's tokeniser: 13a (default), zh (each Chinese character\n"
+    "                        a word), char (each character a word), none (the text's own\n"
+    "                        spaces); the signature says which (tok:NAME)\n"
+    "  -l, --language-pair SRC-TGT\n"
+    "                        pick the tokeniser for the target language as sacreBLEU does:\n"
+    "                        zh for zh; char for ja and ko (sacreBLEU's MeCab tokenisers\n"
+    "                        are not in nmt; said on stderr); 13a otherwise\n"
+    "  -lc, --lowercase      compare lowercased text (Python's str.lower), for BLEU and\n"
+    "                        chrF; the signatures say case:lc\n"
+    "  --json                one JSON object instead of text\n"
+    "  --sentence            first one line per pair: LINE<TAB>sentence BLEU<TAB>chrF2\n"
+    "                        (sacreBLEU's sentence_bleu: effective order, exp smoothing)\n"
     "\n"
     "Exit status: 0 scored; 1 a file is missing or unreadable, or the line counts differ;\n"
-    "2 usage error.\n";
+    "2 usage error (also two files without -i: nmt score's older HYP REF order, which\n"
+    "sacreBLEU would read as two references).\n";
 static const char *usage_plot =
     "usage: nmt plot RUN_DIR [-o FILE.svg]\n"
     "\n"
@@ -434,21 +448,59 @@ static int cmd_eval(int argc, char **argv)
     return status;
 }
 
+/* -l SRC-TGT: the target's code chooses the tokeniser (bleu_tokenize_for_language). */
+static int language_pair_tokenizer(const char *pair, BleuTokenize *tok)
+{
+    const char *dash = strchr(pair, '-');
+    if (!dash || dash == pair || !dash[1] || strchr(dash + 1, '-') || strlen(dash + 1) > 8) return -1;
+    int substitute;
+    *tok = bleu_tokenize_for_language(dash + 1, &substitute);
+    if (substitute)
+        fprintf(stderr, "nmt: note: sacreBLEU scores a %s target with MeCab (%s-mecab), which nmt does not have; "
+                        "tok:char here, not comparable with %s-mecab scores\n",
+                dash + 1, dash + 1, dash + 1);
+    return 0;
+}
+
 static int cmd_score(int argc, char **argv)
 {
-    const char *hyp = NULL, *ref = NULL;
+    const char *hyp = NULL, *ref = NULL, *extra = NULL, *pair = NULL;
+    int tokenize_given = 0;
     ScoreOptions opt = {0};
     for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) opt.json = 1;
-        else if (!strcmp(argv[i], "--sentence")) opt.sentence = 1;
-        else if (argv[i][0] == '-' && argv[i][1]) return usage_error(usage_score, "score: unknown option %s", argv[i]);
-        else if (!hyp) hyp = argv[i];
-        else if (!ref) ref = argv[i];
-        else return usage_error(usage_score, "score: unexpected argument %s", argv[i]);
+        const char *a = argv[i];
+        int takes_value = !strcmp(a, "-i") || !strcmp(a, "--input") || !strcmp(a, "-tok") ||
+                          !strcmp(a, "--tokenize") || !strcmp(a, "-l") || !strcmp(a, "--language-pair");
+        if (takes_value && i + 1 >= argc) return usage_error(usage_score, "score: %s needs a value", a);
+        if (!strcmp(a, "--json")) opt.json = 1;
+        else if (!strcmp(a, "--sentence")) opt.sentence = 1;
+        else if (!strcmp(a, "-lc") || !strcmp(a, "--lowercase")) opt.metric.lowercase = 1;
+        else if (!strcmp(a, "-i") || !strcmp(a, "--input")) {
+            if (hyp) return usage_error(usage_score, "score: -i given twice (one HYP.txt)%s", "");
+            hyp = argv[++i];
+        } else if (!strcmp(a, "-tok") || !strcmp(a, "--tokenize")) {
+            if (bleu_tokenize_parse(argv[++i], &opt.metric.tokenize))
+                return usage_error(usage_score, "score: unknown tokeniser %s (13a, zh, char or none)", argv[i]);
+            tokenize_given = 1;
+        } else if (!strcmp(a, "-l") || !strcmp(a, "--language-pair")) pair = argv[++i];
+        else if (a[0] == '-' && a[1]) return usage_error(usage_score, "score: unknown option %s", a);
+        else if (!ref) ref = a;
+        else if (!extra) extra = a;
+        else return usage_error(usage_score, "score: unexpected argument %s", a);
     }
-    if (!hyp || !ref) return usage_error(usage_score, "score: needs HYP.txt and REF.txt%s", "");
+    if (extra && !hyp)
+        return usage_error(usage_score,
+                           "score: two files and no -i: say which holds the translations, as sacreBLEU does: "
+                           "nmt score REF.txt -i HYP.txt (before 0.2 nmt score took HYP REF; sacreBLEU would "
+                           "read two files as two references)%s",
+                           "");
+    if (extra) return usage_error(usage_score, "score: unexpected argument %s (one REF.txt)", extra);
+    if (!ref) return usage_error(usage_score, "score: needs REF.txt (and -i HYP.txt, or the translations on stdin)%s", "");
+    if (!hyp) hyp = "-";
     if (!strcmp(hyp, "-") && !strcmp(ref, "-"))
-        return usage_error(usage_score, "score: only one of HYP.txt and REF.txt can be - (standard input)%s", "");
+        return usage_error(usage_score, "score: only one of REF.txt and HYP.txt can be - (standard input)%s", "");
+    if (pair && language_pair_tokenizer(pair, tokenize_given ? &(BleuTokenize){0} : &opt.metric.tokenize))
+        return usage_error(usage_score, "score: -l %s: expected SRC-TGT language codes, such as en-zh", pair);
     Error err;
     return score_run(hyp, ref, &opt, stdout, &err) ? fail(&err) : 0;
 }

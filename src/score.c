@@ -114,19 +114,21 @@ void score_lines_free(ScoreLines *l)
  * Scoring and printing
  * ============================================================================ */
 
-void score_pairs(char *const *hyp, char *const *ref, long n, ScoreResult *res, ScoreSentence *per)
+void score_pairs(char *const *hyp, char *const *ref, long n, const MetricOptions *metric, ScoreResult *res,
+                 ScoreSentence *per)
 {
     BleuStats bleu = {0};
     ChrfStats chrf;
     memset(&chrf, 0, sizeof chrf);
     for (long i = 0; i < n; i++) {
-        bleu_stats_add(&bleu, hyp[i], ref[i]);
-        chrf_stats_add(&chrf, hyp[i], ref[i]);
+        bleu_stats_add(&bleu, hyp[i], ref[i], metric);
+        chrf_stats_add(&chrf, hyp[i], ref[i], metric);
         if (per) {
-            per[i].bleu = bleu_sentence(hyp[i], ref[i]);
-            per[i].chrf = chrf_sentence(hyp[i], ref[i]);
+            per[i].bleu = bleu_sentence(hyp[i], ref[i], metric);
+            per[i].chrf = chrf_sentence(hyp[i], ref[i], metric);
         }
     }
+    res->metric = metric ? *metric : (MetricOptions){0};
     res->bleu = bleu_compute(&bleu);
     res->chrf = chrf_compute(&chrf);
     res->pairs = n;
@@ -152,14 +154,15 @@ static void add_bleu_json(cJSON *o, const BleuScore *b)
 
 static void print_json(const ScoreResult *r, const ScoreSentence *per, FILE *out)
 {
+    char sig[METRIC_SIGNATURE_MAX];
     cJSON *o = cJSON_CreateObject();
     add_bleu_json(o, &r->bleu);
-    cJSON_AddStringToObject(o, "bleu_signature", bleu_signature());
+    cJSON_AddStringToObject(o, "bleu_signature", bleu_signature(&r->metric, 0, sig));
     cJSON_AddNumberToObject(o, "chrf", r->chrf);
-    cJSON_AddStringToObject(o, "chrf_signature", chrf_signature());
+    cJSON_AddStringToObject(o, "chrf_signature", chrf_signature(&r->metric, sig));
     cJSON_AddNumberToObject(o, "pairs", (double)r->pairs);
     if (per) {
-        cJSON_AddStringToObject(o, "sentence_bleu_signature", bleu_sentence_signature());
+        cJSON_AddStringToObject(o, "sentence_bleu_signature", bleu_signature(&r->metric, 1, sig));
         cJSON *list = cJSON_AddArrayToObject(o, "sentences");
         for (long i = 0; i < r->pairs; i++) {
             cJSON *s = cJSON_CreateObject();
@@ -189,9 +192,10 @@ void score_print(const ScoreResult *r, const ScoreSentence *per, int json, FILE 
     print_bleu(&r->bleu, out);
     fprintf(out, "\nchrF2 = %.2f\n", r->chrf);
     fprintf(out, "pairs = %ld\n", r->pairs);
-    fprintf(out, "BLEU signature: %s\n", bleu_signature());
-    if (per) fprintf(out, "sentence BLEU signature: %s\n", bleu_sentence_signature());
-    fprintf(out, "chrF signature: %s\n", chrf_signature());
+    char sig[METRIC_SIGNATURE_MAX];
+    fprintf(out, "BLEU signature: %s\n", bleu_signature(&r->metric, 0, sig));
+    if (per) fprintf(out, "sentence BLEU signature: %s\n", bleu_signature(&r->metric, 1, sig));
+    fprintf(out, "chrF signature: %s\n", chrf_signature(&r->metric, sig));
 }
 
 /* ============================================================================
@@ -207,6 +211,27 @@ static void warn_bad_lines(const ScoreLines *l, const char *name)
     if (l->n_bad > kept)
         fprintf(stderr, "nmt: warning: %s: %ld more lines with invalid UTF-8 or a NUL byte scored as empty\n", name,
                 l->n_bad - kept);
+}
+
+/* Lines of l that hold "<unk>". */
+static long lines_with_unk(const ScoreLines *l)
+{
+    long n = 0;
+    for (long i = 0; i < l->n; i++)
+        n += strstr(l->lines[i], "<unk>") != NULL;
+    return n;
+}
+
+/* "<unk>" is a translator's word: references that have it and hypotheses that do not
+ * are most likely the two files the wrong way round. */
+static void warn_swapped(const ScoreLines *hyp, const char *hyp_name, const ScoreLines *ref, const char *ref_name)
+{
+    long in_ref = lines_with_unk(ref);
+    if (in_ref > 0 && lines_with_unk(hyp) == 0)
+        fprintf(stderr,
+                "nmt: warning: the references (%s) have <unk> in %ld line%s and the hypotheses (%s) in none: are "
+                "the files the wrong way round? nmt score REF -i HYP, as sacrebleu\n",
+                ref_name, in_ref, in_ref == 1 ? "" : "s", hyp_name);
 }
 
 int score_run(const char *hyp_path, const char *ref_path, const ScoreOptions *opt, FILE *out, Error *err)
@@ -235,7 +260,8 @@ int score_run(const char *hyp_path, const char *ref_path, const ScoreOptions *op
                     ref_name, ref.n_blank, ref.n_blank == 1 ? "" : "s", ref.first_blank);
         ScoreResult res;
         ScoreSentence *per = opt->sentence ? xmalloc((size_t)hyp.n * sizeof *per) : NULL;
-        score_pairs(hyp.lines, ref.lines, hyp.n, &res, per);
+        warn_swapped(&hyp, hyp_name, &ref, ref_name);
+        score_pairs(hyp.lines, ref.lines, hyp.n, &opt->metric, &res, per);
         score_print(&res, per, opt->json, out);
         free(per);
         if (fflush(out) != 0 || ferror(out)) status = error_set(err, "writing the scores: %s", strerror(errno));

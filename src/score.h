@@ -64,9 +64,10 @@ void score_lines_free(ScoreLines *l);
 /* ---- scoring ---------------------------------------------------------------- */
 
 typedef struct {
-    BleuScore bleu;   /* corpus BLEU, bleu_compute over all pairs */
-    double chrf;      /* corpus chrF2, chrf_compute over all pairs */
+    BleuScore bleu;         /* corpus BLEU, bleu_compute over all pairs */
+    double chrf;            /* corpus chrF2, chrf_compute over all pairs */
     long pairs;
+    MetricOptions metric;   /* what they were computed with (the signatures say it) */
 } ScoreResult;
 
 typedef struct {
@@ -74,9 +75,11 @@ typedef struct {
     double chrf;      /* chrf_sentence */
 } ScoreSentence;
 
-/* Corpus scores of the n pairs hyp[i] / ref[i] into *res; when per is not NULL, also
- * each pair's sentence-level scores into per[0..n). */
-void score_pairs(char *const *hyp, char *const *ref, long n, ScoreResult *res, ScoreSentence *per);
+/* Corpus scores of the n pairs hyp[i] / ref[i], computed as metric says (NULL: the
+ * defaults), into *res; when per is not NULL, also each pair's sentence-level scores
+ * into per[0..n). */
+void score_pairs(char *const *hyp, char *const *ref, long n, const MetricOptions *metric, ScoreResult *res,
+                 ScoreSentence *per);
 
 /* Prints as described at the top; per may be NULL (no per-sentence lines). */
 void score_print(const ScoreResult *res, const ScoreSentence *per, int json, FILE *out);
@@ -84,14 +87,17 @@ void score_print(const ScoreResult *res, const ScoreSentence *per, int json, FIL
 /* ---- the command ------------------------------------------------------------- */
 
 typedef struct {
-    int json;       /* 1: one JSON object instead of text */
-    int sentence;   /* 1: also sentence-level scores, one per pair */
+    int json;               /* 1: one JSON object instead of text */
+    int sentence;           /* 1: also sentence-level scores, one per pair */
+    MetricOptions metric;   /* tokeniser and case ({0}: sacreBLEU's defaults) */
 } ScoreOptions;
 
 /* Reads both files (at most one of them "-", standard input), warns on stderr about
- * bad and empty lines, scores and prints to out. -1 with a message in err if a file
- * cannot be read, the files have different numbers of lines (the message names both
- * files and both counts), or they have no lines at all. */
+ * bad and empty lines and about files whose roles look swapped (the references hold
+ * "<unk>", which only a translator writes, and the hypotheses do not), scores and
+ * prints to out. -1 with a message in err if a file cannot be read, the files have
+ * different numbers of lines (the message names both files and both counts), or they
+ * have no lines at all. */
 int score_run(const char *hyp_path, const char *ref_path, const ScoreOptions *opt, FILE *out, Error *err);
 
 #endif

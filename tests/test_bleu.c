@@ -33,7 +33,7 @@ static void tok_is(const char *line, const char *want)
 static BleuScore corpus1(const char *hyp, const char *ref)
 {
     BleuStats s = {0};
-    bleu_stats_add(&s, hyp, ref);
+    bleu_stats_add(&s, hyp, ref, NULL);
     return bleu_compute(&s);
 }
 
@@ -167,8 +167,8 @@ static void test_bleu_two_sentences(void)
      * score = bp * (800/9 * 600/7 * 80 * 100)^(1/4) = 70.751847345039
      * (not the mean of the two sentence scores). */
     BleuStats s = {0};
-    bleu_stats_add(&s, "the cat sat on the mat", "the cat sat on the mat");
-    bleu_stats_add(&s, "a dog ran", "the dog ran away fast");
+    bleu_stats_add(&s, "the cat sat on the mat", "the cat sat on the mat", NULL);
+    bleu_stats_add(&s, "a dog ran", "the dog ran away fast", NULL);
     near(s.matches[0], 8, "corpus m1");
     near(s.matches[3], 3, "corpus m4");
     near(s.totals[1], 7, "corpus t2");
@@ -189,32 +189,87 @@ static void test_bleu_sentence(void)
      *   p1 = 200/3, p2 = 50, p3 = 0/1 -> 100 / (2 * 1) = 50
      *   bp = exp(1 - 5/3) = 0.513417119033
      *   score = bp * (200/3 * 50 * 50)^(1/3) = 28.254432923045 */
-    BleuScore b = bleu_sentence("a dog ran", "the dog ran away fast");
+    BleuScore b = bleu_sentence("a dog ran", "the dog ran away fast", NULL);
     near(b.precisions[2], 50.0, "sentence p3");
     near(b.score, 28.254432923044856, "sentence score");
-    near(bleu_sentence("the cat sat on the mat", "the cat sat on the mat").score, 100.0,
+    near(bleu_sentence("the cat sat on the mat", "the cat sat on the mat", NULL).score, 100.0,
          "sentence identical");
 }
 
+/* sacreBLEU's fields; "compat:" where sacreBLEU names the release that computed it. */
 static void test_signatures(void)
 {
-    CHECK(strcmp(bleu_signature(), "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.5.1") == 0,
-          "bleu signature");
-    CHECK(strcmp(chrf_signature(), "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.5.1") == 0,
+    char sig[METRIC_SIGNATURE_MAX];
+    CHECK(strcmp(bleu_signature(NULL, 0, sig), "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|compat:sacrebleu-2.5.1") ==
+              0,
+          "bleu signature, defaults");
+    MetricOptions lc_zh = {.tokenize = BLEU_TOKENIZE_ZH, .lowercase = 1};
+    CHECK(strcmp(bleu_signature(&lc_zh, 0, sig), "nrefs:1|case:lc|eff:no|tok:zh|smooth:exp|compat:sacrebleu-2.5.1") ==
+              0,
+          "bleu signature, lowercased zh");
+    MetricOptions chr = {.tokenize = BLEU_TOKENIZE_CHAR};
+    CHECK(strcmp(bleu_signature(&chr, 1, sig), "nrefs:1|case:mixed|eff:yes|tok:char|smooth:exp|compat:sacrebleu-2.5.1") ==
+              0,
+          "sentence bleu signature, char");
+    CHECK(strcmp(chrf_signature(NULL, sig), "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|compat:sacrebleu-2.5.1") == 0,
           "chrf signature");
+    CHECK(strcmp(chrf_signature(&lc_zh, sig), "nrefs:1|case:lc|eff:yes|nc:6|nw:0|space:no|compat:sacrebleu-2.5.1") == 0,
+          "chrf signature, lowercased");
+    CHECK(strstr(bleu_signature(NULL, 0, sig), "version:") == NULL, "no sacreBLEU version claimed");
+}
+
+/* Names of the tokenisers both ways, and sacreBLEU's choice per target language. */
+static void test_tokenizer_names(void)
+{
+    const char *names[] = {"13a", "zh", "char", "none"};
+    for (int i = 0; i < 4; i++) {
+        BleuTokenize t;
+        CHECK(bleu_tokenize_parse(names[i], &t) == 0 && strcmp(bleu_tokenize_name(t), names[i]) == 0,
+              "tokeniser name round trip");
+    }
+    BleuTokenize t = BLEU_TOKENIZE_ZH;
+    CHECK(bleu_tokenize_parse("intl", &t) == -1 && t == BLEU_TOKENIZE_ZH, "unknown tokeniser refused, untouched");
+    int substitute = -1;
+    CHECK(bleu_tokenize_for_language("zh", &substitute) == BLEU_TOKENIZE_ZH && substitute == 0, "zh target: zh");
+    CHECK(bleu_tokenize_for_language("de", &substitute) == BLEU_TOKENIZE_13A && substitute == 0, "de target: 13a");
+    CHECK(bleu_tokenize_for_language("ja", &substitute) == BLEU_TOKENIZE_CHAR && substitute == 1,
+          "ja target: char instead of MeCab, said");
+}
+
+/* Python's str.lower(): the special cases, and bytes that are not UTF-8 kept. */
+static void test_lowercase(void)
+{
+    struct { const char *in, *out; } cases[] = {
+        {"ABC def", "abc def"},
+        {"\xc4\xb0", "i\xcc\x87"},                                  /* İ -> i + combining dot */
+        {"\xce\x9f\xce\xa3", "\xce\xbf\xcf\x82"},                   /* ΟΣ -> ος: final */
+        {"\xce\xa3\xce\x9f", "\xcf\x83\xce\xbf"},                   /* ΣΟ -> σο: not final */
+        {"\xce\xa3", "\xcf\x83"},                                    /* Σ alone: no cased before */
+        {"\xce\x9f\xce\xa3\xce\x9f", "\xce\xbf\xcf\x83\xce\xbf"},     /* ΟΣΟ: inside a word */
+        {"\xce\x9f\xce\xa3'", "\xce\xbf\xcf\x82'"},                 /* ΟΣ': apostrophe ignorable */
+        {"\xc3\x9f", "\xc3\x9f"},                                    /* ß has no one-letter lowercase */
+        {"A\xff\xfe" "B", "a\xff\xfe" "b"},                        /* invalid bytes as they were */
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *got = bleu_lowercase(cases[i].in);
+        CHECK(strcmp(got, cases[i].out) == 0, "bleu_lowercase");
+        if (strcmp(got, cases[i].out)) fprintf(stderr, "     case %zu: got [%s], want [%s]\n", i, got, cases[i].out);
+        free(got);
+    }
 }
 
 /* ---- chrF ------------------------------------------------------------------- */
 
 static void test_chrf(void)
 {
-    near(chrf_sentence("the cat sat", "the cat sat"), 100.0, "chrF identical");
+    near(chrf_sentence("the cat sat", "the cat sat", NULL), 100.0, "chrF identical");
     /* No shared character: P = R = 0 at every counted order -> 0. */
-    near(chrf_sentence("abc", "xyz"), 0.0, "chrF disjoint");
+    near(chrf_sentence("abc", "xyz", NULL), 0.0, "chrF disjoint");
     /* Whitespace is removed before counting: "a b" and "ab" are the same string,
      * and so is "a<U+00A0>b". */
-    near(chrf_sentence("a b", "ab"), 100.0, "chrF ignores spaces");
-    near(chrf_sentence("a\xc2\xa0" "b", "ab"), 100.0, "chrF ignores no-break space");
+    near(chrf_sentence("a b", "ab", NULL), 100.0, "chrF ignores spaces");
+    near(chrf_sentence("a\xc2\xa0" "b", "ab", NULL), 100.0, "chrF ignores no-break space");
 
     /* hyp "ab", ref "abc":
      *   order 1: hyp a b (2), ref a b c (3), match 2 -> P 1,   R 2/3
@@ -222,13 +277,13 @@ static void test_chrf(void)
      *   order 3: hyp none, ref abc -> n_hyp 0, left out; orders 4-6 have no n-grams.
      * P = (1 + 1)/2 = 1, R = (2/3 + 1/2)/2 = 7/12.
      * chrF2 = 100 * 5 P R / (4 P + R) = 100 * (35/12) / (55/12) = 700/11 = 63.6363... */
-    near(chrf_sentence("ab", "abc"), 700.0 / 11.0, "chrF small case");
+    near(chrf_sentence("ab", "abc", NULL), 700.0 / 11.0, "chrF small case");
 
     /* Characters are code points: "ç à" vs "çb" (c-cedilla C3 A7, a-grave C3 A0 share
      * the lead byte C3, which a byte count would wrongly match).
      *   order 1: ç à vs ç b -> match 1: P 1/2, R 1/2;  order 2: "çà" vs "çb" -> 0.
      * P = R = 1/4 -> chrF2 = 25. */
-    near(chrf_sentence("\xc3\xa7 \xc3\xa0", "\xc3\xa7" "b"), 25.0, "chrF code points");
+    near(chrf_sentence("\xc3\xa7 \xc3\xa0", "\xc3\xa7" "b", NULL), 25.0, "chrF code points");
 
     /* Corpus aggregation, with a reference shorter than some orders.
      * Segment 1: hyp "abcd", ref "ab":
@@ -240,8 +295,8 @@ static void test_chrf(void)
      * P = (5/7 + 3/5 + 1)/3 = 27/35, R = (1 + 1 + 1)/3 = 1.
      * chrF2 = 100 * 5 (27/35) / (4 (27/35) + 1) = 100 * 135/143 = 94.4055944... */
     ChrfStats s = {0};
-    chrf_stats_add(&s, "abcd", "ab");
-    chrf_stats_add(&s, "abc", "abc");
+    chrf_stats_add(&s, "abcd", "ab", NULL);
+    chrf_stats_add(&s, "abc", "abc", NULL);
     near(s.hyp[2], 1, "chrF o3 hyp count skips ref-less segment");
     near(s.hyp[3], 0, "chrF o4 hyp count skips ref-less segment");
     near(s.hyp[0], 7, "chrF o1 hyp count");
@@ -257,10 +312,10 @@ static void test_chrf(void)
 static void test_invalid_utf8(void)
 {
     tok_is("a\xff" "b.", "a\xff" "b .");
-    near(chrf_sentence("\xff\xfe", "\xff\xfe"), 100.0, "chrF invalid bytes identical");
-    near(chrf_sentence("\xff", "\xfe"), 0.0, "chrF invalid bytes distinct");
+    near(chrf_sentence("\xff\xfe", "\xff\xfe", NULL), 100.0, "chrF invalid bytes identical");
+    near(chrf_sentence("\xff", "\xfe", NULL), 0.0, "chrF invalid bytes distinct");
     near(corpus1("x \xff y", "x \xff y").score, 0.0, "BLEU 3 tokens, corpus mode -> 0");
-    near(bleu_sentence("x \xff y", "x \xff y").score, 100.0, "BLEU invalid bytes identical");
+    near(bleu_sentence("x \xff y", "x \xff y", NULL).score, 100.0, "BLEU invalid bytes identical");
 }
 
 int main(void)
@@ -274,6 +329,8 @@ int main(void)
     test_bleu_two_sentences();
     test_bleu_sentence();
     test_signatures();
+    test_tokenizer_names();
+    test_lowercase();
     test_chrf();
     test_invalid_utf8();
     return check_report("test_bleu");

@@ -144,8 +144,8 @@ static void test_real_pairs(const cJSON *fx)
     ChrfStats cs;
     memset(&cs, 0, sizeof cs);
     for (long i = 0; i < n; i++) {
-        bleu_stats_add(&bs, hyp.lines[i], ref.lines[i]);
-        chrf_stats_add(&cs, hyp.lines[i], ref.lines[i]);
+        bleu_stats_add(&bs, hyp.lines[i], ref.lines[i], NULL);
+        chrf_stats_add(&cs, hyp.lines[i], ref.lines[i], NULL);
     }
     BleuScore b = bleu_compute(&bs);
     check_bleu(&b, &bs, item(real, "bleu"), "real corpus");
@@ -155,7 +155,7 @@ static void test_real_pairs(const cJSON *fx)
     /* score_pairs gives the same corpus scores, and the sentence scores of every pair. */
     ScoreResult res;
     ScoreSentence *per = malloc((size_t)n * sizeof *per);
-    score_pairs(hyp.lines, ref.lines, n, &res, per);
+    score_pairs(hyp.lines, ref.lines, n, NULL, &res, per);
     near(res.bleu.score, num(item(real, "bleu"), "score"), "score_pairs: corpus BLEU");
     near(res.chrf, num(real, "chrf"), "score_pairs: corpus chrF2");
     const cJSON *sentences = item(real, "sentences");
@@ -224,24 +224,24 @@ static void test_cases(const cJSON *fx)
         free(tr);
 
         BleuStats s = {0};
-        bleu_stats_add(&s, hyp, ref);
+        bleu_stats_add(&s, hyp, ref, NULL);
         BleuScore b = bleu_compute(&s);
         snprintf(what, sizeof what, "case %s (corpus mode)", name);
         check_bleu(&b, &s, item(c, "bleu"), what);
-        b = bleu_sentence(hyp, ref);
+        b = bleu_sentence(hyp, ref, NULL);
         snprintf(what, sizeof what, "case %s (sentence)", name);
         check_bleu(&b, NULL, item(c, "sentence_bleu"), what);
 
         ChrfStats cs;
         memset(&cs, 0, sizeof cs);
-        chrf_stats_add(&cs, hyp, ref);
+        chrf_stats_add(&cs, hyp, ref, NULL);
         snprintf(what, sizeof what, "case %s", name);
         check_chrf_stats(&cs, item(c, "chrf_stats"), what);
         snprintf(what, sizeof what, "case %s: chrF2", name);
-        near(chrf_sentence(hyp, ref), num(c, "chrf"), what);
+        near(chrf_sentence(hyp, ref, NULL), num(c, "chrf"), what);
 
-        bleu_stats_add(&all, hyp, ref);
-        chrf_stats_add(&all_chrf, hyp, ref);
+        bleu_stats_add(&all, hyp, ref, NULL);
+        chrf_stats_add(&all_chrf, hyp, ref, NULL);
         count++;
     }
     CHECK(count == 32, "32 edge cases");
@@ -250,6 +250,49 @@ static void test_cases(const cJSON *fx)
     check_bleu(&b, &all, item(corpus, "bleu"), "edge cases as one corpus");
     near(chrf_compute(&all_chrf), num(corpus, "chrf"), "edge cases as one corpus: chrF2");
     check_chrf_stats(&all_chrf, item(corpus, "chrf_stats"), "edge cases as one corpus");
+}
+
+/* The cases for sacreBLEU's other tokenisers and its lowercasing (the fixture's
+ * option_cases, from scripts/sacrebleu_reference.py's OPTION_CASES, whose Python runs
+ * sacreBLEU's own regular expressions, ranges and str.lower()): the words BLEU counts,
+ * corpus and sentence BLEU, chrF2 and its statistics. */
+static void test_option_cases(const cJSON *fx)
+{
+    const cJSON *c;
+    int count = 0;
+    cJSON_ArrayForEach(c, item(fx, "option_cases")) {
+        const char *name = item(c, "name")->valuestring;
+        const char *hyp = item(c, "hyp")->valuestring, *ref = item(c, "ref")->valuestring;
+        MetricOptions opt = {.lowercase = cJSON_IsTrue(item(c, "lowercase"))};
+        char what[200];
+        snprintf(what, sizeof what, "%s: tokeniser name", name);
+        CHECK(bleu_tokenize_parse(item(c, "tokenize")->valuestring, &opt.tokenize) == 0, what);
+        for (int side = 0; side < 2; side++) {
+            char *got = bleu_preprocess(side ? ref : hyp, &opt);
+            const char *want = item(c, side ? "tok_ref" : "tok_hyp")->valuestring;
+            snprintf(what, sizeof what, "%s: the words of the %s", name, side ? "reference" : "hypothesis");
+            CHECK(strcmp(got, want) == 0, what);
+            if (strcmp(got, want)) fprintf(stderr, "     got [%s], want [%s]\n", got, want);
+            free(got);
+        }
+        BleuStats s = {0};
+        bleu_stats_add(&s, hyp, ref, &opt);
+        BleuScore b = bleu_compute(&s);
+        snprintf(what, sizeof what, "%s (corpus mode)", name);
+        check_bleu(&b, &s, item(c, "bleu"), what);
+        b = bleu_sentence(hyp, ref, &opt);
+        snprintf(what, sizeof what, "%s (sentence)", name);
+        check_bleu(&b, NULL, item(c, "sentence_bleu"), what);
+        ChrfStats cs;
+        memset(&cs, 0, sizeof cs);
+        chrf_stats_add(&cs, hyp, ref, &opt);
+        snprintf(what, sizeof what, "%s", name);
+        check_chrf_stats(&cs, item(c, "chrf_stats"), what);
+        snprintf(what, sizeof what, "%s: chrF2", name);
+        near(chrf_sentence(hyp, ref, &opt), num(c, "chrf"), what);
+        count++;
+    }
+    CHECK(count == 17, "17 option cases");
 }
 
 /* ---- numbers sacreBLEU itself produced ------------------------------------------- */
@@ -262,13 +305,13 @@ static void test_published(void)
 {
     /* Issue #98 example: sentence_bleu with exp smoothing and 13a, 8.493 (to 1e-3). */
     BleuScore b = bleu_sentence("Producția de zahăr primă va fi exprimată în ceea ce privește zahărul alb;",
-                                "producţia de zahăr brut se exprimă în zahăr alb;");
+                                "producţia de zahăr brut se exprimă în zahăr alb;", NULL);
     CHECK(fabs(b.score - 8.493) < 1e-3, "sacreBLEU #98: sentence BLEU 8.493");
     /* Issue #141: no match of any order -> 0. */
-    CHECK(bleu_sentence("this is a cat", "okay thanks").score == 0.0, "sacreBLEU #141: 0");
+    CHECK(bleu_sentence("this is a cat", "okay thanks", NULL).score == 0.0, "sacreBLEU #141: 0");
     /* Statistics [4, 2, 1, 0] / [6, 5, 4, 3] (13a changes nothing in these strings). */
     BleuStats s = {0};
-    bleu_stats_add(&s, "am I am a character sequence", "I am a symbol string sequence a a");
+    bleu_stats_add(&s, "am I am a character sequence", "I am a symbol string sequence a a", NULL);
     CHECK(s.matches[0] == 4 && s.matches[1] == 2 && s.matches[2] == 1 && s.matches[3] == 0 && s.totals[0] == 6 &&
               s.totals[1] == 5 && s.totals[2] == 4 && s.totals[3] == 3,
           "sacreBLEU test_statistics: matches 4 2 1 0, totals 6 5 4 3");
@@ -277,13 +320,13 @@ static void test_published(void)
     CHECK(fabs(bleu_compute(&t).score / 100 - 0.8375922397) < 1e-8, "sacreBLEU test_scoring: 0.8375922397");
     /* chrF with effective-order averaging; sacreBLEU tests them with beta 3, but P == R
      * in each, so the F score is the same for beta 2. */
-    close_to(chrf_sentence("aa", "ab"), 25.0, "sacreBLEU test_chrf_eff_order: aa / ab 25");
-    close_to(chrf_sentence("a b c", "abc"), 100.0, "sacreBLEU test_chrf_eff_order: a b c / abc 100");
-    close_to(chrf_sentence("", "reference"), 0.0, "sacreBLEU test_chrf_eff_order: empty 0");
+    close_to(chrf_sentence("aa", "ab", NULL), 25.0, "sacreBLEU test_chrf_eff_order: aa / ab 25");
+    close_to(chrf_sentence("a b c", "abc", NULL), 100.0, "sacreBLEU test_chrf_eff_order: a b c / abc 100");
+    close_to(chrf_sentence("", "reference", NULL), 0.0, "sacreBLEU test_chrf_eff_order: empty 0");
     ChrfStats cs;
     memset(&cs, 0, sizeof cs);
-    chrf_stats_add(&cs, "a", "a");
-    chrf_stats_add(&cs, "b", "c");
+    chrf_stats_add(&cs, "a", "a", NULL);
+    chrf_stats_add(&cs, "b", "c", NULL);
     close_to(chrf_compute(&cs), 50.0, "sacreBLEU test_chrf_eff_order: [a, b] / [a, c] 50");
 }
 
@@ -337,7 +380,7 @@ static void test_print(void)
     char *ref[] = {"the cat sat on the mat", "the dog ran away fast"};
     ScoreResult res;
     ScoreSentence per[2];
-    score_pairs(hyp, ref, 2, &res, per);
+    score_pairs(hyp, ref, 2, NULL, &res, per);
     /* Hand-computed in test_bleu.c: corpus 70.751847345039, sentence 2 28.254432923045. */
     close_to(res.bleu.score, 70.75184734503891, "score_pairs: two-sentence corpus BLEU");
     close_to(per[1].bleu.score, 28.254432923044856, "score_pairs: sentence BLEU of pair 2");
@@ -353,7 +396,7 @@ static void test_print(void)
     CHECK(strstr(buf, "\nBLEU = 70.75 88.9/85.7/80.0/100.0 (BP = 0.801 ratio = 0.818 hyp_len = 9 ref_len = 11)\n"
                       "chrF2 = ") != NULL,
           "print: the corpus BLEU line as nmt eval prints it");
-    CHECK(strstr(buf, "\npairs = 2\nBLEU signature: nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.5.1\n"
+    CHECK(strstr(buf, "\npairs = 2\nBLEU signature: nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|compat:sacrebleu-2.5.1\n"
                       "sentence BLEU signature: nrefs:1|case:mixed|eff:yes|") != NULL,
           "print: pairs and signatures");
     free(buf);
@@ -385,6 +428,7 @@ int main(void)
     }
     test_real_pairs(fx);
     test_cases(fx);
+    test_option_cases(fx);
     test_published();
     test_read_stream();
     test_print();

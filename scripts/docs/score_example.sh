@@ -7,6 +7,6 @@
 set -eu
 unset MAKEFLAGS MFLAGS MAKELEVEL
 make -s nmt >&2
-cmd="./nmt score tests/fixtures/score/hyp.txt tests/fixtures/score/ref.txt"
+cmd="./nmt score tests/fixtures/score/ref.txt -i tests/fixtures/score/hyp.txt"
 echo "    \$ $cmd"
 $cmd | sed 's/^/    /'
