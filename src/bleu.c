@@ -320,6 +320,35 @@ BleuTokenize bleu_tokenize_for_language(const char *target, int *substitute)
     return BLEU_TOKENIZE_13A;
 }
 
+static int is_han(int32_t cp)
+{
+    return (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0xF900 && cp <= 0xFAFF) ||
+           (cp >= 0x20000 && cp <= 0x2FA1F);
+}
+
+static int is_kana(int32_t cp)
+{
+    return (cp >= 0x3040 && cp <= 0x30FF) || (cp >= 0x31F0 && cp <= 0x31FF) || (cp >= 0xFF65 && cp <= 0xFF9F);
+}
+
+BleuTokenize bleu_tokenize_guess(char *const *refs, long n)
+{
+    long han = 0, kana = 0, all = 0;
+    for (long r = 0; r < n; r++) {
+        long len = (long)strlen(refs[r]), i = 0;
+        while (i < len) {
+            int32_t cp;
+            i += utf8_next(refs[r] + i, len - i, &cp);
+            if (py_isspace(cp)) continue;
+            all++;
+            han += is_han(cp);
+            kana += is_kana(cp);
+        }
+    }
+    if (all == 0 || 5 * (han + kana) < all) return BLEU_TOKENIZE_13A;
+    return kana > 0 ? BLEU_TOKENIZE_CHAR : BLEU_TOKENIZE_ZH;
+}
+
 /* Python's _PyUnicode_IsCased, from the categories (and any character with a case
  * mapping, for the few Other_Lowercase/Other_Uppercase ones). */
 static int is_cased(int32_t cp)

@@ -66,6 +66,13 @@ const char *bleu_tokenize_name(BleuTokenize t);
  * caller says so); otherwise *substitute is 0. */
 BleuTokenize bleu_tokenize_for_language(const char *target, int *substitute);
 
+/* For callers not told which tokeniser to use (nmt eval, validation): a guess from the
+ * n references. When Han characters and kana together make at least a fifth of their
+ * characters other than whitespace, the text is Chinese or Japanese, which has no
+ * spaces between words: zh, or char if there is any kana (Japanese; sacreBLEU's
+ * ja-mecab is not in nmt). Otherwise 13a. */
+BleuTokenize bleu_tokenize_guess(char *const *refs, long n);
+
 /* Python's str.lower() on UTF-8 text: each character's lowercase mapping (utf8proc),
  * U+0130 to "i" + U+0307 as Python's special casing, and a capital sigma to the final
  * sigma at the end of a word (Python's Final_Sigma rule; "case-ignorable" taken as the

@@ -103,7 +103,7 @@ void config_defaults(Config *c)
     c->max_len = 20;
     c->min_count = 1;
     c->max_vocab = 0;
-    c->lowercase = 1;
+    c->lowercase = 0;
     c->normalization = xstrdup("nfc");
     c->tokenizer = xstrdup("word");
     c->bpe_merges = 8000;

@@ -27,7 +27,8 @@
  *                               subword segmentation) are dropped
  *   data.min_count       1      words (pieces, characters) seen fewer times become <unk>
  *   data.max_vocab       0      vocabulary size limit per side incl. specials (0: none)
- *   data.lowercase       true   Unicode case folding
+ *   data.lowercase       false  true: Unicode case folding of both sides (the model then
+ *                               writes lowercase; before 0.2 the default)
  *   data.normalization   "nfc"  or "nfkc"
  *   data.tokenizer       "word", "bpe" (subword units learned from the training split)
  *                        or "char" (segment.h)

@@ -50,8 +50,9 @@ static int write_valid_tsv(const char *path, const TsvCorpus *tsv, const PairTok
 /* The validation pairs scored by BLEU: all of them, or train.valid_bleu_max spread
  * evenly over the set (a validation file may be sorted by length, so not its first
  * lines). Validation example i came from pair idx[i] of `pairs` (i itself when idx is
- * NULL). Kept as text, so that BLEU is computed exactly as `nmt eval` computes it on the
- * same pairs; sorted by length, so that sentences decoded together end at similar steps. */
+ * NULL). Kept as text, as written, so that BLEU is computed exactly as `nmt eval`
+ * computes it on the same pairs; sorted by length, so that sentences decoded together
+ * end at similar steps. */
 static void keep_bleu_pairs(Dataset *ds, const Config *cfg, const TextOptions *text, const TsvCorpus *tsv,
                             const PairTokens *pairs, const int *idx)
 {
@@ -67,10 +68,11 @@ static void keep_bleu_pairs(Dataset *ds, const Config *cfg, const TextOptions *t
     for (int i = 0; i < n; i++) {
         const TsvPair *p = &tsv->pairs[pairs->index[idx ? idx[pick[i]] : pick[i]]];
         ds->bleu_src[i] = xstrdup(p->src);
-        char *ref = text_normalize_line(p->tgt, strlen(p->tgt), text);
-        ds->bleu_ref[i] = ref ? ref : xstrdup("");
+        ds->bleu_ref[i] = xstrdup(p->tgt);
     }
     free(pick);
+    ds->bleu_metric.tokenize = bleu_tokenize_guess(ds->bleu_ref, n);
+    ds->bleu_metric.lowercase = text->lowercase;
 }
 
 /* BPE merges learned from the training split's word counts (data.tokenizer "bpe"), per

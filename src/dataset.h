@@ -17,6 +17,7 @@
 
 #include "batch.h"     /* defines: Example */
 #include "config.h"    /* defines: Config */
+#include "bleu.h"      /* defines: MetricOptions */
 #include "console.h"   /* defines: Console */
 #include "modelfile.h" /* defines: ModelFile */
 #include "util.h"      /* defines: Error, Rng */
@@ -26,9 +27,12 @@ typedef struct {
     int n_train, n_valid;
     /* The validation pairs whose greedy translations are scored by BLEU at each
      * validation (up to train.valid_bleu_max, spread over the set, sorted by length):
-     * the raw sources, and the references normalised as `nmt eval` normalises them. */
+     * sources and references as written, scored as `nmt eval` scores them, with
+     * bleu_metric: the tokeniser guessed from the references (bleu_tokenize_guess), and
+     * lowercased when the model is (data.lowercase: it can write nothing else). */
     char **bleu_src, **bleu_ref;
     int n_bleu;
+    MetricOptions bleu_metric;
     uint64_t train_fingerprint, valid_fingerprint;  /* examples_fingerprint of each split */
     int max_src, max_tgt;       /* the longest training source and target, in units */
 } Dataset;

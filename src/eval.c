@@ -70,7 +70,8 @@ static double reference_loss(ModelFile *mf, const TsvCorpus *tsv, long *tokens, 
     return *tokens ? total / *tokens : NAN;
 }
 
-int eval_run(ModelFile *mf, const char *tsv_path, const TranslateOptions *opt, EvalResult *res, Error *err)
+int eval_run(ModelFile *mf, const char *tsv_path, const TranslateOptions *opt, const EvalScoring *scoring,
+             EvalResult *res, Error *err)
 {
     TsvCorpus tsv;
     if (tsv_read_pairs(tsv_path, &tsv, err)) return -1;
@@ -84,6 +85,22 @@ int eval_run(ModelFile *mf, const char *tsv_path, const TranslateOptions *opt, E
     memset(res, 0, sizeof *res);
     res->pairs = tsv.n;
     res->skipped = tsv.n_malformed;
+    res->metric = scoring->metric;
+    if (!scoring->tokenize_given) {
+        char **refs = xmalloc(sizeof(char *) * (size_t)tsv.n);
+        for (int i = 0; i < tsv.n; i++)
+            refs[i] = tsv.pairs[i].tgt;
+        res->metric.tokenize = bleu_tokenize_guess(refs, tsv.n);
+        free(refs);
+        if (res->metric.tokenize != BLEU_TOKENIZE_13A)
+            fprintf(stderr, "nmt: note: %s: the references are %s text, without spaces between words: BLEU with "
+                            "sacreBLEU's %s tokeniser (tok:%s; -tok chooses another)\n",
+                    tsv_path, res->metric.tokenize == BLEU_TOKENIZE_ZH ? "Chinese" : "Japanese",
+                    bleu_tokenize_name(res->metric.tokenize), bleu_tokenize_name(res->metric.tokenize));
+    }
+    if (mf->text.lowercase && !res->metric.lowercase)
+        fprintf(stderr, "nmt: note: the model writes lowercase (trained with data.lowercase true) and the "
+                        "references are scored as written (case:mixed); -lc compares lowercased text\n");
 
     BleuStats bleu = {0};
     ChrfStats chrf;
@@ -96,11 +113,8 @@ int eval_run(ModelFile *mf, const char *tsv_path, const TranslateOptions *opt, E
             src[i] = tsv.pairs[start + i].src;
         translate_lines(mf, &rs, src, n, opt, hyp, NULL);
         for (int i = 0; i < n; i++) {
-            const char *raw = tsv.pairs[start + i].tgt;
-            char *ref = text_normalize_line(raw, strlen(raw), &mf->text);
-            bleu_stats_add(&bleu, hyp[i], ref ? ref : "", NULL);
-            chrf_stats_add(&chrf, hyp[i], ref ? ref : "", NULL);
-            free(ref);
+            bleu_stats_add(&bleu, hyp[i], tsv.pairs[start + i].tgt, &res->metric);
+            chrf_stats_add(&chrf, hyp[i], tsv.pairs[start + i].tgt, &res->metric);
             free(hyp[i]);
         }
     }
@@ -122,8 +136,8 @@ int eval_run(ModelFile *mf, const char *tsv_path, const TranslateOptions *opt, E
 void eval_print(const EvalResult *r, int json, FILE *out)
 {
     char bleu_sig[METRIC_SIGNATURE_MAX], chrf_sig[METRIC_SIGNATURE_MAX];
-    bleu_signature(NULL, 0, bleu_sig);
-    chrf_signature(NULL, chrf_sig);
+    bleu_signature(&r->metric, 0, bleu_sig);
+    chrf_signature(&r->metric, chrf_sig);
     if (json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "bleu", r->bleu);

@@ -1,10 +1,11 @@
 /* eval.h — `nmt eval MODEL TEST.tsv`: how good a model is on held-out pairs.
  *
  * Translates column 1 (greedy, as `nmt translate` does) and scores it against
- * column 2 with corpus BLEU and chrF2 exactly as sacreBLEU computes them. The
- * references are first normalised as the model's training targets were (NFC/NFKC,
- * case folding when the model was trained lowercased, punctuation split and rejoined),
- * since the model can only produce text of that form. Also reports the teacher-forced
+ * column 2, the references as written, with corpus BLEU and chrF2 exactly as sacreBLEU
+ * computes them (`sacrebleu TEST-column-2 -i translations`): case kept unless asked to
+ * lowercase both sides, BLEU's tokeniser as asked or, if not, guessed from the
+ * references (bleu_tokenize_guess: zh or char for Chinese or Japanese, else 13a).
+ * The signatures say which. Also reports the teacher-forced
  * cross-entropy per target token (and perplexity) of the reference translations,
  * per token the model reads (a subword piece or character under data.tokenizer bpe or
  * char, so not comparable across tokenizers), and how much of the text the model's
@@ -16,6 +17,7 @@
 
 #include <stdio.h>
 
+#include "bleu.h"      /* defines: MetricOptions */
 #include "modelfile.h" /* defines: ModelFile */
 #include "translate.h" /* defines: TranslateOptions */
 
@@ -27,10 +29,20 @@ typedef struct {
     /* <unk> coverage, per side (0 source, 1 target): shares of words and of model tokens */
     double unk_words[2], unk_tokens[2];
     int pairs, skipped;
+    MetricOptions metric;   /* what BLEU and chrF were computed with */
 } EvalResult;
 
-/* opt chooses the decoder (greedy or beam), as for nmt translate. */
-int eval_run(ModelFile *mf, const char *tsv_path, const TranslateOptions *opt, EvalResult *res, Error *err);
+/* How to score: metric's case and, when tokenize_given, its tokeniser (else guessed). */
+typedef struct {
+    MetricOptions metric;
+    int tokenize_given;
+} EvalScoring;
+
+/* opt chooses the decoder (greedy or beam), as for nmt translate. Notes on stderr when
+ * the tokeniser was guessed to be other than 13a, and when the model writes lowercase
+ * but the comparison keeps case. */
+int eval_run(ModelFile *mf, const char *tsv_path, const TranslateOptions *opt, const EvalScoring *scoring,
+             EvalResult *res, Error *err);
 /* Human-readable lines, or one JSON object when json is set. */
 void eval_print(const EvalResult *res, int json, FILE *out);
 #endif

@@ -112,12 +112,17 @@ static const char *usage_info =
 
 static const char *usage_eval =
     "usage: nmt eval MODEL.bin TEST.tsv [--json] [--beam K] [--length-penalty A]\n"
+    "                [-tok NAME] [-l SRC-TGT] [-lc]\n"
     "\n"
-    "Translate column 1 of TEST.tsv, score it against column 2 with corpus BLEU and\n"
-    "chrF2 (sacreBLEU's definitions), and report the teacher-forced loss and perplexity.\n"
+    "Translate column 1 of TEST.tsv, score it against column 2 as written with corpus BLEU\n"
+    "and chrF2 (as sacreBLEU computes them), and report the teacher-forced loss and\n"
+    "perplexity. BLEU's tokeniser is 13a unless the references are Chinese or Japanese\n"
+    "text (zh, char; said on stderr); the signatures say what was computed.\n"
     "\n"
     "  --json        one JSON object instead of text\n"
-    "  --beam K, --length-penalty A   decode as nmt translate does (default greedy)\n";
+    "  --beam K, --length-penalty A   decode as nmt translate does (default greedy)\n"
+    "  -tok, --tokenize NAME, -l, --language-pair SRC-TGT, -lc, --lowercase\n"
+    "                BLEU's tokeniser and case, as for nmt score\n";
 
 static const char *usage_score =
     "usage: nmt score REF.txt -i HYP.txt [-tok NAME] [-l SRC-TGT] [-lc] [--json] [--sentence]\n"
@@ -401,6 +406,8 @@ static int cmd_translate(int argc, char **argv)
     UnkDict dict = {0};
     Error err;
     if (modelfile_read(model, &mf, &err)) return fail(&err);
+    if (mf.text.lowercase)
+        fprintf(stderr, "nmt: note: %s writes lowercase: it was trained with data.lowercase true\n", model);
     int status = 0;
     if (opt.attention_svg && mkdir(opt.attention_svg, 0777) != 0 && errno != EEXIST)
         status = error_set(&err, "%s: cannot create: %s", opt.attention_svg, strerror(errno));
@@ -422,32 +429,6 @@ static int cmd_translate(int argc, char **argv)
     return status ? 1 : 0;
 }
 
-static int cmd_eval(int argc, char **argv)
-{
-    const char *model = NULL, *test = NULL;
-    int json = 0;
-    TranslateOptions opt = {.length_penalty = 0.6f};
-    for (int i = 0; i < argc; i++) {
-        int beam_opt = parse_beam_options(argc, argv, &i, &opt);
-        if (beam_opt < 0) return usage_error(usage_eval, "eval: %s", beam_usage);
-        if (beam_opt > 0) continue;
-        if (!strcmp(argv[i], "--json")) json = 1;
-        else if (argv[i][0] == '-') return usage_error(usage_eval, "eval: unknown option %s", argv[i]);
-        else if (!model) model = argv[i];
-        else if (!test) test = argv[i];
-        else return usage_error(usage_eval, "eval: unexpected argument %s", argv[i]);
-    }
-    if (!model || !test) return usage_error(usage_eval, "eval: needs MODEL.bin and TEST.tsv%s", "");
-    ModelFile mf;
-    Error err;
-    if (modelfile_read(model, &mf, &err)) return fail(&err);
-    EvalResult res;
-    int status = eval_run(&mf, test, &opt, &res, &err) ? fail(&err) : 0;
-    if (status == 0) eval_print(&res, json, stdout);
-    modelfile_free(&mf);
-    return status;
-}
-
 /* -l SRC-TGT: the target's code chooses the tokeniser (bleu_tokenize_for_language). */
 static int language_pair_tokenizer(const char *pair, BleuTokenize *tok)
 {
@@ -462,28 +443,96 @@ static int language_pair_tokenizer(const char *pair, BleuTokenize *tok)
     return 0;
 }
 
+/* sacreBLEU's scoring options, shared by nmt score and nmt eval: -tok/--tokenize NAME,
+ * -l/--language-pair SRC-TGT (an explicit -tok wins, whatever the order), -lc/--lowercase.
+ * At argv[*i]: 1 if it was one (*i moved to its value), 0 if not, -1 if it is malformed
+ * (what is wrong in why[WHY_LEN]). *tokenize_given: 0 none, 1 by -l, 2 by -tok. */
+#define WHY_LEN 200
+static int parse_metric_options(int argc, char **argv, int *i, MetricOptions *m, int *tokenize_given,
+                                char why[WHY_LEN])
+{
+    const char *a = argv[*i];
+    if (!strcmp(a, "-lc") || !strcmp(a, "--lowercase")) {
+        m->lowercase = 1;
+        return 1;
+    }
+    int tok = !strcmp(a, "-tok") || !strcmp(a, "--tokenize");
+    int pair = !strcmp(a, "-l") || !strcmp(a, "--language-pair");
+    if (!tok && !pair) return 0;
+    if (*i + 1 >= argc) {
+        snprintf(why, WHY_LEN, "%s needs a value", a);
+        return -1;
+    }
+    const char *value = argv[++*i];
+    if (tok) {
+        if (bleu_tokenize_parse(value, &m->tokenize)) {
+            snprintf(why, WHY_LEN, "unknown tokeniser %.100s (13a, zh, char or none)", value);
+            return -1;
+        }
+        *tokenize_given = 2;
+        return 1;
+    }
+    BleuTokenize t;
+    if (language_pair_tokenizer(value, &t)) {
+        snprintf(why, WHY_LEN, "-l %.100s: expected SRC-TGT language codes, such as en-zh", value);
+        return -1;
+    }
+    if (*tokenize_given != 2) {
+        m->tokenize = t;
+        *tokenize_given = 1;
+    }
+    return 1;
+}
+
+static int cmd_eval(int argc, char **argv)
+{
+    const char *model = NULL, *test = NULL;
+    int json = 0;
+    TranslateOptions opt = {.length_penalty = 0.6f};
+    EvalScoring scoring = {0};
+    for (int i = 0; i < argc; i++) {
+        int beam_opt = parse_beam_options(argc, argv, &i, &opt);
+        if (beam_opt < 0) return usage_error(usage_eval, "eval: %s", beam_usage);
+        if (beam_opt > 0) continue;
+        char why[WHY_LEN];
+        int metric_opt = parse_metric_options(argc, argv, &i, &scoring.metric, &scoring.tokenize_given, why);
+        if (metric_opt < 0) return usage_error(usage_eval, "eval: %s", why);
+        if (metric_opt > 0) continue;
+        if (!strcmp(argv[i], "--json")) json = 1;
+        else if (argv[i][0] == '-') return usage_error(usage_eval, "eval: unknown option %s", argv[i]);
+        else if (!model) model = argv[i];
+        else if (!test) test = argv[i];
+        else return usage_error(usage_eval, "eval: unexpected argument %s", argv[i]);
+    }
+    if (!model || !test) return usage_error(usage_eval, "eval: needs MODEL.bin and TEST.tsv%s", "");
+    ModelFile mf;
+    Error err;
+    if (modelfile_read(model, &mf, &err)) return fail(&err);
+    EvalResult res;
+    int status = eval_run(&mf, test, &opt, &scoring, &res, &err) ? fail(&err) : 0;
+    if (status == 0) eval_print(&res, json, stdout);
+    modelfile_free(&mf);
+    return status;
+}
+
 static int cmd_score(int argc, char **argv)
 {
-    const char *hyp = NULL, *ref = NULL, *extra = NULL, *pair = NULL;
+    const char *hyp = NULL, *ref = NULL, *extra = NULL;
     int tokenize_given = 0;
     ScoreOptions opt = {0};
     for (int i = 0; i < argc; i++) {
+        char why[WHY_LEN];
+        int metric_opt = parse_metric_options(argc, argv, &i, &opt.metric, &tokenize_given, why);
+        if (metric_opt < 0) return usage_error(usage_score, "score: %s", why);
+        if (metric_opt > 0) continue;
         const char *a = argv[i];
-        int takes_value = !strcmp(a, "-i") || !strcmp(a, "--input") || !strcmp(a, "-tok") ||
-                          !strcmp(a, "--tokenize") || !strcmp(a, "-l") || !strcmp(a, "--language-pair");
-        if (takes_value && i + 1 >= argc) return usage_error(usage_score, "score: %s needs a value", a);
         if (!strcmp(a, "--json")) opt.json = 1;
         else if (!strcmp(a, "--sentence")) opt.sentence = 1;
-        else if (!strcmp(a, "-lc") || !strcmp(a, "--lowercase")) opt.metric.lowercase = 1;
         else if (!strcmp(a, "-i") || !strcmp(a, "--input")) {
+            if (i + 1 >= argc) return usage_error(usage_score, "score: %s needs HYP.txt", a);
             if (hyp) return usage_error(usage_score, "score: -i given twice (one HYP.txt)%s", "");
             hyp = argv[++i];
-        } else if (!strcmp(a, "-tok") || !strcmp(a, "--tokenize")) {
-            if (bleu_tokenize_parse(argv[++i], &opt.metric.tokenize))
-                return usage_error(usage_score, "score: unknown tokeniser %s (13a, zh, char or none)", argv[i]);
-            tokenize_given = 1;
-        } else if (!strcmp(a, "-l") || !strcmp(a, "--language-pair")) pair = argv[++i];
-        else if (a[0] == '-' && a[1]) return usage_error(usage_score, "score: unknown option %s", a);
+        } else if (a[0] == '-' && a[1]) return usage_error(usage_score, "score: unknown option %s", a);
         else if (!ref) ref = a;
         else if (!extra) extra = a;
         else return usage_error(usage_score, "score: unexpected argument %s", a);
@@ -499,8 +548,6 @@ static int cmd_score(int argc, char **argv)
     if (!hyp) hyp = "-";
     if (!strcmp(hyp, "-") && !strcmp(ref, "-"))
         return usage_error(usage_score, "score: only one of REF.txt and HYP.txt can be - (standard input)%s", "");
-    if (pair && language_pair_tokenizer(pair, tokenize_given ? &(BleuTokenize){0} : &opt.metric.tokenize))
-        return usage_error(usage_score, "score: -l %s: expected SRC-TGT language codes, such as en-zh", pair);
     Error err;
     return score_run(hyp, ref, &opt, stdout, &err) ? fail(&err) : 0;
 }

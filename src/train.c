@@ -11,6 +11,7 @@
 #include "adam.h"       /* defines: Adam, grad_norm, clip_scale, adam_update */
 #include "batch.h"      /* defines: Batch, batch_fill */
 #include "blas.h"       /* defines: blas_set_threads, blas_thread_count, blas_kernel_name */
+#include "bleu.h"       /* defines: bleu_signature */
 #include "checkpoint.h" /* defines: checkpoint_save */
 #include "console.h"    /* defines: Console, console_* */
 #include "dataset.h"    /* defines: Dataset, dataset_* */
@@ -530,6 +531,10 @@ static int start_fresh(Run *run, Error *err)
     LogLine l = {LOG_START, .v = {[LF_TRAIN_PAIRS] = run->data.n_train, [LF_VALID_PAIRS] = run->data.n_valid,
                                   [LF_SRC_VOCAB] = run->mf.src_vocab.size, [LF_TGT_VOCAB] = run->mf.tgt_vocab.size,
                                   [LF_PARAMETERS] = run->mf.model.n_params, [LF_UNIGRAM_VALID_LOSS] = baseline}};
+    if (run->data.n_bleu > 0) {     /* what the validation BLEU will mean */
+        bleu_signature(&run->data.bleu_metric, 0, l.text);
+        log_put(&l, LF_BLEU_SIGNATURE, 0);
+    }
     trainlog_write(run->log, &l);
     run->t_start = now_seconds();
     return 0;

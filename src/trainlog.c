@@ -50,6 +50,7 @@ static const struct {
     [LF_TARGET_PADDING] = {"target_padding", T_REAL},
     [LF_SIGNAL] = {"signal", T_STRING},
     [LF_LINES_CUT] = {"lines_cut", T_INT},
+    [LF_BLEU_SIGNATURE] = {"bleu_signature", T_STRING},
 };
 
 /* A field's place in a line: reals need their format; optional fields are written only
@@ -73,7 +74,8 @@ static const struct {
                          REQ(LF_LEARNING_RATE, "%g"), REQ(LF_GRAD_NORM, "%.4f"), REQ(LF_TEACHER_FORCING, "%.4f"),
                          OPT(LF_RANKS, 0), OPT(LF_ALLREDUCE_S, "%.5f"), END}},
     [LOG_START] = {"start", {REQ(LF_TRAIN_PAIRS, 0), REQ(LF_VALID_PAIRS, 0), REQ(LF_SRC_VOCAB, 0),
-                             REQ(LF_TGT_VOCAB, 0), REQ(LF_PARAMETERS, 0), REQ(LF_UNIGRAM_VALID_LOSS, "%.6f"), END}},
+                             REQ(LF_TGT_VOCAB, 0), REQ(LF_PARAMETERS, 0), REQ(LF_UNIGRAM_VALID_LOSS, "%.6f"),
+                             OPT(LF_BLEU_SIGNATURE, 0), END}},
     [LOG_VALIDATION] = {"validation", {REQ(LF_STEP, 0), REQ(LF_EPOCH, 0), REQ(LF_VALID_LOSS, "%.6f"),
                                        REQ(LF_VALID_PPL, "%.4f"), OPT(LF_VALID_BLEU, "%.4f"), OPT(LF_BLEU_PAIRS, 0),
                                        REQ(LF_LEARNING_RATE, "%g"), REQ(LF_BEST, 0), REQ(LF_SECONDS, "%.2f"),

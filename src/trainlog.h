@@ -57,7 +57,7 @@ typedef enum {
     LF_BEST_STEP, LF_BEST_LOSS, LF_BEST_BLEU,
     LF_IN_A_ROW,
     LF_TARGET_TOKENS, LF_TARGET_SLOTS, LF_TARGET_PADDING,
-    LF_SIGNAL, LF_LINES_CUT,
+    LF_SIGNAL, LF_LINES_CUT, LF_BLEU_SIGNATURE,
     LF_FIELDS
 } LogField;
 
@@ -68,7 +68,7 @@ typedef enum {
 typedef struct {
     LogKind kind;
     double v[LF_FIELDS];
-    char text[16];
+    char text[96];       /* a string field: the signal's name, the BLEU signature */
     uint64_t optional;   /* writing: the optional fields to write (log_bit) */
     uint64_t has;        /* reading: the fields the line had */
 } LogLine;

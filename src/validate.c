@@ -38,7 +38,7 @@ double validate_bleu(ModelFile *mf, RunState *rs, const Dataset *ds)
         int n = ds->n_bleu - start < VALID_DECODE_BATCH ? ds->n_bleu - start : VALID_DECODE_BATCH;
         translate_lines(mf, rs, ds->bleu_src + start, n, &topt, hyp, NULL);
         for (int i = 0; i < n; i++) {
-            bleu_stats_add(&stats, hyp[i], ds->bleu_ref[start + i], NULL);
+            bleu_stats_add(&stats, hyp[i], ds->bleu_ref[start + i], &ds->bleu_metric);
             free(hyp[i]);
         }
     }

@@ -101,8 +101,8 @@ static void test_defaults(void)
     Config c;
     config_defaults(&c);
     CHECK(c.train == NULL && c.valid == NULL, "no data files by default");
-    CHECK(c.valid_fraction == 0.1 && c.max_len == 20 && c.min_count == 1 && c.max_vocab == 0 && c.lowercase == 1,
-          "data defaults");
+    CHECK(c.valid_fraction == 0.1 && c.max_len == 20 && c.min_count == 1 && c.max_vocab == 0 && c.lowercase == 0,
+          "data defaults (true case: lowercase false)");
     CHECK(!strcmp(c.normalization, "nfc"), "normalization nfc");
     CHECK(!strcmp(c.tokenizer, "word") && c.bpe_merges == 8000 && c.joint_vocab == 0,
           "word tokens by default (bpe: 8000 merges per side)");
@@ -239,12 +239,12 @@ static void test_full(void)
 
     /* A config as nmt 0.1.0 recorded it (every key): parses, and agrees with the config
      * a person would write for it, which gives no key that does not apply (and, since
-     * train.bucket's default became false, says bucket true). */
+     * the defaults of train.bucket and data.lowercase became false, says they are true). */
     rc = parse(&c, recorded_0_1_0, &err);
     CHECK(rc == 0, "a config recorded by nmt 0.1.0, with every key, parses");
     if (rc) fprintf(stderr, "  %s\n", err.msg);
     Config now;
-    rc = written(&now, "{\"data\": {\"train\": \"data/mar.txt\"}, \"model\": {\"embed\": 16, \"hidden\": 32},"
+    rc = written(&now, "{\"data\": {\"train\": \"data/mar.txt\", \"lowercase\": true}, \"model\": {\"embed\": 16, \"hidden\": 32},"
                        " \"train\": {\"batch_size\": 16, \"epochs\": 2, \"learning_rate\": 0.003, \"threads\": 1,"
                        " \"log_every\": 10, \"checkpoint_every\": 5, \"keep_checkpoints\": 0, \"valid_bleu_max\": 5,"
                        " \"bucket\": true},"
