@@ -6,6 +6,7 @@
  * reports a process the signal killed) after writing a checkpoint to resume from.
  * In a job of several MPI ranks (nmt-mpi) an error on any rank ends them all, exit 1.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -221,6 +222,25 @@ static int load_config(Config *cfg, const char *path, ConfigOrigin origin, char 
     return config_check(cfg, path, err);
 }
 
+/* s as one word a POSIX shell reads back as s: as it is if it is made of characters no
+ * shell treats specially, else in single quotes (each ' as '\''). */
+static void print_shell_word(FILE *f, const char *s)
+{
+    int plain = *s != '\0';
+    for (const char *p = s; *p; p++)
+        plain &= isalnum((unsigned char)*p) || strchr("/._-+:,=@%", *p) != NULL;
+    if (plain) {
+        fputs(s, f);
+        return;
+    }
+    fputc('\'', f);
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'') fputs("'\\''", f);
+        else fputc(*p, f);
+    }
+    fputc('\'', f);
+}
+
 static int cmd_train(int argc, char **argv)
 {
     const char *path = NULL;
@@ -273,8 +293,13 @@ static int cmd_train(int argc, char **argv)
     if (status == 0) status = train_run(&cfg, &opt, &err);
     if (status == SIGINT || status == SIGTERM) {
         /* Every rank stopped after the same step; rank 0 wrote the checkpoint. */
-        if (rank == 0 && run_dir) fprintf(stderr, "nmt: %s; resume with: nmt train --resume %s\n", err.msg, path);
-        else if (rank == 0) fprintf(stderr, "nmt: %s; resume with: nmt train %s --resume\n", err.msg, path);
+        /* The run directory, not the config: its config.json is the config the run was
+         * given, --set overrides included, which the command line may no longer say. */
+        if (rank == 0) {
+            fprintf(stderr, "nmt: %s; resume with: nmt train --resume ", err.msg);
+            print_shell_word(stderr, cfg.dir);
+            fputc('\n', stderr);
+        }
         status = 128 + status;
         /* No rank leaves before rank 0 has written the checkpoint and said where: a rank
          * that exits is what lets mpirun, forwarding a SIGTERM, send the SIGKILL early. */

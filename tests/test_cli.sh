@@ -958,9 +958,9 @@ fi
 finish_bg
 check "SIG$SIG sent while stopped after step 30 (at ${stopped_at:-?}): exit $WANT" \
     eval '[ $sent = 1 ] && [ "$stopped_at" = 30 ] && exits $WANT'
-ck=$(sed -n 's/^nmt: interrupted at step 30; checkpoint written to \(.*\); resume with: nmt train .* --resume$/\1/p' "$T/bg.err")
-check "SIG$SIG: 'nmt: interrupted at step 30; checkpoint written to $R/checkpoint-30.bin; resume with: nmt train CONFIG --resume'" \
-    eval '[ "$ck" = "$R/checkpoint-30.bin" ] && [ -s "$ck" ] && grep -q "resume with: nmt train $C --resume\$" "$T/bg.err"'
+ck=$(sed -n 's/^nmt: interrupted at step 30; checkpoint written to \(.*\); resume with: nmt train --resume .*$/\1/p' "$T/bg.err")
+check "SIG$SIG: 'nmt: interrupted at step 30; checkpoint written to $R/checkpoint-30.bin; resume with: nmt train --resume RUN_DIR'" \
+    eval '[ "$ck" = "$R/checkpoint-30.bin" ] && [ -s "$ck" ] && grep -q "resume with: nmt train --resume $R\$" "$T/bg.err"'
 check "SIG$SIG: an interrupted event at step 30 in train.log" \
     grep -q "\"event\":\"interrupted\",\"step\":30,.*\"signal\":\"SIG$SIG\"" "$R/train.log"
 # Forgetting --resume must not throw the run away; neither may a changed config.
