@@ -286,7 +286,7 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
 
     uint32_t header[3] = {MODELFILE_VERSION, 0x01020304u,
                           6u + (with_subw ? 1u : 0u) + (mf->has_optimizer ? 1u : 0u) + (with_state ? 1u : 0u)};
-    int bad = write_all(f, "NMTMODEL", 8) || write_all(f, header, sizeof header) ||
+    int bad = write_all(f, MODELFILE_MAGIC, 8) || write_all(f, header, sizeof header) ||
               write_section(f, S_DIMS, dims.p, dims.len) || write_section(f, S_ARCH, arch.p, arch.len) ||
               write_section(f, S_CONF, conf.p, conf.len) || write_section(f, S_SVOC, svoc.p, svoc.len) ||
               write_section(f, S_TVOC, tvoc.p, tvoc.len) || (with_subw && write_section(f, S_SUBW, subw.p, subw.len)) ||
@@ -360,7 +360,7 @@ static int split_sections(const unsigned char *data, size_t len, const char *pat
     Reader r = {data, len, 0};
     char magic[8];
     uint32_t header[3];
-    if (take(&r, magic, 8) || memcmp(magic, "NMTMODEL", 8))
+    if (take(&r, magic, 8) || memcmp(magic, MODELFILE_MAGIC, 8))
         return error_set(err, "%s: not an nmt model file (bad magic)", path);
     if (take(&r, header, sizeof header)) return error_set(err, "%s: truncated header", path);
     if (header[1] != 0x01020304u) return error_set(err, "%s: written on a machine of the other byte order", path);

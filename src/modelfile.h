@@ -4,7 +4,7 @@
  * both vocabularies, the training config and the weights; a checkpoint adds the Adam
  * state. Layout (all integers little-endian):
  *
- *   "NMTMODEL"                8 bytes magic
+ *   "NMTMODEL"                8 bytes magic (MODELFILE_MAGIC)
  *   u32 version               MODELFILE_VERSION
  *   u32 0x01020304            endianness marker: a big-endian writer would show 04030201
  *   u32 section count
@@ -48,6 +48,7 @@
 #include "util.h"  /* defines: Error */
 #include "vocab.h" /* defines: Vocab */
 
+#define MODELFILE_MAGIC "NMTMODEL"   /* the first 8 bytes of every model file */
 #define MODELFILE_VERSION 1
 
 typedef struct {

@@ -286,6 +286,11 @@ int translate_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, co
     while (status == 0 && (len = getline(&lines[n], &caps[n], in)) >= 0) {
         char *line = lines[n];
         number++;
+        if (number == 1 && len >= 8 && memcmp(line, MODELFILE_MAGIC, 8) == 0) {
+            status = error_set(err, "%s: an nmt model file, not text to translate (one MODEL.bin comes first; the "
+                                    "other arguments are text files)", in_name);
+            break;
+        }
         if (len > 0 && line[len - 1] == '\n') line[--len] = 0;
         if (len > 0 && line[len - 1] == '\r') line[--len] = 0;
         if ((size_t)len != strlen(line)) {

@@ -327,6 +327,15 @@ check "translate: a CRLF line translates as the LF one" \
 printf 'Show\000me.\nShow me.\n' | $LIMIT "$NMT" translate "$M" >"$T/out" 2>"$T/err"
 check "translate: a line with a NUL byte gives an empty line and a warning" \
     eval '[ "$(lines "$T/out")" = 2 ] && [ -z "$(nth_line 1 "$T/out")" ] && grep -q "line 1: NUL" "$T/err"'
+# A model file among the inputs (nmt translate m1.bin m2.bin) is never taken as text.
+printf 'Show me.\n' >"$T/show.txt"
+run translate "$M" "$T/show.txt" "$RUN/checkpoint.bin"
+PREFIX="nmt: $RUN/checkpoint.bin: an nmt model file, not text to translate"
+check "translate MODEL TEXT MODEL: exit 1, one line naming the model file" eval 'exits 1 && one_error'
+check "translate MODEL TEXT MODEL: the text before it translated, nothing of the model file" \
+    eval '[ "$(lines "$T/out")" = 1 ] && [ "$(cat "$T/out")" = "$(cat "$T/m.txt")" ]'
+run translate "$M" <"$M"
+check "translate MODEL < MODEL: exit 1, naming stdin" eval 'exits 1 && grep -q "^nmt: stdin: an nmt model file" "$T/err"'
 
 # The longest training sentences (the file is sorted by length).
 tail -n 20 "$T/train.tsv" | cut -f 1 >"$T/long.txt"
