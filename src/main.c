@@ -214,11 +214,12 @@ static int wants_help(int argc, char **argv)
 
 /* The config at path with the --set overrides applied, then checked as a whole. A run
  * directory's config.json is one nmt recorded (config.h: ConfigOrigin). */
+/* -1: the config file or the whole is wrong; -2: a --set argument is (a usage error). */
 static int load_config(Config *cfg, const char *path, ConfigOrigin origin, char **sets, int n_sets, Error *err)
 {
     if (config_load_keys(cfg, path, origin, err)) return -1;
     for (int i = 0; i < n_sets; i++)
-        if (config_set(cfg, sets[i], err)) return -1;
+        if (config_set(cfg, sets[i], err)) return -2;
     return config_check(cfg, path, err);
 }
 
@@ -311,7 +312,7 @@ static int cmd_train(int argc, char **argv)
          * leave: end them all. The checkpoints on disk are whole (rank 0 writes them
          * atomically). */
         if (dist_size() > 1) dist_abort(1);
-        status = 1;
+        status = status == -2 ? 2 : 1;    /* a bad --set is a usage error */
     }
     config_free(&cfg);
     free(config_path);

@@ -1135,11 +1135,11 @@ check "train --set: config.json records the overridden values" \
 run info "$T/runs/set/model.bin"
 check "train --set: the model is the overridden one" eval 'grep -q "^model: lstm" "$T/out" && grep -q "hidden 16" "$T/out"'
 run train "$T/tiny.json" --set train.batch_size=0
-check "train --set out of range: exit 1, naming the key" eval 'exits 1 && grep -q "^nmt: --set: train.batch_size must be" "$T/err"'
+check "train --set out of range: a usage error (exit 2), naming the key" eval 'exits 2 && grep -q "^nmt: --set: train.batch_size must be" "$T/err"'
 run train "$T/tiny.json" --set train.batchsize=3
-check "train --set unknown key: suggests the right one" eval 'exits 1 && grep -q "did you mean train.batch_size?" "$T/err"'
+check "train --set unknown key: a usage error (exit 2) suggesting the right one" eval 'exits 2 && grep -q "did you mean train.batch_size?" "$T/err"'
 run train "$T/tiny.json" --set model.hidden
-check "train --set without =VALUE: exit 1, saying the form" eval 'exits 1 && grep -q "SECTION.KEY=VALUE" "$T/err"'
+check "train --set without =VALUE: a usage error (exit 2), saying the form" eval 'exits 2 && grep -q "SECTION.KEY=VALUE" "$T/err"'
 run train "$T/tiny.json" --set model.bidirectional=true --set model.hidden=7
 check "train --set: keys that must fit together are checked after the overrides" \
     eval 'exits 1 && grep -q "model.hidden must be even" "$T/err"'
