@@ -14,7 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "blas.h"      /* defines: blas_select_kernel */
+#include "blas.h"      /* defines: blas_select_kernel, blas_set_threads */
+#include "bleu.h"      /* defines: MetricOptions, bleu_tokenize_parse, bleu_tokenize_for_language */
 #include "bpetool.h"   /* defines: BpeToolOptions, bpe_tool_learn, bpe_tool_apply(_usage), bpe_tool_join */
 #include "config.h"    /* defines: Config, config_load_keys, config_set, config_check */
 #include "decode.h"    /* defines: LENGTH_AVERAGE */
@@ -76,6 +77,7 @@ static const char *usage_train =
 
 static const char *usage_translate =
     "usage: nmt translate MODEL.bin [INPUT ...] [-o OUTPUT] [--max-len N] [--batch N] [--beam K]\n"
+    "                     [--threads N]\n"
     "                     [--length-penalty A] [--nbest N] [--align] [--attention-json]\n"
     "                     [--attention-svg DIR] [--replace-unk] [--unk-dict FILE]\n"
     "\n"
@@ -84,6 +86,8 @@ static const char *usage_translate =
     "can sit in a pipeline. Empty lines stay empty.\n"
     "\n"
     "  --max-len N   at most N output words (default: 2 x source words + 10)\n"
+    "  --threads N   OpenBLAS threads (default 0: OpenBLAS's choice, one per core, or\n"
+    "                OPENBLAS_NUM_THREADS)\n"
     "  --batch N     decode N lines together (faster for files; output comes in groups\n"
     "                of N lines; default 1: each line is answered as soon as it is read)\n"
     "  --beam K      beam search with K beams (default 1: greedy search)\n"
@@ -113,7 +117,7 @@ static const char *usage_info =
 
 static const char *usage_eval =
     "usage: nmt eval MODEL.bin TEST.tsv [--json] [--beam K] [--length-penalty A]\n"
-    "                [-tok NAME] [-l SRC-TGT] [-lc]\n"
+    "                [-tok NAME] [-l SRC-TGT] [-lc] [--threads N]\n"
     "\n"
     "Translate column 1 of TEST.tsv, score it against column 2 as written with corpus BLEU\n"
     "and chrF2 (as sacreBLEU computes them), and report the teacher-forced loss and\n"
@@ -123,7 +127,8 @@ static const char *usage_eval =
     "  --json        one JSON object instead of text\n"
     "  --beam K, --length-penalty A   decode as nmt translate does (default greedy)\n"
     "  -tok, --tokenize NAME, -l, --language-pair SRC-TGT, -lc, --lowercase\n"
-    "                BLEU's tokeniser and case, as for nmt score\n";
+    "                BLEU's tokeniser and case, as for nmt score\n"
+    "  --threads N   OpenBLAS threads, as for nmt translate\n";
 
 static const char *usage_score =
     "usage: nmt score REF.txt -i HYP.txt [-tok NAME] [-l SRC-TGT] [-lc] [--json] [--sentence]\n"
@@ -376,7 +381,7 @@ static int cmd_translate(int argc, char **argv)
 {
     const char *model = NULL, *dict_path = NULL, *out_path = NULL;
     char *inputs[argc + 1]; /* the INPUT arguments, in order */
-    int n_inputs = 0;
+    int n_inputs = 0, threads = 0;
     TranslateOptions opt = {.length_penalty = 0.6f};
     for (int i = 0; i < argc; i++) {
         int beam_opt = parse_beam_options(argc, argv, &i, &opt);
@@ -389,6 +394,10 @@ static int cmd_translate(int argc, char **argv)
         } else if (!strcmp(argv[i], "--batch")) {
             if (i + 1 >= argc || parse_int(argv[i + 1], 1, 4096, &opt.batch))
                 return usage_error(usage_translate, "translate: --batch needs a number from 1 to 4096%s", "");
+            i++;
+        } else if (!strcmp(argv[i], "--threads")) {
+            if (i + 1 >= argc || parse_int(argv[i + 1], 0, 256, &threads))
+                return usage_error(usage_translate, "translate: --threads needs a number from 0 to 256%s", "");
             i++;
         } else if (!strcmp(argv[i], "--nbest")) {
             if (i + 1 >= argc || parse_int(argv[i + 1], 1, 100, &opt.nbest))
@@ -431,6 +440,7 @@ static int cmd_translate(int argc, char **argv)
     ModelFile mf;
     UnkDict dict = {0};
     Error err;
+    blas_set_threads(threads);
     if (modelfile_read(model, &mf, &err)) return fail(&err);
     if (mf.text.lowercase)
         fprintf(stderr, "nmt: note: %s writes lowercase: it was trained with data.lowercase true\n", model);
@@ -513,7 +523,7 @@ static int parse_metric_options(int argc, char **argv, int *i, MetricOptions *m,
 static int cmd_eval(int argc, char **argv)
 {
     const char *model = NULL, *test = NULL;
-    int json = 0;
+    int json = 0, threads = 0;
     TranslateOptions opt = {.length_penalty = 0.6f};
     EvalScoring scoring = {0};
     for (int i = 0; i < argc; i++) {
@@ -525,12 +535,17 @@ static int cmd_eval(int argc, char **argv)
         if (metric_opt < 0) return usage_error(usage_eval, "eval: %s", why);
         if (metric_opt > 0) continue;
         if (!strcmp(argv[i], "--json")) json = 1;
-        else if (argv[i][0] == '-') return usage_error(usage_eval, "eval: unknown option %s", argv[i]);
+        else if (!strcmp(argv[i], "--threads")) {
+            if (i + 1 >= argc || parse_int(argv[i + 1], 0, 256, &threads))
+                return usage_error(usage_eval, "eval: --threads needs a number from 0 to 256%s", "");
+            i++;
+        } else if (argv[i][0] == '-') return usage_error(usage_eval, "eval: unknown option %s", argv[i]);
         else if (!model) model = argv[i];
         else if (!test) test = argv[i];
         else return usage_error(usage_eval, "eval: unexpected argument %s", argv[i]);
     }
     if (!model || !test) return usage_error(usage_eval, "eval: needs MODEL.bin and TEST.tsv%s", "");
+    blas_set_threads(threads);
     ModelFile mf;
     Error err;
     if (modelfile_read(model, &mf, &err)) return fail(&err);
