@@ -327,6 +327,13 @@ check "translate: a CRLF line translates as the LF one" \
 printf 'Show\000me.\nShow me.\n' | $LIMIT "$NMT" translate "$M" >"$T/out" 2>"$T/err"
 check "translate: a line with a NUL byte gives an empty line and a warning" \
     eval '[ "$(lines "$T/out")" = 2 ] && [ -z "$(nth_line 1 "$T/out")" ] && grep -q "line 1: NUL" "$T/err"'
+# --threads: OpenBLAS's thread count; the translation does not depend on it here.
+printf 'Show me.\n' | $LIMIT "$NMT" translate "$M" --threads 1 >"$T/t1.txt" 2>/dev/null
+check "translate --threads 1: the same translation" eval '[ -s "$T/t1.txt" ] && cmp -s "$T/t1.txt" "$T/m.txt"'
+for bad in x -1 257; do
+    run translate "$M" --threads "$bad"
+    check "translate --threads $bad: usage error (exit 2)" eval 'exits 2 && grep -q "^nmt: translate: --threads needs" "$T/err"'
+done
 # A model file among the inputs (nmt translate m1.bin m2.bin) is never taken as text.
 printf 'Show me.\n' >"$T/show.txt"
 run translate "$M" "$T/show.txt" "$RUN/checkpoint.bin"
