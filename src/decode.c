@@ -24,6 +24,19 @@ static int source_length(const Batch *src, int n)
     return len;
 }
 
+/* log sum_w exp(row[w]) over the V logits: what a logit minus it is, a log-probability. */
+static float log_normaliser(const float *row, int V)
+{
+    float maxv = row[0], sum = 0.0f;
+#pragma omp simd reduction(max : maxv)
+    for (int w = 1; w < V; w++)
+        maxv = row[w] > maxv ? row[w] : maxv;
+#pragma omp simd reduction(+ : sum)
+    for (int w = 0; w < V; w++)
+        sum += expf_fast(row[w] - maxv);
+    return maxv + logf(sum);
+}
+
 /* ---------------------------------------------------------------- greedy search */
 
 void greedy_search(const Decoder *dec, const Batch *src, const int *limit, int want_attn, Hypothesis *out)
@@ -49,9 +62,11 @@ void greedy_search(const Decoder *dec, const Batch *src, const int *limit, int w
         const float *attn = NULL; /* (B, S) */
         const float *logits = dec->step(dec->ctx, t, prev, &attn); /* (B, V) */
         for (int b = 0; b < B; b++) {
-            int best = best_word(logits + (long)b * V, V);
+            const float *row = logits + (long)b * V;
+            int best = best_word(row, V);
             prev[b] = best;
             if (done[b]) continue;
+            out[b].score += row[best] - log_normaliser(row, V);
             if (want_attn)
                 memcpy(out[b].attn + (long)t * src_len[b], attn + (long)b * S, sizeof(float) * src_len[b]);
             if (best == VOCAB_EOS) out[b].finished = 1;
@@ -177,14 +192,7 @@ void beam_search(const Decoder *dec, const Batch *src, int K, int nbest, const i
             int n_cand = 0;
             for (int k = 0; k < q->live; k++) {
                 const float *row = logits + (long)(n * K + k) * V;
-                float maxv = row[0], sum = 0.0f;
-#pragma omp simd reduction(max : maxv)
-                for (int w = 1; w < V; w++)
-                    maxv = row[w] > maxv ? row[w] : maxv;
-#pragma omp simd reduction(+ : sum)
-                for (int w = 0; w < V; w++)
-                    sum += expf_fast(row[w] - maxv);
-                float base = q->score[k] - maxv - logf(sum);
+                float base = q->score[k] - log_normaliser(row, V);
                 for (int w = VOCAB_UNK; w < V; w++)
                     if (w != VOCAB_SOS) keep_best(best, &n_cand, 2 * K, (Candidate){base + row[w], k, w});
             }

@@ -69,7 +69,8 @@ typedef struct {
     int *words;      /* len word ids, <eos> not included */
     int len;
     int finished;    /* 1 if it ended with <eos>, 0 if cut at the word limit */
-    float score;     /* beam: log P(y | x) / lp(|y|) (see beam_search); greedy: 0 */
+    float score;     /* beam: log P(y | x) / lp(|y|) (see beam_search); greedy:
+                        log P(y | x), <eos> included when emitted, no length penalty */
     float *attn;     /* when asked for: (len + finished, src_len) attention weights of
                         each step, the last row the step that emitted <eos>; else NULL */
 } Hypothesis;

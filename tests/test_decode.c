@@ -459,13 +459,16 @@ static void test_batching(void)
  *   tag 8:          a (.2; <pad>, <sos> .3 skipped), <eos> (.2; <pad> .5 skipped) -> "a"
  *   tag 7 limit 1:  a, limit                           -> "a" cut
  *   tag 1 limit 0:  no step                            -> "" cut
- * Greedy scores are 0. Together and one at a time. */
+ * A greedy score is log P(y | x): the log of the product of the chosen words'
+ * probabilities, <eos> included when emitted, no length penalty (0 for no step).
+ * Together and one at a time. */
 static void test_greedy(void)
 {
     Sentence s[] = {{1, 2, 6}, {6, 4, 2}, {3, 1, 6}, {9, 1, 6}, {2, 3, 6}, {8, 2, 6}, {7, 1, 1}, {1, 1, 0}};
     enum { N = sizeof s / sizeof s[0] };
-    Expect want[N] = {{"ab", 1, 0}, {"ab", 0, 0}, {"a", 1, 0}, {"u", 1, 0},
-                      {"a", 1, 0},  {"a", 1, 0},  {"a", 0, 0}, {"", 0, 0}};
+    Expect want[N] = {{"ab", 1, log(.6 * .9 * .6)}, {"ab", 0, log(.6 * .7)}, {"a", 1, log(.4)},
+                      {"u", 1, log(.4)},            {"a", 1, log(.5 * .5)}, {"a", 1, log(.2 * .2)},
+                      {"a", 0, log(.6)},            {"", 0, 0}};
     Toy toy = {0};
     Decoder dec = toy_decoder(&toy);
     dec.reorder = NULL; /* greedy never reorders */
