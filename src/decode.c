@@ -67,6 +67,7 @@ void greedy_search(const Decoder *dec, const Batch *src, const int *limit, int w
             prev[b] = best;
             if (done[b]) continue;
             out[b].score += row[best] - log_normaliser(row, V);
+            out[b].logprob = out[b].score;
             if (want_attn)
                 memcpy(out[b].attn + (long)t * src_len[b], attn + (long)b * S, sizeof(float) * src_len[b]);
             if (best == VOCAB_EOS) out[b].finished = 1;
@@ -123,9 +124,10 @@ typedef struct {
 /* Sentence q's hypothesis from live beam k's first len words and rows, plus one more
  * attention row (the step that emitted <eos>) when finished. */
 static Hypothesis make_hypothesis(const Search *q, const int *words, const float *rows, int len, int finished,
-                                  const float *last_row, float score)
+                                  const float *last_row, float logprob, float alpha)
 {
-    Hypothesis h = {.len = len, .finished = finished, .score = score};
+    Hypothesis h = {.len = len, .finished = finished, .logprob = logprob,
+                    .score = logprob / length_penalty(len + finished, alpha)};
     h.words = xmalloc(sizeof(int) * (len ? len : 1));
     memcpy(h.words, words, sizeof(int) * len);
     if (rows) {
@@ -204,7 +206,7 @@ void beam_search(const Decoder *dec, const Batch *src, int K, int nbest, const i
                 const float *rows = q->ahist ? q->ahist + cd->beam * arow : NULL;
                 const float *now = rows ? attn + (long)(n * K + cd->beam) * S : NULL;
                 if (cd->word == VOCAB_EOS) {
-                    add_final(q, make_hypothesis(q, words, rows, t, 1, now, cd->score / length_penalty(t + 1, alpha)));
+                    add_final(q, make_hypothesis(q, words, rows, t, 1, now, cd->score, alpha));
                     continue;
                 }
                 memcpy(q->next_hist + (long)next * max_len, words, sizeof(int) * t);
@@ -233,7 +235,7 @@ void beam_search(const Decoder *dec, const Batch *src, int K, int nbest, const i
                 /* Too few finished: the best live beams, cut at the limit, make up the rest. */
                 for (int k = 0; k < next && q->n_final < nbest; k++)
                     add_final(q, make_hypothesis(q, q->hist + (long)k * max_len, q->ahist ? q->ahist + k * arow : NULL,
-                                                 t + 1, 0, NULL, q->score[k] / length_penalty(t + 1, alpha)));
+                                                 t + 1, 0, NULL, q->score[k], alpha));
                 q->done = 1;
                 remaining--;
             }

@@ -71,6 +71,8 @@ typedef struct {
     int finished;    /* 1 if it ended with <eos>, 0 if cut at the word limit */
     float score;     /* beam: log P(y | x) / lp(|y|) (see beam_search); greedy:
                         log P(y | x), <eos> included when emitted, no length penalty */
+    float logprob;   /* log P(y | x), <eos> included when emitted: the score before the
+                        length penalty (greedy: the same as score) */
     float *attn;     /* when asked for: (len + finished, src_len) attention weights of
                         each step, the last row the step that emitted <eos>; else NULL */
 } Hypothesis;

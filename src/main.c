@@ -94,8 +94,11 @@ static const char *usage_translate =
     "  --length-penalty A\n"
     "                beam scores are log P / ((5 + length) / 6)^A (default 0.6; 0: none;\n"
     "                avg: log P / length, the average log-probability per word)\n"
-    "  --nbest N     the N best translations per line, as lines\n"
-    "                \"LINE ||| translation ||| score\" (LINE counts from 0; beam >= N)\n"
+    "  --nbest N     the N best translations per line, as Moses/Marian n-best lines\n"
+    "                \"LINE ||| translation ||| F0= LOGPROB ||| SCORE\" (LINE counts from 0;\n"
+    "                LOGPROB = log P, SCORE = LOGPROB / length penalty; beam >= N)\n"
+    "  --nbest-format moses|nmt\n"
+    "                nmt: nmt 0.1's \"LINE ||| translation ||| SCORE\" (alignment last)\n"
     "  --align       append \" ||| \" and the hard alignment \"j-i ...\": output word i\n"
     "                attends most to source token j (both counted from 0)\n"
     "  --attention-json\n"
@@ -403,6 +406,10 @@ static int cmd_translate(int argc, char **argv)
             if (i + 1 >= argc || parse_int(argv[i + 1], 1, 100, &opt.nbest))
                 return usage_error(usage_translate, "translate: --nbest needs a number from 1 to 100%s", "");
             i++;
+        } else if (!strcmp(argv[i], "--nbest-format")) {
+            if (i + 1 >= argc || (strcmp(argv[i + 1], "moses") && strcmp(argv[i + 1], "nmt")))
+                return usage_error(usage_translate, "translate: --nbest-format is moses or nmt%s", "");
+            opt.nbest_format = !strcmp(argv[++i], "nmt") ? NBEST_NMT : NBEST_MOSES;
         } else if (!strcmp(argv[i], "--align")) {
             opt.align = 1;
         } else if (!strcmp(argv[i], "--attention-json")) {

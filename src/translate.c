@@ -61,7 +61,7 @@ static int most_attended(const float *attn, int row, int n_src)
 /* A hypothesis as text (and, with attention, as tokens), for a source of tokens src. */
 static Translation make_translation(const ModelFile *mf, Hypothesis *h, const TokenList *src, const TranslateOptions *opt)
 {
-    Translation t = {.score = h->score};
+    Translation t = {.score = h->score, .logprob = h->logprob};
     int with_attn = h->attn != NULL;
     char **words = xmalloc(sizeof(char *) * (h->len + 1));
     for (int i = 0; i < h->len; i++) {
@@ -254,8 +254,14 @@ static int flush_lines(ModelFile *mf, RunState *rs, char **lines, int n, long fi
         } else if (opt->nbest >= 1) {
             for (int j = 0; j < count[i]; j++) {
                 const Translation *t = &result[(long)i * k + j];
-                fprintf(out, "%ld ||| %s ||| %.6f", base + number - 1, t->text, t->score);
-                if (opt->align) put_alignment(out, t);
+                fprintf(out, "%ld ||| %s", base + number - 1, t->text);
+                if (opt->nbest_format == NBEST_NMT) {
+                    fprintf(out, " ||| %.6f", t->score);
+                    if (opt->align) put_alignment(out, t);
+                } else {
+                    if (opt->align) put_alignment(out, t);
+                    fprintf(out, " ||| F0= %.6f ||| %.6f", t->logprob, t->score);
+                }
                 fputc('\n', out);
             }
         } else {

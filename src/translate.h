@@ -11,10 +11,13 @@
  *   --align          the sentence, " ||| ", and the hard alignment: for each output
  *                    word i the source token j it attends to most, as "j-i" pairs
  *                    (0-based, Moses / fast_align order: source-target)
- *   --nbest N        N lines "k ||| sentence ||| score" (k = 0-based input line, counted
- *                    on across several input files; score
- *                    the length-normalised log-probability), best first; with
- *                    --align a fourth field, the alignment
+ *   --nbest N        N lines in Moses/Marian's n-best form, best first:
+ *                      "k ||| sentence ||| F0= logprob ||| score"
+ *                    k = 0-based input line, counted on across several input files;
+ *                    logprob = log P(sentence | source); score = what the search ranks
+ *                    by, logprob / lp(length); with --align the alignment as a field
+ *                    after the sentence, where Marian puts it. NBEST_NMT: nmt 0.1's
+ *                    "k ||| sentence ||| score" with the alignment last
  *   --attention-json one JSON object per line: line, source and output tokens
  *                    (<eos> included when emitted), translation, score, and the
  *                    attention matrix, one row per output token
@@ -34,12 +37,15 @@
 /* Longest source, in tokens, that is translated; longer ones are cut with a warning. */
 #define TRANSLATE_MAX_SOURCE 400
 
+enum { NBEST_MOSES, NBEST_NMT };   /* --nbest-format moses | nmt */
+
 typedef struct {
     int max_len;   /* output words at most; 0: 2 * source length + 10 */
     int batch;     /* lines decoded together (0 or 1: one at a time, each flushed at once) */
     int beam;      /* beam size; 0 or 1: greedy search */
     float length_penalty;  /* GNMT alpha for beam search (decode.h) */
     int nbest;     /* hypotheses written per line (0 or 1: the best only); implies beam >= nbest */
+    int nbest_format;      /* NBEST_MOSES (0) or NBEST_NMT */
     int align;             /* append the hard alignment */
     int attention_json;    /* JSON records with the attention matrix instead of text */
     const char *attention_svg;  /* directory for one heatmap per line, or NULL */
@@ -50,7 +56,9 @@ typedef struct {
 /* One hypothesis for one input line. */
 typedef struct {
     char *text;            /* the detokenised sentence (malloc'd) */
-    float score;           /* beam search: length-normalised log-probability; greedy: 0 */
+    float score;           /* beam search: length-normalised log-probability; greedy:
+                              the log-probability (decode.h, Hypothesis) */
+    float logprob;         /* log P(text | source), <eos> included when emitted */
     /* Only when the options ask for attention (align, JSON, SVG, replace_unk): */
     char **src_tokens;     /* n_src source tokens as the model saw them */
     char **out_tokens;     /* n_out output tokens (after <unk> replacement), <eos> last if emitted */

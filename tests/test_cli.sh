@@ -747,23 +747,32 @@ cat "$T/src20.txt" >>"$T/three.txt"
 run translate "$M" --nbest 3 <"$T/three.txt"
 check "nbest 3: exit 0, 3 lines per non-empty line and 1 for the empty one" \
     eval 'exits 0 && [ "$(lines "$T/out")" -eq $((3 * 22 + 1)) ]'
-check "nbest: 'LINE ||| text ||| score', lines counted from 0, in order" \
-    awk -F' \\|\\|\\| ' 'NF != 3 || $1 < prev || $1 !~ /^[0-9]+$/ { exit 1 } { prev = $1 } END { exit !(prev == 22) }' "$T/out"
+check "nbest: Moses/Marian's 'LINE ||| text ||| F0= LOGPROB ||| SCORE', lines counted from 0, in order" \
+    awk -F' \\|\\|\\| ' 'NF != 4 || $1 < prev || $1 !~ /^[0-9]+$/ || $3 !~ /^F0= -?[0-9]+\.[0-9]+$/ || $4 !~ /^-?[0-9]+\.[0-9]+$/ { exit 1 }
+        { prev = $1 } END { exit !(prev == 22) }' "$T/out"
 check "nbest: scores fall within each line's list" \
-    awk -F' \\|\\|\\| ' '$1 == line && $3 > score + 1e-6 { exit 1 } { line = $1; score = $3 }' "$T/out"
-check "nbest: the empty line gets one empty hypothesis" grep -qx '1 |||  ||| 0.000000' "$T/out"
+    awk -F' \\|\\|\\| ' '$1 == line && $4 > score + 1e-6 { exit 1 } { line = $1; score = $4 }' "$T/out"
+check "nbest: the empty line gets one empty hypothesis" grep -qx '1 |||  ||| F0= 0.000000 ||| 0.000000' "$T/out"
+cp "$T/out" "$T/nbest_moses.txt"
 awk -F' \\|\\|\\| ' 'NR == 1 || $1 != prev { print $2 } { prev = $1 }' "$T/out" >"$T/nbest_first.txt"
 run translate "$M" --beam 3 <"$T/three.txt"
 check "nbest 3: the first hypotheses are the beam-3 translations" cmp -s "$T/out" "$T/nbest_first.txt"
-# Length normalisation: with one beam the hypothesis is the same whatever the norm, so
-# the average log-probability times (words + <eos>) is the raw log-probability.
+run translate "$M" --nbest 3 --nbest-format nmt <"$T/three.txt"
+check "nbest-format nmt: nmt 0.1's 'LINE ||| text ||| SCORE', the same hypotheses and scores" \
+    eval 'exits 0 && awk -F" \\\\|\\\\|\\\\| " "{ print \$1 \" ||| \" \$2 \" ||| \" \$4 }" "$T/nbest_moses.txt" | cmp -s - "$T/out"'
+run translate "$M" --nbest 3 --nbest-format marian </dev/null
+check "nbest-format marian (unknown): usage error" exits 2
+# Length normalisation: SCORE = LOGPROB / lp(length). With the average (lp = output tokens
+# + <eos>, the pairs of the alignment + 1), SCORE x (tokens + 1) = LOGPROB on each line;
+# with no penalty they are equal. The alignment is the field after the text.
 head -n 1 "$T/src20.txt" >"$T/one.txt"
-run translate "$M" --nbest 1 --length-penalty 0 --align <"$T/one.txt"
-raw=$(cut -d'|' -f7 "$T/out" | tr -d ' '); words=$(sed 's/.*||| //' "$T/out" | wc -w)
-run translate "$M" --nbest 1 --length-penalty avg <"$T/one.txt"
-avg=$(cut -d'|' -f7 "$T/out" | tr -d ' ')
-check "length-penalty avg: score = log P / (words + 1) ($avg x $((words + 1)) vs $raw)" \
-    awk -v a="$avg" -v r="$raw" -v n="$((words + 1))" 'BEGIN { d = a * n - r; exit !(r < 0 && d < 1e-4 && d > -1e-4) }'
+run translate "$M" --nbest 2 --length-penalty avg --align <"$T/one.txt"
+check "length-penalty avg: SCORE x (tokens + 1) = LOGPROB on every n-best line" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 2 ] && awk -F" \\\\|\\\\|\\\\| " "{ n = split(\$3, p, \" \"); f = \$4; sub(/^F0= /, \"\", f);
+        d = \$5 * (n + 1) - f; if (f >= 0 || d > 1e-4 || d < -1e-4) exit 1 }" "$T/out"'
+run translate "$M" --nbest 2 --length-penalty 0 <"$T/one.txt"
+check "length-penalty 0: SCORE = LOGPROB" \
+    eval 'exits 0 && awk -F" \\\\|\\\\|\\\\| " "{ f = \$3; sub(/^F0= /, \"\", f); if (f != \$4) exit 1 }" "$T/out"'
 run translate "$M" --length-penalty average <"$T/one.txt"
 check "length-penalty average (misspelt): usage error" exits 2
 run translate "$M" --nbest 0
