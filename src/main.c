@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "average.h"   /* defines: average_models */
 #include "blas.h"      /* defines: blas_select_kernel, blas_set_threads */
 #include "bleu.h"      /* defines: MetricOptions, bleu_tokenize_parse, bleu_tokenize_for_language */
 #include "bpetool.h"   /* defines: BpeToolOptions, bpe_tool_learn, bpe_tool_apply(_usage), bpe_tool_join */
@@ -44,6 +45,7 @@ static const char *usage_main =
     "  info MODEL.bin               what a model or checkpoint file holds\n"
     "  score REF.txt -i HYP.txt     BLEU and chrF of translations against references (sacreBLEU)\n"
     "  plot RUN_DIR                 SVG chart of a run's training and validation loss and BLEU\n"
+    "  average A.bin B.bin -o OUT   the mean of several checkpoints' weights, as a model file\n"
     "  bpe learn|apply|join         subword segmentation on its own, for pipelines\n"
     "\n"
     "  nmt COMMAND --help           options of a command\n"
@@ -162,6 +164,19 @@ static const char *usage_score =
     "Exit status: 0 scored; 1 a file is missing or unreadable, or the line counts differ;\n"
     "2 usage error (also two files without -i: nmt score's older HYP REF order, which\n"
     "sacreBLEU would read as two references).\n";
+static const char *usage_average =
+    "usage: nmt average MODEL.bin MODEL.bin ... -o AVERAGE.bin\n"
+    "\n"
+    "Average the weights of two or more model or checkpoint files of one model (the\n"
+    "same architecture, sizes, vocabularies and subword merges: checked, and what\n"
+    "differs is named) and write a model file: typically a run's last few checkpoints,\n"
+    "which together often translate a little better than the last alone. The first\n"
+    "file gives the config and vocabularies; the result has no optimizer state and\n"
+    "cannot be resumed. AVERAGE.bin may not be one of the inputs.\n"
+    "\n"
+    "Exit status: 0 written; 1 a file cannot be read or written, or the files are not\n"
+    "checkpoints of one model; 2 usage error.\n";
+
 static const char *usage_plot =
     "usage: nmt plot RUN_DIR [-o FILE.svg]\n"
     "\n"
@@ -600,6 +615,29 @@ static int cmd_score(int argc, char **argv)
     return score_run(hyp, ref, &opt, stdout, &err) ? fail(&err) : 0;
 }
 
+static int cmd_average(int argc, char **argv)
+{
+    const char *inputs[argc + 1], *out = NULL;
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+            if (i + 1 >= argc) return usage_error(usage_average, "average: %s needs a FILE", argv[i]);
+            if (out) return usage_error(usage_average, "average: -o given twice%s", "");
+            out = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return usage_error(usage_average, "average: unknown option %s", argv[i]);
+        } else {
+            inputs[n++] = argv[i];
+        }
+    }
+    if (n < 2) return usage_error(usage_average, "average: needs at least two MODEL.bin files%s", "");
+    if (!out) return usage_error(usage_average, "average: needs -o AVERAGE.bin%s", "");
+    Error err;
+    if (average_models(inputs, n, out, &err)) return fail(&err);
+    fprintf(stderr, "nmt: wrote %s, the average of %d models\n", out, n);
+    return 0;
+}
+
 static int cmd_plot(int argc, char **argv)
 {
     const char *dir = NULL, *out = NULL;
@@ -720,6 +758,7 @@ int main(int argc, char **argv)
         {"info", usage_info, cmd_info},
         {"score", usage_score, cmd_score},
         {"plot", usage_plot, cmd_plot},
+        {"average", usage_average, cmd_average},
         {"bpe", usage_bpe, cmd_bpe},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {

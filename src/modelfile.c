@@ -579,3 +579,61 @@ void modelfile_free(ModelFile *mf)
     if (mf->has_train_state) trainstate_free(&mf->train_state);
     memset(mf, 0, sizeof *mf);
 }
+
+/* ---------------------------------------------------------------- compatibility */
+
+/* Vocabulary a against b: the first word that differs, in msg. */
+static int vocab_differs(const Vocab *a, const Vocab *b, const char *side, char *msg, size_t n)
+{
+    if (a->size != b->size) {
+        snprintf(msg, n, "%s vocabulary: %d words and %d", side, a->size, b->size);
+        return 1;
+    }
+    for (int i = 0; i < a->size; i++) {
+        if (strcmp(a->words[i], b->words[i])) {
+            snprintf(msg, n, "%s vocabulary: word %d is \"%.40s\" and \"%.40s\"", side, i, a->words[i],
+                     b->words[i]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int merges_differ(const Bpe *a, const Bpe *b)
+{
+    char *ta = bpe_to_text(a), *tb = bpe_to_text(b);
+    int differ = strcmp(ta, tb) != 0;
+    free(ta);
+    free(tb);
+    return differ;
+}
+
+int modelfile_compatible(const ModelFile *a, const ModelFile *b, int same_architecture, char *msg, size_t n)
+{
+    const Layout *layouts[] = {&dims_layout, &arch_layout, &subw_layout};
+    for (int k = 0; k < 3; k++) {
+        const Layout *t = layouts[k];
+        for (int i = 0; i < t->n; i++) {
+            const Field *f = &t->fields[i];
+            if (!strcmp(f->name, "step") || !strcmp(f->name, "epoch")) continue;
+            /* Without same_architecture only what the vocabularies and text depend on. */
+            int about_text = t == &subw_layout || !strcmp(f->name, "src_vocab") || !strcmp(f->name, "tgt_vocab") ||
+                             !strcmp(f->name, "lowercase") || !strcmp(f->name, "nfkc");
+            if (!same_architecture && !about_text) continue;
+            int64_t va = field_get(f, a), vb = field_get(f, b);
+            if (va != vb) {
+                snprintf(msg, n, "%s: %lld and %lld", f->name, (long long)va, (long long)vb);
+                return 1;
+            }
+        }
+    }
+    if (vocab_differs(&a->src_vocab, &b->src_vocab, "source", msg, n) ||
+        vocab_differs(&a->tgt_vocab, &b->tgt_vocab, "target", msg, n))
+        return 1;
+    if (a->seg.kind == TOKENIZER_BPE &&
+        (merges_differ(&a->seg.src, &b->seg.src) || merges_differ(&a->seg.tgt, &b->seg.tgt))) {
+        snprintf(msg, n, "their BPE merges differ");
+        return 1;
+    }
+    return 0;
+}

@@ -72,5 +72,12 @@ int modelfile_read(const char *path, ModelFile *mf, Error *err);
  * training state). */
 void modelfile_free(ModelFile *mf);
 
+/* Whether a and b read and write text the same way: the same vocabularies, text
+ * options and segmenter (BPE merges), and with same_architecture also the same
+ * dimensions and architecture, so that their weights line up one to one. 0 if so;
+ * else 1 and what differs first in msg[n] ("layers: 1 and 2", "target vocabulary:
+ * word 17 is ..."). Training progress (step, epoch) does not count. */
+int modelfile_compatible(const ModelFile *a, const ModelFile *b, int same_architecture, char *msg, size_t n);
+
 uint32_t crc32_bytes(const void *data, size_t n);
 #endif

@@ -928,6 +928,34 @@ check "resume: the uninterrupted run: exit 0" exits 0
 check "keep_checkpoints 3 (default): three checkpoint-STEP.bin files ($(nth_checkpoints))" [ "$(nth_checkpoints)" = 3 ]
 check "checkpoints: the newest is checkpoint-102.bin, and checkpoint.bin is the same file" \
     eval '[ -s "$R/checkpoint-102.bin" ] && cmp -s "$R/checkpoint.bin" "$R/checkpoint-102.bin"'
+# nmt average: the run's three checkpoints into one model file.
+set -- "$R"/checkpoint-[0-9]*.bin
+run average "$@" -o "$T/avg.bin"
+check "average 3 checkpoints: exit 0, says what it wrote" \
+    eval 'exits 0 && grep -q "^nmt: wrote $T/avg.bin, the average of 3 models" "$T/err"'
+run info "$T/avg.bin"
+check "average: a model file (no optimizer state, not resumable)" grep -q "(format version 1, a model)" "$T/out"
+printf 'Show me.\nI am hungry.\n' >"$T/two.txt"
+run translate "$T/avg.bin" "$T/two.txt"
+check "average: the model translates" eval 'exits 0 && [ "$(lines "$T/out")" = 2 ]'
+# The mean of a model with itself is that model: the same translations, to the bit.
+run translate "$R/model.bin" --nbest 2 "$T/two.txt"
+cp "$T/out" "$T/self1.txt"
+run average "$R/model.bin" "$R/model.bin" -o "$T/self.bin"
+run translate "$T/self.bin" --nbest 2 "$T/two.txt"
+check "average of a model with itself: the same n-best lists and scores" cmp -s "$T/out" "$T/self1.txt"
+cp "$T/avg.bin" "$T/avg.copy"
+run average "$R/model.bin" "$T/avg.bin" -o "$T/avg.bin"
+PREFIX="nmt: $T/avg.bin: is one of the models to average"
+check "average -o one of the inputs: exit 1, the file untouched" eval 'exits 1 && one_error && cmp -s "$T/avg.bin" "$T/avg.copy"'
+for args in "" "ONE" "ONE -o" "ONE ONE" "ONE ONE -o X -o Y" "ONE ONE --frob -o X"; do
+    run average $(echo "$args" | sed -e "s#ONE#$R/model.bin#g" -e "s#X#$T/x.bin#" -e "s#Y#$T/y.bin#")
+    check "average ${args:-(no arguments)}: usage error, exit 2" eval 'exits 2 && grep -q "^usage: nmt average" "$T/err"'
+done
+run average "$R/model.bin" "$T/no_such.bin" -o "$T/x.bin"
+check "average with a missing file: exit 1 naming it, nothing written" \
+    eval 'exits 1 && grep -q "^nmt: $T/no_such.bin: " "$T/err" && [ ! -e "$T/x.bin" ]'
+
 cp "$R/model.bin" "$T/model.copy"
 run train "$C" --resume
 check "resume a finished run: exit 0, says it finished at step 102" \
@@ -1150,6 +1178,10 @@ check "train --set: config.json records the overridden values" \
           grep -q "\"max_steps\":	3" "$T/runs/set/config.json"'
 run info "$T/runs/set/model.bin"
 check "train --set: the model is the overridden one" eval 'grep -q "^model: lstm" "$T/out" && grep -q "hidden 16" "$T/out"'
+run average "$M" "$T/runs/set/model.bin" -o "$T/x.bin"
+check "average of two different models: exit 1, naming the second and what differs, nothing written" \
+    eval 'exits 1 && grep -q "^nmt: $T/runs/set/model.bin: not the same model as $M (hidden: 64 and 16)" "$T/err" &&
+          [ ! -e "$T/x.bin" ]'
 run train "$T/tiny.json" --set train.batch_size=0
 check "train --set out of range: a usage error (exit 2), naming the key" eval 'exits 2 && grep -q "^nmt: --set: train.batch_size must be" "$T/err"'
 run train "$T/tiny.json" --set train.batchsize=3
