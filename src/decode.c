@@ -333,22 +333,128 @@ static Decoder rnn_decoder(RnnDecoder *d)
                      .reorder = rnn_reorder};
 }
 
-void decode_greedy(Model *m, RunState *rs, const Batch *batch, const int *limit, int want_attn, Hypothesis *out)
+/* ---------------------------------------------------------------- ensembles */
+
+static void ensemble_start(void *ctx, const Batch *src, int K, int max_steps, int want_attn)
 {
-    RnnDecoder rd = {.m = m, .rs = rs};
-    Decoder dec = rnn_decoder(&rd);
-    greedy_search(&dec, batch, limit, want_attn, out);
-    batch_free(&rd.repeated);
+    Ensemble *e = ctx;
+    for (int i = 0; i < e->n; i++)
+        e->members[i].start(e->members[i].ctx, src, K, max_steps, want_attn);
+    e->R = src->B * K;
+    e->S = src->S;
+    long V = e->members[0].vocab, need = (long)e->R * V, need_attn = (long)e->R * (e->S > 0 ? e->S : 1);
+    if (need > e->logp_cap) {
+        free(e->logp);
+        e->logp = xmalloc(sizeof(float) * need);
+        e->logp_cap = need;
+    }
+    if (need_attn > e->attn_cap) {
+        free(e->attn);
+        e->attn = xmalloc(sizeof(float) * need_attn);
+        e->attn_cap = need_attn;
+    }
 }
 
-void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, int N, int K, int nbest,
-                 const int *limit, float alpha, int want_attn, Hypothesis *out, int *count)
+static const float *ensemble_step(void *ctx, int t, const int *prev, const float **attn)
+{
+    Ensemble *e = ctx;
+    int V = e->members[0].vocab, R = e->R, S = e->S, with_attn = 1;
+    memset(e->logp, 0, sizeof(float) * (long)R * V);
+    memset(e->attn, 0, sizeof(float) * (long)R * S);
+    for (int i = 0; i < e->n; i++) {
+        const float *a = NULL;
+        const float *logits = e->members[i].step(e->members[i].ctx, t, prev, &a);
+        for (int r = 0; r < R; r++) {
+            const float *row = logits + (long)r * V;
+            float *p = e->logp + (long)r * V, lse = log_normaliser(row, V);
+            for (int w = 0; w < V; w++)
+                p[w] += expf(row[w] - lse);
+        }
+        if (a) {
+            for (long j = 0; j < (long)R * S; j++)
+                e->attn[j] += a[j] / e->n;
+        } else {
+            with_attn = 0;
+        }
+    }
+    for (long j = 0; j < (long)R * V; j++)
+        e->logp[j] = logf(e->logp[j] / e->n + 1e-30f);
+    *attn = with_attn ? e->attn : NULL;
+    return e->logp;
+}
+
+static void ensemble_reorder(void *ctx, int t, const int *parent)
+{
+    Ensemble *e = ctx;
+    for (int i = 0; i < e->n; i++)
+        e->members[i].reorder(e->members[i].ctx, t, parent);
+}
+
+Decoder ensemble_decoder(Ensemble *e, const Decoder *members, int n)
+{
+    e->members = members;
+    e->n = n;
+    return (Decoder){.ctx = e, .vocab = members[0].vocab, .start = ensemble_start, .step = ensemble_step,
+                     .reorder = ensemble_reorder};
+}
+
+void ensemble_free(Ensemble *e)
+{
+    free(e->logp);
+    free(e->attn);
+    memset(e, 0, sizeof *e);
+}
+
+/* ---------------------------------------------------------------- searches over models */
+
+/* One Decoder for the n models: the model's own, or the ensemble of them. */
+typedef struct {
+    RnnDecoder *rnn;    /* (n) */
+    Decoder *members;   /* (n) */
+    Ensemble ensemble;
+    Decoder dec;
+    int n;
+} Models;
+
+static void models_open(Models *ms, Model *const *m, RunState *const *rs, int n)
+{
+    ms->n = n;
+    ms->rnn = xcalloc(n, sizeof(RnnDecoder));
+    ms->members = xcalloc(n, sizeof(Decoder));
+    ms->ensemble = (Ensemble){0};
+    for (int i = 0; i < n; i++) {
+        ms->rnn[i] = (RnnDecoder){.m = m[i], .rs = rs[i]};
+        ms->members[i] = rnn_decoder(&ms->rnn[i]);
+    }
+    ms->dec = n == 1 ? ms->members[0] : ensemble_decoder(&ms->ensemble, ms->members, n);
+}
+
+static void models_close(Models *ms)
+{
+    for (int i = 0; i < ms->n; i++)
+        batch_free(&ms->rnn[i].repeated);
+    ensemble_free(&ms->ensemble);
+    free(ms->rnn);
+    free(ms->members);
+}
+
+void decode_greedy(Model *const *m, RunState *const *rs, int n_models, const Batch *batch, const int *limit, int want_attn,
+                   Hypothesis *out)
+{
+    Models ms;
+    models_open(&ms, m, rs, n_models);
+    greedy_search(&ms.dec, batch, limit, want_attn, out);
+    models_close(&ms);
+}
+
+void decode_beam(Model *const *m, RunState *const *rs, int n_models, int *const *src, const int *src_len, int N, int K,
+                 int nbest, const int *limit, float alpha, int want_attn, Hypothesis *out, int *count)
 {
     Batch batch = {0};
     batch_fill_source(&batch, src, src_len, N);
-    RnnDecoder rd = {.m = m, .rs = rs};
-    Decoder dec = rnn_decoder(&rd);
-    beam_search(&dec, &batch, K, nbest, limit, alpha, want_attn, out, count);
-    batch_free(&rd.repeated);
+    Models ms;
+    models_open(&ms, m, rs, n_models);
+    beam_search(&ms.dec, &batch, K, nbest, limit, alpha, want_attn, out, count);
+    models_close(&ms);
     batch_free(&batch);
 }

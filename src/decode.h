@@ -108,12 +108,34 @@ void greedy_search(const Decoder *dec, const Batch *src, const int *limit, int w
 void beam_search(const Decoder *dec, const Batch *src, int K, int nbest, const int *limit, float alpha,
                  int want_attn, Hypothesis *out, int *count);
 
+/* ---------------------------------------------------------------- ensembles */
+
+/* A Decoder over n member Decoders of one target vocabulary, for ensemble decoding:
+ * every call goes to each member, and a step's next-word distribution is the mean of
+ * the members' probabilities, p(w) = (1/n) sum_i softmax(logits_i)(w), returned as
+ * log p (so the searches' log-softmax leaves it as it is; a probability below 1e-30
+ * counts as 1e-30); the attention weights are the members' mean. The members keep
+ * their own states (and may be different architectures). e holds the buffers:
+ * zero-initialise it, ensemble_free it after the search. */
+typedef struct {
+    const Decoder *members;
+    int n;
+    float *logp, *attn;  /* (R, V), (R, S) */
+    long logp_cap, attn_cap;
+    int R, S;
+} Ensemble;
+
+Decoder ensemble_decoder(Ensemble *e, const Decoder *members, int n);
+void ensemble_free(Ensemble *e);
+
 /* ---------------------------------------------------------------- the recurrent model */
 
-/* The searches over the recurrent model (model.h): batch holds B sources
- * (batch_fill_source); rs grows as needed (RUN_DECODE mode). */
-void decode_greedy(Model *m, RunState *rs, const Batch *batch, const int *limit, int want_attn, Hypothesis *out);
+/* The searches over n_models recurrent models (model.h) of one target vocabulary, each
+ * with its own RunState: one model, or an ensemble of them (ensemble_decoder). batch
+ * holds B sources (batch_fill_source); each rs grows as needed (RUN_DECODE mode). */
+void decode_greedy(Model *const *m, RunState *const *rs, int n_models, const Batch *batch, const int *limit, int want_attn,
+                   Hypothesis *out);
 /* N source sentences src[n] (src_len[n] ids); the other arguments as for beam_search. */
-void decode_beam(Model *m, RunState *rs, int *const *src, const int *src_len, int N, int K, int nbest,
-                 const int *limit, float alpha, int want_attn, Hypothesis *out, int *count);
+void decode_beam(Model *const *m, RunState *const *rs, int n_models, int *const *src, const int *src_len, int N, int K,
+                 int nbest, const int *limit, float alpha, int want_attn, Hypothesis *out, int *count);
 #endif

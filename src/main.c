@@ -80,6 +80,7 @@ static const char *usage_train =
 static const char *usage_translate =
     "usage: nmt translate MODEL.bin [INPUT ...] [-o OUTPUT] [--max-len N] [--batch N] [--beam K]\n"
     "                     [--threads N]\n"
+    "       nmt translate [INPUT ...] [options] --models MODEL.bin MODEL.bin ...\n"
     "                     [--length-penalty A] [--nbest N] [--align] [--attention-json]\n"
     "                     [--attention-svg DIR] [--replace-unk] [--unk-dict FILE]\n"
     "\n"
@@ -88,6 +89,10 @@ static const char *usage_translate =
     "can sit in a pipeline. Empty lines stay empty.\n"
     "\n"
     "  --max-len N   at most N output words (default: 2 x source words + 10)\n"
+    "  --models MODEL.bin MODEL.bin ...\n"
+    "                an ensemble: every model's next-word probabilities averaged at each\n"
+    "                step (they must share their vocabularies and text options; the\n"
+    "                first reads and writes the text); the files up to the next option\n"
     "  --threads N   OpenBLAS threads (default 0: OpenBLAS's choice, one per core, or\n"
     "                OPENBLAS_NUM_THREADS)\n"
     "  --batch N     decode N lines together (faster for files; output comes in groups\n"
@@ -399,7 +404,8 @@ static int cmd_translate(int argc, char **argv)
 {
     const char *model = NULL, *dict_path = NULL, *out_path = NULL;
     char *inputs[argc + 1]; /* the INPUT arguments, in order */
-    int n_inputs = 0, threads = 0;
+    const char *models[argc + 1];
+    int n_inputs = 0, n_models = 0, threads = 0;
     TranslateOptions opt = {.length_penalty = 0.6f};
     for (int i = 0; i < argc; i++) {
         int beam_opt = parse_beam_options(argc, argv, &i, &opt);
@@ -441,14 +447,26 @@ static int cmd_translate(int argc, char **argv)
         } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
             if (i + 1 >= argc) return usage_error(usage_translate, "translate: %s needs a FILE", argv[i]);
             out_path = argv[++i];
+        } else if (!strcmp(argv[i], "--models")) {
+            /* Marian's form: the model files up to the next option. */
+            while (i + 1 < argc && argv[i + 1][0] != '-')
+                models[n_models++] = argv[++i];
+            if (n_models < 2)
+                return usage_error(usage_translate, "translate: --models needs two or more MODEL.bin files%s", "");
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return usage_error(usage_translate, "translate: unknown option %s", argv[i]);
-        } else if (!model) {
-            model = argv[i];
         } else {
             inputs[n_inputs++] = argv[i];
         }
     }
+    /* Without --models the first argument is the model, the rest the text to translate. */
+    if (n_models == 0 && n_inputs > 0) {
+        models[n_models++] = inputs[0];
+        for (int k = 1; k < n_inputs; k++)
+            inputs[k - 1] = inputs[k];
+        n_inputs--;
+    }
+    model = n_models > 0 ? models[0] : NULL;
     if (n_inputs == 0) inputs[n_inputs++] = "-";
     int stdins = 0;
     for (int k = 0; k < n_inputs; k++)
@@ -466,7 +484,22 @@ static int cmd_translate(int argc, char **argv)
     if (modelfile_read(model, &mf, &err)) return fail(&err);
     if (mf.text.lowercase)
         fprintf(stderr, "nmt: note: %s writes lowercase: it was trained with data.lowercase true\n", model);
-    int status = 0;
+    int status = 0, n_more = 0;
+    ModelFile *more = xcalloc(n_models, sizeof(ModelFile));
+    for (int k = 1; k < n_models && status == 0; k++) {
+        char why[ERROR_LEN / 2];
+        if (modelfile_read(models[k], &more[n_more], &err)) status = -1;
+        else if (modelfile_compatible(&mf, &more[n_more++], 0, why, sizeof why))
+            status = error_set(&err, "%s: cannot join %s in an ensemble (%s): an ensemble's models must share "
+                                     "their vocabularies and the way they read text",
+                               models[k], model, why);
+    }
+    ModelFile **more_models = xmalloc(sizeof(ModelFile *) * (n_more + 1));
+    for (int k = 0; k < n_more; k++)
+        more_models[k] = &more[k];
+    opt.more_models = more_models;
+    opt.more_rs = xcalloc(n_more + 1, sizeof(RunState));
+    opt.n_more = n_more;
     if (opt.attention_svg && mkdir(opt.attention_svg, 0777) != 0 && errno != EEXIST)
         status = error_set(&err, "%s: cannot create: %s", opt.attention_svg, strerror(errno));
     if (status == 0 && dict_path) {
@@ -483,6 +516,13 @@ static int cmd_translate(int argc, char **argv)
         status = error_set(&err, "%s: cannot write: %s", out_path, strerror(errno));
     if (status) fail(&err);
     unkdict_free(&dict);
+    for (int k = 0; k < n_more; k++) {
+        runstate_free(&opt.more_rs[k]);
+        modelfile_free(&more[k]);
+    }
+    free(opt.more_rs);
+    free(more_models);
+    free(more);
     modelfile_free(&mf);
     return status ? 1 : 0;
 }

@@ -136,13 +136,22 @@ void translate_batch(ModelFile *mf, RunState *rs, char *const *lines, int n, con
     }
     if (n_live > 0) {
         Hypothesis *hyp = xcalloc((long)n_live * k, sizeof(Hypothesis));
-        int *got = xmalloc(sizeof(int) * n_live);
+        int *got = xmalloc(sizeof(int) * n_live), nm = 1 + opt->n_more;
+        Model **models = xmalloc(sizeof(Model *) * nm);
+        RunState **states = xmalloc(sizeof(RunState *) * nm);
+        models[0] = &mf->model;
+        states[0] = rs;
+        for (int e = 0; e < opt->n_more; e++) {
+            models[1 + e] = &opt->more_models[e]->model;
+            states[1 + e] = &opt->more_rs[e];
+        }
         if (beam > 1 || opt->nbest >= 1) {
-            decode_beam(&mf->model, rs, src, src_len, n_live, beam, k, limit, opt->length_penalty, want_attn, hyp, got);
+            decode_beam(models, states, nm, src, src_len, n_live, beam, k, limit, opt->length_penalty, want_attn, hyp,
+                        got);
         } else {
             Batch batch = {0};
             batch_fill_source(&batch, src, src_len, n_live);
-            decode_greedy(&mf->model, rs, &batch, limit, want_attn, hyp);
+            decode_greedy(models, states, nm, &batch, limit, want_attn, hyp);
             for (int s = 0; s < n_live; s++)
                 got[s] = 1;
             batch_free(&batch);
@@ -158,6 +167,8 @@ void translate_batch(ModelFile *mf, RunState *rs, char *const *lines, int n, con
         }
         free(hyp);
         free(got);
+        free(models);
+        free(states);
     }
     for (int i = 0; i < n; i++) {
         if (!out[(long)i * k].text) out[(long)i * k].text = xstrdup("");

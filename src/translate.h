@@ -51,6 +51,13 @@ typedef struct {
     const char *attention_svg;  /* directory for one heatmap per line, or NULL */
     int replace_unk;       /* replace output <unk> through attention */
     const UnkDict *unk_dict;    /* for replace_unk, or NULL: copy the source token */
+    /* Ensemble decoding: n_more models besides the one translate_batch is given, each
+     * with its own RunState (zero-initialised, freed by the caller), all of one target
+     * vocabulary and one way of reading text (modelfile_compatible); their next-word
+     * probabilities are averaged each step (decode.h, ensemble_decoder). */
+    ModelFile *const *more_models;
+    RunState *more_rs;
+    int n_more;
 } TranslateOptions;
 
 /* One hypothesis for one input line. */

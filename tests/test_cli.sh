@@ -334,6 +334,26 @@ for bad in x -1 257; do
     run translate "$M" --threads "$bad"
     check "translate --threads $bad: usage error (exit 2)" eval 'exits 2 && grep -q "^nmt: translate: --threads needs" "$T/err"'
 done
+# An ensemble (--models): the mean of a model's probabilities with themselves is the
+# model's, so the same translations and n-best lists (the scores to float rounding); a
+# different pair translates too.
+printf 'Show me.\nI am hungry.\n' >"$T/two.txt"
+run translate "$M" "$T/two.txt"
+cp "$T/out" "$T/alone.txt"
+run translate "$T/two.txt" --models "$M" "$M"
+check "translate --models M M: exit 0, the model's own translations" eval 'exits 0 && cmp -s "$T/out" "$T/alone.txt"'
+run translate "$M" --nbest 2 "$T/two.txt"
+cut -d'|' -f1-4 "$T/out" >"$T/alone.txt"
+run translate "$T/two.txt" --nbest 2 --models "$M" "$M"
+check "translate --models M M --nbest 2: the same hypotheses as the model alone" \
+    eval 'exits 0 && cut -d"|" -f1-4 "$T/out" | cmp -s - "$T/alone.txt"'
+run translate "$T/two.txt" --beam 3 --models "$M" "$RUN/checkpoint.bin"
+check "translate --models M CHECKPOINT: exit 0, one line per line" eval 'exits 0 && [ "$(lines "$T/out")" = 2 ]'
+run translate "$T/two.txt" --models "$M"
+check "translate --models with one model: usage error (exit 2)" exits 2
+run translate --models "$M" "$M" "$T/two.txt"
+check "translate --models M M TEXT: the text is read as a model and refused (exit 1), naming it" \
+    eval 'exits 1 && grep -q "^nmt: $T/two.txt: " "$T/err"'
 # A model file among the inputs (nmt translate m1.bin m2.bin) is never taken as text.
 printf 'Show me.\n' >"$T/show.txt"
 run translate "$M" "$T/show.txt" "$RUN/checkpoint.bin"
@@ -935,7 +955,6 @@ check "average 3 checkpoints: exit 0, says what it wrote" \
     eval 'exits 0 && grep -q "^nmt: wrote $T/avg.bin, the average of 3 models" "$T/err"'
 run info "$T/avg.bin"
 check "average: a model file (no optimizer state, not resumable)" grep -q "(format version 1, a model)" "$T/out"
-printf 'Show me.\nI am hungry.\n' >"$T/two.txt"
 run translate "$T/avg.bin" "$T/two.txt"
 check "average: the model translates" eval 'exits 0 && [ "$(lines "$T/out")" = 2 ]'
 # The mean of a model with itself is that model: the same translations, to the bit.
@@ -1239,6 +1258,9 @@ check "bpe: eval on the training pairs, BLEU ${bleu:-?} > 50" awk -v b="${bleu:-
 check "bpe: eval reports the <unk> shares" \
     grep -q '^<unk> = source [0-9.]*% of words ([0-9.]*% of tokens), target' "$T/out"
 cut -f1 "$T/train.tsv" | head -n 40 >"$T/bpe_src.txt"
+run translate "$T/bpe_src.txt" --models "$M" "$T/runs/bpe/model.bin"
+check "translate --models with another tokenizer's model: exit 1, naming it and what differs" \
+    eval 'exits 1 && grep -q "^nmt: $T/runs/bpe/model.bin: cannot join $M in an ensemble (" "$T/err"'
 run translate "$T/runs/bpe/model.bin" "$T/bpe_src.txt"
 check "bpe: translate writes words, no @@ markers" \
     eval 'exits 0 && [ "$(lines "$T/out")" = 40 ] && ! grep -q "@@" "$T/out"'
