@@ -885,18 +885,29 @@ def render(raw):
 
 
 def render_readme(raw):
-    """README's headline: the targets per corpus with their key numbers."""
+    """README's headline: per corpus, BLEU within the middle budget and the time to
+    PyTorch's epoch-k BLEU, for nmt shuffled and PyTorch."""
     k = min(raw["settings"]["level_epoch"], raw["settings"]["epochs"])
-    L = [f"Time to quality, measured {raw['date'].split()[0]} (commit {raw['commit']}; medians of "
-         f"{len(raw['settings']['seeds'])} seeds, every figure in "
-         "[BENCHMARKS.md](BENCHMARKS.md#time-to-quality-nmt-and-pytorch-bleu-against-training-time)):", "",
-         f"| corpus | BLEU after epoch 1: nmt / PyTorch | time to PyTorch's epoch-{k} BLEU: nmt / PyTorch "
-         f"({k} epochs) |", "|---|---:|---:|"]
+    minutes = raw["settings"]["budgets_min"][len(raw["settings"]["budgets_min"]) // 2]
+    seeds = raw["settings"]["seeds"]
+    L = [f"Measured {raw['date'].split()[0]} (commit {raw['commit']}; {raw['machine']['cpu']}, "
+         f"{raw['machine']['cores']} cores; {'median of ' + str(len(seeds)) + ' seeds' if len(seeds) > 1 else 'one seed'}"
+         ", every figure in [BENCHMARKS.md](BENCHMARKS.md#time-to-quality-nmt-and-pytorch-bleu-against-training-time)):",
+         "",
+         f"| corpus | BLEU after {minutes} minutes of training: nmt / PyTorch | time to PyTorch's epoch-{k} BLEU: "
+         f"nmt / PyTorch |", "|---|---:|---:|"]
     for c in raw["corpora"]:
         f = figures(raw, c)
-        b1 = [median(f["per_epoch"][r][0]["valid_bleu"]) for r in ("nmt_shuffled", "pytorch")]
+        cells = []
+        for recipe in ("nmt_shuffled", "pytorch"):
+            vals, ended = f["budgets"][minutes][recipe]
+            got = [v for v in vals if v is not None]
+            cells.append((spread(got, "{:.1f}") if got else "–") + (" ‡" if ended else ""))
         tn, tt = median(f["time_to"]["nmt_shuffled"]), median(f["level_clock"])
-        L.append(f"| {corpus_title(c)} | {b1[0]:.1f} / {b1[1]:.1f} | {seconds(tn)} / {seconds(tt)} |")
+        L.append(f"| {corpus_title(c)} | {cells[0]} / {cells[1]} | BLEU {f['level']:.1f}: {seconds(tn)} / "
+                 f"{seconds(tt)} |")
+    if any("‡" in line for line in L):
+        L += ["", "‡ the run had ended before: its last validation."]
     return "\n".join(L)
 
 
