@@ -48,7 +48,7 @@ cpu_seconds() { sed -n 2p "$1" | tr 'ms' '  ' | awk '{ print $1 * 60 + $2 + $3 *
 run() {
     rm -rf "$tmp/run"
     times >"$tmp/times0"
-    "$(binary "$1")" train configs/mar-reference.json --quiet --set train.max_steps="$STEPS" \
+    "$(binary "$1")" train configs/mar-reference.json --set train.max_steps="$STEPS" \
         --set train.threads=1 --set train.bucket="$(bucket "$1")" --set train.checkpoint_every=0 \
         --set data.valid_fraction=0 --set output.dir="$tmp/run" 2>"$tmp/stderr" ||
         { cat "$tmp/stderr" >&2; exit 1; }
@@ -88,7 +88,7 @@ report() {
     echo "|---|---:|---:|"
     for v in $VARIANTS; do
         m=$(median <"$tmp/$v.cpu")
-        all=$(awk '{ printf "%s%.1f", NR > 1 ? ", " : "", $1 }' "$tmp/$v.cpu")
+        all=$(awk '{ printf "%s%.1f", (NR > 1 ? ", " : ""), $1 }' "$tmp/$v.cpu")
         printf '| %s | %.1f (%s) | %.2f |\n' "$(describe "$v")" "$m" "$all" "$(echo "$m $base" | awk '{ print $1 / $2 }')"
     done
 }
