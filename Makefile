@@ -153,6 +153,14 @@ demo: nmt
 bench: nmt
 	/usr/bin/python3 scripts/bench.py
 
+# Time to quality, nmt against PyTorch on mar, swe and fra from ../shared/data
+# (scripts/time_to_quality.py; hours): docs/bench/time_to_quality.json and BENCHMARKS.md's
+# section. What shuffled batches cost against bucketed ones: scripts/bench_batching.sh.
+bench-ttq: nmt
+	/usr/bin/python3 scripts/time_to_quality.py
+bench-batching: nmt
+	sh scripts/bench_batching.sh --write
+
 # The generated blocks of README.md, BENCHMARKS.md and docs/*.md (scripts/docs/docs.py):
 # `make docs` reruns every block's command and writes its output in place (hours: the
 # model family trains 14 models; DOCS="NAME ..." for some: python3 scripts/docs/docs.py
@@ -184,4 +192,4 @@ install: nmt
 clean:
 	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench docs check-docs install clean
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-ttq bench-batching docs check-docs install clean

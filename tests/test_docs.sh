@@ -39,7 +39,8 @@ has() { grep -qF -- "$2" "$1"; }
 check "lint: markers pair up, every command's script and raw file exists, every tolerance rule matches a line of its block, every raw file names its machine" \
     eval '$DOCS lint >"$T/out" 2>&1'
 # Rendered from raw results (docs/bench/*.json) and deterministic examples: exactly.
-for block in benchmarks speed mpi_throughput family_speed docs_blocks docs_tolerances score_example bpe_example; do
+for block in benchmarks speed mpi_throughput family_speed time_to_quality time_to_quality_readme docs_blocks docs_tolerances \
+        score_example bpe_example; do
     check "$block: the document is exactly what its command prints now" \
         eval '$DOCS check $block >"$T/out" 2>"$T/err"'
 done
