@@ -1371,8 +1371,8 @@ check "bpe with an unknown action: usage error" eval 'exits 2 && grep -q "unknow
 run bpe apply "$T/nonexistent_codes"
 check "bpe apply with a missing codes file: exit 1, naming it" eval 'exits 1 && grep -q "nonexistent_codes" "$T/err"'
 run train "$T/tiny.json" --set data.tokenizer=wordpiece
-check "train: an unknown data.tokenizer names the key and the choices" \
-    eval 'exits 1 && grep -q "data.tokenizer" "$T/err" && grep -q "bpe" "$T/err"'
+check "train: an unknown data.tokenizer (a --set: usage error, exit 2) names the key and the choices" \
+    eval 'exits 2 && grep -q "data.tokenizer" "$T/err" && grep -q "bpe" "$T/err"'
 
 # ---------------------------------------------------------------- 18. the man page
 
