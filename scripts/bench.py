@@ -139,6 +139,24 @@ class Runner:
         return s.replace(self.tmp, "$TMP").replace(ROOT + "/", "")
 
 
+def provenance(paths, load_before):
+    """What every raw result records about where it was measured: (commit, whether
+    any of `paths` had uncommitted changes, the machine: CPU model, cores, the vector
+    flags that matter, load average before and now)."""
+    lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    cpu = next((ln.split(":", 1)[1].strip() for ln in lscpu.splitlines()
+                if ln.startswith("Model name")), platform.processor())
+    flags = next((ln.split(":", 1)[1].split() for ln in lscpu.splitlines() if ln.startswith("Flags")), [])
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=ROOT).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain"] + list(paths), capture_output=True, text=True,
+                           cwd=ROOT).stdout.strip()
+    machine = {"cpu": cpu, "cores": os.cpu_count(),
+               "flags": [f for f in flags if f in ("avx2", "fma", "avx512f", "avx512_bf16")],
+               "load_before": round(load_before[0], 2), "load_after": round(os.getloadavg()[0], 2)}
+    return commit, bool(dirty), machine
+
+
 def busy_cpu_seconds():
     """CPU time spent by everything on the machine so far (from /proc/stat), seconds."""
     with open("/proc/stat") as f:
@@ -603,15 +621,7 @@ class Bench:
         and the commands. render() makes BENCHMARKS.md from this alone, so the
         document can be checked against it (scripts/docs/check.sh benchmarks)."""
         a = self.args
-        lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        cpu = next((ln.split(":", 1)[1].strip() for ln in lscpu.splitlines()
-                    if ln.startswith("Model name")), platform.processor())
-        flags = next((ln.split(":", 1)[1].split() for ln in lscpu.splitlines()
-                      if ln.startswith("Flags")), [])
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                cwd=ROOT).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "src"], capture_output=True, text=True,
-                               cwd=ROOT).stdout.strip()
+        commit, dirty, machine = provenance(["src"], load_before)
         tokens = sum(x["tokens"] for x in self.stats)
         slots = sum(x["T"] * x["B"] for x in self.stats)
         src_slots = sum(x["S"] * x["B"] for x in self.stats)
@@ -629,10 +639,8 @@ class Bench:
             "provenance": "measured",
             "date": f"{started:%Y-%m-%d %H:%M} UTC",
             "commit": commit,
-            "src_modified": bool(dirty),
-            "machine": {"cpu": cpu, "cores": os.cpu_count(),
-                        "flags": [f for f in flags if f in ("avx2", "fma", "avx512f", "avx512_bf16")],
-                        "load_before": round(load_before[0], 2), "load_after": round(os.getloadavg()[0], 2)},
+            "src_modified": dirty,
+            "machine": machine,
             "settings": {"rounds": a.rounds, "batches": a.batches, "sentences": a.sentences,
                          "beam_sentences": a.beam_sentences, "warmup": a.warmup,
                          "retry_budget": a.retry_budget, "quick": a.quick, "embed": E, "hidden": H,

@@ -39,10 +39,7 @@ VARIANTS="shuffled bucketed"
 binary() { case $1 in old_*) echo "$OLD" ;; *) echo ./nmt ;; esac; }
 bucket() { case $1 in *bucketed) echo true ;; *) echo false ;; esac; }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
-# cpu_seconds FILE — user + sys seconds of the shell's finished children, from the
-# output of the builtin `times` (second line), which must run in this shell.
-cpu_seconds() { sed -n 2p "$1" | tr 'ms' '  ' | awk '{ print $1 * 60 + $2 + $3 * 60 + $4 }'; }
+. scripts/bench_lib.sh   # median, cpu_seconds, write_section
 
 # run VARIANT — one training of STEPS updates; appends its CPU seconds to $tmp/VARIANT.cpu.
 run() {
@@ -95,16 +92,6 @@ report() {
 report | tee "$tmp/report"
 
 if [ $WRITE = 1 ]; then
-    awk -v report="$tmp/report" '
-        /^<!-- bench_batching.sh: begin -->$/ { print; while ((getline line < report) > 0) print line; skip = 1; done = 1; next }
-        /^<!-- bench_batching.sh: end -->$/ { skip = 0 }
-        !skip { print }
-        END {
-            if (!done) {
-                print ""; print "<!-- bench_batching.sh: begin -->"
-                while ((getline line < report) > 0) print line
-                print "<!-- bench_batching.sh: end -->"
-            }
-        }' BENCHMARKS.md >"$tmp/BENCHMARKS.md"
-    cat "$tmp/BENCHMARKS.md" >BENCHMARKS.md
+    write_section bench_batching.sh "$tmp/report"
+    echo "wrote BENCHMARKS.md"
 fi

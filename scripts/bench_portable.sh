@@ -65,12 +65,8 @@ binary() {
                sse2) echo build/sse2/nmt ;; esac
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+. scripts/bench_lib.sh   # median, cpu_seconds, write_section
 now() { date +%s.%N; }
-# cpu_seconds FILE — user + sys seconds of the shell's finished children, from the
-# output of the builtin `times` (second line). `times` must run in this shell, not in a
-# $(...) subshell, which has no children of its own yet.
-cpu_seconds() { sed -n 2p "$1" | tr 'ms' '  ' | awk '{ print $1 * 60 + $2 + $3 * 60 + $4 }'; }
 # timed NAME COMMAND... — runs COMMAND; appends its wall and CPU seconds to $tmp/NAME.*
 timed() {
     name=$1
@@ -215,18 +211,6 @@ report() {
 report >"$tmp/report.md"
 cat "$tmp/report.md"
 if [ $WRITE = 1 ]; then
-    # The old file without the old section, then the new section where it was (or at the end).
-    awk -v new="$tmp/report.md" '
-        /^<!-- bench_portable.sh: begin -->$/ { skip = 1; put(); next }
-        /^<!-- bench_portable.sh: end -->$/ { skip = 0; next }
-        !skip { print }
-        END { if (!done) { print ""; put() } }
-        function put() {
-            print "<!-- bench_portable.sh: begin -->"
-            while ((getline line < new) > 0) print line
-            print "<!-- bench_portable.sh: end -->"
-            done = 1
-        }' BENCHMARKS.md >"$tmp/BENCHMARKS.md"
-    cp "$tmp/BENCHMARKS.md" BENCHMARKS.md
+    write_section bench_portable.sh "$tmp/report.md"
     echo "wrote BENCHMARKS.md"
 fi

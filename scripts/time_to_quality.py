@@ -75,7 +75,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import random
 import re
 import shutil
@@ -89,7 +88,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from bench import Runner  # noqa: E402  (runs one command at a time, records it and the noise)
+from bench import Runner, provenance  # noqa: E402  (one command at a time, its noise; the machine)
 
 PYTHON = "/usr/bin/python3"        # Debian's, where python3-torch is
 NMT = os.path.join(ROOT, "nmt")
@@ -545,14 +544,8 @@ class TimeToQuality:
         return out
 
     def raw_results(self, corpora, started, load_before):
-        lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        cpu = next((ln.split(":", 1)[1].strip() for ln in lscpu.splitlines()
-                    if ln.startswith("Model name")), platform.processor())
-        flags = next((ln.split(":", 1)[1].split() for ln in lscpu.splitlines() if ln.startswith("Flags")), [])
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                cwd=ROOT).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "src", "scripts"], capture_output=True,
-                               text=True, cwd=ROOT).stdout.strip()
+        commit, dirty, machine = provenance(["src", "scripts"], load_before)
+        machine["openblas_kernel"] = self.kernel
         a = self.a
         args = " ".join(a.argv)
         return {
@@ -560,11 +553,8 @@ class TimeToQuality:
             "provenance": "measured",
             "date": f"{started:%Y-%m-%d %H:%M} UTC",
             "commit": commit,
-            "src_modified": bool(dirty),
-            "machine": {"cpu": cpu, "cores": os.cpu_count(),
-                        "flags": [f for f in flags if f in ("avx2", "fma", "avx512f", "avx512_bf16")],
-                        "openblas_kernel": self.kernel,
-                        "load_before": round(load_before[0], 2), "load_after": round(os.getloadavg()[0], 2)},
+            "src_modified": dirty,
+            "machine": machine,
             "settings": {"epochs": a.epochs, "nmt_epochs": a.nmt_epochs, "seeds": a.seeds, "split_seed": a.split_seed, "quick": a.quick,
                          "caps": a.caps, "valid_fraction": self.valid_fraction, "max_len": self.max_len,
                          "valid_bleu_max": VALID_BLEU_MAX, "budgets_min": list(BUDGETS_MIN),
