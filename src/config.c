@@ -77,6 +77,7 @@ static const KeySpec keys[] = {
     K("train", "teacher_forcing", KEY_DOUBLE, teacher_forcing, 0, 1, NULL),
     K("train", "teacher_forcing_decay", KEY_STRING, teacher_forcing_decay, 0, 0, "none|linear"),
     K("train", "teacher_forcing_final", KEY_DOUBLE, teacher_forcing_final, 0, 1, NULL),
+    K("train", "init_from", KEY_STRING, init_from, 0, 0, NULL),
     K("output", "dir", KEY_STRING, dir, 0, 0, NULL),
 };
 #undef K
@@ -662,6 +663,51 @@ int config_difference(const Config *a, const Config *b, const char *const *skip,
             }
         }
     return 0;
+}
+
+/* The data keys that choose the data rather than describe how a model reads it: a run
+ * from train.init_from takes them from its own config. */
+static const char *const data_choice_keys[] = {"data.train", "data.valid", "data.valid_fraction", "data.max_len",
+                                               "data.min_count", "data.max_vocab", NULL};
+
+static int is_model_key(const KeySpec *k, const char *name)
+{
+    if (!strcmp(k->section, "model")) return 1;
+    if (strcmp(k->section, "data")) return 0;
+    for (int j = 0; data_choice_keys[j]; j++)
+        if (!strcmp(data_choice_keys[j], name)) return 0;
+    return 1;
+}
+
+int config_adopt_model(Config *c, const Config *model, const char *source, const char *model_path, Error *err)
+{
+    for (int i = 0; i < N_KEYS; i++) {
+        const KeySpec *k = &keys[i];
+        char name[160], was[128], now[128];
+        full_name(k, name, sizeof name);
+        if (!is_model_key(k, name)) continue;
+        value_text(model, k, was, sizeof was);
+        value_text(c, k, now, sizeof now);
+        if (c->given[i] && config_applies(model, name) && strcmp(was, now))
+            return error_set(err, "%s: %s: the model %s has %s, the config says %s (train.init_from keeps the "
+                                  "model's architecture and text options: leave the key out or give the model's "
+                                  "value)", source, name, model_path, was, now);
+        char *to = (char *)c + k->offset;
+        const char *from = (const char *)model + k->offset;
+        switch (k->type) {
+        case KEY_INT: case KEY_BOOL: *(int *)to = *(const int *)from; break;
+        case KEY_LONG: *(long *)to = *(const long *)from; break;
+        case KEY_DOUBLE: *(double *)to = *(const double *)from; break;
+        case KEY_STRING: {
+            char **s = (char **)to;
+            const char *v = *(char *const *)from;
+            free(*s);
+            *s = v ? xstrdup(v) : NULL;
+            break;
+        }
+        }
+    }
+    return config_check(c, source, err);
 }
 
 void config_free(Config *c)

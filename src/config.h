@@ -76,6 +76,9 @@
  *   train.early_stop     0      stop after this many validations in a row without a
  *                               better best_metric (0: never)
  *   train.bucket         false  plain shuffled batches (true: of similar lengths)
+ *   train.init_from      unset  a model file (model.bin, best.bin or a checkpoint) whose
+ *                               weights the run starts from (nmt train --init-from);
+ *                               see config_adopt_model
  *   train.teacher_forcing 1.0   probability of feeding the gold previous word (below 1:
  *                               otherwise the model's own best word, scheduled sampling)
  *   train.teacher_forcing_decay "none" or "linear": from teacher_forcing down to
@@ -125,6 +128,7 @@ typedef struct {
     int keep_checkpoints, deterministic, max_nonfinite;
     double teacher_forcing, teacher_forcing_final;
     char *teacher_forcing_decay;
+    char *init_from;
     char *dir;
     /* Per key of config.c's table (in its order): 0 left at its default or read from a
      * recorded config, else how a person gave it (CONFIG_GIVEN_*). */
@@ -179,5 +183,12 @@ char *config_to_json(const Config *c);
  * agrees. */
 int config_difference(const Config *a, const Config *b, const char *const *skip, char *key, char *a_value,
                       char *b_value, size_t len);
+/* train.init_from: a run that starts from a model's weights keeps the model's
+ * architecture and the way it reads text, so c's model keys and its data keys other
+ * than data.train, valid, valid_fraction, max_len, min_count and max_vocab (which
+ * select the new data) take the values of `model`, the config the model was trained
+ * with (its CONF section). A key c's person gave with another value is refused, naming
+ * the key, both values, `source` (c's file) and model_path. Returns 0 or -1 with err. */
+int config_adopt_model(Config *c, const Config *model, const char *source, const char *model_path, Error *err);
 void config_free(Config *c);
 #endif

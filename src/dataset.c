@@ -121,16 +121,19 @@ int dataset_prepare(Dataset *ds, ModelFile *mf, const Config *cfg, const char *v
     else if (!cfg->valid && valid_tsv)
         status = write_valid_tsv(valid_tsv, &tsv, &pairs, valid_idx, n_valid, err);
     if (status == 0) {
-        learn_segmenter(&mf->seg, cfg, &pairs, train_idx, n_train, con);
+        int given = mf->src_vocab.size > 0;  /* train.init_from: the model's own units */
+        if (!given) learn_segmenter(&mf->seg, cfg, &pairs, train_idx, n_train, con);
         corpus_segment(&pairs, &mf->seg);
         corpus_segment(&valid_pairs, &mf->seg);
-        /* data.joint_vocab: both sides counted together, so both vocabularies are the same. */
-        VocabCounter *sc = vocab_counter_new(), *tc = cfg->joint_vocab ? sc : vocab_counter_new();
-        corpus_count(&pairs, train_idx, n_train, sc, tc);
-        vocab_build(&mf->src_vocab, sc, cfg->min_count, cfg->max_vocab);
-        vocab_build(&mf->tgt_vocab, tc, cfg->min_count, cfg->max_vocab);
-        if (tc != sc) vocab_counter_free(tc);
-        vocab_counter_free(sc);
+        if (!given) {
+            /* data.joint_vocab: both sides counted together, so both vocabularies are the same. */
+            VocabCounter *sc = vocab_counter_new(), *tc = cfg->joint_vocab ? sc : vocab_counter_new();
+            corpus_count(&pairs, train_idx, n_train, sc, tc);
+            vocab_build(&mf->src_vocab, sc, cfg->min_count, cfg->max_vocab);
+            vocab_build(&mf->tgt_vocab, tc, cfg->min_count, cfg->max_vocab);
+            if (tc != sc) vocab_counter_free(tc);
+            vocab_counter_free(sc);
+        }
         ds->train = corpus_encode(&pairs, train_idx, n_train, &mf->src_vocab, &mf->tgt_vocab);
         ds->n_train = n_train;
         if (cfg->valid) {

@@ -39,7 +39,8 @@ typedef struct {
 
 /* Reads data.train (and data.valid, or splits off train.valid_fraction of data.train),
  * learns the segmenter into mf->seg and builds mf->src_vocab and mf->tgt_vocab from the
- * training split; mf->text must hold the text options. The held-out pairs are written
+ * training split, unless mf already holds vocabularies (train.init_from: the model's,
+ * with its segmenter, used as they are); mf->text must hold the text options. The held-out pairs are written
  * as they were in the file to valid_tsv (NULL: not written), for `nmt eval`. Says what
  * it did on con. Returns 0, or -1 with err naming the file. */
 int dataset_prepare(Dataset *ds, ModelFile *mf, const Config *cfg, const char *valid_tsv, Console *con, Error *err);

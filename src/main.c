@@ -52,9 +52,9 @@ static const char *usage_main =
     "  nmt --version\n";
 
 static const char *usage_train =
-    "usage: nmt train CONFIG.json [--set SECTION.KEY=VALUE ...] [--resume] [--quiet | --verbose]\n"
-    "                 [--export-batches FILE]\n"
-    "       nmt train --resume RUN_DIR [--quiet]\n"
+    "usage: nmt train CONFIG.json [--set SECTION.KEY=VALUE ...] [--resume | --init-from MODEL.bin]\n"
+    "                 [--quiet | --verbose] [--export-batches FILE]\n"
+    "       nmt train --resume RUN_DIR [--set train.epochs=N ...] [--quiet]\n"
     "\n"
     "Train a model as CONFIG.json says (see README.md for every key). Progress goes to\n"
     "stderr; OUTPUT_DIR gets config.json, train.log (JSON lines), checkpoint-STEP.bin\n"
@@ -63,7 +63,12 @@ static const char *usage_train =
     "\n"
     "  --resume    go on from OUTPUT_DIR's newest checkpoint exactly as the run would\n"
     "              have gone on (start if there is none); with RUN_DIR, the run's\n"
-    "              RUN_DIR/config.json is the config and RUN_DIR the output directory\n"
+    "              RUN_DIR/config.json is the config and RUN_DIR the output directory;\n"
+    "              a raised train.epochs or train.max_steps continues a finished run\n"
+    "  --init-from MODEL.bin\n"
+    "              a new run from MODEL.bin's weights (model.bin, best.bin or a\n"
+    "              checkpoint), vocabularies, tokenizer and architecture, with a new\n"
+    "              optimizer at step 0: fine-tuning (train.init_from in the config)\n"
     "  --set SECTION.KEY=VALUE\n"
     "              override one config key, validated like the file's own keys\n"
     "              (--set train.batch_size=32 --set model.cell=lstm); repeatable\n"
@@ -272,7 +277,7 @@ static void print_shell_word(FILE *f, const char *s)
 
 static int cmd_train(int argc, char **argv)
 {
-    const char *path = NULL;
+    const char *path = NULL, *init_from = NULL;
     TrainOptions opt = {0};
     char *sets[argc + 1]; /* the --set arguments, in order */
     int n_sets = 0;
@@ -283,7 +288,10 @@ static int cmd_train(int argc, char **argv)
         } else if (!strcmp(argv[i], "--quiet")) opt.quiet = 1;
         else if (!strcmp(argv[i], "--verbose")) opt.verbose = 1;
         else if (!strcmp(argv[i], "--resume")) opt.resume = 1;
-        else if (!strcmp(argv[i], "--export-batches")) {
+        else if (!strcmp(argv[i], "--init-from")) {
+            if (i + 1 >= argc) return usage_error(usage_train, "train: --init-from needs a MODEL.bin%s", "");
+            init_from = argv[++i];
+        } else if (!strcmp(argv[i], "--export-batches")) {
             if (i + 1 >= argc) return usage_error(usage_train, "train: --export-batches needs a FILE%s", "");
             opt.export_path = argv[++i];
         } else if (argv[i][0] == '-') return usage_error(usage_train, "train: unknown option %s", argv[i]);
@@ -293,6 +301,9 @@ static int cmd_train(int argc, char **argv)
     if (!path) return usage_error(usage_train, "train: missing CONFIG.json%s", "");
     if (opt.resume && opt.export_path)
         return usage_error(usage_train, "train: --export-batches does not resume; drop --resume%s", "");
+    if (init_from && opt.resume)
+        return usage_error(usage_train, "train: --init-from starts a new run and --resume goes on with one; a "
+                                        "resumed run keeps the train.init_from it started with%s", "");
     /* nmt train --resume RUN_DIR: the run's own config, the directory as output.dir
      * (wherever the run has been moved to). */
     struct stat st;
@@ -319,6 +330,11 @@ static int cmd_train(int argc, char **argv)
         free(cfg.dir);
         cfg.dir = xstrdup(path);
     }
+    if (status == 0 && init_from) {
+        free(cfg.init_from);
+        cfg.init_from = xstrdup(init_from);
+    }
+    if (status == 0 && cfg.init_from) status = train_adopt_init_model(&cfg, opt.config_path, &err);
     if (status == 0) status = train_run(&cfg, &opt, &err);
     if (status == SIGINT || status == SIGTERM) {
         /* Every rank stopped after the same step; rank 0 wrote the checkpoint. */

@@ -13,10 +13,12 @@
 
 /* The keys a resumed run may change: they decide where and how often things are
  * written, or (data paths) are checked by the data's fingerprint instead, or
- * (threads) are train.deterministic's to decide. Every other key shapes the updates. */
+ * (threads) are train.deterministic's to decide, or (the limits) only say when to stop.
+ * Every other key shapes the updates. */
 static const char *const free_keys[] = {"data.train", "data.valid", "train.threads", "train.log_every",
                                         "train.checkpoint_every", "train.keep_checkpoints", "train.deterministic",
-                                        "train.max_nonfinite", "output.dir", NULL};
+                                        "train.max_nonfinite", "train.epochs", "train.max_steps", "output.dir",
+                                        NULL};
 
 int resume_lock(const char *dir, int *fd, Error *err)
 {
@@ -112,11 +114,39 @@ int resume_check_config(const ModelFile *ck, const char *path, const Config *cfg
         return error_set(err, "%s: %s: the checkpoint %s has %s, the config says %s (a run resumes with the "
                               "settings it started with; start a new run in another output.dir to change them)",
                          config, key, path, was, now);
+    /* The limits may move, but not behind where an unfinished run already stands. */
     const TrainState *s = &ck->train_state;
     if (!s->done && s->epoch > cfg->epochs)
-        return error_set(err, "%s: section TRST: field epoch is %d, beyond train.epochs %d", path, s->epoch,
-                         cfg->epochs);
+        return error_set(err, "%s: train.epochs: the checkpoint %s is in epoch %d, beyond train.epochs %d", config,
+                         path, s->epoch, cfg->epochs);
+    if (!s->done && cfg->max_steps > 0 && s->step >= cfg->max_steps)
+        return error_set(err, "%s: train.max_steps: the checkpoint %s is at step %ld, train.max_steps %ld is not "
+                              "beyond it", config, path, s->step, cfg->max_steps);
     return 0;
+}
+
+int resume_more_to_do(const ModelFile *ck, const Config *cfg)
+{
+    const TrainState *s = &ck->train_state;
+    if (!s->done) return 1;
+    int stopped_early = cfg->early_stop > 0 && s->since_best >= cfg->early_stop;
+    return !stopped_early && s->epoch <= cfg->epochs && (cfg->max_steps == 0 || s->step < cfg->max_steps);
+}
+
+char *resume_config_text(const ModelFile *ck, const Config *cfg)
+{
+    Config then;
+    config_defaults(&then);
+    Error ignored;  /* resume_check_config has read it */
+    char *text = NULL;
+    if (config_parse(&then, ck->config_json, "section CONF", &ignored) == 0 &&
+        (then.epochs != cfg->epochs || then.max_steps != cfg->max_steps)) {
+        then.epochs = cfg->epochs;
+        then.max_steps = cfg->max_steps;
+        text = config_to_json(&then);
+    }
+    config_free(&then);
+    return text;
 }
 
 int resume_check_data(const ModelFile *ck, const char *path, const ModelFile *mf, const Dataset *ds,
@@ -124,7 +154,8 @@ int resume_check_data(const ModelFile *ck, const char *path, const ModelFile *mf
 {
     const Vocab *now[2] = {&mf->src_vocab, &mf->tgt_vocab}, *then[2] = {&ck->src_vocab, &ck->tgt_vocab};
     const char *side[2] = {"source", "target"};
-    for (int k = 0; k < 2; k++) {
+    /* From train.init_from the vocabularies are the checkpoint's own (train.c). */
+    for (int k = 0; k < 2 && !cfg->init_from; k++) {
         if (now[k]->size != then[k]->size)
             return error_set(err, "%s: %s vocabulary: the checkpoint %s has %d words, the data now gives %d",
                              cfg->train, side[k], path, then[k]->size, now[k]->size);

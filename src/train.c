@@ -423,6 +423,19 @@ static int end_epoch(Run *run, int *stop, Error *err)
     return save_checkpoint(run, err);
 }
 
+/* Training stopped inside an epoch (train.max_steps, or early stopping at a
+ * train.validate_every validation): a validation unless the last step had one, and a
+ * checkpoint that keeps the place in the epoch, so that a resume with a raised
+ * train.max_steps goes on with the rest of it, as one longer run would have. */
+static int stop_in_epoch(Run *run, int *stop, Error *err)
+{
+    TrainState *st = &run->st;
+    if (run->data.n_valid > 0 && st->step > 0 && st->last_validated != st->step && validation(run, 0, stop, err))
+        return -1;
+    st->done = 1;
+    return save_checkpoint(run, err);
+}
+
 /* Trains from where run stands (the start, or a restored checkpoint) to the end.
  * Returns 0 when training is over and model.bin written; -1 on an error; or, when
  * SIGINT or SIGTERM stopped it, that signal's number (a checkpoint written, err saying
@@ -479,7 +492,7 @@ static int train_loop(Run *run, Error *err)
                 save_checkpoint(run, err))
                 return -1;
         }
-        if (end_epoch(run, &stop, err)) return -1;
+        if (stop && st->next < st->n_train ? stop_in_epoch(run, &stop, err) : end_epoch(run, &stop, err)) return -1;
     }
     return finish(run, err);
 }
@@ -501,9 +514,75 @@ static void say_model(Run *run)
                     (long)sizeof(float) * ranks_summed_floats(&run->mf.model));
 }
 
-/* A new run: the model initialised from the seed, the random streams seeded, train.log
- * begun with the start line. */
-static int start_fresh(Run *run, Error *err)
+/* train.init_from must not be a file this run may delete or write over: one in
+ * output.dir (a finished run's checkpoints are deleted when a new one starts there, and
+ * model.bin and best.bin are rewritten). */
+static int probe_init_from(const Config *cfg, Error *err)
+{
+    if (!cfg->init_from) return 0;
+    char *parent = xstrdup(cfg->init_from), *slash = strrchr(parent, '/');
+    if (slash) slash[slash == parent] = 0;  /* "/m.bin" -> "/" */
+    struct stat a, b;
+    int inside = stat(slash ? parent : ".", &a) == 0 && stat(cfg->dir, &b) == 0 && a.st_dev == b.st_dev &&
+                 a.st_ino == b.st_ino;
+    free(parent);
+    if (inside)
+        return error_set(err, "train.init_from: %s is in output.dir %s, where this run writes and deletes model "
+                              "files: copy it elsewhere or choose another output.dir", cfg->init_from, cfg->dir);
+    return 0;
+}
+
+static int write_config(Run *run, Error *err)
+{
+    const char *path = out_path(run, "config.json");
+    FILE *cf = fopen(path, "w");
+    if (!cf || fputs(run->mf.config_json, cf) < 0 || fclose(cf) != 0)
+        return error_set(err, "%s: cannot write: %s", path, strerror(errno));
+    return 0;
+}
+
+/* train.init_from: the model's vocabularies and segmenter become the run's, taken from
+ * `from`: the model file itself for a new run (read here; its weights stay in it for
+ * start_fresh), or the checkpoint a resume goes on from, which holds the same ones. The
+ * config already has the model's architecture and text options (train_adopt_init_model). */
+static int take_init_units(Run *run, ModelFile *from, Error *err)
+{
+    const char *path = run->cfg->init_from;
+    if (!from->model.param_mem && !from->src_vocab.size && modelfile_read(path, from, err)) {
+        char why[ERROR_LEN];
+        snprintf(why, sizeof why, "%s", err->msg);
+        return error_set(err, "train.init_from: %s", why);
+    }
+    run->mf.src_vocab = from->src_vocab;
+    run->mf.tgt_vocab = from->tgt_vocab;
+    run->mf.seg = from->seg;
+    memset(&from->src_vocab, 0, sizeof from->src_vocab);
+    memset(&from->tgt_vocab, 0, sizeof from->tgt_vocab);
+    memset(&from->seg, 0, sizeof from->seg);
+    return 0;
+}
+
+/* The share of the training examples' units (source, target) that are <unk>: under a
+ * vocabulary from train.init_from, how much of the new data the model cannot read. */
+static void unk_shares(const Dataset *ds, double share[2])
+{
+    long unk[2] = {0, 0}, all[2] = {0, 0};
+    for (int i = 0; i < ds->n_train; i++) {
+        const Example *e = &ds->train[i];
+        for (int j = 0; j < e->src_len; j++)
+            unk[0] += e->src[j] == VOCAB_UNK;
+        for (int j = 0; j < e->tgt_len; j++)
+            unk[1] += e->tgt[j] == VOCAB_UNK;
+        all[0] += e->src_len;
+        all[1] += e->tgt_len;
+    }
+    for (int k = 0; k < 2; k++)
+        share[k] = all[k] ? (double)unk[k] / (double)all[k] : 0.0;
+}
+
+/* A new run: the model initialised from the seed (or with init, train.init_from's model,
+ * from its weights), the random streams seeded, train.log begun with the start line. */
+static int start_fresh(Run *run, ModelFile *init, Error *err)
 {
     const Config *cfg = run->cfg;
     ModelDims dims;
@@ -515,6 +594,26 @@ static int start_fresh(Run *run, Error *err)
         return error_set(err, "%s: the model options do not fit together: %s", out_path(run, "config.json"), problem);
     model_alloc(&run->mf.model, &dims);
     model_init_weights(&run->mf.model, (uint64_t)cfg->seed);
+    if (init) {
+        char why[ERROR_LEN];
+        const ModelDims *a = &init->model.dims;
+        int same = a->embed == dims.embed && a->hidden == dims.hidden && a->cell == dims.cell &&
+                   (a->layers ? a->layers : 1) == (dims.layers ? dims.layers : 1) &&
+                   a->bidirectional == dims.bidirectional && a->attention == dims.attention &&
+                   a->input_feed == dims.input_feed && a->scaled == dims.scaled &&
+                   a->tie_embeddings == dims.tie_embeddings && init->model.n_params == run->mf.model.n_params;
+        if (!same) {  /* the config took the model's keys: a model whose sections disagree */
+            snprintf(why, sizeof why, "%ld parameters, the config's model has %ld", init->model.n_params,
+                     run->mf.model.n_params);
+            return error_set(err, "train.init_from: %s: the model does not fit the config: %s", cfg->init_from, why);
+        }
+        memcpy(run->mf.model.param_mem, init->model.param_mem, sizeof(float) * init->model.n_params);
+        double unk[2];
+        unk_shares(&run->data, unk);
+        console_say(&run->con, "starting from the weights, vocabularies and tokenizer of %s (a new optimizer, step 0); "
+                               "%.2f%% of the training source units and %.2f%% of the target units are <unk> under "
+                               "its vocabularies", cfg->init_from, 100 * unk[0], 100 * unk[1]);
+    }
     adam_init(&run->mf.opt, run->mf.model.n_params, (float)cfg->learning_rate);
     say_model(run);
     TrainState *st = &run->st;
@@ -545,7 +644,15 @@ static int start_fresh(Run *run, Error *err)
 static int start_resumed(Run *run, ModelFile *ck, Error *err)
 {
     if (resume_check_data(ck, run->checkpoint, &run->mf, &run->data, run->cfg, err)) return -1;
+    char *limits = resume_config_text(ck, run->cfg);  /* NULL: the limits the run started with */
     resume_adopt(&run->mf, ck);
+    if (limits) {
+        free(run->mf.config_json);
+        run->mf.config_json = limits;
+        console_say(&run->con, "train.epochs %d, train.max_steps %ld from now on (config.json rewritten)",
+                    run->cfg->epochs, run->cfg->max_steps);
+        if (run->ranks.rank == 0 && write_config(run, err)) return -1;
+    }
     free(run->st.order);
     restore_state(run, ck);
     TrainState *st = &run->st;
@@ -628,13 +735,24 @@ static int probe_inputs(const Config *cfg, Error *err)
     return 0;
 }
 
-static int write_config(Run *run, Error *err)
+
+int train_adopt_init_model(Config *cfg, const char *config_name, Error *err)
 {
-    const char *path = out_path(run, "config.json");
-    FILE *cf = fopen(path, "w");
-    if (!cf || fputs(run->mf.config_json, cf) < 0 || fclose(cf) != 0)
-        return error_set(err, "%s: cannot write: %s", path, strerror(errno));
-    return 0;
+    ModelFile from;
+    char why[ERROR_LEN];
+    if (modelfile_read(cfg->init_from, &from, err)) {
+        snprintf(why, sizeof why, "%s", err->msg);
+        return error_set(err, "train.init_from: %s", why);
+    }
+    Config model;
+    config_defaults(&model);
+    char source[1100];
+    snprintf(source, sizeof source, "%s (section CONF)", cfg->init_from);
+    int status = config_parse(&model, from.config_json, source, err);
+    if (status == 0) status = config_adopt_model(cfg, &model, config_name ? config_name : "the config", cfg->init_from, err);
+    config_free(&model);
+    modelfile_free(&from);
+    return status;
 }
 
 int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
@@ -643,8 +761,9 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     ranks_init(&run.ranks);
     /* Rank 0 alone speaks: the others train as with --quiet. */
     console_init(&run.con, stderr, opt->quiet || run.ranks.rank > 0);
-    ModelFile ck;
+    ModelFile ck, init;  /* the checkpoint resumed from; the model of train.init_from */
     memset(&ck, 0, sizeof ck);
+    memset(&init, 0, sizeof init);
     int status = -1, resuming = 0, lock_fd = -1, rank0 = run.ranks.rank == 0;
     blas_set_threads(cfg->threads);
     run.threads = blas_thread_count();
@@ -658,11 +777,16 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
                                 : dataset_export(&run.data, cfg, &run.mf, opt->export_path, &run.con, err);
         goto done;
     }
-    if (rank0 && resume_lock(cfg->dir, &lock_fd, err)) goto done;
+    if (rank0 && (probe_init_from(cfg, err) || resume_lock(cfg->dir, &lock_fd, err))) goto done;
     /* Everything about a resume is checked before anything in the directory changes. */
     resuming = find_checkpoint(&run, &ck, err);
     if (resuming < 0) goto done;
     if (resuming && resume_check_config(&ck, run.checkpoint, cfg, opt->config_path, err)) goto done;
+    if (resuming && ck.train_state.done && resume_more_to_do(&ck, cfg)) {
+        console_say(&run.con, "the run in %s finished at step %ld; train.epochs %d and train.max_steps %ld let it go "
+                              "on", cfg->dir, ck.train_state.step, cfg->epochs, cfg->max_steps);
+        ck.train_state.done = 0;
+    }
     if (resuming && ck.train_state.done) {
         status = finish_finished(&run, &ck, err);
         goto done;
@@ -671,6 +795,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
                                          &run.con, err))
         goto done;
     if (!resuming && rank0 && write_config(&run, err)) goto done;
+    if (cfg->init_from && take_init_units(&run, resuming ? &ck : &init, err)) goto done;
     if (dataset_prepare(&run.data, &run.mf, cfg, !resuming && rank0 ? out_path(&run, "valid.tsv") : NULL, &run.con,
                         err))
         goto done;
@@ -680,7 +805,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     lr_schedule_kind(cfg->lr_schedule, &kind);  /* the config has checked the name */
     lr_schedule_init(&run.schedule, kind, cfg->learning_rate, cfg->warmup_steps, cfg->lr_decay, cfg->patience);
     run.rs.dropout = (float)cfg->dropout;
-    if (resuming ? start_resumed(&run, &ck, err) : start_fresh(&run, err)) goto done;
+    if (resuming ? start_resumed(&run, &ck, err) : start_fresh(&run, cfg->init_from ? &init : NULL, err)) goto done;
     if (run.data.n_valid == 0)
         console_say(&run.con, "no validation pairs: no validation loss or BLEU, best.bin, plateau decay or early "
                               "stopping");
@@ -700,6 +825,7 @@ done:
     run.mf.has_train_state = 0;
     modelfile_free(&run.mf);
     modelfile_free(&ck);
+    modelfile_free(&init);
     free(run.path);
     if (lock_fd >= 0) close(lock_fd);  /* releases the lock */
     return status;

@@ -8,6 +8,13 @@
  * train.checkpoint_every steps and at each epoch end, and OUTPUT_DIR/model.bin at the
  * end. OUTPUT_DIR/config.json records every setting.
  *
+ * Starting from a model (train.init_from, nmt train --init-from MODEL.bin) is a new run
+ * whose weights are the model's (model.bin, best.bin or any checkpoint), with the model's
+ * vocabularies, segmenter, text options and architecture: fine-tuning on new data or
+ * with a new learning rate. The optimizer, the step count, the schedules and the random
+ * streams start afresh; the new data's words outside the model's vocabularies are
+ * <unk> (the start says how many). Such a run is resumed like any other.
+ *
  * Resuming (opt->resume) goes on from the newest checkpoint that reads (checkpoint.bin
  * when no checkpoint-STEP.bin is left), exactly as the run would have gone on without
  * the interruption: the checkpoint's TrainState (trainstate.h) restores the position
@@ -18,8 +25,13 @@
  * the keys that do not change the updates (train.log_every, checkpoint_every,
  * keep_checkpoints, threads, deterministic, max_nonfinite, output.dir and the data
  * paths), and the data must tokenise to the same examples (compared by fingerprint);
- * anything else is an error naming both values. A run that has finished only gets its
- * model.bin written if that is missing or stale. With no checkpoint in the directory,
+ * anything else is an error naming both values. train.epochs and train.max_steps may
+ * change too: a run that finished at a limit a resume raises goes on (one that stopped
+ * early does not; a run stopped by max_steps inside an epoch goes on with the rest of
+ * that epoch), and config.json and model.bin then record the new limits; a linear
+ * teacher-forcing decay is stretched over the new number of updates. A run that has
+ * finished and has nothing left to do only gets its model.bin written if that is
+ * missing or stale. With no checkpoint in the directory,
  * training starts from the beginning. Without opt->resume, a directory holding an
  * unfinished run is refused (so that forgetting --resume cannot throw hours away); the
  * checkpoints of a finished one are deleted. Either way, a directory another nmt train
@@ -69,6 +81,11 @@ typedef struct {
     int resume;                /* go on from OUTPUT_DIR's newest checkpoint */
     const char *config_path;   /* names the config in messages (may be NULL) */
 } TrainOptions;
+
+/* train.init_from (nmt train --init-from MODEL.bin): reads the model file it names and
+ * gives cfg the model's architecture and text options (config_adopt_model), before
+ * train_run. Returns 0, or -1 with err (an unreadable model, a key given otherwise). */
+int train_adopt_init_model(Config *cfg, const char *config_name, Error *err);
 
 /* With opt->export_path, train_run prepares the data exactly as for training and then,
  * instead of training, writes the first train.max_steps batches (all epochs' batches

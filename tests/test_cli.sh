@@ -900,13 +900,15 @@ steady_log() {
     grep -v '"event":"\(resume\|interrupted\)"' "$1" |
         sed -e 's/"tokens_per_s":[0-9.eE+-]*//' -e 's/"seconds":[0-9.]*//' -e 's/"elapsed":[0-9.]*//'
 }
-# same_run DIR WHAT — DIR's model.bin, best.bin and train.log are the uninterrupted run's.
+# same_run DIR WHAT [REF] — DIR's model.bin, best.bin and train.log are the uninterrupted
+# run's (REF, default $T/runs/straight).
 same_run() {
-    check "$2: model.bin bit-identical to the uninterrupted run's" cmp -s "$1/model.bin" "$T/runs/straight/model.bin"
-    check "$2: best.bin bit-identical" cmp -s "$1/best.bin" "$T/runs/straight/best.bin"
+    ref=${3:-$T/runs/straight}
+    check "$2: model.bin bit-identical to the uninterrupted run's" cmp -s "$1/model.bin" "$ref/model.bin"
+    check "$2: best.bin bit-identical" cmp -s "$1/best.bin" "$ref/best.bin"
     steady_log "$1/train.log" >"$T/log.a"
-    steady_log "$T/runs/straight/train.log" >"$T/log.b"
-    check "$2: train.log the same apart from timings and resume events" cmp -s "$T/log.a" "$T/log.b"
+    steady_log "$ref/train.log" >"$T/log.b"
+    check "$2: train.log the same apart from timings and resume events" eval '[ -s "$T/log.a" ] && cmp -s "$T/log.a" "$T/log.b"'
 }
 # start ARGS... — nmt in the background (no timeout wrapper: signals must reach nmt
 # itself), stderr to $T/bg.err; sets $pid. SIGINT is reset to its default, which a
@@ -985,6 +987,84 @@ run train "$C" --resume --quiet
 check "resume a finished run without model.bin: writes the same model.bin" \
     eval 'exits 0 && cmp -s "$R/model.bin" "$T/model.copy"'
 mv "$R" "$T/runs/straight"
+
+# Raised limits. A run that finished at train.max_steps 40 (inside its third epoch) or
+# at train.epochs 2, resumed with the full run's limits, goes on and ends exactly as the
+# full run (the same config without the teacher-forcing decay, whose plan follows the
+# limits).
+L=$T/runs/limits
+CL=$T/limits.json
+cat >"$CL" <<EOF2
+{
+  "data": {"train": "$T/train.tsv"},
+  "model": {"embed": 32, "hidden": 64, "dropout": 0.2},
+  "train": {"batch_size": 16, "epochs": 6, "learning_rate": 0.003, "threads": 1, "log_every": 1,
+            "checkpoint_every": 7, "validate_every": 10, "valid_bleu_max": 10, "lr_schedule": "plateau",
+            "label_smoothing": 0.1, "teacher_forcing": 0.9},
+  "output": {"dir": "$L"}
+}
+EOF2
+run train "$CL" --quiet
+mv "$L" "$T/runs/limits_ref"
+run train "$CL" --quiet --set train.max_steps=40
+check "limits: a run stopped by train.max_steps 40: exit 0, its newest checkpoint at step 40" \
+    eval 'exits 0 && [ -s "$L/checkpoint-40.bin" ]'
+run train "$CL" --resume
+check "limits: resumed with train.max_steps 0 (the config's): exit 0, says it goes on from step 40" \
+    eval 'exits 0 && grep -q "^nmt: the run in $L finished at step 40; train.epochs 6 and train.max_steps 0 let it go on" "$T/err" &&
+          grep -q "^nmt: resuming at step 40 (epoch 3, batch 7 of 17)" "$T/err"'
+same_run "$L" "limits: max_steps 40 then raised" "$T/runs/limits_ref"
+check "limits: config.json records the new limit, as the full run's does" cmp -s "$L/config.json" "$T/runs/limits_ref/config.json"
+rm -rf "$L"
+run train "$CL" --quiet --set train.epochs=2
+run train --resume "$L" --quiet --set train.epochs=6
+check "limits: train.epochs 2, then nmt train --resume RUN_DIR --set train.epochs=6: exit 0" exits 0
+same_run "$L" "limits: epochs 2 then raised to 6" "$T/runs/limits_ref"
+cp "$L/model.bin" "$T/model.copy"
+run train --resume "$L" --set train.epochs=3
+check "limits: a finished run resumed with a lower train.epochs: nothing to do, model.bin untouched" \
+    eval 'exits 0 && grep -q "finished at step 102; .* up to date: nothing to do" "$T/err" && cmp -s "$L/model.bin" "$T/model.copy"'
+rm -rf "$L"
+: >"$T/bg.err"
+start_paused 20 train "$CL" --quiet
+if stopped && kill -9 "$pid"; then { wait "$pid"; } 2>/dev/null; fi
+run train "$CL" --resume --set train.max_steps=10
+check "limits: an unfinished run (checkpoint at step 17, its first epoch's end) resumed with train.max_steps 10: exit 1, naming both" \
+    eval 'exits 1 && [ "$(lines "$T/err")" = 1 ] && grep -q "^nmt: $CL: train.max_steps: the checkpoint $L/checkpoint-17.bin is at step 17, train.max_steps 10 is not beyond it" "$T/err"'
+rm -rf "$L"
+
+# Fine-tuning: --init-from MODEL.bin starts a new run from the model's weights,
+# vocabularies and architecture (a new optimizer, step 0) on other data.
+awk 'NR % 89 == 1' "$DATA" | head -n 300 >"$T/new.tsv"
+F=$T/runs/finetune
+run train "$CL" --init-from "$T/runs/limits_ref/model.bin" --set "data.train=$T/new.tsv" --set "output.dir=$F" \
+    --set train.max_steps=5 --set train.learning_rate=0.0003
+check "--init-from: exit 0, says where the weights come from and how much of the new data is <unk>" \
+    eval 'exits 0 && grep -q "^nmt: starting from the weights, vocabularies and tokenizer of $T/runs/limits_ref/model.bin (a new optimizer, step 0); [0-9.]*% of the training source units and [0-9.]*% of the target units are <unk>" "$T/err"'
+vocab_of() { "$NMT" info "$1" --json | sed -E 's/.*"src_vocab":([0-9]+).*"tgt_vocab":([0-9]+).*/\1 \2/'; }
+check "--init-from: the model's vocabularies, not the new data's" \
+    eval '[ -n "$(vocab_of "$F/model.bin")" ] && [ "$(vocab_of "$F/model.bin")" = "$(vocab_of "$T/runs/limits_ref/model.bin")" ]'
+first_loss() { grep -v '"event"' "$1" | head -n 1 | field loss /dev/stdin; }
+check "--init-from: the first step's loss is the trained model's, far below a new model's ($(first_loss "$F/train.log") vs $(first_loss "$T/runs/limits_ref/train.log"))" \
+    awk -v a="$(first_loss "$F/train.log")" -v b="$(first_loss "$T/runs/limits_ref/train.log")" 'BEGIN { exit !(a + 1 < b) }'
+check "--init-from: config.json records train.init_from" grep -q "\"init_from\":.*limits_ref/model.bin" "$F/config.json"
+run train --resume "$F" --quiet --set train.max_steps=8
+check "--init-from: the run resumes like any other (max_steps raised to 8: exit 0, ends at step 8)" \
+    eval 'exits 0 && [ "$(last_step "$F/train.log")" = 8 ]'
+run train "$CL" --init-from "$T/runs/limits_ref/model.bin" --set "output.dir=$T/runs/x" --set model.hidden=32
+check "--init-from with a model key given otherwise: exit 1, naming the key and both values" \
+    eval 'exits 1 && [ "$(lines "$T/err")" = 1 ] && grep -q "^nmt: $CL: model.hidden: the model $T/runs/limits_ref/model.bin has 64, the config says 32" "$T/err"'
+run train "$CL" --init-from "$T/runs/limits_ref/model.bin" --resume
+check "--init-from with --resume: usage error (exit 2)" eval 'exits 2 && grep -q "^usage: nmt train" "$T/err"'
+cp "$T/runs/limits_ref/model.bin" "$T/model.copy"
+run train "$CL" --init-from "$T/runs/limits_ref/model.bin" --set "output.dir=$T/runs/limits_ref"
+check "--init-from a model inside output.dir: exit 1, the model untouched" \
+    eval 'exits 1 && grep -q "^nmt: train.init_from: .* is in output.dir" "$T/err" && cmp -s "$T/runs/limits_ref/model.bin" "$T/model.copy"'
+run train "$CL" --init-from "$T/no_such.bin" --set "output.dir=$T/runs/x"
+check "--init-from a missing file: exit 1 naming train.init_from and the file" \
+    eval 'exits 1 && [ "$(lines "$T/err")" = 1 ] && grep -q "^nmt: train.init_from: $T/no_such.bin: " "$T/err"'
+run train "$CL" --init-from
+check "--init-from without a file: usage error (exit 2)" exits 2
 
 # Killed with SIGKILL five times, each time stopped at a known step first (the resumed
 # process redoes the steps since the last checkpoint, every 7, and stops at the next
