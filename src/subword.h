@@ -58,6 +58,13 @@
  *   subword_join(p.tokens, p.n, &back);             // lowest 我爱
  *   char *codes = bpe_to_text(&bpe);                // "#version: 0.2\ne s\nes t</w>\n..."
  *   free(codes); token_list_free(&p); token_list_free(&back); bpe_free(&bpe);
+ *
+ *   const char *snmt = "#version: 0.2\nत े\n";      // subword-nmt's codes: merge त + े
+ *   Error err;
+ *   bpe_from_text_format(&bpe, snmt, strlen(snmt), BPE_SUBWORD_NMT, "codes", &err);
+ *   char *mr[] = {"तेथे"};
+ *   subword_segment(&bpe, mr, 1, &p);               // ते@@ थ@@ े   (as subword-nmt)
+ *   token_list_free(&p); bpe_free(&bpe);
  */
 #ifndef SUBWORD_H
 #define SUBWORD_H
