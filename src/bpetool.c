@@ -5,17 +5,41 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <utf8proc.h>
 
 #include "modelfile.h" /* defines: ModelFile, modelfile_read */
 #include "segment.h"   /* defines: Segmenter, segmenter_apply, segmenter_join, segmenter_learn_bpe */
 #include "subword.h"   /* defines: Bpe, bpe_learn, bpe_to_text, bpe_from_text */
 #include "vocab.h"     /* defines: VocabCounter */
 
-/* Called for each line of the inputs (without its newline) with the input's name and
- * the line's number; a non-zero return stops the reading. */
+/* Called for each line of the inputs with the input's name and the line's number; a
+ * non-zero return stops the reading. The line is len bytes, not NUL-terminated. */
 typedef int (*LineFn)(void *ctx, const char *name, long number, const char *line, size_t len, Error *err);
 
-static int each_line(char *const *inputs, int n_inputs, LineFn fn, void *ctx, Error *err)
+/* The lines of chunk[0..len) (as getline read it: LF only at its end) as subword-nmt
+ * sees them, reading as Python reads standard input: a line ends at LF, CRLF or a lone
+ * CR, and fn gets it with that ending made LF (a last line without one, without). */
+static int universal_lines(char *chunk, size_t len, const char *name, long *number, LineFn fn, void *ctx,
+                           Error *err)
+{
+    size_t start = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (chunk[i] != '\r' && chunk[i] != '\n') continue;
+        size_t end = i + 1;
+        if (chunk[i] == '\r') {
+            chunk[i] = '\n';
+            if (i + 1 < len && chunk[i + 1] == '\n') i++;
+        }
+        int status = fn(ctx, name, (*number)++, chunk + start, end - start, err);
+        if (status) return status;
+        start = i + 1;
+    }
+    return start < len ? fn(ctx, name, (*number)++, chunk + start, len - start, err) : 0;
+}
+
+/* Calls fn for each line of the inputs in turn: without its line end (LF, and any CRs
+ * before it), or with keep_ends as universal_lines cuts them. */
+static int each_line(char *const *inputs, int n_inputs, int keep_ends, LineFn fn, void *ctx, Error *err)
 {
     char *line = NULL;
     size_t cap = 0;
@@ -29,10 +53,14 @@ static int each_line(char *const *inputs, int n_inputs, LineFn fn, void *ctx, Er
             break;
         }
         ssize_t len;
-        for (long number = 1; status == 0 && (len = getline(&line, &cap, f)) >= 0; number++) {
+        for (long number = 1; status == 0 && (len = getline(&line, &cap, f)) >= 0;) {
+            if (keep_ends) {
+                status = universal_lines(line, (size_t)len, name, &number, fn, ctx, err);
+                continue;
+            }
             while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
                 line[--len] = 0;
-            status = fn(ctx, name, number, line, (size_t)len, err);
+            status = fn(ctx, name, number++, line, (size_t)len, err);
         }
         if (status == 0 && ferror(f)) status = error_set(err, "%s: read error: %s", name, strerror(errno));
         if (!is_stdin) fclose(f);
@@ -49,6 +77,30 @@ static int tokenize(const char *name, long number, const char *line, size_t len,
     return error_set(err, "%s:%ld: %s", name, number, inner.msg);
 }
 
+/* subword-nmt's words: the line stripped of spaces, CR and LF at both ends and split at
+ * single spaces, empty words dropped; no normalisation. Into *words (pointers into
+ * *copy, both malloc'd). Refuses what Python would not decode (and NUL, which a word
+ * here cannot hold). Returns how many words, or -1. */
+static int split_words(const char *name, long number, const char *line, size_t len, char **copy, char ***words,
+                       Error *err)
+{
+    for (size_t at = 0; at < len;) {
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t step = utf8proc_iterate((const utf8proc_uint8_t *)line + at, (utf8proc_ssize_t)(len - at), &cp);
+        if (step <= 0) return error_set(err, "%s:%ld: invalid UTF-8 at byte %zu", name, number, at);
+        if (cp == 0) return error_set(err, "%s:%ld: NUL byte at byte %zu", name, number, at);
+        at += (size_t)step;
+    }
+    *copy = xmalloc(len + 1);
+    memcpy(*copy, line, len);
+    (*copy)[len] = 0;
+    *words = xmalloc(sizeof(char *) * (len / 2 + 1));
+    int n = 0;
+    for (char *p = strtok(*copy, " \r\n"); p; p = strtok(NULL, " \r\n"))
+        (*words)[n++] = p;
+    return n;
+}
+
 /* ---------------------------------------------------------------- learn */
 
 static int count_line(void *ctx, const char *name, long number, const char *line, size_t len, Error *err)
@@ -63,14 +115,53 @@ static int count_line(void *ctx, const char *name, long number, const char *line
     return 0;
 }
 
+static int count_line_subword_nmt(void *ctx, const char *name, long number, const char *line, size_t len,
+                                  Error *err)
+{
+    VocabCounter *counter = ((void **)ctx)[1];
+    char *copy, **words;
+    int n = split_words(name, number, line, len, &copy, &words, err);
+    if (n < 0) return -1;
+    for (int i = 0; i < n; i++)
+        vocab_counter_add(counter, words[i]);
+    free(words);
+    free(copy);
+    return 0;
+}
+
+/* bpe_learn_format over every word counted. */
+static void learn_counted(Bpe *b, const VocabCounter *counter, int n_merges, BpeFormat format)
+{
+    int n = vocab_counter_size(counter);
+    char **word = xmalloc(sizeof(char *) * (n ? n : 1));
+    long *count = xmalloc(sizeof(long) * (n ? n : 1));
+    vocab_counter_items(counter, word, count);
+    bpe_learn_format(b, word, count, n, n_merges, format);
+    free(word);
+    free(count);
+}
+
+int bpe_tool_learn_usage(const BpeToolOptions *opt, Error *err)
+{
+    if (opt->format == BPE_SUBWORD_NMT && (opt->text.lowercase || opt->text.nfkc))
+        return error_set(err, "bpe learn: %s applies only to nmt's codes format (--codes-format subword-nmt reads "
+                              "pre-tokenised text as it is, as subword-nmt does): remove it",
+                         opt->text.lowercase ? "--lowercase" : "--nfkc");
+    return 0;
+}
+
 int bpe_tool_learn(char *const *inputs, int n_inputs, FILE *out, const BpeToolOptions *opt, Error *err)
 {
     VocabCounter *counter = vocab_counter_new();
     void *ctx[2] = {(void *)opt, counter};
-    int status = each_line(inputs, n_inputs, count_line, ctx, err);
+    int snmt = opt->format == BPE_SUBWORD_NMT;
+    int status = each_line(inputs, n_inputs, snmt, snmt ? count_line_subword_nmt : count_line, ctx, err);
     if (status == 0) {
         Bpe b;
-        segmenter_learn_bpe(&b, counter, opt->merges);
+        if (snmt)
+            learn_counted(&b, counter, opt->merges, BPE_SUBWORD_NMT);
+        else
+            segmenter_learn_bpe(&b, counter, opt->merges);
         char *codes = bpe_to_text(&b);
         if (fputs(codes, out) < 0 || fflush(out) != 0) status = error_set(err, "cannot write: %s", strerror(errno));
         if (b.n < opt->merges)
@@ -111,6 +202,35 @@ static int apply_line(void *ctx, const char *name, long number, const char *line
     return status;
 }
 
+static int is_strip(char c) { return c == ' ' || c == '\r' || c == '\n'; }
+
+/* One line (with its LF, if it had one) as subword-nmt's apply-bpe writes it: the
+ * spaces before the first word and the spaces and line end after the last kept as
+ * they are (a line of nothing else is written as it is), the words' pieces between,
+ * separated by single spaces. */
+static int apply_line_subword_nmt(void *ctx, const char *name, long number, const char *line, size_t len,
+                                  Error *err)
+{
+    const LineJob *job = ctx;
+    char *copy, **words;
+    int n = split_words(name, number, line, len, &copy, &words, err);
+    if (n < 0) return -1;
+    size_t lead = 0, trail = 0;
+    while (lead < len && is_strip(line[lead])) lead++;
+    while (lead + trail < len && is_strip(line[len - 1 - trail])) trail++;
+    TokenList pieces;
+    subword_segment(&job->seg->src, words, n, &pieces);
+    int bad = fwrite(line, 1, lead, job->out) != lead;
+    for (int i = 0; i < pieces.n && !bad; i++)
+        bad = (i > 0 && fputc(' ', job->out) == EOF) || fputs(pieces.tokens[i], job->out) < 0;
+    if (!bad) bad = fwrite(line + len - trail, 1, trail, job->out) != trail;
+    int status = bad || fflush(job->out) != 0 ? error_set(err, "cannot write: %s", strerror(errno)) : 0;
+    token_list_free(&pieces);
+    free(words);
+    free(copy);
+    return status;
+}
+
 /* What path holds: 1 a model file (it starts "NMTMODEL"), 0 anything else, -1 nothing
  * that can be read as a regular file (missing, a directory, a pipe: reading the start
  * of a pipe would take it from the input). */
@@ -135,6 +255,9 @@ int bpe_tool_apply_usage(const BpeToolOptions *opt, char *const *inputs, int n_i
         if (n_inputs > 0 && strcmp(inputs[0], "-") && file_kind(inputs[0]) == 1)
             return error_set(err, "bpe apply: --char takes no MODEL.bin (%s is a model file, which brings its own "
                                   "segmentation): remove --char, or the model", inputs[0]);
+        if (opt->format_given)
+            return error_set(err, "bpe apply: --codes-format applies only to a codes file (--char reads no codes): "
+                                  "remove it");
         return 0;
     }
     /* A file that cannot be read is left to bpe_tool_apply, which says why. */
@@ -146,6 +269,13 @@ int bpe_tool_apply_usage(const BpeToolOptions *opt, char *const *inputs, int n_i
         return error_set(err, "bpe apply: %s applies only to a codes file or --char (%s is a model file, which "
                               "brings its own text options): remove it", opt->text.lowercase ? "--lowercase" : "--nfkc",
                          opt->codes);
+    if (model && opt->format_given)
+        return error_set(err, "bpe apply: --codes-format applies only to a codes file (%s is a model file, which "
+                              "brings its own merges): remove it", opt->codes);
+    if (opt->format == BPE_SUBWORD_NMT && (opt->text.lowercase || opt->text.nfkc))
+        return error_set(err, "bpe apply: %s applies only to nmt's codes format (--codes-format subword-nmt reads "
+                              "pre-tokenised text as it is, as subword-nmt does): remove it",
+                         opt->text.lowercase ? "--lowercase" : "--nfkc");
     return 0;
 }
 
@@ -165,7 +295,7 @@ static int load_segmenter(const BpeToolOptions *opt, Segmenter *seg, TextOptions
         unsigned char *data;
         if (read_whole_file(opt->codes, &data, &len, err)) return -1;
         seg->kind = TOKENIZER_BPE;
-        int status = bpe_from_text(&seg->src, (const char *)data, len, opt->codes, err);
+        int status = bpe_from_text_format(&seg->src, (const char *)data, len, opt->format, opt->codes, err);
         free(data);
         return status;
     }
@@ -193,7 +323,10 @@ int bpe_tool_apply(char *const *inputs, int n_inputs, FILE *out, const BpeToolOp
     TextOptions text;
     if (load_segmenter(opt, &seg, &text, err)) return -1;
     LineJob job = {&seg, &text, out};
-    int status = each_line(inputs, n_inputs, apply_line, &job, err);
+    /* Codes read as subword-nmt's are applied to lines read as subword-nmt reads them;
+     * a model file's merges are always nmt's. */
+    int snmt = seg.kind == TOKENIZER_BPE && seg.src.format == BPE_SUBWORD_NMT;
+    int status = each_line(inputs, n_inputs, snmt, snmt ? apply_line_subword_nmt : apply_line, &job, err);
     segmenter_free(&seg);
     return status;
 }
@@ -229,5 +362,5 @@ int bpe_tool_join(char *const *inputs, int n_inputs, FILE *out, Error *err)
 {
     Segmenter seg = {.kind = TOKENIZER_BPE};
     LineJob job = {&seg, NULL, out};
-    return each_line(inputs, n_inputs, join_line, &job, err);
+    return each_line(inputs, n_inputs, 0, join_line, &job, err);
 }

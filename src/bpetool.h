@@ -5,6 +5,7 @@
  *   nmt bpe apply codes.en --lowercase < test.en > test.pieces.en   # "low@@ er"
  *   nmt bpe apply runs/x/model.bin < test.en                          # a model's merges
  *   nmt bpe join < output.pieces > output.txt                         # "lower"
+ *   nmt bpe apply codes.snmt --codes-format subword-nmt < test.tok      # as subword-nmt
  *
  * Lines are tokenised exactly as training tokenises them (text.h): normalised, split
  * at whitespace and punctuation, case-folded with --lowercase. learn writes codes in
@@ -16,6 +17,19 @@
  * (--target with a codes file or --char, --lowercase or --nfkc with a model file) is
  * refused, as a config key that does not apply is (config.h).
  *
+ * --codes-format subword-nmt (learn, and apply with a codes file) works as subword-nmt
+ * does, so that an existing pipeline's codes carry over: apply reads CODES as
+ * subword-nmt's apply-bpe reads them (version 0.1 or 0.2) and segments code points,
+ * not nmt's grapheme clusters (subword.h says why the two differ), and treats lines as
+ * it does: already tokenised text, split at single spaces only, nothing normalised,
+ * the spaces around the words and the line end kept. Lines end at LF, CRLF or a lone
+ * CR, each written as LF, as Python reads standard input, so the output is byte for
+ * byte `subword-nmt apply-bpe -c CODES < input`'s. learn counts words split the same
+ * way and learns merges of code points, ties broken as subword-nmt's learn-bpe breaks
+ * them. Neither takes --lowercase or --nfkc (subword-nmt changes no text); a model
+ * file or --char refuses --codes-format (a usage error), as they bring or need no
+ * codes.
+ *
  * Each input is a path or "-" (standard input); none means standard input. Bad input
  * (a missing file, invalid UTF-8, a damaged codes file) is an error naming the file and
  * line; output lines are flushed one by one.
@@ -25,21 +39,28 @@
 
 #include <stdio.h>
 
+#include "subword.h" /* defines: BpeFormat */
 #include "text.h" /* defines: TextOptions */
 #include "util.h" /* defines: Error */
 
 typedef struct {
     int merges;          /* learn: how many to learn */
+    BpeFormat format;    /* learn, and apply with a codes file: --codes-format */
+    int format_given;    /* --codes-format was given (a model file or --char refuses it) */
     TextOptions text;    /* learn; apply with a codes file or --char */
     const char *codes;   /* apply: a codes file or a model file (NULL with chars) */
     int target;          /* apply with a model file: the target side's merges */
     int chars;           /* apply: character segmentation */
 } BpeToolOptions;
 
+/* The options of learn that do not apply: --lowercase or --nfkc with --codes-format
+ * subword-nmt. Returns 0, or -1 with a message (main.c makes it a usage error). */
+int bpe_tool_learn_usage(const BpeToolOptions *opt, Error *err);
 int bpe_tool_learn(char *const *inputs, int n_inputs, FILE *out, const BpeToolOptions *opt, Error *err);
 /* The options of apply that do not apply to what opt->codes turned out to be: --target
- * with a codes file or with --char, --lowercase or --nfkc with a model file, --char
- * with a model file as the first input. Returns 0, or -1 with a message naming the
+ * with a codes file or with --char, --lowercase or --nfkc with a model file or with
+ * --codes-format subword-nmt, --codes-format with a model file or --char, --char with a
+ * model file as the first input. Returns 0, or -1 with a message naming the
  * option and what to do (main.c makes it a usage error). Reads the first bytes of
  * opt->codes and inputs[0] when they are regular files. */
 int bpe_tool_apply_usage(const BpeToolOptions *opt, char *const *inputs, int n_inputs, Error *err);

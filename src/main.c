@@ -17,7 +17,7 @@
 #include "average.h"   /* defines: average_models */
 #include "blas.h"      /* defines: blas_select_kernel, blas_set_threads */
 #include "bleu.h"      /* defines: MetricOptions, bleu_tokenize_parse, bleu_tokenize_for_language */
-#include "bpetool.h"   /* defines: BpeToolOptions, bpe_tool_learn, bpe_tool_apply(_usage), bpe_tool_join */
+#include "bpetool.h"   /* defines: BpeToolOptions, bpe_tool_learn(_usage), bpe_tool_apply(_usage), bpe_tool_join */
 #include "config.h"    /* defines: Config, config_load_keys, config_set, config_check */
 #include "decode.h"    /* defines: LENGTH_AVERAGE */
 #include "dist.h"      /* defines: dist_init, dist_rank, dist_size, dist_barrier, dist_finalize, dist_abort */
@@ -198,7 +198,9 @@ static const char *usage_plot =
 
 static const char *usage_bpe =
     "usage: nmt bpe learn [--merges N] [--lowercase] [--nfkc] [-o CODES] [INPUT ...]\n"
+    "       nmt bpe learn --codes-format subword-nmt [--merges N] [-o CODES] [INPUT ...]\n"
     "       nmt bpe apply CODES [--lowercase] [--nfkc] [-o OUTPUT] [INPUT ...]\n"
+    "       nmt bpe apply CODES --codes-format subword-nmt [-o OUTPUT] [INPUT ...]\n"
     "       nmt bpe apply MODEL.bin [--target] [-o OUTPUT] [INPUT ...]\n"
     "       nmt bpe apply --char [--lowercase] [--nfkc] [-o OUTPUT] [INPUT ...]\n"
     "       nmt bpe join [-o OUTPUT] [INPUT ...]\n"
@@ -222,6 +224,10 @@ static const char *usage_bpe =
     "               data.normalization); a model file brings its own, and refuses them\n"
     "  --target     a model file's target side (a codes file has one side)\n"
     "  --char       every character its own piece; no CODES\n"
+    "  --codes-format nmt|subword-nmt  whose codes (default nmt). subword-nmt: as\n"
+    "               subword-nmt learn-bpe / apply-bpe, for its codes files: symbols are\n"
+    "               code points, not nmt's grapheme clusters; lines are pre-tokenised\n"
+    "               text, split at spaces only, nothing normalised\n"
     "  -o FILE      write to FILE instead of standard output\n";
 
 static int fail(const Error *err)
@@ -735,6 +741,12 @@ static int cmd_bpe(int argc, char **argv)
             opt.chars = 1;
         } else if (apply && !strcmp(argv[i], "--target")) {
             opt.target = 1;
+        } else if (!join && !strcmp(argv[i], "--codes-format")) {
+            int format = i + 1 < argc ? bpe_format_from_name(argv[i + 1]) : -1;
+            if (format < 0) return usage_error(usage_bpe, "bpe: --codes-format needs " BPE_FORMAT_NAMES "%s", "");
+            opt.format = (BpeFormat)format;
+            opt.format_given = 1;
+            i++;
         } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
             if (i + 1 >= argc) return usage_error(usage_bpe, "bpe: %s needs a FILE", argv[i]);
             out_path = argv[++i];
@@ -756,6 +768,7 @@ static int cmd_bpe(int argc, char **argv)
     if (n_inputs == 0) inputs[n_inputs++] = "-";
     Error err;
     if (apply && bpe_tool_apply_usage(&opt, inputs, n_inputs, &err)) return usage_error(usage_bpe, "%s", err.msg);
+    if (learn && bpe_tool_learn_usage(&opt, &err)) return usage_error(usage_bpe, "%s", err.msg);
     FILE *out = stdout;
     if (out_path && !(out = fopen(out_path, "w"))) {
         error_set(&err, "%s: cannot write: %s", out_path, strerror(errno));

@@ -78,6 +78,28 @@ static int split_clusters(const char *s, size_t len, int *off, unsigned char *un
     return k;
 }
 
+/* Splits s[0..len) into its code points, as split_clusters does clusters (every
+ * unspaced[i] 0, so the whole token is one unit): subword-nmt's symbols. */
+static int split_code_points(const char *s, size_t len, int *off, unsigned char *unspaced)
+{
+    int k = 0;
+    for (size_t at = 0; at < len;) {
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t step = utf8proc_iterate((const utf8proc_uint8_t *)s + at, (utf8proc_ssize_t)(len - at), &cp);
+        off[k] = (int)at;
+        unspaced[k++] = 0;
+        at += step > 0 ? (size_t)step : 1;
+    }
+    off[k] = (int)len;
+    return k;
+}
+
+/* The symbols of s[0..len) under format (see split_clusters). */
+static int split_symbols(BpeFormat format, const char *s, size_t len, int *off, unsigned char *unspaced)
+{
+    return format == BPE_SUBWORD_NMT ? split_code_points(s, len, off, unspaced) : split_clusters(s, len, off, unspaced);
+}
+
 /* The unit that starts at cluster c of k: one unspaced cluster, or the run of
  * spaced clusters up to the next unspaced one. Returns the cluster after it. */
 static int unit_end(const unsigned char *unspaced, int c, int k)
@@ -269,6 +291,7 @@ typedef struct {
     int n_heap, cap_heap;
     uint64_t *old_keys, *new_keys;   /* pair keys of one unit before/after a merge */
     int cap_keys;
+    int greatest_first;   /* ties: the greatest pair first (subword-nmt), not the least */
 } Learner;
 
 static uint64_t pair_key(int left, int right) { return (uint64_t)(uint32_t)left << 32 | (uint32_t)right; }
@@ -293,7 +316,8 @@ static int pair_get(Learner *L, uint64_t key)
     return p;
 }
 
-/* Heap order: higher count first, then left symbol, then right, in byte order. */
+/* Heap order: higher count first, then left symbol, then right, in byte order (which
+ * for UTF-8 is code point order): least first, or greatest with greatest_first. */
 static int heap_before(const Learner *L, HeapEntry a, HeapEntry b)
 {
     if (a.count != b.count)
@@ -302,7 +326,7 @@ static int heap_before(const Learner *L, HeapEntry a, HeapEntry b)
     int c = strcmp(L->syms.str[x->left], L->syms.str[y->left]);
     if (c == 0)
         c = strcmp(L->syms.str[x->right], L->syms.str[y->right]);
-    return c < 0;
+    return L->greatest_first ? c > 0 : c < 0;
 }
 
 static void heap_push(Learner *L, long count, int pair)
@@ -431,11 +455,11 @@ static void learner_merge(Learner *L, int p, int joined, int step)
 /* Adds the units of word, count times each, to the distinct units (unit_ids) and
  * their counts (unit_counts[id], grown as needed). */
 static void count_units(Interner *unit_ids, long **unit_counts, int *cap_counts, const char *word, long count,
-                        Scratch *s)
+                        BpeFormat format, Scratch *s)
 {
     size_t len = strlen(word);
     scratch_fit(s, len);
-    int k = split_clusters(word, len, s->off, s->unspaced);
+    int k = split_symbols(format, word, len, s->off, s->unspaced);
     for (int c = 0; c < k;) {
         int end = unit_end(s->unspaced, c, k);
         if (end - c >= 2) {   /* a single symbol has no pairs to learn from */
@@ -452,11 +476,12 @@ static void count_units(Interner *unit_ids, long **unit_counts, int *cap_counts,
     }
 }
 
-/* Words whose symbols bpe_to_text could not write so that bpe_from_text reads
- * them back: empty, not UTF-8, with a space or line end, or with "</w>". */
-static int learnable(const char *w)
+/* Words whose symbols bpe_to_text could not write so that bpe_from_text_format
+ * reads them back: empty, not UTF-8, with a space or line end, or (BPE_NMT) with
+ * "</w>". */
+static int learnable(const char *w, BpeFormat format)
 {
-    if (!w[0] || strpbrk(w, " \r\n") || strstr(w, END_OF_WORD))
+    if (!w[0] || strpbrk(w, " \r\n") || (format == BPE_NMT && strstr(w, END_OF_WORD)))
         return 0;
     size_t len = strlen(w);
     for (size_t at = 0; at < len;) {
@@ -471,10 +496,15 @@ static int learnable(const char *w)
 
 void bpe_learn(Bpe *b, char *const *words, const long *counts, int n_words, int n_merges)
 {
-    *b = (Bpe){0};
+    bpe_learn_format(b, words, counts, n_words, n_merges, BPE_NMT);
+}
+
+void bpe_learn_format(Bpe *b, char *const *words, const long *counts, int n_words, int n_merges, BpeFormat format)
+{
+    *b = (Bpe){.format = format};
     if (n_merges <= 0)
         return;
-    Learner L = {0};
+    Learner L = {.greatest_first = format == BPE_SUBWORD_NMT};
     Scratch s = {0};
 
     /* Distinct units and their counts. */
@@ -482,8 +512,8 @@ void bpe_learn(Bpe *b, char *const *words, const long *counts, int n_words, int 
     long *unit_counts = NULL;
     int cap_counts = 0;
     for (int i = 0; i < n_words; i++)
-        if (counts[i] > 0 && learnable(words[i]))
-            count_units(&unit_ids, &unit_counts, &cap_counts, words[i], counts[i], &s);
+        if (counts[i] > 0 && learnable(words[i], format))
+            count_units(&unit_ids, &unit_counts, &cap_counts, words[i], counts[i], format, &s);
 
     /* Each unit as symbol ids, and its pairs counted. */
     L.n_units = unit_ids.n;
@@ -494,7 +524,7 @@ void bpe_learn(Bpe *b, char *const *words, const long *counts, int n_words, int 
         const char *text = unit_ids.str[u];
         size_t len = strlen(text);
         scratch_fit(&s, len);
-        int k = split_clusters(text, len, s.off, s.unspaced);
+        int k = split_symbols(format, text, len, s.off, s.unspaced);
         Unit *un = &L.units[u];
         *un = (Unit){.sym = xmalloc((size_t)k * sizeof *un->sym), .len = k, .count = unit_counts[u], .stamp = -1};
         for (int c = 0; c < k; c++) {
@@ -603,19 +633,25 @@ void subword_segment(const Bpe *b, char *const *tokens, int n, TokenList *out)
         const char *tok = tokens[ti];
         size_t len = strlen(tok);
         scratch_fit(&s, len);
-        int k = split_clusters(tok, len, s.off, s.unspaced);
+        int k = split_symbols(b ? b->format : BPE_NMT, tok, len, s.off, s.unspaced);
         for (int c = 0; c < k;) {
             int end = unit_end(s.unspaced, c, k);
-            /* The unit's symbols: its clusters, "</w>" glued to the last. */
+            /* The unit's symbols: its clusters (or code points), "</w>" glued to the
+             * last, or with eow_apart a symbol of its own. (subword-nmt leaves a word
+             * of one code point alone; merging it could only give it back.) */
             int base = s.off[c], ulen = s.off[end] - base;
             memcpy(s.text, tok + base, (size_t)ulen);
             memcpy(s.text + ulen, END_OF_WORD, END_OF_WORD_LEN + 1);
             int m = end - c;
             for (int i = 0; i < m; i++)
                 s.bound[i] = s.off[c + i] - base;
+            if (b && b->eow_apart)
+                s.bound[m++] = ulen;
             s.bound[m] = ulen + END_OF_WORD_LEN;
             if (b && b->n)
                 m = apply_merges(b, &s, m);
+            if (s.bound[m - 1] == ulen)
+                m--;             /* a bare "</w>" is dropped */
             s.bound[m] = ulen;   /* "</w>" stripped */
             for (int i = 0; i < m; i++) {
                 int last = end == k && i == m - 1;   /* of the token: the only piece without "@@" */
@@ -678,13 +714,21 @@ static void put(char **at, const char *s)
     *at += n;
 }
 
+int bpe_format_from_name(const char *name)
+{
+    if (!strcmp(name, "nmt")) return BPE_NMT;
+    if (!strcmp(name, "subword-nmt")) return BPE_SUBWORD_NMT;
+    return -1;
+}
+
 char *bpe_to_text(const Bpe *b)
 {
-    size_t len = strlen(CODES_HEADER);
+    const char *header = b->eow_apart ? "" : CODES_HEADER;   /* version 0.1 has none */
+    size_t len = strlen(header);
     for (int i = 0; i < b->n; i++)
         len += strlen(b->left[i]) + 1 + strlen(b->right[i]) + 1;
     char *text = xmalloc(len + 1), *at = text;
-    put(&at, CODES_HEADER);
+    put(&at, header);
     for (int i = 0; i < b->n; i++) {
         put(&at, b->left[i]);
         put(&at, " ");
@@ -704,8 +748,9 @@ static const char *find_end_of_word(const char *s, size_t len)
     return NULL;
 }
 
-/* Checks one merge line s[0..len) (no line end) and adds it to b. */
-static int parse_merge(Bpe *b, const char *s, size_t len, const char *name, int line, const int *merge_line, Error *err)
+/* The first error in s[0..len): invalid UTF-8 or a NUL byte (also checks whitespace
+ * and control characters unless `any_space`). Returns 0 or -1. */
+static int check_symbols(const char *s, size_t len, int any_space, const char *name, int line, Error *err)
 {
     for (size_t at = 0; at < len;) {
         utf8proc_int32_t cp;
@@ -716,11 +761,19 @@ static int parse_merge(Bpe *b, const char *s, size_t len, const char *name, int 
             return error_set(err, "%s:%d: NUL byte", name, line);
         /* Symbols come from tokens, which hold no whitespace or control characters;
          * a CR or tab here would not survive being written out and read back. */
-        if (cp != ' ' && text_is_space(cp))
+        if (!any_space && cp != ' ' && text_is_space(cp))
             return error_set(err, "%s:%d: whitespace or a control character (U+%04X) in a symbol", name, line,
                              (unsigned)cp);
         at += (size_t)step;
     }
+    return 0;
+}
+
+/* Checks one merge line s[0..len) (no line end) and adds it to b. */
+static int parse_merge(Bpe *b, const char *s, size_t len, const char *name, int line, const int *merge_line, Error *err)
+{
+    if (check_symbols(s, len, 0, name, line, err))
+        return -1;
     const char *space = memchr(s, ' ', len);
     if (!space || memchr(space + 1, ' ', len - (size_t)(space + 1 - s)))
         return error_set(err, "%s:%d: expected two symbols separated by one space", name, line);
@@ -739,6 +792,88 @@ static int parse_merge(Bpe *b, const char *s, size_t len, const char *name, int 
         return error_set(err, "%s:%d: repeated merge \"%.*s %.*s\" (first on line %d)", name, line,
                          (int)(ll > 100 ? 100 : ll), l, (int)(rl > 100 ? 100 : rl), r, merge_line[-1 - id]);
     return 0;
+}
+
+/* The first line of subword-nmt codes, "#version: V" (n bytes at s): sets b->eow_apart
+ * for 0.1. Like subword-nmt, V is the line's last field with trailing ".0" groups
+ * dropped ("0.2.0" is 0.2). */
+static int subword_nmt_version(Bpe *b, const char *s, size_t n, const char *name, Error *err)
+{
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+        n--;
+    size_t start = n;
+    while (start > 0 && s[start - 1] != ' ' && s[start - 1] != '\t')
+        start--;
+    const char *v = s + start;
+    size_t vn = n - start;
+    if (vn == 4 && memcmp(v, "byte", 4) == 0)
+        return error_set(err, "%s:1: byte-level codes (subword-nmt learn-bpe --byte) are not supported", name);
+    for (;;) {   /* drop a trailing "." followed only by zeros, again and again */
+        size_t dot = vn;
+        while (dot > 0 && v[dot - 1] == '0')
+            dot--;
+        if (dot == vn || dot == 0 || v[dot - 1] != '.')
+            break;
+        vn = dot - 1;
+    }
+    if (vn == 3 && (memcmp(v, "0.1", 3) == 0 || memcmp(v, "0.2", 3) == 0)) {
+        b->eow_apart = v[2] == '1';
+        return 0;
+    }
+    return error_set(err, "%s:1: codes version \"%.*s\"; subword-nmt's codes are version 0.1 or 0.2", name,
+                     (int)(vn > 20 ? 20 : vn), v);
+}
+
+/* Codes text as subword-nmt's apply_bpe.py reads it (subword.h). */
+static int subword_nmt_from_text(Bpe *b, const char *text, size_t len, const char *name, Error *err)
+{
+    b->format = BPE_SUBWORD_NMT;
+    b->eow_apart = 1;   /* without a "#version" line */
+    int line = 0, blank_line = 0;   /* the first blank line since the last merge */
+    for (size_t at = 0; at < len;) {
+        const char *s = text + at;
+        const char *nl = memchr(s, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - s) : len - at;
+        at += n + (nl ? 1 : 0);
+        line++;
+        if (line == 1 && n >= 9 && memcmp(s, "#version:", 9) == 0) {
+            if (subword_nmt_version(b, s, n, name, err))
+                return -1;
+            continue;
+        }
+        while (n > 0 && (*s == ' ' || *s == '\r')) {
+            s++;
+            n--;
+        }
+        while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\r'))
+            n--;
+        if (n == 0) {   /* an error unless only blank lines follow */
+            if (!blank_line)
+                blank_line = line;
+            continue;
+        }
+        if (blank_line)
+            return error_set(err, "%s:%d: expected two symbols separated by one space", name, blank_line);
+        if (check_symbols(s, n, 1, name, line, err))
+            return -1;
+        const char *space = memchr(s, ' ', n);
+        if (!space || memchr(space + 1, ' ', n - (size_t)(space + 1 - s)))
+            return error_set(err, "%s:%d: expected two symbols separated by one space", name, line);
+        size_t ll = (size_t)(space - s);
+        bpe_add(b, s, ll, space + 1, n - ll - 1);   /* a repeat keeps its first rank */
+    }
+    return 0;
+}
+
+int bpe_from_text_format(Bpe *b, const char *text, size_t len, BpeFormat format, const char *name, Error *err)
+{
+    if (format == BPE_NMT)
+        return bpe_from_text(b, text, len, name, err);
+    *b = (Bpe){0};
+    if (subword_nmt_from_text(b, text, len, name, err) == 0)
+        return 0;
+    bpe_free(b);
+    return -1;
 }
 
 int bpe_from_text(Bpe *b, const char *text, size_t len, const char *name, Error *err)

@@ -31,6 +31,21 @@
  * and the same letters inside a word ("er") are different symbols; the marker never
  * appears in the pieces.
  *
+ * subword-nmt's symbols. subword-nmt (rsennrich/subword-nmt) starts from code points
+ * and cuts no units: the whole token is one word. The two differ wherever a grapheme
+ * cluster has more than one code point, which is most Devanagari words: Marathi "ते"
+ * is one symbol here and two ("त" and the vowel sign "े") there, so a merge "त े" of
+ * subword-nmt's codes never matches here, and a merge of ours starting "ते" never
+ * matches there; codes learned by one segment almost every Marathi line differently
+ * in the other. A Bpe of format BPE_SUBWORD_NMT (bpe_from_text_format,
+ * bpe_learn_format) works subword-nmt's way throughout, to carry an existing
+ * pipeline's codes over: subword_segment then gives exactly the pieces of
+ * subword-nmt's apply_bpe.py (its encode(): each token's code points, "</w>" glued to
+ * the last, the lowest-ranked pair merged everywhere until none is a merge, "</w>"
+ * removed; a token of one code point is left as it is). Its codes may be version 0.2
+ * or subword-nmt's older 0.1, where "</w>" is a symbol of its own after the last
+ * character (subword-nmt reads a file without a "#version" line as 0.1).
+ *
  * Example:
  *   char *words[] = {"low", "lower", "newest", "widest"};
  *   long counts[] = {5, 2, 6, 3};
@@ -43,6 +58,13 @@
  *   subword_join(p.tokens, p.n, &back);             // lowest 我爱
  *   char *codes = bpe_to_text(&bpe);                // "#version: 0.2\ne s\nes t</w>\n..."
  *   free(codes); token_list_free(&p); token_list_free(&back); bpe_free(&bpe);
+ *
+ *   const char *snmt = "#version: 0.2\nत े\n";      // subword-nmt's codes: merge त + े
+ *   Error err;
+ *   bpe_from_text_format(&bpe, snmt, strlen(snmt), BPE_SUBWORD_NMT, "codes", &err);
+ *   char *mr[] = {"तेथे"};
+ *   subword_segment(&bpe, mr, 1, &p);               // ते@@ थ@@ े   (as subword-nmt)
+ *   token_list_free(&p); bpe_free(&bpe);
  */
 #ifndef SUBWORD_H
 #define SUBWORD_H
@@ -54,12 +76,26 @@
 
 #define SUBWORD_JOINER "@@"
 
+/* Which symbols a word starts from, and so which codes files mean what they say. */
+typedef enum {
+    BPE_NMT,          /* units of grapheme clusters (above); codes version 0.2 */
+    BPE_SUBWORD_NMT   /* subword-nmt's: the whole token, code points; 0.1 or 0.2 */
+} BpeFormat;
+
+#define BPE_FORMAT_NAMES "nmt|subword-nmt"
+
 typedef struct {
     int n;                  /* merges, in the order learned (= priority, 0 first) */
     char **left, **right;   /* merge i joins the adjacent symbols left[i] right[i];
-                               only right may end in "</w>" */
+                               BPE_NMT: only right may end in "</w>" */
+    BpeFormat format;       /* BPE_NMT in a zeroed Bpe, and in every model file */
+    int eow_apart;          /* BPE_SUBWORD_NMT, version 0.1 codes: "</w>" a symbol of
+                               its own ("l o w </w>"), not glued to the last one */
     HashTable index;        /* private: (left, right) -> merge index */
 } Bpe;
+
+/* The format named name ("nmt", "subword-nmt"), or -1. */
+int bpe_format_from_name(const char *name);
 
 /* Learns up to n_merges merges from words[i] seen counts[i] times (word tokens as
  * text_tokenize makes them; duplicates allowed, their counts add; counts <= 0 and
@@ -78,13 +114,22 @@ typedef struct {
  * subword_segment applies it at its first rank. */
 void bpe_learn(Bpe *b, char *const *words, const long *counts, int n_words, int n_merges);
 
+/* bpe_learn with the symbols of `format`. BPE_SUBWORD_NMT: each word is one unit of
+ * code points, as subword-nmt's learn_bpe.py sees it, and ties go to the pair that
+ * compares greatest (left, then right symbol, in code point order), as in its
+ * max(stats, key=lambda x: (stats[x], x)); words are skipped only when empty, not
+ * UTF-8, or holding a space, CR or LF. Merges learned so are what subword-nmt's
+ * apply reads them as. */
+void bpe_learn_format(Bpe *b, char *const *words, const long *counts, int n_words, int n_merges, BpeFormat format);
+
 /* Pieces of tokens[0..n-1], in order, into *out (a new TokenList; out->tokens
  * owned). b NULL: character segmentation (every grapheme cluster its own piece, the
  * same "@@" rule). An empty Bpe: units unmerged, i.e. characters. Each unit is
  * segmented as subword-nmt does: repeatedly merge the adjacent pair with the lowest
  * merge index anywhere in the unit (all its occurrences, left to right), until no
- * adjacent pair is a merge. Never fails: tokens should be valid UTF-8 (a byte that
- * is not becomes a symbol of its own); empty tokens give no piece. */
+ * adjacent pair is a merge. Under BPE_SUBWORD_NMT the unit is the whole token and
+ * its symbols are code points (above). Never fails: tokens should be valid UTF-8 (a
+ * byte that is not becomes a symbol of its own); empty tokens give no piece. */
 void subword_segment(const Bpe *b, char *const *tokens, int n, TokenList *out);
 
 /* The inverse, into *out (a new TokenList): glues each piece ending in "@@" (marker
@@ -98,7 +143,8 @@ void subword_join(char *const *pieces, int n, TokenList *out);
 int subword_continues(const char *piece);
 
 /* Codes text: "#version: 0.2\n" then one "left right\n" line per merge, in order
- * (subword-nmt's layout). Malloc'd. */
+ * (subword-nmt's layout; no "#version" line for version 0.1 codes, eow_apart).
+ * Malloc'd. */
 char *bpe_to_text(const Bpe *b);
 
 /* Parses codes text (len bytes of text, no NUL needed). Returns 0, or -1 with err
@@ -115,6 +161,16 @@ char *bpe_to_text(const Bpe *b);
  *   "NAME:1: codes version V; only 0.2 is supported"
  * Accepts a missing "#version" line, CRLF line ends, and blank trailing lines. */
 int bpe_from_text(Bpe *b, const char *text, size_t len, const char *name, Error *err);
+
+/* bpe_from_text for codes of `format`. BPE_SUBWORD_NMT reads them as subword-nmt's
+ * apply_bpe.py does: the first line "#version: 0.2" (or "0.1") sets the version, and
+ * without it the file is version 0.1 and its first line a merge; each line, stripped
+ * of spaces, CR and LF at both ends, is two symbols separated by one space, which may
+ * hold anything else ("</w>" anywhere, tabs); a merge listed again keeps its first
+ * rank. Errors as above, and:
+ *   "NAME:1: codes version \"V\"; subword-nmt's codes are version 0.1 or 0.2"
+ *   "NAME:1: byte-level codes (subword-nmt learn-bpe --byte) are not supported" */
+int bpe_from_text_format(Bpe *b, const char *text, size_t len, BpeFormat format, const char *name, Error *err);
 
 void bpe_free(Bpe *b);
 #endif

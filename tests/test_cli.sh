@@ -1446,6 +1446,44 @@ check "bpe learn on invalid UTF-8: exit 1, naming the file and line" \
     eval 'exits 1 && grep -q "bad_utf8.txt:2: invalid UTF-8 at byte 4" "$T/err"'
 run bpe learn --merges 0 "$T/en.txt"
 check "bpe learn --merges 0: usage error" exits 2
+
+# --codes-format subword-nmt: subword-nmt's codes, symbols (code points) and lines, byte
+# for byte. By hand from apply_bpe.py: the -> t h e</w> -> th e</w> -> the</w>; band ->
+# b an d</w> -> b and</w>; then -> th e n</w> ("th e" is no merge); spaces around the
+# words and the line ends kept, CRLF and a lone CR end a line as LF; the last line has
+# no line end, and gets none.
+printf '#version: 0.2\nt h\nth e</w>\na n\nan d</w>\n' >"$T/snmt.codes"
+printf 'the band  and then\n  a  \n\nthe\r\nxthe z\rand' >"$T/snmt.in"
+printf 'the b@@ and and th@@ e@@ n\n  a  \n\nthe\nx@@ the z\nand' >"$T/snmt.want"
+run bpe apply "$T/snmt.codes" --codes-format subword-nmt "$T/snmt.in"
+check "bpe apply --codes-format subword-nmt: pieces, spaces and line ends as subword-nmt writes them" \
+    eval 'exits 0 && cmp -s "$T/out" "$T/snmt.want"'
+$LIMIT "$NMT" bpe apply --codes-format subword-nmt "$T/snmt.codes" <"$T/snmt.in" >"$T/out" 2>"$T/err"
+check "bpe apply --codes-format subword-nmt: the same from standard input" cmp -s "$T/out" "$T/snmt.want"
+# Version 0.1 (no #version line): "</w>" a symbol of its own, a bare one dropped.
+printf 'e </w>\nt h\nth e</w>\n' >"$T/snmt01.codes"
+printf 'the tea\n' >"$T/snmt01.in"
+run bpe apply "$T/snmt01.codes" --codes-format subword-nmt "$T/snmt01.in"
+check "bpe apply --codes-format subword-nmt: version 0.1 codes" eval 'exits 0 && [ "$(cat "$T/out")" = "the t@@ e@@ a" ]'
+run bpe apply "$T/snmt01.codes" "$T/snmt01.in"
+check "bpe apply: the same codes as nmt's (version 0.2) are refused, naming subword-nmt 0.1" \
+    eval 'exits 1 && has "$T/err" "snmt01.codes:1: \"</w>\" on its own is subword-nmt 0.1'"'"'s convention"'
+printf '#version: 0.2 byte\na b\n' >"$T/snmt_byte.codes"
+run bpe apply "$T/snmt_byte.codes" --codes-format subword-nmt "$T/snmt01.in"
+check "bpe apply --codes-format subword-nmt: byte-level codes refused (exit 1)" \
+    eval 'exits 1 && has "$T/err" "snmt_byte.codes:1: byte-level codes (subword-nmt learn-bpe --byte) are not supported"'
+run bpe apply "$T/snmt.codes" --codes-format subword-nmt "$T/bad_utf8.txt"
+check "bpe apply --codes-format subword-nmt on invalid UTF-8: exit 1, naming the file and line" \
+    eval 'exits 1 && has "$T/err" "bad_utf8.txt:2: invalid UTF-8 at byte 4"'
+# 200 Marathi lines and edge cases; codes and pieces from scripts/subword_nmt_reference.py,
+# a re-implementation of subword-nmt's learn-bpe and apply-bpe (no subword-nmt here).
+F=$(pwd)/tests/fixtures/subword_nmt
+run bpe apply "$F/mar.codes" --codes-format subword-nmt "$F/mar.txt"
+check "bpe apply --codes-format subword-nmt: 209 lines byte for byte as the reference (tests/fixtures/subword_nmt)" \
+    eval 'exits 0 && cmp -s "$T/out" "$F/mar.pieces"'
+run bpe learn --codes-format subword-nmt --merges 500 "$F/mar.txt"
+check "bpe learn --codes-format subword-nmt: the reference's 472 merges of code points, in order" \
+    eval 'exits 0 && cmp -s "$T/out" "$F/mar.codes"'
 run bpe shuffle
 check "bpe with an unknown action: usage error" eval 'exits 2 && grep -q "unknown action" "$T/err"'
 run bpe apply "$T/nonexistent_codes"
@@ -1515,5 +1553,22 @@ check "bpe apply --char MODEL.bin: usage error (exit 2)" eval 'exits 2 && has "$
 run bpe apply "$T/runs/bpe/model.bin" --target "$T/bpe_src.txt"
 check "bpe apply MODEL.bin --target: still the target side's merges (exit 0)" \
     eval 'exits 0 && [ "$(lines "$T/out")" = 40 ]'
+run bpe apply "$T/runs/bpe/model.bin" --codes-format subword-nmt "$T/bpe_src.txt"
+check "bpe apply MODEL.bin --codes-format: usage error (exit 2), the model brings its own merges" \
+    eval 'exits 2 && has "$T/err" "nmt: bpe apply: --codes-format applies only to a codes file ($T/runs/bpe/model.bin is a model file, which brings its own merges): remove it"'
+run bpe apply --char --codes-format nmt "$T/en.txt"
+check "bpe apply --char --codes-format: usage error (exit 2)" \
+    eval 'exits 2 && has "$T/err" "nmt: bpe apply: --codes-format applies only to a codes file (--char reads no codes): remove it"'
+run bpe apply "$T/snmt.codes" --codes-format subword-nmt --lowercase "$T/snmt.in"
+check "bpe apply --codes-format subword-nmt --lowercase: usage error (exit 2), subword-nmt changes no text" \
+    eval 'exits 2 && has "$T/err" "nmt: bpe apply: --lowercase applies only to nmt'"'"'s codes format"'
+run bpe learn --codes-format subword-nmt --nfkc "$T/snmt.in"
+check "bpe learn --codes-format subword-nmt --nfkc: usage error (exit 2)" \
+    eval 'exits 2 && has "$T/err" "nmt: bpe learn: --nfkc applies only to nmt'"'"'s codes format"'
+run bpe apply "$T/snmt.codes" --codes-format sentencepiece "$T/snmt.in"
+check "bpe apply --codes-format with an unknown format: usage error (exit 2), naming the formats" \
+    eval 'exits 2 && has "$T/err" "nmt: bpe: --codes-format needs nmt|subword-nmt"'
+run bpe join --codes-format subword-nmt "$T/snmt.in"
+check "bpe join --codes-format: usage error (exit 2)" eval 'exits 2 && has "$T/err" "unknown option --codes-format"'
 
 finish

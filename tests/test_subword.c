@@ -252,18 +252,21 @@ static void test_frequent_words_whole(void)
     bpe_free(&b);
 }
 
-/* The parse of `text` fails with a message starting with `want`, and leaves b empty. */
-static int codes_error(const char *text, const char *want)
+/* The parse of `text` as `format` fails with a message starting with `want`, and
+ * leaves b empty. */
+static int codes_error_as(BpeFormat format, const char *text, const char *want)
 {
     Bpe b;
     Error err = {{0}};
-    int rc = bpe_from_text(&b, text, strlen(text), "codes", &err);
+    int rc = bpe_from_text_format(&b, text, strlen(text), format, "codes", &err);
     int ok = rc == -1 && b.n == 0 && strncmp(err.msg, want, strlen(want)) == 0;
     if (!ok)
         fprintf(stderr, "  [%s]: rc %d, n %d, \"%s\"; want \"%s\"\n", text, rc, b.n, err.msg, want);
     bpe_free(&b);
     return ok;
 }
+
+static int codes_error(const char *text, const char *want) { return codes_error_as(BPE_NMT, text, want); }
 
 static void test_codes_text(void)
 {
@@ -391,6 +394,144 @@ static void test_determinism(void)
         free(words[i]);
 }
 
+/* Codes text read as `format` into *b; prints the error if it is refused. */
+static int codes_as(Bpe *b, BpeFormat format, const char *text)
+{
+    Error err = {{0}};
+    int rc = bpe_from_text_format(b, text, strlen(text), format, "codes", &err);
+    if (rc)
+        fprintf(stderr, "  [%s]: %s\n", text, err.msg);
+    return rc == 0;
+}
+
+/* subword-nmt's format, worked by hand from its apply_bpe.py encode(): a word is its
+ * code points with "</w>" glued to the last (0.2) or after it (0.1); the lowest-ranked
+ * adjacent pair is merged at every occurrence, left to right, until none is a merge;
+ * then "</w>" is cut off, or dropped when it is a symbol of its own. */
+static void test_subword_nmt(void)
+{
+    Bpe b;
+    CHECK(bpe_format_from_name("nmt") == BPE_NMT && bpe_format_from_name("subword-nmt") == BPE_SUBWORD_NMT &&
+          bpe_format_from_name("sentencepiece") == -1, "format names");
+
+    /* the: t h e</w> -> th e</w> (rank 0) -> the</w> (rank 1). band: b a n d</w> ->
+     * b an d</w> (2) -> b and</w> (3). then: t h e n</w> -> th e n</w>, and "th e" is
+     * no merge (only "th e</w>" is). */
+    CHECK(codes_as(&b, BPE_SUBWORD_NMT, "#version: 0.2\nt h\nth e</w>\na n\nan d</w>\n") && b.n == 4 &&
+          b.format == BPE_SUBWORD_NMT && !b.eow_apart, "subword-nmt 0.2 codes read");
+    CHECK(pieces_are(&b, "the", LIST("the")) && pieces_are(&b, "band", LIST("b@@", "and")) &&
+          pieces_are(&b, "then", LIST("th@@", "e@@", "n")), "subword-nmt: the, band, then");
+    CHECK(pieces_are(&b, "a", LIST("a")) && pieces_are(&b, "", (const char *const[]){NULL}),
+          "subword-nmt: a word of one character stays; an empty one gives nothing");
+    /* One token is one word: no units, and punctuation is a character like any other. */
+    CHECK(pieces_are(&b, "the我and.", LIST("th@@", "e@@", "我@@", "an@@", "d@@", ".")),
+          "subword-nmt: the whole token is one word, Han included");
+    bpe_free(&b);
+
+    /* Merge order decides: "b c</w>" (rank 0) is merged before "a b" (rank 1) in abc;
+     * abd has no "b d</w>", so "a b" applies. */
+    CHECK(codes_as(&b, BPE_SUBWORD_NMT, "#version: 0.2\nb c</w>\na b\n"), "merge-order codes read");
+    CHECK(pieces_are(&b, "abc", LIST("a@@", "bc")) && pieces_are(&b, "abd", LIST("ab@@", "d")),
+          "subword-nmt: the lowest rank first, wherever it is");
+    bpe_free(&b);
+    /* Overlaps, left to right: a a a</w> -> aa a</w>; a a a a</w> -> aa a a</w> (the
+     * second "a a" overlaps the first; the last a is a</w>). */
+    CHECK(codes_as(&b, BPE_SUBWORD_NMT, "#version: 0.2\na a\n") && pieces_are(&b, "aaa", LIST("aa@@", "a")) &&
+          pieces_are(&b, "aaaa", LIST("aa@@", "a@@", "a")), "subword-nmt: overlapping occurrences, left to right");
+    bpe_free(&b);
+
+    /* Devanagari: तेथे is त े थ े as code points, ते थे as grapheme clusters. Codes of
+     * code points ("े थ" joins a vowel sign to the next consonant) mean nothing to
+     * clusters, and codes of clusters ("ते थे</w>") nothing to code points. */
+    const char *cp_codes = "#version: 0.2\n\xe0\xa5\x87 \xe0\xa4\xa5\n\xe0\xa4\xa4 \xe0\xa5\x87\xe0\xa4\xa5\n";
+    CHECK(codes_as(&b, BPE_SUBWORD_NMT, cp_codes) && pieces_are(&b, "तेथे", LIST("तेथ@@", "े")),
+          "subword-nmt: तेथे -> त ेथ े</w> -> तेथ े</w>");
+    bpe_free(&b);
+    CHECK(codes_as(&b, BPE_NMT, cp_codes) && pieces_are(&b, "तेथे", LIST("ते@@", "थे")),
+          "nmt, the same codes: ते and थे are symbols, nothing merges");
+    bpe_free(&b);
+    const char *cluster_codes = "#version: 0.2\nते थे</w>\n";
+    CHECK(codes_as(&b, BPE_NMT, cluster_codes) && pieces_are(&b, "तेथे", LIST("तेथे")), "nmt: ते थे</w> merges");
+    bpe_free(&b);
+    CHECK(codes_as(&b, BPE_SUBWORD_NMT, cluster_codes) && pieces_are(&b, "तेथे", LIST("त@@", "े@@", "थ@@", "े")),
+          "subword-nmt, the same codes: code points, nothing merges");
+    bpe_free(&b);
+
+    /* Version 0.1 (no "#version" line, or "#version: 0.1"): "</w>" a symbol of its own.
+     * the: t h e </w> -> t h e</w> (0) -> th e</w> (1) -> the</w> (2). tea: t e a </w>,
+     * no pair a merge, the bare "</w>" dropped. te: t e </w> -> t e</w>. */
+    CHECK(codes_as(&b, BPE_SUBWORD_NMT, "e </w>\nt h\nth e</w>\n") && b.n == 3 && b.eow_apart,
+          "no #version line: version 0.1, the first line a merge");
+    CHECK(pieces_are(&b, "the", LIST("the")) && pieces_are(&b, "tea", LIST("t@@", "e@@", "a")) &&
+          pieces_are(&b, "te", LIST("t@@", "e")) && pieces_are(&b, "e", LIST("e")), "subword-nmt 0.1: the, tea, te, e");
+    char *text = bpe_to_text(&b);
+    CHECK(strcmp(text, "e </w>\nt h\nth e</w>\n") == 0, "0.1 codes are written without a #version line");
+    free(text);
+    bpe_free(&b);
+    CHECK(codes_as(&b, BPE_SUBWORD_NMT, "#version: 0.1\ne </w>\n") && b.eow_apart && b.n == 1 &&
+              pieces_are(&b, "be", LIST("b@@", "e")),
+          "#version: 0.1");
+    bpe_free(&b);
+    CHECK(codes_as(&b, BPE_SUBWORD_NMT, "#version: 0.2.0\r\n  a b \r\nx\ty </w>z\n\n\n") && !b.eow_apart &&
+              b.n == 2 && merge_is(&b, 0, "a", "b") && merge_is(&b, 1, "x\ty", "</w>z"),
+          "0.2.0 is 0.2; spaces and CRs stripped at the ends; a tab or </w> anywhere in a symbol; blank lines at "
+          "the end");
+    bpe_free(&b);
+    /* A repeated merge keeps its first rank: abcd -> a bc d</w> ("b c", rank 0),
+     * not ab c d</w> ("a b", rank 1). */
+    CHECK(codes_as(&b, BPE_SUBWORD_NMT, "#version: 0.2\nb c\na b\nb c\n") && b.n == 2 &&
+              pieces_are(&b, "abcd", LIST("a@@", "bc@@", "d")),
+          "subword-nmt: a repeated merge keeps its first rank");
+    bpe_free(&b);
+
+    CHECK(codes_error_as(BPE_SUBWORD_NMT, "#version: 0.3\na b\n",
+                         "codes:1: codes version \"0.3\"; subword-nmt's codes are version 0.1 or 0.2"),
+          "subword-nmt: version 0.3 refused");
+    CHECK(codes_error_as(BPE_SUBWORD_NMT, "#version: 0.2 byte\na b\n",
+                         "codes:1: byte-level codes (subword-nmt learn-bpe --byte) are not supported"),
+          "subword-nmt: byte-level codes refused");
+    CHECK(codes_error_as(BPE_SUBWORD_NMT, "#version: 0.2\na b\nc\n", "codes:3: expected two symbols separated by one space"),
+          "subword-nmt: one symbol");
+    CHECK(codes_error_as(BPE_SUBWORD_NMT, "#version: 0.2\na  b\n", "codes:2: expected two symbols separated by one space"),
+          "subword-nmt: two spaces");
+    CHECK(codes_error_as(BPE_SUBWORD_NMT, "a b\n \nc d\n", "codes:2: expected two symbols separated by one space"),
+          "subword-nmt: a blank line inside");
+    CHECK(codes_error_as(BPE_SUBWORD_NMT, "a b\nc \xff\n", "codes:2: invalid UTF-8"), "subword-nmt: invalid UTF-8");
+
+    /* Learning on code points, ties to the greatest pair (subword-nmt's max over
+     * (count, pair)). Sennrich's words: e s 9 and s t</w> 9 tie, "s" > "e"; then
+     * e st</w> 9; l o 7; then n e, e w and w est</w> tie at 6, "w" greatest. */
+    char *words[] = {"low", "lower", "newest", "widest"};
+    long counts[] = {5, 2, 6, 3};
+    bpe_learn_format(&b, words, counts, 4, 4, BPE_SUBWORD_NMT);
+    CHECK(b.n == 4 && b.format == BPE_SUBWORD_NMT && merge_is(&b, 0, "s", "t</w>") && merge_is(&b, 1, "e", "st</w>") &&
+              merge_is(&b, 2, "l", "o") && merge_is(&b, 3, "w", "est</w>"),
+          "subword-nmt learning: Sennrich's words, ties to the greatest pair");
+    bpe_free(&b);
+    /* ते is one symbol to nmt's learner, two code points to subword-nmt's. */
+    char *dev[] = {"ते"};
+    long dc[] = {3};
+    bpe_learn_format(&b, dev, dc, 1, 10, BPE_NMT);
+    CHECK(b.n == 0, "nmt learning: ते is one symbol, no pair");
+    bpe_free(&b);
+    bpe_learn_format(&b, dev, dc, 1, 10, BPE_SUBWORD_NMT);
+    CHECK(b.n == 1 && merge_is(&b, 0, "त", "\xe0\xa5\x87</w>"), "subword-nmt learning: त े</w>");
+    bpe_free(&b);
+    /* A word holding "</w>" is learned from (as subword-nmt does), and the codes read
+     * back as subword-nmt's. */
+    char *odd[] = {"a</w>b", "x\ty"};
+    long oc[] = {4, 4};
+    Bpe r = {0};
+    bpe_learn_format(&b, odd, oc, 2, 100, BPE_SUBWORD_NMT);
+    text = bpe_to_text(&b);
+    CHECK(b.n == 7 && codes_as(&r, BPE_SUBWORD_NMT, text) && same_merges(&b, &r) &&
+              pieces_are(&r, "a</w>b", LIST("a</w>b")) && pieces_are(&r, "x\ty", LIST("x\ty")),
+          "subword-nmt learning: \"</w>\" and a tab inside words; the codes read back");
+    free(text);
+    bpe_free(&r);
+    bpe_free(&b);
+}
+
 int main(void)
 {
     test_sennrich();
@@ -399,5 +540,6 @@ int main(void)
     test_frequent_words_whole();
     test_codes_text();
     test_determinism();
+    test_subword_nmt();
     return check_report("test_subword");
 }
