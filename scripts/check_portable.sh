@@ -19,7 +19,8 @@
 # does on a real CPU without AVX, wherever this CPU has AVX. (nmt --version alone runs
 # no vector code and would pass.)
 #
-# --arm64 also cross-builds nmt for arm64 (make CC=aarch64-linux-gnu-gcc, in
+# --arm64 also cross-builds nmt for arm64 (make CC=aarch64-linux-gnu-gcc
+# CXX=aarch64-linux-gnu-g++, in
 # build-arm64/) and runs the same commands, and the same loss comparison, under
 # qemu-aarch64; it needs the cross compiler and the arm64 libraries:
 # sh scripts/install-deps.sh --arm64.
@@ -124,8 +125,8 @@ if [ $ARM64 = 1 ]; then
     # Cross-built against the arm64 libraries of dpkg --add-architecture arm64, which also
     # puts arm64's loader at /lib/ld-linux-aarch64.so.1, where qemu-aarch64 finds it.
     # (Not -L /usr/aarch64-linux-gnu, the cross toolchain's libc: nmt hung there.)
-    if make -s -j2 CC=aarch64-linux-gnu-gcc PKG_CONFIG=aarch64-linux-gnu-pkg-config BUILD=build-arm64 \
-            NMT_BIN=nmt-arm64 nmt-arm64 >"$T/err" 2>&1; then
+    if make -s -j2 CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ PKG_CONFIG=aarch64-linux-gnu-pkg-config \
+            BUILD=build-arm64 NMT_BIN=nmt-arm64 nmt-arm64 >"$T/err" 2>&1; then
         check "arm64: cross build" true
         run_suite arm64 qemu-aarch64 ./nmt-arm64
     else
