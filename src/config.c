@@ -38,6 +38,7 @@ static const KeySpec keys[] = {
     K("data", "lowercase", KEY_BOOL, lowercase, 0, 1, NULL),
     K("data", "normalization", KEY_STRING, normalization, 0, 0, "nfc|nfkc"),
     K("data", "tokenizer", KEY_STRING, tokenizer, 0, 0, TOKENIZER_NAMES),
+    K("data", "subword_format", KEY_STRING, subword_format, 0, 0, SUBWORD_FORMAT_NAMES),
     K("data", "bpe_merges", KEY_INT, bpe_merges, 0, 1e6, NULL),
     K("data", "joint_vocab", KEY_BOOL, joint_vocab, 0, 1, NULL),
     K("model", "embed", KEY_INT, embed, 1, MODEL_MAX_WIDTH, NULL),
@@ -106,6 +107,7 @@ void config_defaults(Config *c)
     c->lowercase = 0;
     c->normalization = xstrdup("nfc");
     c->tokenizer = xstrdup("word");
+    c->subword_format = xstrdup("none");
     c->bpe_merges = 8000;
     c->embed = 256;
     c->hidden = 512;
@@ -355,6 +357,7 @@ typedef struct {
 static int has_validation(const Config *c) { return c->valid || c->valid_fraction > 0; }
 static int without_valid(const Config *c) { return !c->valid; }
 static int bpe(const Config *c) { return !strcmp(c->tokenizer, "bpe"); }
+static int presegmented(const Config *c) { return !strcmp(c->tokenizer, "none"); }
 static int plateau(const Config *c) { return !strcmp(c->lr_schedule, "plateau"); }
 static int linear_decay(const Config *c) { return !strcmp(c->teacher_forcing_decay, "linear"); }
 static int decays_down(const Config *c) { return !linear_decay(c) || c->teacher_forcing_final <= c->teacher_forcing; }
@@ -367,6 +370,9 @@ static const ConfigRule config_rules[] = {
      "data.valid_fraction applies only without data.valid", "remove data.valid"},
     {RULE_APPLIES, "data.bpe_merges", {"data.tokenizer"}, bpe, "data.bpe_merges applies only to the bpe tokenizer",
      "set data.tokenizer to \"bpe\""},
+    {RULE_APPLIES, "data.subword_format", {"data.tokenizer"}, presegmented,
+     "data.subword_format applies only to the none tokenizer (text segmented elsewhere)",
+     "set data.tokenizer to \"none\""},
     {RULE_APPLIES, "train.lr_decay", {"train.lr_schedule"}, plateau,
      "train.lr_decay applies only to the plateau schedule", "set train.lr_schedule to \"plateau\""},
     {RULE_APPLIES, "train.patience", {"train.lr_schedule"}, plateau,

@@ -30,8 +30,12 @@
  *   data.lowercase       false  true: Unicode case folding of both sides (the model then
  *                               writes lowercase; before 0.2 the default)
  *   data.normalization   "nfc"  or "nfkc"
- *   data.tokenizer       "word", "bpe" (subword units learned from the training split)
- *                        or "char" (segment.h)
+ *   data.tokenizer       "word", "bpe" (subword units learned from the training split),
+ *                        "char", or "none" (text segmented elsewhere: split at whitespace
+ *                        only, the tokens untouched) (segment.h)
+ *   data.subword_format  "none"  only none: how output tokens become a sentence: "none"
+ *                               (joined by spaces), "bpe_at" (subword-nmt's "@@ "
+ *                               joined back) or "spm" (SentencePiece's U+2581 a space)
  *   data.bpe_merges      8000   only bpe: merges to learn per side (or for both, joint)
  *   data.joint_vocab     false  one vocabulary for both sides (bpe: one merge list
  *                               learned from both sides)
@@ -103,7 +107,7 @@ typedef struct {
     int max_len, min_count, max_vocab;
     int lowercase;
     char *normalization;
-    char *tokenizer;
+    char *tokenizer, *subword_format;
     int bpe_merges, joint_vocab;
     int embed, hidden;
     char *attention, *cell;

@@ -53,7 +53,7 @@ static int write_valid_tsv(const char *path, const TsvCorpus *tsv, const PairTok
  * NULL). Kept as text, as written, so that BLEU is computed exactly as `nmt eval`
  * computes it on the same pairs; sorted by length, so that sentences decoded together
  * end at similar steps. */
-static void keep_bleu_pairs(Dataset *ds, const Config *cfg, const TextOptions *text, const TsvCorpus *tsv,
+static void keep_bleu_pairs(Dataset *ds, const Config *cfg, const ModelFile *mf, const TsvCorpus *tsv,
                             const PairTokens *pairs, const int *idx)
 {
     int n = cfg->valid_bleu_max < ds->n_valid ? cfg->valid_bleu_max : ds->n_valid;
@@ -68,11 +68,11 @@ static void keep_bleu_pairs(Dataset *ds, const Config *cfg, const TextOptions *t
     for (int i = 0; i < n; i++) {
         const TsvPair *p = &tsv->pairs[pairs->index[idx ? idx[pick[i]] : pick[i]]];
         ds->bleu_src[i] = xstrdup(p->src);
-        ds->bleu_ref[i] = xstrdup(p->tgt);
+        ds->bleu_ref[i] = segmenter_reference(&mf->seg, p->tgt);
     }
     free(pick);
     ds->bleu_metric.tokenize = bleu_tokenize_guess(ds->bleu_ref, n);
-    ds->bleu_metric.lowercase = text->lowercase;
+    ds->bleu_metric.lowercase = mf->text.lowercase;
 }
 
 /* BPE merges learned from the training split's word counts (data.tokenizer "bpe"), per
@@ -81,8 +81,9 @@ static void keep_bleu_pairs(Dataset *ds, const Config *cfg, const TextOptions *t
 static void learn_segmenter(Segmenter *s, const Config *cfg, const PairTokens *pairs, const int *idx, int n,
                             Console *con)
 {
-    s->kind = (TokenizerKind)tokenizer_kind(cfg->tokenizer);  /* the config has checked the name */
+    s->kind = (TokenizerKind)tokenizer_kind(cfg->tokenizer);  /* the config has checked the names */
     s->joint = cfg->joint_vocab;
+    if (s->kind == TOKENIZER_NONE) s->format = subword_format(cfg->subword_format);
     if (s->kind != TOKENIZER_BPE) return;
     double t0 = now_seconds();
     VocabCounter *sc = vocab_counter_new(), *tc = s->joint ? sc : vocab_counter_new();
@@ -136,11 +137,11 @@ int dataset_prepare(Dataset *ds, ModelFile *mf, const Config *cfg, const char *v
         if (cfg->valid) {
             ds->valid = corpus_encode(&valid_pairs, NULL, valid_pairs.n, &mf->src_vocab, &mf->tgt_vocab);
             ds->n_valid = valid_pairs.n;
-            keep_bleu_pairs(ds, cfg, &mf->text, &valid_tsv_pairs, &valid_pairs, NULL);
+            keep_bleu_pairs(ds, cfg, mf, &valid_tsv_pairs, &valid_pairs, NULL);
         } else {
             ds->valid = corpus_encode(&pairs, valid_idx, n_valid, &mf->src_vocab, &mf->tgt_vocab);
             ds->n_valid = n_valid;
-            keep_bleu_pairs(ds, cfg, &mf->text, &tsv, &pairs, valid_idx);
+            keep_bleu_pairs(ds, cfg, mf, &tsv, &pairs, valid_idx);
         }
         ds->train_fingerprint = examples_fingerprint(ds->train, ds->n_train);
         ds->valid_fingerprint = examples_fingerprint(ds->valid, ds->n_valid);
@@ -159,8 +160,7 @@ int dataset_prepare(Dataset *ds, ModelFile *mf, const Config *cfg, const char *v
     tsv_free(&valid_tsv_pairs);
     if (status) return -1;
     console_say(con, "%d training pairs, %d validation pairs; vocabularies: %d source, %d target %s", ds->n_train,
-                ds->n_valid, mf->src_vocab.size, mf->tgt_vocab.size,
-                mf->seg.kind == TOKENIZER_WORD ? "words" : mf->seg.kind == TOKENIZER_BPE ? "pieces" : "characters");
+                ds->n_valid, mf->src_vocab.size, mf->tgt_vocab.size, tokenizer_units(mf->seg.kind));
     return 0;
 }
 

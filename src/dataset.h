@@ -27,7 +27,8 @@ typedef struct {
     int n_train, n_valid;
     /* The validation pairs whose greedy translations are scored by BLEU at each
      * validation (up to train.valid_bleu_max, spread over the set, sorted by length):
-     * sources and references as written, scored as `nmt eval` scores them, with
+     * sources and references as written (references segmented elsewhere read back as
+     * the model's output is, segmenter_reference), scored as `nmt eval` scores them, with
      * bleu_metric: the tokeniser guessed from the references (bleu_tokenize_guess), and
      * lowercased when the model is (data.lowercase: it can write nothing else). */
     char **bleu_src, **bleu_ref;

@@ -20,6 +20,7 @@
 #include "ranks.h"      /* defines: Ranks, ranks_* */
 #include "resume.h"     /* defines: resume_lock, resume_find, resume_check_*, resume_adopt */
 #include "schedule.h"   /* defines: LrSchedule, lr_schedule_* */
+#include "segment.h"    /* defines: tokenizer_kind, tokenizer_whitespace_only */
 #include "signals.h"    /* defines: SignalHandlers, signals_catch, signals_pending */
 #include "testhook.h"   /* defines: testhook_pause_at_step */
 #include "trainlog.h"   /* defines: LogLine, trainlog_write, trainlog_reopen */
@@ -650,6 +651,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     run.threads = blas_thread_count();
     run.mf.text.lowercase = cfg->lowercase;
     run.mf.text.nfkc = !strcmp(cfg->normalization, "nfkc");
+    run.mf.text.whitespace_only = tokenizer_whitespace_only((TokenizerKind)tokenizer_kind(cfg->tokenizer));
     run.mf.config_json = config_to_json(cfg);
     if (probe_inputs(cfg, err)) goto done;
     if (rank0 && make_dirs(cfg->dir, err)) goto done;

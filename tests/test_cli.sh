@@ -1374,6 +1374,100 @@ run train "$T/tiny.json" --set data.tokenizer=wordpiece
 check "train: an unknown data.tokenizer (a --set: usage error, exit 2) names the key and the choices" \
     eval 'exits 2 && grep -q "data.tokenizer" "$T/err" && grep -q "bpe" "$T/err"'
 
+# ---------------------------------------------------------------- 17b. text segmented elsewhere
+
+# data.tokenizer none: the tiny run's pairs segmented by another tool, here nmt bpe
+# apply with codes of each side ("Sh@@ ow me ."), and the same pieces written as
+# SentencePiece writes them ("▁Sh ow ▁me ▁."). The tokens are split at whitespace only
+# and are the model's units as they are; data.subword_format undoes the marks on output.
+cut -f1 "$T/train.tsv" >"$T/pre_en.txt"
+cut -f2 "$T/train.tsv" >"$T/pre_mr.txt"
+$LIMIT "$NMT" bpe learn --merges 300 "$T/pre_en.txt" -o "$T/pre_codes.en" 2>/dev/null
+$LIMIT "$NMT" bpe learn --merges 300 "$T/pre_mr.txt" -o "$T/pre_codes.mr" 2>/dev/null
+$LIMIT "$NMT" bpe apply "$T/pre_codes.en" "$T/pre_en.txt" >"$T/pre_en.bpe"
+$LIMIT "$NMT" bpe apply "$T/pre_codes.mr" "$T/pre_mr.txt" >"$T/pre_mr.bpe"
+paste "$T/pre_en.bpe" "$T/pre_mr.bpe" >"$T/bpe_at.tsv"
+# subword-nmt's pieces as SentencePiece's: U+2581 before each word's first piece.
+sed -e 's/^/▁/' -e 's/\t/\t▁/' -e 's/@@ /\x01/g' -e 's/ / ▁/g' -e 's/\x01/ /g' "$T/bpe_at.tsv" >"$T/spm_style.tsv"
+check "none: the pre-segmented pairs have @@ pieces and U+2581 pieces ($(lines "$T/bpe_at.tsv") pairs)" \
+    eval 'grep -q "@@ " "$T/bpe_at.tsv" && grep -q "▁" "$T/spm_style.tsv" && ! grep -q "@@" "$T/spm_style.tsv" &&
+          [ "$(lines "$T/spm_style.tsv")" = 300 ]'
+# No validation split: the vocabulary is then every token of the file (and 4 specials).
+cat >"$T/none.json" <<EOF
+{
+  "data": {"train": "$T/bpe_at.tsv", "tokenizer": "none", "valid_fraction": 0},
+  "model": {"embed": 32, "hidden": 64},
+  "train": {"batch_size": 16, "epochs": 30, "learning_rate": 0.003, "threads": 1, "log_every": 50},
+  "output": {"dir": "$T/runs/none"}
+}
+EOF
+run train "$T/none.json" --quiet --set data.train="$T/bpe_at.tsv" --set data.subword_format=bpe_at \
+    --set "output.dir=$T/runs/none_at"
+check "none, bpe_at: trains (exit 0)" exits 0
+[ "$rc" -eq 0 ] || sed 's/^/    | /' "$T/err" | tail -n 3
+run info "$T/runs/none_at/model.bin" --json
+src_v=$(sed -n 's/.*"src_vocab":\([0-9]*\).*/\1/p' "$T/out")
+tokens=$(cut -f1 "$T/bpe_at.tsv" | tr ' ' '\n' | grep -v '^$' | sort -u | wc -l)
+check "none: the source vocabulary is the file's whitespace tokens, @@ pieces whole ($src_v = $tokens + 4)" \
+    eval '[ -n "$src_v" ] && [ "$src_v" = $((tokens + 4)) ]'
+check "none: info --json records tokenizer none and subword_format bpe_at" \
+    eval 'grep -q "\"tokenizer\":\"none\"" "$T/out" && grep -q "\"subword_format\":\"bpe_at\"" "$T/out"'
+run info "$T/runs/none_at/model.bin"
+check "none: info says the text is segmented elsewhere and how output is joined" \
+    eval 'grep -q "^tokenizer: none (text segmented elsewhere, split at whitespace only), subword_format bpe_at" "$T/out" &&
+          grep -q "^vocabularies: [0-9]* source, [0-9]* target tokens$" "$T/out"'
+head -n 40 "$T/pre_en.bpe" >"$T/pre_src.txt"
+run translate "$T/runs/none_at/model.bin" --attention-json "$T/pre_src.txt"
+check "none: the model reads the @@ pieces as they are (Sh@@ ow me ., no \"@\" token)" \
+    eval 'exits 0 && grep -q "\"source\":\[\"Sh@@\",\"ow\",\"me\",\".\"\]" "$T/out" && ! grep -q "\"@\"" "$T/out"'
+check "none: and writes @@ pieces" grep -q '"output":\[[^]]*@@' "$T/out"
+run translate "$T/runs/none_at/model.bin" "$T/pre_src.txt"
+check "none, bpe_at: 40 translations, no @@ in them" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 40 ] && grep -q . "$T/out" && ! grep -q "@@" "$T/out"'
+run eval "$T/runs/none_at/model.bin" "$T/bpe_at.tsv"
+bleu=$(sed -n 's/^BLEU = \([0-9.]*\) .*/\1/p' "$T/out")
+check "none, bpe_at: eval on the training pairs, references read back as sentences: BLEU ${bleu:-?} > 50" \
+    awk -v b="${bleu:-0}" 'BEGIN { exit !(b > 50) }'
+check "none, bpe_at: <unk> shares per word" grep -q '^<unk> = source [0-9.]*% of words' "$T/out"
+run bpe apply "$T/runs/none_at/model.bin" "$T/pre_src.txt"
+check "bpe apply MODEL.bin of tokenizer none: exit 1, nothing to apply" \
+    eval 'exits 1 && grep -q "text segmented elsewhere (data.tokenizer \"none\"): it has no segmentation of its own" "$T/err"'
+
+# The same tokens with subword_format none: passed through as they are, @@ and all.
+run train "$T/none.json" --quiet --set data.train="$T/bpe_at.tsv" --set train.max_steps=100 \
+    --set "output.dir=$T/runs/none_none"
+run translate "$T/runs/none_none/model.bin" "$T/pre_src.txt"
+check "none, subword_format none: the output keeps its @@ pieces, joined by single spaces" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 40 ] && grep -q "@@ " "$T/out" && ! grep -q "  " "$T/out"'
+
+# SentencePiece's marks: the output has none, and eval reads the references back.
+cut -f1 "$T/spm_style.tsv" | head -n 40 >"$T/spm_src.txt"
+run train "$T/none.json" --quiet --set data.train="$T/spm_style.tsv" --set data.subword_format=spm \
+    --set "output.dir=$T/runs/none_spm"
+check "none, spm: trains (exit 0)" exits 0
+run translate "$T/runs/none_spm/model.bin" "$T/spm_src.txt"
+check "none, spm: 40 translations, no U+2581 in them, words with spaces between" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 40 ] && ! grep -q "▁" "$T/out" && grep -q "[^ ] [^ ]" "$T/out"'
+run eval "$T/runs/none_spm/model.bin" "$T/spm_style.tsv"
+bleu=$(sed -n 's/^BLEU = \([0-9.]*\) .*/\1/p' "$T/out")
+check "none, spm: eval on the training pairs: BLEU ${bleu:-?} > 50" awk -v b="${bleu:-0}" 'BEGIN { exit !(b > 50) }'
+run translate "$T/pre_src.txt" --models "$T/runs/none_at/model.bin" "$T/runs/none_none/model.bin"
+check "none: models of one vocabulary but different subword formats make no ensemble, naming the format" \
+    eval 'exits 1 && grep -q "cannot join .* in an ensemble (format: 1 and 0)" "$T/err"'
+
+# data.subword_format applies only to tokenizer none.
+run train "$T/tiny.json" --set data.subword_format=bpe_at
+check "--set data.subword_format with the word tokenizer: exit 1, one line naming the key and data.tokenizer" \
+    eval 'exits 1 && [ "$(lines "$T/err")" = 1 ] &&
+          has "$T/err" "nmt: --set: data.subword_format applies only to the none tokenizer (text segmented elsewhere) (data.tokenizer is \"word\"): remove it, or set data.tokenizer to \"none\""'
+printf '{"data": {"train": "%s", "tokenizer": "bpe", "subword_format": "spm"}}\n' "$T/train.tsv" >"$T/fmt.json"
+run train "$T/fmt.json"
+check "data.subword_format in the file with the bpe tokenizer: exit 1, naming the file and the key" \
+    eval 'exits 1 && has "$T/err" "nmt: $T/fmt.json: data.subword_format applies only to the none tokenizer"'
+run train "$T/tiny.json" --set data.tokenizer=none --set data.subword_format=sentencepiece
+check "data.subword_format sentencepiece: usage error naming the choices" \
+    eval 'exits 2 && has "$T/err" "data.subword_format must be one of none|bpe_at|spm"'
+
 # ---------------------------------------------------------------- 18. the man page
 
 # docs/nmt.1 (installed by make install) names every command nmt --help lists.

@@ -42,6 +42,8 @@ static void write_model(const char *path, ModelDims d, int with_adam, TokenizerK
     mf.step = 3;
     mf.epoch = 1;
     mf.seg.kind = tokenizer;
+    mf.text.whitespace_only = tokenizer_whitespace_only(tokenizer);
+    if (tokenizer == TOKENIZER_NONE) mf.seg.format = SUBWORD_FORMAT_BPE_AT;
     if (tokenizer == TOKENIZER_BPE) {
         const char *codes = "#version: 0.2\ng o</w>\nr u\nru n</w>\n";
         if (bpe_from_text(&mf.seg.src, codes, strlen(codes), "seed", &err) ||
@@ -113,5 +115,7 @@ int main(int argc, char **argv)
     write_model(p, (ModelDims){.embed = 2, .hidden = 2, .layers = 1}, 0, TOKENIZER_BPE);
     snprintf(p, sizeof p, "%s/char.bin", argv[1]);
     write_model(p, (ModelDims){.embed = 2, .hidden = 2, .layers = 1}, 0, TOKENIZER_CHAR);
+    snprintf(p, sizeof p, "%s/none.bin", argv[1]);
+    write_model(p, (ModelDims){.embed = 2, .hidden = 2, .layers = 1}, 0, TOKENIZER_NONE);
     return 0;
 }
