@@ -179,11 +179,15 @@ static int load_segmenter(const BpeToolOptions *opt, Segmenter *seg, TextOptions
         status = error_set(err, "%s: the model reads text segmented elsewhere (data.tokenizer \"none\"): it has no "
                                 "segmentation of its own to apply", opt->codes);
     } else {
-        /* The side asked for becomes the source side of a segmenter of our own. */
+        /* The side asked for becomes the source side of a segmenter of our own: its
+         * merges, or under spm its SentencePiece model. */
         Bpe *side = opt->target ? &mf.seg.tgt : &mf.seg.src;
+        SpmModel *spm = opt->target ? &mf.seg.spm_tgt : &mf.seg.spm_src;
         seg->kind = mf.seg.kind;
         seg->src = *side;
         *side = (Bpe){0};
+        seg->spm_src = *spm;
+        *spm = (SpmModel){0};
         *text = mf.text;
     }
     modelfile_free(&mf);

@@ -31,12 +31,17 @@
  *                               writes lowercase; before 0.2 the default)
  *   data.normalization   "nfc"  or "nfkc"
  *   data.tokenizer       "word", "bpe" (subword units learned from the training split),
- *                        "char", or "none" (text segmented elsewhere: split at whitespace
- *                        only, the tokens untouched) (segment.h)
+ *                        "char", "none" (text segmented elsewhere: split at whitespace
+ *                        only, the tokens untouched) or "spm" (SentencePiece) (segment.h)
  *   data.subword_format  "none"  only none: how output tokens become a sentence: "none"
  *                               (joined by spaces), "bpe_at" (subword-nmt's "@@ "
  *                               joined back) or "spm" (SentencePiece's U+2581 a space)
  *   data.bpe_merges      8000   only bpe: merges to learn per side (or for both, joint)
+ *   data.spm_type        "unigram" only spm, without spm_model: "unigram" or "bpe"
+ *   data.spm_vocab_size  8000   only spm, without spm_model: pieces per side (or for both,
+ *                               joint), a soft limit
+ *   data.spm_model       only spm: a SentencePiece .model file used for both sides
+ *                        instead of training one
  *   data.joint_vocab     false  one vocabulary for both sides (bpe: one merge list
  *                               learned from both sides)
  *   model.embed          256    embedding size
@@ -109,6 +114,8 @@ typedef struct {
     char *normalization;
     char *tokenizer, *subword_format;
     int bpe_merges, joint_vocab;
+    char *spm_type, *spm_model;
+    int spm_vocab_size;
     int embed, hidden;
     char *attention, *cell;
     int layers, bidirectional, input_feed, window, scaled, tie_embeddings;

@@ -53,6 +53,11 @@ static void print_json(const char *path, const ModelFile *mf, FILE *out)
         cJSON_AddNumberToObject(o, "tgt_merges", mf->seg.tgt.n);
     }
     if (mf->seg.kind == TOKENIZER_NONE) cJSON_AddStringToObject(o, "subword_format", subword_format_name(mf->seg.format));
+    if (mf->seg.kind == TOKENIZER_SPM) {
+        cJSON_AddStringToObject(o, "spm_type", segmenter_spm_type(&mf->seg.spm_src));
+        cJSON_AddNumberToObject(o, "src_pieces", spm_piece_count(mf->seg.spm_src.spm));
+        cJSON_AddNumberToObject(o, "tgt_pieces", spm_piece_count(mf->seg.spm_tgt.spm));
+    }
     cJSON_AddNumberToObject(o, "steps", (double)mf->step);
     cJSON_AddNumberToObject(o, "epochs", (double)mf->epoch);
     if (has_best(mf)) {
@@ -81,6 +86,12 @@ static void print_tokenizer(const Segmenter *seg, FILE *out)
     if (seg->kind == TOKENIZER_BPE && seg->joint) fprintf(out, "tokenizer: bpe, %d merges learned from both sides\n", seg->src.n);
     else if (seg->kind == TOKENIZER_BPE)
         fprintf(out, "tokenizer: bpe, %d source and %d target merges\n", seg->src.n, seg->tgt.n);
+    else if (seg->kind == TOKENIZER_SPM && seg->joint)
+        fprintf(out, "tokenizer: spm, one SentencePiece %s model of %d pieces for both sides\n",
+                segmenter_spm_type(&seg->spm_src), spm_piece_count(seg->spm_src.spm));
+    else if (seg->kind == TOKENIZER_SPM)
+        fprintf(out, "tokenizer: spm, SentencePiece %s models of %d source and %d target pieces\n",
+                segmenter_spm_type(&seg->spm_src), spm_piece_count(seg->spm_src.spm), spm_piece_count(seg->spm_tgt.spm));
     else if (seg->kind == TOKENIZER_NONE)
         fprintf(out, "tokenizer: none (text segmented elsewhere, split at whitespace only), subword_format %s: %s\n",
                 subword_format_name(seg->format), output[seg->format]);

@@ -220,12 +220,22 @@ static void put_vocab(Bytes *b, const Vocab *v)
 }
 
 /* SUBW after its head: under bpe and char the source's and the target's merges as
- * codes text (subword.h), each u64 length + bytes; under none the format. */
+ * codes text (subword.h), under spm their SentencePiece models as a .model file holds
+ * them, each u64 length + bytes; under none the format. */
 static void put_subw_rest(Bytes *b, const ModelFile *mf)
 {
     const Segmenter *s = &mf->seg;
     if (s->kind == TOKENIZER_NONE) {
         put_fields(b, &format_layout, mf);
+        return;
+    }
+    if (s->kind == TOKENIZER_SPM) {
+        const SpmModel *models[2] = {&s->spm_src, &s->spm_tgt};
+        for (int k = 0; k < 2; k++) {
+            uint64_t n = models[k]->n;
+            put(b, &n, 8);
+            put(b, models[k]->proto, n);
+        }
         return;
     }
     const Bpe *sides[2] = {&s->src, &s->tgt};
@@ -513,6 +523,25 @@ static int subw_kind_known(const Section *s, const char *path, Error *err)
                           "a damaged file)", path, (long long)kind, TOKENIZER_BPE, TOKENIZER_KINDS - 1, known);
 }
 
+/* SUBW's two SentencePiece models (put_subw_rest), each loaded, so that a damaged one
+ * is refused here, naming its side, rather than when text first meets it. */
+static int read_spm_models(Reader r, Segmenter *seg, const char *path, Error *err)
+{
+    SpmModel *models[2] = {&seg->spm_src, &seg->spm_tgt};
+    const char *names[2] = {"section SUBW: source SentencePiece model", "section SUBW: target SentencePiece model"};
+    for (int k = 0; k < 2; k++) {
+        uint64_t n;
+        if (take(&r, &n, 8) || n > r.len - r.at)
+            return error_set(err, "%s: section SUBW: SentencePiece models run past the section end", path);
+        Error inner;
+        if (segmenter_load_spm(models[k], r.p + r.at, (size_t)n, names[k], &inner))
+            return error_set(err, "%s: %s", path, inner.msg);
+        r.at += n;
+    }
+    if (r.at != r.len) return error_set(err, "%s: section SUBW: %zu unexpected bytes at its end", path, r.len - r.at);
+    return 0;
+}
+
 /* SUBW after its head (put_subw_rest). Each side's codes are parsed by
  * bpe_from_text, so damaged merges are refused with the line they are on. */
 static int read_subw_rest(Reader r, ModelFile *mf, const char *path, Error *err)
@@ -525,6 +554,7 @@ static int read_subw_rest(Reader r, ModelFile *mf, const char *path, Error *err)
                              (unsigned long long)r.len, r.at + layout_bytes(&format_layout));
         return get_fields(&format_layout, &rest, mf, path, err);
     }
+    if (seg->kind == TOKENIZER_SPM) return read_spm_models(r, seg, path, err);
     Bpe *sides[2] = {&seg->src, &seg->tgt};
     const char *names[2] = {"model file section SUBW, source merges", "model file section SUBW, target merges"};
     for (int k = 0; k < 2; k++) {
@@ -652,6 +682,11 @@ static int merges_differ(const Bpe *a, const Bpe *b)
     return differ;
 }
 
+static int spm_models_differ(const SpmModel *a, const SpmModel *b)
+{
+    return a->n != b->n || memcmp(a->proto, b->proto, a->n) != 0;
+}
+
 int modelfile_compatible(const ModelFile *a, const ModelFile *b, int same_architecture, char *msg, size_t n)
 {
     const Layout *layouts[] = {&dims_layout, &arch_layout, &subw_layout, &format_layout};
@@ -678,6 +713,11 @@ int modelfile_compatible(const ModelFile *a, const ModelFile *b, int same_archit
     if (a->seg.kind == TOKENIZER_BPE &&
         (merges_differ(&a->seg.src, &b->seg.src) || merges_differ(&a->seg.tgt, &b->seg.tgt))) {
         snprintf(msg, n, "their BPE merges differ");
+        return 1;
+    }
+    if (a->seg.kind == TOKENIZER_SPM &&
+        (spm_models_differ(&a->seg.spm_src, &b->seg.spm_src) || spm_models_differ(&a->seg.spm_tgt, &b->seg.spm_tgt))) {
+        snprintf(msg, n, "their SentencePiece models differ");
         return 1;
     }
     return 0;

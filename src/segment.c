@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const names[TOKENIZER_KINDS] = {"word", "bpe", "char", "none"};
-static const char *const unit_names[TOKENIZER_KINDS] = {"words", "subword pieces", "characters", "tokens"};
+static const char *const names[TOKENIZER_KINDS] = {"word", "bpe", "char", "none", "spm"};
+static const char *const unit_names[TOKENIZER_KINDS] = {"words", "subword pieces", "characters", "tokens",
+                                                        "SentencePiece pieces"};
 static const char *const formats[SUBWORD_FORMATS] = {"none", "bpe_at", "spm"};
 
 /* U+2581 LOWER ONE EIGHTH BLOCK, SentencePiece's mark of a space. */
@@ -29,7 +30,7 @@ const char *subword_format_name(int format) { return format >= 0 && format < SUB
 
 const char *tokenizer_units(TokenizerKind kind) { return kind >= 0 && kind < TOKENIZER_KINDS ? unit_names[kind] : "?"; }
 
-int tokenizer_whitespace_only(TokenizerKind kind) { return kind == TOKENIZER_NONE; }
+int tokenizer_whitespace_only(TokenizerKind kind) { return kind == TOKENIZER_NONE || kind == TOKENIZER_SPM; }
 
 void segmenter_learn_bpe(Bpe *b, const VocabCounter *words, int n_merges)
 {
@@ -42,6 +43,44 @@ void segmenter_learn_bpe(Bpe *b, const VocabCounter *words, int n_merges)
     free(count);
 }
 
+/* ---------------------------------------------------------------- SentencePiece */
+
+int segmenter_load_spm(SpmModel *m, const void *proto, size_t n, const char *name, Error *err)
+{
+    char why[ERROR_LEN / 2];
+    memset(m, 0, sizeof *m);
+    m->spm = spm_load(proto, n, why, sizeof why);
+    if (!m->spm) return error_set(err, "%s: not a SentencePiece model (%s)", name, why);
+    m->proto = xmalloc(n ? n : 1);
+    memcpy(m->proto, proto, n);
+    m->n = n;
+    return 0;
+}
+
+int segmenter_learn_spm(SpmModel *m, const char *const *lines, long n, const char *model_type, int vocab_size,
+                        Error *err)
+{
+    char why[ERROR_LEN / 2], *proto;
+    size_t len;
+    memset(m, 0, sizeof *m);
+    if (spm_train(lines, n, model_type, vocab_size, &proto, &len, why, sizeof why))
+        return error_set(err, "SentencePiece could not train a %s model of %d pieces: %s", model_type, vocab_size, why);
+    int status = segmenter_load_spm(m, proto, len, "the model SentencePiece trained", err);
+    free(proto);
+    return status;
+}
+
+const char *segmenter_spm_type(const SpmModel *m) { return spm_model_type(m->proto, m->n); }
+
+void spm_model_free(SpmModel *m)
+{
+    if (m->spm) spm_free(m->spm);
+    free(m->proto);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---------------------------------------------------------------- units */
+
 static void copy_tokens(char *const *tokens, int n, TokenList *out)
 {
     out->n = n;
@@ -50,9 +89,25 @@ static void copy_tokens(char *const *tokens, int n, TokenList *out)
         out->tokens[i] = xstrdup(tokens[i]);
 }
 
+/* The words joined by single spaces (malloc'd). */
+static char *join_spaced(char *const *units, int n);
+
+/* The pieces of the sentence the words make, under one side's SentencePiece model. */
+static void spm_apply(const SpmModel *m, const TokenList *words, TokenList *pieces)
+{
+    char *sentence = join_spaced(words->tokens, words->n);
+    /* The library refuses no valid UTF-8 (and text_tokenize lets no other through); were
+     * it to, the words themselves are the units, to be looked up as any unknown unit. */
+    if (spm_encode(m->spm, sentence, &pieces->tokens, &pieces->n) != 0) copy_tokens(words->tokens, words->n, pieces);
+    free(sentence);
+}
+
 void segmenter_apply(const Segmenter *s, Side side, const TokenList *words, TokenList *pieces)
 {
     switch (s->kind) {
+    case TOKENIZER_SPM:
+        spm_apply(side == SIDE_SOURCE ? &s->spm_src : &s->spm_tgt, words, pieces);
+        break;
     case TOKENIZER_BPE:
         subword_segment(side == SIDE_SOURCE ? &s->src : &s->tgt, words->tokens, words->n, pieces);
         break;
@@ -64,10 +119,29 @@ void segmenter_apply(const Segmenter *s, Side side, const TokenList *words, Toke
     }
 }
 
+/* The sentence output pieces spell under the target side's SentencePiece model. */
+static char *undo_spm(char *const *units, int n);
+static char *spm_sentence(const Segmenter *s, char *const *pieces, int n)
+{
+    char *text = spm_decode(s->spm_tgt.spm, pieces, n);
+    /* Refused by the library (it refuses no piece strings we know of): the same rule by
+     * hand, U+2581 a space. */
+    return text ? text : undo_spm(pieces, n);
+}
+
 void segmenter_join(const Segmenter *s, char *const *pieces, int n, TokenList *words)
 {
-    if (s->kind == TOKENIZER_BPE || s->kind == TOKENIZER_CHAR) subword_join(pieces, n, words);
-    else copy_tokens(pieces, n, words);
+    if (s->kind == TOKENIZER_BPE || s->kind == TOKENIZER_CHAR) {
+        subword_join(pieces, n, words);
+    } else if (s->kind == TOKENIZER_SPM) {
+        char *sentence = spm_sentence(s, pieces, n);
+        const TextOptions split = {.whitespace_only = 1};
+        Error err;
+        if (text_tokenize(sentence, strlen(sentence), &split, words, &err) != 0) copy_tokens(pieces, n, words);
+        free(sentence);
+    } else {
+        copy_tokens(pieces, n, words);
+    }
 }
 
 /* ---------------------------------------------------------------- back to text */
@@ -133,6 +207,7 @@ char *segmenter_detokenize(const Segmenter *s, char *const *units, int n)
         if (s->format == SUBWORD_FORMAT_SPM) return undo_spm(units, n);
         return join_spaced(units, n);
     }
+    if (s->kind == TOKENIZER_SPM) return spm_sentence(s, units, n);
     TokenList words;
     segmenter_join(s, units, n, &words);
     char *sentence = text_detokenize(words.tokens, words.n);
@@ -170,6 +245,8 @@ int segmenter_word_ends(const Segmenter *s, char *const *units, int n, int i)
         if (s->format == SUBWORD_FORMAT_BPE_AT) return !ends_with_at(units[i]);
         if (s->format == SUBWORD_FORMAT_SPM) return !strncmp(units[i + 1], SPM_SPACE, 3);
         return 1;
+    case TOKENIZER_SPM:
+        return !strncmp(units[i + 1], SPM_SPACE, 3);
     default:
         return 1;
     }
@@ -179,4 +256,6 @@ void segmenter_free(Segmenter *s)
 {
     bpe_free(&s->src);
     bpe_free(&s->tgt);
+    spm_model_free(&s->spm_src);
+    spm_model_free(&s->spm_tgt);
 }

@@ -619,8 +619,8 @@ static int find_checkpoint(Run *run, ModelFile *ck, Error *err)
  * naming its key. */
 static int probe_inputs(const Config *cfg, Error *err)
 {
-    const char *inputs[2][2] = {{"data.train", cfg->train}, {"data.valid", cfg->valid}};
-    for (int i = 0; i < 2; i++) {
+    const char *inputs[3][2] = {{"data.train", cfg->train}, {"data.valid", cfg->valid}, {"data.spm_model", cfg->spm_model}};
+    for (int i = 0; i < 3; i++) {
         if (!inputs[i][1]) continue;
         FILE *probe = fopen(inputs[i][1], "rb");
         if (!probe) return error_set(err, "%s: %s (from %s)", inputs[i][1], strerror(errno), inputs[i][0]);

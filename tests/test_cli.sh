@@ -1468,6 +1468,117 @@ run train "$T/tiny.json" --set data.tokenizer=none --set data.subword_format=sen
 check "data.subword_format sentencepiece: usage error naming the choices" \
     eval 'exits 2 && has "$T/err" "data.subword_format must be one of none|bpe_at|spm"'
 
+# ---------------------------------------------------------------- 17c. SentencePiece
+
+# data.tokenizer spm: SentencePiece models trained by nmt (libsentencepiece) on the tiny
+# run's training split, stored in the model file, applied by translate and undone by
+# spm_decode: no U+2581 ever reaches the output.
+SPM="--quiet --set data.tokenizer=spm --set data.spm_vocab_size=300"
+run train "$T/tiny.json" $SPM --set "output.dir=$T/runs/spm"
+check "spm unigram: trains (exit 0)" exits 0
+[ "$rc" -eq 0 ] || sed 's/^/    | /' "$T/err" | tail -n 3
+run info "$T/runs/spm/model.bin"
+check "spm: info names the tokenizer, the model type and the pieces" \
+    eval 'grep -q "^tokenizer: spm, SentencePiece unigram models of [1-9][0-9]* source and [1-9][0-9]* target pieces$" "$T/out" &&
+          grep -q "^vocabularies: [0-9]* source, [0-9]* target SentencePiece pieces$" "$T/out"'
+run info "$T/runs/spm/model.bin" --json
+check "spm: info --json has spm_type and the pieces of each side" \
+    eval 'grep -q "\"tokenizer\":\"spm\"" "$T/out" && grep -q "\"spm_type\":\"unigram\",\"src_pieces\":[1-9][0-9]*,\"tgt_pieces\":[1-9]" "$T/out"'
+run eval "$T/runs/spm/model.bin" "$T/train.tsv"
+bleu=$(sed -n 's/^BLEU = \([0-9.]*\) .*/\1/p' "$T/out")
+check "spm: eval on the training pairs, BLEU ${bleu:-?} > 50" awk -v b="${bleu:-0}" 'BEGIN { exit !(b > 50) }'
+run translate "$T/runs/spm/model.bin" "$T/bpe_src.txt"
+cp "$T/out" "$T/spm_out.txt"
+check "spm: translate writes sentences, no U+2581 in them" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 40 ] && ! grep -q "▁" "$T/out" && grep -q "[^ ] [^ ]" "$T/out"'
+run translate "$T/runs/spm/model.bin" "$T/bpe_src.txt" --attention-json
+check "spm: the model reads and writes SentencePiece pieces" \
+    eval 'exits 0 && grep -q "\"source\":\[\"▁" "$T/out" && grep -q "\"output\":\[\"▁" "$T/out"'
+run translate "$T/runs/spm/model.bin" "$T/bpe_src.txt" --beam 3 --replace-unk
+check "spm: beam search with --replace-unk, no U+2581 in the output" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 40 ] && ! grep -q "▁" "$T/out"'
+run bpe apply "$T/runs/spm/model.bin" "$T/bpe_src.txt"
+sed -e 's/ //g' -e 's/▁/ /g' -e 's/^ //' "$T/out" >"$T/spelled.txt"
+check "bpe apply MODEL.bin of tokenizer spm: the model's source pieces, as spm_encode writes them, spelling the lines" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 40 ] && ! grep -qv "^▁" "$T/out" && grep -q "[^ ] [^ ▁]" "$T/out" &&
+          cmp -s "$T/spelled.txt" "$T/bpe_src.txt"'
+# The model file carries the SentencePiece models: a finished run resumed without its
+# model.bin writes it again from the checkpoint, bit for bit.
+cp "$T/runs/spm/model.bin" "$T/spm_model.bin"
+rm -f "$T/runs/spm/model.bin"
+run train "$T/tiny.json" $SPM --resume --set "output.dir=$T/runs/spm"
+check "spm: model.bin written again from the checkpoint (models read back and written) is identical" \
+    eval 'exits 0 && cmp -s "$T/runs/spm/model.bin" "$T/spm_model.bin"'
+run train "$T/tiny.json" $SPM --resume --set data.spm_vocab_size=301 --set "output.dir=$T/runs/spm"
+check "spm: resuming with another data.spm_vocab_size is refused, naming it" \
+    eval 'exits 1 && grep -q "data.spm_vocab_size" "$T/err"'
+
+# SentencePiece's BPE, one model and one vocabulary for both sides.
+run train "$T/tiny.json" $SPM --set data.spm_type=bpe --set data.joint_vocab=true --set train.max_steps=20 \
+    --set "output.dir=$T/runs/spm_bpe"
+check "spm bpe, joint: trains (exit 0)" exits 0
+run info "$T/runs/spm_bpe/model.bin"
+check "spm bpe, joint: info says one bpe model for both sides" \
+    grep -q "^tokenizer: spm, one SentencePiece bpe model of [1-9][0-9]* pieces for both sides$" "$T/out"
+run translate "$T/runs/spm_bpe/model.bin" "$T/bpe_src.txt"
+check "spm bpe: translates (40 lines, no U+2581)" eval 'exits 0 && [ "$(lines "$T/out")" = 40 ] && ! grep -q "▁" "$T/out"'
+run translate "$T/bpe_src.txt" --models "$T/runs/spm/model.bin" "$T/runs/spm_bpe/model.bin"
+check "spm: models of other SentencePiece models or vocabularies make no ensemble" \
+    eval 'exits 1 && grep -q "cannot join .* in an ensemble (" "$T/err"'
+
+# data.spm_model: a .model file made by SentencePiece's own trainer, used for both sides.
+if command -v spm_train >/dev/null 2>&1; then
+    cut -f1,2 "$T/train.tsv" | tr '\t' '\n' >"$T/both.txt"
+    spm_train --input="$T/both.txt" --model_prefix="$T/ext" --vocab_size=350 --model_type=unigram >/dev/null 2>&1
+    run train "$T/tiny.json" --quiet --set data.tokenizer=spm --set data.spm_model="$T/ext.model" \
+        --set train.max_steps=20 --set "output.dir=$T/runs/spm_ext"
+    check "spm_model: trains with spm_train's .model (exit 0)" exits 0
+    run info "$T/runs/spm_ext/model.bin"
+    check "spm_model: info says the file's unigram model of 350 pieces serves both sides" \
+        grep -q "^tokenizer: spm, SentencePiece unigram models of 350 source and 350 target pieces$" "$T/out"
+    run translate "$T/runs/spm_ext/model.bin" "$T/bpe_src.txt"
+    check "spm_model: translates (40 lines, no U+2581)" eval 'exits 0 && [ "$(lines "$T/out")" = 40 ] && ! grep -q "▁" "$T/out"'
+    if command -v spm_encode >/dev/null 2>&1; then
+        head -n 5 "$T/bpe_src.txt" | spm_encode --model="$T/ext.model" >"$T/ext.pieces" 2>/dev/null
+        run bpe apply "$T/runs/spm_ext/model.bin" "$T/bpe_src.txt"
+        check "spm_model: nmt bpe apply segments as spm_encode does" \
+            eval 'exits 0 && head -n 5 "$T/out" | cmp -s - "$T/ext.pieces"'
+    else
+        skip "spm_model: nmt bpe apply segments as spm_encode does" "no spm_encode (sh scripts/install-deps.sh --test-tools)"
+    fi
+else
+    for what in "spm_model: trains with spm_train's .model (exit 0)" "spm_model: info says the file's unigram model of 350 pieces serves both sides" \
+        "spm_model: translates (40 lines, no U+2581)" "spm_model: nmt bpe apply segments as spm_encode does"; do
+        skip "$what" "no spm_train (sh scripts/install-deps.sh --test-tools installs SentencePiece's tools)"
+    done
+fi
+# ... or by nmt itself: the bytes of a model nmt trained, taken out of nothing but a
+# model file, are no .model file; a damaged or missing file is refused, naming it.
+printf 'not a SentencePiece model\n' >"$T/garbage.model"
+run train "$T/tiny.json" --quiet --set data.tokenizer=spm --set data.spm_model="$T/garbage.model" \
+    --set "output.dir=$T/runs/spm_bad"
+check "spm_model: a garbage .model file: exit 1, one line naming the file, the key and why" \
+    eval 'exits 1 && [ "$(lines "$T/err")" = 1 ] && grep -q "^nmt: $T/garbage.model (data.spm_model): not a SentencePiece model (" "$T/err"'
+run train "$T/tiny.json" --quiet --set data.tokenizer=spm --set data.spm_model="$T/missing.model" \
+    --set "output.dir=$T/runs/spm_missing"
+check "spm_model: a missing file: exit 1, naming it and the key, nothing written" \
+    eval 'exits 1 && grep -q "^nmt: $T/missing.model: No such file or directory (from data.spm_model)" "$T/err" &&
+          [ ! -e "$T/runs/spm_missing" ]'
+run train "$T/tiny.json" --quiet --set data.tokenizer=spm --set data.spm_vocab_size=3 --set "output.dir=$T/runs/spm_small"
+check "spm: too few pieces for the characters: exit 1, naming the key and SentencePiece's reason" \
+    eval 'exits 1 && grep -q "data.spm_vocab_size 3: SentencePiece could not train a unigram model of 3 pieces: .*Vocabulary size is smaller than required_chars" "$T/err"'
+
+# The keys that apply only to SentencePiece, and to the model nmt trains.
+run train "$T/tiny.json" --set data.spm_type=bpe
+check "--set data.spm_type with the word tokenizer: exit 1, naming the key and data.tokenizer" \
+    eval 'exits 1 && has "$T/err" "nmt: --set: data.spm_type applies only to the spm tokenizer (data.tokenizer is \"word\"): remove it, or set data.tokenizer to \"spm\""'
+run train "$T/tiny.json" --set data.tokenizer=spm --set data.spm_model="$T/garbage.model" --set data.spm_vocab_size=100
+check "--set data.spm_vocab_size with data.spm_model: exit 1, naming both keys" \
+    eval 'exits 1 && has "$T/err" "nmt: --set: data.spm_vocab_size applies only to a SentencePiece model nmt trains (without data.spm_model) (data.spm_model is \"$T/garbage.model\"): remove it, or remove data.spm_model"'
+run train "$T/tiny.json" --set data.tokenizer=bpe --set data.spm_model="$T/garbage.model"
+check "--set data.spm_model with the bpe tokenizer: exit 1, naming the key" \
+    eval 'exits 1 && has "$T/err" "data.spm_model applies only to the spm tokenizer (data.tokenizer is \"bpe\")"'
+
 # ---------------------------------------------------------------- 18. the man page
 
 # docs/nmt.1 (installed by make install) names every command nmt --help lists.

@@ -1018,6 +1018,77 @@ static void test_subword_section(void)
     free_made(&mf);
 }
 
+/* Tokenizer spm: SUBW holds both sides' SentencePiece models as .model files hold
+ * them; each is loaded when the file is read, so a damaged one is refused there,
+ * naming its side. */
+static void test_sentencepiece_section(void)
+{
+    ModelFile mf, back;
+    Error err = {""};
+    make_model_file(&mf, 0);
+    mf.seg.kind = TOKENIZER_SPM;
+    mf.text.whitespace_only = 1;
+    char *lines[60];
+    for (int i = 0; i < 60; i++) {
+        char line[64];
+        snprintf(line, sizeof line, "the %s sat on the %s", i % 3 ? "cat" : "dog", i % 5 ? "mat" : "log");
+        lines[i] = strdup(line);
+    }
+    int rc = segmenter_learn_spm(&mf.seg.spm_src, (const char *const *)lines, 60, "bpe", 30, &err) ||
+             segmenter_learn_spm(&mf.seg.spm_tgt, (const char *const *)lines, 30, "unigram", 25, &err);
+    for (int i = 0; i < 60; i++)
+        free(lines[i]);
+    if (rc) { fprintf(stderr, "segmenter_learn_spm: %s\n", err.msg); exit(2); }
+    rc = modelfile_write(path, &mf, &err) || modelfile_read(path, &back, &err);
+    CHECK(rc == 0, "write/read a model of tokenizer spm");
+    if (rc) fprintf(stderr, "  %s\n", err.msg);
+    if (rc == 0) {
+        check_same(&mf, &back, "tokenizer spm");
+        CHECK(back.seg.kind == TOKENIZER_SPM && back.text.whitespace_only && back.seg.spm_src.spm && back.seg.spm_tgt.spm,
+              "tokenizer spm: the kind, text split at whitespace only, both models loaded");
+        CHECK(back.seg.spm_src.n == mf.seg.spm_src.n && !memcmp(back.seg.spm_src.proto, mf.seg.spm_src.proto, mf.seg.spm_src.n) &&
+                  back.seg.spm_tgt.n == mf.seg.spm_tgt.n &&
+                  !memcmp(back.seg.spm_tgt.proto, mf.seg.spm_tgt.proto, mf.seg.spm_tgt.n),
+              "tokenizer spm: both models' bytes as written");
+        CHECK(!strcmp(segmenter_spm_type(&back.seg.spm_src), "bpe") && !strcmp(segmenter_spm_type(&back.seg.spm_tgt), "unigram"),
+              "tokenizer spm: each side's model type");
+        char msg[200];
+        CHECK(modelfile_compatible(&mf, &back, 1, msg, sizeof msg) == 0, "tokenizer spm: compatible with itself");
+        SpmModel other = back.seg.spm_tgt;
+        back.seg.spm_tgt = back.seg.spm_src;
+        CHECK(modelfile_compatible(&mf, &back, 0, msg, sizeof msg) == 1 && !strcmp(msg, "their SentencePiece models differ"),
+              "tokenizer spm: other SentencePiece models are not compatible");
+        back.seg.spm_tgt = other;
+        modelfile_free(&back);
+    }
+    size_t len;
+    unsigned char *good = slurp(path, &len);
+    Where w[10];
+    int n = sections_of(good, len, w, 10);
+    const Where *subw = section(w, n, "SUBW");
+    CHECK(subw != NULL && subw->len == 16 + 8 + mf.seg.spm_src.n + 8 + mf.seg.spm_tgt.n,
+          "tokenizer spm: SUBW is kind, joint and the two models with their lengths");
+    if (subw) {
+        unsigned char *d = malloc(len);
+        memcpy(d, good, len);
+        memset(d + subw->payload + 24, 0xFF, 8);  /* the source model's first bytes */
+        fix_crc(d, subw);
+        spit(bad, d, len);
+        expect_refused(bad, "section SUBW: source SentencePiece model: not a SentencePiece model (",
+                       "tokenizer spm: a damaged source model is refused, naming it");
+        memcpy(d, good, len);
+        uint64_t huge = (uint64_t)1 << 40;
+        memcpy(d + subw->payload + 16, &huge, 8);
+        fix_crc(d, subw);
+        spit(bad, d, len);
+        expect_refused(bad, "section SUBW: SentencePiece models run past the section end",
+                       "tokenizer spm: a model length past the section's end");
+        free(d);
+    }
+    free(good);
+    free_made(&mf);
+}
+
 /* Tokenizer none (text segmented elsewhere): SUBW holds its head and the subword
  * format, no merges; the reader splits text at whitespace only, which the file does
  * not store but the kind implies, so a writer that says otherwise is refused. */
@@ -1084,6 +1155,7 @@ int main(void)
     test_write_refuses_out_of_range();
     test_subword_section();
     test_tokenizer_none();
+    test_sentencepiece_section();
     test_train_state();
     test_atomic_write();
 

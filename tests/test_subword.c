@@ -467,6 +467,66 @@ static void test_presegmented(void)
           "names of the tokenizer and the formats");
 }
 
+/* SentencePiece through the segmenter: a model trained on a few lines, text to pieces
+ * and back, the model's bytes loaded again, and bytes that are no model refused. */
+static void test_sentencepiece(void)
+{
+    static const char *const words[] = {"the", "lower", "newest", "widest", "low", "new", "wide", "cat", "sat"};
+    char *lines[200];
+    for (int i = 0; i < 200; i++) {
+        char line[100];
+        snprintf(line, sizeof line, "%s %s %s", words[i % 9], words[(i / 9) % 9], words[(i * 7 + 3) % 9]);
+        lines[i] = strdup(line);
+    }
+    Segmenter s = {.kind = TOKENIZER_SPM};
+    Error err = {""};
+    int rc = segmenter_learn_spm(&s.spm_src, (const char *const *)lines, 200, "unigram", 40, &err);
+    CHECK(rc == 0 && s.spm_src.spm && s.spm_src.n > 0, "spm: a unigram model trained on 200 lines");
+    if (rc) {
+        fprintf(stderr, "  %s\n", err.msg);
+        return;
+    }
+    CHECK(!strcmp(segmenter_spm_type(&s.spm_src), "unigram") && spm_piece_count(s.spm_src.spm) <= 40,
+          "spm: its type and at most 40 pieces");
+    rc = segmenter_load_spm(&s.spm_tgt, s.spm_src.proto, s.spm_src.n, "copy", &err);
+    CHECK(rc == 0, "spm: the model's bytes load again");
+    char *w[] = {"the", "lowest", "cat"};
+    TokenList in = {w, 3}, pieces;
+    segmenter_apply(&s, SIDE_SOURCE, &in, &pieces);
+    int marked = pieces.n >= 3 && !strncmp(pieces.tokens[0], "\xE2\x96\x81", 3);
+    CHECK(marked, "spm: the words' pieces, the first marked with U+2581");
+    char *back = segmenter_detokenize(&s, pieces.tokens, pieces.n);
+    CHECK(!strcmp(back, "the lowest cat"), "spm: pieces back to the sentence (spm_decode)");
+    free(back);
+    for (int i = 0; i + 1 < pieces.n; i++)
+        CHECK(segmenter_word_ends(&s, pieces.tokens, pieces.n, i) == !strncmp(pieces.tokens[i + 1], "\xE2\x96\x81", 3),
+              "spm: a word ends before a piece marked with U+2581");
+    TokenList joined;
+    segmenter_join(&s, pieces.tokens, pieces.n, &joined);
+    CHECK(list_is(&joined, LIST("the", "lowest", "cat")), "spm: segmenter_join gives the words");
+    token_list_free(&joined);
+    token_list_free(&pieces);
+    /* A piece the target model does not know (a source piece --replace-unk copied)
+     * reads as the others do; the model's own <unk> as SentencePiece writes it. */
+    char *odd[] = {"\xE2\x96\x81the", "\xE2\x96\x81zebra\xE2\x96\x81x", "<unk>", "\xE2\x96\x81" "cat"};
+    back = segmenter_detokenize(&s, odd, 4);
+    CHECK(!strcmp(back, "the zebra x \xE2\x81\x87 cat"), "spm: unknown pieces read as pieces, <unk> as U+2047");
+    if (strcmp(back, "the zebra x \xE2\x81\x87 cat")) fprintf(stderr, "  got [%s]\n", back);
+    free(back);
+    segmenter_free(&s);
+    CHECK(!s.spm_src.spm && !s.spm_tgt.proto, "spm: segmenter_free frees both models");
+
+    SpmModel m;
+    rc = segmenter_load_spm(&m, "garbage", 7, "x.model", &err);
+    CHECK(rc == -1 && !m.spm && !strncmp(err.msg, "x.model: not a SentencePiece model (", 36),
+          "spm: bytes that are no model are refused, naming them");
+    rc = segmenter_learn_spm(&m, (const char *const *)lines, 200, "bpe", 5, &err);
+    CHECK(rc == -1 && strstr(err.msg, "SentencePiece could not train a bpe model of 5 pieces: "),
+          "spm: too few pieces for the characters is an error with the library's reason");
+    for (int i = 0; i < 200; i++)
+        free(lines[i]);
+}
+
 int main(void)
 {
     test_sennrich();
@@ -476,5 +536,6 @@ int main(void)
     test_codes_text();
     test_determinism();
     test_presegmented();
+    test_sentencepiece();
     return check_report("test_subword");
 }
