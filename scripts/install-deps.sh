@@ -19,9 +19,10 @@
 #                                           its pgrep finds the ranks)
 #   sh scripts/install-deps.sh --qemu       also qemu-user, for scripts/check_portable.sh
 #                                           (./nmt under emulated older x86-64 CPUs)
-#   sh scripts/install-deps.sh --arm64      also the arm64 cross compiler and the arm64
+#   sh scripts/install-deps.sh --arm64      also the arm64 cross compilers and the arm64
 #                                           libraries (adds the arm64 architecture to
-#                                           dpkg), for check_portable.sh --arm64
+#                                           dpkg), for check_portable.sh --arm64 (which
+#                                           fetches arm64's SentencePiece itself)
 #
 # libclang-rt-dev is the versionless name of the compiler-rt package that matches the
 # default clang (libclang-rt-14-dev on Debian 12); clang itself only recommends it, so
@@ -39,9 +40,11 @@ for arg in "$@"; do
     # pkgconf:arm64 brings aarch64-linux-gnu-pkg-config; the libraries bring arm64's libc
     # and loader, which qemu-aarch64 runs the cross-built nmt with.
     --arm64) ARM64=1
+             # Not libsentencepiece-dev:arm64: Debian 12's SentencePiece packages are not
+             # Multi-Arch: same, and installing arm64's removes the host's, which the
+             # build needs; check_portable.sh unpacks arm64's beside the build instead.
              PACKAGES="$PACKAGES qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu pkgconf:arm64"
-             PACKAGES="$PACKAGES libopenblas-dev:arm64 libutf8proc-dev:arm64 libcjson-dev:arm64"
-             PACKAGES="$PACKAGES libsentencepiece-dev:arm64" ;;
+             PACKAGES="$PACKAGES libopenblas-dev:arm64 libutf8proc-dev:arm64 libcjson-dev:arm64 libstdc++6:arm64" ;;
     *) echo "usage: sh scripts/install-deps.sh [--fuzz] [--valgrind] [--test-tools] [--mpi] [--qemu] [--arm64]" >&2
        exit 2 ;;
     esac
