@@ -79,72 +79,7 @@ void spm_model_free(SpmModel *m)
     memset(m, 0, sizeof *m);
 }
 
-/* ---------------------------------------------------------------- units */
-
-static void copy_tokens(char *const *tokens, int n, TokenList *out)
-{
-    out->n = n;
-    out->tokens = xmalloc(sizeof(char *) * (n ? n : 1));
-    for (int i = 0; i < n; i++)
-        out->tokens[i] = xstrdup(tokens[i]);
-}
-
-/* The words joined by single spaces (malloc'd). */
-static char *join_spaced(char *const *units, int n);
-
-/* The pieces of the sentence the words make, under one side's SentencePiece model. */
-static void spm_apply(const SpmModel *m, const TokenList *words, TokenList *pieces)
-{
-    char *sentence = join_spaced(words->tokens, words->n);
-    /* The library refuses no valid UTF-8 (and text_tokenize lets no other through); were
-     * it to, the words themselves are the units, to be looked up as any unknown unit. */
-    if (spm_encode(m->spm, sentence, &pieces->tokens, &pieces->n) != 0) copy_tokens(words->tokens, words->n, pieces);
-    free(sentence);
-}
-
-void segmenter_apply(const Segmenter *s, Side side, const TokenList *words, TokenList *pieces)
-{
-    switch (s->kind) {
-    case TOKENIZER_SPM:
-        spm_apply(side == SIDE_SOURCE ? &s->spm_src : &s->spm_tgt, words, pieces);
-        break;
-    case TOKENIZER_BPE:
-        subword_segment(side == SIDE_SOURCE ? &s->src : &s->tgt, words->tokens, words->n, pieces);
-        break;
-    case TOKENIZER_CHAR:
-        subword_segment(NULL, words->tokens, words->n, pieces);
-        break;
-    default:
-        copy_tokens(words->tokens, words->n, pieces);
-    }
-}
-
-/* The sentence output pieces spell under the target side's SentencePiece model. */
-static char *undo_spm(char *const *units, int n);
-static char *spm_sentence(const Segmenter *s, char *const *pieces, int n)
-{
-    char *text = spm_decode(s->spm_tgt.spm, pieces, n);
-    /* Refused by the library (it refuses no piece strings we know of): the same rule by
-     * hand, U+2581 a space. */
-    return text ? text : undo_spm(pieces, n);
-}
-
-void segmenter_join(const Segmenter *s, char *const *pieces, int n, TokenList *words)
-{
-    if (s->kind == TOKENIZER_BPE || s->kind == TOKENIZER_CHAR) {
-        subword_join(pieces, n, words);
-    } else if (s->kind == TOKENIZER_SPM) {
-        char *sentence = spm_sentence(s, pieces, n);
-        const TextOptions split = {.whitespace_only = 1};
-        Error err;
-        if (text_tokenize(sentence, strlen(sentence), &split, words, &err) != 0) copy_tokens(pieces, n, words);
-        free(sentence);
-    } else {
-        copy_tokens(pieces, n, words);
-    }
-}
-
-/* ---------------------------------------------------------------- back to text */
+/* ---------------------------------------------------------------- joining units */
 
 /* The units joined by single spaces (malloc'd). */
 static char *join_spaced(char *const *units, int n)
@@ -199,6 +134,69 @@ static char *undo_spm(char *const *units, int n)
     out[len] = 0;
     return out;
 }
+
+/* ---------------------------------------------------------------- units */
+
+static void copy_tokens(char *const *tokens, int n, TokenList *out)
+{
+    out->n = n;
+    out->tokens = xmalloc(sizeof(char *) * (n ? n : 1));
+    for (int i = 0; i < n; i++)
+        out->tokens[i] = xstrdup(tokens[i]);
+}
+
+/* The pieces of the sentence the words make, under one side's SentencePiece model. */
+static void spm_apply(const SpmModel *m, const TokenList *words, TokenList *pieces)
+{
+    char *sentence = join_spaced(words->tokens, words->n);
+    /* The library refuses no valid UTF-8 (and text_tokenize lets no other through); were
+     * it to, the words themselves are the units, to be looked up as any unknown unit. */
+    if (spm_encode(m->spm, sentence, &pieces->tokens, &pieces->n) != 0) copy_tokens(words->tokens, words->n, pieces);
+    free(sentence);
+}
+
+void segmenter_apply(const Segmenter *s, Side side, const TokenList *words, TokenList *pieces)
+{
+    switch (s->kind) {
+    case TOKENIZER_SPM:
+        spm_apply(side == SIDE_SOURCE ? &s->spm_src : &s->spm_tgt, words, pieces);
+        break;
+    case TOKENIZER_BPE:
+        subword_segment(side == SIDE_SOURCE ? &s->src : &s->tgt, words->tokens, words->n, pieces);
+        break;
+    case TOKENIZER_CHAR:
+        subword_segment(NULL, words->tokens, words->n, pieces);
+        break;
+    default:
+        copy_tokens(words->tokens, words->n, pieces);
+    }
+}
+
+/* The sentence output pieces spell under the target side's SentencePiece model. */
+static char *spm_sentence(const Segmenter *s, char *const *pieces, int n)
+{
+    char *text = spm_decode(s->spm_tgt.spm, pieces, n);
+    /* Refused by the library (it refuses no piece strings we know of): the same rule by
+     * hand, U+2581 a space. */
+    return text ? text : undo_spm(pieces, n);
+}
+
+void segmenter_join(const Segmenter *s, char *const *pieces, int n, TokenList *words)
+{
+    if (s->kind == TOKENIZER_BPE || s->kind == TOKENIZER_CHAR) {
+        subword_join(pieces, n, words);
+    } else if (s->kind == TOKENIZER_SPM) {
+        char *sentence = spm_sentence(s, pieces, n);
+        const TextOptions split = {.whitespace_only = 1};
+        Error err;
+        if (text_tokenize(sentence, strlen(sentence), &split, words, &err) != 0) copy_tokens(pieces, n, words);
+        free(sentence);
+    } else {
+        copy_tokens(pieces, n, words);
+    }
+}
+
+/* ---------------------------------------------------------------- back to text */
 
 char *segmenter_detokenize(const Segmenter *s, char *const *units, int n)
 {
