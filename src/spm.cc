@@ -149,7 +149,7 @@ extern "C" int spm_piece_count(const Spm *s) { return s->processor.GetPieceSize(
 // The model type recorded in a serialized ModelProto: field 2 (trainer_spec, a
 // message), inside it field 3 (model_type, an enum: 1 unigram, 2 bpe, 3 word, 4 char;
 // unigram when absent). Read from the wire format directly: Debian's
-// libsentencepiece-dev ships no sentencepiece_model.pb.h. 0 if the bytes do not parse.
+// libsentencepiece-dev ships no sentencepiece_model.pb.h.
 namespace {
 
 bool varint(const unsigned char *&p, const unsigned char *end, uint64_t *v)
@@ -164,28 +164,29 @@ bool varint(const unsigned char *&p, const unsigned char *end, uint64_t *v)
 }
 
 // The field `want` of the message in [p, end): a varint's value in *value, or a
-// length-delimited field's bytes in [*at, *at_end). Returns its wire type, or -1.
+// length-delimited field's bytes in [*at, *at_end). Returns its wire type, -1 if the
+// message has no such field, -2 if it does not parse.
 int find_field(const unsigned char *p, const unsigned char *end, uint64_t want, uint64_t *value,
                const unsigned char **at, const unsigned char **at_end)
 {
     int found = -1;
     while (p < end) {
         uint64_t key, v;
-        if (!varint(p, end, &key)) return -1;
+        if (!varint(p, end, &key)) return -2;
         int type = static_cast<int>(key & 7);
         if (type == 0) {
-            if (!varint(p, end, &v)) return -1;
+            if (!varint(p, end, &v)) return -2;
             if ((key >> 3) == want) *value = v, found = 0;
         } else if (type == 2) {
-            if (!varint(p, end, &v) || v > static_cast<uint64_t>(end - p)) return -1;
+            if (!varint(p, end, &v) || v > static_cast<uint64_t>(end - p)) return -2;
             if ((key >> 3) == want) *at = p, *at_end = p + v, found = 2;
             p += v;
         } else if (type == 1 || type == 5) {
             size_t skip = type == 1 ? 8 : 4;
-            if (skip > static_cast<size_t>(end - p)) return -1;
+            if (skip > static_cast<size_t>(end - p)) return -2;
             p += skip;
         } else {
-            return -1;
+            return -2;
         }
     }
     return found;  // the last occurrence wins, as protobuf merges it
@@ -195,11 +196,15 @@ int find_field(const unsigned char *p, const unsigned char *end, uint64_t want, 
 
 extern "C" const char *spm_model_type(const void *proto, size_t n)
 {
-    const unsigned char *p = static_cast<const unsigned char *>(proto), *spec, *spec_end;
-    uint64_t type = 1, unused;
-    if (find_field(p, p + n, 2, &unused, &spec, &spec_end) == 2 &&
-        find_field(spec, spec_end, 3, &type, &spec, &spec_end) == -1)
-        type = 1;
+    const unsigned char *p = static_cast<const unsigned char *>(proto), *spec = p, *spec_end = p;
+    uint64_t type = 1, unused;  // unigram: protobuf's default for an absent field
+    int spec_found = find_field(p, p + n, 2, &unused, &spec, &spec_end);
+    if (spec_found == -2 || spec_found == 0) return "unknown";
+    if (spec_found == 2) {
+        const unsigned char *unused_at, *unused_end;
+        int type_found = find_field(spec, spec_end, 3, &type, &unused_at, &unused_end);
+        if (type_found == -2 || type_found == 2) return "unknown";
+    }
     static const char *const names[] = {"unigram", "bpe", "word", "char"};
     return type >= 1 && type <= 4 ? names[type - 1] : "unknown";
 }
