@@ -15,9 +15,14 @@
 #   make install        ./nmt and the man page under PREFIX (default /usr/local)
 #
 # Cross-compiling, e.g. for arm64 (scripts/check_portable.sh --arm64):
-#   make CC=aarch64-linux-gnu-gcc PKG_CONFIG=aarch64-linux-gnu-pkg-config \
-#        BUILD=build-arm64 NMT_BIN=nmt-arm64
+#   make CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ \
+#        PKG_CONFIG=aarch64-linux-gnu-pkg-config BUILD=build-arm64 NMT_BIN=nmt-arm64
+#
+# nmt is C but for one C++ file, src/spm.cc, the C interface (src/spm.h) to Debian's
+# libsentencepiece (a C++ library): it is compiled with CXX and the program is linked
+# with libstdc++.
 CC      ?= cc
+CXX     ?= g++
 # CFLAGS is the optimisation/instrumentation part (make native and the sanitizer target
 # replace it); the flags every build needs are in ALL_CFLAGS. -fno-math-errno and
 # -fno-trapping-math change no result (nmt reads neither errno after a math call nor
@@ -27,6 +32,8 @@ CC      ?= cc
 CFLAGS  ?= -O3 -g
 ALL_CFLAGS = $(CFLAGS) -fno-math-errno -fno-trapping-math -fopenmp-simd -std=c11 -D_POSIX_C_SOURCE=200809L \
              -Wall -Wextra -Wshadow -Isrc $(DEPS_CFLAGS)
+# The C++ file gets the same optimisation/instrumentation (CFLAGS) and warnings.
+ALL_CXXFLAGS = $(CFLAGS) -std=c++17 -Wall -Wextra -Wshadow -Isrc $(SPM_CFLAGS)
 NATIVE_CFLAGS ?= -O3 -march=native -g
 
 # Include paths and libraries from pkg-config where Debian ships a .pc file (openblas.pc
@@ -38,13 +45,17 @@ pkg_libs    = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null || echo $(2))
 DEPS_CFLAGS := $(strip $(call pkg_cflags,openblas) $(call pkg_cflags,libutf8proc) $(call pkg_cflags,libcjson))
 DEPS_LIBS   := $(strip $(call pkg_libs,openblas,-lopenblas) $(call pkg_libs,libutf8proc,-lutf8proc) \
                $(call pkg_libs,libcjson,-lcjson))
-LDLIBS       = $(DEPS_LIBS) -lm
+# libsentencepiece-dev's sentencepiece.pc (the trainer is a library of its own).
+SPM_CFLAGS  := $(call pkg_cflags,sentencepiece)
+SPM_LIBS    := $(strip $(call pkg_libs,sentencepiece,-lsentencepiece -lsentencepiece_train))
+LDLIBS       = $(DEPS_LIBS) $(SPM_LIBS) -lstdc++ -lm
 
 SRC      = $(filter-out src/main.c,$(wildcard src/*.c))
+CXX_SRC  = $(wildcard src/*.cc)
 BUILD   ?= build
 NMT_BIN ?= nmt
 TESTS    = $(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c))
-OBJ      = $(patsubst src/%.c,$(BUILD)/%.o,$(SRC))
+OBJ      = $(patsubst src/%.c,$(BUILD)/%.o,$(SRC)) $(patsubst src/%.cc,$(BUILD)/%.o,$(CXX_SRC))
 
 # DIR/flags holds the compiler and flags DIR's objects are built with, rewritten (when
 # make reads this file) only if they changed. The objects depend on it, so a build with
@@ -52,7 +63,7 @@ OBJ      = $(patsubst src/%.c,$(BUILD)/%.o,$(SRC))
 # new, and make install can tell what ./nmt was built for.
 flags_stamp = $(shell mkdir -p $(1) && if [ "`cat $(1)/flags 2>/dev/null`" != "$(2)" ]; then \
                   echo "$(2)" >$(1)/flags; fi)
-$(call flags_stamp,$(BUILD),$(CC) $(ALL_CFLAGS))
+$(call flags_stamp,$(BUILD),$(CC) $(ALL_CFLAGS) $(CXX) $(ALL_CXXFLAGS))
 
 all: $(NMT_BIN)
 
@@ -62,6 +73,9 @@ $(NMT_BIN): $(OBJ) $(BUILD)/main.o
 $(BUILD)/%.o: src/%.c src/*.h $(BUILD)/flags
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+$(BUILD)/%.o: src/%.cc src/*.h $(BUILD)/flags
+	$(CXX) $(ALL_CXXFLAGS) -c -o $@ $<
+
 # The same program built with -march=native for this machine alone, beside ./nmt.
 native:
 	$(MAKE) BUILD=build-native NMT_BIN=nmt-native CFLAGS="$(NATIVE_CFLAGS) -DNMT_NO_CLONES" nmt-native
@@ -70,9 +84,10 @@ native:
 # an object directory of their own: `mpirun -np N ./nmt-mpi train CONFIG.json`.
 # Needs OpenMPI: sh scripts/install-deps.sh --mpi.
 MPICC   ?= mpicc
-MPI_OBJ  = $(patsubst src/%.c,build-mpi/%.o,$(SRC))
+# (src/spm.cc has nothing to do with MPI: plain CXX compiles it.)
+MPI_OBJ  = $(patsubst src/%.c,build-mpi/%.o,$(SRC)) $(patsubst src/%.cc,build-mpi/%.o,$(CXX_SRC))
 ifneq ($(filter mpi nmt-mpi build-mpi/%,$(MAKECMDGOALS)),)
-$(call flags_stamp,build-mpi,$(MPICC) $(ALL_CFLAGS) -DNMT_MPI)
+$(call flags_stamp,build-mpi,$(MPICC) $(ALL_CFLAGS) -DNMT_MPI $(CXX) $(ALL_CXXFLAGS))
 endif
 
 mpi: nmt-mpi
@@ -82,6 +97,9 @@ nmt-mpi: $(MPI_OBJ) build-mpi/main.o
 
 build-mpi/%.o: src/%.c src/*.h build-mpi/flags
 	$(MPICC) $(ALL_CFLAGS) -DNMT_MPI -c -o $@ $<
+
+build-mpi/%.o: src/%.cc src/*.h build-mpi/flags
+	$(CXX) $(ALL_CXXFLAGS) -c -o $@ $<
 
 # A small tool of the MPI test: the largest difference between two models' weights.
 build-mpi/weights_diff: tests/tools/weights_diff.c $(MPI_OBJ)
@@ -116,11 +134,16 @@ test-sanitize:
 # and its compiler-rt: sh scripts/install-deps.sh --fuzz. (-Wno-pass-failed: at -O1
 # clang does not vectorise, and would warn at every `#pragma omp simd`.)
 FUZZ_CC      ?= clang
+FUZZ_CXX     ?= clang++
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all \
                -fopenmp-simd -Wno-pass-failed -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -Isrc \
                $(DEPS_CFLAGS)
-FUZZ_OBJ     = $(patsubst src/%.c,build/fuzz/obj/%.o,$(SRC))
+# (src/spm.cc without UBSan's vptr check: its runtime is clang's C++ one, which the C
+# driver that links the targets leaves out.)
+FUZZ_CXXFLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize=vptr \
+               -fno-sanitize-recover=all -std=c++17 -Wall -Wextra -Isrc $(SPM_CFLAGS)
+FUZZ_OBJ     = $(patsubst src/%.c,build/fuzz/obj/%.o,$(SRC)) $(patsubst src/%.cc,build/fuzz/obj/%.o,$(CXX_SRC))
 FUZZERS      = $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 
 # Kept between builds (make would delete them as intermediates of the pattern rule below).
@@ -128,6 +151,10 @@ FUZZERS      = $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz
 build/fuzz/obj/%.o: src/%.c src/*.h
 	@mkdir -p build/fuzz/obj
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+build/fuzz/obj/%.o: src/%.cc src/*.h
+	@mkdir -p build/fuzz/obj
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJ)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)

@@ -19,10 +19,11 @@
 # does on a real CPU without AVX, wherever this CPU has AVX. (nmt --version alone runs
 # no vector code and would pass.)
 #
-# --arm64 also cross-builds nmt for arm64 (make CC=aarch64-linux-gnu-gcc, in
-# build-arm64/) and runs the same commands, and the same loss comparison, under
-# qemu-aarch64; it needs the cross compiler and the arm64 libraries:
-# sh scripts/install-deps.sh --arm64.
+# --arm64 also cross-builds nmt for arm64 (make CC=aarch64-linux-gnu-gcc
+# CXX=aarch64-linux-gnu-g++, in build-arm64/) and runs the same commands, and the same
+# loss comparison, under qemu-aarch64; it needs the cross compilers and the arm64
+# libraries (sh scripts/install-deps.sh --arm64), and fetches arm64's SentencePiece with
+# apt-get download the first time (spm_arm64 below says why).
 #
 # Needs qemu-user (sh scripts/install-deps.sh --qemu). Nothing here depends on timing.
 # About 20 s on two cores once built (make nmt native, and the arm64 build, are about
@@ -120,14 +121,40 @@ else
     echo "  (control skipped: this CPU has no AVX, so -march=native runs under Nehalem)"
 fi
 
+# SentencePiece for arm64. Debian 12's libsentencepiece0 and libsentencepiece-dev are
+# not Multi-Arch: same, so their arm64 packages cannot be installed beside the host's:
+# apt would remove the amd64 ones, which ./nmt needs. Their files are unpacked instead,
+# not installed, into build-arm64/sentencepiece (apt-get download and dpkg-deb -x, as
+# any user, once), and the cross build is pointed there, with an rpath through which
+# the arm64 loader under qemu-aarch64 finds the library.
+SPM_ARM64=$(pwd)/build-arm64/sentencepiece
+spm_arm64() {
+    [ -e "$SPM_ARM64/usr/lib/aarch64-linux-gnu/libsentencepiece.so" ] && return 0
+    rm -rf "$SPM_ARM64"
+    mkdir -p "$SPM_ARM64/debs" &&
+        (cd "$SPM_ARM64/debs" && apt-get download libsentencepiece0:arm64 libsentencepiece-dev:arm64) || return 1
+    for deb in "$SPM_ARM64"/debs/*.deb; do
+        dpkg-deb -x "$deb" "$SPM_ARM64" || return 1
+    done
+}
+
 if [ $ARM64 = 1 ]; then
     # Cross-built against the arm64 libraries of dpkg --add-architecture arm64, which also
     # puts arm64's loader at /lib/ld-linux-aarch64.so.1, where qemu-aarch64 finds it.
     # (Not -L /usr/aarch64-linux-gnu, the cross toolchain's libc: nmt hung there.)
-    if make -s -j2 CC=aarch64-linux-gnu-gcc PKG_CONFIG=aarch64-linux-gnu-pkg-config BUILD=build-arm64 \
-            NMT_BIN=nmt-arm64 nmt-arm64 >"$T/err" 2>&1; then
+    lib=$SPM_ARM64/usr/lib/aarch64-linux-gnu
+    if spm_arm64 >"$T/err" 2>&1 &&
+        make -s -j2 CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ PKG_CONFIG=aarch64-linux-gnu-pkg-config \
+            SPM_CFLAGS="-I$SPM_ARM64/usr/include" SPM_LIBS="-L$lib -Wl,-rpath,$lib -lsentencepiece -lsentencepiece_train" \
+            BUILD=build-arm64 NMT_BIN=nmt-arm64 nmt-arm64 >"$T/err" 2>&1; then
         check "arm64: cross build" true
         run_suite arm64 qemu-aarch64 ./nmt-arm64
+        # The unpacked arm64 SentencePiece at work: trained, stored, applied, decoded.
+        tiny arm64-spm
+        check "arm64: nmt train and translate with data.tokenizer spm" sh -c 'qemu-aarch64 ./nmt-arm64 train "$0/arm64-spm.json" \
+            --quiet --set data.tokenizer=spm --set data.spm_vocab_size=300 >"$0/out" 2>"$0/err" &&
+            qemu-aarch64 ./nmt-arm64 translate "$0/arm64-spm/model.bin" <"$0/src.txt" >"$0/spm.out" 2>"$0/err" &&
+            [ "$(wc -l <"$0/spm.out")" -eq 20 ] && ! grep -q "▁" "$0/spm.out"' "$T"
     else
         check "arm64: cross build" false
     fi

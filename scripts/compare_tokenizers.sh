@@ -9,9 +9,12 @@
 #
 #   sh scripts/compare_tokenizers.sh [CONFIG.json] [SETTING ...]
 #
-# A SETTING is "word", "char", "bpe:N" (N merges per side) or "joint:N" (N merges
-# learned from both sides, one vocabulary). Default: word bpe:1000 bpe:2000 bpe:4000
-# char. data.max_len counts words before segmentation, so every row trains and is
+# A SETTING is "word", "char", "bpe:N" (N merges per side), "joint:N" (N merges
+# learned from both sides, one vocabulary), "spm:N" (a SentencePiece unigram model of N
+# pieces per side, trained by nmt through libsentencepiece) or "spmbpe:N"
+# (SentencePiece's BPE, N pieces per side). Default: word bpe:1000 bpe:2000 bpe:4000
+# char. Under spm a held-out word is the run of pieces from one with U+2581 to the
+# next, the words of SentencePiece's own segmentation. data.max_len counts words before segmentation, so every row trains and is
 # scored on the same sentence pairs and the same held-out split; BLEU and chrF score
 # the detokenised words, so the rows compare directly (validation loss per model
 # token does not, and is left out). Each run goes to runs/tokenizers/SETTING.
@@ -36,6 +39,8 @@ for setting in "$@"; do
         word | char) set_tok="--set data.tokenizer=$setting" ;;
         bpe:*) set_tok="--set data.tokenizer=bpe --set data.bpe_merges=${setting#bpe:}" ;;
         joint:*) set_tok="--set data.tokenizer=bpe --set data.joint_vocab=true --set data.bpe_merges=${setting#joint:}" ;;
+        spm:*) set_tok="--set data.tokenizer=spm --set data.spm_type=unigram --set data.spm_vocab_size=${setting#spm:}" ;;
+        spmbpe:*) set_tok="--set data.tokenizer=spm --set data.spm_type=bpe --set data.spm_vocab_size=${setting#spmbpe:}" ;;
         *) echo "compare_tokenizers.sh: unknown setting $setting" >&2; exit 2 ;;
     esac
     dir=runs/tokenizers/$(echo "$setting" | tr ':' '-')

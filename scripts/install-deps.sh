@@ -1,6 +1,7 @@
 #!/bin/sh
-# Installs the Debian packages nmt builds against (compiler, OpenBLAS, utf8proc, cJSON,
-# and pkg-config, through which the Makefile finds their headers and libraries).
+# Installs the Debian packages nmt builds against (compilers, OpenBLAS, utf8proc, cJSON,
+# SentencePiece, and pkg-config, through which the Makefile finds their headers and
+# libraries; g++ compiles src/spm.cc, the C interface to the C++ libsentencepiece).
 # Uses sudo when not run as root.
 #
 #   sh scripts/install-deps.sh              what `make`, `make test` and `make demo` need
@@ -10,34 +11,40 @@
 #   sh scripts/install-deps.sh --test-tools also what a few checks of tests/test_cli.sh
 #                                           use when present and skip otherwise: script(1)
 #                                           (a terminal for the progress line), groff (the
-#                                           man page), python3 (parsing JSON output)
+#                                           man page), python3 (parsing JSON output),
+#                                           sentencepiece (spm_train: a .model file made
+#                                           by SentencePiece itself)
 #   sh scripts/install-deps.sh --mpi        also OpenMPI (mpicc, mpirun), for `make mpi`
 #                                           (./nmt-mpi) and `make test-mpi` (with procps:
 #                                           its pgrep finds the ranks)
 #   sh scripts/install-deps.sh --qemu       also qemu-user, for scripts/check_portable.sh
 #                                           (./nmt under emulated older x86-64 CPUs)
-#   sh scripts/install-deps.sh --arm64      also the arm64 cross compiler and the arm64
+#   sh scripts/install-deps.sh --arm64      also the arm64 cross compilers and the arm64
 #                                           libraries (adds the arm64 architecture to
-#                                           dpkg), for check_portable.sh --arm64
+#                                           dpkg), for check_portable.sh --arm64 (which
+#                                           fetches arm64's SentencePiece itself)
 #
 # libclang-rt-dev is the versionless name of the compiler-rt package that matches the
 # default clang (libclang-rt-14-dev on Debian 12); clang itself only recommends it, so
 # an install without recommends would lack -fsanitize=fuzzer.
 set -e
-PACKAGES="gcc make libc6-dev pkgconf libopenblas-dev libutf8proc-dev libcjson-dev"
+PACKAGES="gcc g++ make libc6-dev pkgconf libopenblas-dev libutf8proc-dev libcjson-dev libsentencepiece-dev"
 ARM64=0
 for arg in "$@"; do
     case $arg in
     --fuzz) PACKAGES="$PACKAGES clang libclang-rt-dev" ;;
     --valgrind) PACKAGES="$PACKAGES valgrind" ;;
-    --test-tools) PACKAGES="$PACKAGES bsdutils groff-base python3" ;;
+    --test-tools) PACKAGES="$PACKAGES bsdutils groff-base python3 sentencepiece" ;;
     --mpi) PACKAGES="$PACKAGES libopenmpi-dev openmpi-bin procps" ;;
     --qemu) PACKAGES="$PACKAGES qemu-user" ;;
     # pkgconf:arm64 brings aarch64-linux-gnu-pkg-config; the libraries bring arm64's libc
     # and loader, which qemu-aarch64 runs the cross-built nmt with.
     --arm64) ARM64=1
-             PACKAGES="$PACKAGES qemu-user gcc-aarch64-linux-gnu pkgconf:arm64 libopenblas-dev:arm64"
-             PACKAGES="$PACKAGES libutf8proc-dev:arm64 libcjson-dev:arm64" ;;
+             # Not libsentencepiece-dev:arm64: Debian 12's SentencePiece packages are not
+             # Multi-Arch: same, and installing arm64's removes the host's, which the
+             # build needs; check_portable.sh unpacks arm64's beside the build instead.
+             PACKAGES="$PACKAGES qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu pkgconf:arm64"
+             PACKAGES="$PACKAGES libopenblas-dev:arm64 libutf8proc-dev:arm64 libcjson-dev:arm64 libstdc++6:arm64" ;;
     *) echo "usage: sh scripts/install-deps.sh [--fuzz] [--valgrind] [--test-tools] [--mpi] [--qemu] [--arm64]" >&2
        exit 2 ;;
     esac

@@ -3,7 +3,8 @@
 # (20 steps on 300 pairs of data/mar.txt, two validations, two checkpoints), translate
 # clean and malformed lines greedily and with beam search, and eval on the held-out
 # pairs; then the same with subword units (data.tokenizer bpe) and nmt bpe
-# learn/apply/join. Every run must end with no memory error and no leak (--error-exitcode,
+# learn/apply/join, and with SentencePiece (data.tokenizer spm, libsentencepiece) and
+# text segmented elsewhere (data.tokenizer none). Every run must end with no memory error and no leak (--error-exitcode,
 # --leak-check=full, definite and indirect leaks count as errors); the script exits 1
 # otherwise and leaves the reports in build/valgrind/*.log.
 #
@@ -12,7 +13,7 @@
 # nmt is built here at -O1 without -march=native: valgrind 3.19 cannot run AVX-512
 # instructions, which -march=native emits on the machines that have them. (The AVX-512
 # versions of the kernels in src/dispatch.h are built, but valgrind's CPUID reports no
-# AVX-512, so their AVX2 versions run.) About 40 s
+# AVX-512, so their AVX2 versions run.) About 80 s
 # on two cores, so CI (.ci/run) runs it: memcheck sees reads of uninitialised memory,
 # which the AddressSanitizer build of `make test-sanitize` does not.
 set -u
@@ -28,9 +29,12 @@ trap 'rm -rf "$T"' EXIT
 
 # Include paths and libraries as the Makefile finds them: pkg-config, else plain -l flags.
 DEPS=$(pkg-config --cflags --libs openblas libutf8proc libcjson 2>/dev/null) || DEPS="-lopenblas -lutf8proc -lcjson"
+SPM=$(pkg-config --libs sentencepiece 2>/dev/null) || SPM="-lsentencepiece -lsentencepiece_train"
+# src/spm.cc, the C interface to libsentencepiece, is C++ (the Makefile's CXX).
+${CXX:-g++} -O1 -g -std=c++17 -Wall -Wextra -Isrc -c -o "$V/spm.o" src/spm.cc || exit 1
 # shellcheck disable=SC2086
 ${CC:-cc} -O1 -g -fopenmp-simd -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -Isrc \
-    -o "$V/nmt" src/*.c $DEPS -lm || exit 1
+    -o "$V/nmt" src/*.c "$V/spm.o" $DEPS $SPM -lstdc++ -lm || exit 1
 
 awk 'NR % 97 == 0' data/mar.txt | head -n 300 >"$T/train.tsv"
 cat >"$T/tiny.json" <<EOF
@@ -92,6 +96,19 @@ memcheck bpe_learn bpe learn --merges 100 -o "$T/codes"
 memcheck bpe_apply bpe apply "$T/codes"
 cp "$T/bpe_apply.out" "$T/stdin"
 memcheck bpe_join bpe join
+# SentencePiece: models trained by libsentencepiece, stored, read back, applied, decoded.
+: >"$T/stdin"
+memcheck train_spm train "$T/tiny.json" --quiet --set data.tokenizer=spm --set data.spm_vocab_size=300 \
+    --set "output.dir=$T/run_spm"
+cp "$T/in.txt" "$T/stdin"
+memcheck translate_spm translate "$T/run_spm/model.bin" --beam 2 --replace-unk
+# Text segmented elsewhere: nmt bpe apply's pieces as the pairs, @@ joined on output.
+paste "$T/bpe_apply.out" "$T/bpe_apply.out" >"$T/presegmented.tsv"
+: >"$T/stdin"
+memcheck train_none train "$T/tiny.json" --quiet --set data.tokenizer=none --set data.subword_format=bpe_at \
+    --set "data.train=$T/presegmented.tsv" --set "output.dir=$T/run_none"
+head -n 40 "$T/bpe_apply.out" >"$T/stdin"
+memcheck translate_none translate "$T/run_none/model.bin"
 # The runs did what they are meant to exercise.
 [ "$(grep -c '"event":"validation"' "$T/run/train.log" 2>/dev/null)" -ge 2 ] ||
     { echo "valgrind: train: expected 2 validations in train.log"; failed=1; }
@@ -99,4 +116,7 @@ memcheck bpe_join bpe join
 grep -q '^BLEU = ' "$T/eval.out" || { echo "valgrind: eval: no BLEU line"; failed=1; }
 [ "$(wc -l <"$T/translate_bpe.out")" -eq 8 ] || { echo "valgrind: translate_bpe: expected 8 output lines"; failed=1; }
 cut -f1 "$T/train.tsv" | cmp -s - "$T/bpe_join.out" || { echo "valgrind: bpe join: not the text back"; failed=1; }
+[ "$(wc -l <"$T/translate_spm.out")" -eq 8 ] || { echo "valgrind: translate_spm: expected 8 output lines"; failed=1; }
+[ "$(wc -l <"$T/translate_none.out")" -eq 40 ] && ! grep -q '@@' "$T/translate_none.out" ||
+    { echo "valgrind: translate_none: expected 40 output lines without @@"; failed=1; }
 exit $failed

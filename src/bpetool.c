@@ -8,7 +8,7 @@
 #include <utf8proc.h>
 
 #include "modelfile.h" /* defines: ModelFile, modelfile_read */
-#include "segment.h"   /* defines: Segmenter, segmenter_apply, segmenter_join, segmenter_learn_bpe */
+#include "segment.h"   /* defines: Segmenter, segmenter_apply, segmenter_detokenize, segmenter_learn_bpe */
 #include "subword.h"   /* defines: Bpe, bpe_learn, bpe_to_text, bpe_from_text */
 #include "vocab.h"     /* defines: VocabCounter */
 
@@ -305,12 +305,19 @@ static int load_segmenter(const BpeToolOptions *opt, Segmenter *seg, TextOptions
     if (mf.seg.kind == TOKENIZER_WORD) {
         status = error_set(err, "%s: the model uses word tokens (data.tokenizer \"word\"): there are no merges to "
                                 "apply", opt->codes);
+    } else if (mf.seg.kind == TOKENIZER_NONE) {
+        status = error_set(err, "%s: the model reads text segmented elsewhere (data.tokenizer \"none\"): it has no "
+                                "segmentation of its own to apply", opt->codes);
     } else {
-        /* The side asked for becomes the source side of a segmenter of our own. */
+        /* The side asked for becomes the source side of a segmenter of our own: its
+         * merges, or under spm its SentencePiece model. */
         Bpe *side = opt->target ? &mf.seg.tgt : &mf.seg.src;
+        SpmModel *spm = opt->target ? &mf.seg.spm_tgt : &mf.seg.spm_src;
         seg->kind = mf.seg.kind;
         seg->src = *side;
         *side = (Bpe){0};
+        seg->spm_src = *spm;
+        *spm = (SpmModel){0};
         *text = mf.text;
     }
     modelfile_free(&mf);
@@ -345,14 +352,11 @@ static int join_line(void *ctx, const char *name, long number, const char *line,
     char **pieces = xmalloc(sizeof(char *) * (len / 2 + 1));
     for (char *p = strtok(copy, " "); p; p = strtok(NULL, " "))
         pieces[n++] = p;
-    TokenList words;
-    segmenter_join(job->seg, pieces, n, &words);
-    char *sentence = text_detokenize(words.tokens, words.n);
+    char *sentence = segmenter_detokenize(job->seg, pieces, n);
     int status = 0;
     if (fputs(sentence, job->out) < 0 || fputc('\n', job->out) == EOF || fflush(job->out) != 0)
         status = error_set(err, "cannot write: %s", strerror(errno));
     free(sentence);
-    token_list_free(&words);
     free(pieces);
     free(copy);
     return status;

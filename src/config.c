@@ -38,7 +38,11 @@ static const KeySpec keys[] = {
     K("data", "lowercase", KEY_BOOL, lowercase, 0, 1, NULL),
     K("data", "normalization", KEY_STRING, normalization, 0, 0, "nfc|nfkc"),
     K("data", "tokenizer", KEY_STRING, tokenizer, 0, 0, TOKENIZER_NAMES),
+    K("data", "subword_format", KEY_STRING, subword_format, 0, 0, SUBWORD_FORMAT_NAMES),
     K("data", "bpe_merges", KEY_INT, bpe_merges, 0, 1e6, NULL),
+    K("data", "spm_type", KEY_STRING, spm_type, 0, 0, "unigram|bpe"),
+    K("data", "spm_vocab_size", KEY_INT, spm_vocab_size, 1, 1e6, NULL),
+    K("data", "spm_model", KEY_STRING, spm_model, 0, 0, NULL),
     K("data", "joint_vocab", KEY_BOOL, joint_vocab, 0, 1, NULL),
     K("model", "embed", KEY_INT, embed, 1, MODEL_MAX_WIDTH, NULL),
     K("model", "hidden", KEY_INT, hidden, 1, MODEL_MAX_WIDTH, NULL),
@@ -107,7 +111,10 @@ void config_defaults(Config *c)
     c->lowercase = 0;
     c->normalization = xstrdup("nfc");
     c->tokenizer = xstrdup("word");
+    c->subword_format = xstrdup("none");
     c->bpe_merges = 8000;
+    c->spm_type = xstrdup("unigram");
+    c->spm_vocab_size = 8000;
     c->embed = 256;
     c->hidden = 512;
     c->attention = xstrdup("bahdanau");
@@ -356,6 +363,9 @@ typedef struct {
 static int has_validation(const Config *c) { return c->valid || c->valid_fraction > 0; }
 static int without_valid(const Config *c) { return !c->valid; }
 static int bpe(const Config *c) { return !strcmp(c->tokenizer, "bpe"); }
+static int presegmented(const Config *c) { return !strcmp(c->tokenizer, "none"); }
+static int sentencepiece(const Config *c) { return !strcmp(c->tokenizer, "spm"); }
+static int spm_trained(const Config *c) { return !c->spm_model; }
 static int plateau(const Config *c) { return !strcmp(c->lr_schedule, "plateau"); }
 static int linear_decay(const Config *c) { return !strcmp(c->teacher_forcing_decay, "linear"); }
 static int decays_down(const Config *c) { return !linear_decay(c) || c->teacher_forcing_final <= c->teacher_forcing; }
@@ -368,6 +378,21 @@ static const ConfigRule config_rules[] = {
      "data.valid_fraction applies only without data.valid", "remove data.valid"},
     {RULE_APPLIES, "data.bpe_merges", {"data.tokenizer"}, bpe, "data.bpe_merges applies only to the bpe tokenizer",
      "set data.tokenizer to \"bpe\""},
+    {RULE_APPLIES, "data.subword_format", {"data.tokenizer"}, presegmented,
+     "data.subword_format applies only to the none tokenizer (text segmented elsewhere)",
+     "set data.tokenizer to \"none\""},
+    {RULE_APPLIES, "data.spm_type", {"data.tokenizer"}, sentencepiece, "data.spm_type applies only to the spm tokenizer",
+     "set data.tokenizer to \"spm\""},
+    {RULE_APPLIES, "data.spm_type", {"data.spm_model"}, spm_trained,
+     "data.spm_type applies only to a SentencePiece model nmt trains (without data.spm_model)",
+     "remove data.spm_model"},
+    {RULE_APPLIES, "data.spm_vocab_size", {"data.tokenizer"}, sentencepiece,
+     "data.spm_vocab_size applies only to the spm tokenizer", "set data.tokenizer to \"spm\""},
+    {RULE_APPLIES, "data.spm_vocab_size", {"data.spm_model"}, spm_trained,
+     "data.spm_vocab_size applies only to a SentencePiece model nmt trains (without data.spm_model)",
+     "remove data.spm_model"},
+    {RULE_APPLIES, "data.spm_model", {"data.tokenizer"}, sentencepiece, "data.spm_model applies only to the spm tokenizer",
+     "set data.tokenizer to \"spm\""},
     {RULE_APPLIES, "train.lr_decay", {"train.lr_schedule"}, plateau,
      "train.lr_decay applies only to the plateau schedule", "set train.lr_schedule to \"plateau\""},
     {RULE_APPLIES, "train.patience", {"train.lr_schedule"}, plateau,

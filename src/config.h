@@ -30,9 +30,18 @@
  *   data.lowercase       false  true: Unicode case folding of both sides (the model then
  *                               writes lowercase; before 0.2 the default)
  *   data.normalization   "nfc"  or "nfkc"
- *   data.tokenizer       "word", "bpe" (subword units learned from the training split)
- *                        or "char" (segment.h)
+ *   data.tokenizer       "word", "bpe" (subword units learned from the training split),
+ *                        "char", "none" (text segmented elsewhere: split at whitespace
+ *                        only, the tokens untouched) or "spm" (SentencePiece) (segment.h)
+ *   data.subword_format  "none"  only none: how output tokens become a sentence: "none"
+ *                               (joined by spaces), "bpe_at" (subword-nmt's "@@ "
+ *                               joined back) or "spm" (SentencePiece's U+2581 a space)
  *   data.bpe_merges      8000   only bpe: merges to learn per side (or for both, joint)
+ *   data.spm_type        "unigram" only spm, without spm_model: "unigram" or "bpe"
+ *   data.spm_vocab_size  8000   only spm, without spm_model: pieces per side (or for both,
+ *                               joint), a soft limit
+ *   data.spm_model       only spm: a SentencePiece .model file used for both sides
+ *                        instead of training one
  *   data.joint_vocab     false  one vocabulary for both sides (bpe: one merge list
  *                               learned from both sides)
  *   model.embed          256    embedding size
@@ -106,8 +115,10 @@ typedef struct {
     int max_len, min_count, max_vocab;
     int lowercase;
     char *normalization;
-    char *tokenizer;
+    char *tokenizer, *subword_format;
     int bpe_merges, joint_vocab;
+    char *spm_type, *spm_model;
+    int spm_vocab_size;
     int embed, hidden;
     char *attention, *cell;
     int layers, bidirectional, input_feed, window, scaled, tie_embeddings;

@@ -54,7 +54,7 @@ void pair_tokens_free(PairTokens *p)
 
 void corpus_segment(PairTokens *p, const Segmenter *s)
 {
-    if (s->kind == TOKENIZER_WORD) return;
+    if (s->kind == TOKENIZER_WORD || s->kind == TOKENIZER_NONE) return;  /* the tokens are the units */
     for (int i = 0; i < p->n; i++) {
         TokenList src, tgt;
         segmenter_apply(s, SIDE_SOURCE, &p->src[i], &src);

@@ -53,7 +53,7 @@ static int write_valid_tsv(const char *path, const TsvCorpus *tsv, const PairTok
  * NULL). Kept as text, as written, so that BLEU is computed exactly as `nmt eval`
  * computes it on the same pairs; sorted by length, so that sentences decoded together
  * end at similar steps. */
-static void keep_bleu_pairs(Dataset *ds, const Config *cfg, const TextOptions *text, const TsvCorpus *tsv,
+static void keep_bleu_pairs(Dataset *ds, const Config *cfg, const ModelFile *mf, const TsvCorpus *tsv,
                             const PairTokens *pairs, const int *idx)
 {
     int n = cfg->valid_bleu_max < ds->n_valid ? cfg->valid_bleu_max : ds->n_valid;
@@ -68,22 +68,114 @@ static void keep_bleu_pairs(Dataset *ds, const Config *cfg, const TextOptions *t
     for (int i = 0; i < n; i++) {
         const TsvPair *p = &tsv->pairs[pairs->index[idx ? idx[pick[i]] : pick[i]]];
         ds->bleu_src[i] = xstrdup(p->src);
-        ds->bleu_ref[i] = xstrdup(p->tgt);
+        ds->bleu_ref[i] = segmenter_reference(&mf->seg, p->tgt);
     }
     free(pick);
     ds->bleu_metric.tokenize = bleu_tokenize_guess(ds->bleu_ref, n);
-    ds->bleu_metric.lowercase = text->lowercase;
+    ds->bleu_metric.lowercase = mf->text.lowercase;
 }
 
-/* BPE merges learned from the training split's word counts (data.tokenizer "bpe"), per
- * side or, with data.joint_vocab, from both sides together (the same list for both);
- * deterministic, so a resumed run learns the same ones again. */
-static void learn_segmenter(Segmenter *s, const Config *cfg, const PairTokens *pairs, const int *idx, int n,
-                            Console *con)
+/* data.spm_model's file as both sides' SentencePiece model. */
+static int read_spm_model(Segmenter *s, const char *path, Console *con, Error *err)
 {
-    s->kind = (TokenizerKind)tokenizer_kind(cfg->tokenizer);  /* the config has checked the name */
+    unsigned char *data;
+    size_t len;
+    char name[ERROR_LEN / 2];
+    snprintf(name, sizeof name, "%s (data.spm_model)", path);
+    if (read_whole_file(path, &data, &len, err)) return -1;
+    int status = segmenter_load_spm(&s->spm_src, data, len, name, err) ||
+                 segmenter_load_spm(&s->spm_tgt, data, len, name, err) ? -1 : 0;
+    free(data);
+    if (status == 0)
+        console_say(con, "SentencePiece %s model of %d pieces from %s, for both sides", segmenter_spm_type(&s->spm_src),
+                    spm_piece_count(s->spm_src.spm), path);
+    return status;
+}
+
+/* Each pair's side(s) as a line, its words joined by single spaces (malloc'd; *count lines):
+ * what SentencePiece trains on. */
+static char **side_lines(const PairTokens *pairs, const int *idx, int n, int source, int target, long *count)
+{
+    char **lines = xmalloc(sizeof(char *) * (size_t)(2 * n + 1));
+    *count = 0;
+    for (int i = 0; i < n; i++) {
+        int k = idx ? idx[i] : i;
+        const TokenList *sides[2] = {source ? &pairs->src[k] : NULL, target ? &pairs->tgt[k] : NULL};
+        for (int j = 0; j < 2; j++) {
+            if (!sides[j]) continue;
+            size_t len = 1;
+            for (int w = 0; w < sides[j]->n; w++)
+                len += strlen(sides[j]->tokens[w]) + 1;
+            char *line = xmalloc(len), *at = line;
+            for (int w = 0; w < sides[j]->n; w++)
+                at += sprintf(at, "%s%s", w ? " " : "", sides[j]->tokens[w]);
+            *at = 0;
+            lines[(*count)++] = line;
+        }
+    }
+    return lines;
+}
+
+static void free_lines(char **lines, long n)
+{
+    for (long i = 0; i < n; i++)
+        free(lines[i]);
+    free(lines);
+}
+
+/* SentencePiece models trained on the training split (data.tokenizer "spm"), per side
+ * or, with data.joint_vocab, one on both sides (the same model for both); or
+ * data.spm_model's. One thread, so a resumed run trains the same ones again. */
+static int learn_spm(Segmenter *s, const Config *cfg, const PairTokens *pairs, const int *idx, int n, Console *con,
+                     Error *err)
+{
+    if (cfg->spm_model) return read_spm_model(s, cfg->spm_model, con, err);
+    double t0 = now_seconds();
+    int status = 0;
+    char context[ERROR_LEN];
+    long count;
+    if (s->joint) {
+        char **lines = side_lines(pairs, idx, n, 1, 1, &count);
+        status = segmenter_learn_spm(&s->spm_src, (const char *const *)lines, count, cfg->spm_type,
+                                     cfg->spm_vocab_size, err);
+        if (status == 0)
+            status = segmenter_load_spm(&s->spm_tgt, s->spm_src.proto, s->spm_src.n, "the trained model", err);
+        free_lines(lines, count);
+    } else {
+        SpmModel *models[2] = {&s->spm_src, &s->spm_tgt};
+        for (int side = 0; side < 2 && status == 0; side++) {
+            char **lines = side_lines(pairs, idx, n, side == 0, side == 1, &count);
+            status = segmenter_learn_spm(models[side], (const char *const *)lines, count, cfg->spm_type,
+                                         cfg->spm_vocab_size, err);
+            free_lines(lines, count);
+        }
+    }
+    if (status) {
+        snprintf(context, sizeof context, "%s", err->msg);
+        return error_set(err, "%s: data.tokenizer spm, data.spm_vocab_size %d: %s", cfg->train, cfg->spm_vocab_size,
+                         context);
+    }
+    if (s->joint)
+        console_say(con, "trained a SentencePiece %s model of %d pieces on both sides (%.1f s)", cfg->spm_type,
+                    spm_piece_count(s->spm_src.spm), now_seconds() - t0);
+    else
+        console_say(con, "trained SentencePiece %s models of %d source and %d target pieces (%.1f s)", cfg->spm_type,
+                    spm_piece_count(s->spm_src.spm), spm_piece_count(s->spm_tgt.spm), now_seconds() - t0);
+    return 0;
+}
+
+/* The segmenter data.tokenizer asks for. Under "bpe", merges learned from the training
+ * split's word counts, per side or, with data.joint_vocab, from both sides together
+ * (the same list for both); under "spm", learn_spm's models. Deterministic, so a
+ * resumed run learns the same again. 0, or -1 with err. */
+static int learn_segmenter(Segmenter *s, const Config *cfg, const PairTokens *pairs, const int *idx, int n,
+                           Console *con, Error *err)
+{
+    s->kind = (TokenizerKind)tokenizer_kind(cfg->tokenizer);  /* the config has checked the names */
     s->joint = cfg->joint_vocab;
-    if (s->kind != TOKENIZER_BPE) return;
+    if (s->kind == TOKENIZER_NONE) s->format = subword_format(cfg->subword_format);
+    if (s->kind == TOKENIZER_SPM) return learn_spm(s, cfg, pairs, idx, n, con, err);
+    if (s->kind != TOKENIZER_BPE) return 0;
     double t0 = now_seconds();
     VocabCounter *sc = vocab_counter_new(), *tc = s->joint ? sc : vocab_counter_new();
     corpus_count(pairs, idx, n, sc, tc);
@@ -96,6 +188,7 @@ static void learn_segmenter(Segmenter *s, const Config *cfg, const PairTokens *p
     else
         console_say(con, "learned %d source and %d target BPE merges (%.1f s)", s->src.n, s->tgt.n,
                     now_seconds() - t0);
+    return 0;
 }
 
 int dataset_prepare(Dataset *ds, ModelFile *mf, const Config *cfg, const char *valid_tsv, Console *con, Error *err)
@@ -120,9 +213,9 @@ int dataset_prepare(Dataset *ds, ModelFile *mf, const Config *cfg, const char *v
         status = error_set(err, "%s: no pairs left for training after the validation split", cfg->train);
     else if (!cfg->valid && valid_tsv)
         status = write_valid_tsv(valid_tsv, &tsv, &pairs, valid_idx, n_valid, err);
+    int given = mf->src_vocab.size > 0;  /* train.init_from: the model's own units */
+    if (status == 0 && !given) status = learn_segmenter(&mf->seg, cfg, &pairs, train_idx, n_train, con, err);
     if (status == 0) {
-        int given = mf->src_vocab.size > 0;  /* train.init_from: the model's own units */
-        if (!given) learn_segmenter(&mf->seg, cfg, &pairs, train_idx, n_train, con);
         corpus_segment(&pairs, &mf->seg);
         corpus_segment(&valid_pairs, &mf->seg);
         if (!given) {
@@ -139,11 +232,11 @@ int dataset_prepare(Dataset *ds, ModelFile *mf, const Config *cfg, const char *v
         if (cfg->valid) {
             ds->valid = corpus_encode(&valid_pairs, NULL, valid_pairs.n, &mf->src_vocab, &mf->tgt_vocab);
             ds->n_valid = valid_pairs.n;
-            keep_bleu_pairs(ds, cfg, &mf->text, &valid_tsv_pairs, &valid_pairs, NULL);
+            keep_bleu_pairs(ds, cfg, mf, &valid_tsv_pairs, &valid_pairs, NULL);
         } else {
             ds->valid = corpus_encode(&pairs, valid_idx, n_valid, &mf->src_vocab, &mf->tgt_vocab);
             ds->n_valid = n_valid;
-            keep_bleu_pairs(ds, cfg, &mf->text, &tsv, &pairs, valid_idx);
+            keep_bleu_pairs(ds, cfg, mf, &tsv, &pairs, valid_idx);
         }
         ds->train_fingerprint = examples_fingerprint(ds->train, ds->n_train);
         ds->valid_fingerprint = examples_fingerprint(ds->valid, ds->n_valid);
@@ -162,8 +255,7 @@ int dataset_prepare(Dataset *ds, ModelFile *mf, const Config *cfg, const char *v
     tsv_free(&valid_tsv_pairs);
     if (status) return -1;
     console_say(con, "%d training pairs, %d validation pairs; vocabularies: %d source, %d target %s", ds->n_train,
-                ds->n_valid, mf->src_vocab.size, mf->tgt_vocab.size,
-                mf->seg.kind == TOKENIZER_WORD ? "words" : mf->seg.kind == TOKENIZER_BPE ? "pieces" : "characters");
+                ds->n_valid, mf->src_vocab.size, mf->tgt_vocab.size, tokenizer_units(mf->seg.kind));
     return 0;
 }
 

@@ -1,9 +1,10 @@
 /* dataset.h — a training run's data: the config's sentence-pair files read, split into
- * training and validation pairs, segmented (BPE learned from the training split),
- * turned into vocabularies and encoded as examples; and the batches a run draws from it.
+ * training and validation pairs, segmented (BPE merges or SentencePiece models learned
+ * from the training split), turned into vocabularies and encoded as examples; and the
+ * batches a run draws from it.
  *
  *   data.train (+ data.valid) --tsv_read_pairs--> pairs --corpus_split--> train / valid
- *     --segmenter_learn_bpe, corpus_segment--> units --vocab_build--> vocabularies
+ *     --segmenter_learn_bpe or _spm, corpus_segment--> units --vocab_build--> vocabularies
  *     --corpus_encode--> Dataset.train, Dataset.valid
  *
  * Everything is a function of the files and the config (the seed decides the split), so
@@ -27,7 +28,8 @@ typedef struct {
     int n_train, n_valid;
     /* The validation pairs whose greedy translations are scored by BLEU at each
      * validation (up to train.valid_bleu_max, spread over the set, sorted by length):
-     * sources and references as written, scored as `nmt eval` scores them, with
+     * sources and references as written (references segmented elsewhere read back as
+     * the model's output is, segmenter_reference), scored as `nmt eval` scores them, with
      * bleu_metric: the tokeniser guessed from the references (bleu_tokenize_guess), and
      * lowercased when the model is (data.lowercase: it can write nothing else). */
     char **bleu_src, **bleu_ref;
@@ -42,7 +44,8 @@ typedef struct {
  * training split, unless mf already holds vocabularies (train.init_from: the model's,
  * with its segmenter, used as they are); mf->text must hold the text options. The held-out pairs are written
  * as they were in the file to valid_tsv (NULL: not written), for `nmt eval`. Says what
- * it did on con. Returns 0, or -1 with err naming the file. */
+ * it did on con. Returns 0, or -1 with err naming the file (data.spm_model's, or
+ * data.train's when SentencePiece cannot train on it). */
 int dataset_prepare(Dataset *ds, ModelFile *mf, const Config *cfg, const char *valid_tsv, Console *con, Error *err);
 void dataset_free(Dataset *ds);
 

@@ -7,7 +7,7 @@
 
 #include "bleu.h"      /* defines: BleuStats, ChrfStats */
 #include "corpus.h"    /* defines: PairTokens, corpus_tokenize, corpus_segment, corpus_encode */
-#include "subword.h"   /* defines: subword_continues */
+#include "segment.h"   /* defines: segmenter_word_ends, segmenter_reference */
 #include "translate.h" /* defines: translate_lines */
 #include "tsv.h"       /* defines: TsvCorpus */
 
@@ -15,9 +15,9 @@
 
 /* Adds up <unk> coverage over one sentence's model tokens: count[0] words with an
  * <unk> token, count[1] words, count[2] <unk> tokens, count[3] tokens. A word's
- * tokens are the pieces up to one that does not continue (subword.h); under "word"
+ * tokens are the pieces up to one that ends it (segmenter_word_ends); under "word"
  * every token is a word. */
-static void count_unknown(const Vocab *v, const TokenList *pieces, long count[4])
+static void count_unknown(const Segmenter *s, const Vocab *v, const TokenList *pieces, long count[4])
 {
     int unknown_in_word = 0;
     for (int i = 0; i < pieces->n; i++) {
@@ -25,7 +25,7 @@ static void count_unknown(const Vocab *v, const TokenList *pieces, long count[4]
         unknown_in_word |= unknown;
         count[2] += unknown;
         count[3]++;
-        if (!subword_continues(pieces->tokens[i]) || i == pieces->n - 1) {
+        if (segmenter_word_ends(s, pieces->tokens, pieces->n, i)) {
             count[0] += unknown_in_word;
             count[1]++;
             unknown_in_word = 0;
@@ -41,8 +41,8 @@ static double reference_loss(ModelFile *mf, const TsvCorpus *tsv, long *tokens, 
     corpus_segment(&pairs, &mf->seg);
     long count[2][4] = {{0}};
     for (int i = 0; i < pairs.n; i++) {
-        count_unknown(&mf->src_vocab, &pairs.src[i], count[0]);
-        count_unknown(&mf->tgt_vocab, &pairs.tgt[i], count[1]);
+        count_unknown(&mf->seg, &mf->src_vocab, &pairs.src[i], count[0]);
+        count_unknown(&mf->seg, &mf->tgt_vocab, &pairs.tgt[i], count[1]);
     }
     for (int k = 0; k < 2; k++) {
         res->unk_words[k] = count[k][1] ? (double)count[k][0] / count[k][1] : 0;
@@ -113,8 +113,11 @@ int eval_run(ModelFile *mf, const char *tsv_path, const TranslateOptions *opt, c
             src[i] = tsv.pairs[start + i].src;
         translate_lines(mf, &rs, src, n, opt, hyp, NULL);
         for (int i = 0; i < n; i++) {
-            bleu_stats_add(&bleu, hyp[i], tsv.pairs[start + i].tgt, &res->metric);
-            chrf_stats_add(&chrf, hyp[i], tsv.pairs[start + i].tgt, &res->metric);
+            /* A reference segmented as the training data ("low@@ er") as a sentence. */
+            char *ref = segmenter_reference(&mf->seg, tsv.pairs[start + i].tgt);
+            bleu_stats_add(&bleu, hyp[i], ref, &res->metric);
+            chrf_stats_add(&chrf, hyp[i], ref, &res->metric);
+            free(ref);
             free(hyp[i]);
         }
     }

@@ -52,6 +52,12 @@ static void print_json(const char *path, const ModelFile *mf, FILE *out)
         cJSON_AddNumberToObject(o, "src_merges", mf->seg.src.n);
         cJSON_AddNumberToObject(o, "tgt_merges", mf->seg.tgt.n);
     }
+    if (mf->seg.kind == TOKENIZER_NONE) cJSON_AddStringToObject(o, "subword_format", subword_format_name(mf->seg.format));
+    if (mf->seg.kind == TOKENIZER_SPM) {
+        cJSON_AddStringToObject(o, "spm_type", segmenter_spm_type(&mf->seg.spm_src));
+        cJSON_AddNumberToObject(o, "src_pieces", spm_piece_count(mf->seg.spm_src.spm));
+        cJSON_AddNumberToObject(o, "tgt_pieces", spm_piece_count(mf->seg.spm_tgt.spm));
+    }
     cJSON_AddNumberToObject(o, "steps", (double)mf->step);
     cJSON_AddNumberToObject(o, "epochs", (double)mf->epoch);
     if (has_best(mf)) {
@@ -67,6 +73,29 @@ static void print_json(const char *path, const ModelFile *mf, FILE *out)
     fprintf(out, "%s\n", text);
     free(text);
     cJSON_Delete(o);
+}
+
+/* The "tokenizer:" line: the kind and what it learned or how it writes text. */
+static void print_tokenizer(const Segmenter *seg, FILE *out)
+{
+    static const char *const output[SUBWORD_FORMATS] = {
+        [SUBWORD_FORMAT_NONE] = "output tokens joined by spaces",
+        [SUBWORD_FORMAT_BPE_AT] = "output \"@@ \" joined back, as subword-nmt's",
+        [SUBWORD_FORMAT_SPM] = "output U+2581 read as spaces, as SentencePiece's",
+    };
+    if (seg->kind == TOKENIZER_BPE && seg->joint) fprintf(out, "tokenizer: bpe, %d merges learned from both sides\n", seg->src.n);
+    else if (seg->kind == TOKENIZER_BPE)
+        fprintf(out, "tokenizer: bpe, %d source and %d target merges\n", seg->src.n, seg->tgt.n);
+    else if (seg->kind == TOKENIZER_SPM && seg->joint)
+        fprintf(out, "tokenizer: spm, one SentencePiece %s model of %d pieces for both sides\n",
+                segmenter_spm_type(&seg->spm_src), spm_piece_count(seg->spm_src.spm));
+    else if (seg->kind == TOKENIZER_SPM)
+        fprintf(out, "tokenizer: spm, SentencePiece %s models of %d source and %d target pieces\n",
+                segmenter_spm_type(&seg->spm_src), spm_piece_count(seg->spm_src.spm), spm_piece_count(seg->spm_tgt.spm));
+    else if (seg->kind == TOKENIZER_NONE)
+        fprintf(out, "tokenizer: none (text segmented elsewhere, split at whitespace only), subword_format %s: %s\n",
+                subword_format_name(seg->format), output[seg->format]);
+    else fprintf(out, "tokenizer: %s\n", tokenizer_name(seg->kind));
 }
 
 void info_print(const char *path, const ModelFile *mf, int json, FILE *out)
@@ -86,12 +115,8 @@ void info_print(const char *path, const ModelFile *mf, int json, FILE *out)
     fprintf(out, "sizes: embed %d, hidden %d, %ld parameters\n", d->embed, d->hidden, mf->model.n_params);
     const Segmenter *seg = &mf->seg;
     fprintf(out, "vocabularies: %d source, %d target %s%s\n", mf->src_vocab.size, mf->tgt_vocab.size,
-            seg->kind == TOKENIZER_WORD ? "words" : seg->kind == TOKENIZER_BPE ? "subword pieces" : "characters",
-            seg->joint ? " (one joint vocabulary)" : "");
-    if (seg->kind == TOKENIZER_BPE && seg->joint) fprintf(out, "tokenizer: bpe, %d merges learned from both sides\n", seg->src.n);
-    else if (seg->kind == TOKENIZER_BPE)
-        fprintf(out, "tokenizer: bpe, %d source and %d target merges\n", seg->src.n, seg->tgt.n);
-    else fprintf(out, "tokenizer: %s\n", tokenizer_name(seg->kind));
+            tokenizer_units(seg->kind), seg->joint ? " (one joint vocabulary)" : "");
+    print_tokenizer(seg, out);
     fprintf(out, "text: %s%s\n", mf->text.nfkc ? "NFKC" : "NFC", mf->text.lowercase ? ", case-folded" : "");
     fprintf(out, "trained: %ld updates, %ld epoch%s\n", mf->step, mf->epoch, mf->epoch == 1 ? "" : "s");
     if (has_best(mf)) {

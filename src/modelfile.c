@@ -120,11 +120,17 @@ static const Field arch_fields[] = {
     FIELD("tie_embeddings", F_INT, model.dims.tie_embeddings, 0, 1, 0),
 };
 
-/* Then the merges (read_merges). Word models have no SUBW, so that their files are
- * what they were before subword units; the word kind is therefore never stored. */
+/* Then what the kind needs (read_subw_rest). Word models have no SUBW, so that their
+ * files are what they were before subword units; the word kind is therefore never
+ * stored. A kind past the last this nmt knows (a newer nmt's) is out of range. */
 static const Field subw_fields[] = {
-    FIELD("kind", F_INT, seg.kind, TOKENIZER_BPE, TOKENIZER_CHAR, TOKENIZER_WORD),
+    FIELD("kind", F_INT, seg.kind, TOKENIZER_BPE, TOKENIZER_KINDS - 1, TOKENIZER_WORD),
     FIELD("joint", F_INT, seg.joint, 0, 1, 0),
+};
+
+/* SUBW's rest under tokenizer none: i64 format and nothing else. */
+static const Field format_fields[] = {
+    FIELD("format", F_INT, seg.format, 0, SUBWORD_FORMATS - 1, SUBWORD_FORMAT_NONE),
 };
 
 /* Then m and v, float32 x n_params each. Absent in model files (no optimizer). */
@@ -135,7 +141,8 @@ static const Field adam_fields[] = {
 
 #define LAYOUT(kind, fields, whole) {kind, fields, (int)(sizeof fields / sizeof fields[0]), whole}
 static const Layout dims_layout = LAYOUT(S_DIMS, dims_fields, 1), arch_layout = LAYOUT(S_ARCH, arch_fields, 1),
-                    subw_layout = LAYOUT(S_SUBW, subw_fields, 0), adam_layout = LAYOUT(S_ADAM, adam_fields, 0);
+                    subw_layout = LAYOUT(S_SUBW, subw_fields, 0), adam_layout = LAYOUT(S_ADAM, adam_fields, 0),
+                    format_layout = LAYOUT(S_SUBW, format_fields, 0);
 #undef LAYOUT
 
 static size_t layout_bytes(const Layout *t) { return 8 * (size_t)t->n; }
@@ -212,10 +219,25 @@ static void put_vocab(Bytes *b, const Vocab *v)
     }
 }
 
-/* The merges after SUBW's head: the source's and the target's as codes text
- * (subword.h), each u64 length + bytes. */
-static void put_merges(Bytes *b, const Segmenter *s)
+/* SUBW after its head: under bpe and char the source's and the target's merges as
+ * codes text (subword.h), under spm their SentencePiece models as a .model file holds
+ * them, each u64 length + bytes; under none the format. */
+static void put_subw_rest(Bytes *b, const ModelFile *mf)
 {
+    const Segmenter *s = &mf->seg;
+    if (s->kind == TOKENIZER_NONE) {
+        put_fields(b, &format_layout, mf);
+        return;
+    }
+    if (s->kind == TOKENIZER_SPM) {
+        const SpmModel *models[2] = {&s->spm_src, &s->spm_tgt};
+        for (int k = 0; k < 2; k++) {
+            uint64_t n = models[k]->n;
+            put(b, &n, 8);
+            put(b, models[k]->proto, n);
+        }
+        return;
+    }
     const Bpe *sides[2] = {&s->src, &s->tgt};
     for (int k = 0; k < 2; k++) {
         char *codes = bpe_to_text(sides[k]);
@@ -260,8 +282,14 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
     int with_state = mf->has_optimizer && mf->has_train_state;
     if (fields_writable(&dims_layout, mf, path, err) || fields_writable(&arch_layout, mf, path, err) ||
         (with_subw && fields_writable(&subw_layout, mf, path, err)) ||
+        (mf->seg.kind == TOKENIZER_NONE && fields_writable(&format_layout, mf, path, err)) ||
         (mf->has_optimizer && fields_writable(&adam_layout, mf, path, err)))
         return -1;
+    /* The file does not store whitespace_only: the reader takes it from the kind. */
+    if (mf->text.whitespace_only != tokenizer_whitespace_only(mf->seg.kind))
+        return error_set(err, "%s: not written: text split at whitespace %s, but tokenizer %s splits it %s", path,
+                         mf->text.whitespace_only ? "only" : "and punctuation", tokenizer_name(mf->seg.kind),
+                         tokenizer_whitespace_only(mf->seg.kind) ? "at whitespace only" : "at punctuation too");
 
     size_t tmp_len = strlen(path) + 5;
     char *tmp = xmalloc(tmp_len);
@@ -281,7 +309,7 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
     put_vocab(&tvoc, &mf->tgt_vocab);
     if (with_subw) {
         put_fields(&subw, &subw_layout, mf);
-        put_merges(&subw, &mf->seg);
+        put_subw_rest(&subw, mf);
     }
 
     uint32_t header[3] = {MODELFILE_VERSION, 0x01020304u,
@@ -478,10 +506,55 @@ static int read_vocab(const Section *s, const char *tag, const char *field, int 
     return status;
 }
 
-/* The merges after SUBW's head (put_merges). Each side's codes are parsed by
- * bpe_from_text, so damaged merges are refused with the line they are on. */
-static int read_merges(Reader r, Segmenter *seg, const char *path, Error *err)
+/* A SUBW kind past the last this nmt knows is most likely a newer nmt's tokenizer,
+ * and is said to be, rather than only out of range (get_fields checks the rest). */
+static int subw_kind_known(const Section *s, const char *path, Error *err)
 {
+    int64_t kind;
+    if (!s->present || s->len < 8) return 0;
+    memcpy(&kind, s->p, 8);
+    if (kind < TOKENIZER_KINDS) return 0;
+    char known[200] = "";
+    size_t used = 0;
+    for (int k = TOKENIZER_BPE; k < TOKENIZER_KINDS && used < sizeof known; k++)
+        used += (size_t)snprintf(known + used, sizeof known - used, "%s%d %s", k > TOKENIZER_BPE ? ", " : "", k,
+                                 tokenizer_name((TokenizerKind)k));
+    return error_set(err, "%s: section SUBW: field kind is %lld, must be %d..%d (%s: a tokenizer of a newer nmt, or "
+                          "a damaged file)", path, (long long)kind, TOKENIZER_BPE, TOKENIZER_KINDS - 1, known);
+}
+
+/* SUBW's two SentencePiece models (put_subw_rest), each loaded, so that a damaged one
+ * is refused here, naming its side, rather than when text first meets it. */
+static int read_spm_models(Reader r, Segmenter *seg, const char *path, Error *err)
+{
+    SpmModel *models[2] = {&seg->spm_src, &seg->spm_tgt};
+    const char *names[2] = {"section SUBW: source SentencePiece model", "section SUBW: target SentencePiece model"};
+    for (int k = 0; k < 2; k++) {
+        uint64_t n;
+        if (take(&r, &n, 8) || n > r.len - r.at)
+            return error_set(err, "%s: section SUBW: SentencePiece models run past the section end", path);
+        Error inner;
+        if (segmenter_load_spm(models[k], r.p + r.at, (size_t)n, names[k], &inner))
+            return error_set(err, "%s: %s", path, inner.msg);
+        r.at += n;
+    }
+    if (r.at != r.len) return error_set(err, "%s: section SUBW: %zu unexpected bytes at its end", path, r.len - r.at);
+    return 0;
+}
+
+/* SUBW after its head (put_subw_rest). Each side's codes are parsed by
+ * bpe_from_text, so damaged merges are refused with the line they are on. */
+static int read_subw_rest(Reader r, ModelFile *mf, const char *path, Error *err)
+{
+    Segmenter *seg = &mf->seg;
+    if (seg->kind == TOKENIZER_NONE) {
+        Section rest = {1, r.p + r.at, r.len - r.at};
+        if (rest.len != layout_bytes(&format_layout))
+            return error_set(err, "%s: section SUBW has %llu bytes, expected %zu for tokenizer none", path,
+                             (unsigned long long)r.len, r.at + layout_bytes(&format_layout));
+        return get_fields(&format_layout, &rest, mf, path, err);
+    }
+    if (seg->kind == TOKENIZER_SPM) return read_spm_models(r, seg, path, err);
     Bpe *sides[2] = {&seg->src, &seg->tgt};
     const char *names[2] = {"model file section SUBW, source merges", "model file section SUBW, target merges"};
     for (int k = 0; k < 2; k++) {
@@ -541,7 +614,7 @@ int modelfile_read(const char *path, ModelFile *mf, Error *err)
     if (get_fields(&dims_layout, &sec[S_DIMS], mf, path, err)) goto done;
     int dims_attention = mf->model.dims.attention;
     long dims_params = mf->model.n_params;
-    if (get_fields(&arch_layout, &sec[S_ARCH], mf, path, err) ||
+    if (get_fields(&arch_layout, &sec[S_ARCH], mf, path, err) || subw_kind_known(&sec[S_SUBW], path, err) ||
         get_fields(&subw_layout, &sec[S_SUBW], mf, path, err) ||
         check_dims(mf, dims_attention, dims_params, sec, path, err))
         goto done;
@@ -551,8 +624,9 @@ int modelfile_read(const char *path, ModelFile *mf, Error *err)
     const Section *subw = &sec[S_SUBW];
     if (read_vocab(&sec[S_SVOC], "SVOC", "src_vocab", md.src_vocab, &mf->src_vocab, path, err) ||
         read_vocab(&sec[S_TVOC], "TVOC", "tgt_vocab", md.tgt_vocab, &mf->tgt_vocab, path, err) ||
-        (subw->present && read_merges((Reader){subw->p, subw->len, layout_bytes(&subw_layout)}, &mf->seg, path, err)))
+        (subw->present && read_subw_rest((Reader){subw->p, subw->len, layout_bytes(&subw_layout)}, mf, path, err)))
         goto done;
+    mf->text.whitespace_only = tokenizer_whitespace_only(mf->seg.kind);
     model_alloc(&mf->model, &md);
     memcpy(mf->model.param_mem, sec[S_WGTS].p, sec[S_WGTS].len);
     mf->config_json = xmalloc(sec[S_CONF].len + 1);
@@ -608,16 +682,22 @@ static int merges_differ(const Bpe *a, const Bpe *b)
     return differ;
 }
 
+static int spm_models_differ(const SpmModel *a, const SpmModel *b)
+{
+    return a->n != b->n || memcmp(a->proto, b->proto, a->n) != 0;
+}
+
 int modelfile_compatible(const ModelFile *a, const ModelFile *b, int same_architecture, char *msg, size_t n)
 {
-    const Layout *layouts[] = {&dims_layout, &arch_layout, &subw_layout};
-    for (int k = 0; k < 3; k++) {
+    const Layout *layouts[] = {&dims_layout, &arch_layout, &subw_layout, &format_layout};
+    for (int k = 0; k < 4; k++) {
         const Layout *t = layouts[k];
         for (int i = 0; i < t->n; i++) {
             const Field *f = &t->fields[i];
             if (!strcmp(f->name, "step") || !strcmp(f->name, "epoch")) continue;
             /* Without same_architecture only what the vocabularies and text depend on. */
-            int about_text = t == &subw_layout || !strcmp(f->name, "src_vocab") || !strcmp(f->name, "tgt_vocab") ||
+            if (t == &format_layout && a->seg.kind != TOKENIZER_NONE) continue;
+            int about_text = t->kind == S_SUBW || !strcmp(f->name, "src_vocab") || !strcmp(f->name, "tgt_vocab") ||
                              !strcmp(f->name, "lowercase") || !strcmp(f->name, "nfkc");
             if (!same_architecture && !about_text) continue;
             int64_t va = field_get(f, a), vb = field_get(f, b);
@@ -633,6 +713,11 @@ int modelfile_compatible(const ModelFile *a, const ModelFile *b, int same_archit
     if (a->seg.kind == TOKENIZER_BPE &&
         (merges_differ(&a->seg.src, &b->seg.src) || merges_differ(&a->seg.tgt, &b->seg.tgt))) {
         snprintf(msg, n, "their BPE merges differ");
+        return 1;
+    }
+    if (a->seg.kind == TOKENIZER_SPM &&
+        (spm_models_differ(&a->seg.spm_src, &b->seg.spm_src) || spm_models_differ(&a->seg.spm_tgt, &b->seg.spm_tgt))) {
+        snprintf(msg, n, "their SentencePiece models differ");
         return 1;
     }
     return 0;

@@ -17,9 +17,17 @@
  *                    model family, which read as one GRU layer with Bahdanau attention
  *   "CONF"  the training config as JSON text
  *   "SVOC", "TVOC"  u32 word count, then per word u32 byte length + UTF-8 bytes
- *   "SUBW"  (models with data.tokenizer bpe or char) i64 kind (TokenizerKind), i64 joint,
- *           then the source's and the target's BPE merges as codes text (subword.h),
- *           each u64 byte length + bytes; absent: word tokens
+ *   "SUBW"  (models with data.tokenizer other than word) i64 kind (TokenizerKind: 1 bpe,
+ *           2 char, 3 none, 4 spm), i64 joint, then by kind:
+ *             bpe, char  the source's and the target's BPE merges as codes text
+ *                        (subword.h), each u64 byte length + bytes
+ *             none       i64 format (SubwordFormat: 0 none, 1 bpe_at, 2 spm)
+ *             spm        the source's and the target's SentencePiece models, as a
+ *                        .model file holds them (a serialized ModelProto), each u64
+ *                        byte length + bytes (joint: the same model twice)
+ *           absent: word tokens. TextOptions.whitespace_only is not stored: it follows
+ *           from the kind (tokenizer_whitespace_only). A kind this nmt does not know is
+ *           refused as a newer nmt's.
  *   "WGTS"  float32 × n_params, in params_shapes() order
  *   "ADAM"  (checkpoints) i64 step, float32 m × n_params, float32 v × n_params
  *   "TRST"  (checkpoints that can be resumed) where training stands: trainstate.h

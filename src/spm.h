@@ -10,7 +10,7 @@
  *   const char *lines[] = {"the cat sat", "the dog ran"};
  *   char *proto; size_t n; char why[200];
  *   if (spm_train(lines, 2, "unigram", 100, &proto, &n, why, sizeof why)) ... why
- *   Spm *s = spm_load(proto, n, why, sizeof why);
+ *   Spm *s = spm_load(proto, n, why, sizeof why);     // spm_piece_count(s) <= 100
  *   char **pieces; int k;
  *   spm_encode(s, "the cat", &pieces, &k);      // "▁the", "▁cat"
  *   char *text = spm_decode(s, pieces, k);     // "the cat"
@@ -27,7 +27,9 @@ extern "C" {
 
 typedef struct Spm Spm;
 
-/* Trains a model_type ("unigram" or "bpe") model of vocab_size pieces on the n lines;
+/* Trains a model_type ("unigram" or "bpe") model of vocab_size pieces on the n lines
+ * (a soft limit: fewer when the lines hold too few, SentencePiece's hard_vocab_limit
+ * false; quietly, on one thread, so the same lines always give the same model);
  * *proto receives the serialized model (malloc'd, *n_proto bytes). 0, or -1 with the
  * library's message in why. */
 int spm_train(const char *const *lines, long n, const char *model_type, int vocab_size, char **proto,
@@ -37,11 +39,20 @@ int spm_train(const char *const *lines, long n, const char *model_type, int voca
 Spm *spm_load(const void *proto, size_t n, char *why, size_t why_len);
 void spm_free(Spm *s);
 
+/* The model's pieces, its specials (<unk>, <s>, </s>) included. */
+int spm_piece_count(const Spm *s);
+/* The model type a serialized model records: "unigram", "bpe", "word" or "char"
+ * ("unknown" for bytes that do not parse; never NULL). */
+const char *spm_model_type(const void *proto, size_t n);
+
 /* text (UTF-8) as the model's pieces: *pieces malloc'd, *n of them (spm_pieces_free).
  * 0, or -1 if the library refuses the text. */
 int spm_encode(const Spm *s, const char *text, char ***pieces, int *n);
 void spm_pieces_free(char **pieces, int n);
-/* The text n pieces spell (malloc'd; "" for none), or NULL if the library refuses. */
+/* The text n pieces spell (malloc'd; "" for none), or NULL if the library refuses:
+ * U+2581 read as a space, single spaces, none at either end, the model's "<unk>" "⁇"
+ * (SentencePiece's way), and a piece the model does not know (a source piece copied
+ * by --replace-unk) spelled as it is, its U+2581 read as spaces too. */
 char *spm_decode(const Spm *s, char *const *pieces, int n);
 
 #ifdef __cplusplus

@@ -253,7 +253,7 @@ int text_tokenize(const char *line, size_t len, const TextOptions *opt, TokenLis
             word_flush(&word, out, &cap);
             continue;
         }
-        if (!is_punct(cp[i])) {         /* letters, numbers, marks, symbols, Cf */
+        if (!is_punct(cp[i]) || (opt && opt->whitespace_only)) {  /* letters, numbers, marks, symbols, Cf */
             word_append(&word, cp[i]);
             continue;
         }

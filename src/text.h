@@ -13,6 +13,9 @@
  *      token of its own, unless it sits between two letters/numbers/marks (L*, N*,
  *      M*), as in "don't", "well-known", "3.5", "e-mail", which stay one token.
  *      Some punctuation is never word-internal and always splits (see below).
+ *      With whitespace_only (data.tokenizer none and spm: text segmented elsewhere,
+ *      "low@@ er", or by SentencePiece) this step is left out: the tokens are exactly
+ *      the runs between whitespace.
  *
  * Combining marks (Mn/Mc/Me) never split from the character before them, so a
  * Devanagari word with vowel signs ("नमस्ते") is one token. Symbols (S*) and format
@@ -27,7 +30,8 @@
  *   TokenList t;
  *   Error err;
  *   if (text_tokenize("He said \"don't!\"", 16, &opt, &t, &err) != 0) ... err.msg
- *   // t.tokens = he said " don't ! "      (t.n = 6)
+ *   // t.tokens = he said " don't ! "      (t.n = 6; with .whitespace_only = 1:
+ *   //                                       he said "don't!", t.n = 3)
  *   char *s = text_detokenize(t.tokens, t.n);   // he said "don't!"
  *   free(s); token_list_free(&t);
  */
@@ -41,6 +45,7 @@
 typedef struct {
     int lowercase;  /* 1: Unicode case folding (utf8proc UTF8PROC_CASEFOLD) */
     int nfkc;       /* 1: NFKC, 0: NFC */
+    int whitespace_only;  /* 1: split at whitespace only, not at punctuation (step 3) */
 } TextOptions;
 
 typedef struct {

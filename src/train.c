@@ -20,6 +20,7 @@
 #include "ranks.h"      /* defines: Ranks, ranks_* */
 #include "resume.h"     /* defines: resume_lock, resume_find, resume_check_*, resume_adopt */
 #include "schedule.h"   /* defines: LrSchedule, lr_schedule_* */
+#include "segment.h"    /* defines: tokenizer_kind, tokenizer_whitespace_only */
 #include "signals.h"    /* defines: SignalHandlers, signals_catch, signals_pending */
 #include "testhook.h"   /* defines: testhook_pause_at_step */
 #include "trainlog.h"   /* defines: LogLine, trainlog_write, trainlog_reopen */
@@ -725,8 +726,8 @@ static int find_checkpoint(Run *run, ModelFile *ck, Error *err)
  * naming its key. */
 static int probe_inputs(const Config *cfg, Error *err)
 {
-    const char *inputs[2][2] = {{"data.train", cfg->train}, {"data.valid", cfg->valid}};
-    for (int i = 0; i < 2; i++) {
+    const char *inputs[3][2] = {{"data.train", cfg->train}, {"data.valid", cfg->valid}, {"data.spm_model", cfg->spm_model}};
+    for (int i = 0; i < 3; i++) {
         if (!inputs[i][1]) continue;
         FILE *probe = fopen(inputs[i][1], "rb");
         if (!probe) return error_set(err, "%s: %s (from %s)", inputs[i][1], strerror(errno), inputs[i][0]);
@@ -769,6 +770,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     run.threads = blas_thread_count();
     run.mf.text.lowercase = cfg->lowercase;
     run.mf.text.nfkc = !strcmp(cfg->normalization, "nfkc");
+    run.mf.text.whitespace_only = tokenizer_whitespace_only((TokenizerKind)tokenizer_kind(cfg->tokenizer));
     run.mf.config_json = config_to_json(cfg);
     if (probe_inputs(cfg, err)) goto done;
     if (rank0 && make_dirs(cfg->dir, err)) goto done;

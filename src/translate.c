@@ -9,7 +9,7 @@
 #include "corpus.h"  /* defines: encode_tokens */
 #include "decode.h"  /* defines: decode_greedy, decode_beam, Hypothesis */
 #include "heatmap.h" /* defines: heatmap_write_svg */
-#include "segment.h" /* defines: segmenter_apply, segmenter_join */
+#include "segment.h" /* defines: segmenter_apply, segmenter_detokenize */
 
 /* Most output words for a source of src_len tokens. */
 static int output_limit(const TranslateOptions *opt, int src_len)
@@ -73,11 +73,8 @@ static Translation make_translation(const ModelFile *mf, Hypothesis *h, const To
         }
         words[i] = (char *)w;
     }
-    /* The model's units (pieces under bpe/char) back into words, then a sentence. */
-    TokenList joined;
-    segmenter_join(&mf->seg, words, h->len, &joined);
-    t.text = text_detokenize(joined.tokens, joined.n);
-    token_list_free(&joined);
+    /* The model's units (pieces under bpe/char) back into a sentence. */
+    t.text = segmenter_detokenize(&mf->seg, words, h->len);
     if (with_attn) {
         t.n_src = src->n;
         t.src_tokens = xmalloc(sizeof(char *) * (src->n ? src->n : 1));

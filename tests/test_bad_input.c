@@ -21,7 +21,7 @@
  * tokenised differently once detokenised (the BOM gone, NFC composed them to U+01F5). */
 static void test_bom_between_letter_and_mark(void)
 {
-    static const TextOptions opts[] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};
+    static const TextOptions opts[] = {{.nfkc = 0}, {.lowercase = 1}, {.nfkc = 1}, {.lowercase = 1, .nfkc = 1}};
     for (int o = 0; o < 4; o++) {
         TokenList t;
         Error err;
@@ -40,7 +40,7 @@ static void test_bom_between_letter_and_mark(void)
      * between letters. */
     TokenList t;
     Error err;
-    const TextOptions nfc = {0, 0};
+    const TextOptions nfc = {0};
     CHECK(text_tokenize("a\xEF\xBB\xBF-b", 6, &nfc, &t, &err) == 0 && t.n == 1 && !strcmp(t.tokens[0], "a-b"),
           "a U+FEFF -b: one token a-b");
     token_list_free(&t);
@@ -55,7 +55,7 @@ static void test_bom_between_letter_and_mark(void)
  * characters. A token that starts with a mark now always gets its space. */
 static void test_orphan_mark_after_opening_token(void)
 {
-    const TextOptions nfc = {0, 0};
+    const TextOptions nfc = {0};
     const char *in = "\"\xCC\x81 \xCC\xA6";
     char *once = text_normalize_line(in, strlen(in), &nfc);
     CHECK(once && !strcmp(once, in), "an opening quote with a mark, then an orphan mark: spaced as given");

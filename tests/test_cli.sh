@@ -1492,6 +1492,211 @@ run train "$T/tiny.json" --set data.tokenizer=wordpiece
 check "train: an unknown data.tokenizer (a --set: usage error, exit 2) names the key and the choices" \
     eval 'exits 2 && grep -q "data.tokenizer" "$T/err" && grep -q "bpe" "$T/err"'
 
+# ---------------------------------------------------------------- 17b. text segmented elsewhere
+
+# data.tokenizer none: the tiny run's pairs segmented by another tool, here nmt bpe
+# apply with codes of each side ("Sh@@ ow me ."), and the same pieces written as
+# SentencePiece writes them ("▁Sh ow ▁me ▁."). The tokens are split at whitespace only
+# and are the model's units as they are; data.subword_format undoes the marks on output.
+cut -f1 "$T/train.tsv" >"$T/pre_en.txt"
+cut -f2 "$T/train.tsv" >"$T/pre_mr.txt"
+$LIMIT "$NMT" bpe learn --merges 300 "$T/pre_en.txt" -o "$T/pre_codes.en" 2>/dev/null
+$LIMIT "$NMT" bpe learn --merges 300 "$T/pre_mr.txt" -o "$T/pre_codes.mr" 2>/dev/null
+$LIMIT "$NMT" bpe apply "$T/pre_codes.en" "$T/pre_en.txt" >"$T/pre_en.bpe"
+$LIMIT "$NMT" bpe apply "$T/pre_codes.mr" "$T/pre_mr.txt" >"$T/pre_mr.bpe"
+paste "$T/pre_en.bpe" "$T/pre_mr.bpe" >"$T/bpe_at.tsv"
+# subword-nmt's pieces as SentencePiece's: U+2581 before each word's first piece.
+sed -e 's/^/▁/' -e 's/\t/\t▁/' -e 's/@@ /\x01/g' -e 's/ / ▁/g' -e 's/\x01/ /g' "$T/bpe_at.tsv" >"$T/spm_style.tsv"
+check "none: the pre-segmented pairs have @@ pieces and U+2581 pieces ($(lines "$T/bpe_at.tsv") pairs)" \
+    eval 'grep -q "@@ " "$T/bpe_at.tsv" && grep -q "▁" "$T/spm_style.tsv" && ! grep -q "@@" "$T/spm_style.tsv" &&
+          [ "$(lines "$T/spm_style.tsv")" = 300 ]'
+# No validation split: the vocabulary is then every token of the file (and 4 specials).
+cat >"$T/none.json" <<EOF
+{
+  "data": {"train": "$T/bpe_at.tsv", "tokenizer": "none", "valid_fraction": 0},
+  "model": {"embed": 32, "hidden": 64},
+  "train": {"batch_size": 16, "epochs": 30, "learning_rate": 0.003, "threads": 1, "log_every": 50},
+  "output": {"dir": "$T/runs/none"}
+}
+EOF
+run train "$T/none.json" --quiet --set data.train="$T/bpe_at.tsv" --set data.subword_format=bpe_at \
+    --set "output.dir=$T/runs/none_at"
+check "none, bpe_at: trains (exit 0)" exits 0
+[ "$rc" -eq 0 ] || sed 's/^/    | /' "$T/err" | tail -n 3
+run info "$T/runs/none_at/model.bin" --json
+src_v=$(sed -n 's/.*"src_vocab":\([0-9]*\).*/\1/p' "$T/out")
+tokens=$(cut -f1 "$T/bpe_at.tsv" | tr ' ' '\n' | grep -v '^$' | sort -u | wc -l)
+check "none: the source vocabulary is the file's whitespace tokens, @@ pieces whole ($src_v = $tokens + 4)" \
+    eval '[ -n "$src_v" ] && [ "$src_v" = $((tokens + 4)) ]'
+check "none: info --json records tokenizer none and subword_format bpe_at" \
+    eval 'grep -q "\"tokenizer\":\"none\"" "$T/out" && grep -q "\"subword_format\":\"bpe_at\"" "$T/out"'
+run info "$T/runs/none_at/model.bin"
+check "none: info says the text is segmented elsewhere and how output is joined" \
+    eval 'grep -q "^tokenizer: none (text segmented elsewhere, split at whitespace only), subword_format bpe_at" "$T/out" &&
+          grep -q "^vocabularies: [0-9]* source, [0-9]* target tokens$" "$T/out"'
+head -n 40 "$T/pre_en.bpe" >"$T/pre_src.txt"
+run translate "$T/runs/none_at/model.bin" --attention-json "$T/pre_src.txt"
+check "none: the model reads the @@ pieces as they are (Sh@@ ow me ., no \"@\" token)" \
+    eval 'exits 0 && grep -q "\"source\":\[\"Sh@@\",\"ow\",\"me\",\".\"\]" "$T/out" && ! grep -q "\"@\"" "$T/out"'
+check "none: and writes @@ pieces" grep -q '"output":\[[^]]*@@' "$T/out"
+run translate "$T/runs/none_at/model.bin" "$T/pre_src.txt"
+check "none, bpe_at: 40 translations, no @@ in them" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 40 ] && grep -q . "$T/out" && ! grep -q "@@" "$T/out"'
+run eval "$T/runs/none_at/model.bin" "$T/bpe_at.tsv"
+bleu=$(sed -n 's/^BLEU = \([0-9.]*\) .*/\1/p' "$T/out")
+check "none, bpe_at: eval on the training pairs, references read back as sentences: BLEU ${bleu:-?} > 50" \
+    awk -v b="${bleu:-0}" 'BEGIN { exit !(b > 50) }'
+check "none, bpe_at: <unk> shares per word" grep -q '^<unk> = source [0-9.]*% of words' "$T/out"
+run bpe apply "$T/runs/none_at/model.bin" "$T/pre_src.txt"
+check "bpe apply MODEL.bin of tokenizer none: exit 1, nothing to apply" \
+    eval 'exits 1 && grep -q "text segmented elsewhere (data.tokenizer \"none\"): it has no segmentation of its own" "$T/err"'
+
+# The same tokens with subword_format none: passed through as they are, @@ and all.
+run train "$T/none.json" --quiet --set data.train="$T/bpe_at.tsv" --set train.max_steps=100 \
+    --set "output.dir=$T/runs/none_none"
+run translate "$T/runs/none_none/model.bin" "$T/pre_src.txt"
+check "none, subword_format none: the output keeps its @@ pieces, joined by single spaces" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 40 ] && grep -q "@@ " "$T/out" && ! grep -q "  " "$T/out"'
+
+# SentencePiece's marks: the output has none, and eval reads the references back.
+cut -f1 "$T/spm_style.tsv" | head -n 40 >"$T/spm_src.txt"
+run train "$T/none.json" --quiet --set data.train="$T/spm_style.tsv" --set data.subword_format=spm \
+    --set "output.dir=$T/runs/none_spm"
+check "none, spm: trains (exit 0)" exits 0
+run translate "$T/runs/none_spm/model.bin" "$T/spm_src.txt"
+check "none, spm: 40 translations, no U+2581 in them, words with spaces between" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 40 ] && ! grep -q "▁" "$T/out" && grep -q "[^ ] [^ ]" "$T/out"'
+run eval "$T/runs/none_spm/model.bin" "$T/spm_style.tsv"
+bleu=$(sed -n 's/^BLEU = \([0-9.]*\) .*/\1/p' "$T/out")
+check "none, spm: eval on the training pairs: BLEU ${bleu:-?} > 50" awk -v b="${bleu:-0}" 'BEGIN { exit !(b > 50) }'
+run translate "$T/pre_src.txt" --models "$T/runs/none_at/model.bin" "$T/runs/none_none/model.bin"
+check "none: models of one vocabulary but different subword formats make no ensemble, naming the format" \
+    eval 'exits 1 && grep -q "cannot join .* in an ensemble (format: 1 and 0)" "$T/err"'
+
+# data.subword_format applies only to tokenizer none.
+run train "$T/tiny.json" --set data.subword_format=bpe_at
+check "--set data.subword_format with the word tokenizer: exit 1, one line naming the key and data.tokenizer" \
+    eval 'exits 1 && [ "$(lines "$T/err")" = 1 ] &&
+          has "$T/err" "nmt: --set: data.subword_format applies only to the none tokenizer (text segmented elsewhere) (data.tokenizer is \"word\"): remove it, or set data.tokenizer to \"none\""'
+printf '{"data": {"train": "%s", "tokenizer": "bpe", "subword_format": "spm"}}\n' "$T/train.tsv" >"$T/fmt.json"
+run train "$T/fmt.json"
+check "data.subword_format in the file with the bpe tokenizer: exit 1, naming the file and the key" \
+    eval 'exits 1 && has "$T/err" "nmt: $T/fmt.json: data.subword_format applies only to the none tokenizer"'
+run train "$T/tiny.json" --set data.tokenizer=none --set data.subword_format=sentencepiece
+check "data.subword_format sentencepiece: usage error naming the choices" \
+    eval 'exits 2 && has "$T/err" "data.subword_format must be one of none|bpe_at|spm"'
+
+# ---------------------------------------------------------------- 17c. SentencePiece
+
+# data.tokenizer spm: SentencePiece models trained by nmt (libsentencepiece) on the tiny
+# run's training split, stored in the model file, applied by translate and undone by
+# spm_decode: no U+2581 ever reaches the output.
+SPM="--quiet --set data.tokenizer=spm --set data.spm_vocab_size=300"
+run train "$T/tiny.json" $SPM --set "output.dir=$T/runs/spm"
+check "spm unigram: trains (exit 0)" exits 0
+[ "$rc" -eq 0 ] || sed 's/^/    | /' "$T/err" | tail -n 3
+run info "$T/runs/spm/model.bin"
+check "spm: info names the tokenizer, the model type and the pieces" \
+    eval 'grep -q "^tokenizer: spm, SentencePiece unigram models of [1-9][0-9]* source and [1-9][0-9]* target pieces$" "$T/out" &&
+          grep -q "^vocabularies: [0-9]* source, [0-9]* target SentencePiece pieces$" "$T/out"'
+run info "$T/runs/spm/model.bin" --json
+check "spm: info --json has spm_type and the pieces of each side" \
+    eval 'grep -q "\"tokenizer\":\"spm\"" "$T/out" && grep -q "\"spm_type\":\"unigram\",\"src_pieces\":[1-9][0-9]*,\"tgt_pieces\":[1-9]" "$T/out"'
+run eval "$T/runs/spm/model.bin" "$T/train.tsv"
+bleu=$(sed -n 's/^BLEU = \([0-9.]*\) .*/\1/p' "$T/out")
+check "spm: eval on the training pairs, BLEU ${bleu:-?} > 50" awk -v b="${bleu:-0}" 'BEGIN { exit !(b > 50) }'
+run translate "$T/runs/spm/model.bin" "$T/bpe_src.txt"
+cp "$T/out" "$T/spm_out.txt"
+check "spm: translate writes sentences, no U+2581 in them" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 40 ] && ! grep -q "▁" "$T/out" && grep -q "[^ ] [^ ]" "$T/out"'
+run translate "$T/runs/spm/model.bin" "$T/bpe_src.txt" --attention-json
+check "spm: the model reads and writes SentencePiece pieces" \
+    eval 'exits 0 && grep -q "\"source\":\[\"▁" "$T/out" && grep -q "\"output\":\[\"▁" "$T/out"'
+run translate "$T/runs/spm/model.bin" "$T/bpe_src.txt" --beam 3 --replace-unk
+check "spm: beam search with --replace-unk, no U+2581 in the output" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 40 ] && ! grep -q "▁" "$T/out"'
+run bpe apply "$T/runs/spm/model.bin" "$T/bpe_src.txt"
+sed -e 's/ //g' -e 's/▁/ /g' -e 's/^ //' "$T/out" >"$T/spelled.txt"
+check "bpe apply MODEL.bin of tokenizer spm: the model's source pieces, as spm_encode writes them, spelling the lines" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 40 ] && ! grep -qv "^▁" "$T/out" && grep -q "[^ ] [^ ▁]" "$T/out" &&
+          cmp -s "$T/spelled.txt" "$T/bpe_src.txt"'
+# The model file carries the SentencePiece models: a finished run resumed without its
+# model.bin writes it again from the checkpoint, bit for bit.
+cp "$T/runs/spm/model.bin" "$T/spm_model.bin"
+rm -f "$T/runs/spm/model.bin"
+run train "$T/tiny.json" $SPM --resume --set "output.dir=$T/runs/spm"
+check "spm: model.bin written again from the checkpoint (models read back and written) is identical" \
+    eval 'exits 0 && cmp -s "$T/runs/spm/model.bin" "$T/spm_model.bin"'
+run train "$T/tiny.json" $SPM --resume --set data.spm_vocab_size=301 --set "output.dir=$T/runs/spm"
+check "spm: resuming with another data.spm_vocab_size is refused, naming it" \
+    eval 'exits 1 && grep -q "data.spm_vocab_size" "$T/err"'
+
+# SentencePiece's BPE, one model and one vocabulary for both sides.
+run train "$T/tiny.json" $SPM --set data.spm_type=bpe --set data.joint_vocab=true --set train.max_steps=20 \
+    --set "output.dir=$T/runs/spm_bpe"
+check "spm bpe, joint: trains (exit 0)" exits 0
+run info "$T/runs/spm_bpe/model.bin"
+check "spm bpe, joint: info says one bpe model for both sides" \
+    grep -q "^tokenizer: spm, one SentencePiece bpe model of [1-9][0-9]* pieces for both sides$" "$T/out"
+run translate "$T/runs/spm_bpe/model.bin" "$T/bpe_src.txt"
+check "spm bpe: translates (40 lines, no U+2581)" eval 'exits 0 && [ "$(lines "$T/out")" = 40 ] && ! grep -q "▁" "$T/out"'
+run translate "$T/bpe_src.txt" --models "$T/runs/spm/model.bin" "$T/runs/spm_bpe/model.bin"
+check "spm: models of other SentencePiece models or vocabularies make no ensemble" \
+    eval 'exits 1 && grep -q "cannot join .* in an ensemble (" "$T/err"'
+
+# data.spm_model: a .model file made by SentencePiece's own trainer, used for both sides.
+if command -v spm_train >/dev/null 2>&1; then
+    cut -f1,2 "$T/train.tsv" | tr '\t' '\n' >"$T/both.txt"
+    spm_train --input="$T/both.txt" --model_prefix="$T/ext" --vocab_size=350 --model_type=unigram >/dev/null 2>&1
+    run train "$T/tiny.json" --quiet --set data.tokenizer=spm --set data.spm_model="$T/ext.model" \
+        --set train.max_steps=20 --set "output.dir=$T/runs/spm_ext"
+    check "spm_model: trains with spm_train's .model (exit 0)" exits 0
+    run info "$T/runs/spm_ext/model.bin"
+    check "spm_model: info says the file's unigram model of 350 pieces serves both sides" \
+        grep -q "^tokenizer: spm, SentencePiece unigram models of 350 source and 350 target pieces$" "$T/out"
+    run translate "$T/runs/spm_ext/model.bin" "$T/bpe_src.txt"
+    check "spm_model: translates (40 lines, no U+2581)" eval 'exits 0 && [ "$(lines "$T/out")" = 40 ] && ! grep -q "▁" "$T/out"'
+    if command -v spm_encode >/dev/null 2>&1; then
+        head -n 5 "$T/bpe_src.txt" | spm_encode --model="$T/ext.model" >"$T/ext.pieces" 2>/dev/null
+        run bpe apply "$T/runs/spm_ext/model.bin" "$T/bpe_src.txt"
+        check "spm_model: nmt bpe apply segments as spm_encode does" \
+            eval 'exits 0 && head -n 5 "$T/out" | cmp -s - "$T/ext.pieces"'
+    else
+        skip "spm_model: nmt bpe apply segments as spm_encode does" "no spm_encode (sh scripts/install-deps.sh --test-tools)"
+    fi
+else
+    for what in "spm_model: trains with spm_train's .model (exit 0)" "spm_model: info says the file's unigram model of 350 pieces serves both sides" \
+        "spm_model: translates (40 lines, no U+2581)" "spm_model: nmt bpe apply segments as spm_encode does"; do
+        skip "$what" "no spm_train (sh scripts/install-deps.sh --test-tools installs SentencePiece's tools)"
+    done
+fi
+# ... or by nmt itself: the bytes of a model nmt trained, taken out of nothing but a
+# model file, are no .model file; a damaged or missing file is refused, naming it.
+printf 'not a SentencePiece model\n' >"$T/garbage.model"
+run train "$T/tiny.json" --quiet --set data.tokenizer=spm --set data.spm_model="$T/garbage.model" \
+    --set "output.dir=$T/runs/spm_bad"
+check "spm_model: a garbage .model file: exit 1, one line naming the file, the key and why" \
+    eval 'exits 1 && [ "$(lines "$T/err")" = 1 ] && grep -q "^nmt: $T/garbage.model (data.spm_model): not a SentencePiece model (" "$T/err"'
+run train "$T/tiny.json" --quiet --set data.tokenizer=spm --set data.spm_model="$T/missing.model" \
+    --set "output.dir=$T/runs/spm_missing"
+check "spm_model: a missing file: exit 1, naming it and the key, nothing written" \
+    eval 'exits 1 && grep -q "^nmt: $T/missing.model: No such file or directory (from data.spm_model)" "$T/err" &&
+          [ ! -e "$T/runs/spm_missing" ]'
+run train "$T/tiny.json" --quiet --set data.tokenizer=spm --set data.spm_vocab_size=3 --set "output.dir=$T/runs/spm_small"
+check "spm: too few pieces for the characters: exit 1, naming the key and SentencePiece's reason" \
+    eval 'exits 1 && grep -q "data.spm_vocab_size 3: SentencePiece could not train a unigram model of 3 pieces: .*Vocabulary size is smaller than required_chars" "$T/err"'
+
+# The keys that apply only to SentencePiece, and to the model nmt trains.
+run train "$T/tiny.json" --set data.spm_type=bpe
+check "--set data.spm_type with the word tokenizer: exit 1, naming the key and data.tokenizer" \
+    eval 'exits 1 && has "$T/err" "nmt: --set: data.spm_type applies only to the spm tokenizer (data.tokenizer is \"word\"): remove it, or set data.tokenizer to \"spm\""'
+run train "$T/tiny.json" --set data.tokenizer=spm --set data.spm_model="$T/garbage.model" --set data.spm_vocab_size=100
+check "--set data.spm_vocab_size with data.spm_model: exit 1, naming both keys" \
+    eval 'exits 1 && has "$T/err" "nmt: --set: data.spm_vocab_size applies only to a SentencePiece model nmt trains (without data.spm_model) (data.spm_model is \"$T/garbage.model\"): remove it, or remove data.spm_model"'
+run train "$T/tiny.json" --set data.tokenizer=bpe --set data.spm_model="$T/garbage.model"
+check "--set data.spm_model with the bpe tokenizer: exit 1, naming the key" \
+    eval 'exits 1 && has "$T/err" "data.spm_model applies only to the spm tokenizer (data.tokenizer is \"bpe\")"'
+
 # ---------------------------------------------------------------- 18. the man page
 
 # docs/nmt.1 (installed by make install) names every command nmt --help lists.

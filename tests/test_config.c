@@ -10,6 +10,7 @@
 #include "check.h"
 #include "config.h" /* defines: Config, config_defaults, config_parse, config_load, config_to_json, ... */
 #include "model.h"  /* defines: ModelDims, ModelRule, model_rules, model_rule_broken, dims_problem */
+#include "segment.h" /* defines: TOKENIZER_NAMES */
 
 static int same_str(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
 
@@ -360,7 +361,13 @@ static void test_errors(void)
     EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"normalization\": \"nfd\"}}", "normalization nfd",
                  "data.normalization must be one of nfc|nfkc, not \"nfd\"");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"tokenizer\": \"sentencepiece\"}}", "tokenizer sentencepiece",
-                 "data.tokenizer must be one of word|bpe|char, not \"sentencepiece\"");
+                 "data.tokenizer must be one of " TOKENIZER_NAMES ", not \"sentencepiece\"");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"tokenizer\": \"none\", \"subword_format\": \"@@\"}}",
+                 "subword_format @@", "data.subword_format must be one of none|bpe_at|spm, not \"@@\"");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"tokenizer\": \"spm\", \"spm_type\": \"char\"}}", "spm_type char",
+                 "data.spm_type must be one of unigram|bpe, not \"char\"");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"tokenizer\": \"spm\", \"spm_vocab_size\": 0}}", "spm_vocab_size 0",
+                 "data.spm_vocab_size must be an integer from 1 to 1000000");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"bpe_merges\": -1}}", "bpe_merges -1", "data.bpe_merges must be");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"normalization\": \"nf\"}}", "a prefix of a choice is not a choice",
                  "data.normalization");
@@ -631,6 +638,21 @@ static void test_applies(void)
          "set data.tokenizer to \"bpe\""},
         {"data.bpe_merges", "300", "\"data\": {\"tokenizer\": \"char\"}", "\"data\": {\"tokenizer\": \"bpe\"}",
          "data.tokenizer is \"char\"", "set data.tokenizer to \"bpe\""},
+        {"data.subword_format", "\"bpe_at\"", "", "\"data\": {\"tokenizer\": \"none\"}", "data.tokenizer is \"word\"",
+         "set data.tokenizer to \"none\""},
+        {"data.subword_format", "\"none\"", "\"data\": {\"tokenizer\": \"bpe\"}", "\"data\": {\"tokenizer\": \"none\"}",
+         "data.tokenizer is \"bpe\"", "set data.tokenizer to \"none\""},
+        {"data.spm_type", "\"bpe\"", "", "\"data\": {\"tokenizer\": \"spm\"}", "data.tokenizer is \"word\"",
+         "set data.tokenizer to \"spm\""},
+        {"data.spm_type", "\"unigram\"", "\"data\": {\"tokenizer\": \"spm\", \"spm_model\": \"m.model\"}",
+         "\"data\": {\"tokenizer\": \"spm\"}", "data.spm_model is \"m.model\"", "remove it, or remove data.spm_model"},
+        {"data.spm_vocab_size", "4000", "\"data\": {\"tokenizer\": \"bpe\"}", "\"data\": {\"tokenizer\": \"spm\"}",
+         "data.tokenizer is \"bpe\"", "set data.tokenizer to \"spm\""},
+        {"data.spm_vocab_size", "4000", "\"data\": {\"tokenizer\": \"spm\", \"spm_model\": \"m.model\"}",
+         "\"data\": {\"tokenizer\": \"spm\", \"joint_vocab\": true}", "data.spm_model is \"m.model\"",
+         "remove data.spm_model"},
+        {"data.spm_model", "\"m.model\"", "\"data\": {\"tokenizer\": \"none\"}", "\"data\": {\"tokenizer\": \"spm\"}",
+         "data.tokenizer is \"none\"", "set data.tokenizer to \"spm\""},
         {"data.valid_fraction", "0.2", "\"data\": {\"valid\": \"v.tsv\"}", "", "data.valid is \"v.tsv\"",
          "remove data.valid"},
         {"train.lr_decay", "0.25", "", "\"train\": {\"lr_schedule\": \"plateau\"}", "train.lr_schedule is \"constant\"",
@@ -843,7 +865,7 @@ static void test_readme(void)
         snprintf(label, sizeof label, "README: the row of %s says \"%s\"", key, phrase);
         CHECK(found && found < end, label);
     }
-    CHECK(i == 12, "README: the 12 rules of keys that apply only to some setups (test_applies has a case for each) checked");
+    CHECK(i == 18, "README: the 18 rules of keys that apply only to some setups (test_applies has a case for each) checked");
 }
 
 int main(void)

@@ -691,7 +691,7 @@ static const struct {
     {"ARCH", 2, "bidirectional", 0, 1},     {"ARCH", 3, "attention", 0, 5},
     {"ARCH", 4, "input_feed", 0, 1},        {"ARCH", 5, "window", 0, 1000},
     {"ARCH", 6, "scaled", 0, 1},            {"ARCH", 7, "tie_embeddings", 0, 1},
-    {"SUBW", 0, "kind", 1, 2},              {"SUBW", 1, "joint", 0, 1},
+    {"SUBW", 0, "kind", 1, TOKENIZER_KINDS - 1},              {"SUBW", 1, "joint", 0, 1},
     {"ADAM", 0, "step", 0, 1000000000000000},
 };
 
@@ -721,7 +721,8 @@ static void test_field_ranges(void)
             spit(bad, d, len);
             snprintf(want, sizeof want, "%s: section %s: field %s is %lld, must be %lld..%lld", bad,
                      field_ranges[k].tag, field_ranges[k].name, (long long)outside[i], (long long)lo, (long long)hi);
-            if (read_message(bad, msg, sizeof msg) != -1 || strcmp(msg, want)) {
+            /* (A kind above the range says more after this: subw_kind_known.) */
+            if (read_message(bad, msg, sizeof msg) != -1 || strncmp(msg, want, strlen(want))) {
                 fprintf(stderr, "  got \"%s\"\n  wanted \"%s\"\n", msg, want);
                 refused_all = 0;
             }
@@ -783,7 +784,7 @@ static void test_write_refuses_out_of_range(void)
         case 0: mf.text.lowercase = 2; want = "not written: section DIMS: field lowercase is 2, must be 0..1"; break;
         case 1: mf.epoch = -1; want = "not written: section DIMS: field epoch is -1, must be 0..1000001"; break;
         case 2: mf.model.dims.layers = 9; want = "not written: section ARCH: field layers is 9, must be 1..8"; break;
-        case 3: mf.seg.kind = (TokenizerKind)7; want = "not written: section SUBW: field kind is 7, must be 1..2"; break;
+        case 3: mf.seg.kind = (TokenizerKind)7; want = "not written: section SUBW: field kind is 7, must be 1.."; break;
         case 4: mf.opt.step = -3; want = "not written: section ADAM: field step is -3, must be 0..1000000000000000"; break;
         }
         strcpy(err.msg, "");
@@ -992,7 +993,13 @@ static void test_subword_section(void)
         memcpy(d + subw->payload, &kind, 8);
         fix_crc(d, subw);
         spit(bad, d, len);
-        expect_refused(bad, "section SUBW: field kind is 0, must be 1..2", "SUBW with the word kind");
+        expect_refused(bad, "section SUBW: field kind is 0, must be 1..", "SUBW with the word kind");
+        kind = 99;
+        memcpy(d + subw->payload, &kind, 8);
+        fix_crc(d, subw);
+        spit(bad, d, len);
+        expect_refused(bad, "section SUBW: field kind is 99, must be 1..", "SUBW with a kind past the last one known");
+        expect_refused(bad, "a tokenizer of a newer nmt, or a damaged file", "... said to be a newer nmt's tokenizer");
         memcpy(d, good, len);
         unsigned char *space = memchr(d + subw->payload + 24 + 14, ' ', 8);  /* in "e s", the first merge */
         if (space) *space = 'x';
@@ -1008,6 +1015,126 @@ static void test_subword_section(void)
     rc = modelfile_write(path, &mf, &err) || modelfile_read(path, &back, &err);
     CHECK(rc == 0 && back.seg.kind == TOKENIZER_CHAR && back.seg.src.n == 0, "write/read a char model");
     if (rc == 0) modelfile_free(&back);
+    free_made(&mf);
+}
+
+/* Tokenizer spm: SUBW holds both sides' SentencePiece models as .model files hold
+ * them; each is loaded when the file is read, so a damaged one is refused there,
+ * naming its side. */
+static void test_sentencepiece_section(void)
+{
+    ModelFile mf, back;
+    Error err = {""};
+    make_model_file(&mf, 0);
+    mf.seg.kind = TOKENIZER_SPM;
+    mf.text.whitespace_only = 1;
+    char *lines[60];
+    for (int i = 0; i < 60; i++) {
+        char line[64];
+        snprintf(line, sizeof line, "the %s sat on the %s", i % 3 ? "cat" : "dog", i % 5 ? "mat" : "log");
+        lines[i] = strdup(line);
+    }
+    int rc = segmenter_learn_spm(&mf.seg.spm_src, (const char *const *)lines, 60, "bpe", 30, &err) ||
+             segmenter_learn_spm(&mf.seg.spm_tgt, (const char *const *)lines, 30, "unigram", 25, &err);
+    for (int i = 0; i < 60; i++)
+        free(lines[i]);
+    if (rc) { fprintf(stderr, "segmenter_learn_spm: %s\n", err.msg); exit(2); }
+    rc = modelfile_write(path, &mf, &err) || modelfile_read(path, &back, &err);
+    CHECK(rc == 0, "write/read a model of tokenizer spm");
+    if (rc) fprintf(stderr, "  %s\n", err.msg);
+    if (rc == 0) {
+        check_same(&mf, &back, "tokenizer spm");
+        CHECK(back.seg.kind == TOKENIZER_SPM && back.text.whitespace_only && back.seg.spm_src.spm && back.seg.spm_tgt.spm,
+              "tokenizer spm: the kind, text split at whitespace only, both models loaded");
+        CHECK(back.seg.spm_src.n == mf.seg.spm_src.n && !memcmp(back.seg.spm_src.proto, mf.seg.spm_src.proto, mf.seg.spm_src.n) &&
+                  back.seg.spm_tgt.n == mf.seg.spm_tgt.n &&
+                  !memcmp(back.seg.spm_tgt.proto, mf.seg.spm_tgt.proto, mf.seg.spm_tgt.n),
+              "tokenizer spm: both models' bytes as written");
+        CHECK(!strcmp(segmenter_spm_type(&back.seg.spm_src), "bpe") && !strcmp(segmenter_spm_type(&back.seg.spm_tgt), "unigram"),
+              "tokenizer spm: each side's model type");
+        char msg[200];
+        CHECK(modelfile_compatible(&mf, &back, 1, msg, sizeof msg) == 0, "tokenizer spm: compatible with itself");
+        SpmModel other = back.seg.spm_tgt;
+        back.seg.spm_tgt = back.seg.spm_src;
+        CHECK(modelfile_compatible(&mf, &back, 0, msg, sizeof msg) == 1 && !strcmp(msg, "their SentencePiece models differ"),
+              "tokenizer spm: other SentencePiece models are not compatible");
+        back.seg.spm_tgt = other;
+        modelfile_free(&back);
+    }
+    size_t len;
+    unsigned char *good = slurp(path, &len);
+    Where w[10];
+    int n = sections_of(good, len, w, 10);
+    const Where *subw = section(w, n, "SUBW");
+    CHECK(subw != NULL && subw->len == 16 + 8 + mf.seg.spm_src.n + 8 + mf.seg.spm_tgt.n,
+          "tokenizer spm: SUBW is kind, joint and the two models with their lengths");
+    if (subw) {
+        unsigned char *d = malloc(len);
+        memcpy(d, good, len);
+        memset(d + subw->payload + 24, 0xFF, 8);  /* the source model's first bytes */
+        fix_crc(d, subw);
+        spit(bad, d, len);
+        expect_refused(bad, "section SUBW: source SentencePiece model: not a SentencePiece model (",
+                       "tokenizer spm: a damaged source model is refused, naming it");
+        memcpy(d, good, len);
+        uint64_t huge = (uint64_t)1 << 40;
+        memcpy(d + subw->payload + 16, &huge, 8);
+        fix_crc(d, subw);
+        spit(bad, d, len);
+        expect_refused(bad, "section SUBW: SentencePiece models run past the section end",
+                       "tokenizer spm: a model length past the section's end");
+        free(d);
+    }
+    free(good);
+    free_made(&mf);
+}
+
+/* Tokenizer none (text segmented elsewhere): SUBW holds its head and the subword
+ * format, no merges; the reader splits text at whitespace only, which the file does
+ * not store but the kind implies, so a writer that says otherwise is refused. */
+static void test_tokenizer_none(void)
+{
+    ModelFile mf, back;
+    Error err = {""};
+    make_model_file(&mf, 0);
+    mf.seg.kind = TOKENIZER_NONE;
+    mf.seg.format = SUBWORD_FORMAT_BPE_AT;
+    int rc = modelfile_write(path, &mf, &err);
+    CHECK(rc == -1 && strstr(err.msg, "not written: text split at whitespace and punctuation, but tokenizer none"),
+          "tokenizer none with text options that split at punctuation: not written");
+    mf.text.whitespace_only = 1;
+    rc = modelfile_write(path, &mf, &err) || modelfile_read(path, &back, &err);
+    CHECK(rc == 0, "write/read a model of tokenizer none");
+    if (rc) fprintf(stderr, "  %s\n", err.msg);
+    if (rc == 0) {
+        check_same(&mf, &back, "tokenizer none");
+        CHECK(back.seg.kind == TOKENIZER_NONE && back.seg.format == SUBWORD_FORMAT_BPE_AT && back.text.whitespace_only,
+              "tokenizer none: kind, subword format, and text split at whitespace only");
+        char msg[200];
+        CHECK(modelfile_compatible(&mf, &back, 1, msg, sizeof msg) == 0, "tokenizer none: compatible with itself");
+        back.seg.format = SUBWORD_FORMAT_SPM;
+        CHECK(modelfile_compatible(&mf, &back, 0, msg, sizeof msg) == 1 && !strcmp(msg, "format: 1 and 2"),
+              "tokenizer none: another subword format is not compatible, named");
+        modelfile_free(&back);
+    }
+    size_t len;
+    unsigned char *good = slurp(path, &len);
+    Where w[10];
+    int n = sections_of(good, len, w, 10);
+    const Where *subw = section(w, n, "SUBW");
+    CHECK(subw != NULL && subw->len == 24, "tokenizer none: SUBW is kind, joint and format (24 bytes)");
+    if (subw && subw->len == 24) {
+        unsigned char *d = malloc(len);
+        memcpy(d, good, len);
+        int64_t format = 3;
+        memcpy(d + subw->payload + 16, &format, 8);
+        fix_crc(d, subw);
+        spit(bad, d, len);
+        expect_refused(bad, "section SUBW: field format is 3, must be 0..2", "tokenizer none: a format out of range");
+        free(d);
+    }
+    flip_every_byte(good, len, 0, "tokenizer none");
+    free(good);
     free_made(&mf);
 }
 
@@ -1027,6 +1154,8 @@ int main(void)
     test_field_ranges();
     test_write_refuses_out_of_range();
     test_subword_section();
+    test_tokenizer_none();
+    test_sentencepiece_section();
     test_train_state();
     test_atomic_write();
 

@@ -145,6 +145,24 @@ static void test_punctuation(void)
     TOKENS("東京タワー", &NFC, "CJK/katakana word kept whole", "東京タワー");
 }
 
+/* whitespace_only (data.tokenizer none and spm): the runs between whitespace are the
+ * tokens, punctuation and subword marks untouched; normalisation and case folding as
+ * ever. */
+static void test_whitespace_only(void)
+{
+    static const TextOptions SPLIT = {.whitespace_only = 1}, SPLIT_FOLD = {.lowercase = 1, .whitespace_only = 1};
+    TOKENS("Hello, world!", &SPLIT, "whitespace only: punctuation stays in its token", "Hello,", "world!");
+    TOKENS("low@@ er new@@ est .", &SPLIT, "whitespace only: subword-nmt's @@ pieces are the tokens",
+           "low@@", "er", "new@@", "est", ".");
+    TOKENS("\xE2\x96\x81He llo \xE2\x96\x81world .", &SPLIT, "whitespace only: SentencePiece's pieces are the tokens",
+           "\xE2\x96\x81He", "llo", "\xE2\x96\x81world", ".");
+    TOKENS(" a\t\xC2\xA0(b)  c ", &SPLIT, "whitespace only: tab, NBSP and runs of spaces separate", "a", "(b)", "c");
+    TOKENS("LOW@@ ER \xC3\x89" "COLE,", &SPLIT_FOLD, "whitespace only: still case-folded", "low@@", "er",
+           "\xC3\xA9" "cole,");
+    TOKENS("e\xCC\x81t\xC3\xA9", &SPLIT, "whitespace only: still NFC", "\xC3\xA9t\xC3\xA9");
+    TOKENS("don't (x)", &NFC, "... and without it punctuation splits as before", "don't", "(", "x", ")");
+}
+
 static void test_invalid_utf8(void)
 {
     check_invalid("\xC0\xAF", 2, "byte 0", "overlong 2-byte '/' rejected");
@@ -230,6 +248,7 @@ int main(void)
     test_normalisation();
     test_whitespace();
     test_punctuation();
+    test_whitespace_only();
     test_invalid_utf8();
     test_detokenize();
     return check_report("test_text");

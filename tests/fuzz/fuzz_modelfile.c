@@ -143,8 +143,15 @@ static void check_consistent(const ModelFile *mf)
     FUZZ_ASSERT(mf->step >= 0 && mf->epoch >= 0 && (!mf->has_optimizer || mf->opt.step >= 0),
                 "step, epoch and Adam's step are not negative");
     FUZZ_ASSERT(m->dims.embed <= 8192 && m->dims.hidden <= 8192, "widths within model.embed/hidden's range");
-    FUZZ_ASSERT(mf->seg.kind >= TOKENIZER_WORD && mf->seg.kind <= TOKENIZER_CHAR && (mf->seg.joint & ~1) == 0,
+    FUZZ_ASSERT(mf->seg.kind >= TOKENIZER_WORD && mf->seg.kind < TOKENIZER_KINDS && (mf->seg.joint & ~1) == 0,
                 "a known tokenizer kind and a joint flag");
+    FUZZ_ASSERT(mf->seg.format >= 0 && mf->seg.format < SUBWORD_FORMATS &&
+                    (mf->seg.kind == TOKENIZER_NONE || mf->seg.format == SUBWORD_FORMAT_NONE),
+                "a subword format, and only under tokenizer none");
+    FUZZ_ASSERT(mf->text.whitespace_only == (mf->seg.kind == TOKENIZER_NONE || mf->seg.kind == TOKENIZER_SPM),
+                "text split at whitespace only exactly under tokenizers none and spm");
+    FUZZ_ASSERT(mf->seg.kind != TOKENIZER_SPM || (mf->seg.spm_src.spm && mf->seg.spm_tgt.spm),
+                "under spm both SentencePiece models are loaded");
     if (mf->has_optimizer)
         FUZZ_ASSERT(mf->opt.n == m->n_params && mf->opt.m && mf->opt.v, "Adam state of the model's size");
 }

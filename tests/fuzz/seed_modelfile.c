@@ -42,6 +42,14 @@ static void write_model(const char *path, ModelDims d, int with_adam, TokenizerK
     mf.step = 3;
     mf.epoch = 1;
     mf.seg.kind = tokenizer;
+    mf.text.whitespace_only = tokenizer_whitespace_only(tokenizer);
+    if (tokenizer == TOKENIZER_NONE) mf.seg.format = SUBWORD_FORMAT_BPE_AT;
+    if (tokenizer == TOKENIZER_SPM) {
+        const char *lines[] = {"go run", "run go", "we run", "go we", "ran"};
+        if (segmenter_learn_spm(&mf.seg.spm_src, lines, 5, "bpe", 12, &err) ||
+            segmenter_load_spm(&mf.seg.spm_tgt, mf.seg.spm_src.proto, mf.seg.spm_src.n, "seed", &err))
+            die(path, err.msg);
+    }
     if (tokenizer == TOKENIZER_BPE) {
         const char *codes = "#version: 0.2\ng o</w>\nr u\nru n</w>\n";
         if (bpe_from_text(&mf.seg.src, codes, strlen(codes), "seed", &err) ||
@@ -113,5 +121,9 @@ int main(int argc, char **argv)
     write_model(p, (ModelDims){.embed = 2, .hidden = 2, .layers = 1}, 0, TOKENIZER_BPE);
     snprintf(p, sizeof p, "%s/char.bin", argv[1]);
     write_model(p, (ModelDims){.embed = 2, .hidden = 2, .layers = 1}, 0, TOKENIZER_CHAR);
+    snprintf(p, sizeof p, "%s/none.bin", argv[1]);
+    write_model(p, (ModelDims){.embed = 2, .hidden = 2, .layers = 1}, 0, TOKENIZER_NONE);
+    snprintf(p, sizeof p, "%s/spm.bin", argv[1]);
+    write_model(p, (ModelDims){.embed = 2, .hidden = 2, .layers = 1}, 0, TOKENIZER_SPM);
     return 0;
 }
