@@ -21,6 +21,7 @@ that compares them directly. Greedy decoding, the first 1000 validation pairs
 printed.
 """
 import argparse
+import datetime
 import json
 import os
 import random
@@ -76,7 +77,9 @@ def main():
     workdir = os.path.join("runs", "case")
     os.makedirs(workdir, exist_ok=True)
     load_before = os.getloadavg()
-    result = {"script": "scripts/compare_case.py", "settings": vars(a), "corpora": []}
+    started = datetime.datetime.now(datetime.timezone.utc)
+    result = {"script": "scripts/compare_case.py", "provenance": "measured",
+              "date": f"{started:%Y-%m-%d %H:%M} UTC", "settings": vars(a), "corpora": []}
     for name in a.corpora.split(","):
         data = corpus_file(name, caps.get(name), workdir)
         entry = {"name": name, "path": data, "cap": caps.get(name), "runs": []}
