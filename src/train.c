@@ -542,6 +542,17 @@ static int write_config(Run *run, Error *err)
     return 0;
 }
 
+/* from's vocabularies and segmenter become to's (from is left without them). */
+static void move_units(ModelFile *to, ModelFile *from)
+{
+    to->src_vocab = from->src_vocab;
+    to->tgt_vocab = from->tgt_vocab;
+    to->seg = from->seg;
+    memset(&from->src_vocab, 0, sizeof from->src_vocab);
+    memset(&from->tgt_vocab, 0, sizeof from->tgt_vocab);
+    memset(&from->seg, 0, sizeof from->seg);
+}
+
 /* train.init_from: the model's vocabularies and segmenter become the run's, taken from
  * `from`: the model file itself for a new run (read here; its weights stay in it for
  * start_fresh), or the checkpoint a resume goes on from, which holds the same ones. The
@@ -554,12 +565,7 @@ static int take_init_units(Run *run, ModelFile *from, Error *err)
         snprintf(why, sizeof why, "%s", err->msg);
         return error_set(err, "train.init_from: %s", why);
     }
-    run->mf.src_vocab = from->src_vocab;
-    run->mf.tgt_vocab = from->tgt_vocab;
-    run->mf.seg = from->seg;
-    memset(&from->src_vocab, 0, sizeof from->src_vocab);
-    memset(&from->tgt_vocab, 0, sizeof from->tgt_vocab);
-    memset(&from->seg, 0, sizeof from->seg);
+    move_units(&run->mf, from);
     return 0;
 }
 
@@ -681,12 +687,7 @@ static int finish_finished(Run *run, ModelFile *ck, Error *err)
 {
     resume_adopt(&run->mf, ck);
     restore_state(run, ck);
-    run->mf.src_vocab = ck->src_vocab;
-    run->mf.tgt_vocab = ck->tgt_vocab;
-    run->mf.seg = ck->seg;
-    memset(&ck->src_vocab, 0, sizeof ck->src_vocab);
-    memset(&ck->tgt_vocab, 0, sizeof ck->tgt_vocab);
-    memset(&ck->seg, 0, sizeof ck->seg);
+    move_units(&run->mf, ck);
     if (run->ranks.rank > 0) return 0;  /* model.bin is rank 0's to write */
     ModelFile have;
     Error ignored;
