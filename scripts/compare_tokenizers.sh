@@ -14,8 +14,10 @@
 # pieces per side, trained by nmt through libsentencepiece) or "spmbpe:N"
 # (SentencePiece's BPE, N pieces per side). Default: word bpe:1000 bpe:2000 bpe:4000
 # char. Under spm a held-out word is the run of pieces from one with U+2581 to the
-# next, the words of SentencePiece's own segmentation. data.max_len counts words before segmentation, so every row trains and is
-# scored on the same sentence pairs and the same held-out split; BLEU and chrF score
+# next, the words of SentencePiece's own segmentation. data.max_len counts words before
+# segmentation, so every row trains and is scored on the same sentence pairs and the
+# same held-out split, except that spm sees text split at whitespace only (a word keeps
+# its punctuation), so that a few more pairs fit data.max_len; BLEU and chrF score
 # the detokenised words, so the rows compare directly (validation loss per model
 # token does not, and is left out). Each run goes to runs/tokenizers/SETTING.
 set -eu
