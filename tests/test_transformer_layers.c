@@ -1,0 +1,442 @@
+/* test_transformer_layers.c — the Transformer's building blocks: layer norm, multi-head
+ * attention, the position-wise feed-forward layer and sinusoidal positions.
+ *
+ * Every input and weight of each kernel against central finite differences of
+ * L = sum_i w_i * y_i (so dy = w), on small sizes with uneven lengths (d 8, heads 2,
+ * Tq 4, Tk 5, B 3):
+ *   layer norm                   dx, dgamma, dbeta
+ *   feed-forward (relu, gelu)    dx, dW1, db1, dW2, db2
+ *   attention, three cases       dq_in, dkv_in, dWq..dbo
+ *     cross     Tq 4, Tk 5, key and query padding
+ *     self      causal, q_in == kv_in, one gradient buffer for both paths
+ *     dropout   cross with a fixed keep mask, p = 0.25
+ * and properties that fail on a wrong mask or normalisation: padding keys and future keys
+ * get probability exactly 0, rows of P sum to 1, changing a padding key or a future
+ * position leaves the (earlier) outputs bit for bit unchanged, padding query rows of y
+ * are 0; layer norm rows have mean 0 and variance var/(var+eps) for gamma 1, beta 0;
+ * the decoder step with cached K/V equals the full causal forward's row t; positions
+ * against the formula written another way (exp/log), and a hand example.
+ */
+#include <string.h>
+
+#include "check.h"     /* defines: CHECK, check_close, check_report */
+#include "ffn.h"       /* defines: ffn_forward/_backward, FfnParams, FfnGrads */
+#include "gradcheck.h" /* defines: check_grad, fill_uniform, weighted_sum */
+#include "layernorm.h" /* defines: layernorm_forward/_backward, LAYERNORM_EPS */
+#include "mha.h"       /* defines: mha_forward/_backward, mha_step_forward, MhaWorkspace */
+#include "posenc.h"    /* defines: posenc_add, posenc_value */
+#include "util.h"      /* defines: Rng, xcalloc */
+
+static const GradCheckOpts opts = {.eps = 1e-2f, .rtol = 1e-2};
+
+/* ================================================================ layer norm */
+
+enum { LN = 6, LD = 8 };
+
+typedef struct {
+    float x[LN * LD], gamma[LD], beta[LD], y[LN * LD], mean[LN], rstd[LN], w[LN * LD];
+} LnCtx;
+
+static double ln_objective(void *p)
+{
+    LnCtx *c = p;
+    layernorm_forward(c->y, c->mean, c->rstd, c->x, c->gamma, c->beta, LN, LD);
+    return weighted_sum(c->w, c->y, LN, LD, LD);
+}
+
+static void test_layernorm(Rng *rng)
+{
+    static LnCtx c;
+    fill_uniform(c.x, LN * LD, 2.0f, rng);
+    for (int k = 0; k < LD; k++) c.x[k] += 50.0f; /* a row with a large mean */
+    fill_uniform(c.gamma, LD, 1.5f, rng);
+    fill_uniform(c.beta, LD, 1.0f, rng);
+    fill_uniform(c.w, LN * LD, 1.0f, rng);
+    ln_objective(&c);
+    float dx[LN * LD], dgamma[LD] = {0}, dbeta[LD] = {0};
+    layernorm_backward(dx, dgamma, dbeta, c.w, c.x, c.mean, c.rstd, c.gamma, LN, LD);
+    check_grad("layernorm dx", ln_objective, &c, c.x, LD, dx, LD, LN, LD, &opts);
+    check_grad("layernorm dgamma", ln_objective, &c, c.gamma, LD, dgamma, LD, 1, LD, &opts);
+    check_grad("layernorm dbeta", ln_objective, &c, c.beta, LD, dbeta, LD, 1, LD, &opts);
+
+    /* gamma 1, beta 0: each row has mean 0 and variance var / (var + eps). */
+    for (int k = 0; k < LD; k++) { c.gamma[k] = 1; c.beta[k] = 0; }
+    ln_objective(&c);
+    double worst_mean = 0, worst_var = 0;
+    for (int r = 0; r < LN; r++) {
+        double m = 0, v = 0, xm = 0, xv = 0;
+        for (int k = 0; k < LD; k++) { m += c.y[r * LD + k]; xm += c.x[r * LD + k]; }
+        m /= LD; xm /= LD;
+        for (int k = 0; k < LD; k++) {
+            v += (c.y[r * LD + k] - m) * (c.y[r * LD + k] - m);
+            xv += (c.x[r * LD + k] - xm) * (c.x[r * LD + k] - xm);
+        }
+        v /= LD; xv /= LD;
+        worst_mean = fmax(worst_mean, fabs(m));
+        worst_var = fmax(worst_var, fabs(v - xv / (xv + LAYERNORM_EPS)));
+    }
+    printf("  layernorm rows: max |mean| %.3g, max |var - var/(var+eps)| %.3g\n", worst_mean, worst_var);
+    CHECK(worst_mean <= 1e-6, "layer norm rows have mean 0");
+    CHECK(worst_var <= 1e-5, "layer norm rows have variance var/(var+eps)");
+
+    /* Hand example: (1, 2, 3) -> (-1, 0, 1) * sqrt(3/2) * sqrt((2/3) / (2/3 + eps)). */
+    float x3[3] = {1, 2, 3}, g3[3] = {1, 1, 1}, b3[3] = {0, 0, 0}, y3[3], m3, s3;
+    layernorm_forward(y3, &m3, &s3, x3, g3, b3, 1, 3);
+    double a = 1 / sqrt(2.0 / 3 + LAYERNORM_EPS);
+    float want[3] = {(float)-a, 0, (float)a};
+    check_close(y3, want, 3, 1e-6, "layernorm (1,2,3) by hand");
+}
+
+/* ================================================================ feed-forward */
+
+enum { FN = 6, FD = 8, FF = 16 };
+
+typedef struct {
+    FfnActivation act;
+    float x[FN * FD], W1[FF * FD], b1[FF], W2[FD * FF], b2[FD];
+    float h[FN * FF], a[FN * FF], y[FN * FD], w[FN * FD];
+} FfnCtx;
+
+static FfnParams ffn_params(FfnCtx *c)
+{
+    return (FfnParams){c->W1, c->b1, c->W2, c->b2};
+}
+
+static double ffn_objective(void *p)
+{
+    FfnCtx *c = p;
+    FfnParams fp = ffn_params(c);
+    ffn_forward(&fp, c->act, c->x, c->h, c->a, c->y, FN, FD, FF);
+    return weighted_sum(c->w, c->y, FN, FD, FD);
+}
+
+/* The smallest |h|: ReLU's kink must stay out of reach of the finite-difference steps. */
+static double min_abs(const float *v, int n)
+{
+    double m = INFINITY;
+    for (int i = 0; i < n; i++)
+        m = fmin(m, fabs(v[i]));
+    return m;
+}
+
+static void test_ffn(FfnActivation act, const char *name, Rng *rng)
+{
+    static FfnCtx c;
+    c.act = act;
+    /* Redraw until no pre-activation is within 0.05 of ReLU's kink (a step of eps moves
+     * h by at most eps * max|x| = 0.01; a handful of draws suffices). */
+    for (int tries = 0; tries < 1000; tries++) {
+        fill_uniform(c.x, FN * FD, 1.0f, rng);
+        fill_uniform(c.W1, FF * FD, 0.5f, rng);
+        fill_uniform(c.b1, FF, 0.5f, rng);
+        ffn_objective(&c);
+        if (min_abs(c.h, FN * FF) > 0.05) break;
+    }
+    fill_uniform(c.W2, FD * FF, 0.5f, rng);
+    fill_uniform(c.b2, FD, 0.5f, rng);
+    fill_uniform(c.w, FN * FD, 1.0f, rng);
+    ffn_objective(&c);
+    CHECK(act != FFN_RELU || min_abs(c.h, FN * FF) > 0.05, "relu pre-activations away from the kink");
+
+    static float dx[FN * FD], work[FN * FF], gW1[FF * FD], gb1[FF], gW2[FD * FF], gb2[FD];
+    memset(gW1, 0, sizeof gW1); memset(gb1, 0, sizeof gb1);
+    memset(gW2, 0, sizeof gW2); memset(gb2, 0, sizeof gb2);
+    FfnParams fp = ffn_params(&c);
+    FfnGrads g = {gW1, gb1, gW2, gb2};
+    ffn_backward(&fp, act, &g, c.w, c.x, c.h, c.a, dx, work, FN, FD, FF);
+    char label[40];
+    struct { const char *n; float *x, *g; int rows, cols; } t[] = {
+        {"dx", c.x, dx, FN, FD}, {"dW1", c.W1, gW1, FF, FD}, {"db1", c.b1, gb1, 1, FF},
+        {"dW2", c.W2, gW2, FD, FF}, {"db2", c.b2, gb2, 1, FD},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        snprintf(label, sizeof label, "ffn %s %s", name, t[i].n);
+        check_grad(label, ffn_objective, &c, t[i].x, t[i].cols, t[i].g, t[i].cols, t[i].rows, t[i].cols, &opts);
+    }
+
+    /* The activation against its definition, in double. */
+    double worst = 0;
+    for (int i = 0; i < FN * FF; i++) {
+        double h = c.h[i], want = act == FFN_RELU ? fmax(h, 0) : h * 0.5 * erfc(-h / sqrt(2.0));
+        worst = fmax(worst, fabs(c.a[i] - want));
+    }
+    snprintf(label, sizeof label, "ffn %s activation matches its definition", name);
+    CHECK(worst <= 1e-6, label);
+}
+
+/* ================================================================ attention */
+
+enum { D = 8, HEADS = 2, MB = 3, NPAR = 8 };
+
+typedef struct {
+    MhaConfig cfg;
+    int Tq, Tk, self;
+    float *par[NPAR], *grad[NPAR];  /* Wq bq Wk bk Wv bv Wo bo */
+    float *q_in, *kv_in, *dq, *dkv; /* kv_in == q_in and dkv == dq for self-attention */
+    float *y, *w, *buf;
+    unsigned char *keep;
+    int len_q[MB], len_k[MB];
+    MhaWorkspace ws;
+} MhaCtx;
+
+static MhaParams mha_params(const MhaCtx *c)
+{
+    return (MhaParams){c->par[0], c->par[1], c->par[2], c->par[3], c->par[4], c->par[5], c->par[6], c->par[7]};
+}
+
+static double mha_objective(void *p)
+{
+    MhaCtx *c = p;
+    MhaParams mp = mha_params(c);
+    mha_forward(&c->cfg, &mp, c->q_in, c->kv_in, c->len_q, c->len_k, c->keep, c->y, &c->ws, c->Tq, c->Tk, MB);
+    return weighted_sum(c->w, c->y, (long)c->Tq * MB, D, D);
+}
+
+static void mha_setup(MhaCtx *c, int Tq, int Tk, int self, int causal, float dropout, const int *len_q,
+                      const int *len_k, Rng *rng)
+{
+    memset(c, 0, sizeof *c);
+    c->cfg = (MhaConfig){.d = D, .heads = HEADS, .causal = causal, .dropout = dropout};
+    c->Tq = Tq; c->Tk = Tk; c->self = self;
+    for (int i = 0; i < NPAR; i++) {
+        int n = i % 2 ? D : D * D;
+        c->par[i] = xcalloc(n, sizeof(float));
+        c->grad[i] = xcalloc(n, sizeof(float));
+        fill_uniform(c->par[i], n, i % 2 ? 0.3f : 0.6f, rng);
+    }
+    long nq = (long)Tq * MB * D, nk = (long)Tk * MB * D;
+    c->q_in = xcalloc(nq, sizeof(float));
+    c->dq = xcalloc(nq, sizeof(float));
+    c->kv_in = self ? c->q_in : xcalloc(nk, sizeof(float));
+    c->dkv = self ? c->dq : xcalloc(nk, sizeof(float));
+    fill_uniform(c->q_in, nq, 1.0f, rng);
+    if (!self) fill_uniform(c->kv_in, nk, 1.0f, rng);
+    c->y = xcalloc(nq, sizeof(float));
+    c->w = xcalloc(nq, sizeof(float));
+    fill_uniform(c->w, nq, 1.0f, rng);
+    memcpy(c->len_q, len_q, sizeof c->len_q);
+    memcpy(c->len_k, len_k, sizeof c->len_k);
+    c->buf = xcalloc(mha_workspace_floats(&c->cfg, Tq, Tk, MB), sizeof(float));
+    mha_workspace_init(&c->ws, &c->cfg, c->buf, Tq, Tk, MB);
+    if (dropout > 0) {
+        long n = (long)MB * HEADS * Tq * Tk;
+        c->keep = xcalloc(n, 1);
+        for (long i = 0; i < n; i++)
+            c->keep[i] = rng_uniform(rng) >= dropout;
+    }
+}
+
+static void mha_free(MhaCtx *c)
+{
+    for (int i = 0; i < NPAR; i++) { free(c->par[i]); free(c->grad[i]); }
+    if (!c->self) { free(c->kv_in); free(c->dkv); }
+    free(c->q_in); free(c->dq); free(c->y); free(c->w); free(c->buf); free(c->keep);
+}
+
+static void mha_gradcheck(MhaCtx *c, const char *name)
+{
+    static const char *pn[NPAR] = {"dWq", "dbq", "dWk", "dbk", "dWv", "dbv", "dWo", "dbo"};
+    mha_objective(c);
+    MhaParams mp = mha_params(c);
+    MhaGrads g = {c->grad[0], c->grad[1], c->grad[2], c->grad[3], c->grad[4], c->grad[5], c->grad[6], c->grad[7]};
+    mha_backward(&c->cfg, &mp, &g, c->w, c->q_in, c->kv_in, c->len_q, c->len_k, c->keep, c->dq, c->dkv, &c->ws,
+                 c->Tq, c->Tk, MB);
+    char label[96];
+    snprintf(label, sizeof label, "mha %s %s", name, c->self ? "dx" : "dq_in");
+    check_grad(label, mha_objective, c, c->q_in, D, c->dq, D, (long)c->Tq * MB, D, &opts);
+    if (!c->self) {
+        snprintf(label, sizeof label, "mha %s dkv_in", name);
+        check_grad(label, mha_objective, c, c->kv_in, D, c->dkv, D, (long)c->Tk * MB, D, &opts);
+    }
+    for (int i = 0; i < NPAR; i++) {
+        if (i == 3) {
+            /* bk adds q . bk to every score of a row, which the softmax cancels: the true
+             * gradient is 0 and only rounding is left, which a relative check cannot
+             * judge. Its entries must be rounding-sized against dbq's. */
+            double worst = 0, ref = 0;
+            for (int k = 0; k < D; k++) {
+                worst = fmax(worst, fabs(c->grad[3][k]));
+                ref = fmax(ref, fabs(c->grad[1][k]));
+            }
+            snprintf(label, sizeof label, "mha %s: dbk is 0 (max %.2g, max dbq %.2g)", name, worst, ref);
+            printf("  %s\n", label);
+            CHECK(worst <= 1e-5 * ref, label);
+            continue;
+        }
+        snprintf(label, sizeof label, "mha %s %s", name, pn[i]);
+        int rows = i % 2 ? 1 : D;
+        check_grad(label, mha_objective, c, c->par[i], D, c->grad[i], D, rows, D, &opts);
+    }
+}
+
+/* P's masks and normalisation: exact zeros at padding keys (and future keys when causal),
+ * rows summing to 1, y = 0 at padding queries. */
+static void mha_check_probs(MhaCtx *c, const char *name)
+{
+    mha_objective(c);
+    int zeros = 1, future = 1, pad_rows = 1;
+    double worst_sum = 0;
+    for (int b = 0; b < MB; b++)
+        for (int h = 0; h < HEADS; h++) {
+            const float *P = mha_probs(&c->ws, &c->cfg, b, h);
+            for (int i = 0; i < c->Tq; i++) {
+                double s = 0;
+                for (int j = 0; j < c->Tk; j++) {
+                    float v = P[i * c->Tk + j];
+                    s += v;
+                    if (j >= c->len_k[b]) zeros &= v == 0.0f;
+                    if (c->cfg.causal && j > i) future &= v == 0.0f;
+                }
+                worst_sum = fmax(worst_sum, fabs(s - 1));
+            }
+        }
+    for (int i = 0; i < c->Tq; i++)
+        for (int b = 0; b < MB; b++)
+            for (int k = 0; k < D; k++)
+                if (i >= c->len_q[b]) pad_rows &= c->y[(i * MB + b) * D + k] == 0.0f;
+    char label[80];
+    snprintf(label, sizeof label, "mha %s: padding keys get probability exactly 0", name);
+    CHECK(zeros, label);
+    snprintf(label, sizeof label, "mha %s: future keys get probability exactly 0", name);
+    CHECK(future, label);
+    snprintf(label, sizeof label, "mha %s: rows of P sum to 1 (worst %.2g)", name, worst_sum);
+    CHECK(worst_sum <= 1e-6, label);
+    snprintf(label, sizeof label, "mha %s: y is 0 at padding query rows", name);
+    CHECK(pad_rows, label);
+}
+
+/* Changes kv_in at (position t, sentence b) and says whether y rows i < until of sentence
+ * b stayed bit for bit the same (and restores kv_in). */
+static int mha_unchanged_after_edit(MhaCtx *c, int t, int b, int until)
+{
+    long nq = (long)c->Tq * MB * D;
+    float *before = xmalloc(sizeof(float) * nq);
+    mha_objective(c);
+    memcpy(before, c->y, sizeof(float) * nq);
+    float *row = c->kv_in + ((long)t * MB + b) * D, saved[D];
+    memcpy(saved, row, sizeof saved);
+    for (int k = 0; k < D; k++)
+        row[k] += 3.0f;
+    mha_objective(c);
+    int same = 1;
+    for (int i = 0; i < until; i++)
+        same &= !memcmp(before + ((long)i * MB + b) * D, c->y + ((long)i * MB + b) * D, sizeof(float) * D);
+    memcpy(row, saved, sizeof saved);
+    free(before);
+    return same;
+}
+
+static void test_mha(Rng *rng)
+{
+    MhaCtx c;
+    int lq[MB] = {4, 2, 3}, lk[MB] = {5, 3, 2};
+    mha_setup(&c, 4, 5, 0, 0, 0.0f, lq, lk, rng);
+    mha_gradcheck(&c, "cross");
+    mha_check_probs(&c, "cross");
+    CHECK(mha_unchanged_after_edit(&c, 3, 1, c.Tq), "mha cross: changing a padding key leaves y unchanged");
+    CHECK(!mha_unchanged_after_edit(&c, 1, 1, c.len_q[1]), "mha cross: changing a real key changes y");
+    mha_free(&c);
+
+    int ls[MB] = {5, 3, 4};
+    mha_setup(&c, 5, 5, 1, 1, 0.0f, ls, ls, rng);
+    mha_gradcheck(&c, "self causal");
+    mha_check_probs(&c, "self causal");
+    CHECK(mha_unchanged_after_edit(&c, 3, 0, 3), "mha causal: changing position 3 leaves outputs 0..2 unchanged");
+    CHECK(!mha_unchanged_after_edit(&c, 3, 0, 4), "mha causal: changing position 3 changes output 3");
+    mha_free(&c);
+
+    mha_setup(&c, 4, 5, 0, 0, 0.25f, lq, lk, rng);
+    mha_gradcheck(&c, "dropout");
+    long n = (long)MB * HEADS * c.Tq * c.Tk, dropped = 0;
+    for (long i = 0; i < n; i++) dropped += !c.keep[i];
+    CHECK(dropped > 0 && dropped < n, "dropout case drops some probabilities, not all");
+    /* The mask matters, and a keep mask of all ones with p = 0 is no dropout. */
+    mha_objective(&c);
+    long nq = (long)c.Tq * MB * D;
+    float *y_drop = xmalloc(sizeof(float) * nq);
+    memcpy(y_drop, c.y, sizeof(float) * nq);
+    unsigned char *keep = c.keep;
+    c.keep = NULL;
+    mha_objective(&c);
+    int differs = memcmp(y_drop, c.y, sizeof(float) * nq) != 0;
+    CHECK(differs, "mha dropout: the keep mask changes y");
+    memset(keep, 1, n);
+    c.keep = keep;
+    c.cfg.dropout = 0;
+    mha_objective(&c);
+    float *y_ones = xmalloc(sizeof(float) * nq);
+    memcpy(y_ones, c.y, sizeof(float) * nq);
+    c.keep = NULL;
+    mha_objective(&c);
+    check_close(y_ones, c.y, nq, 0, "mha keep all, p 0 == no dropout");
+    c.keep = keep;
+    free(y_drop); free(y_ones);
+    mha_free(&c);
+}
+
+/* The decoder step over cached K/V against the full causal forward, row by row. */
+static void test_mha_step(Rng *rng)
+{
+    enum { T = 5 };
+    MhaCtx c;
+    int len[MB] = {T, T, T};
+    mha_setup(&c, T, T, 1, 1, 0.0f, len, len, rng);
+    mha_objective(&c);
+    MhaParams mp = mha_params(&c);
+    float *Kc = xcalloc(T * MB * D, sizeof(float)), *Vc = xcalloc(T * MB * D, sizeof(float));
+    float *y = xcalloc(T * MB * D, sizeof(float)), *probs = xcalloc(MB * HEADS * T, sizeof(float));
+    float *work = xcalloc(mha_step_work_floats(&c.cfg, MB), sizeof(float));
+    double worst_p = 0;
+    for (int t = 0; t < T; t++) {
+        mha_step_forward(&c.cfg, &mp, c.q_in + (long)t * MB * D, t, Kc, Vc, y + (long)t * MB * D, probs, work, MB);
+        for (int b = 0; b < MB; b++)
+            for (int h = 0; h < HEADS; h++)
+                for (int j = 0; j < T; j++) {
+                    float full = mha_probs(&c.ws, &c.cfg, b, h)[t * T + j];
+                    float step = j <= t ? probs[(b * HEADS + h) * (t + 1) + j] : 0.0f;
+                    worst_p = fmax(worst_p, fabs(full - step));
+                }
+    }
+    check_close(y, c.y, T * MB * D, 1e-5, "mha step == causal forward row");
+    check_close(Kc, c.ws.K, T * MB * D, 1e-6, "mha step's K cache == forward's K");
+    printf("  mha step probabilities: max diff %.3g\n", worst_p);
+    CHECK(worst_p <= 1e-6, "mha step probabilities == causal forward's");
+    free(Kc); free(Vc); free(y); free(probs); free(work);
+    mha_free(&c);
+}
+
+/* ================================================================ positions */
+
+static void test_posenc(void)
+{
+    /* The formula written another way: 1/10000^(2i/d) = exp(-2i ln(10000) / d). */
+    enum { T = 7, PB = 2, PD = 6 };
+    float x[T * PB * PD], want[T * PB * PD];
+    for (int i = 0; i < T * PB * PD; i++)
+        x[i] = 0.01f * i;
+    for (int t = 0; t < T; t++)
+        for (int b = 0; b < PB; b++)
+            for (int k = 0; k < PD; k++) {
+                double f = exp(-(k / 2 * 2) * log(10000.0) / PD), pos = t + 3;
+                int i = (t * PB + b) * PD + k;
+                want[i] = (float)(2.0 * x[i] + (k % 2 ? cos(pos * f) : sin(pos * f)));
+            }
+    posenc_add(x, T, PB, PD, 3, 2.0f);
+    check_close(x, want, T * PB * PD, 1e-6, "posenc against exp/log form");
+    float ex[4] = {0, 0, 0, 0}, ex_want[4] = {0.84147098f, 0.54030231f, 0.0099998333f, 0.99995000f};
+    posenc_add(ex, 1, 1, 4, 1, 1.0f);
+    check_close(ex, ex_want, 4, 1e-6, "posenc d 4 pos 1 by hand");
+}
+
+int main(void)
+{
+    Rng rng;
+    rng_seed(&rng, 17);
+    test_layernorm(&rng);
+    test_ffn(FFN_RELU, "relu", &rng);
+    test_ffn(FFN_GELU, "gelu", &rng);
+    test_mha(&rng);
+    test_mha_step(&rng);
+    test_posenc();
+    return check_report("test_transformer_layers");
+}
