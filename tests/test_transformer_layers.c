@@ -16,11 +16,17 @@
  * are 0; layer norm rows have mean 0 and variance var/(var+eps) for gamma 1, beta 0;
  * the decoder step with cached K/V equals the full causal forward's row t; positions
  * against the formula written another way (exp/log), and a hand example.
+ *
+ * Then PyTorch (tests/fixtures/transformer_layers.bin, scripts/reference_layers.py):
+ * nn.MultiheadAttention with key_padding_mask, cross and causal self-attention, its
+ * in_proj_weight split into Wq, Wk, Wv as mha.h documents; nn.LayerNorm; Linear, gelu,
+ * Linear. Outputs, probabilities and every gradient to 1e-5 of each tensor's largest entry.
  */
 #include <string.h>
 
 #include "check.h"     /* defines: CHECK, check_close, check_report */
 #include "ffn.h"       /* defines: ffn_forward/_backward, FfnParams, FfnGrads */
+#include "fixture.h"   /* defines: fixture_load, fixture_get, fixture_free */
 #include "gradcheck.h" /* defines: check_grad, fill_uniform, weighted_sum */
 #include "layernorm.h" /* defines: layernorm_forward/_backward, LAYERNORM_EPS */
 #include "mha.h"       /* defines: mha_forward/_backward, mha_step_forward, MhaWorkspace */
@@ -428,6 +434,116 @@ static void test_posenc(void)
     check_close(ex, ex_want, 4, 1e-6, "posenc d 4 pos 1 by hand");
 }
 
+/* ================================================================ PyTorch fixture */
+
+#define FIXTURE_TOL 1e-5
+
+static float *fx(Fixture *f, const char *prefix, const char *name)
+{
+    char full[64];
+    snprintf(full, sizeof full, "%s%s", prefix, name);
+    return fixture_get(f, full)->data;
+}
+
+static void fixture_compare(Fixture *f, const char *prefix, const char *name, const float *got, long n)
+{
+    char full[64], label[80];
+    snprintf(full, sizeof full, "%s%s", prefix, name);
+    FixtureTensor *t = fixture_get(f, full);
+    snprintf(label, sizeof label, "torch %s", full);
+    if (t->n != n) {
+        check_failed++;
+        fprintf(stderr, "FAIL %s: fixture has %ld entries, the kernel %ld\n", label, t->n, n);
+        return;
+    }
+    check_close_scaled(got, t->data, n, FIXTURE_TOL, label);
+}
+
+/* One nn.MultiheadAttention case: in_proj_weight (3d, d) is Wq, Wk, Wv stacked. */
+static void fixture_mha(Fixture *f, const char *prefix)
+{
+    const int *dims = fixture_get(f, prefix[0] == 'c' ? "cross_dims" : "self_dims")->data;
+    int Tq = dims[0], Tk = dims[1], Bf = dims[2], d = dims[3], heads = dims[4], causal = dims[5];
+    int self = causal; /* the causal case is self-attention (no kv_in records) */
+    MhaConfig cfg = {.d = d, .heads = heads, .causal = causal};
+    const float *W = fx(f, prefix, "in_proj_weight"), *bias = fx(f, prefix, "in_proj_bias");
+    MhaParams p = {W, bias, W + d * d, bias + d, W + 2 * d * d, bias + 2 * d,
+                   fx(f, prefix, "out_proj_weight"), fx(f, prefix, "out_proj_bias")};
+    const float *q_in = fx(f, prefix, "q_in"), *kv_in = self ? q_in : fx(f, prefix, "kv_in");
+    const int *len_q = (const int *)fx(f, prefix, "len_q"), *len_k = (const int *)fx(f, prefix, "len_k");
+    long nq = (long)Tq * Bf * d, nk = (long)Tk * Bf * d;
+    float *y = xcalloc(nq, sizeof(float)), *dq = xcalloc(nq, sizeof(float));
+    float *dkv = self ? dq : xcalloc(nk, sizeof(float));
+    float *gW = xcalloc(3 * d * d, sizeof(float)), *gb = xcalloc(3 * d, sizeof(float));
+    float *gWo = xcalloc(d * d, sizeof(float)), *gbo = xcalloc(d, sizeof(float));
+    float *buf = xcalloc(mha_workspace_floats(&cfg, Tq, Tk, Bf), sizeof(float));
+    MhaWorkspace ws;
+    mha_workspace_init(&ws, &cfg, buf, Tq, Tk, Bf);
+    MhaGrads g = {gW, gb, gW + d * d, gb + d, gW + 2 * d * d, gb + 2 * d, gWo, gbo};
+    mha_forward(&cfg, &p, q_in, kv_in, len_q, len_k, NULL, y, &ws, Tq, Tk, Bf);
+    mha_backward(&cfg, &p, &g, fx(f, prefix, "w"), q_in, kv_in, len_q, len_k, NULL, dq, dkv, &ws, Tq, Tk, Bf);
+    fixture_compare(f, prefix, "y", y, nq);
+    fixture_compare(f, prefix, "P", ws.P, (long)Bf * heads * Tq * Tk);
+    fixture_compare(f, prefix, "dq_in", dq, nq);
+    if (!self) fixture_compare(f, prefix, "dkv_in", dkv, nk);
+    fixture_compare(f, prefix, "d_in_proj_weight", gW, 3 * d * d);
+    fixture_compare(f, prefix, "d_in_proj_bias", gb, 3 * d);
+    fixture_compare(f, prefix, "d_out_proj_weight", gWo, d * d);
+    fixture_compare(f, prefix, "d_out_proj_bias", gbo, d);
+    if (!self) free(dkv);
+    free(y); free(dq); free(gW); free(gb); free(gWo); free(gbo); free(buf);
+}
+
+static void fixture_layernorm(Fixture *f)
+{
+    const int *dims = fixture_get(f, "ln_dims")->data;
+    int N = dims[0], d = dims[1];
+    float *y = xcalloc((long)N * d, sizeof(float)), *dx = xcalloc((long)N * d, sizeof(float));
+    float *mean = xcalloc(N, sizeof(float)), *rstd = xcalloc(N, sizeof(float));
+    float *dgamma = xcalloc(d, sizeof(float)), *dbeta = xcalloc(d, sizeof(float));
+    const float *x = fx(f, "ln_", "x"), *gamma = fx(f, "ln_", "gamma");
+    layernorm_forward(y, mean, rstd, x, gamma, fx(f, "ln_", "beta"), N, d);
+    layernorm_backward(dx, dgamma, dbeta, fx(f, "ln_", "w"), x, mean, rstd, gamma, N, d);
+    fixture_compare(f, "ln_", "y", y, (long)N * d);
+    fixture_compare(f, "ln_", "dx", dx, (long)N * d);
+    fixture_compare(f, "ln_", "dgamma", dgamma, d);
+    fixture_compare(f, "ln_", "dbeta", dbeta, d);
+    free(y); free(dx); free(mean); free(rstd); free(dgamma); free(dbeta);
+}
+
+static void fixture_ffn(Fixture *f)
+{
+    const int *dims = fixture_get(f, "ffn_dims")->data;
+    int N = dims[0], d = dims[1], ff = dims[2];
+    FfnParams p = {fx(f, "ffn_", "W1"), fx(f, "ffn_", "b1"), fx(f, "ffn_", "W2"), fx(f, "ffn_", "b2")};
+    float *h = xcalloc((long)N * ff, sizeof(float)), *a = xcalloc((long)N * ff, sizeof(float));
+    float *work = xcalloc((long)N * ff, sizeof(float));
+    float *y = xcalloc((long)N * d, sizeof(float)), *dx = xcalloc((long)N * d, sizeof(float));
+    FfnGrads g = {xcalloc((long)ff * d, sizeof(float)), xcalloc(ff, sizeof(float)),
+                  xcalloc((long)d * ff, sizeof(float)), xcalloc(d, sizeof(float))};
+    const float *x = fx(f, "ffn_", "x");
+    ffn_forward(&p, FFN_GELU, x, h, a, y, N, d, ff);
+    ffn_backward(&p, FFN_GELU, &g, fx(f, "ffn_", "w"), x, h, a, dx, work, N, d, ff);
+    fixture_compare(f, "ffn_", "y", y, (long)N * d);
+    fixture_compare(f, "ffn_", "dx", dx, (long)N * d);
+    fixture_compare(f, "ffn_", "dW1", g.W1, (long)ff * d);
+    fixture_compare(f, "ffn_", "db1", g.b1, ff);
+    fixture_compare(f, "ffn_", "dW2", g.W2, (long)d * ff);
+    fixture_compare(f, "ffn_", "db2", g.b2, d);
+    free(h); free(a); free(work); free(y); free(dx);
+    free(g.W1); free(g.b1); free(g.W2); free(g.b2);
+}
+
+static void test_fixture(void)
+{
+    Fixture f = fixture_load("tests/fixtures/transformer_layers.bin");
+    fixture_mha(&f, "cross_");
+    fixture_mha(&f, "self_");
+    fixture_layernorm(&f);
+    fixture_ffn(&f);
+    fixture_free(&f);
+}
+
 int main(void)
 {
     Rng rng;
@@ -438,5 +554,6 @@ int main(void)
     test_mha(&rng);
     test_mha_step(&rng);
     test_posenc();
+    test_fixture();
     return check_report("test_transformer_layers");
 }
