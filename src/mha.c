@@ -176,23 +176,55 @@ long mha_step_work_floats(const MhaConfig *cfg, int B)
     return 2 * (long)B * cfg->d;
 }
 
+/* One query row per sentence: q (B, d) attends to rows 0..n_b-1 of K, V (time-major,
+ * row stride B*d), n_b = n_keys[b] or n_all when n_keys is NULL; probs (B, heads,
+ * stride) gets the weights (0 from n_b to stride), ctx (B, d) the context. */
+static void attend_one_query(const MhaConfig *cfg, const float *q, const float *K, const float *V,
+                             const int *n_keys, int n_all, int stride, float *probs, float *ctx, int B)
+{
+    int d = cfg->d, H = cfg->heads, dk = d / H, ld = B * d;
+    float alpha = 1.0f / sqrtf((float)dk);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++) {
+            long off = (long)b * d + h * dk;
+            int n = n_keys ? n_keys[b] : n_all;
+            float *s = probs + ((long)b * H + h) * stride;
+            /* s (n) = alpha K_bh (n, dk) q_bh;  ctx_bh (dk) = V_bh^T s */
+            if (n > 0)
+                cblas_sgemv(CblasRowMajor, CblasNoTrans, n, dk, alpha, K + off, ld, q + off, 1, 0.0f, s, 1);
+            softmax_prefix(s, n, stride);
+            if (n > 0)
+                cblas_sgemv(CblasRowMajor, CblasTrans, n, dk, 1.0f, V + off, ld, s, 1, 0.0f, ctx + off, 1);
+            else
+                memset(ctx + off, 0, sizeof(float) * dk);
+        }
+}
+
 void mha_step_forward(const MhaConfig *cfg, const MhaParams *p, const float *x, int t, float *Kc, float *Vc,
                       float *y, float *probs, float *work, int B)
 {
-    int d = cfg->d, H = cfg->heads, dk = d / H, ld = B * d, n = t + 1;
-    float alpha = 1.0f / sqrtf((float)dk);
+    int d = cfg->d, ld = B * d;
     float *q = work, *ctx = work + (long)B * d;
     matmul_bias(q, d, x, d, p->Wq, d, p->bq, B, d, d);
     matmul_bias(Kc + (long)t * ld, d, x, d, p->Wk, d, p->bk, B, d, d);
     matmul_bias(Vc + (long)t * ld, d, x, d, p->Wv, d, p->bv, B, d, d);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++) {
-            long off = (long)b * d + h * dk;
-            float *s = probs + ((long)b * H + h) * n;
-            /* s (n) = alpha K_bh (n, dk) q_bh;  ctx_bh (dk) = V_bh^T s */
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, n, dk, alpha, Kc + off, ld, q + off, 1, 0.0f, s, 1);
-            softmax_prefix(s, n, n);
-            cblas_sgemv(CblasRowMajor, CblasTrans, n, dk, 1.0f, Vc + off, ld, s, 1, 0.0f, ctx + off, 1);
-        }
+    attend_one_query(cfg, q, Kc, Vc, NULL, t + 1, t + 1, probs, ctx, B);
+    matmul_bias(y, d, ctx, d, p->Wo, d, p->bo, B, d, d);
+}
+
+void mha_project_kv(const MhaConfig *cfg, const MhaParams *p, const float *kv_in, float *K, float *V, int Tk, int B)
+{
+    int d = cfg->d;
+    matmul_bias(K, d, kv_in, d, p->Wk, d, p->bk, Tk * B, d, d);
+    matmul_bias(V, d, kv_in, d, p->Wv, d, p->bv, Tk * B, d, d);
+}
+
+void mha_cross_step_forward(const MhaConfig *cfg, const MhaParams *p, const float *x, const float *K,
+                            const float *V, const int *len_k, float *y, float *probs, float *work, int Tk, int B)
+{
+    int d = cfg->d;
+    float *q = work, *ctx = work + (long)B * d;
+    matmul_bias(q, d, x, d, p->Wq, d, p->bq, B, d, d);
+    attend_one_query(cfg, q, K, V, len_k, Tk, Tk, probs, ctx, B);
     matmul_bias(y, d, ctx, d, p->Wo, d, p->bo, B, d, d);
 }

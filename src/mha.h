@@ -100,4 +100,17 @@ void mha_backward(const MhaConfig *cfg, const MhaParams *p, MhaGrads *g, const f
 long mha_step_work_floats(const MhaConfig *cfg, int B);
 void mha_step_forward(const MhaConfig *cfg, const MhaParams *p, const float *x, int t, float *Kc, float *Vc,
                       float *y, float *probs, float *work, int B);
+
+/* Encoder-decoder attention for decoding: the memory's keys and values are projected
+ * once per batch (mha_project_kv), then every step attends one query row per sentence
+ * to them (mha_cross_step_forward). Equal to the rows of mha_forward at real queries
+ * (cfg->causal is ignored: a decoder step may see the whole source).
+ *
+ *   mha_project_kv: kv_in (Tk, B, d) -> writes K, V (Tk, B, d).
+ *   mha_cross_step_forward: x (B, d); K, V from mha_project_kv; len_k (B);
+ *   writes y (B, d) and probs (B, heads, Tk) (0 at padding keys);
+ *   work: mha_step_work_floats(cfg, B) floats. */
+void mha_project_kv(const MhaConfig *cfg, const MhaParams *p, const float *kv_in, float *K, float *V, int Tk, int B);
+void mha_cross_step_forward(const MhaConfig *cfg, const MhaParams *p, const float *x, const float *K,
+                            const float *V, const int *len_k, float *y, float *probs, float *work, int Tk, int B);
 #endif

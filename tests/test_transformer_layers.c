@@ -14,7 +14,8 @@
  * get probability exactly 0, rows of P sum to 1, changing a padding key or a future
  * position leaves the (earlier) outputs bit for bit unchanged, padding query rows of y
  * are 0; layer norm rows have mean 0 and variance var/(var+eps) for gamma 1, beta 0;
- * the decoder step with cached K/V equals the full causal forward's row t; positions
+ * the decoder step with cached K/V equals the full causal forward's row t, and the
+ * encoder-decoder step over projected memory equals the forward's real rows; positions
  * against the formula written another way (exp/log), and a hand example.
  *
  * Then PyTorch (tests/fixtures/transformer_layers.bin, scripts/reference_layers.py):
@@ -411,6 +412,41 @@ static void test_mha_step(Rng *rng)
     mha_free(&c);
 }
 
+/* The cross-attention step over projected memory against mha_forward's real query rows. */
+static void test_mha_cross_step(Rng *rng)
+{
+    enum { TQ = 4, TK = 5 };
+    MhaCtx c;
+    int lq[MB] = {4, 2, 3}, lk[MB] = {5, 3, 2};
+    mha_setup(&c, TQ, TK, 0, 0, 0.0f, lq, lk, rng);
+    mha_objective(&c);
+    MhaParams mp = mha_params(&c);
+    float *K = xcalloc(TK * MB * D, sizeof(float)), *V = xcalloc(TK * MB * D, sizeof(float));
+    float *y = xcalloc(TQ * MB * D, sizeof(float)), *probs = xcalloc(MB * HEADS * TK, sizeof(float));
+    float *work = xcalloc(mha_step_work_floats(&c.cfg, MB), sizeof(float));
+    mha_project_kv(&c.cfg, &mp, c.kv_in, K, V, TK, MB);
+    double worst_p = 0;
+    for (int i = 0; i < TQ; i++) {
+        mha_cross_step_forward(&c.cfg, &mp, c.q_in + (long)i * MB * D, K, V, c.len_k, y + (long)i * MB * D, probs,
+                               work, TK, MB);
+        for (int b = 0; b < MB; b++) {
+            if (i >= c.len_q[b]) { /* mha_forward zeroes padding queries; the step does not */
+                memset(y + ((long)i * MB + b) * D, 0, sizeof(float) * D);
+                continue;
+            }
+            for (int h = 0; h < HEADS; h++)
+                for (int j = 0; j < TK; j++)
+                    worst_p = fmax(worst_p, fabs(mha_probs(&c.ws, &c.cfg, b, h)[i * TK + j] -
+                                                 probs[(b * HEADS + h) * TK + j]));
+        }
+    }
+    check_close(y, c.y, TQ * MB * D, 1e-5, "mha cross step == forward rows");
+    printf("  mha cross step probabilities: max diff %.3g\n", worst_p);
+    CHECK(worst_p <= 1e-6, "mha cross step probabilities == forward's");
+    free(K); free(V); free(y); free(probs); free(work);
+    mha_free(&c);
+}
+
 /* ================================================================ positions */
 
 static void test_posenc(void)
@@ -553,6 +589,7 @@ int main(void)
     test_ffn(FFN_GELU, "gelu", &rng);
     test_mha(&rng);
     test_mha_step(&rng);
+    test_mha_cross_step(&rng);
     test_posenc();
     test_fixture();
     return check_report("test_transformer_layers");
