@@ -56,6 +56,13 @@ static const KeySpec keys[] = {
     K("model", "scaled", KEY_BOOL, scaled, 0, 1, NULL),
     K_OPEN("model", "dropout", dropout, 0, 0, 1, 1),
     K("model", "tie_embeddings", KEY_BOOL, tie_embeddings, 0, 1, NULL),
+    K("model", "type", KEY_STRING, type, 0, 0, "rnn|transformer"),
+    K("model", "heads", KEY_INT, heads, 1, MODEL_MAX_WIDTH, NULL),
+    K("model", "ff", KEY_INT, ff, 1, 4 * MODEL_MAX_WIDTH, NULL),
+    K("model", "activation", KEY_STRING, activation, 0, 0, "relu|gelu"),
+    K("model", "norm", KEY_STRING, norm, 0, 0, "pre|post"),
+    K("model", "encoder_layers", KEY_INT, encoder_layers, 0, MAX_LAYERS, NULL),
+    K("model", "decoder_layers", KEY_INT, decoder_layers, 0, MAX_LAYERS, NULL),
     K("train", "batch_size", KEY_INT, batch_size, 1, 65536, NULL),
     K("train", "epochs", KEY_INT, epochs, 1, CONFIG_MAX_EPOCHS, NULL),
     K("train", "max_steps", KEY_LONG, max_steps, 0, CONFIG_MAX_STEPS, NULL),
@@ -120,6 +127,11 @@ void config_defaults(Config *c)
     c->attention = xstrdup("bahdanau");
     c->cell = xstrdup("gru");
     c->layers = 1;
+    c->type = xstrdup("rnn");
+    c->heads = 4;
+    c->ff = 1024;
+    c->activation = xstrdup("relu");
+    c->norm = xstrdup("pre");
     c->window = 10;
     c->batch_size = 64;
     c->epochs = 10;
@@ -345,6 +357,16 @@ void config_model_dims(const Config *c, ModelDims *d)
                      .layers = c->layers, .bidirectional = c->bidirectional,
                      .attention = attention_kind(c->attention), .input_feed = c->input_feed, .window = c->window,
                      .scaled = c->scaled, .tie_embeddings = c->tie_embeddings};
+    if (strcmp(c->type, "transformer")) return;
+    /* d_model is the width everywhere: what the recurrent models call hidden too. */
+    d->type = MODEL_TRANSFORMER;
+    d->hidden = c->embed;
+    d->heads = c->heads;
+    d->ff = c->ff;
+    d->activation = strcmp(c->activation, "gelu") ? ACT_RELU : ACT_GELU;
+    d->norm = strcmp(c->norm, "post") ? NORM_PRE : NORM_POST;
+    d->enc_layers = c->encoder_layers ? c->encoder_layers : c->layers;
+    d->dec_layers = c->decoder_layers ? c->decoder_layers : c->layers;
 }
 
 /* The rules about the keys outside the model section, as model.h describes the model's

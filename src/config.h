@@ -56,6 +56,15 @@
  *   model.scaled         false  only dot-product kinds: divide scores by sqrt(hidden)
  *   model.dropout        0      on embeddings and between layers, training only, [0, 1)
  *   model.tie_embeddings false  output layer shares the target embeddings (embed = hidden)
+ *   model.type           "rnn"  or "transformer" (issue 17, in progress: not yet trained)
+ *   model.heads          4      only transformer: attention heads (divide model.embed)
+ *   model.ff             1024   only transformer: the feed-forward block's inner width
+ *   model.activation     "relu" only transformer: or "gelu", in the feed-forward block
+ *   model.norm           "pre"  only transformer: layer norm before each sub-layer (with a
+ *                               final one), or "post" (after the residual sum)
+ *   model.encoder_layers 0      only transformer: encoder layers (0: model.layers)
+ *   model.decoder_layers 0      only transformer: decoder layers (0: model.layers)
+ *   model.hidden, cell, attention, bidirectional, input_feed, window, scaled: only rnn
  *   train.batch_size     64     sentence pairs per step
  *   train.epochs         10
  *   train.max_steps      0      stop after this many updates (0: no limit)
@@ -123,6 +132,10 @@ typedef struct {
     char *attention, *cell;
     int layers, bidirectional, input_feed, window, scaled, tie_embeddings;
     double dropout;
+    char *type;                 /* model.type: "rnn" or "transformer" */
+    int heads, ff;              /* the Transformer's (model.type "transformer") */
+    char *activation, *norm;
+    int encoder_layers, decoder_layers;  /* 0: model.layers */
     int batch_size, epochs;
     long max_steps;
     double learning_rate, clip_norm;

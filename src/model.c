@@ -51,12 +51,46 @@ static int window_fits(const ModelDims *d) { return !is_local(d->attention) || d
 static int dot_product(const ModelDims *d) { return !is_additive(d->attention); }
 static int scaled_on(const ModelDims *d) { return d->scaled; }
 static int tie_fits(const ModelDims *d) { return !d->tie_embeddings || d->embed == d->hidden; }
+static int known_type(const ModelDims *d) { return d->type >= 0 && d->type < MODEL_TYPES; }
+static int recurrent(const ModelDims *d) { return d->type == MODEL_RNN; }
+static int transformer(const ModelDims *d) { return d->type == MODEL_TRANSFORMER; }
+static int bidirectional_on(const ModelDims *d) { return d->bidirectional; }
+static int heads_divide(const ModelDims *d) { return !transformer(d) || (d->heads >= 1 && d->embed % d->heads == 0); }
+static int transformer_layers_in_range(const ModelDims *d)
+{
+    return !transformer(d) || (d->enc_layers >= 1 && d->enc_layers <= MAX_LAYERS && d->dec_layers >= 1 &&
+                               d->dec_layers <= MAX_LAYERS);
+}
 
 #define STRING(x) #x
 #define NUMBER(x) STRING(x)
 /* The order matters where one rule reads what an earlier one checks: the attention
  * kind is known before any rule asks which kind it is. */
+#define RNN_ONLY(key, in_use) \
+    {RULE_APPLIES, key, {"model.type"}, recurrent, in_use, key " applies only to recurrent models", "set model.type to \"rnn\""}
+#define TRANSFORMER_ONLY(key) \
+    {RULE_APPLIES, key, {"model.type"}, transformer, NULL, key " applies only to the Transformer", \
+     "set model.type to \"transformer\""}
 static const ModelRule rules[] = {
+    {RULE_VALUE, "model.type", {NULL}, known_type, NULL, "model.type must be rnn or transformer", NULL},
+    /* The keys of one family given for the other: named before any rule of their own. */
+    RNN_ONLY("model.hidden", NULL),
+    RNN_ONLY("model.cell", NULL),
+    RNN_ONLY("model.attention", NULL),
+    RNN_ONLY("model.bidirectional", bidirectional_on),
+    RNN_ONLY("model.input_feed", input_feed_on),
+    RNN_ONLY("model.window", NULL),
+    RNN_ONLY("model.scaled", scaled_on),
+    TRANSFORMER_ONLY("model.heads"),
+    TRANSFORMER_ONLY("model.ff"),
+    TRANSFORMER_ONLY("model.activation"),
+    TRANSFORMER_ONLY("model.norm"),
+    TRANSFORMER_ONLY("model.encoder_layers"),
+    TRANSFORMER_ONLY("model.decoder_layers"),
+    {RULE_VALUE, "model.heads", {"model.embed"}, heads_divide, NULL,
+     "model.heads must divide model.embed (d_model): each head attends in embed / heads dimensions", NULL},
+    {RULE_VALUE, "model.encoder_layers", {"model.decoder_layers"}, transformer_layers_in_range, NULL,
+     "model.encoder_layers and model.decoder_layers must be from 1 to 8", NULL},
     {RULE_VALUE, "model.cell", {NULL}, known_cell, NULL, "model.cell must be gru or lstm", NULL},
     {RULE_VALUE, "model.attention", {NULL}, known_attention, NULL,
      "model.attention must be bahdanau, luong_dot, luong_general, luong_concat, local_monotonic or local_predictive",
@@ -80,6 +114,8 @@ static const ModelRule rules[] = {
 };
 #undef NUMBER
 #undef STRING
+#undef RNN_ONLY
+#undef TRANSFORMER_ONLY
 
 const ModelRule *model_rules(int *n)
 {

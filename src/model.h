@@ -39,6 +39,10 @@ typedef enum {
     ATT_BAHDANAU, ATT_LUONG_DOT, ATT_LUONG_GENERAL, ATT_LUONG_CONCAT,
     ATT_LOCAL_MONOTONIC, ATT_LOCAL_PREDICTIVE, ATT_KINDS
 } AttentionKind;
+/* model.type: the recurrent family, or the Transformer (issue 17: in progress). */
+typedef enum { MODEL_RNN, MODEL_TRANSFORMER, MODEL_TYPES } ModelType;
+typedef enum { ACT_RELU, ACT_GELU } Activation;
+typedef enum { NORM_PRE, NORM_POST } NormPlacement;
 #define MAX_LAYERS 8
 /* The largest model.embed and model.hidden, and model.window: bounds that a config
  * (config.c) and a model file (modelfile.c) are both checked against. */
@@ -58,6 +62,14 @@ typedef struct {
     int window;             /* D for local attention, >= 1 */
     int scaled;             /* divide dot-product scores by sqrt(hidden) */
     int tie_embeddings;     /* out_w = tgt_emb; needs embed == hidden */
+    /* The Transformer's (type MODEL_TRANSFORMER; all 0 for the recurrent models):
+     * embed is d_model, and hidden equals it. */
+    int type;               /* ModelType */
+    int heads;              /* attention heads, dividing embed */
+    int ff;                 /* the feed-forward block's inner width */
+    int activation;         /* Activation, in the feed-forward block */
+    int norm;               /* NormPlacement */
+    int enc_layers, dec_layers;  /* 1 .. MAX_LAYERS each */
 } ModelDims;
 
 const char *attention_name(int kind);   /* "bahdanau", "luong_dot", ... */

@@ -1065,6 +1065,9 @@ check "--init-from a missing file: exit 1 naming train.init_from and the file" \
     eval 'exits 1 && [ "$(lines "$T/err")" = 1 ] && grep -q "^nmt: train.init_from: $T/no_such.bin: " "$T/err"'
 run train "$CL" --init-from
 check "--init-from without a file: usage error (exit 2)" exits 2
+run train "$CL" --set model.type=transformer --set output.dir="$T/runs/x"
+check "model.type transformer with model.hidden in the file: exit 1, naming the key" \
+    eval 'exits 1 && grep -q "model.hidden applies only to recurrent models (model.type is \"transformer\")" "$T/err"'
 
 # Killed with SIGKILL five times, each time stopped at a known step first (the resumed
 # process redoes the steps since the last checkpoint, every 7, and stops at the next
