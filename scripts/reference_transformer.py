@@ -78,7 +78,8 @@ biases U(-0.1, 0.1), LN gains 1 + U(-0.1, 0.1), LN biases U(-0.1, 0.1).
 Checks, all of which must pass before anything is written: PE against its exp/log form;
 the model against
 nn.Transformer (pre-norm) / nn.TransformerEncoder+Decoder with norm=None (post-norm)
-with the same weights and masks (memory and decoder output before the output layer);
+with the same weights and masks (memory and decoder output before the output layer,
+and in float64 every gradient backpropagated through those modules);
 the attention against nn.MultiheadAttention; LN, gelu and the loss against their torch
 functions; the structural zeros (cross attention at padded sources, grad of emb[PAD]);
 float32 against float64; autograd against finite differences (gradcheck, float64);
@@ -429,8 +430,13 @@ def copy_ff(layer, p, pre):
         layer.linear2.bias.copy_(p[pre + ".b2"])
 
 
-def check_against_nn_transformer(c, params, src, tgt_in, acts, dtype):
-    """nn.Transformer (pre) / nn.TransformerEncoder+Decoder with norm=None (post)."""
+def check_against_nn_transformer(c, params, src, tgt_in, tgt_out, acts, grads, dtype):
+    """nn.Transformer (pre) / nn.TransformerEncoder+Decoder with norm=None (post).
+
+    Compares memory and the decoder output; in float64 also every gradient: the same
+    loss is built on the modules' output (embeddings, PE, output layer as ours) and
+    backpropagated through the modules (in_proj_weight.grad = cat of our wq, wk, wv grads).
+    """
     nn = torch.nn
     kw = dict(dropout=0.0, activation=c.act, norm_first=(c.norm == "pre"), batch_first=False)
     if c.norm == "pre":
@@ -462,17 +468,57 @@ def check_against_nn_transformer(c, params, src, tgt_in, acts, dtype):
     src_pad = (src == PAD).T                                            # (B,S) True = pad
     tgt_pad = (tgt_in == PAD).T
     causal = torch.triu(torch.ones(tgt_in.shape[0], tgt_in.shape[0], dtype=torch.bool), 1)
-    with torch.no_grad():
-        memory = enc(acts["enc_in"].to(dtype), src_key_padding_mask=src_pad)
-        out = dec(acts["dec_in"].to(dtype), memory, tgt_mask=causal,
-                  tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=src_pad)
+    leaf = {n: params[n].to(dtype).clone().requires_grad_(True)
+            for n in ("src_emb", "tgt_emb", "out_w", "out_b") if n in params}
+    memory = enc(embed(leaf["src_emb"], src, c.d), src_key_padding_mask=src_pad)
+    out = dec(embed(leaf["tgt_emb"], tgt_in, c.d), memory, tgt_mask=causal,
+              tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=src_pad)
     which = "nn.Transformer" if c.norm == "pre" else "nn.TransformerEnc/Dec"
     tol = 1e-5 if dtype == torch.float32 else 1e-12
     ok = True
-    d1 = max_diff(memory, acts["memory"])
+    d1 = max_diff(memory.detach(), acts["memory"])
     ok &= check(d1 < tol, f"memory vs {which} ({str(dtype)[6:]})", f"max |diff| {d1:.2e}")
-    d2 = max_diff(out, acts["dec_out"])
+    d2 = max_diff(out.detach(), acts["dec_out"])
     ok &= check(d2 < tol, f"dec_out vs {which} ({str(dtype)[6:]})", f"max |diff| {d2:.2e}")
+    if dtype != torch.float64:
+        return ok
+    out_w = leaf["tgt_emb"] if c.tied else leaf["out_w"]
+    cross_entropy_loss(out @ out_w.T + leaf["out_b"], tgt_out).backward()
+    theirs = {n: t.grad for n, t in leaf.items()}
+
+    def take_mha(m, pre):
+        for i, w in enumerate("qkv"):
+            theirs[f"{pre}.w{w}"] = m.in_proj_weight.grad[i * c.d:(i + 1) * c.d]
+            theirs[f"{pre}.b{w}"] = m.in_proj_bias.grad[i * c.d:(i + 1) * c.d]
+        theirs[pre + ".wo"] = m.out_proj.weight.grad
+        theirs[pre + ".bo"] = m.out_proj.bias.grad
+
+    def take_ln(m, pre):
+        theirs[pre + ".g"], theirs[pre + ".b"] = m.weight.grad, m.bias.grad
+
+    def take_ff(layer, pre):
+        theirs[pre + ".w1"], theirs[pre + ".b1"] = layer.linear1.weight.grad, layer.linear1.bias.grad
+        theirs[pre + ".w2"], theirs[pre + ".b2"] = layer.linear2.weight.grad, layer.linear2.bias.grad
+
+    for l, layer in enumerate(enc.layers):
+        take_mha(layer.self_attn, f"enc.{l}.self")
+        take_ln(layer.norm1, f"enc.{l}.ln1")
+        take_ln(layer.norm2, f"enc.{l}.ln2")
+        take_ff(layer, f"enc.{l}.ff")
+    for l, layer in enumerate(dec.layers):
+        take_mha(layer.self_attn, f"dec.{l}.self")
+        take_mha(layer.multihead_attn, f"dec.{l}.cross")
+        take_ln(layer.norm1, f"dec.{l}.ln1")
+        take_ln(layer.norm2, f"dec.{l}.ln2")
+        take_ln(layer.norm3, f"dec.{l}.ln3")
+        take_ff(layer, f"dec.{l}.ff")
+    if c.norm == "pre":
+        take_ln(enc.norm, "enc.ln")
+        take_ln(dec.norm, "dec.ln")
+    same_names = sorted(theirs) == sorted(grads)
+    d3 = max(max_diff(theirs[n], grads[n]) for n in grads) if same_names else float("inf")
+    ok &= check(same_names and d3 < 1e-12, f"grad.* vs {which} (float64)",
+                f"max |diff| {d3:.2e} over {len(grads)} tensors")
     return ok
 
 
@@ -620,8 +666,10 @@ def build(name, index, gradcheck):
           f"loss {acts64['loss'].item():.6f}")
     ok = True
     for dtype in (torch.float32, torch.float64):
-        ok &= check_against_nn_transformer(c, params, src, tgt_in,
-                                           acts32 if dtype == torch.float32 else acts64, dtype)
+        f64 = dtype == torch.float64
+        ok &= check_against_nn_transformer(c, params, src, tgt_in, tgt_out,
+                                           acts64 if f64 else acts32,
+                                           grads64 if f64 else grads32, dtype)
     ok &= check_mha_against_torch(c, params, "dec.0.cross", torch.float32)
     ok &= check_mha_against_torch(c, params, "dec.0.self", torch.float64)
     ok &= check_loss_against_torch(acts64, tgt_out, c.vt)
