@@ -160,8 +160,11 @@ typedef struct {
     int n;
     TensorShape shape[MAX_TENSORS];
     float **slot[MAX_TENSORS];
-    int units[MAX_TENSORS];   /* 0 for embeddings (normal init) */
+    int units[MAX_TENSORS];   /* fan-in of a uniform init; 0 for embeddings (normal init);
+                                 INIT_ONES, INIT_ZEROS for layer norms' gains and biases */
 } Layout;
+
+enum { INIT_ONES = -1, INIT_ZEROS = -2 };
 
 static void add(Layout *lo, float **slot, long rows, long cols, int units, const char *fmt, const char *sfx)
 {
@@ -174,8 +177,82 @@ static void add(Layout *lo, float **slot, long rows, long cols, int units, const
     lo->n++;
 }
 
+static void add_ln(Layout *lo, LnWeights *w, long D, const char *name)
+{
+    add(lo, &w->g, D, 1, INIT_ONES, "%s.g", name);
+    add(lo, &w->b, D, 1, INIT_ZEROS, "%s.b", name);
+}
+
+static void add_att(Layout *lo, AttWeights *w, long D, const char *name)
+{
+    float **slot[8] = {&w->wq, &w->bq, &w->wk, &w->bk, &w->wv, &w->bv, &w->wo, &w->bo};
+    const char *part[8] = {"wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo"};
+    char full[40];
+    for (int i = 0; i < 8; i++) {
+        snprintf(full, sizeof full, "%s.%s", name, part[i]);
+        add(lo, slot[i], D, i % 2 ? 1 : D, (int)D, "%s", full);
+    }
+}
+
+static void add_ff(Layout *lo, FfWeights *w, long D, long F, const char *name)
+{
+    char full[40];
+    snprintf(full, sizeof full, "%s.w1", name);
+    add(lo, &w->w1, F, D, (int)D, "%s", full);
+    snprintf(full, sizeof full, "%s.b1", name);
+    add(lo, &w->b1, F, 1, (int)D, "%s", full);
+    snprintf(full, sizeof full, "%s.w2", name);
+    add(lo, &w->w2, D, F, (int)F, "%s", full);
+    snprintf(full, sizeof full, "%s.b2", name);
+    add(lo, &w->b2, D, 1, (int)F, "%s", full);
+}
+
+/* The Transformer's tensors, in scripts/reference_transformer.py's order. */
+static void transformer_layout(const ModelDims *d, Params *p, Layout *lo)
+{
+    long D = d->embed, F = d->ff;
+    char name[24];
+    lo->n = 0;
+    add(lo, &p->src_emb, d->src_vocab, D, 0, "src_emb%s", "");
+    add(lo, &p->tgt_emb, d->tgt_vocab, D, 0, "tgt_emb%s", "");
+    for (int l = 0; l < d->enc_layers; l++) {
+        TLayer *w = &p->tenc[l];
+        snprintf(name, sizeof name, "enc.%d.ln1", l);
+        add_ln(lo, &w->ln1, D, name);
+        snprintf(name, sizeof name, "enc.%d.self", l);
+        add_att(lo, &w->self, D, name);
+        snprintf(name, sizeof name, "enc.%d.ln2", l);
+        add_ln(lo, &w->ln2, D, name);
+        snprintf(name, sizeof name, "enc.%d.ff", l);
+        add_ff(lo, &w->ff, D, F, name);
+    }
+    if (d->norm == NORM_PRE) add_ln(lo, &p->tenc_ln, D, "enc.ln");
+    for (int l = 0; l < d->dec_layers; l++) {
+        TLayer *w = &p->tdec[l];
+        snprintf(name, sizeof name, "dec.%d.ln1", l);
+        add_ln(lo, &w->ln1, D, name);
+        snprintf(name, sizeof name, "dec.%d.self", l);
+        add_att(lo, &w->self, D, name);
+        snprintf(name, sizeof name, "dec.%d.ln2", l);
+        add_ln(lo, &w->ln2, D, name);
+        snprintf(name, sizeof name, "dec.%d.cross", l);
+        add_att(lo, &w->cross, D, name);
+        snprintf(name, sizeof name, "dec.%d.ln3", l);
+        add_ln(lo, &w->ln3, D, name);
+        snprintf(name, sizeof name, "dec.%d.ff", l);
+        add_ff(lo, &w->ff, D, F, name);
+    }
+    if (d->norm == NORM_PRE) add_ln(lo, &p->tdec_ln, D, "dec.ln");
+    if (!d->tie_embeddings) add(lo, &p->out_w, d->tgt_vocab, D, (int)D, "out_w%s", "");
+    add(lo, &p->out_b, d->tgt_vocab, 1, (int)D, "out_b%s", "");
+}
+
 static void layout(const ModelDims *d, Params *p, Layout *lo)
 {
+    if (d->type == MODEL_TRANSFORMER) {
+        transformer_layout(d, p, lo);
+        return;
+    }
     long E = d->embed, H = d->hidden, G = n_gates(d), U = enc_units(d);
     int L = n_layers(d), A = d->attention;
     char sfx[32];
@@ -289,9 +366,13 @@ void model_init_weights(Model *m, uint64_t seed)
     for (int i = 0; i < lo.n; i++) {
         float *t = *lo.slot[i];
         long n = lo.shape[i].rows * lo.shape[i].cols;
-        float bound = lo.units[i] ? 1.0f / sqrtf((float)lo.units[i]) : 0.0f;
+        int units = lo.units[i];
+        float bound = units > 0 ? 1.0f / sqrtf((float)units) : 0.0f;
         for (long k = 0; k < n; k++)
-            t[k] = lo.units[i] ? bound * (2.0f * rng_uniform(&rng) - 1.0f) : rng_normal(&rng);
+            t[k] = units == INIT_ONES    ? 1.0f
+                   : units == INIT_ZEROS ? 0.0f
+                   : units > 0           ? bound * (2.0f * rng_uniform(&rng) - 1.0f)
+                                         : rng_normal(&rng);
     }
 }
 

@@ -119,6 +119,18 @@ typedef struct {
     float *b_hh;   /* (G*U) */
 } RnnParams;
 
+/* The Transformer's weights (model.type transformer), PyTorch's orientation: a weight
+ * (out, in), used as y = x W^T + b; scripts/reference_transformer.py is their
+ * specification and layout() their order. */
+typedef struct { float *g, *b; } LnWeights;                          /* (d), (d) */
+typedef struct { float *wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo; } AttWeights;  /* (d, d), (d) */
+typedef struct { float *w1, *b1, *w2, *b2; } FfWeights;              /* (ff, d), (ff), (d, ff), (d) */
+typedef struct {
+    LnWeights ln1, ln2, ln3;   /* encoder layers: ln1, ln2; decoder layers: all three */
+    AttWeights self, cross;    /* cross: decoder layers only */
+    FfWeights ff;
+} TLayer;
+
 typedef struct {
     float *src_emb;                      /* (Vs, E) */
     RnnParams enc[MAX_LAYERS][2];        /* [layer][direction] */
@@ -133,9 +145,14 @@ typedef struct {
     float *att_w_query, *att_b_query;    /* (H, H), (H): additive scores */
     float *out_w;                        /* (Vt, H), or tgt_emb when tied */
     float *out_b;                        /* (Vt) */
+    /* model.type transformer (src_emb, tgt_emb, out_w and out_b as above, E = d) */
+    TLayer tenc[MAX_LAYERS], tdec[MAX_LAYERS];
+    LnWeights tenc_ln, tdec_ln;          /* the final layer norms, pre-norm only */
 } Params;
 
-#define MAX_TENSORS (4 + 8 * MAX_LAYERS + 2 * MAX_LAYERS + 6 + 4 * MAX_LAYERS + 4)
+#define MAX_RNN_TENSORS (4 + 8 * MAX_LAYERS + 2 * MAX_LAYERS + 6 + 4 * MAX_LAYERS + 4)
+#define MAX_TRANSFORMER_TENSORS (8 + 16 * MAX_LAYERS + 26 * MAX_LAYERS)
+#define MAX_TENSORS (MAX_RNN_TENSORS > MAX_TRANSFORMER_TENSORS ? MAX_RNN_TENSORS : MAX_TRANSFORMER_TENSORS)
 typedef struct {
     char name[48];
     long rows, cols;     /* cols = 1 for vectors */
