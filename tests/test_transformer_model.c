@@ -5,11 +5,15 @@
  * model keeps them in memory (model.c's layout()); the names and shapes must agree one
  * to one, for pre- and post-norm, 1 and 2 layers and tied embeddings, so that the
  * forward and backward passes to come read the very tensors PyTorch computed with. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "fixture.h"
 #include "model.h"
+#include "transformer.h"
+#include "util.h"
 
 /* The model a fixture's "dims" record describes: B, S, T, d, h, ff, Vs, Vt, N_enc,
  * N_dec, norm (0 pre, 1 post), activation (0 relu, 1 gelu), tied. */
@@ -64,11 +68,64 @@ static void test_layout(const char *path)
     fixture_free(&f);
 }
 
+/* A model holding a fixture's parameters. */
+static void fixture_model(Fixture *f, Model *m)
+{
+    ModelDims d = fixture_dims(f);
+    model_alloc(m, &d);
+    TensorShape shapes[MAX_TENSORS];
+    float *params[MAX_TENSORS];
+    int n = params_shapes(&m->dims, shapes);
+    params_tensors(&m->params, &m->dims, params);
+    for (int i = 0; i < n; i++)
+        memcpy(params[i], f->t[4 + i].data, sizeof(float) * f->t[4 + i].n);
+}
+
+/* The encoder's output against the fixture's memory, on every real position (padding
+ * rows are computed differently by design: transformer.h), within 1e-5 of the
+ * tensor's largest entry. */
+static void test_encoder(const char *path)
+{
+    Fixture f = fixture_load(path);
+    Model m;
+    fixture_model(&f, &m);
+    const FixtureTensor *src = fixture_get(&f, "src"), *want = fixture_get(&f, "memory");
+    int S = src->dims[0], B = src->dims[1], D = m.dims.embed;
+    const int *ids = src->data;
+    int len[16] = {0};
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < S; t++)
+            len[b] += ids[t * B + b] != 0;
+    float *work = xmalloc(sizeof(float) * transformer_encode_floats(&m.dims, S, B));
+    float *memory = xmalloc(sizeof(float) * S * B * D);
+    transformer_encode(&m, ids, len, S, B, work, memory);
+    const float *ref = want->data;
+    double scale = 0, worst = 0;
+    for (long i = 0; i < (long)S * B * D; i++)
+        scale = fmax(scale, fabs(ref[i]));
+    for (int t = 0; t < S; t++)
+        for (int b = 0; b < B; b++)
+            for (int k = 0; k < D && t < len[b]; k++) {
+                long i = ((long)t * B + b) * D + k;
+                worst = fmax(worst, fabs(memory[i] - ref[i]));
+            }
+    char label[200];
+    snprintf(label, sizeof label, "%s: encoder output (memory) as PyTorch's, max |diff| %.2g of scale %.2g", path,
+             worst, scale);
+    CHECK(worst <= 1e-5 * scale, label);
+    free(work);
+    free(memory);
+    model_free(&m);
+    fixture_free(&f);
+}
+
 int main(void)
 {
     const char *fixtures[] = {"tests/fixtures/transformer_pre1.bin", "tests/fixtures/transformer_post1.bin",
                               "tests/fixtures/transformer_pre2_gelu.bin", "tests/fixtures/transformer_tied.bin"};
     for (int i = 0; i < 4; i++)
         test_layout(fixtures[i]);
+    for (int i = 0; i < 4; i++)
+        test_encoder(fixtures[i]);
     return check_report("test_transformer_model");
 }
