@@ -6,6 +6,7 @@
 
 #include "ffn.h"       /* defines: ffn_forward, FfnParams */
 #include "layernorm.h" /* defines: layernorm_forward */
+#include "linalg.h"    /* defines: matmul_bias */
 #include "mha.h"       /* defines: mha_forward, MhaConfig, MhaParams, MhaWorkspace */
 #include "posenc.h"    /* defines: posenc_add */
 
@@ -66,4 +67,64 @@ void transformer_encode(const Model *m, const int *src, const int *len, int S, i
         }
     }
     if (d->norm == NORM_PRE) layernorm_forward(x, mean, rstd, x, p->tenc_ln.g, p->tenc_ln.b, (int)N, D);
+}
+
+long transformer_decode_floats(const ModelDims *d, int S, int T, int B)
+{
+    long N = (long)T * B;
+    MhaConfig self = {.d = d->embed, .heads = d->heads, .causal = 1}, cross = {.d = d->embed, .heads = d->heads};
+    return 3 * N * d->embed + 2 * N + 2 * N * d->ff + mha_workspace_floats(&self, T, T, B) +
+           mha_workspace_floats(&cross, T, S, B);
+}
+
+void transformer_decode(const Model *m, const float *memory, const int *src_len, int S, const int *tgt_in,
+                        const int *tgt_len, int T, int B, float *work, float *logits, float *cross_out)
+{
+    const ModelDims *d = &m->dims;
+    const Params *p = &m->params;
+    int D = d->embed, pre = d->norm == NORM_PRE;
+    long N = (long)T * B, n = N * D;
+    float *x = work, *h = x + n, *y = h + n, *mean = y + n, *rstd = mean + N, *fh = rstd + N, *fa = fh + N * d->ff;
+    MhaConfig self_cfg = {.d = D, .heads = d->heads, .causal = 1}, cross_cfg = {.d = D, .heads = d->heads};
+    MhaWorkspace self_ws, cross_ws;
+    float *ws_mem = fa + N * d->ff;
+    mha_workspace_init(&self_ws, &self_cfg, ws_mem, T, T, B);
+    mha_workspace_init(&cross_ws, &cross_cfg, ws_mem + mha_workspace_floats(&self_cfg, T, T, B), T, S, B);
+    FfnActivation act = d->activation == ACT_GELU ? FFN_GELU : FFN_RELU;
+    for (long r = 0; r < N; r++)
+        memcpy(x + r * D, p->tgt_emb + (long)tgt_in[r] * D, sizeof(float) * D);
+    posenc_add(x, T, B, D, 0, sqrtf((float)D));
+    for (int l = 0; l < d->dec_layers; l++) {
+        const TLayer *w = &p->tdec[l];
+        MhaParams self = att_params(&w->self), cross = att_params(&w->cross);
+        FfnParams ff = ff_params(&w->ff);
+        /* Each sub-layer: pre-norm reads LN(x) and adds to x; post-norm reads x, adds,
+         * then normalises x. */
+        const float *in = x;
+        if (pre) in = (layernorm_forward(h, mean, rstd, x, w->ln1.g, w->ln1.b, (int)N, D), h);
+        mha_forward(&self_cfg, &self, in, in, tgt_len, tgt_len, NULL, y, &self_ws, T, T, B);
+        add_into(x, y, n);
+        if (!pre) layernorm_forward(x, mean, rstd, x, w->ln1.g, w->ln1.b, (int)N, D);
+        if (pre) in = (layernorm_forward(h, mean, rstd, x, w->ln2.g, w->ln2.b, (int)N, D), h);
+        mha_forward(&cross_cfg, &cross, in, memory, tgt_len, src_len, NULL, y, &cross_ws, T, S, B);
+        add_into(x, y, n);
+        if (!pre) layernorm_forward(x, mean, rstd, x, w->ln2.g, w->ln2.b, (int)N, D);
+        if (pre) in = (layernorm_forward(h, mean, rstd, x, w->ln3.g, w->ln3.b, (int)N, D), h);
+        ffn_forward(&ff, act, in, fh, fa, y, (int)N, D, d->ff);
+        add_into(x, y, n);
+        if (!pre) layernorm_forward(x, mean, rstd, x, w->ln3.g, w->ln3.b, (int)N, D);
+    }
+    if (pre) layernorm_forward(x, mean, rstd, x, p->tdec_ln.g, p->tdec_ln.b, (int)N, D);
+    matmul_bias(logits, d->tgt_vocab, x, D, p->out_w, D, p->out_b, (int)N, d->tgt_vocab, D);
+    if (!cross_out) return;
+    /* The last layer's cross-attention, averaged over heads: (B, T, S). */
+    for (int b = 0; b < B; b++) {
+        float *o = cross_out + (long)b * T * S;
+        memset(o, 0, sizeof(float) * T * S);
+        for (int hd = 0; hd < d->heads; hd++) {
+            const float *P = mha_probs(&cross_ws, &cross_cfg, b, hd);
+            for (long i = 0; i < (long)T * S; i++)
+                o[i] += P[i] / (float)d->heads;
+        }
+    }
 }

@@ -1,8 +1,8 @@
 /* transformer.h — the Transformer encoder-decoder (model.type "transformer"; issue 17,
  * being built): scripts/reference_transformer.py is its specification.
  *
- * So far the encoder's forward pass, as inference uses it (nothing kept for a backward
- * pass):
+ * So far the forward passes, as inference uses them (nothing kept for a backward
+ * pass). The encoder:
  *
  *   x_0    = src_emb[src] * sqrt(d) + PE                         (posenc.h)
  *   pre:   x = x + SelfAttn(LN1(x)); x = x + FFN(LN2(x)); memory = LN_enc(x_L)
@@ -20,6 +20,21 @@
 #define TRANSFORMER_H
 
 #include "model.h" /* defines: Model, ModelDims */
+
+/* The decoder over teacher-forced inputs and the output layer:
+ *   y_0 = tgt_emb[tgt_in] * sqrt(d) + PE
+ *   pre:  y = y + CausalSelf(LN1(y)); y = y + Cross(LN2(y), memory); y = y + FFN(LN3(y));
+ *         out = LN_dec(y_L)
+ *   post: y = LN1(y + CausalSelf(y)); y = LN2(y + Cross(y, memory)); y = LN3(y + FFN(y))
+ *   logits = out W_out^T + b_out
+ * Self-attention masks future and padding target positions, cross-attention padding
+ * source positions. */
+long transformer_decode_floats(const ModelDims *d, int S, int T, int B);
+/*   memory (S, B, d) and src_len (B) from the encoder; tgt_in (T, B), tgt_len (B);
+ *   writes logits (T, B, Vt), and with cross (B, T, S) not NULL the last decoder layer's
+ *   cross-attention probabilities averaged over heads. */
+void transformer_decode(const Model *m, const float *memory, const int *src_len, int S, const int *tgt_in,
+                        const int *tgt_len, int T, int B, float *work, float *logits, float *cross);
 
 /* Floats of scratch transformer_encode needs for S positions of B sentences. */
 long transformer_encode_floats(const ModelDims *d, int S, int B);

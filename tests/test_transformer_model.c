@@ -119,6 +119,71 @@ static void test_encoder(const char *path)
     fixture_free(&f);
 }
 
+/* Teacher-forced logits, the head-averaged cross-attention of the last decoder layer
+ * and the token-mean loss against the fixture's, on every real target position. */
+static void test_decoder(const char *path)
+{
+    Fixture f = fixture_load(path);
+    Model m;
+    fixture_model(&f, &m);
+    const FixtureTensor *src = fixture_get(&f, "src"), *tin = fixture_get(&f, "tgt_in");
+    const int *tout = fixture_get(&f, "tgt_out")->data;
+    int S = src->dims[0], B = src->dims[1], T = tin->dims[0], D = m.dims.embed, V = m.dims.tgt_vocab;
+    const int *sids = src->data, *tids = tin->data;
+    int slen[16] = {0}, tlen[16] = {0};
+    for (int b = 0; b < B; b++) {
+        for (int t = 0; t < S; t++)
+            slen[b] += sids[t * B + b] != 0;
+        for (int t = 0; t < T; t++)
+            tlen[b] += tids[t * B + b] != 0;
+    }
+    float *work = xmalloc(sizeof(float) * transformer_encode_floats(&m.dims, S, B));
+    float *memory = xmalloc(sizeof(float) * S * B * D);
+    transformer_encode(&m, sids, slen, S, B, work, memory);
+    free(work);
+    work = xmalloc(sizeof(float) * transformer_decode_floats(&m.dims, S, T, B));
+    float *logits = xmalloc(sizeof(float) * T * B * V), *cross = xmalloc(sizeof(float) * B * T * S);
+    transformer_decode(&m, memory, slen, S, tids, tlen, T, B, work, logits, cross);
+    const float *want = fixture_get(&f, "logits")->data, *want_cross = fixture_get(&f, "cross_attn")->data;
+    double scale = 0, worst = 0, worst_cross = 0, nll = 0;
+    long count = 0;
+    for (long i = 0; i < (long)T * B * V; i++)
+        scale = fmax(scale, fabs(want[i]));
+    for (int t = 0; t < T; t++)
+        for (int b = 0; b < B; b++) {
+            if (t >= tlen[b]) continue;
+            const float *row = logits + ((long)t * B + b) * V, *ref = want + ((long)t * B + b) * V;
+            double mx = row[0], z = 0;
+            for (int v = 0; v < V; v++) {
+                worst = fmax(worst, fabs(row[v] - ref[v]));
+                mx = fmax(mx, row[v]);
+            }
+            for (int v = 0; v < V; v++)
+                z += exp(row[v] - mx);
+            if (tout[t * B + b]) {
+                nll -= row[tout[t * B + b]] - mx - log(z);
+                count++;
+            }
+            for (int j = 0; j < slen[b]; j++)
+                worst_cross = fmax(worst_cross, fabs(cross[((long)b * T + t) * S + j] - want_cross[((long)t * B + b) * S + j]));
+        }
+    double loss = nll / count, want_loss = *(const float *)fixture_get(&f, "loss")->data;
+    char label[240];
+    snprintf(label, sizeof label, "%s: logits as PyTorch's, max |diff| %.2g of scale %.2g", path, worst, scale);
+    CHECK(worst <= 1e-5 * scale, label);
+    snprintf(label, sizeof label, "%s: last layer's cross-attention (heads averaged) as PyTorch's, max |diff| %.2g",
+             path, worst_cross);
+    CHECK(worst_cross <= 1e-5, label);
+    snprintf(label, sizeof label, "%s: token-mean loss %.7f, PyTorch's %.7f", path, loss, want_loss);
+    CHECK(fabs(loss - want_loss) <= 1e-5 * fabs(want_loss), label);
+    free(work);
+    free(memory);
+    free(logits);
+    free(cross);
+    model_free(&m);
+    fixture_free(&f);
+}
+
 int main(void)
 {
     const char *fixtures[] = {"tests/fixtures/transformer_pre1.bin", "tests/fixtures/transformer_post1.bin",
@@ -127,5 +192,7 @@ int main(void)
         test_layout(fixtures[i]);
     for (int i = 0; i < 4; i++)
         test_encoder(fixtures[i]);
+    for (int i = 0; i < 4; i++)
+        test_decoder(fixtures[i]);
     return check_report("test_transformer_model");
 }
