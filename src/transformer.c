@@ -2,13 +2,16 @@
 #include "transformer.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ffn.h"       /* defines: ffn_forward, FfnParams */
 #include "layernorm.h" /* defines: layernorm_forward */
-#include "linalg.h"    /* defines: matmul_bias */
+#include "linalg.h"    /* defines: matmul_bias, linear_grads */
+#include <cblas.h>
 #include "mha.h"       /* defines: mha_forward, MhaConfig, MhaParams, MhaWorkspace */
 #include "posenc.h"    /* defines: posenc_add */
+#include "util.h"      /* defines: xcalloc */
 
 static MhaParams att_params(const AttWeights *w)
 {
@@ -127,4 +130,304 @@ void transformer_decode(const Model *m, const float *memory, const int *src_len,
                 o[i] += P[i] / (float)d->heads;
         }
     }
+}
+
+/* ---------------------------------------------------------------- training */
+
+/* One sub-layer (attention or feed-forward) around its residual connection, and what
+ * its backward pass reads:
+ *   pre:  n = LN(stream); y = f(n);      next = stream + y
+ *   post: y = f(stream);  sum = stream + y; next = LN(sum)
+ * stream is the residual stream entering it (the previous sub-layer's next). */
+typedef struct {
+    float *stream, *n, *sum, *mean, *rstd;   /* (N, D), (N, D), (N, D), (N), (N) */
+    MhaWorkspace ws;                         /* attention sub-layers */
+    float *ws_mem;
+    float *fh, *fa;                          /* the feed-forward sub-layer: (N, ff) */
+} SubRun;
+
+struct TRun {
+    float *mem;                   /* the one allocation everything below points into */
+    int cap_S, cap_T, cap_B;
+    int S, T, B;
+    const int *src_len, *tgt_len, *src, *tgt_in;
+    SubRun enc[MAX_LAYERS][2], dec[MAX_LAYERS][3];
+    float *enc_out, *dec_out;     /* the streams leaving the last layers (N, D) */
+    float *memory, *enc_fn, *dec_fn, *fn_mean[2], *fn_rstd[2];  /* pre-norm: after the final LNs */
+    float *logits, *dlogits;      /* (T*B, Vt) */
+    float *d_a, *d_c, *d_n, *d_memory, *ff_work;   /* backward scratch */
+};
+
+static float *take(float **at, long n)
+{
+    float *p = *at;
+    *at += n;
+    return p;
+}
+
+TRun *trun_new(const ModelDims *d, int S, int T, int B)
+{
+    TRun *r = xcalloc(1, sizeof *r);
+    r->cap_S = S, r->cap_T = T, r->cap_B = B;
+    long D = d->embed, F = d->ff, Ns = (long)S * B, Nt = (long)T * B, M = Ns > Nt ? Ns : Nt;
+    MhaConfig c = {.d = (int)D, .heads = d->heads};
+    long wss = mha_workspace_floats(&c, S, S, B), wst = mha_workspace_floats(&c, T, T, B),
+         wsx = mha_workspace_floats(&c, T, S, B);
+    long sub_n = 3 * D + 2;  /* per row: stream, n, sum, mean, rstd */
+    long total = (long)d->enc_layers * (2 * Ns * sub_n + wss + 2 * Ns * F) +
+                 (long)d->dec_layers * (3 * Nt * sub_n + wst + wsx + 2 * Nt * F) + 2 * Ns * D + 2 * Nt * D + Ns * D +
+                 2 * (Ns + Nt) + 2 * Nt * d->tgt_vocab + 4 * M * D + M * F;
+    float *mem = xcalloc(total, sizeof(float)), *at = mem;
+    for (int l = 0; l < d->enc_layers; l++)
+        for (int k = 0; k < 2; k++) {
+            SubRun *u = &r->enc[l][k];
+            u->stream = take(&at, Ns * D), u->n = take(&at, Ns * D), u->sum = take(&at, Ns * D);
+            u->mean = take(&at, Ns), u->rstd = take(&at, Ns);
+            if (k == 0) u->ws_mem = take(&at, wss);
+            else u->fh = take(&at, Ns * F), u->fa = take(&at, Ns * F);
+        }
+    for (int l = 0; l < d->dec_layers; l++)
+        for (int k = 0; k < 3; k++) {
+            SubRun *u = &r->dec[l][k];
+            u->stream = take(&at, Nt * D), u->n = take(&at, Nt * D), u->sum = take(&at, Nt * D);
+            u->mean = take(&at, Nt), u->rstd = take(&at, Nt);
+            if (k == 0) u->ws_mem = take(&at, wst);
+            else if (k == 1) u->ws_mem = take(&at, wsx);
+            else u->fh = take(&at, Nt * F), u->fa = take(&at, Nt * F);
+        }
+    r->enc_out = take(&at, Ns * D), r->memory = take(&at, Ns * D), r->enc_fn = r->memory;
+    r->dec_out = take(&at, Nt * D), r->dec_fn = take(&at, Nt * D);
+    r->fn_mean[0] = take(&at, Ns), r->fn_rstd[0] = take(&at, Ns);
+    r->fn_mean[1] = take(&at, Nt), r->fn_rstd[1] = take(&at, Nt);
+    r->logits = take(&at, Nt * d->tgt_vocab), r->dlogits = take(&at, Nt * d->tgt_vocab);
+    r->d_a = take(&at, M * D), r->d_c = take(&at, M * D), r->d_n = take(&at, M * D);
+    r->d_memory = take(&at, Ns * D), r->ff_work = take(&at, M * F);
+    r->mem = mem;
+    return r;
+}
+
+void trun_free(TRun *r)
+{
+    if (!r) return;
+    free(r->mem);
+    free(r);
+}
+
+typedef enum { SUB_SELF, SUB_CROSS, SUB_FF } SubKind;
+
+/* Where a sub-layer runs: its layer's weights (and gradients), its kind and layer norm
+ * (0: ln1, 1: ln2, 2: ln3), the lengths and, for cross-attention, the memory. */
+typedef struct {
+    const ModelDims *d;
+    const TLayer *w;
+    TLayer *g;            /* backward only */
+    SubKind kind;
+    int causal;           /* self-attention of the decoder */
+    int ln, Tq, Tk, B;
+    const int *len_q, *len_k;
+    const float *memory;
+    float *d_memory;      /* backward of cross-attention: += */
+} Sub;
+
+static const LnWeights *sub_ln(const TLayer *w, int k) { return k == 0 ? &w->ln1 : k == 1 ? &w->ln2 : &w->ln3; }
+static LnWeights *sub_ln_grad(TLayer *g, int k) { return k == 0 ? &g->ln1 : k == 1 ? &g->ln2 : &g->ln3; }
+static MhaGrads att_grads(AttWeights *g) { return (MhaGrads){g->wq, g->bq, g->wk, g->bk, g->wv, g->bv, g->wo, g->bo}; }
+
+static MhaConfig sub_cfg(const Sub *c)
+{
+    return (MhaConfig){.d = c->d->embed, .heads = c->d->heads, .causal = c->causal};
+}
+
+/* f(in) into y (N, D): the sub-layer's own function. */
+static void sub_f(const Sub *c, SubRun *u, const float *in, float *y)
+{
+    int N = c->Tq * c->B, D = c->d->embed;
+    MhaConfig cfg = sub_cfg(c);
+    if (c->kind == SUB_FF) {
+        FfnParams ff = ff_params(&c->w->ff);
+        ffn_forward(&ff, c->d->activation == ACT_GELU ? FFN_GELU : FFN_RELU, in, u->fh, u->fa, y, N, D, c->d->ff);
+        return;
+    }
+    const AttWeights *aw = c->kind == SUB_SELF ? &c->w->self : &c->w->cross;
+    MhaParams att = att_params(aw);
+    mha_workspace_init(&u->ws, &cfg, u->ws_mem, c->Tq, c->Tk, c->B);
+    mha_forward(&cfg, &att, in, c->kind == SUB_SELF ? in : c->memory, c->len_q, c->len_k, NULL, y, &u->ws, c->Tq,
+                c->Tk, c->B);
+}
+
+/* u->stream holds the input; writes next (N, D). */
+static void sub_forward(const Sub *c, SubRun *u, float *next)
+{
+    int N = c->Tq * c->B, D = c->d->embed;
+    long n = (long)N * D;
+    const LnWeights *ln = sub_ln(c->w, c->ln);
+    if (c->d->norm == NORM_PRE) {
+        layernorm_forward(u->n, u->mean, u->rstd, u->stream, ln->g, ln->b, N, D);
+        sub_f(c, u, u->n, next);
+        add_into(next, u->stream, n);
+    } else {
+        sub_f(c, u, u->stream, u->sum);
+        add_into(u->sum, u->stream, n);
+        layernorm_forward(next, u->mean, u->rstd, u->sum, ln->g, ln->b, N, D);
+    }
+}
+
+/* The gradient with respect to f's input, dn (N, D) (written), from dy. */
+static void sub_f_backward(const Sub *c, SubRun *u, const float *in, const float *dy, float *dn, float *ff_work)
+{
+    int N = c->Tq * c->B, D = c->d->embed;
+    if (c->kind == SUB_FF) {
+        FfnParams ff = ff_params(&c->w->ff);
+        FfnGrads fg = {c->g->ff.w1, c->g->ff.b1, c->g->ff.w2, c->g->ff.b2};
+        ffn_backward(&ff, c->d->activation == ACT_GELU ? FFN_GELU : FFN_RELU, &fg, dy, in, u->fh, u->fa, dn, ff_work,
+                     N, D, c->d->ff);
+        return;
+    }
+    MhaConfig cfg = sub_cfg(c);
+    int self = c->kind == SUB_SELF;
+    MhaParams att = att_params(self ? &c->w->self : &c->w->cross);
+    MhaGrads ag = att_grads(self ? &c->g->self : &c->g->cross);
+    memset(dn, 0, sizeof(float) * N * D);
+    mha_backward(&cfg, &att, &ag, dy, in, self ? in : c->memory, c->len_q, c->len_k, NULL, dn,
+                 self ? dn : c->d_memory, &u->ws, c->Tq, c->Tk, c->B);
+}
+
+/* ds (N, D): in, dL/d next; out, dL/d stream. dn, dsum, ff_work: scratch. */
+static void sub_backward(const Sub *c, SubRun *u, float *ds, float *dn, float *dsum, float *ff_work)
+{
+    int N = c->Tq * c->B, D = c->d->embed;
+    long n = (long)N * D;
+    const LnWeights *ln = sub_ln(c->w, c->ln);
+    LnWeights *lg = sub_ln_grad(c->g, c->ln);
+    if (c->d->norm == NORM_PRE) {
+        sub_f_backward(c, u, u->n, ds, dn, ff_work);
+        layernorm_backward(dn, lg->g, lg->b, dn, u->stream, u->mean, u->rstd, ln->g, N, D);
+        add_into(ds, dn, n);
+    } else {
+        layernorm_backward(dsum, lg->g, lg->b, ds, u->sum, u->mean, u->rstd, ln->g, N, D);
+        sub_f_backward(c, u, u->stream, dsum, dn, ff_work);
+        for (long i = 0; i < n; i++)
+            ds[i] = dsum[i] + dn[i];
+    }
+}
+
+static void embed(float *x, const float *emb, const int *ids, int T, int B, int D)
+{
+    for (long r = 0; r < (long)T * B; r++)
+        memcpy(x + r * D, emb + (long)ids[r] * D, sizeof(float) * D);
+    posenc_add(x, T, B, D, 0, sqrtf((float)D));
+}
+
+static Sub enc_sub(const Model *m, TRun *r, int l, int k)
+{
+    return (Sub){.d = &m->dims, .w = &m->params.tenc[l], .g = (TLayer *)&m->grads.tenc[l], .kind = k ? SUB_FF : SUB_SELF,
+                 .ln = k, .Tq = r->S, .Tk = r->S, .B = r->B, .len_q = r->src_len, .len_k = r->src_len};
+}
+
+static Sub dec_sub(const Model *m, TRun *r, int l, int k)
+{
+    SubKind kind = k == 0 ? SUB_SELF : k == 1 ? SUB_CROSS : SUB_FF;
+    return (Sub){.d = &m->dims, .w = &m->params.tdec[l], .g = (TLayer *)&m->grads.tdec[l], .kind = kind,
+                 .causal = kind == SUB_SELF, .ln = k,
+                 .Tq = r->T, .Tk = kind == SUB_CROSS ? r->S : r->T, .B = r->B, .len_q = r->tgt_len,
+                 .len_k = kind == SUB_CROSS ? r->src_len : r->tgt_len, .memory = r->memory, .d_memory = r->d_memory};
+}
+
+double transformer_forward_train(const Model *m, TRun *r, const int *src, const int *src_len, int S,
+                                 const int *tgt_in, const int *tgt_out, const int *tgt_len, int T, int B)
+{
+    const ModelDims *d = &m->dims;
+    const Params *p = &m->params;
+    int D = d->embed, V = d->tgt_vocab, pre = d->norm == NORM_PRE;
+    long Ns = (long)S * B, Nt = (long)T * B;
+    r->S = S, r->T = T, r->B = B, r->src = src, r->tgt_in = tgt_in, r->src_len = src_len, r->tgt_len = tgt_len;
+    int L = d->enc_layers;
+    embed(r->enc[0][0].stream, p->src_emb, src, S, B, D);
+    for (int l = 0; l < L; l++)
+        for (int k = 0; k < 2; k++) {
+            Sub c = enc_sub(m, r, l, k);
+            float *next = k == 0 ? r->enc[l][1].stream : l + 1 < L ? r->enc[l + 1][0].stream : r->enc_out;
+            sub_forward(&c, &r->enc[l][k], next);
+        }
+    if (pre) layernorm_forward(r->memory, r->fn_mean[0], r->fn_rstd[0], r->enc_out, p->tenc_ln.g, p->tenc_ln.b,
+                               (int)Ns, D);
+    else memcpy(r->memory, r->enc_out, sizeof(float) * Ns * D);
+    L = d->dec_layers;
+    embed(r->dec[0][0].stream, p->tgt_emb, tgt_in, T, B, D);
+    for (int l = 0; l < L; l++)
+        for (int k = 0; k < 3; k++) {
+            Sub c = dec_sub(m, r, l, k);
+            float *next = k < 2 ? r->dec[l][k + 1].stream : l + 1 < L ? r->dec[l + 1][0].stream : r->dec_out;
+            sub_forward(&c, &r->dec[l][k], next);
+        }
+    if (pre) layernorm_forward(r->dec_fn, r->fn_mean[1], r->fn_rstd[1], r->dec_out, p->tdec_ln.g, p->tdec_ln.b,
+                               (int)Nt, D);
+    else memcpy(r->dec_fn, r->dec_out, sizeof(float) * Nt * D);
+    matmul_bias(r->logits, V, r->dec_fn, D, p->out_w, D, p->out_b, (int)Nt, V, D);
+    /* The token-mean cross-entropy and its gradient with respect to the logits. */
+    long count = 0;
+    for (long i = 0; i < Nt; i++)
+        count += tgt_out[i] != 0;
+    double nll = 0;
+    for (long i = 0; i < Nt; i++) {
+        const float *z = r->logits + i * V;
+        float *dz = r->dlogits + i * V;
+        if (!tgt_out[i]) {
+            memset(dz, 0, sizeof(float) * V);
+            continue;
+        }
+        float mx = z[0];
+        for (int v = 1; v < V; v++)
+            mx = z[v] > mx ? z[v] : mx;
+        double sum = 0;
+        for (int v = 0; v < V; v++)
+            sum += exp((double)(z[v] - mx));
+        nll -= (double)(z[tgt_out[i]] - mx) - log(sum);
+        for (int v = 0; v < V; v++)
+            dz[v] = (float)(exp((double)(z[v] - mx)) / sum / (double)count);
+        dz[tgt_out[i]] -= 1.0f / (float)count;
+    }
+    return count ? nll / (double)count : 0.0;
+}
+
+static void embed_backward(float *g_emb, const float *dx, const int *ids, long N, int D)
+{
+    float scale = sqrtf((float)D);
+    for (long r = 0; r < N; r++) {
+        float *g = g_emb + (long)ids[r] * D;
+        for (int k = 0; k < D; k++)
+            g[k] += scale * dx[r * D + k];
+    }
+}
+
+void transformer_backward(Model *m, TRun *r)
+{
+    const ModelDims *d = &m->dims;
+    const Params *p = &m->params;
+    Params *g = &m->grads;
+    int D = d->embed, V = d->tgt_vocab, pre = d->norm == NORM_PRE, S = r->S, T = r->T, B = r->B;
+    long Ns = (long)S * B, Nt = (long)T * B;
+    float *ds = r->d_a;
+    /* The output layer: logits = dec_fn W^T + b. */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)Nt, D, V, 1.0f, r->dlogits, V, p->out_w, D, 0.0f, ds,
+                D);
+    linear_grads(g->out_w, g->out_b, r->dlogits, V, r->dec_fn, D, (int)Nt, V, D);
+    if (pre) layernorm_backward(ds, g->tdec_ln.g, g->tdec_ln.b, ds, r->dec_out, r->fn_mean[1], r->fn_rstd[1],
+                                p->tdec_ln.g, (int)Nt, D);
+    memset(r->d_memory, 0, sizeof(float) * Ns * D);
+    for (int l = d->dec_layers - 1; l >= 0; l--)
+        for (int k = 2; k >= 0; k--) {
+            Sub c = dec_sub(m, r, l, k);
+            sub_backward(&c, &r->dec[l][k], ds, r->d_n, r->d_c, r->ff_work);
+        }
+    embed_backward(g->tgt_emb, ds, r->tgt_in, Nt, D);
+    memcpy(ds, r->d_memory, sizeof(float) * Ns * D);
+    if (pre) layernorm_backward(ds, g->tenc_ln.g, g->tenc_ln.b, ds, r->enc_out, r->fn_mean[0], r->fn_rstd[0],
+                                p->tenc_ln.g, (int)Ns, D);
+    for (int l = d->enc_layers - 1; l >= 0; l--)
+        for (int k = 1; k >= 0; k--) {
+            Sub c = enc_sub(m, r, l, k);
+            sub_backward(&c, &r->enc[l][k], ds, r->d_n, r->d_c, r->ff_work);
+        }
+    embed_backward(g->src_emb, ds, r->src, Ns, D);
 }

@@ -184,6 +184,60 @@ static void test_decoder(const char *path)
     fixture_free(&f);
 }
 
+/* The training pass's loss and every gradient against the fixture's grad.<name>: within
+ * 1e-4 of each tensor's largest entry (float32 sums against the float64 run), and the
+ * key biases, whose true gradient is zero (the softmax cancels them), below 1e-6. */
+static void test_gradients(const char *path)
+{
+    Fixture f = fixture_load(path);
+    Model m;
+    fixture_model(&f, &m);
+    const FixtureTensor *src = fixture_get(&f, "src"), *tin = fixture_get(&f, "tgt_in");
+    const int *tout = fixture_get(&f, "tgt_out")->data, *sids = src->data, *tids = tin->data;
+    int S = src->dims[0], B = src->dims[1], T = tin->dims[0];
+    int slen[16] = {0}, tlen[16] = {0};
+    for (int b = 0; b < B; b++) {
+        for (int t = 0; t < S; t++)
+            slen[b] += sids[t * B + b] != 0;
+        for (int t = 0; t < T; t++)
+            tlen[b] += tids[t * B + b] != 0;
+    }
+    TRun *r = trun_new(&m.dims, S, T, B);
+    model_zero_grad(&m);
+    double loss = transformer_forward_train(&m, r, sids, slen, S, tids, tout, tlen, T, B);
+    transformer_backward(&m, r);
+    double want_loss = *(const float *)fixture_get(&f, "loss")->data;
+    char label[240];
+    snprintf(label, sizeof label, "%s: training pass loss %.7f, PyTorch's %.7f", path, loss, want_loss);
+    CHECK(fabs(loss - want_loss) <= 1e-5 * fabs(want_loss), label);
+    TensorShape shapes[MAX_TENSORS];
+    float *grads[MAX_TENSORS];
+    int n = params_shapes(&m.dims, shapes), bad = 0;
+    params_tensors(&m.grads, &m.dims, grads);
+    for (int i = 0; i < n; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "grad.%s", shapes[i].name);
+        const FixtureTensor *t = fixture_get(&f, name);
+        const float *ref = t->data;
+        double scale = 0, worst = 0;
+        for (long k = 0; k < t->n; k++) {
+            scale = fmax(scale, fabs(ref[k]));
+            worst = fmax(worst, fabs(grads[i][k] - ref[k]));
+        }
+        int key_bias = strstr(shapes[i].name, ".bk") != NULL;
+        int ok = key_bias ? worst <= 1e-6 : worst <= 1e-4 * scale;
+        if (!ok) {
+            fprintf(stderr, "  %s: %s max |diff| %.3g of scale %.3g\n", path, name, worst, scale);
+            bad++;
+        }
+    }
+    snprintf(label, sizeof label, "%s: all %d gradients as PyTorch's (%d differ)", path, n, bad);
+    CHECK(bad == 0, label);
+    trun_free(r);
+    model_free(&m);
+    fixture_free(&f);
+}
+
 int main(void)
 {
     const char *fixtures[] = {"tests/fixtures/transformer_pre1.bin", "tests/fixtures/transformer_post1.bin",
@@ -194,5 +248,7 @@ int main(void)
         test_encoder(fixtures[i]);
     for (int i = 0; i < 4; i++)
         test_decoder(fixtures[i]);
+    for (int i = 0; i < 4; i++)
+        test_gradients(fixtures[i]);
     return check_report("test_transformer_model");
 }
