@@ -6,12 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch.h"       /* defines: batch_fill, batch_fill_packed */
 #include "attention.h" /* defines: attention_bahdanau_*, attention_dot_*, DotAttention */
 #include "embedding.h" /* defines: embedding_forward/_backward */
 #include "gru.h"       /* defines: GruWeights, gru_sequence_*, gru_gates_* */
 #include "linalg.h"    /* defines: matmul_bias, matmul_add, linear_grads */
 #include "loss.h"      /* defines: softmax_xent */
 #include "lstm.h"      /* defines: LstmWeights, lstm_sequence_*, lstm_gates_* */
+#include "transformer.h" /* defines: trun_new, transformer_forward_train, transformer_backward */
 #include "util.h"      /* defines: xmalloc, Rng */
 #include "vocab.h"     /* defines: VOCAB_PAD, VOCAB_UNK, VOCAB_EOS */
 
@@ -399,6 +401,16 @@ typedef struct {
 
 void runstate_alloc(RunState *rs, const ModelDims *dims, RunMode mode, int B, int S, int T)
 {
+    if (dims->type == MODEL_TRANSFORMER) {
+        memset(rs, 0, sizeof *rs);
+        rs->mode = mode;
+        rs->cap_B = B, rs->cap_S = S, rs->cap_T = T;
+        rs->tr = trun_new(dims, S, T, B);
+        rs->tr_src_len = xcalloc(B, sizeof(int));
+        rs->tr_tgt_len = xcalloc(B, sizeof(int));
+        rs->mem = xcalloc(1, sizeof(float));  /* allocated: runstate_ensure's test */
+        return;
+    }
     ModelDims d = *dims;
     d.layers = n_layers(dims);
     long E = d.embed, H = d.hidden, V = d.tgt_vocab, G = n_gates(&d), U = enc_units(&d);
@@ -492,6 +504,9 @@ void runstate_alloc(RunState *rs, const ModelDims *dims, RunMode mode, int B, in
 
 void runstate_free(RunState *rs)
 {
+    trun_free(rs->tr);
+    free(rs->tr_src_len);
+    free(rs->tr_tgt_len);
     free(rs->mem);
     free(rs->src_len);
     free(rs->fed);
@@ -929,8 +944,36 @@ static void decode_sampled(Model *m, RunState *rs, const Batch *batch)
     }
 }
 
+/* The Transformer's forward pass over a padded batch (model_fill_batch), the loss as for
+ * the recurrent models. */
+static double transformer_model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad)
+{
+    int S = batch->S, T = batch->T, B = batch->B, V = m->dims.tgt_vocab;
+    int training = want_grad && rs->mode == RUN_TRAIN;
+    for (int b = 0; b < B; b++) {
+        rs->tr_src_len[b] = rs->tr_tgt_len[b] = 0;
+        for (int j = 0; j < S; j++)
+            rs->tr_src_len[b] += batch->mask[j * B + b] != 0.0f;
+        for (int t = 0; t < T; t++)
+            rs->tr_tgt_len[b] += batch->tgt_in[t * B + b] != VOCAB_PAD;
+    }
+    float *logits = transformer_forward_train(m, rs->tr, batch->src, rs->tr_src_len, S, batch->tgt_in,
+                                              rs->tr_tgt_len, T, B);
+    long tokens = rs->loss_tokens > 0 ? rs->loss_tokens : batch->n_tokens;
+    float scale = tokens > 0 ? 1.0f / tokens : 0.0f;
+    return softmax_xent(logits, batch->tgt_out, T * B, V, scale, training ? rs->label_smoothing : 0.0f,
+                        want_grad ? logits : NULL);
+}
+
+void model_fill_batch(const Model *m, Batch *batch, const Example *ex, const int *idx, int n)
+{
+    if (m->dims.type == MODEL_TRANSFORMER) batch_fill(batch, ex, idx, n);
+    else batch_fill_packed(batch, ex, idx, n);
+}
+
 double model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad)
 {
+    if (m->dims.type == MODEL_TRANSFORMER) return transformer_model_forward(m, rs, batch, want_grad);
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
     int T = batch->T, E = d->embed, H = d->hidden, V = d->tgt_vocab, X = dec_in0(d);
@@ -1262,6 +1305,10 @@ static void encoder_backward(Model *m, RunState *rs, const Batch *batch)
 
 void model_backward(Model *m, RunState *rs, const Batch *batch)
 {
+    if (m->dims.type == MODEL_TRANSFORMER) {
+        transformer_backward(m, rs->tr);
+        return;
+    }
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
     Params *g = &m->grads;

@@ -257,6 +257,10 @@ typedef struct {
     int dropping;           /* set by model_forward: dropout is on for this pass */
     int sampling;           /* set by model_forward: some inputs are the model's own */
     int *fed;               /* (T, B) the words fed to the decoder when sampling */
+    /* model.type transformer: its training pass's activations (transformer.h), and the
+     * batch's lengths */
+    struct TRun *tr;
+    int *tr_src_len, *tr_tgt_len;   /* (B) */
 } RunState;
 
 /* What the activations are kept for, which decides what is allocated:
@@ -280,6 +284,9 @@ void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int 
  * decoder inputs (sample_prob > 0) apply only with want_grad in RUN_TRAIN mode:
  * held-out scoring is the plain model and loss. */
 double model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad);
+/* The batch layout the model trains on: packed for the recurrent models (packseq.h),
+ * padded and time-major for the Transformer, which attends over whole sentences. */
+void model_fill_batch(const Model *m, Batch *batch, const Example *ex, const int *idx, int n);
 /* The most likely word of a logits row (V), never <pad> or <sos>: the first index of
  * the maximum. Greedy decoding and scheduled sampling both choose with it. */
 int best_word(const float *logits, int V);

@@ -146,7 +146,7 @@ static int train_step(Run *run, int start, int n, double forcing, Step *s, Error
     ranks_shard(&run->ranks, n, &lo, &hi);
     double sum = 0;
     if (hi > lo) {  /* a batch smaller than the job leaves some ranks nothing to add */
-        batch_fill_packed(&run->batch, run->data.train, batch_order + lo, hi - lo);
+        model_fill_batch(&run->mf.model, &run->batch, run->data.train, batch_order + lo, hi - lo);
         sum = model_forward(m, &run->rs, &run->batch, 1);
         model_backward(m, &run->rs, &run->batch);
     }
@@ -258,7 +258,8 @@ static int validation(Run *run, int at_epoch_end, int *stop, Error *err)
     st->last_validated = st->step;
     double t0 = now_seconds();
     double vloss = validate_loss(&run->mf.model, &run->rs, &run->batch, &run->data, cfg->batch_size);
-    int with_bleu = run->data.n_bleu > 0;
+    /* No decoder for the Transformer yet (issue 17): loss only. */
+    int with_bleu = run->data.n_bleu > 0 && run->mf.model.dims.type != MODEL_TRANSFORMER;
     double bleu = with_bleu ? validate_bleu(&run->mf, &run->decode_rs, &run->data) : NAN;
     double seconds = now_seconds() - t0;
     int by_bleu = !strcmp(cfg->best_metric, "bleu");
@@ -503,6 +504,14 @@ static int train_loop(Run *run, Error *err)
 static void say_model(Run *run)
 {
     const Config *cfg = run->cfg;
+    if (!strcmp(cfg->type, "transformer")) {
+        const ModelDims *d = &run->mf.model.dims;
+        console_say(&run->con, "model: Transformer, %d+%d layers, %d heads, d_model %d, feed-forward %d, %s-norm, %ld "
+                               "parameters; OpenBLAS kernel %s, %d threads; output in %s", d->enc_layers, d->dec_layers,
+                    d->heads, d->embed, d->ff, cfg->norm, run->mf.model.n_params, blas_kernel_name(), run->threads,
+                    cfg->dir);
+        return;
+    }
     console_say(&run->con, "model: %s, %d layer%s%s, %s attention, embed %d, hidden %d, %ld parameters; OpenBLAS "
                            "kernel %s, %d threads; output in %s",
                 cfg->cell, cfg->layers, cfg->layers > 1 ? "s" : "", cfg->bidirectional ? ", bidirectional" : "",
@@ -773,10 +782,9 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     run.mf.text.nfkc = !strcmp(cfg->normalization, "nfkc");
     run.mf.text.whitespace_only = tokenizer_whitespace_only((TokenizerKind)tokenizer_kind(cfg->tokenizer));
     run.mf.config_json = config_to_json(cfg);
-    /* The Transformer's keys are read and checked; its model is being built (issue 17). */
-    if (!strcmp(cfg->type, "transformer")) {
-        error_set(err, "model.type \"transformer\": not available yet in this build (its layers are being built); "
-                       "use \"rnn\"");
+    /* The Transformer trains; its dropout and its decoder are being built (issue 17). */
+    if (!strcmp(cfg->type, "transformer") && cfg->dropout > 0) {
+        error_set(err, "model.dropout: not available yet for model.type \"transformer\" (issue 17, in progress)");
         goto done;
     }
     if (probe_inputs(cfg, err)) goto done;

@@ -154,7 +154,7 @@ struct TRun {
     SubRun enc[MAX_LAYERS][2], dec[MAX_LAYERS][3];
     float *enc_out, *dec_out;     /* the streams leaving the last layers (N, D) */
     float *memory, *enc_fn, *dec_fn, *fn_mean[2], *fn_rstd[2];  /* pre-norm: after the final LNs */
-    float *logits, *dlogits;      /* (T*B, Vt) */
+    float *logits;                /* (T*B, Vt); the caller makes them dLoss/dlogits */
     float *d_a, *d_c, *d_n, *d_memory, *ff_work;   /* backward scratch */
 };
 
@@ -176,7 +176,7 @@ TRun *trun_new(const ModelDims *d, int S, int T, int B)
     long sub_n = 3 * D + 2;  /* per row: stream, n, sum, mean, rstd */
     long total = (long)d->enc_layers * (2 * Ns * sub_n + wss + 2 * Ns * F) +
                  (long)d->dec_layers * (3 * Nt * sub_n + wst + wsx + 2 * Nt * F) + 2 * Ns * D + 2 * Nt * D + Ns * D +
-                 2 * (Ns + Nt) + 2 * Nt * d->tgt_vocab + 4 * M * D + M * F;
+                 2 * (Ns + Nt) + Nt * d->tgt_vocab + 4 * M * D + M * F;
     float *mem = xcalloc(total, sizeof(float)), *at = mem;
     for (int l = 0; l < d->enc_layers; l++)
         for (int k = 0; k < 2; k++) {
@@ -199,7 +199,7 @@ TRun *trun_new(const ModelDims *d, int S, int T, int B)
     r->dec_out = take(&at, Nt * D), r->dec_fn = take(&at, Nt * D);
     r->fn_mean[0] = take(&at, Ns), r->fn_rstd[0] = take(&at, Ns);
     r->fn_mean[1] = take(&at, Nt), r->fn_rstd[1] = take(&at, Nt);
-    r->logits = take(&at, Nt * d->tgt_vocab), r->dlogits = take(&at, Nt * d->tgt_vocab);
+    r->logits = take(&at, Nt * d->tgt_vocab);
     r->d_a = take(&at, M * D), r->d_c = take(&at, M * D), r->d_n = take(&at, M * D);
     r->d_memory = take(&at, Ns * D), r->ff_work = take(&at, M * F);
     r->mem = mem;
@@ -333,8 +333,8 @@ static Sub dec_sub(const Model *m, TRun *r, int l, int k)
                  .len_k = kind == SUB_CROSS ? r->src_len : r->tgt_len, .memory = r->memory, .d_memory = r->d_memory};
 }
 
-double transformer_forward_train(const Model *m, TRun *r, const int *src, const int *src_len, int S,
-                                 const int *tgt_in, const int *tgt_out, const int *tgt_len, int T, int B)
+float *transformer_forward_train(const Model *m, TRun *r, const int *src, const int *src_len, int S,
+                                 const int *tgt_in, const int *tgt_len, int T, int B)
 {
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
@@ -364,31 +364,10 @@ double transformer_forward_train(const Model *m, TRun *r, const int *src, const 
                                (int)Nt, D);
     else memcpy(r->dec_fn, r->dec_out, sizeof(float) * Nt * D);
     matmul_bias(r->logits, V, r->dec_fn, D, p->out_w, D, p->out_b, (int)Nt, V, D);
-    /* The token-mean cross-entropy and its gradient with respect to the logits. */
-    long count = 0;
-    for (long i = 0; i < Nt; i++)
-        count += tgt_out[i] != 0;
-    double nll = 0;
-    for (long i = 0; i < Nt; i++) {
-        const float *z = r->logits + i * V;
-        float *dz = r->dlogits + i * V;
-        if (!tgt_out[i]) {
-            memset(dz, 0, sizeof(float) * V);
-            continue;
-        }
-        float mx = z[0];
-        for (int v = 1; v < V; v++)
-            mx = z[v] > mx ? z[v] : mx;
-        double sum = 0;
-        for (int v = 0; v < V; v++)
-            sum += exp((double)(z[v] - mx));
-        nll -= (double)(z[tgt_out[i]] - mx) - log(sum);
-        for (int v = 0; v < V; v++)
-            dz[v] = (float)(exp((double)(z[v] - mx)) / sum / (double)count);
-        dz[tgt_out[i]] -= 1.0f / (float)count;
-    }
-    return count ? nll / (double)count : 0.0;
+    return r->logits;
 }
+
+int trun_fits(const TRun *r, int S, int T, int B) { return S <= r->cap_S && T <= r->cap_T && B <= r->cap_B; }
 
 static void embed_backward(float *g_emb, const float *dx, const int *ids, long N, int D)
 {
@@ -409,9 +388,10 @@ void transformer_backward(Model *m, TRun *r)
     long Ns = (long)S * B, Nt = (long)T * B;
     float *ds = r->d_a;
     /* The output layer: logits = dec_fn W^T + b. */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)Nt, D, V, 1.0f, r->dlogits, V, p->out_w, D, 0.0f, ds,
+    const float *dlogits = r->logits;  /* the caller's loss turned them into dLoss/dlogits */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)Nt, D, V, 1.0f, dlogits, V, p->out_w, D, 0.0f, ds,
                 D);
-    linear_grads(g->out_w, g->out_b, r->dlogits, V, r->dec_fn, D, (int)Nt, V, D);
+    linear_grads(g->out_w, g->out_b, dlogits, V, r->dec_fn, D, (int)Nt, V, D);
     if (pre) layernorm_backward(ds, g->tdec_ln.g, g->tdec_ln.b, ds, r->dec_out, r->fn_mean[1], r->fn_rstd[1],
                                 p->tdec_ln.g, (int)Nt, D);
     memset(r->d_memory, 0, sizeof(float) * Ns * D);

@@ -38,17 +38,21 @@ void transformer_decode(const Model *m, const float *memory, const int *src_len,
 
 /* ---------------------------------------------------------------- training
  * The same passes keeping what the backward pass needs, and the backward pass: the
- * gradient of the token-mean cross-entropy over the real target positions
- * (tgt_out != PAD) added into m->grads. A TRun holds the activations of batches up to
+ * gradient of the loss (from dLoss/dlogits) added into m->grads. A TRun holds the activations of batches up to
  * (S, T, B), allocated once. */
 typedef struct TRun TRun;
 TRun *trun_new(const ModelDims *d, int S, int T, int B);
 void trun_free(TRun *r);
-/* Returns the loss (token mean); src (S, B), tgt_in and tgt_out (T, B), lengths (B). */
-double transformer_forward_train(const Model *m, TRun *r, const int *src, const int *src_len, int S,
-                                 const int *tgt_in, const int *tgt_out, const int *tgt_len, int T, int B);
-/* After transformer_forward_train with the same model: accumulates the gradients. */
+/* src (S, B), tgt_in (T, B), lengths (B). Returns the logits (T*B, Vt), in r: the
+ * caller turns them into the loss and, in place, into dLoss/dlogits (loss.h's
+ * softmax_xent) before transformer_backward. */
+float *transformer_forward_train(const Model *m, TRun *r, const int *src, const int *src_len, int S,
+                                 const int *tgt_in, const int *tgt_len, int T, int B);
+/* After transformer_forward_train with the same model, the logits holding dLoss/dlogits:
+ * accumulates the gradients. */
 void transformer_backward(Model *m, TRun *r);
+/* A TRun fits batches up to these sizes. */
+int trun_fits(const TRun *r, int S, int T, int B);
 
 /* Floats of scratch transformer_encode needs for S positions of B sentences. */
 long transformer_encode_floats(const ModelDims *d, int S, int B);

@@ -19,7 +19,7 @@ double validate_loss(Model *m, RunState *rs, Batch *batch, const Dataset *ds, in
     long tokens = 0;
     for (int start = 0; start < ds->n_valid; start += batch_size) {
         int n = ds->n_valid - start < batch_size ? ds->n_valid - start : batch_size;
-        batch_fill_packed(batch, ds->valid, order + start, n);
+        model_fill_batch(m, batch, ds->valid, order + start, n);
         runstate_ensure(rs, &m->dims, RUN_TRAIN, n, batch->S, batch->T);
         rs->label_smoothing = 0;
         total += model_forward(m, rs, batch, 0);

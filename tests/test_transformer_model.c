@@ -12,6 +12,7 @@
 #include "check.h"
 #include "fixture.h"
 #include "gradcheck.h"
+#include "loss.h"
 #include "model.h"
 #include "transformer.h"
 #include "util.h"
@@ -185,6 +186,20 @@ static void test_decoder(const char *path)
     fixture_free(&f);
 }
 
+/* The training pass and the token-mean loss (loss.h), with dLoss/dlogits in place when
+ * want_grad. */
+static double train_loss(const Model *m, TRun *r, const int *src, const int *slen, int S, const int *tin,
+                         const int *tout, const int *tlen, int T, int B, int want_grad)
+{
+    float *logits = transformer_forward_train(m, r, src, slen, S, tin, tlen, T, B);
+    int count = 0;
+    for (long i = 0; i < (long)T * B; i++)
+        count += tout[i] != 0;
+    double sum = softmax_xent(logits, tout, T * B, m->dims.tgt_vocab, 1.0f / (float)count, 0.0f,
+                              want_grad ? logits : NULL);
+    return sum / count;
+}
+
 /* The training pass's loss and every gradient against the fixture's grad.<name>: within
  * 1e-4 of each tensor's largest entry (float32 sums against the float64 run), and the
  * key biases, whose true gradient is zero (the softmax cancels them), below 1e-6. */
@@ -205,7 +220,7 @@ static void test_gradients(const char *path)
     }
     TRun *r = trun_new(&m.dims, S, T, B);
     model_zero_grad(&m);
-    double loss = transformer_forward_train(&m, r, sids, slen, S, tids, tout, tlen, T, B);
+    double loss = train_loss(&m, r, sids, slen, S, tids, tout, tlen, T, B, 1);
     transformer_backward(&m, r);
     double want_loss = *(const float *)fixture_get(&f, "loss")->data;
     char label[240];
@@ -257,7 +272,7 @@ typedef struct {
 static double loss_of(void *p)
 {
     GradCtx *c = p;
-    return transformer_forward_train(c->m, c->r, c->src, c->slen, c->S, c->tin, c->tout, c->tlen, c->T, c->B);
+    return train_loss(c->m, c->r, c->src, c->slen, c->S, c->tin, c->tout, c->tlen, c->T, c->B, 0);
 }
 
 static void test_finite_differences(const char *path)
@@ -278,7 +293,7 @@ static void test_finite_differences(const char *path)
     }
     GradCtx c = {&m, trun_new(&m.dims, S, T, B), sids, slen, tids, fixture_get(&f, "tgt_out")->data, tlen, S, T, B};
     model_zero_grad(&m);
-    loss_of(&c);
+    train_loss(&m, c.r, sids, slen, S, tids, c.tout, tlen, T, B, 1);
     transformer_backward(&m, c.r);
     TensorShape shapes[MAX_TENSORS];
     float *params[MAX_TENSORS], *grads[MAX_TENSORS];
