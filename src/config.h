@@ -56,7 +56,7 @@
  *   model.scaled         false  only dot-product kinds: divide scores by sqrt(hidden)
  *   model.dropout        0      on embeddings and between layers, training only, [0, 1)
  *   model.tie_embeddings false  output layer shares the target embeddings (embed = hidden)
- *   model.type           "rnn"  or "transformer" (issue 17, in progress: trains, no decoder yet)
+ *   model.type           "rnn"  or "transformer" (issue 17, in progress: no dropout yet)
  *   model.heads          4      only transformer: attention heads (divide model.embed)
  *   model.ff             1024   only transformer: the feed-forward block's inner width
  *   model.activation     "relu" only transformer: or "gelu", in the feed-forward block

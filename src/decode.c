@@ -1,10 +1,13 @@
 #include "decode.h"
 
+#include "transformer.h" /* defines: TDecoder, tdecoder_* */
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fastmath.h" /* defines: expf_fast */
+#include "transformer.h" /* defines: TDecoder, tdecoder_* */
 #include "util.h"     /* defines: xmalloc */
 #include "vocab.h"    /* defines: VOCAB_UNK, VOCAB_SOS, VOCAB_EOS */
 
@@ -410,6 +413,7 @@ void ensemble_free(Ensemble *e)
 /* One Decoder for the n models: the model's own, or the ensemble of them. */
 typedef struct {
     RnnDecoder *rnn;    /* (n) */
+    TDecoder **tr;      /* (n): the Transformers' (NULL for a recurrent model) */
     Decoder *members;   /* (n) */
     Ensemble ensemble;
     Decoder dec;
@@ -422,17 +426,26 @@ static void models_open(Models *ms, Model *const *m, RunState *const *rs, int n)
     ms->rnn = xcalloc(n, sizeof(RnnDecoder));
     ms->members = xcalloc(n, sizeof(Decoder));
     ms->ensemble = (Ensemble){0};
+    ms->tr = xcalloc(n, sizeof(TDecoder *));
     for (int i = 0; i < n; i++) {
         ms->rnn[i] = (RnnDecoder){.m = m[i], .rs = rs[i]};
-        ms->members[i] = rnn_decoder(&ms->rnn[i]);
+        if (m[i]->dims.type == MODEL_TRANSFORMER) {
+            ms->tr[i] = tdecoder_new(m[i]);
+            ms->members[i] = tdecoder_decoder(ms->tr[i]);
+        } else {
+            ms->members[i] = rnn_decoder(&ms->rnn[i]);
+        }
     }
     ms->dec = n == 1 ? ms->members[0] : ensemble_decoder(&ms->ensemble, ms->members, n);
 }
 
 static void models_close(Models *ms)
 {
-    for (int i = 0; i < ms->n; i++)
+    for (int i = 0; i < ms->n; i++) {
         batch_free(&ms->rnn[i].repeated);
+        tdecoder_free(ms->tr[i]);
+    }
+    free(ms->tr);
     ensemble_free(&ms->ensemble);
     free(ms->rnn);
     free(ms->members);

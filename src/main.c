@@ -504,11 +504,6 @@ static int cmd_translate(int argc, char **argv)
     Error err;
     blas_set_threads(threads);
     if (modelfile_read(model, &mf, &err)) return fail(&err);
-    if (mf.model.dims.type == MODEL_TRANSFORMER) {
-        modelfile_free(&mf);
-        error_set(&err, "%s: a Transformer: translating with it is not available yet (issue 17, in progress)", model);
-        return fail(&err);
-    }
     if (mf.text.lowercase)
         fprintf(stderr, "nmt: note: %s writes lowercase: it was trained with data.lowercase true\n", model);
     int status = 0, n_more = 0;
@@ -638,11 +633,6 @@ static int cmd_eval(int argc, char **argv)
     ModelFile mf;
     Error err;
     if (modelfile_read(model, &mf, &err)) return fail(&err);
-    if (mf.model.dims.type == MODEL_TRANSFORMER) {
-        modelfile_free(&mf);
-        error_set(&err, "%s: a Transformer: nmt eval translates, which is not available for it yet (issue 17)", model);
-        return fail(&err);
-    }
     EvalResult res;
     int status = eval_run(&mf, test, &opt, &scoring, &res, &err) ? fail(&err) : 0;
     if (status == 0) eval_print(&res, json, stdout);

@@ -258,8 +258,7 @@ static int validation(Run *run, int at_epoch_end, int *stop, Error *err)
     st->last_validated = st->step;
     double t0 = now_seconds();
     double vloss = validate_loss(&run->mf.model, &run->rs, &run->batch, &run->data, cfg->batch_size);
-    /* No decoder for the Transformer yet (issue 17): loss only. */
-    int with_bleu = run->data.n_bleu > 0 && run->mf.model.dims.type != MODEL_TRANSFORMER;
+    int with_bleu = run->data.n_bleu > 0;
     double bleu = with_bleu ? validate_bleu(&run->mf, &run->decode_rs, &run->data) : NAN;
     double seconds = now_seconds() - t0;
     int by_bleu = !strcmp(cfg->best_metric, "bleu");

@@ -411,3 +411,156 @@ void transformer_backward(Model *m, TRun *r)
         }
     embed_backward(g->src_emb, ds, r->src, Ns, D);
 }
+
+/* ---------------------------------------------------------------- decoding */
+
+struct TDecoder {
+    const Model *m;
+    int R, S, max_steps;
+    int *len;                              /* (R) source lengths of the rows */
+    float *rows_mem;                       /* (S, R, D) each row's memory */
+    float *ck[MAX_LAYERS], *cv[MAX_LAYERS];  /* (S, R, D) cross-attention keys, values */
+    float *sk[MAX_LAYERS], *sv[MAX_LAYERS];  /* (max_steps, R, D) self-attention caches */
+    float *x, *h, *y, *fh, *fa, *work, *probs, *cprobs, *logits, *attn, *tmp;
+    float *mem;
+    long cap;
+};
+
+TDecoder *tdecoder_new(const Model *m)
+{
+    TDecoder *d = xcalloc(1, sizeof *d);
+    d->m = m;
+    return d;
+}
+
+void tdecoder_free(TDecoder *d)
+{
+    if (!d) return;
+    free(d->mem);
+    free(d->len);
+    free(d);
+}
+
+static void td_start(void *ctx, const Batch *src, int K, int max_steps, int want_attn)
+{
+    (void)want_attn;  /* the cross-attention is computed anyway */
+    TDecoder *t = ctx;
+    const ModelDims *d = &t->m->dims;
+    int N = src->B, S = src->S, R = N * K, D = d->embed, H = d->heads, L = d->dec_layers;
+    long RD = (long)R * D, SRD = (long)S * RD, steps = max_steps > 0 ? max_steps : 1;
+    MhaConfig cfg = {.d = D, .heads = H};
+    long enc = transformer_encode_floats(d, S, N) + (long)S * N * D;
+    long need = SRD + 2 * L * SRD + 2 * L * steps * RD + 4 * RD + 2 * (long)R * d->ff + mha_step_work_floats(&cfg, R) +
+                (long)R * H * steps + (long)R * H * S + (long)R * d->tgt_vocab + (long)R * S + steps * RD;
+    need = need > enc ? need : enc;
+    need += enc;
+    if (need > t->cap) {
+        free(t->mem);
+        t->mem = xmalloc(sizeof(float) * need);
+        t->cap = need;
+    }
+    free(t->len);
+    t->len = xmalloc(sizeof(int) * R);
+    t->R = R, t->S = S, t->max_steps = (int)steps;
+    float *at = t->mem;
+    t->rows_mem = take(&at, SRD);
+    for (int l = 0; l < L; l++)
+        t->ck[l] = take(&at, SRD), t->cv[l] = take(&at, SRD);
+    for (int l = 0; l < L; l++)
+        t->sk[l] = take(&at, steps * RD), t->sv[l] = take(&at, steps * RD);
+    t->x = take(&at, RD), t->h = take(&at, RD), t->y = take(&at, RD), t->tmp = take(&at, steps * RD);
+    t->fh = take(&at, (long)R * d->ff), t->fa = take(&at, (long)R * d->ff);
+    t->work = take(&at, mha_step_work_floats(&cfg, R));
+    t->probs = take(&at, (long)R * H * steps), t->cprobs = take(&at, (long)R * H * S);
+    t->logits = take(&at, (long)R * d->tgt_vocab), t->attn = take(&at, (long)R * S);
+    /* The encoder once per source, into the scratch after everything else. */
+    float *memory = t->mem + (t->cap - enc), *ework = memory + (long)S * N * D;
+    int *srclen = xmalloc(sizeof(int) * N);
+    for (int n = 0; n < N; n++) {
+        srclen[n] = 0;
+        for (int j = 0; j < S; j++)
+            srclen[n] += src->mask[(long)j * N + n] != 0.0f;
+        if (srclen[n] < 1) srclen[n] = 1;
+    }
+    transformer_encode(t->m, src->src, srclen, S, N, ework, memory);
+    for (int j = 0; j < S; j++)
+        for (int r = 0; r < R; r++)
+            memcpy(t->rows_mem + ((long)j * R + r) * D, memory + ((long)j * N + r / K) * D, sizeof(float) * D);
+    for (int r = 0; r < R; r++)
+        t->len[r] = srclen[r / K];
+    free(srclen);
+    for (int l = 0; l < L; l++) {
+        MhaParams cross = att_params(&t->m->params.tdec[l].cross);
+        mha_project_kv(&cfg, &cross, t->rows_mem, t->ck[l], t->cv[l], S, R);
+    }
+}
+
+static const float *td_step(void *ctx, int step, const int *prev, const float **attn)
+{
+    TDecoder *t = ctx;
+    const ModelDims *d = &t->m->dims;
+    const Params *p = &t->m->params;
+    int R = t->R, S = t->S, D = d->embed, H = d->heads, pre = d->norm == NORM_PRE;
+    long RD = (long)R * D;
+    MhaConfig cfg = {.d = D, .heads = H, .causal = 1};
+    FfnActivation act = d->activation == ACT_GELU ? FFN_GELU : FFN_RELU;
+    for (int r = 0; r < R; r++)
+        memcpy(t->x + (long)r * D, p->tgt_emb + (long)prev[r] * D, sizeof(float) * D);
+    posenc_add(t->x, 1, R, D, step, sqrtf((float)D));
+    float *mean = t->fh, *rstd = t->fh + R;  /* layer norm statistics: the ff scratch is free then */
+    for (int l = 0; l < d->dec_layers; l++) {
+        const TLayer *w = &p->tdec[l];
+        MhaParams self = att_params(&w->self), cross = att_params(&w->cross);
+        FfnParams ff = ff_params(&w->ff);
+        const LnWeights *ln[3] = {&w->ln1, &w->ln2, &w->ln3};
+        for (int k = 0; k < 3; k++) {
+            const float *in = t->x;
+            if (pre) {
+                layernorm_forward(t->h, mean, rstd, t->x, ln[k]->g, ln[k]->b, R, D);
+                in = t->h;
+            }
+            if (k == 0) mha_step_forward(&cfg, &self, in, step, t->sk[l], t->sv[l], t->y, t->probs, t->work, R);
+            else if (k == 1)
+                mha_cross_step_forward(&cfg, &cross, in, t->ck[l], t->cv[l], t->len, t->y, t->cprobs, t->work, S, R);
+            else ffn_forward(&ff, act, in, t->fh, t->fa, t->y, R, D, d->ff);
+            add_into(t->x, t->y, RD);
+            if (!pre) layernorm_forward(t->x, t->h, t->h + R, t->x, ln[k]->g, ln[k]->b, R, D);
+        }
+    }
+    if (pre) layernorm_forward(t->x, t->h, t->h + R, t->x, p->tdec_ln.g, p->tdec_ln.b, R, D);
+    matmul_bias(t->logits, d->tgt_vocab, t->x, D, p->out_w, D, p->out_b, R, d->tgt_vocab, D);
+    /* The last layer's cross-attention, averaged over heads: (R, S). */
+    for (int r = 0; r < R; r++)
+        for (int j = 0; j < S; j++) {
+            float a = 0;
+            for (int hd = 0; hd < H; hd++)
+                a += t->cprobs[((long)r * H + hd) * S + j];
+            t->attn[(long)r * S + j] = a / (float)H;
+        }
+    *attn = t->attn;
+    return t->logits;
+}
+
+/* After step `step`, row r's caches (positions 0..step) become parent[r]'s. */
+static void td_reorder(void *ctx, int step, const int *parent)
+{
+    TDecoder *t = ctx;
+    int R = t->R, D = t->m->dims.embed;
+    long RD = (long)R * D, n = (long)(step + 1) * RD;
+    for (int l = 0; l < t->m->dims.dec_layers; l++) {
+        float *cache[2] = {t->sk[l], t->sv[l]};
+        for (int c = 0; c < 2; c++) {
+            memcpy(t->tmp, cache[c], sizeof(float) * n);
+            for (int s = 0; s <= step; s++)
+                for (int r = 0; r < R; r++)
+                    memcpy(cache[c] + (long)s * RD + (long)r * D, t->tmp + (long)s * RD + (long)parent[r] * D,
+                           sizeof(float) * D);
+        }
+    }
+}
+
+Decoder tdecoder_decoder(TDecoder *d)
+{
+    return (Decoder){.ctx = d, .vocab = d->m->dims.tgt_vocab, .start = td_start, .step = td_step,
+                     .reorder = td_reorder};
+}

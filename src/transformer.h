@@ -19,7 +19,8 @@
 #ifndef TRANSFORMER_H
 #define TRANSFORMER_H
 
-#include "model.h" /* defines: Model, ModelDims */
+#include "decode.h" /* defines: Decoder */
+#include "model.h"  /* defines: Model, ModelDims */
 
 /* The decoder over teacher-forced inputs and the output layer:
  *   y_0 = tgt_emb[tgt_in] * sqrt(d) + PE
@@ -53,6 +54,19 @@ float *transformer_forward_train(const Model *m, TRun *r, const int *src, const 
 void transformer_backward(Model *m, TRun *r);
 /* A TRun fits batches up to these sizes. */
 int trun_fits(const TRun *r, int S, int T, int B);
+
+/* ---------------------------------------------------------------- decoding
+ * A Decoder (decode.h) over a Transformer: start encodes each source once, gives each
+ * of its K rows the memory and projects every decoder layer's cross-attention keys and
+ * values once; a step embeds one position per row and runs each layer on it with the
+ * layer's self-attention keys and values of the earlier positions cached (mha.h's step
+ * kernels), so a step costs one position, not the prefix; reorder copies cache rows
+ * (beam search). The attention it reports is the last layer's cross-attention averaged
+ * over heads. Buffers grow in start (per batch), never in a step. */
+typedef struct TDecoder TDecoder;
+TDecoder *tdecoder_new(const Model *m);
+Decoder tdecoder_decoder(TDecoder *d);
+void tdecoder_free(TDecoder *d);
 
 /* Floats of scratch transformer_encode needs for S positions of B sentences. */
 long transformer_encode_floats(const ModelDims *d, int S, int B);

@@ -1068,14 +1068,15 @@ check "--init-from without a file: usage error (exit 2)" exits 2
 run train "$CL" --set model.type=transformer --set output.dir="$T/runs/x"
 check "model.type transformer with model.hidden in the file: exit 1, naming the key" \
     eval 'exits 1 && grep -q "model.hidden applies only to recurrent models (model.type is \"transformer\")" "$T/err"'
-# The Transformer (issue 17, in progress): trains through nmt train, its model file
-# reads back, a resume with raised epochs goes on; translating is refused for now.
+# The Transformer (issue 17, in progress): trains through nmt train (validation BLEU
+# by its own decoder), its model file reads back, a resume with raised epochs goes on,
+# and it translates and evaluates.
 cat >"$T/tr.json" <<EOF2
 {
   "data": {"train": "$T/train.tsv"},
   "model": {"type": "transformer", "embed": 32, "heads": 4, "ff": 64, "layers": 2},
   "train": {"batch_size": 16, "epochs": 4, "learning_rate": 0.001, "threads": 1, "log_every": 5,
-            "checkpoint_every": 0, "lr_schedule": "inverse_sqrt", "warmup_steps": 20, "valid_bleu_max": 0},
+            "checkpoint_every": 0, "lr_schedule": "inverse_sqrt", "warmup_steps": 20, "valid_bleu_max": 10},
   "output": {"dir": "$T/runs/tr"}
 }
 EOF2
@@ -1088,7 +1089,13 @@ check "transformer: nmt info reads its model file back" grep -q "^model: Transfo
 run train --resume "$T/runs/tr" --set train.epochs=5 --quiet
 check "transformer: resumed with train.epochs 5, goes on to a fifth validation" eval 'exits 0 && [ "$(vloss | wc -l)" = 5 ]'
 run translate "$T/runs/tr/model.bin" "$T/two.txt"
-check "transformer: translate refused for now (exit 1, says so)" eval 'exits 1 && grep -q "a Transformer: translating with it is not available yet" "$T/err"'
+check "transformer: translates (greedy, cached keys and values), one line per input line" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 2 ]'
+run translate "$T/runs/tr/model.bin" "$T/two.txt" --beam 4 --nbest 2
+check "transformer: beam search and n-best lists" eval 'exits 0 && [ "$(lines "$T/out")" = 4 ]'
+run eval "$T/runs/tr/model.bin" "$T/runs/tr/valid.tsv" --json
+check "transformer: nmt eval's loss is the last validation loss" \
+    eval 'exits 0 && [ "$(field loss "$T/out" | cut -c1-6)" = "$(vloss | tail -n 1 | cut -c1-6)" ]'
 
 # Killed with SIGKILL five times, each time stopped at a known step first (the resumed
 # process redoes the steps since the last checkpoint, every 7, and stops at the next

@@ -13,6 +13,9 @@
 #include "fixture.h"
 #include "gradcheck.h"
 #include "loss.h"
+#include "batch.h"
+#include "decode.h"
+#include "vocab.h"
 #include "model.h"
 #include "transformer.h"
 #include "util.h"
@@ -314,6 +317,60 @@ static void test_finite_differences(const char *path)
     fixture_free(&f);
 }
 
+/* Incremental decoding (cached keys and values, one position per step) gives the
+ * logits PyTorch computes by running the whole greedy prefix again at each step
+ * (incremental.logits of the pre1 fixture: 3 steps, each feeding the previous step's
+ * argmax over the whole vocabulary). */
+static void test_incremental(const char *path)
+{
+    Fixture f = fixture_load(path);
+    Model m;
+    fixture_model(&f, &m);
+    const FixtureTensor *src = fixture_get(&f, "src"), *toks = fixture_get(&f, "incremental.tokens");
+    const float *want = fixture_get(&f, "incremental.logits")->data;
+    int S = src->dims[0], B = src->dims[1], V = m.dims.tgt_vocab, steps = toks->dims[0];
+    const int *ids = src->data, *tok = toks->data;
+    int *rows[16], lens[16], buf[16][64];
+    for (int b = 0; b < B; b++) {
+        lens[b] = 0;
+        for (int t = 0; t < S; t++)
+            if (ids[t * B + b]) buf[b][lens[b]++] = ids[t * B + b];
+        rows[b] = buf[b];
+    }
+    Batch batch = {0};
+    batch_fill_source(&batch, rows, lens, B);
+    TDecoder *td = tdecoder_new(&m);
+    Decoder dec = tdecoder_decoder(td);
+    dec.start(dec.ctx, &batch, 1, steps, 1);
+    int prev[16];
+    double worst = 0, scale = 0;
+    int same_words = 1;
+    for (int t = 0; t < steps; t++) {
+        for (int b = 0; b < B; b++)
+            prev[b] = t == 0 ? VOCAB_SOS : tok[(t - 1) * B + b];
+        const float *attn = NULL;
+        const float *logits = dec.step(dec.ctx, t, prev, &attn);
+        for (int b = 0; b < B; b++) {
+            int best = 0;
+            for (int v = 0; v < V; v++) {
+                double x = logits[(long)b * V + v], r = want[((long)t * B + b) * V + v];
+                worst = fmax(worst, fabs(x - r));
+                scale = fmax(scale, fabs(r));
+                if (logits[(long)b * V + v] > logits[(long)b * V + best]) best = v;
+            }
+            same_words &= best == tok[t * B + b];
+        }
+    }
+    char label[200];
+    snprintf(label, sizeof label, "%s: incremental decoding's logits as PyTorch's full-prefix recomputation, max "
+             "|diff| %.2g of scale %.2g, the same argmax words", path, worst, scale);
+    CHECK(worst <= 1e-5 * scale && same_words, label);
+    tdecoder_free(td);
+    batch_free(&batch);
+    model_free(&m);
+    fixture_free(&f);
+}
+
 int main(void)
 {
     const char *fixtures[] = {"tests/fixtures/transformer_pre1.bin", "tests/fixtures/transformer_post1.bin",
@@ -328,5 +385,6 @@ int main(void)
         test_gradients(fixtures[i]);
     for (int i = 0; i < 4; i++)
         test_finite_differences(fixtures[i]);
+    test_incremental(fixtures[0]);
     return check_report("test_transformer_model");
 }
