@@ -4,16 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "modelfile.h" /* defines: ModelFile, modelfile_read, modelfile_write, modelfile_compatible */
-
-/* Whether path a and path b name the same existing file (device and inode). */
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
 
 int average_models(const char *const *paths, int n, const char *out, Error *err)
 {

@@ -129,25 +129,18 @@ static int count_line_subword_nmt(void *ctx, const char *name, long number, cons
     return 0;
 }
 
-/* bpe_learn_format over every word counted. */
-static void learn_counted(Bpe *b, const VocabCounter *counter, int n_merges, BpeFormat format)
+/* --lowercase and --nfkc change the text, which subword-nmt's format reads as it is. */
+static int text_options_refused(const BpeToolOptions *opt, const char *command, Error *err)
 {
-    int n = vocab_counter_size(counter);
-    char **word = xmalloc(sizeof(char *) * (n ? n : 1));
-    long *count = xmalloc(sizeof(long) * (n ? n : 1));
-    vocab_counter_items(counter, word, count);
-    bpe_learn_format(b, word, count, n, n_merges, format);
-    free(word);
-    free(count);
+    if (opt->format != BPE_SUBWORD_NMT || (!opt->text.lowercase && !opt->text.nfkc)) return 0;
+    return error_set(err, "bpe %s: %s applies only to nmt's codes format (--codes-format subword-nmt reads "
+                          "pre-tokenised text as it is, as subword-nmt does): remove it",
+                     command, opt->text.lowercase ? "--lowercase" : "--nfkc");
 }
 
 int bpe_tool_learn_usage(const BpeToolOptions *opt, Error *err)
 {
-    if (opt->format == BPE_SUBWORD_NMT && (opt->text.lowercase || opt->text.nfkc))
-        return error_set(err, "bpe learn: %s applies only to nmt's codes format (--codes-format subword-nmt reads "
-                              "pre-tokenised text as it is, as subword-nmt does): remove it",
-                         opt->text.lowercase ? "--lowercase" : "--nfkc");
-    return 0;
+    return text_options_refused(opt, "learn", err);
 }
 
 int bpe_tool_learn(char *const *inputs, int n_inputs, FILE *out, const BpeToolOptions *opt, Error *err)
@@ -158,10 +151,7 @@ int bpe_tool_learn(char *const *inputs, int n_inputs, FILE *out, const BpeToolOp
     int status = each_line(inputs, n_inputs, snmt, snmt ? count_line_subword_nmt : count_line, ctx, err);
     if (status == 0) {
         Bpe b;
-        if (snmt)
-            learn_counted(&b, counter, opt->merges, BPE_SUBWORD_NMT);
-        else
-            segmenter_learn_bpe(&b, counter, opt->merges);
+        segmenter_learn_bpe(&b, counter, opt->merges, opt->format);
         char *codes = bpe_to_text(&b);
         if (fputs(codes, out) < 0 || fflush(out) != 0) status = error_set(err, "cannot write: %s", strerror(errno));
         if (b.n < opt->merges)
@@ -272,10 +262,7 @@ int bpe_tool_apply_usage(const BpeToolOptions *opt, char *const *inputs, int n_i
     if (model && opt->format_given)
         return error_set(err, "bpe apply: --codes-format applies only to a codes file (%s is a model file, which "
                               "brings its own merges): remove it", opt->codes);
-    if (opt->format == BPE_SUBWORD_NMT && (opt->text.lowercase || opt->text.nfkc))
-        return error_set(err, "bpe apply: %s applies only to nmt's codes format (--codes-format subword-nmt reads "
-                              "pre-tokenised text as it is, as subword-nmt does): remove it",
-                         opt->text.lowercase ? "--lowercase" : "--nfkc");
+    if (text_options_refused(opt, "apply", err)) return -1;
     return 0;
 }
 

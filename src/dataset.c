@@ -102,15 +102,7 @@ static char **side_lines(const PairTokens *pairs, const int *idx, int n, int sou
         int k = idx ? idx[i] : i;
         const TokenList *sides[2] = {source ? &pairs->src[k] : NULL, target ? &pairs->tgt[k] : NULL};
         for (int j = 0; j < 2; j++) {
-            if (!sides[j]) continue;
-            size_t len = 1;
-            for (int w = 0; w < sides[j]->n; w++)
-                len += strlen(sides[j]->tokens[w]) + 1;
-            char *line = xmalloc(len), *at = line;
-            for (int w = 0; w < sides[j]->n; w++)
-                at += sprintf(at, "%s%s", w ? " " : "", sides[j]->tokens[w]);
-            *at = 0;
-            lines[(*count)++] = line;
+            if (sides[j]) lines[(*count)++] = text_join(sides[j]->tokens, sides[j]->n);
         }
     }
     return lines;
@@ -179,8 +171,8 @@ static int learn_segmenter(Segmenter *s, const Config *cfg, const PairTokens *pa
     double t0 = now_seconds();
     VocabCounter *sc = vocab_counter_new(), *tc = s->joint ? sc : vocab_counter_new();
     corpus_count(pairs, idx, n, sc, tc);
-    segmenter_learn_bpe(&s->src, sc, cfg->bpe_merges);
-    segmenter_learn_bpe(&s->tgt, tc, cfg->bpe_merges);
+    segmenter_learn_bpe(&s->src, sc, cfg->bpe_merges, BPE_NMT);
+    segmenter_learn_bpe(&s->tgt, tc, cfg->bpe_merges, BPE_NMT);
     if (tc != sc) vocab_counter_free(tc);
     vocab_counter_free(sc);
     if (s->joint)

@@ -32,13 +32,13 @@ const char *tokenizer_units(TokenizerKind kind) { return kind >= 0 && kind < TOK
 
 int tokenizer_whitespace_only(TokenizerKind kind) { return kind == TOKENIZER_NONE || kind == TOKENIZER_SPM; }
 
-void segmenter_learn_bpe(Bpe *b, const VocabCounter *words, int n_merges)
+void segmenter_learn_bpe(Bpe *b, const VocabCounter *words, int n_merges, BpeFormat format)
 {
     int n = vocab_counter_size(words);
     char **word = xmalloc(sizeof(char *) * (n ? n : 1));
     long *count = xmalloc(sizeof(long) * (n ? n : 1));
     vocab_counter_items(words, word, count);
-    bpe_learn(b, word, count, n, n_merges);
+    bpe_learn_format(b, word, count, n, n_merges, format);
     free(word);
     free(count);
 }
@@ -81,28 +81,11 @@ void spm_model_free(SpmModel *m)
 
 /* ---------------------------------------------------------------- joining units */
 
-/* The units joined by single spaces (malloc'd). */
-static char *join_spaced(char *const *units, int n)
-{
-    size_t total = 1;
-    for (int i = 0; i < n; i++)
-        total += strlen(units[i]) + 1;
-    char *out = xmalloc(total), *at = out;
-    for (int i = 0; i < n; i++) {
-        if (i > 0) *at++ = ' ';
-        size_t len = strlen(units[i]);
-        memcpy(at, units[i], len);
-        at += len;
-    }
-    *at = 0;
-    return out;
-}
-
 /* subword-nmt's way back, on the units joined by spaces: every "@@ " removed, and a
  * final "@@" (sed -r 's/(@@ )|(@@ ?$)//g'). */
 static char *undo_bpe_at(char *const *units, int n)
 {
-    char *text = join_spaced(units, n), *to = text;
+    char *text = text_join(units, n), *to = text;
     for (const char *from = text; *from;) {
         if (from[0] == '@' && from[1] == '@' && (from[2] == ' ' || from[2] == 0)) {
             from += from[2] ? 3 : 2;
@@ -148,7 +131,7 @@ static void copy_tokens(char *const *tokens, int n, TokenList *out)
 /* The pieces of the sentence the words make, under one side's SentencePiece model. */
 static void spm_apply(const SpmModel *m, const TokenList *words, TokenList *pieces)
 {
-    char *sentence = join_spaced(words->tokens, words->n);
+    char *sentence = text_join(words->tokens, words->n);
     /* The library refuses no valid UTF-8 (and text_tokenize lets no other through); were
      * it to, the words themselves are the units, to be looked up as any unknown unit. */
     if (spm_encode(m->spm, sentence, &pieces->tokens, &pieces->n) != 0) copy_tokens(words->tokens, words->n, pieces);
@@ -203,7 +186,7 @@ char *segmenter_detokenize(const Segmenter *s, char *const *units, int n)
     if (s->kind == TOKENIZER_NONE) {
         if (s->format == SUBWORD_FORMAT_BPE_AT) return undo_bpe_at(units, n);
         if (s->format == SUBWORD_FORMAT_SPM) return undo_spm(units, n);
-        return join_spaced(units, n);
+        return text_join(units, n);
     }
     if (s->kind == TOKENIZER_SPM) return spm_sentence(s, units, n);
     TokenList words;
@@ -225,13 +208,6 @@ char *segmenter_reference(const Segmenter *s, const char *line)
     return sentence;
 }
 
-/* 1 if unit ends with "@@". */
-static int ends_with_at(const char *unit)
-{
-    size_t len = strlen(unit);
-    return len >= 2 && !strcmp(unit + len - 2, "@@");
-}
-
 int segmenter_word_ends(const Segmenter *s, char *const *units, int n, int i)
 {
     if (i + 1 >= n) return 1;
@@ -240,7 +216,7 @@ int segmenter_word_ends(const Segmenter *s, char *const *units, int n, int i)
     case TOKENIZER_CHAR:
         return !subword_continues(units[i]);
     case TOKENIZER_NONE:
-        if (s->format == SUBWORD_FORMAT_BPE_AT) return !ends_with_at(units[i]);
+        if (s->format == SUBWORD_FORMAT_BPE_AT) return !subword_continues(units[i]);  /* subword-nmt's "@@" too */
         if (s->format == SUBWORD_FORMAT_SPM) return !strncmp(units[i + 1], SPM_SPACE, 3);
         return 1;
     case TOKENIZER_SPM:

@@ -32,7 +32,7 @@
  *
  * Example:
  *   Segmenter s = {.kind = TOKENIZER_BPE};
- *   segmenter_learn_bpe(&s.src, source_counts, 8000);   ... and s.tgt from the target side
+ *   segmenter_learn_bpe(&s.src, source_counts, 8000, BPE_NMT);   ... and s.tgt from the target side
  *   TokenList pieces;
  *   segmenter_apply(&s, SIDE_SOURCE, &words_of_a_sentence, &pieces);
  *   char *sentence = segmenter_detokenize(&s, pieces.tokens, pieces.n);
@@ -85,9 +85,9 @@ const char *tokenizer_units(TokenizerKind kind);
 /* 1 if text for kind is split at whitespace only (TextOptions.whitespace_only). */
 int tokenizer_whitespace_only(TokenizerKind kind);
 
-/* bpe_learn over every word a counter has counted (with its count): how nmt train
- * learns a side's merges and nmt bpe learn a file's. */
-void segmenter_learn_bpe(Bpe *b, const VocabCounter *words, int n_merges);
+/* bpe_learn_format over every word a counter has counted (with its count): how nmt
+ * train learns a side's merges (BPE_NMT) and nmt bpe learn a file's. */
+void segmenter_learn_bpe(Bpe *b, const VocabCounter *words, int n_merges, BpeFormat format);
 /* A SentencePiece model of model_type ("unigram" or "bpe") with about vocab_size pieces
  * trained on n lines (words joined by single spaces) into m; or one read from the
  * bytes of a .model file, `name` naming it in messages. 0, or -1 with err (the

@@ -389,3 +389,19 @@ char *text_normalize_line(const char *line, size_t len, const TextOptions *opt)
     token_list_free(&t);
     return s;
 }
+
+char *text_join(char *const *tokens, int n)
+{
+    size_t total = 1;
+    for (int i = 0; i < n; i++)
+        total += strlen(tokens[i]) + 1;
+    char *out = xmalloc(total), *at = out;
+    for (int i = 0; i < n; i++) {
+        if (i > 0) *at++ = ' ';
+        size_t len = strlen(tokens[i]);
+        memcpy(at, tokens[i], len);
+        at += len;
+    }
+    *at = 0;
+    return out;
+}

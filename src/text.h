@@ -65,6 +65,9 @@ typedef struct {
 int text_tokenize(const char *line, size_t len, const TextOptions *opt, TokenList *out, Error *err);
 void token_list_free(TokenList *t);
 
+/* The tokens joined by single spaces, as they are (malloc'd, "" for n == 0). */
+char *text_join(char *const *tokens, int n);
+
 /* Joins tokens into a sentence string (malloc'd, "" for n == 0), like the Moses
  * detokenizer: single spaces between tokens, except
  *   - no space before a closing token: a single Pe or Pf character, or one of

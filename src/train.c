@@ -531,9 +531,7 @@ static int probe_init_from(const Config *cfg, Error *err)
     if (!cfg->init_from) return 0;
     char *parent = xstrdup(cfg->init_from), *slash = strrchr(parent, '/');
     if (slash) slash[slash == parent] = 0;  /* "/m.bin" -> "/" */
-    struct stat a, b;
-    int inside = stat(slash ? parent : ".", &a) == 0 && stat(cfg->dir, &b) == 0 && a.st_dev == b.st_dev &&
-                 a.st_ino == b.st_ino;
+    int inside = same_file(slash ? parent : ".", cfg->dir);
     free(parent);
     if (inside)
         return error_set(err, "train.init_from: %s is in output.dir %s, where this run writes and deletes model "

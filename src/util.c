@@ -109,3 +109,9 @@ int read_whole_file(const char *path, unsigned char **data, size_t *len, Error *
     }
     return 0;
 }
+
+int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}

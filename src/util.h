@@ -41,4 +41,6 @@ double now_seconds(void);                   /* monotonic clock */
 /* The whole of a regular file (malloc'd, *len bytes, no NUL added); -1 with the path
  * and the reason in err (missing, not a regular file, read error). */
 int read_whole_file(const char *path, unsigned char **data, size_t *len, Error *err);
+/* 1 if paths a and b name the same existing file or directory (device and inode). */
+int same_file(const char *a, const char *b);
 #endif

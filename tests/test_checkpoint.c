@@ -73,12 +73,6 @@ static int exists(const char *p)
     return lstat(p, &st) == 0;
 }
 
-static int same_file(const char *a, const char *b)
-{
-    struct stat x, y;
-    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_ino == y.st_ino && x.st_dev == y.st_dev;
-}
-
 /* "4 3" for the steps of the checkpoint-STEP.bin files, newest first. */
 static const char *listing(void)
 {
