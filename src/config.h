@@ -54,9 +54,10 @@
  *   model.input_feed     false  only Luong kinds: o_{t-1} joins the decoder input
  *   model.window         10     only local kinds: D, the half-width of the window
  *   model.scaled         false  only dot-product kinds: divide scores by sqrt(hidden)
- *   model.dropout        0      on embeddings and between layers, training only, [0, 1)
+ *   model.dropout        0      training only, [0, 1): on embeddings and between layers
+ *                               (Transformer: also sub-layer outputs, attention, feed-forward)
  *   model.tie_embeddings false  output layer shares the target embeddings (embed = hidden)
- *   model.type           "rnn"  or "transformer" (issue 17, in progress: no dropout yet)
+ *   model.type           "rnn"  or "transformer" (Vaswani et al. 2017)
  *   model.heads          4      only transformer: attention heads (divide model.embed)
  *   model.ff             1024   only transformer: the feed-forward block's inner width
  *   model.activation     "relu" only transformer: or "gelu", in the feed-forward block

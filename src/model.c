@@ -405,7 +405,7 @@ void runstate_alloc(RunState *rs, const ModelDims *dims, RunMode mode, int B, in
         memset(rs, 0, sizeof *rs);
         rs->mode = mode;
         rs->cap_B = B, rs->cap_S = S, rs->cap_T = T;
-        rs->tr = trun_new(dims, S, T, B);
+        rs->tr = trun_new(dims, S, T, B, mode == RUN_TRAIN);
         rs->tr_src_len = xcalloc(B, sizeof(int));
         rs->tr_tgt_len = xcalloc(B, sizeof(int));
         rs->mem = xcalloc(1, sizeof(float));  /* allocated: runstate_ensure's test */
@@ -958,7 +958,7 @@ static double transformer_model_forward(Model *m, RunState *rs, const Batch *bat
             rs->tr_tgt_len[b] += batch->tgt_in[t * B + b] != VOCAB_PAD;
     }
     float *logits = transformer_forward_train(m, rs->tr, batch->src, rs->tr_src_len, S, batch->tgt_in,
-                                              rs->tr_tgt_len, T, B);
+                                              rs->tr_tgt_len, T, B, training ? rs->dropout : 0.0f, &rs->rng);
     long tokens = rs->loss_tokens > 0 ? rs->loss_tokens : batch->n_tokens;
     float scale = tokens > 0 ? 1.0f / tokens : 0.0f;
     return softmax_xent(logits, batch->tgt_out, T * B, V, scale, training ? rs->label_smoothing : 0.0f,

@@ -39,7 +39,7 @@ typedef enum {
     ATT_BAHDANAU, ATT_LUONG_DOT, ATT_LUONG_GENERAL, ATT_LUONG_CONCAT,
     ATT_LOCAL_MONOTONIC, ATT_LOCAL_PREDICTIVE, ATT_KINDS
 } AttentionKind;
-/* model.type: the recurrent family, or the Transformer (issue 17: in progress). */
+/* model.type: the recurrent family, or the Transformer (issue 17). */
 typedef enum { MODEL_RNN, MODEL_TRANSFORMER, MODEL_TYPES } ModelType;
 typedef enum { ACT_RELU, ACT_GELU } Activation;
 typedef enum { NORM_PRE, NORM_POST } NormPlacement;

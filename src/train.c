@@ -779,11 +779,6 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     run.mf.text.nfkc = !strcmp(cfg->normalization, "nfkc");
     run.mf.text.whitespace_only = tokenizer_whitespace_only((TokenizerKind)tokenizer_kind(cfg->tokenizer));
     run.mf.config_json = config_to_json(cfg);
-    /* The Transformer trains; its dropout and its decoder are being built (issue 17). */
-    if (!strcmp(cfg->type, "transformer") && cfg->dropout > 0) {
-        error_set(err, "model.dropout: not available yet for model.type \"transformer\" (issue 17, in progress)");
-        goto done;
-    }
     if (probe_inputs(cfg, err)) goto done;
     if (rank0 && make_dirs(cfg->dir, err)) goto done;
     if (opt->export_path) {  /* one file, rank 0's */

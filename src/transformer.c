@@ -58,13 +58,13 @@ void transformer_encode(const Model *m, const int *src, const int *len, int S, i
             mha_forward(&cfg, &att, h, h, len, len, NULL, y, &ws, S, S, B);
             add_into(x, y, n);
             layernorm_forward(h, mean, rstd, x, w->ln2.g, w->ln2.b, (int)N, D);
-            ffn_forward(&ff, act, h, fh, fa, y, (int)N, D, d->ff);
+            ffn_forward(&ff, act, h, fh, fa, y, NULL, 0.0f, (int)N, D, d->ff);
             add_into(x, y, n);
         } else {
             mha_forward(&cfg, &att, x, x, len, len, NULL, y, &ws, S, S, B);
             add_into(x, y, n);
             layernorm_forward(x, mean, rstd, x, w->ln1.g, w->ln1.b, (int)N, D);
-            ffn_forward(&ff, act, x, fh, fa, y, (int)N, D, d->ff);
+            ffn_forward(&ff, act, x, fh, fa, y, NULL, 0.0f, (int)N, D, d->ff);
             add_into(x, y, n);
             layernorm_forward(x, mean, rstd, x, w->ln2.g, w->ln2.b, (int)N, D);
         }
@@ -113,7 +113,7 @@ void transformer_decode(const Model *m, const float *memory, const int *src_len,
         add_into(x, y, n);
         if (!pre) layernorm_forward(x, mean, rstd, x, w->ln2.g, w->ln2.b, (int)N, D);
         if (pre) in = (layernorm_forward(h, mean, rstd, x, w->ln3.g, w->ln3.b, (int)N, D), h);
-        ffn_forward(&ff, act, in, fh, fa, y, (int)N, D, d->ff);
+        ffn_forward(&ff, act, in, fh, fa, y, NULL, 0.0f, (int)N, D, d->ff);
         add_into(x, y, n);
         if (!pre) layernorm_forward(x, mean, rstd, x, w->ln3.g, w->ln3.b, (int)N, D);
     }
@@ -144,10 +144,17 @@ typedef struct {
     MhaWorkspace ws;                         /* attention sub-layers */
     float *ws_mem;
     float *fh, *fa;                          /* the feed-forward sub-layer: (N, ff) */
+    unsigned char *rkeep;                    /* training: residual dropout's keep mask (N, D) */
+    unsigned char *akeep;                    /* attention dropout's (B, heads, Tq, Tk) */
+    unsigned char *fkeep;                    /* the feed-forward block's (N, ff) */
 } SubRun;
 
 struct TRun {
-    float *mem;                   /* the one allocation everything below points into */
+    float *mem;                   /* the one allocation the floats below point into */
+    unsigned char *masks;         /* and the dropout masks (training runs only) */
+    float p;                      /* this pass's dropout probability (0: none) */
+    Rng *rng;                     /* draws the masks */
+    unsigned char *ekeep[2];      /* the embeddings' keep masks (S*B, D), (T*B, D) */
     int cap_S, cap_T, cap_B;
     int S, T, B;
     const int *src_len, *tgt_len, *src, *tgt_in;
@@ -165,7 +172,39 @@ static float *take(float **at, long n)
     return p;
 }
 
-TRun *trun_new(const ModelDims *d, int S, int T, int B)
+/* A (n) keep mask for dropout probability p: each entry 1 with probability 1 - p. */
+static void draw_keep(unsigned char *keep, long n, float p, Rng *rng)
+{
+    uint32_t cut = (uint32_t)(p * 4294967296.0);
+    for (long i = 0; i < n; i++)
+        keep[i] = rng_next(rng) >= cut;
+}
+
+/* Draws keep (n) and applies it to x: inverted dropout, x * keep / (1 - p). */
+static void dropout(float *x, unsigned char *keep, long n, float p, Rng *rng)
+{
+    float scale = 1.0f / (1.0f - p);
+    draw_keep(keep, n, p, rng);
+    for (long i = 0; i < n; i++)
+        x[i] = keep[i] ? x[i] * scale : 0.0f;
+}
+
+/* The backward of dropout: dx = dy * keep / (1 - p), in place. */
+static void dropout_backward(float *dx, const unsigned char *keep, long n, float p)
+{
+    float scale = 1.0f / (1.0f - p);
+    for (long i = 0; i < n; i++)
+        dx[i] = keep[i] ? dx[i] * scale : 0.0f;
+}
+
+static unsigned char *take_bytes(unsigned char **at, long n)
+{
+    unsigned char *p = *at;
+    *at += n;
+    return p;
+}
+
+TRun *trun_new(const ModelDims *d, int S, int T, int B, int train)
 {
     TRun *r = xcalloc(1, sizeof *r);
     r->cap_S = S, r->cap_T = T, r->cap_B = B;
@@ -203,6 +242,28 @@ TRun *trun_new(const ModelDims *d, int S, int T, int B)
     r->d_a = take(&at, M * D), r->d_c = take(&at, M * D), r->d_n = take(&at, M * D);
     r->d_memory = take(&at, Ns * D), r->ff_work = take(&at, M * F);
     r->mem = mem;
+    if (!train) return r;
+    /* Dropout masks, a byte per entry: residual (N, D) per sub-layer, the feed-forward
+     * blocks' (N, ff), attention's (B, heads, Tq, Tk), the two embeddings'. */
+    long H = d->heads, bytes = (long)d->enc_layers * (2 * Ns * D + Ns * F + B * H * S * S) +
+                               (long)d->dec_layers * (3 * Nt * D + Nt * F + B * H * T * (T + S)) + (Ns + Nt) * D;
+    unsigned char *bat = r->masks = xcalloc(bytes, 1);
+    for (int l = 0; l < d->enc_layers; l++)
+        for (int k = 0; k < 2; k++) {
+            SubRun *u = &r->enc[l][k];
+            u->rkeep = take_bytes(&bat, Ns * D);
+            if (k == 0) u->akeep = take_bytes(&bat, B * H * S * S);
+            else u->fkeep = take_bytes(&bat, Ns * F);
+        }
+    for (int l = 0; l < d->dec_layers; l++)
+        for (int k = 0; k < 3; k++) {
+            SubRun *u = &r->dec[l][k];
+            u->rkeep = take_bytes(&bat, Nt * D);
+            if (k == 0) u->akeep = take_bytes(&bat, B * H * T * T);
+            else if (k == 1) u->akeep = take_bytes(&bat, B * H * T * S);
+            else u->fkeep = take_bytes(&bat, Nt * F);
+        }
+    r->ekeep[0] = take_bytes(&bat, Ns * D), r->ekeep[1] = take_bytes(&bat, Nt * D);
     return r;
 }
 
@@ -210,6 +271,7 @@ void trun_free(TRun *r)
 {
     if (!r) return;
     free(r->mem);
+    free(r->masks);
     free(r);
 }
 
@@ -224,6 +286,8 @@ typedef struct {
     SubKind kind;
     int causal;           /* self-attention of the decoder */
     int ln, Tq, Tk, B;
+    float p;              /* dropout probability of this pass (0: none) */
+    Rng *rng;
     const int *len_q, *len_k;
     const float *memory;
     float *d_memory;      /* backward of cross-attention: += */
@@ -235,7 +299,7 @@ static MhaGrads att_grads(AttWeights *g) { return (MhaGrads){g->wq, g->bq, g->wk
 
 static MhaConfig sub_cfg(const Sub *c)
 {
-    return (MhaConfig){.d = c->d->embed, .heads = c->d->heads, .causal = c->causal};
+    return (MhaConfig){.d = c->d->embed, .heads = c->d->heads, .causal = c->causal, .dropout = c->p};
 }
 
 /* f(in) into y (N, D): the sub-layer's own function. */
@@ -245,14 +309,17 @@ static void sub_f(const Sub *c, SubRun *u, const float *in, float *y)
     MhaConfig cfg = sub_cfg(c);
     if (c->kind == SUB_FF) {
         FfnParams ff = ff_params(&c->w->ff);
-        ffn_forward(&ff, c->d->activation == ACT_GELU ? FFN_GELU : FFN_RELU, in, u->fh, u->fa, y, N, D, c->d->ff);
+        if (c->p > 0) draw_keep(u->fkeep, (long)N * c->d->ff, c->p, c->rng);
+        ffn_forward(&ff, c->d->activation == ACT_GELU ? FFN_GELU : FFN_RELU, in, u->fh, u->fa, y,
+                    c->p > 0 ? u->fkeep : NULL, c->p, N, D, c->d->ff);
         return;
     }
     const AttWeights *aw = c->kind == SUB_SELF ? &c->w->self : &c->w->cross;
     MhaParams att = att_params(aw);
     mha_workspace_init(&u->ws, &cfg, u->ws_mem, c->Tq, c->Tk, c->B);
-    mha_forward(&cfg, &att, in, c->kind == SUB_SELF ? in : c->memory, c->len_q, c->len_k, NULL, y, &u->ws, c->Tq,
-                c->Tk, c->B);
+    if (c->p > 0) draw_keep(u->akeep, (long)c->B * c->d->heads * c->Tq * c->Tk, c->p, c->rng);
+    mha_forward(&cfg, &att, in, c->kind == SUB_SELF ? in : c->memory, c->len_q, c->len_k, c->p > 0 ? u->akeep : NULL,
+                y, &u->ws, c->Tq, c->Tk, c->B);
 }
 
 /* u->stream holds the input; writes next (N, D). */
@@ -264,9 +331,11 @@ static void sub_forward(const Sub *c, SubRun *u, float *next)
     if (c->d->norm == NORM_PRE) {
         layernorm_forward(u->n, u->mean, u->rstd, u->stream, ln->g, ln->b, N, D);
         sub_f(c, u, u->n, next);
+        if (c->p > 0) dropout(next, u->rkeep, n, c->p, c->rng);
         add_into(next, u->stream, n);
     } else {
         sub_f(c, u, u->stream, u->sum);
+        if (c->p > 0) dropout(u->sum, u->rkeep, n, c->p, c->rng);
         add_into(u->sum, u->stream, n);
         layernorm_forward(next, u->mean, u->rstd, u->sum, ln->g, ln->b, N, D);
     }
@@ -279,8 +348,8 @@ static void sub_f_backward(const Sub *c, SubRun *u, const float *in, const float
     if (c->kind == SUB_FF) {
         FfnParams ff = ff_params(&c->w->ff);
         FfnGrads fg = {c->g->ff.w1, c->g->ff.b1, c->g->ff.w2, c->g->ff.b2};
-        ffn_backward(&ff, c->d->activation == ACT_GELU ? FFN_GELU : FFN_RELU, &fg, dy, in, u->fh, u->fa, dn, ff_work,
-                     N, D, c->d->ff);
+        ffn_backward(&ff, c->d->activation == ACT_GELU ? FFN_GELU : FFN_RELU, &fg, dy, in, u->fh, u->fa,
+                     c->p > 0 ? u->fkeep : NULL, c->p, dn, ff_work, N, D, c->d->ff);
         return;
     }
     MhaConfig cfg = sub_cfg(c);
@@ -288,7 +357,7 @@ static void sub_f_backward(const Sub *c, SubRun *u, const float *in, const float
     MhaParams att = att_params(self ? &c->w->self : &c->w->cross);
     MhaGrads ag = att_grads(self ? &c->g->self : &c->g->cross);
     memset(dn, 0, sizeof(float) * N * D);
-    mha_backward(&cfg, &att, &ag, dy, in, self ? in : c->memory, c->len_q, c->len_k, NULL, dn,
+    mha_backward(&cfg, &att, &ag, dy, in, self ? in : c->memory, c->len_q, c->len_k, c->p > 0 ? u->akeep : NULL, dn,
                  self ? dn : c->d_memory, &u->ws, c->Tq, c->Tk, c->B);
 }
 
@@ -300,14 +369,21 @@ static void sub_backward(const Sub *c, SubRun *u, float *ds, float *dn, float *d
     const LnWeights *ln = sub_ln(c->w, c->ln);
     LnWeights *lg = sub_ln_grad(c->g, c->ln);
     if (c->d->norm == NORM_PRE) {
-        sub_f_backward(c, u, u->n, ds, dn, ff_work);
+        const float *dy = ds;
+        if (c->p > 0) {
+            memcpy(dsum, ds, sizeof(float) * n);
+            dropout_backward(dsum, u->rkeep, n, c->p);
+            dy = dsum;
+        }
+        sub_f_backward(c, u, u->n, dy, dn, ff_work);
         layernorm_backward(dn, lg->g, lg->b, dn, u->stream, u->mean, u->rstd, ln->g, N, D);
         add_into(ds, dn, n);
     } else {
         layernorm_backward(dsum, lg->g, lg->b, ds, u->sum, u->mean, u->rstd, ln->g, N, D);
+        memcpy(ds, dsum, sizeof(float) * n);
+        if (c->p > 0) dropout_backward(dsum, u->rkeep, n, c->p);
         sub_f_backward(c, u, u->stream, dsum, dn, ff_work);
-        for (long i = 0; i < n; i++)
-            ds[i] = dsum[i] + dn[i];
+        add_into(ds, dn, n);
     }
 }
 
@@ -321,28 +397,30 @@ static void embed(float *x, const float *emb, const int *ids, int T, int B, int 
 static Sub enc_sub(const Model *m, TRun *r, int l, int k)
 {
     return (Sub){.d = &m->dims, .w = &m->params.tenc[l], .g = (TLayer *)&m->grads.tenc[l], .kind = k ? SUB_FF : SUB_SELF,
-                 .ln = k, .Tq = r->S, .Tk = r->S, .B = r->B, .len_q = r->src_len, .len_k = r->src_len};
+                 .ln = k, .p = r->p, .rng = r->rng, .Tq = r->S, .Tk = r->S, .B = r->B, .len_q = r->src_len, .len_k = r->src_len};
 }
 
 static Sub dec_sub(const Model *m, TRun *r, int l, int k)
 {
     SubKind kind = k == 0 ? SUB_SELF : k == 1 ? SUB_CROSS : SUB_FF;
     return (Sub){.d = &m->dims, .w = &m->params.tdec[l], .g = (TLayer *)&m->grads.tdec[l], .kind = kind,
-                 .causal = kind == SUB_SELF, .ln = k,
+                 .causal = kind == SUB_SELF, .ln = k, .p = r->p, .rng = r->rng,
                  .Tq = r->T, .Tk = kind == SUB_CROSS ? r->S : r->T, .B = r->B, .len_q = r->tgt_len,
                  .len_k = kind == SUB_CROSS ? r->src_len : r->tgt_len, .memory = r->memory, .d_memory = r->d_memory};
 }
 
 float *transformer_forward_train(const Model *m, TRun *r, const int *src, const int *src_len, int S,
-                                 const int *tgt_in, const int *tgt_len, int T, int B)
+                                 const int *tgt_in, const int *tgt_len, int T, int B, float drop, Rng *rng)
 {
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
     int D = d->embed, V = d->tgt_vocab, pre = d->norm == NORM_PRE;
     long Ns = (long)S * B, Nt = (long)T * B;
     r->S = S, r->T = T, r->B = B, r->src = src, r->tgt_in = tgt_in, r->src_len = src_len, r->tgt_len = tgt_len;
+    r->p = r->masks ? drop : 0.0f, r->rng = rng;
     int L = d->enc_layers;
     embed(r->enc[0][0].stream, p->src_emb, src, S, B, D);
+    if (r->p > 0) dropout(r->enc[0][0].stream, r->ekeep[0], Ns * D, r->p, rng);
     for (int l = 0; l < L; l++)
         for (int k = 0; k < 2; k++) {
             Sub c = enc_sub(m, r, l, k);
@@ -354,6 +432,7 @@ float *transformer_forward_train(const Model *m, TRun *r, const int *src, const 
     else memcpy(r->memory, r->enc_out, sizeof(float) * Ns * D);
     L = d->dec_layers;
     embed(r->dec[0][0].stream, p->tgt_emb, tgt_in, T, B, D);
+    if (r->p > 0) dropout(r->dec[0][0].stream, r->ekeep[1], Nt * D, r->p, rng);
     for (int l = 0; l < L; l++)
         for (int k = 0; k < 3; k++) {
             Sub c = dec_sub(m, r, l, k);
@@ -400,6 +479,7 @@ void transformer_backward(Model *m, TRun *r)
             Sub c = dec_sub(m, r, l, k);
             sub_backward(&c, &r->dec[l][k], ds, r->d_n, r->d_c, r->ff_work);
         }
+    if (r->p > 0) dropout_backward(ds, r->ekeep[1], Nt * D, r->p);
     embed_backward(g->tgt_emb, ds, r->tgt_in, Nt, D);
     memcpy(ds, r->d_memory, sizeof(float) * Ns * D);
     if (pre) layernorm_backward(ds, g->tenc_ln.g, g->tenc_ln.b, ds, r->enc_out, r->fn_mean[0], r->fn_rstd[0],
@@ -409,6 +489,7 @@ void transformer_backward(Model *m, TRun *r)
             Sub c = enc_sub(m, r, l, k);
             sub_backward(&c, &r->enc[l][k], ds, r->d_n, r->d_c, r->ff_work);
         }
+    if (r->p > 0) dropout_backward(ds, r->ekeep[0], Ns * D, r->p);
     embed_backward(g->src_emb, ds, r->src, Ns, D);
 }
 
@@ -522,7 +603,7 @@ static const float *td_step(void *ctx, int step, const int *prev, const float **
             if (k == 0) mha_step_forward(&cfg, &self, in, step, t->sk[l], t->sv[l], t->y, t->probs, t->work, R);
             else if (k == 1)
                 mha_cross_step_forward(&cfg, &cross, in, t->ck[l], t->cv[l], t->len, t->y, t->cprobs, t->work, S, R);
-            else ffn_forward(&ff, act, in, t->fh, t->fa, t->y, R, D, d->ff);
+            else ffn_forward(&ff, act, in, t->fh, t->fa, t->y, NULL, 0.0f, R, D, d->ff);
             add_into(t->x, t->y, RD);
             if (!pre) layernorm_forward(t->x, t->h, t->h + R, t->x, ln[k]->g, ln[k]->b, R, D);
         }

@@ -1,8 +1,8 @@
-/* transformer.h — the Transformer encoder-decoder (model.type "transformer"; issue 17,
- * being built): scripts/reference_transformer.py is its specification.
+/* transformer.h — the Transformer encoder-decoder (model.type "transformer", Vaswani et
+ * al. 2017): scripts/reference_transformer.py is its specification.
  *
- * So far the forward passes, as inference uses them (nothing kept for a backward
- * pass). The encoder:
+ * The forward passes as inference uses them (nothing kept for a backward pass), the
+ * training pass with its backward pass, and a Decoder for search. The encoder:
  *
  *   x_0    = src_emb[src] * sqrt(d) + PE                         (posenc.h)
  *   pre:   x = x + SelfAttn(LN1(x)); x = x + FFN(LN2(x)); memory = LN_enc(x_L)
@@ -42,13 +42,18 @@ void transformer_decode(const Model *m, const float *memory, const int *src_len,
  * gradient of the loss (from dLoss/dlogits) added into m->grads. A TRun holds the activations of batches up to
  * (S, T, B), allocated once. */
 typedef struct TRun TRun;
-TRun *trun_new(const ModelDims *d, int S, int T, int B);
+/* train: with room for the dropout masks. */
+TRun *trun_new(const ModelDims *d, int S, int T, int B, int train);
 void trun_free(TRun *r);
 /* src (S, B), tgt_in (T, B), lengths (B). Returns the logits (T*B, Vt), in r: the
  * caller turns them into the loss and, in place, into dLoss/dlogits (loss.h's
- * softmax_xent) before transformer_backward. */
+ * softmax_xent) before transformer_backward.
+ * dropout > 0 (a TRun made for training): inverted dropout with that probability, its
+ * masks drawn from rng, where nn.Transformer has it: on the embeddings (after the
+ * positions are added), on each sub-layer's output before its residual sum, on the
+ * attention probabilities and after the feed-forward block's activation. */
 float *transformer_forward_train(const Model *m, TRun *r, const int *src, const int *src_len, int S,
-                                 const int *tgt_in, const int *tgt_len, int T, int B);
+                                 const int *tgt_in, const int *tgt_len, int T, int B, float dropout, Rng *rng);
 /* After transformer_forward_train with the same model, the logits holding dLoss/dlogits:
  * accumulates the gradients. */
 void transformer_backward(Model *m, TRun *r);

@@ -1068,7 +1068,7 @@ check "--init-from without a file: usage error (exit 2)" exits 2
 run train "$CL" --set model.type=transformer --set output.dir="$T/runs/x"
 check "model.type transformer with model.hidden in the file: exit 1, naming the key" \
     eval 'exits 1 && grep -q "model.hidden applies only to recurrent models (model.type is \"transformer\")" "$T/err"'
-# The Transformer (issue 17, in progress): trains through nmt train (validation BLEU
+# The Transformer: trains through nmt train (validation BLEU
 # by its own decoder), its model file reads back, a resume with raised epochs goes on,
 # and it translates and evaluates.
 cat >"$T/tr.json" <<EOF2
@@ -1096,6 +1096,20 @@ check "transformer: beam search and n-best lists" eval 'exits 0 && [ "$(lines "$
 run eval "$T/runs/tr/model.bin" "$T/runs/tr/valid.tsv" --json
 check "transformer: nmt eval's loss is the last validation loss" \
     eval 'exits 0 && [ "$(field loss "$T/out" | cut -c1-6)" = "$(vloss | tail -n 1 | cut -c1-6)" ]'
+# With dropout: it trains, and a run stopped after one epoch and resumed for a second
+# gives the very model of a run of two epochs (the masks' generator is in the checkpoint).
+run train "$T/tr.json" --set model.dropout=0.1 --set train.epochs=2 --set output.dir="$T/runs/trd" --quiet
+run2=$rc
+mv "$T/runs/trd" "$T/runs/trd_ref"
+run train "$T/tr.json" --set model.dropout=0.1 --set train.epochs=1 --set output.dir="$T/runs/trd" --quiet
+run train --resume "$T/runs/trd" --set train.epochs=2 --quiet
+check "transformer with dropout 0.1: one epoch and a resumed second = two epochs, bit for bit" \
+    eval '[ $run2 = 0 ] && exits 0 && cmp -s "$T/runs/trd/model.bin" "$T/runs/trd_ref/model.bin"'
+rm -rf "$T/runs/trd"
+run train "$T/tr.json" --set model.dropout=0 --set train.epochs=2 --set output.dir="$T/runs/trd" --quiet
+lastv() { grep '"event":"validation"' "$1/train.log" | tail -n 1 | field valid_loss /dev/stdin; }
+check "transformer: dropout changes training (last validation loss $(lastv "$T/runs/trd") without, $(lastv "$T/runs/trd_ref") with)" \
+    eval 'exits 0 && [ "$(lastv "$T/runs/trd")" != "$(lastv "$T/runs/trd_ref")" ]'
 
 # Killed with SIGKILL five times, each time stopped at a known step first (the resumed
 # process redoes the steps since the last checkpoint, every 7, and stops at the next

@@ -102,6 +102,8 @@ typedef struct {
     FfnActivation act;
     float x[FN * FD], W1[FF * FD], b1[FF], W2[FD * FF], b2[FD];
     float h[FN * FF], a[FN * FF], y[FN * FD], w[FN * FD];
+    unsigned char keep[FN * FF];
+    float dropout;  /* 0: no keep mask */
 } FfnCtx;
 
 static FfnParams ffn_params(FfnCtx *c)
@@ -113,7 +115,7 @@ static double ffn_objective(void *p)
 {
     FfnCtx *c = p;
     FfnParams fp = ffn_params(c);
-    ffn_forward(&fp, c->act, c->x, c->h, c->a, c->y, FN, FD, FF);
+    ffn_forward(&fp, c->act, c->x, c->h, c->a, c->y, c->dropout > 0 ? c->keep : NULL, c->dropout, FN, FD, FF);
     return weighted_sum(c->w, c->y, FN, FD, FD);
 }
 
@@ -126,10 +128,14 @@ static double min_abs(const float *v, int n)
     return m;
 }
 
-static void test_ffn(FfnActivation act, const char *name, Rng *rng)
+/* With dropout > 0, a fixed keep mask of that rate: the gradient through it. */
+static void test_ffn(FfnActivation act, const char *name, float dropout, Rng *rng)
 {
     static FfnCtx c;
     c.act = act;
+    c.dropout = dropout;
+    for (int i = 0; i < FN * FF; i++)
+        c.keep[i] = rng_uniform(rng) >= dropout;
     /* Redraw until no pre-activation is within 0.05 of ReLU's kink (a step of eps moves
      * h by at most eps * max|x| = 0.01; a handful of draws suffices). */
     for (int tries = 0; tries < 1000; tries++) {
@@ -150,8 +156,8 @@ static void test_ffn(FfnActivation act, const char *name, Rng *rng)
     memset(gW2, 0, sizeof gW2); memset(gb2, 0, sizeof gb2);
     FfnParams fp = ffn_params(&c);
     FfnGrads g = {gW1, gb1, gW2, gb2};
-    ffn_backward(&fp, act, &g, c.w, c.x, c.h, c.a, dx, work, FN, FD, FF);
-    char label[40];
+    ffn_backward(&fp, act, &g, c.w, c.x, c.h, c.a, dropout > 0 ? c.keep : NULL, dropout, dx, work, FN, FD, FF);
+    char label[80];
     struct { const char *n; float *x, *g; int rows, cols; } t[] = {
         {"dx", c.x, dx, FN, FD}, {"dW1", c.W1, gW1, FF, FD}, {"db1", c.b1, gb1, 1, FF},
         {"dW2", c.W2, gW2, FD, FF}, {"db2", c.b2, gb2, 1, FD},
@@ -165,6 +171,7 @@ static void test_ffn(FfnActivation act, const char *name, Rng *rng)
     double worst = 0;
     for (int i = 0; i < FN * FF; i++) {
         double h = c.h[i], want = act == FFN_RELU ? fmax(h, 0) : h * 0.5 * erfc(-h / sqrt(2.0));
+        if (dropout > 0) want = c.keep[i] ? want / (1.0 - dropout) : 0.0;
         worst = fmax(worst, fabs(c.a[i] - want));
     }
     snprintf(label, sizeof label, "ffn %s activation matches its definition", name);
@@ -558,8 +565,8 @@ static void fixture_ffn(Fixture *f)
     FfnGrads g = {xcalloc((long)ff * d, sizeof(float)), xcalloc(ff, sizeof(float)),
                   xcalloc((long)d * ff, sizeof(float)), xcalloc(d, sizeof(float))};
     const float *x = fx(f, "ffn_", "x");
-    ffn_forward(&p, FFN_GELU, x, h, a, y, N, d, ff);
-    ffn_backward(&p, FFN_GELU, &g, fx(f, "ffn_", "w"), x, h, a, dx, work, N, d, ff);
+    ffn_forward(&p, FFN_GELU, x, h, a, y, NULL, 0.0f, N, d, ff);
+    ffn_backward(&p, FFN_GELU, &g, fx(f, "ffn_", "w"), x, h, a, NULL, 0.0f, dx, work, N, d, ff);
     fixture_compare(f, "ffn_", "y", y, (long)N * d);
     fixture_compare(f, "ffn_", "dx", dx, (long)N * d);
     fixture_compare(f, "ffn_", "dW1", g.W1, (long)ff * d);
@@ -585,8 +592,10 @@ int main(void)
     Rng rng;
     rng_seed(&rng, 17);
     test_layernorm(&rng);
-    test_ffn(FFN_RELU, "relu", &rng);
-    test_ffn(FFN_GELU, "gelu", &rng);
+    test_ffn(FFN_RELU, "relu", 0.0f, &rng);
+    test_ffn(FFN_GELU, "gelu", 0.0f, &rng);
+    test_ffn(FFN_RELU, "relu dropout 0.3", 0.3f, &rng);
+    test_ffn(FFN_GELU, "gelu dropout 0.3", 0.3f, &rng);
     test_mha(&rng);
     test_mha_step(&rng);
     test_mha_cross_step(&rng);

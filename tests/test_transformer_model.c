@@ -192,9 +192,9 @@ static void test_decoder(const char *path)
 /* The training pass and the token-mean loss (loss.h), with dLoss/dlogits in place when
  * want_grad. */
 static double train_loss(const Model *m, TRun *r, const int *src, const int *slen, int S, const int *tin,
-                         const int *tout, const int *tlen, int T, int B, int want_grad)
+                         const int *tout, const int *tlen, int T, int B, int want_grad, float dropout, Rng *rng)
 {
-    float *logits = transformer_forward_train(m, r, src, slen, S, tin, tlen, T, B);
+    float *logits = transformer_forward_train(m, r, src, slen, S, tin, tlen, T, B, dropout, rng);
     int count = 0;
     for (long i = 0; i < (long)T * B; i++)
         count += tout[i] != 0;
@@ -221,9 +221,9 @@ static void test_gradients(const char *path)
         for (int t = 0; t < T; t++)
             tlen[b] += tids[t * B + b] != 0;
     }
-    TRun *r = trun_new(&m.dims, S, T, B);
+    TRun *r = trun_new(&m.dims, S, T, B, 0);
     model_zero_grad(&m);
-    double loss = train_loss(&m, r, sids, slen, S, tids, tout, tlen, T, B, 1);
+    double loss = train_loss(&m, r, sids, slen, S, tids, tout, tlen, T, B, 1, 0.0f, NULL);
     transformer_backward(&m, r);
     double want_loss = *(const float *)fixture_get(&f, "loss")->data;
     char label[240];
@@ -264,21 +264,27 @@ static void test_gradients(const char *path)
  * not the recurrent check's 1e-2: at d = 8 a step of 1e-2 crosses ReLU kinks and the
  * layer norms' curvature (a few coordinates missed by up to 12x the tolerance while the
  * analytic gradients equal PyTorch's autograd, test_gradients). Independent of PyTorch;
- * a missing sqrt(d) in the embeddings' gradient fails it by 50x. */
+ * a missing sqrt(d) in the embeddings' gradient fails it by 50x.
+ * With dropout, every evaluation draws the same masks (the mask generator restarts from
+ * one state), so the loss is a smooth function of the weights and the check covers
+ * the masks' backward pass too. */
 typedef struct {
     Model *m;
     TRun *r;
     const int *src, *slen, *tin, *tout, *tlen;
     int S, T, B;
+    float dropout;
+    Rng masks;   /* the state every pass starts its masks from */
 } GradCtx;
 
 static double loss_of(void *p)
 {
     GradCtx *c = p;
-    return train_loss(c->m, c->r, c->src, c->slen, c->S, c->tin, c->tout, c->tlen, c->T, c->B, 0);
+    Rng rng = c->masks;
+    return train_loss(c->m, c->r, c->src, c->slen, c->S, c->tin, c->tout, c->tlen, c->T, c->B, 0, c->dropout, &rng);
 }
 
-static void test_finite_differences(const char *path)
+static void test_finite_differences(const char *path, float dropout)
 {
     Fixture f = fixture_load(path);
     Model m;
@@ -294,22 +300,37 @@ static void test_finite_differences(const char *path)
         for (int t = 0; t < T; t++)
             tlen[b] += tids[t * B + b] != 0;
     }
-    GradCtx c = {&m, trun_new(&m.dims, S, T, B), sids, slen, tids, fixture_get(&f, "tgt_out")->data, tlen, S, T, B};
+    GradCtx c = {&m, trun_new(&m.dims, S, T, B, 1), sids, slen, tids, fixture_get(&f, "tgt_out")->data, tlen, S, T, B,
+                 dropout, {0}};
+    rng_seed(&c.masks, 7);
     model_zero_grad(&m);
-    train_loss(&m, c.r, sids, slen, S, tids, c.tout, tlen, T, B, 1);
+    Rng rng = c.masks;
+    double with = train_loss(&m, c.r, sids, slen, S, tids, c.tout, tlen, T, B, 1, dropout, &rng);
     transformer_backward(&m, c.r);
+    if (dropout > 0) {
+        /* The masks make a difference, and a pass without dropout ignores them. */
+        TRun *plain = trun_new(&m.dims, S, T, B, 0);
+        double without = train_loss(&m, plain, sids, slen, S, tids, c.tout, tlen, T, B, 0, dropout, &rng);
+        double want = *(const float *)fixture_get(&f, "loss")->data;
+        char label[200];
+        snprintf(label, sizeof label, "%s: dropout %.1f changes the loss (%.6f vs %.6f), a run without masks "
+                 "gives PyTorch's %.6f", path, dropout, with, without, want);
+        CHECK(fabs(with - without) > 1e-3 && fabs(without - want) <= 1e-5 * fabs(want), label);
+        trun_free(plain);
+    }
     TensorShape shapes[MAX_TENSORS];
     float *params[MAX_TENSORS], *grads[MAX_TENSORS];
     int n = params_shapes(&m.dims, shapes);
     params_tensors(&m.params, &m.dims, params);
     params_tensors(&m.grads, &m.dims, grads);
-    Rng rng;
-    rng_seed(&rng, 1);
-    GradCheckOpts o = {.eps = 1e-3f, .rtol = 1e-2, .atol = 2 * 3e-7 / (2 * 1e-3), .n_sample = 20, .rng = &rng};
+    Rng sample;
+    rng_seed(&sample, 1);
+    GradCheckOpts o = {.eps = 1e-3f, .rtol = 1e-2, .atol = 2 * 3e-7 / (2 * 1e-3), .n_sample = 20, .rng = &sample};
     char what[160];
     for (int i = 0; i < n; i++) {
         long k = shapes[i].rows * shapes[i].cols;
-        snprintf(what, sizeof what, "%.60s %.47s", strrchr(path, '/') + 1, shapes[i].name);
+        snprintf(what, sizeof what, "%.60s %.47s%s", strrchr(path, '/') + 1, shapes[i].name,
+                 dropout > 0 ? " (dropout)" : "");
         check_grad(what, loss_of, &c, params[i], k, grads[i], k, 1, k, &o);
     }
     trun_free(c.r);
@@ -384,7 +405,9 @@ int main(void)
     for (int i = 0; i < 4; i++)
         test_gradients(fixtures[i]);
     for (int i = 0; i < 4; i++)
-        test_finite_differences(fixtures[i]);
+        test_finite_differences(fixtures[i], 0.0f);
+    for (int i = 0; i < 3; i++)   /* pre, post, 2 layers */
+        test_finite_differences(fixtures[i], 0.3f);
     test_incremental(fixtures[0]);
     return check_report("test_transformer_model");
 }
