@@ -367,6 +367,7 @@ void config_model_dims(const Config *c, ModelDims *d)
     d->norm = strcmp(c->norm, "post") ? NORM_PRE : NORM_POST;
     d->enc_layers = c->encoder_layers ? c->encoder_layers : c->layers;
     d->dec_layers = c->decoder_layers ? c->decoder_layers : c->layers;
+    d->share_src_emb = c->tie_embeddings && c->joint_vocab;
 }
 
 /* The rules about the keys outside the model section, as model.h describes the model's

@@ -40,18 +40,19 @@ static void print_json(const char *path, const ModelFile *mf, FILE *out)
         cJSON_AddStringToObject(a, "activation", d->activation == ACT_GELU ? "gelu" : "relu");
         cJSON_AddStringToObject(a, "norm", d->norm == NORM_POST ? "post" : "pre");
         cJSON_AddBoolToObject(a, "tie_embeddings", d->tie_embeddings);
+        cJSON_AddBoolToObject(a, "shared_source_embedding", d->share_src_emb);
         cJSON_AddNumberToObject(a, "embed", d->embed);
     } else {
-    cJSON_AddStringToObject(a, "cell", cell_name(d->cell));
-    cJSON_AddNumberToObject(a, "layers", d->layers);
-    cJSON_AddBoolToObject(a, "bidirectional", d->bidirectional);
-    cJSON_AddStringToObject(a, "attention", attention_name(d->attention));
-    cJSON_AddBoolToObject(a, "input_feed", d->input_feed);
-    cJSON_AddNumberToObject(a, "window", d->window);
-    cJSON_AddBoolToObject(a, "scaled", d->scaled);
-    cJSON_AddBoolToObject(a, "tie_embeddings", d->tie_embeddings);
-    cJSON_AddNumberToObject(a, "embed", d->embed);
-    cJSON_AddNumberToObject(a, "hidden", d->hidden);
+        cJSON_AddStringToObject(a, "cell", cell_name(d->cell));
+        cJSON_AddNumberToObject(a, "layers", d->layers);
+        cJSON_AddBoolToObject(a, "bidirectional", d->bidirectional);
+        cJSON_AddStringToObject(a, "attention", attention_name(d->attention));
+        cJSON_AddBoolToObject(a, "input_feed", d->input_feed);
+        cJSON_AddNumberToObject(a, "window", d->window);
+        cJSON_AddBoolToObject(a, "scaled", d->scaled);
+        cJSON_AddBoolToObject(a, "tie_embeddings", d->tie_embeddings);
+        cJSON_AddNumberToObject(a, "embed", d->embed);
+        cJSON_AddNumberToObject(a, "hidden", d->hidden);
     }
     cJSON_AddNumberToObject(o, "parameters", (double)mf->model.n_params);
     cJSON_AddNumberToObject(o, "src_vocab", mf->src_vocab.size);
@@ -122,15 +123,17 @@ void info_print(const char *path, const ModelFile *mf, int json, FILE *out)
     if (d->type == MODEL_TRANSFORMER) {
         fprintf(out, "model: Transformer, %d encoder and %d decoder layers, %d heads, %s-norm, %s%s\n", d->enc_layers,
                 d->dec_layers, d->heads, d->norm == NORM_POST ? "post" : "pre", d->activation == ACT_GELU ? "gelu" : "relu",
-                d->tie_embeddings ? ", tied target embeddings" : "");
+                d->share_src_emb ? ", one embedding for source, target and output"
+                : d->tie_embeddings ? ", tied target embeddings" : "");
         fprintf(out, "sizes: d_model %d, feed-forward %d, %ld parameters\n", d->embed, d->ff, mf->model.n_params);
     } else {
-    fprintf(out, "model: %s, %d layer%s%s, %s attention%s%s", cell_name(d->cell), d->layers, d->layers > 1 ? "s" : "",
-            d->bidirectional ? ", bidirectional encoder" : "", attention_name(d->attention),
-            d->input_feed ? ", input feeding" : "", d->scaled ? ", scaled scores" : "");
-    if (d->attention == ATT_LOCAL_MONOTONIC || d->attention == ATT_LOCAL_PREDICTIVE) fprintf(out, ", window %d", d->window);
-    fprintf(out, "%s\n", d->tie_embeddings ? ", tied target embeddings" : "");
-    fprintf(out, "sizes: embed %d, hidden %d, %ld parameters\n", d->embed, d->hidden, mf->model.n_params);
+        fprintf(out, "model: %s, %d layer%s%s, %s attention%s%s", cell_name(d->cell), d->layers,
+                d->layers > 1 ? "s" : "", d->bidirectional ? ", bidirectional encoder" : "", attention_name(d->attention),
+                d->input_feed ? ", input feeding" : "", d->scaled ? ", scaled scores" : "");
+        if (d->attention == ATT_LOCAL_MONOTONIC || d->attention == ATT_LOCAL_PREDICTIVE)
+            fprintf(out, ", window %d", d->window);
+        fprintf(out, "%s\n", d->tie_embeddings ? ", tied target embeddings" : "");
+        fprintf(out, "sizes: embed %d, hidden %d, %ld parameters\n", d->embed, d->hidden, mf->model.n_params);
     }
     const Segmenter *seg = &mf->seg;
     fprintf(out, "vocabularies: %d source, %d target %s%s\n", mf->src_vocab.size, mf->tgt_vocab.size,

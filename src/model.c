@@ -138,7 +138,11 @@ const ModelRule *model_rule_broken(const ModelDims *d)
 const char *dims_problem(const ModelDims *d)
 {
     const ModelRule *r = model_rule_broken(d);
-    return r ? r->text : NULL;
+    if (r) return r->text;
+    /* Not an option of its own (model.tie_embeddings with data.joint_vocab): for a file. */
+    if (d->share_src_emb && !(transformer(d) && d->tie_embeddings && d->src_vocab == d->tgt_vocab))
+        return "a shared source embedding needs a tied Transformer with one vocabulary for both sides";
+    return NULL;
 }
 
 static int n_layers(const ModelDims *d) { return d->layers > 0 ? d->layers : 1; }
@@ -215,7 +219,7 @@ static void transformer_layout(const ModelDims *d, Params *p, Layout *lo)
     long D = d->embed, F = d->ff;
     char name[24];
     lo->n = 0;
-    add(lo, &p->src_emb, d->src_vocab, D, 0, "src_emb%s", "");
+    if (!d->share_src_emb) add(lo, &p->src_emb, d->src_vocab, D, 0, "src_emb%s", "");
     add(lo, &p->tgt_emb, d->tgt_vocab, D, 0, "tgt_emb%s", "");
     for (int l = 0; l < d->enc_layers; l++) {
         TLayer *w = &p->tenc[l];
@@ -345,6 +349,7 @@ static void params_point(Params *p, float *mem, const ModelDims *d)
         mem += lo.shape[i].rows * lo.shape[i].cols;
     }
     if (d->tie_embeddings) p->out_w = p->tgt_emb;
+    if (d->share_src_emb) p->src_emb = p->tgt_emb;
 }
 
 void model_alloc(Model *m, const ModelDims *d)
@@ -358,6 +363,11 @@ void model_alloc(Model *m, const ModelDims *d)
     params_point(&m->grads, m->grad_mem, &m->dims);
 }
 
+/* The recurrent models: PyTorch's defaults (nn.Linear, nn.GRU: uniform within
+ * 1/sqrt(fan-in); nn.Embedding: N(0, 1)). The Transformer: as fairseq, OpenNMT-py and
+ * nn.Transformer's reset_parameters do it, Xavier-uniform matrices (within
+ * sqrt(6 / (fan-in + fan-out))), zero biases, and embeddings N(0, 1/d_model), which the
+ * input scales by sqrt(d_model) back to unit size (and which, tied, are the output layer). */
 void model_init_weights(Model *m, uint64_t seed)
 {
     Rng rng;
@@ -365,16 +375,21 @@ void model_init_weights(Model *m, uint64_t seed)
     Layout lo;
     Params q = m->params;
     layout(&m->dims, &q, &lo);
+    int xavier = m->dims.type == MODEL_TRANSFORMER;
+    float emb_std = xavier ? 1.0f / sqrtf((float)m->dims.embed) : 1.0f;
     for (int i = 0; i < lo.n; i++) {
         float *t = *lo.slot[i];
-        long n = lo.shape[i].rows * lo.shape[i].cols;
+        long rows = lo.shape[i].rows, cols = lo.shape[i].cols, n = rows * cols;
         int units = lo.units[i];
-        float bound = units > 0 ? 1.0f / sqrtf((float)units) : 0.0f;
+        float bound = units <= 0 ? 0.0f
+                      : !xavier  ? 1.0f / sqrtf((float)units)
+                      : cols > 1 ? sqrtf(6.0f / (float)(rows + cols))
+                                 : 0.0f;   /* a Transformer's bias */
         for (long k = 0; k < n; k++)
             t[k] = units == INIT_ONES    ? 1.0f
                    : units == INIT_ZEROS ? 0.0f
                    : units > 0           ? bound * (2.0f * rng_uniform(&rng) - 1.0f)
-                                         : rng_normal(&rng);
+                                         : emb_std * rng_normal(&rng);
     }
 }
 

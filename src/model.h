@@ -70,6 +70,8 @@ typedef struct {
     int activation;         /* Activation, in the feed-forward block */
     int norm;               /* NormPlacement */
     int enc_layers, dec_layers;  /* 1 .. MAX_LAYERS each */
+    int share_src_emb;      /* src_emb is tgt_emb too: tied, with one vocabulary for both sides
+                               (data.joint_vocab) */
 } ModelDims;
 
 const char *attention_name(int kind);   /* "bahdanau", "luong_dot", ... */

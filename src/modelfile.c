@@ -147,6 +147,7 @@ static const Field trfm_fields[] = {
     FIELD("norm", F_INT, model.dims.norm, NORM_PRE, NORM_POST, 0),
     FIELD("enc_layers", F_INT, model.dims.enc_layers, 1, MAX_LAYERS, 0),
     FIELD("dec_layers", F_INT, model.dims.dec_layers, 1, MAX_LAYERS, 0),
+    FIELD("share_src_emb", F_INT, model.dims.share_src_emb, 0, 1, 0),
 };
 
 #undef FIELD

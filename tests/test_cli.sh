@@ -1111,6 +1111,16 @@ lastv() { grep '"event":"validation"' "$1/train.log" | tail -n 1 | field valid_l
 check "transformer: dropout changes training (last validation loss $(lastv "$T/runs/trd") without, $(lastv "$T/runs/trd_ref") with)" \
     eval 'exits 0 && [ "$(lastv "$T/runs/trd")" != "$(lastv "$T/runs/trd_ref")" ]'
 
+# Tied with one vocabulary for both sides: one embedding matrix for source, target and
+# output (its parameter count: test_transformer_model), said by info; it translates.
+run train "$T/tr.json" --set model.tie_embeddings=true --set data.joint_vocab=true --set train.epochs=1 \
+    --set output.dir="$T/runs/trs" --quiet
+run info "$T/runs/trs/model.bin"
+check "transformer: tied with a joint vocabulary, nmt info says one embedding for source, target and output" \
+    eval 'exits 0 && grep -q "^model: Transformer, .*, one embedding for source, target and output$" "$T/out"'
+run translate "$T/runs/trs/model.bin" "$T/two.txt"
+check "transformer with one embedding: translates" eval 'exits 0 && [ "$(lines "$T/out")" = 2 ]'
+
 # Killed with SIGKILL five times, each time stopped at a known step first (the resumed
 # process redoes the steps since the last checkpoint, every 7, and stops at the next
 # one), and resumed with --resume.

@@ -284,6 +284,26 @@ static double loss_of(void *p)
     return train_loss(c->m, c->r, c->src, c->slen, c->S, c->tin, c->tout, c->tlen, c->T, c->B, 0, c->dropout, &rng);
 }
 
+/* Every tensor's gradient in c->m->grads (from a backward pass of c's batch) against
+ * central differences of loss_of. */
+static void check_all_gradients(const char *name, GradCtx *c)
+{
+    TensorShape shapes[MAX_TENSORS];
+    float *params[MAX_TENSORS], *grads[MAX_TENSORS];
+    int n = params_shapes(&c->m->dims, shapes);
+    params_tensors(&c->m->params, &c->m->dims, params);
+    params_tensors(&c->m->grads, &c->m->dims, grads);
+    Rng sample;
+    rng_seed(&sample, 1);
+    GradCheckOpts o = {.eps = 1e-3f, .rtol = 1e-2, .atol = 2 * 3e-7 / (2 * 1e-3), .n_sample = 20, .rng = &sample};
+    char what[160];
+    for (int i = 0; i < n; i++) {
+        long k = shapes[i].rows * shapes[i].cols;
+        snprintf(what, sizeof what, "%.80s %.47s", name, shapes[i].name);
+        check_grad(what, loss_of, c, params[i], k, grads[i], k, 1, k, &o);
+    }
+}
+
 static void test_finite_differences(const char *path, float dropout)
 {
     Fixture f = fixture_load(path);
@@ -318,24 +338,78 @@ static void test_finite_differences(const char *path, float dropout)
         CHECK(fabs(with - without) > 1e-3 && fabs(without - want) <= 1e-5 * fabs(want), label);
         trun_free(plain);
     }
-    TensorShape shapes[MAX_TENSORS];
-    float *params[MAX_TENSORS], *grads[MAX_TENSORS];
-    int n = params_shapes(&m.dims, shapes);
-    params_tensors(&m.params, &m.dims, params);
-    params_tensors(&m.grads, &m.dims, grads);
-    Rng sample;
-    rng_seed(&sample, 1);
-    GradCheckOpts o = {.eps = 1e-3f, .rtol = 1e-2, .atol = 2 * 3e-7 / (2 * 1e-3), .n_sample = 20, .rng = &sample};
-    char what[160];
-    for (int i = 0; i < n; i++) {
-        long k = shapes[i].rows * shapes[i].cols;
-        snprintf(what, sizeof what, "%.60s %.47s%s", strrchr(path, '/') + 1, shapes[i].name,
-                 dropout > 0 ? " (dropout)" : "");
-        check_grad(what, loss_of, &c, params[i], k, grads[i], k, 1, k, &o);
-    }
+    char name[80];
+    snprintf(name, sizeof name, "%.60s%s", strrchr(path, '/') + 1, dropout > 0 ? " (dropout)" : "");
+    check_all_gradients(name, &c);
     trun_free(c.r);
     model_free(&m);
     fixture_free(&f);
+}
+
+/* model.tie_embeddings with data.joint_vocab: one (V, d) matrix is the source and
+ * target embedding and the output layer; its gradient sums the three uses (finite
+ * differences of a random model with every token in play; gelu, smooth, because with
+ * relu this random model has pre-activations within a step of the kink). And the
+ * initialisation:
+ * embeddings N(0, 1/d), Xavier-uniform matrices, zero biases, unit layer-norm gains. */
+static void test_shared_embedding(void)
+{
+    ModelDims d = {.type = MODEL_TRANSFORMER, .src_vocab = 11, .tgt_vocab = 11, .embed = 8, .hidden = 8, .heads = 2,
+                   .ff = 16, .enc_layers = 2, .dec_layers = 1, .activation = ACT_GELU, .tie_embeddings = 1,
+                   .share_src_emb = 1};
+    CHECK(dims_problem(&d) == NULL, "shared embedding: the dimensions make a model");
+    Model m;
+    model_alloc(&m, &d);
+    model_init_weights(&m, 3);
+    ModelDims tied = d;
+    tied.share_src_emb = 0;
+    CHECK(m.params.src_emb == m.params.tgt_emb && m.params.out_w == m.params.tgt_emb &&
+          m.n_params == params_count(&tied) - 11 * 8, "shared embedding: one tensor for the three, 88 parameters fewer");
+    ModelDims apart = d;
+    apart.src_vocab = 12;
+    CHECK(dims_problem(&apart) != NULL, "shared embedding with two vocabulary sizes: refused");
+    enum { S = 5, T = 4, B = 3 };
+    static int src[S * B], tin[T * B], tout[T * B], slen[B] = {5, 3, 1}, tlen[B] = {4, 2, 3};
+    Rng rng;
+    rng_seed(&rng, 5);
+    for (int t = 0; t < S; t++)
+        for (int b = 0; b < B; b++)
+            src[t * B + b] = t < slen[b] ? 3 + (int)(rng_next(&rng) % 8) : 0;
+    for (int t = 0; t < T; t++)
+        for (int b = 0; b < B; b++) {
+            tin[t * B + b] = t >= tlen[b] ? 0 : t == 0 ? 2 : 3 + (int)(rng_next(&rng) % 8);
+            tout[t * B + b] = t >= tlen[b] ? 0 : 3 + (int)(rng_next(&rng) % 8);
+        }
+    GradCtx c = {&m, trun_new(&m.dims, S, T, B, 1), src, slen, tin, tout, tlen, S, T, B, 0.0f, {0}};
+    model_zero_grad(&m);
+    train_loss(&m, c.r, src, slen, S, tin, tout, tlen, T, B, 1, 0.0f, NULL);
+    transformer_backward(&m, c.r);
+    check_all_gradients("shared embedding", &c);
+    trun_free(c.r);
+    model_free(&m);
+
+    ModelDims big = {.type = MODEL_TRANSFORMER, .src_vocab = 300, .tgt_vocab = 200, .embed = 64, .hidden = 64,
+                     .heads = 4, .ff = 256, .enc_layers = 1, .dec_layers = 1};
+    model_alloc(&m, &big);
+    model_init_weights(&m, 9);
+    double sum2 = 0;
+    for (long i = 0; i < 300 * 64; i++)
+        sum2 += (double)m.params.src_emb[i] * m.params.src_emb[i];
+    double std = sqrt(sum2 / (300 * 64)), bound = sqrt(6.0 / (256 + 64)), wmax = 0;
+    for (long i = 0; i < 256 * 64; i++)
+        wmax = fmax(wmax, fabs(m.params.tenc[0].ff.w1[i]));
+    int zero = 1, ones = 1;
+    for (int i = 0; i < 64; i++) {
+        zero &= m.params.tdec[0].cross.bq[i] == 0.0f && m.params.tenc[0].ff.b2[i] == 0.0f;
+        ones &= m.params.tenc_ln.g[i] == 1.0f && m.params.tenc[0].ln1.b[i] == 0.0f;
+    }
+    char label[160];
+    snprintf(label, sizeof label, "init: embedding std %.4f (1/sqrt(64) = 0.125)", std);
+    CHECK(fabs(std - 0.125) < 0.005, label);
+    snprintf(label, sizeof label, "init: ff.w1 (256, 64) within the Xavier bound %.4f, reaching %.4f", bound, wmax);
+    CHECK(wmax <= bound && wmax > 0.95 * bound, label);
+    CHECK(zero && ones, "init: biases 0, layer-norm gains 1 and biases 0");
+    model_free(&m);
 }
 
 /* Incremental decoding (cached keys and values, one position per step) gives the
@@ -408,6 +482,7 @@ int main(void)
         test_finite_differences(fixtures[i], 0.0f);
     for (int i = 0; i < 3; i++)   /* pre, post, 2 layers */
         test_finite_differences(fixtures[i], 0.3f);
+    test_shared_embedding();
     test_incremental(fixtures[0]);
     return check_report("test_transformer_model");
 }
