@@ -430,7 +430,7 @@ static void models_open(Models *ms, Model *const *m, RunState *const *rs, int n)
     for (int i = 0; i < n; i++) {
         ms->rnn[i] = (RnnDecoder){.m = m[i], .rs = rs[i]};
         if (m[i]->dims.type == MODEL_TRANSFORMER) {
-            ms->tr[i] = tdecoder_new(m[i]);
+            ms->tr[i] = tdecoder_new(m[i], rs[i]->attn_layer);
             ms->members[i] = tdecoder_decoder(ms->tr[i]);
         } else {
             ms->members[i] = rnn_decoder(&ms->rnn[i]);

@@ -87,7 +87,8 @@ static const char *usage_translate =
     "                     [--threads N]\n"
     "       nmt translate [INPUT ...] [options] --models MODEL.bin MODEL.bin ...\n"
     "                     [--length-penalty A] [--nbest N] [--align] [--attention-json]\n"
-    "                     [--attention-svg DIR] [--replace-unk] [--unk-dict FILE]\n"
+    "                     [--attention-svg DIR [--attention-heads]] [--align-layer N]\n"
+    "                     [--replace-unk] [--unk-dict FILE]\n"
     "\n"
     "Translate each line of the INPUT files in turn (standard input if none, or for -);\n"
     "write one line per input line, flushed, to standard output (or -o OUTPUT), so it\n"
@@ -118,6 +119,11 @@ static const char *usage_translate =
     "                translation, score and the attention matrix\n"
     "  --attention-svg DIR\n"
     "                also write DIR/LINE.svg, a heatmap of each line's attention\n"
+    "  --attention-heads\n"
+    "                a Transformer's: also DIR/LINE.hK.svg, the map of each head K\n"
+    "  --align-layer N\n"
+    "                a Transformer's attention is decoder layer N's cross-attention,\n"
+    "                averaged over its heads (default: the last layer)\n"
     "  --replace-unk replace each output <unk> by the source word it attends to most\n"
     "  --unk-dict FILE\n"
     "                ... or by that word's translation in FILE (source<TAB>target lines);\n"
@@ -460,6 +466,12 @@ static int cmd_translate(int argc, char **argv)
         } else if (!strcmp(argv[i], "--attention-svg")) {
             if (i + 1 >= argc) return usage_error(usage_translate, "translate: --attention-svg needs a DIR%s", "");
             opt.attention_svg = argv[++i];
+        } else if (!strcmp(argv[i], "--attention-heads")) {
+            opt.attention_heads = 1;
+        } else if (!strcmp(argv[i], "--align-layer")) {
+            if (i + 1 >= argc || parse_int(argv[i + 1], 1, MAX_LAYERS, &opt.align_layer))
+                return usage_error(usage_translate, "translate: --align-layer needs a layer number from 1 to 8%s", "");
+            i++;
         } else if (!strcmp(argv[i], "--replace-unk")) {
             opt.replace_unk = 1;
         } else if (!strcmp(argv[i], "--unk-dict")) {
@@ -497,6 +509,10 @@ static int cmd_translate(int argc, char **argv)
                     : stdins > 1 ? "translate: standard input (-) can be read only once%s"
                     : opt.attention_json && opt.nbest ? "translate: --attention-json writes the best translation only; "
                                                         "it does not combine with --nbest%s"
+                    : opt.attention_heads && !opt.attention_svg ? "translate: --attention-heads draws heatmaps: it "
+                                                                  "needs --attention-svg DIR%s"
+                    : opt.attention_heads && n_models > 1 ? "translate: --attention-heads draws one model's heads; "
+                                                            "it does not combine with --models%s"
                     : NULL;
     if (bad) return usage_error(usage_translate, bad, "");
     ModelFile mf;
@@ -522,6 +538,18 @@ static int cmd_translate(int argc, char **argv)
     opt.more_models = more_models;
     opt.more_rs = xcalloc(n_more + 1, sizeof(RunState));
     opt.n_more = n_more;
+    /* A Transformer's attention options: every model of the run is one, with the layer. */
+    for (int k = -1; k < n_more && status == 0 && (opt.align_layer || opt.attention_heads); k++) {
+        const ModelDims *d = k < 0 ? &mf.model.dims : &more[k].model.dims;
+        const char *name = k < 0 ? model : models[k + 1];
+        const char *option = opt.align_layer ? "--align-layer" : "--attention-heads";
+        if (d->type != MODEL_TRANSFORMER)
+            status = error_set(&err, "%s: %s applies only to a Transformer (model.type \"transformer\"); a recurrent "
+                                     "model has one attention", name, option);
+        else if (opt.align_layer > d->dec_layers)
+            status = error_set(&err, "%s: --align-layer %d: the model has %d decoder layer%s", name, opt.align_layer,
+                               d->dec_layers, d->dec_layers > 1 ? "s" : "");
+    }
     if (opt.attention_svg && mkdir(opt.attention_svg, 0777) != 0 && errno != EEXIST)
         status = error_set(&err, "%s: cannot create: %s", opt.attention_svg, strerror(errno));
     if (status == 0 && dict_path) {

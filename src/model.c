@@ -535,6 +535,7 @@ void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int 
     /* The training options survive the reallocation. */
     float dropout = rs->dropout, smoothing = rs->label_smoothing, sampling = rs->sample_prob;
     long loss_tokens = rs->loss_tokens;
+    int attn_layer = rs->attn_layer;
     Rng rng = rs->rng;
     runstate_free(rs);
     runstate_alloc(rs, d, mode, nb, ns, nt);
@@ -542,6 +543,7 @@ void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int 
     rs->label_smoothing = smoothing;
     rs->sample_prob = sampling;
     rs->loss_tokens = loss_tokens;
+    rs->attn_layer = attn_layer;
     rs->rng = rng;
 }
 

@@ -263,6 +263,9 @@ typedef struct {
      * batch's lengths */
     struct TRun *tr;
     int *tr_src_len, *tr_tgt_len;   /* (B) */
+    int attn_layer;         /* decoding a Transformer: the decoder layer (1-based) whose
+                               cross-attention, averaged over heads, is the alignment; 0:
+                               the last. Survives runstate_ensure. */
 } RunState;
 
 /* What the activations are kept for, which decides what is allocated:

@@ -1,6 +1,7 @@
 /* transformer.c — the Transformer's passes; see transformer.h. */
 #include "transformer.h"
 
+#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,10 +9,10 @@
 #include "ffn.h"       /* defines: ffn_forward, FfnParams */
 #include "layernorm.h" /* defines: layernorm_forward */
 #include "linalg.h"    /* defines: matmul_bias, linear_grads */
-#include <cblas.h>
 #include "mha.h"       /* defines: mha_forward, MhaConfig, MhaParams, MhaWorkspace */
 #include "posenc.h"    /* defines: posenc_add */
 #include "util.h"      /* defines: xcalloc */
+#include "vocab.h"     /* defines: VOCAB_SOS */
 
 static MhaParams att_params(const AttWeights *w)
 {
@@ -27,6 +28,23 @@ long transformer_encode_floats(const ModelDims *d, int S, int B)
     long N = (long)S * B;
     MhaConfig cfg = {.d = d->embed, .heads = d->heads};
     return 2 * N * d->embed + 2 * N + 2 * N * d->ff + mha_workspace_floats(&cfg, S, S, B);
+}
+
+/* P (B, heads, T, S) attention probabilities -> out (B, T, S), their mean over heads. */
+static void average_heads(const float *P, int B, int heads, int T, int S, float *out)
+{
+    long n = (long)T * S;
+    for (int b = 0; b < B; b++) {
+        float *o = out + b * n;
+        memset(o, 0, sizeof(float) * n);
+        for (int hd = 0; hd < heads; hd++) {
+            const float *q = P + ((long)b * heads + hd) * n;
+            for (long i = 0; i < n; i++)
+                o[i] += q[i];
+        }
+        for (long i = 0; i < n; i++)
+            o[i] /= (float)heads;
+    }
 }
 
 static void add_into(float *x, const float *y, long n)
@@ -81,7 +99,7 @@ long transformer_decode_floats(const ModelDims *d, int S, int T, int B)
 }
 
 void transformer_decode(const Model *m, const float *memory, const int *src_len, int S, const int *tgt_in,
-                        const int *tgt_len, int T, int B, float *work, float *logits, float *cross_out)
+                        const int *tgt_len, int T, int B, float *work, float *logits, const TCrossOut *cross_out)
 {
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
@@ -110,6 +128,10 @@ void transformer_decode(const Model *m, const float *memory, const int *src_len,
         if (!pre) layernorm_forward(x, mean, rstd, x, w->ln1.g, w->ln1.b, (int)N, D);
         if (pre) in = (layernorm_forward(h, mean, rstd, x, w->ln2.g, w->ln2.b, (int)N, D), h);
         mha_forward(&cross_cfg, &cross, in, memory, tgt_len, src_len, NULL, y, &cross_ws, T, S, B);
+        if (cross_out && l == (cross_out->layer >= 1 ? cross_out->layer - 1 : d->dec_layers - 1)) {
+            if (cross_out->per_head) memcpy(cross_out->attn, cross_ws.P, sizeof(float) * B * d->heads * T * S);
+            else average_heads(cross_ws.P, B, d->heads, T, S, cross_out->attn);
+        }
         add_into(x, y, n);
         if (!pre) layernorm_forward(x, mean, rstd, x, w->ln2.g, w->ln2.b, (int)N, D);
         if (pre) in = (layernorm_forward(h, mean, rstd, x, w->ln3.g, w->ln3.b, (int)N, D), h);
@@ -119,17 +141,24 @@ void transformer_decode(const Model *m, const float *memory, const int *src_len,
     }
     if (pre) layernorm_forward(x, mean, rstd, x, p->tdec_ln.g, p->tdec_ln.b, (int)N, D);
     matmul_bias(logits, d->tgt_vocab, x, D, p->out_w, D, p->out_b, (int)N, d->tgt_vocab, D);
-    if (!cross_out) return;
-    /* The last layer's cross-attention, averaged over heads: (B, T, S). */
-    for (int b = 0; b < B; b++) {
-        float *o = cross_out + (long)b * T * S;
-        memset(o, 0, sizeof(float) * T * S);
-        for (int hd = 0; hd < d->heads; hd++) {
-            const float *P = mha_probs(&cross_ws, &cross_cfg, b, hd);
-            for (long i = 0; i < (long)T * S; i++)
-                o[i] += P[i] / (float)d->heads;
-        }
-    }
+}
+
+void transformer_attention_heads(const Model *m, const int *src, int S, const int *words, int n, int layer,
+                                 float *attn)
+{
+    const ModelDims *d = &m->dims;
+    int *tgt_in = xmalloc(sizeof(int) * n), len[2] = {S, n};
+    tgt_in[0] = VOCAB_SOS;
+    for (int t = 1; t < n; t++)
+        tgt_in[t] = words[t - 1];
+    long enc = transformer_encode_floats(d, S, 1), dec = transformer_decode_floats(d, S, n, 1);
+    float *memory = xmalloc(sizeof(float) * ((long)S * d->embed + (enc > dec ? enc : dec) + (long)n * d->tgt_vocab));
+    float *work = memory + (long)S * d->embed, *logits = work + (enc > dec ? enc : dec);
+    transformer_encode(m, src, &len[0], S, 1, work, memory);
+    TCrossOut want = {.layer = layer, .per_head = 1, .attn = attn};
+    transformer_decode(m, memory, &len[0], S, tgt_in, &len[1], n, 1, work, logits, &want);
+    free(memory);
+    free(tgt_in);
 }
 
 /* ---------------------------------------------------------------- training */
@@ -497,6 +526,8 @@ void transformer_backward(Model *m, TRun *r)
 
 struct TDecoder {
     const Model *m;
+    int attn_layer;                        /* 0-based: the layer whose cross-attention is reported */
+    int want_attn;
     int R, S, max_steps;
     int *len;                              /* (R) source lengths of the rows */
     float *rows_mem;                       /* (S, R, D) each row's memory */
@@ -507,10 +538,12 @@ struct TDecoder {
     long cap;
 };
 
-TDecoder *tdecoder_new(const Model *m)
+TDecoder *tdecoder_new(const Model *m, int attn_layer)
 {
     TDecoder *d = xcalloc(1, sizeof *d);
     d->m = m;
+    int L = m->dims.dec_layers;
+    d->attn_layer = attn_layer >= 1 && attn_layer <= L ? attn_layer - 1 : L - 1;
     return d;
 }
 
@@ -524,8 +557,8 @@ void tdecoder_free(TDecoder *d)
 
 static void td_start(void *ctx, const Batch *src, int K, int max_steps, int want_attn)
 {
-    (void)want_attn;  /* the cross-attention is computed anyway */
     TDecoder *t = ctx;
+    t->want_attn = want_attn;
     const ModelDims *d = &t->m->dims;
     int N = src->B, S = src->S, R = N * K, D = d->embed, H = d->heads, L = d->dec_layers;
     long RD = (long)R * D, SRD = (long)S * RD, steps = max_steps > 0 ? max_steps : 1;
@@ -601,24 +634,17 @@ static const float *td_step(void *ctx, int step, const int *prev, const float **
                 in = t->h;
             }
             if (k == 0) mha_step_forward(&cfg, &self, in, step, t->sk[l], t->sv[l], t->y, t->probs, t->work, R);
-            else if (k == 1)
+            else if (k == 1) {
                 mha_cross_step_forward(&cfg, &cross, in, t->ck[l], t->cv[l], t->len, t->y, t->cprobs, t->work, S, R);
-            else ffn_forward(&ff, act, in, t->fh, t->fa, t->y, NULL, 0.0f, R, D, d->ff);
+                if (t->want_attn && l == t->attn_layer) average_heads(t->cprobs, R, H, 1, S, t->attn);
+            } else ffn_forward(&ff, act, in, t->fh, t->fa, t->y, NULL, 0.0f, R, D, d->ff);
             add_into(t->x, t->y, RD);
             if (!pre) layernorm_forward(t->x, t->h, t->h + R, t->x, ln[k]->g, ln[k]->b, R, D);
         }
     }
     if (pre) layernorm_forward(t->x, t->h, t->h + R, t->x, p->tdec_ln.g, p->tdec_ln.b, R, D);
     matmul_bias(t->logits, d->tgt_vocab, t->x, D, p->out_w, D, p->out_b, R, d->tgt_vocab, D);
-    /* The last layer's cross-attention, averaged over heads: (R, S). */
-    for (int r = 0; r < R; r++)
-        for (int j = 0; j < S; j++) {
-            float a = 0;
-            for (int hd = 0; hd < H; hd++)
-                a += t->cprobs[((long)r * H + hd) * S + j];
-            t->attn[(long)r * S + j] = a / (float)H;
-        }
-    *attn = t->attn;
+    *attn = t->want_attn ? t->attn : NULL;
     return t->logits;
 }
 

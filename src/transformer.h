@@ -31,11 +31,24 @@
  * Self-attention masks future and padding target positions, cross-attention padding
  * source positions. */
 long transformer_decode_floats(const ModelDims *d, int S, int T, int B);
+/* Which cross-attention transformer_decode reports: decoder layer `layer` (1-based; 0:
+ * the last), into attn: per_head, (B, heads, T, S); else averaged over heads, (B, T, S). */
+typedef struct {
+    int layer, per_head;
+    float *attn;
+} TCrossOut;
 /*   memory (S, B, d) and src_len (B) from the encoder; tgt_in (T, B), tgt_len (B);
- *   writes logits (T, B, Vt), and with cross (B, T, S) not NULL the last decoder layer's
- *   cross-attention probabilities averaged over heads. */
+ *   writes logits (T, B, Vt), and with cross not NULL the cross-attention it asks for. */
 void transformer_decode(const Model *m, const float *memory, const int *src_len, int S, const int *tgt_in,
-                        const int *tgt_len, int T, int B, float *work, float *logits, float *cross);
+                        const int *tgt_len, int T, int B, float *work, float *logits, const TCrossOut *cross);
+
+/* Each head's cross-attention of decoder layer `layer` (1-based; 0: the last) while the
+ * model reads src (S ids) and emits words (n ids; fed <sos>, words[0], ..., words[n-2]):
+ * writes attn (heads, n, S). The heatmaps of translate --attention-heads; equal to what
+ * incremental decoding computed for the same words (the mean over heads is its
+ * alignment). Allocates its scratch (per call: a sentence, not a step). */
+void transformer_attention_heads(const Model *m, const int *src, int S, const int *words, int n, int layer,
+                                 float *attn);
 
 /* ---------------------------------------------------------------- training
  * The same passes keeping what the backward pass needs, and the backward pass: the
@@ -66,10 +79,12 @@ int trun_fits(const TRun *r, int S, int T, int B);
  * values once; a step embeds one position per row and runs each layer on it with the
  * layer's self-attention keys and values of the earlier positions cached (mha.h's step
  * kernels), so a step costs one position, not the prefix; reorder copies cache rows
- * (beam search). The attention it reports is the last layer's cross-attention averaged
- * over heads. Buffers grow in start (per batch), never in a step. */
+ * (beam search). The attention it reports is a chosen layer's cross-attention (the last
+ * by default) averaged over heads, as OpenNMT-py's and Marian's alignments. Buffers grow in start (per batch), never in a step. */
 typedef struct TDecoder TDecoder;
-TDecoder *tdecoder_new(const Model *m);
+/* attn_layer: the decoder layer (1-based; 0: the last) whose cross-attention is the
+ * alignment. */
+TDecoder *tdecoder_new(const Model *m, int attn_layer);
 Decoder tdecoder_decoder(TDecoder *d);
 void tdecoder_free(TDecoder *d);
 

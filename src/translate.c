@@ -10,6 +10,7 @@
 #include "decode.h"  /* defines: decode_greedy, decode_beam, Hypothesis */
 #include "heatmap.h" /* defines: heatmap_write_svg */
 #include "segment.h" /* defines: segmenter_apply, segmenter_detokenize */
+#include "transformer.h" /* defines: transformer_attention_heads */
 
 /* Most output words for a source of src_len tokens. */
 static int output_limit(const TranslateOptions *opt, int src_len)
@@ -27,18 +28,29 @@ void translation_free(Translation *t)
     free(t->src_tokens);
     free(t->out_tokens);
     free(t->attn);
+    free(t->head_attn);
     memset(t, 0, sizeof *t);
 }
 
-/* DIR/LINE.svg: the attention heatmap of a line's best translation. */
-static int write_heatmap(const char *dir, long number, const Translation *t, Error *err)
+/* DIR/LINE.svg: the attention heatmap of a line's best translation; with its heads'
+ * maps, DIR/LINE.hK.svg for head K = 1, 2, ... too. */
+static int write_heatmap(const char *dir, long number, const Translation *t, const TranslateOptions *opt,
+                         Error *err)
 {
-    size_t len = strlen(dir) + 32;
-    char *path = xmalloc(len), title[64];
+    size_t len = strlen(dir) + 40;
+    char *path = xmalloc(len), title[96];
     snprintf(path, len, "%s/%06ld.svg", dir, number);
     snprintf(title, sizeof title, "line %ld", number);
     int status = heatmap_write_svg(path, title, (const char *const *)t->src_tokens, t->n_src,
                                    (const char *const *)t->out_tokens, t->n_out, t->attn, err);
+    for (int h = 0; status == 0 && h < t->heads; h++) {
+        snprintf(path, len, "%s/%06ld.h%d.svg", dir, number, h + 1);
+        if (opt->align_layer) snprintf(title, sizeof title, "line %ld, layer %d, head %d", number, opt->align_layer, h + 1);
+        else snprintf(title, sizeof title, "line %ld, last layer, head %d", number, h + 1);
+        status = heatmap_write_svg(path, title, (const char *const *)t->src_tokens, t->n_src,
+                                   (const char *const *)t->out_tokens, t->n_out,
+                                   t->head_attn + (long)h * t->n_out * t->n_src, err);
+    }
     free(path);
     return status;
 }
@@ -142,6 +154,8 @@ void translate_batch(ModelFile *mf, RunState *rs, char *const *lines, int n, con
             models[1 + e] = &opt->more_models[e]->model;
             states[1 + e] = &opt->more_rs[e];
         }
+        for (int e = 0; e < nm; e++)
+            states[e]->attn_layer = opt->align_layer;
         if (beam > 1 || opt->nbest >= 1) {
             decode_beam(models, states, nm, src, src_len, n_live, beam, k, limit, opt->length_penalty, want_attn, hyp,
                         got);
@@ -157,8 +171,21 @@ void translate_batch(ModelFile *mf, RunState *rs, char *const *lines, int n, con
             int i = live[s];
             if (count) count[i] = got[s];
             for (int j = 0; j < got[s]; j++) {
-                out[(long)i * k + j] = make_translation(mf, &hyp[(long)s * k + j], &tok[i], opt);
-                hypothesis_free(&hyp[(long)s * k + j]);
+                Hypothesis *h = &hyp[(long)s * k + j];
+                Translation *t = &out[(long)i * k + j];
+                *t = make_translation(mf, h, &tok[i], opt);
+                if (j == 0 && opt->attention_heads && mf->model.dims.type == MODEL_TRANSFORMER && t->n_out > 0) {
+                    /* The words again through the whole decoder, for each head's map. */
+                    int *words = xmalloc(sizeof(int) * t->n_out);
+                    memcpy(words, h->words, sizeof(int) * h->len);
+                    if (h->finished) words[h->len] = VOCAB_EOS;
+                    t->heads = mf->model.dims.heads;
+                    t->head_attn = xmalloc(sizeof(float) * t->heads * t->n_out * src_len[s]);
+                    transformer_attention_heads(&mf->model, src[s], src_len[s], words, t->n_out, opt->align_layer,
+                                                t->head_attn);
+                    free(words);
+                }
+                hypothesis_free(h);
             }
             free(src[s]);
         }
@@ -256,7 +283,7 @@ static int flush_lines(ModelFile *mf, RunState *rs, char **lines, int n, long fi
         if (bad[i] == 2)
             fprintf(stderr, "nmt: warning: %s line %ld: longer than %d tokens; only the first %d translated\n",
                     in_name, number, TRANSLATE_MAX_SOURCE, TRANSLATE_MAX_SOURCE);
-        if (status == 0 && opt->attention_svg) status = write_heatmap(opt->attention_svg, base + number, best, err);
+        if (status == 0 && opt->attention_svg) status = write_heatmap(opt->attention_svg, base + number, best, opt, err);
         if (opt->attention_json) {
             put_json(out, base + number, best);
         } else if (opt->nbest >= 1) {

@@ -49,6 +49,10 @@ typedef struct {
     int align;             /* append the hard alignment */
     int attention_json;    /* JSON records with the attention matrix instead of text */
     const char *attention_svg;  /* directory for one heatmap per line, or NULL */
+    int align_layer;       /* a Transformer's decoder layer (1-based) whose cross-attention,
+                              averaged over heads, is the attention above; 0: the last */
+    int attention_heads;   /* with attention_svg, a Transformer's: also one heatmap per
+                              head of that layer */
     int replace_unk;       /* replace output <unk> through attention */
     const UnkDict *unk_dict;    /* for replace_unk, or NULL: copy the source token */
     /* Ensemble decoding: n_more models besides the one translate_batch is given, each
@@ -72,6 +76,8 @@ typedef struct {
     int n_src, n_out;
     int finished;          /* the hypothesis ended with <eos> (the last output token) */
     float *attn;           /* (n_out, n_src) attention weights */
+    int heads;             /* with opt->attention_heads (best hypothesis only): */
+    float *head_attn;      /* (heads, n_out, n_src) each head's weights */
 } Translation;
 
 void translation_free(Translation *t);

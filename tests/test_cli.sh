@@ -1093,6 +1093,18 @@ check "transformer: translates (greedy, cached keys and values), one line per in
     eval 'exits 0 && [ "$(lines "$T/out")" = 2 ]'
 run translate "$T/runs/tr/model.bin" "$T/two.txt" --beam 4 --nbest 2
 check "transformer: beam search and n-best lists" eval 'exits 0 && [ "$(lines "$T/out")" = 4 ]'
+run translate "$T/runs/tr/model.bin" "$T/two.txt" --attention-svg "$T/heads" --attention-heads --align-layer 1 --align
+check "transformer: --attention-heads with --attention-svg: a map per line and one per head of the layer (4 heads)" \
+    eval 'exits 0 && [ "$(ls "$T/heads" | tr "\n" " ")" = "000001.h1.svg 000001.h2.svg 000001.h3.svg 000001.h4.svg 000001.svg 000002.h1.svg 000002.h2.svg 000002.h3.svg 000002.h4.svg 000002.svg " ] &&
+          grep -q "line 1, layer 1, head 3" "$T/heads/000001.h3.svg"'
+run translate "$T/runs/tr/model.bin" "$T/two.txt" --align --align-layer 3
+check "transformer: --align-layer past its decoder layers: exit 1, naming the model and its 2 layers" \
+    eval 'exits 1 && grep -q "^nmt: $T/runs/tr/model.bin: --align-layer 3: the model has 2 decoder layers$" "$T/err"'
+run translate "$T/runs/tr/model.bin" "$T/two.txt" --attention-heads
+check "translate --attention-heads without --attention-svg: usage error (exit 2)" exits 2
+run translate "$M" "$T/two.txt" --align --align-layer 1
+check "translate --align-layer with a recurrent model: exit 1, naming the option" \
+    eval 'exits 1 && grep -q "align-layer applies only to a Transformer" "$T/err"'
 run eval "$T/runs/tr/model.bin" "$T/runs/tr/valid.tsv" --json
 check "transformer: nmt eval's loss is the last validation loss" \
     eval 'exits 0 && [ "$(field loss "$T/out" | cut -c1-6)" = "$(vloss | tail -n 1 | cut -c1-6)" ]'

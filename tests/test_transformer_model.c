@@ -148,7 +148,7 @@ static void test_decoder(const char *path)
     free(work);
     work = xmalloc(sizeof(float) * transformer_decode_floats(&m.dims, S, T, B));
     float *logits = xmalloc(sizeof(float) * T * B * V), *cross = xmalloc(sizeof(float) * B * T * S);
-    transformer_decode(&m, memory, slen, S, tids, tlen, T, B, work, logits, cross);
+    transformer_decode(&m, memory, slen, S, tids, tlen, T, B, work, logits, &(TCrossOut){.attn = cross});
     const float *want = fixture_get(&f, "logits")->data, *want_cross = fixture_get(&f, "cross_attn")->data;
     double scale = 0, worst = 0, worst_cross = 0, nll = 0;
     long count = 0;
@@ -434,7 +434,7 @@ static void test_incremental(const char *path)
     }
     Batch batch = {0};
     batch_fill_source(&batch, rows, lens, B);
-    TDecoder *td = tdecoder_new(&m);
+    TDecoder *td = tdecoder_new(&m, 0);
     Decoder dec = tdecoder_decoder(td);
     dec.start(dec.ctx, &batch, 1, steps, 1);
     int prev[16];
@@ -466,6 +466,89 @@ static void test_incremental(const char *path)
     fixture_free(&f);
 }
 
+/* Searches with cached keys and values against recomputation: each hypothesis of
+ * greedy and beam search (4 beams: cache rows reordered every step), decoded again by
+ * teacher forcing its own words through the whole decoder, has the log-probability the
+ * search gave it, and the alignment the search reported (layer `layer`'s cross-attention,
+ * averaged over heads) is the mean of transformer_attention_heads's per-head maps. */
+static void test_search_against_recompute(const char *path, int layer)
+{
+    Fixture f = fixture_load(path);
+    Model m;
+    fixture_model(&f, &m);
+    const FixtureTensor *src = fixture_get(&f, "src");
+    int S = src->dims[0], B = src->dims[1], V = m.dims.tgt_vocab, H = m.dims.heads;
+    const int *ids = src->data;
+    int *rows[16], lens[16], buf[16][64], limit[16];
+    for (int b = 0; b < B; b++) {
+        lens[b] = 0;
+        for (int t = 0; t < S; t++)
+            if (ids[t * B + b]) buf[b][lens[b]++] = ids[t * B + b];
+        rows[b] = buf[b];
+        limit[b] = 6;
+    }
+    Batch batch = {0};
+    batch_fill_source(&batch, rows, lens, B);
+    TDecoder *td = tdecoder_new(&m, layer);
+    Decoder dec = tdecoder_decoder(td);
+    enum { K = 4 };
+    static Hypothesis hyp[16 * K];
+    int count[16];
+    double worst_lp = 0, worst_attn = 0;
+    int checked = 0;
+    for (int beam = 0; beam < 2; beam++) {
+        if (beam) beam_search(&dec, &batch, K, K, limit, 0.0f, 1, hyp, count);
+        else greedy_search(&dec, &batch, limit, 1, hyp);
+        for (int b = 0; b < B; b++)
+            for (int k = 0; k < (beam ? count[b] : 1); k++) {
+                Hypothesis *h = &hyp[beam ? b * K + k : b];
+                int n = h->len + h->finished, words[64], sl[1] = {lens[b]}, tl[1] = {n};
+                memcpy(words, h->words, sizeof(int) * h->len);
+                if (h->finished) words[h->len] = VOCAB_EOS;
+                /* The whole prefix again: log P of the words. */
+                int tin[64];
+                tin[0] = VOCAB_SOS;
+                for (int t = 1; t < n; t++)
+                    tin[t] = words[t - 1];
+                long need = transformer_encode_floats(&m.dims, lens[b], 1) +
+                            transformer_decode_floats(&m.dims, lens[b], n, 1);
+                float *work = malloc(sizeof(float) * need), *memory = malloc(sizeof(float) * lens[b] * m.dims.embed),
+                      *logits = malloc(sizeof(float) * n * V), *heads = malloc(sizeof(float) * H * n * lens[b]);
+                transformer_encode(&m, rows[b], sl, lens[b], 1, work, memory);
+                transformer_decode(&m, memory, sl, lens[b], tin, tl, n, 1, work, logits, NULL);
+                double lp = 0;
+                for (int t = 0; t < n; t++) {
+                    double mx = -INFINITY, z = 0;
+                    for (int v = 0; v < V; v++)
+                        mx = fmax(mx, logits[(long)t * V + v]);
+                    for (int v = 0; v < V; v++)
+                        z += exp(logits[(long)t * V + v] - mx);
+                    lp += logits[(long)t * V + words[t]] - mx - log(z);
+                }
+                worst_lp = fmax(worst_lp, fabs(lp - h->logprob));
+                transformer_attention_heads(&m, rows[b], lens[b], words, n, layer, heads);
+                for (int t = 0; t < n; t++)
+                    for (int j = 0; j < lens[b]; j++) {
+                        double mean = 0;
+                        for (int hd = 0; hd < H; hd++)
+                            mean += heads[((long)hd * n + t) * lens[b] + j] / H;
+                        worst_attn = fmax(worst_attn, fabs(mean - h->attn[(long)t * lens[b] + j]));
+                    }
+                checked++;
+                free(work), free(memory), free(logits), free(heads);
+                hypothesis_free(h);
+            }
+    }
+    char label[240];
+    snprintf(label, sizeof label, "%s, layer %d: %d greedy and beam hypotheses recomputed: log P within %.2g, "
+             "alignment = mean of the per-head maps within %.2g", path, layer, checked, worst_lp, worst_attn);
+    CHECK(checked > B && worst_lp <= 1e-4 && worst_attn <= 1e-5, label);
+    tdecoder_free(td);
+    batch_free(&batch);
+    model_free(&m);
+    fixture_free(&f);
+}
+
 int main(void)
 {
     const char *fixtures[] = {"tests/fixtures/transformer_pre1.bin", "tests/fixtures/transformer_post1.bin",
@@ -484,5 +567,8 @@ int main(void)
         test_finite_differences(fixtures[i], 0.3f);
     test_shared_embedding();
     test_incremental(fixtures[0]);
+    for (int i = 0; i < 4; i++)
+        test_search_against_recompute(fixtures[i], 0);
+    test_search_against_recompute(fixtures[2], 1);   /* the first of 2 layers */
     return check_report("test_transformer_model");
 }
