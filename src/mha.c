@@ -165,7 +165,11 @@ void mha_backward(const MhaConfig *cfg, const MhaParams *p, MhaGrads *g, const f
         }
 
     projection_backward(dq_in, g->Wq, g->bq, ws->dQ, q_in, p->Wq, Tq * B, d);
-    projection_backward(dkv_in, g->Wk, g->bk, ws->dK, kv_in, p->Wk, Tk * B, d);
+    /* The key bias's gradient is exactly zero (q . bk is the same for every key of a
+     * query, and the softmax ignores a constant), so nothing is added: summing dK's
+     * rounding noise instead would hand Adam a gradient of ~1e-9 that it scales up to
+     * full-size steps in random directions. */
+    projection_backward(dkv_in, g->Wk, NULL, ws->dK, kv_in, p->Wk, Tk * B, d);
     projection_backward(dkv_in, g->Wv, g->bv, ws->dV, kv_in, p->Wv, Tk * B, d);
 }
 

@@ -46,7 +46,8 @@ typedef struct {
 } MhaParams;
 
 typedef struct {
-    float *Wq, *bq, *Wk, *bk, *Wv, *bv, *Wo, *bo;       /* accumulated (+=) */
+    float *Wq, *bq, *Wk, *bk, *Wv, *bv, *Wo, *bo;       /* accumulated (+=); bk gets nothing:
+                                                           its true gradient is 0 (mha.c) */
 } MhaGrads;
 
 /* What forward keeps for backward, and backward's scratch; carved by mha_workspace_init
