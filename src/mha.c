@@ -52,65 +52,104 @@ static int allowed_keys(const MhaConfig *cfg, int i, int len_k)
     return cfg->causal && i + 1 < len_k ? i + 1 : len_k;
 }
 
-/* A = P * keep / (1 - p) for one (sentence, head) into buf, or P itself without dropout. */
-static const float *dropped(const MhaConfig *cfg, const float *P, const unsigned char *keep, float *buf, long n)
+/* Where sentence b's positions are: packed (start given), rows start[b] .. start[b] +
+ * len[b] - 1; time-major (start NULL), rows t*B + b. A sentence's rows are a matrix with
+ * row stride `ld` floats beginning at `first`. */
+typedef struct {
+    const int *start, *len;
+    int B, rows;   /* rows of the tensor: sum of len (packed) or T*B (time-major) */
+} Seqs;
+
+static long first_row(const Seqs *s, int b) { return s->start ? s->start[b] : b; }
+static int row_stride(const Seqs *s) { return s->start ? 1 : s->B; }
+
+/* Zeroes the rows no sentence owns (time-major padding), of x (rows, d). */
+static void zero_padding_rows(float *x, const Seqs *s, int T, int d)
 {
-    if (!keep) return P;
-    float scale = 1.0f / (1.0f - cfg->dropout);
-    for (long i = 0; i < n; i++)
-        buf[i] = keep[i] ? P[i] * scale : 0.0f;
-    return buf;
+    if (s->start) return;
+    for (int t = 0; t < T; t++)
+        for (int b = 0; b < s->B; b++)
+            if (t >= s->len[b]) memset(x + ((long)t * s->B + b) * d, 0, sizeof(float) * d);
 }
 
-/* dy with the rows of padding queries zeroed, into out (Tq, B, d). */
-static void mask_query_rows(float *out, const float *dy, const int *len_q, int Tq, int B, int d)
+/* The attention of every (sentence, head) on its own block: P (len_q, len_k) with row
+ * stride Tk inside the (B, heads, Tq, Tk) tensor; queries past len_q are not computed. */
+static void attend_forward(const MhaConfig *cfg, const Seqs *q, const Seqs *k, const unsigned char *keep,
+                           MhaWorkspace *ws, int Tq, int Tk)
 {
-    for (int i = 0; i < Tq; i++)
-        for (int b = 0; b < B; b++) {
-            float *o = out + ((long)i * B + b) * d;
-            if (i < len_q[b]) memcpy(o, dy + ((long)i * B + b) * d, sizeof(float) * d);
-            else memset(o, 0, sizeof(float) * d);
+    int d = cfg->d, H = cfg->heads, dk = d / H, ldq = row_stride(q) * d, ldk = row_stride(k) * d;
+    float alpha = 1.0f / sqrtf((float)dk);
+    for (int b = 0; b < q->B; b++)
+        for (int h = 0; h < H; h++) {
+            int nq = q->len[b], nk = k->len[b];
+            long qo = first_row(q, b) * d + h * dk, ko = first_row(k, b) * d + h * dk, n = (long)Tq * Tk;
+            float *P = ws->P + ((long)b * H + h) * n;
+            if (nq < Tq || nk < Tk) memset(P, 0, sizeof(float) * n);  /* outside the block: 0 */
+            if (nq == 0) continue;
+            if (nk > 0)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, dk, alpha, ws->Q + qo, ldq,
+                            ws->K + ko, ldk, 0.0f, P, Tk);
+            for (int i = 0; i < nq; i++)
+                softmax_prefix(P + (long)i * Tk, allowed_keys(cfg, i, nk), nk);
+            const float *A = P;
+            int lda = Tk;
+            if (keep) {  /* A = P * keep / (1 - p) on the block */
+                const unsigned char *kp = keep + ((long)b * H + h) * n;
+                float scale = 1.0f / (1.0f - cfg->dropout);
+                for (int i = 0; i < nq; i++)
+                    for (int j = 0; j < nk; j++)
+                        ws->A[(long)i * nk + j] = kp[(long)i * Tk + j] ? P[(long)i * Tk + j] * scale : 0.0f;
+                A = ws->A, lda = nk;
+            }
+            if (nk > 0)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, dk, nk, 1.0f, A, lda, ws->V + ko, ldk,
+                            0.0f, ws->ctx + qo, ldq);
+            else
+                for (int i = 0; i < nq; i++)
+                    memset(ws->ctx + qo + (long)i * ldq, 0, sizeof(float) * dk);
         }
+}
+
+static void forward(const MhaConfig *cfg, const MhaParams *p, const float *q_in, const float *kv_in, const Seqs *q,
+                    const Seqs *k, const unsigned char *keep, float *y, MhaWorkspace *ws, int Tq, int Tk)
+{
+    int d = cfg->d;
+    matmul_bias(ws->Q, d, q_in, d, p->Wq, d, p->bq, q->rows, d, d);
+    matmul_bias(ws->K, d, kv_in, d, p->Wk, d, p->bk, k->rows, d, d);
+    matmul_bias(ws->V, d, kv_in, d, p->Wv, d, p->bv, k->rows, d, d);
+    attend_forward(cfg, q, k, keep, ws, Tq, Tk);
+    zero_padding_rows(ws->ctx, q, Tq, d);
+    matmul_bias(y, d, ws->ctx, d, p->Wo, d, p->bo, q->rows, d, d);
+    zero_padding_rows(y, q, Tq, d);
 }
 
 void mha_forward(const MhaConfig *cfg, const MhaParams *p, const float *q_in, const float *kv_in,
                  const int *len_q, const int *len_k, const unsigned char *keep, float *y,
                  MhaWorkspace *ws, int Tq, int Tk, int B)
 {
-    int d = cfg->d, H = cfg->heads, dk = d / H, ld = B * d;
-    float alpha = 1.0f / sqrtf((float)dk);
-    matmul_bias(ws->Q, d, q_in, d, p->Wq, d, p->bq, Tq * B, d, d);
-    matmul_bias(ws->K, d, kv_in, d, p->Wk, d, p->bk, Tk * B, d, d);
-    matmul_bias(ws->V, d, kv_in, d, p->Wv, d, p->bv, Tk * B, d, d);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++) {
-            long off = (long)b * d + h * dk, n = (long)Tq * Tk;
-            float *P = ws->P + ((long)b * H + h) * n;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Tq, Tk, dk, alpha, ws->Q + off, ld,
-                        ws->K + off, ld, 0.0f, P, Tk);
-            for (int i = 0; i < Tq; i++)
-                softmax_prefix(P + (long)i * Tk, allowed_keys(cfg, i, len_k[b]), Tk);
-            const float *A = dropped(cfg, P, keep ? keep + ((long)b * H + h) * n : NULL, ws->A, n);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Tq, dk, Tk, 1.0f, A, Tk,
-                        ws->V + off, ld, 0.0f, ws->ctx + off, ld);
-        }
-    matmul_bias(y, d, ws->ctx, d, p->Wo, d, p->bo, Tq * B, d, d);
-    for (int i = 0; i < Tq; i++)
-        for (int b = 0; b < B; b++)
-            if (i >= len_q[b]) memset(y + ((long)i * B + b) * d, 0, sizeof(float) * d);
+    Seqs q = {NULL, len_q, B, Tq * B}, k = {NULL, len_k, B, Tk * B};
+    forward(cfg, p, q_in, kv_in, &q, &k, keep, y, ws, Tq, Tk);
 }
 
-/* dS = P * (dA - rowsum(P * dA)) in place in dA: the softmax's backward, row by row.
- * Entries with P = 0 (masked keys) get 0. */
-static void softmax_backward(float *dA, const float *P, int Tq, int Tk)
+void mha_forward_packed(const MhaConfig *cfg, const MhaParams *p, const float *q_in, const float *kv_in,
+                        const int *start_q, const int *len_q, int rows_q, const int *start_k, const int *len_k,
+                        int rows_k, const unsigned char *keep, float *y, MhaWorkspace *ws, int Tq, int Tk, int B)
 {
-    for (int i = 0; i < Tq; i++) {
-        float *g = dA + (long)i * Tk;
-        const float *pr = P + (long)i * Tk;
+    Seqs q = {start_q, len_q, B, rows_q}, k = {start_k, len_k, B, rows_k};
+    forward(cfg, p, q_in, kv_in, &q, &k, keep, y, ws, Tq, Tk);
+}
+
+/* dS = P * (dA - rowsum(P * dA)) in place in dA (nq, nk): the softmax's backward, row by
+ * row; P's rows have stride ldp. */
+static void softmax_backward(float *dA, const float *P, int ldp, int nq, int nk)
+{
+    for (int i = 0; i < nq; i++) {
+        float *g = dA + (long)i * nk;
+        const float *pr = P + (long)i * ldp;
         float dot = 0;
-        for (int j = 0; j < Tk; j++)
+        for (int j = 0; j < nk; j++)
             dot += pr[j] * g[j];
-        for (int j = 0; j < Tk; j++)
+        for (int j = 0; j < nk; j++)
             g[j] = pr[j] * (g[j] - dot);
     }
 }
@@ -123,54 +162,94 @@ static void projection_backward(float *dx, float *gW, float *gb, const float *dz
     linear_grads(gW, gb, dz, d, x, d, M, d, d);
 }
 
-void mha_backward(const MhaConfig *cfg, const MhaParams *p, MhaGrads *g, const float *dy,
-                  const float *q_in, const float *kv_in, const int *len_q, const int *len_k,
-                  const unsigned char *keep, float *dq_in, float *dkv_in, MhaWorkspace *ws,
-                  int Tq, int Tk, int B)
+static void backward(const MhaConfig *cfg, const MhaParams *p, MhaGrads *g, const float *dy, const float *q_in,
+                     const float *kv_in, const Seqs *q, const Seqs *k, const unsigned char *keep, float *dq_in,
+                     float *dkv_in, MhaWorkspace *ws, int Tq, int Tk)
 {
-    (void)len_k; /* masked keys have P = 0, which carries the mask through backward */
-    int d = cfg->d, H = cfg->heads, dk = d / H, ld = B * d;
+    int d = cfg->d, H = cfg->heads, dk = d / H, ldq = row_stride(q) * d, ldk = row_stride(k) * d;
     float alpha = 1.0f / sqrtf((float)dk);
 
     /* Output projection, over dy without the padding queries (ws->dQ holds it until the
      * per-head loop overwrites it). */
     float *dy_real = ws->dQ;
-    mask_query_rows(dy_real, dy, len_q, Tq, B, d);
-    linear_grads(g->Wo, g->bo, dy_real, d, ws->ctx, d, Tq * B, d, d);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Tq * B, d, d, 1.0f, dy_real, d, p->Wo, d,
+    memcpy(dy_real, dy, sizeof(float) * q->rows * d);
+    zero_padding_rows(dy_real, q, Tq, d);
+    linear_grads(g->Wo, g->bo, dy_real, d, ws->ctx, d, q->rows, d, d);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, q->rows, d, d, 1.0f, dy_real, d, p->Wo, d,
                 0.0f, ws->dctx, d);
-
-    for (int b = 0; b < B; b++)
+    /* Rows no block writes (padding) must hold zeros. */
+    if (!q->start) memset(ws->dQ, 0, sizeof(float) * q->rows * d);
+    if (!k->start) {
+        memset(ws->dK, 0, sizeof(float) * k->rows * d);
+        memset(ws->dV, 0, sizeof(float) * k->rows * d);
+    }
+    for (int b = 0; b < q->B; b++)
         for (int h = 0; h < H; h++) {
-            long off = (long)b * d + h * dk, n = (long)Tq * Tk;
+            int nq = q->len[b], nk = k->len[b];
+            long qo = first_row(q, b) * d + h * dk, ko = first_row(k, b) * d + h * dk, n = (long)Tq * Tk;
             const float *P = ws->P + ((long)b * H + h) * n;
             const unsigned char *kp = keep ? keep + ((long)b * H + h) * n : NULL;
-            const float *A = dropped(cfg, P, kp, ws->A, n);
-            /* dV_bh = A^T dctx_bh;  dA = dctx_bh V_bh^T */
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Tk, dk, Tq, 1.0f, A, Tk,
-                        ws->dctx + off, ld, 0.0f, ws->dV + off, ld);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Tq, Tk, dk, 1.0f, ws->dctx + off, ld,
-                        ws->V + off, ld, 0.0f, ws->dA, Tk);
+            if (nk == 0) continue;
+            if (nq == 0) {   /* keys nobody reads (packed: no rows to leave as they are) */
+                for (int j = 0; j < nk; j++) {
+                    memset(ws->dK + ko + (long)j * ldk, 0, sizeof(float) * dk);
+                    memset(ws->dV + ko + (long)j * ldk, 0, sizeof(float) * dk);
+                }
+                continue;
+            }
+            const float *A = P;
+            int lda = Tk;
             if (kp) {
                 float scale = 1.0f / (1.0f - cfg->dropout);
-                for (long i = 0; i < n; i++)
-                    ws->dA[i] = kp[i] ? ws->dA[i] * scale : 0.0f;
+                for (int i = 0; i < nq; i++)
+                    for (int j = 0; j < nk; j++)
+                        ws->A[(long)i * nk + j] = kp[(long)i * Tk + j] ? P[(long)i * Tk + j] * scale : 0.0f;
+                A = ws->A, lda = nk;
             }
-            softmax_backward(ws->dA, P, Tq, Tk);
+            /* dV_bh = A^T dctx_bh;  dA = dctx_bh V_bh^T */
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nk, dk, nq, 1.0f, A, lda, ws->dctx + qo, ldq, 0.0f,
+                        ws->dV + ko, ldk);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, dk, 1.0f, ws->dctx + qo, ldq, ws->V + ko,
+                        ldk, 0.0f, ws->dA, nk);
+            if (kp) {
+                float scale = 1.0f / (1.0f - cfg->dropout);
+                for (int i = 0; i < nq; i++)
+                    for (int j = 0; j < nk; j++)
+                        ws->dA[(long)i * nk + j] = kp[(long)i * Tk + j] ? ws->dA[(long)i * nk + j] * scale : 0.0f;
+            }
+            softmax_backward(ws->dA, P, Tk, nq, nk);
             /* S = alpha Q K^T:  dQ_bh = alpha dS K_bh;  dK_bh = alpha dS^T Q_bh */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Tq, dk, Tk, alpha, ws->dA, Tk,
-                        ws->K + off, ld, 0.0f, ws->dQ + off, ld);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, Tk, dk, Tq, alpha, ws->dA, Tk,
-                        ws->Q + off, ld, 0.0f, ws->dK + off, ld);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, dk, nk, alpha, ws->dA, nk, ws->K + ko, ldk,
+                        0.0f, ws->dQ + qo, ldq);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nk, dk, nq, alpha, ws->dA, nk, ws->Q + qo, ldq,
+                        0.0f, ws->dK + ko, ldk);
         }
 
-    projection_backward(dq_in, g->Wq, g->bq, ws->dQ, q_in, p->Wq, Tq * B, d);
+    projection_backward(dq_in, g->Wq, g->bq, ws->dQ, q_in, p->Wq, q->rows, d);
     /* The key bias's gradient is exactly zero (q . bk is the same for every key of a
      * query, and the softmax ignores a constant), so nothing is added: summing dK's
      * rounding noise instead would hand Adam a gradient of ~1e-9 that it scales up to
      * full-size steps in random directions. */
-    projection_backward(dkv_in, g->Wk, NULL, ws->dK, kv_in, p->Wk, Tk * B, d);
-    projection_backward(dkv_in, g->Wv, g->bv, ws->dV, kv_in, p->Wv, Tk * B, d);
+    projection_backward(dkv_in, g->Wk, NULL, ws->dK, kv_in, p->Wk, k->rows, d);
+    projection_backward(dkv_in, g->Wv, g->bv, ws->dV, kv_in, p->Wv, k->rows, d);
+}
+
+void mha_backward(const MhaConfig *cfg, const MhaParams *p, MhaGrads *g, const float *dy,
+                  const float *q_in, const float *kv_in, const int *len_q, const int *len_k,
+                  const unsigned char *keep, float *dq_in, float *dkv_in, MhaWorkspace *ws,
+                  int Tq, int Tk, int B)
+{
+    Seqs q = {NULL, len_q, B, Tq * B}, k = {NULL, len_k, B, Tk * B};
+    backward(cfg, p, g, dy, q_in, kv_in, &q, &k, keep, dq_in, dkv_in, ws, Tq, Tk);
+}
+
+void mha_backward_packed(const MhaConfig *cfg, const MhaParams *p, MhaGrads *g, const float *dy,
+                         const float *q_in, const float *kv_in, const int *start_q, const int *len_q, int rows_q,
+                         const int *start_k, const int *len_k, int rows_k, const unsigned char *keep,
+                         float *dq_in, float *dkv_in, MhaWorkspace *ws, int Tq, int Tk, int B)
+{
+    Seqs q = {start_q, len_q, B, rows_q}, k = {start_k, len_k, B, rows_k};
+    backward(cfg, p, g, dy, q_in, kv_in, &q, &k, keep, dq_in, dkv_in, ws, Tq, Tk);
 }
 
 /* ------------------------------------------------------------ incremental decoding */

@@ -23,9 +23,9 @@
  * starting at row b, head h's slice of it starts at column h*dk, so every per (sentence,
  * head) product is one sgemm with leading dimension B*d and no copies.
  *
- * Query rows at padding (i >= len_q[b]): the forward pass writes y = 0 there (it still
- * computes their attention, which stays finite: every query sees key 0), so the output
- * does not depend on them and backward ignores dy there. Their Q rows, and so dq_in at
+ * Query rows at padding (i >= len_q[b]): the forward pass writes y = 0 there (their
+ * attention is not computed; P is 0 outside each sentence's len_q x len_k block), so the
+ * output does not depend on them and backward ignores dy there. Their Q rows, and so dq_in at
  * those rows, get zero gradient. Padding keys (j >= len_k[b]) get P = 0, dK = dV = 0.
  * A row with no allowed key (only len_k[b] = 0) gets P = 0 and context 0.
  *
@@ -80,6 +80,15 @@ void mha_forward(const MhaConfig *cfg, const MhaParams *p, const float *q_in, co
                  const int *len_q, const int *len_k, const unsigned char *keep, float *y,
                  MhaWorkspace *ws, int Tq, int Tk, int B);
 
+/* The same over a packed layout: sentence b's positions are rows start[b] ..
+ * start[b] + len[b] - 1 of q_in (rows_q, d) and kv_in (rows_k, d) (y likewise), no
+ * padding rows at all; Tq, Tk are the longest lengths (the keep mask and P are still
+ * (B, heads, Tq, Tk), each sentence's block at its top left). This is how the
+ * Transformer trains: nothing is computed for padding. */
+void mha_forward_packed(const MhaConfig *cfg, const MhaParams *p, const float *q_in, const float *kv_in,
+                        const int *start_q, const int *len_q, int rows_q, const int *start_k, const int *len_k,
+                        int rows_k, const unsigned char *keep, float *y, MhaWorkspace *ws, int Tq, int Tk, int B);
+
 /*   dy (Tq, B, d); the rest as given to / left by mha_forward.
  *   accumulates (+=) dq_in (Tq, B, d), dkv_in (Tk, B, d) (may be dq_in: for
  *   self-attention both paths add into it) and g. */
@@ -87,6 +96,11 @@ void mha_backward(const MhaConfig *cfg, const MhaParams *p, MhaGrads *g, const f
                   const float *q_in, const float *kv_in, const int *len_q, const int *len_k,
                   const unsigned char *keep, float *dq_in, float *dkv_in, MhaWorkspace *ws,
                   int Tq, int Tk, int B);
+/* The backward pass of mha_forward_packed (dy, dq_in, dkv_in packed as its tensors). */
+void mha_backward_packed(const MhaConfig *cfg, const MhaParams *p, MhaGrads *g, const float *dy,
+                         const float *q_in, const float *kv_in, const int *start_q, const int *len_q, int rows_q,
+                         const int *start_k, const int *len_k, int rows_k, const unsigned char *keep,
+                         float *dq_in, float *dkv_in, MhaWorkspace *ws, int Tq, int Tk, int B);
 
 /* ------------------------------------------------------------ incremental decoding
  * One decoder self-attention step at position t with cached keys and values: the new

@@ -961,8 +961,8 @@ static void decode_sampled(Model *m, RunState *rs, const Batch *batch)
     }
 }
 
-/* The Transformer's forward pass over a padded batch (model_fill_batch), the loss as for
- * the recurrent models. */
+/* The Transformer's forward pass over a padded batch (model_fill_batch), computed on its
+ * real positions only; the loss as for the recurrent models. */
 static double transformer_model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad)
 {
     int S = batch->S, T = batch->T, B = batch->B, V = m->dims.tgt_vocab;
@@ -976,9 +976,11 @@ static double transformer_model_forward(Model *m, RunState *rs, const Batch *bat
     }
     float *logits = transformer_forward_train(m, rs->tr, batch->src, rs->tr_src_len, S, batch->tgt_in,
                                               rs->tr_tgt_len, T, B, training ? rs->dropout : 0.0f, &rs->rng);
+    long rows;
+    const int *targets = trun_targets(rs->tr, batch->tgt_out, &rows);
     long tokens = rs->loss_tokens > 0 ? rs->loss_tokens : batch->n_tokens;
     float scale = tokens > 0 ? 1.0f / tokens : 0.0f;
-    return softmax_xent(logits, batch->tgt_out, T * B, V, scale, training ? rs->label_smoothing : 0.0f,
+    return softmax_xent(logits, targets, (int)rows, V, scale, training ? rs->label_smoothing : 0.0f,
                         want_grad ? logits : NULL);
 }
 

@@ -185,12 +185,20 @@ struct TRun {
     Rng *rng;                     /* draws the masks */
     unsigned char *ekeep[2];      /* the embeddings' keep masks (S*B, D), (T*B, D) */
     int cap_S, cap_T, cap_B;
-    int S, T, B;
-    const int *src_len, *tgt_len, *src, *tgt_in;
+    int S, T, B;                  /* the batch: longest source, longest target, sentences */
+    /* Packed rows: sentence b's source positions are rows start_s[b] .. start_s[b] +
+     * src_len[b] - 1 of every encoder tensor (Ns rows in all), its target positions rows
+     * start_t[b] .. of every decoder tensor (Nt): no row for padding. */
+    const int *src_len, *tgt_len;
+    int Ns, Nt;
+    int *start_s, *start_t;       /* (B) */
+    int *src, *tgt_in, *tgt_out;  /* (Ns), (Nt), (Nt) the ids of the rows */
+    float *pe;                    /* (max(S, T), D) the position encodings */
+    int *ints;                    /* the allocation of the ints above */
     SubRun enc[MAX_LAYERS][2], dec[MAX_LAYERS][3];
     float *enc_out, *dec_out;     /* the streams leaving the last layers (N, D) */
     float *memory, *enc_fn, *dec_fn, *fn_mean[2], *fn_rstd[2];  /* pre-norm: after the final LNs */
-    float *logits;                /* (T*B, Vt); the caller makes them dLoss/dlogits */
+    float *logits;                /* (Nt, Vt); the caller makes them dLoss/dlogits */
     float *d_a, *d_c, *d_n, *d_memory, *ff_work;   /* backward scratch */
 };
 
@@ -244,7 +252,7 @@ TRun *trun_new(const ModelDims *d, int S, int T, int B, int train)
     long sub_n = 3 * D + 2;  /* per row: stream, n, sum, mean, rstd */
     long total = (long)d->enc_layers * (2 * Ns * sub_n + wss + 2 * Ns * F) +
                  (long)d->dec_layers * (3 * Nt * sub_n + wst + wsx + 2 * Nt * F) + 2 * Ns * D + 2 * Nt * D + Ns * D +
-                 2 * (Ns + Nt) + Nt * d->tgt_vocab + 4 * M * D + M * F;
+                 2 * (Ns + Nt) + Nt * d->tgt_vocab + 4 * M * D + M * F + (long)(S > T ? S : T) * D;
     float *mem = xcalloc(total, sizeof(float)), *at = mem;
     for (int l = 0; l < d->enc_layers; l++)
         for (int k = 0; k < 2; k++) {
@@ -270,7 +278,10 @@ TRun *trun_new(const ModelDims *d, int S, int T, int B, int train)
     r->logits = take(&at, Nt * d->tgt_vocab);
     r->d_a = take(&at, M * D), r->d_c = take(&at, M * D), r->d_n = take(&at, M * D);
     r->d_memory = take(&at, Ns * D), r->ff_work = take(&at, M * F);
+    r->pe = take(&at, (long)(S > T ? S : T) * D);
     r->mem = mem;
+    int *ip = r->ints = xcalloc(2 * (long)B + Ns + 2 * Nt, sizeof(int));
+    r->start_s = ip, r->start_t = ip + B, r->src = ip + 2 * B, r->tgt_in = r->src + Ns, r->tgt_out = r->tgt_in + Nt;
     if (!train) return r;
     /* Dropout masks, a byte per entry: residual (N, D) per sub-layer, the feed-forward
      * blocks' (N, ff), attention's (B, heads, Tq, Tk), the two embeddings'. */
@@ -301,6 +312,7 @@ void trun_free(TRun *r)
     if (!r) return;
     free(r->mem);
     free(r->masks);
+    free(r->ints);
     free(r);
 }
 
@@ -317,7 +329,9 @@ typedef struct {
     int ln, Tq, Tk, B;
     float p;              /* dropout probability of this pass (0: none) */
     Rng *rng;
-    const int *len_q, *len_k;
+    const int *len_q, *len_k;      /* (B) */
+    const int *start_q, *start_k;  /* (B) the packed rows' starts */
+    int rows_q, rows_k;
     const float *memory;
     float *d_memory;      /* backward of cross-attention: += */
 } Sub;
@@ -334,7 +348,7 @@ static MhaConfig sub_cfg(const Sub *c)
 /* f(in) into y (N, D): the sub-layer's own function. */
 static void sub_f(const Sub *c, SubRun *u, const float *in, float *y)
 {
-    int N = c->Tq * c->B, D = c->d->embed;
+    int N = c->rows_q, D = c->d->embed;
     MhaConfig cfg = sub_cfg(c);
     if (c->kind == SUB_FF) {
         FfnParams ff = ff_params(&c->w->ff);
@@ -347,14 +361,14 @@ static void sub_f(const Sub *c, SubRun *u, const float *in, float *y)
     MhaParams att = att_params(aw);
     mha_workspace_init(&u->ws, &cfg, u->ws_mem, c->Tq, c->Tk, c->B);
     if (c->p > 0) draw_keep(u->akeep, (long)c->B * c->d->heads * c->Tq * c->Tk, c->p, c->rng);
-    mha_forward(&cfg, &att, in, c->kind == SUB_SELF ? in : c->memory, c->len_q, c->len_k, c->p > 0 ? u->akeep : NULL,
-                y, &u->ws, c->Tq, c->Tk, c->B);
+    mha_forward_packed(&cfg, &att, in, c->kind == SUB_SELF ? in : c->memory, c->start_q, c->len_q, c->rows_q,
+                       c->start_k, c->len_k, c->rows_k, c->p > 0 ? u->akeep : NULL, y, &u->ws, c->Tq, c->Tk, c->B);
 }
 
 /* u->stream holds the input; writes next (N, D). */
 static void sub_forward(const Sub *c, SubRun *u, float *next)
 {
-    int N = c->Tq * c->B, D = c->d->embed;
+    int N = c->rows_q, D = c->d->embed;
     long n = (long)N * D;
     const LnWeights *ln = sub_ln(c->w, c->ln);
     if (c->d->norm == NORM_PRE) {
@@ -373,7 +387,7 @@ static void sub_forward(const Sub *c, SubRun *u, float *next)
 /* The gradient with respect to f's input, dn (N, D) (written), from dy. */
 static void sub_f_backward(const Sub *c, SubRun *u, const float *in, const float *dy, float *dn, float *ff_work)
 {
-    int N = c->Tq * c->B, D = c->d->embed;
+    int N = c->rows_q, D = c->d->embed;
     if (c->kind == SUB_FF) {
         FfnParams ff = ff_params(&c->w->ff);
         FfnGrads fg = {c->g->ff.w1, c->g->ff.b1, c->g->ff.w2, c->g->ff.b2};
@@ -386,14 +400,15 @@ static void sub_f_backward(const Sub *c, SubRun *u, const float *in, const float
     MhaParams att = att_params(self ? &c->w->self : &c->w->cross);
     MhaGrads ag = att_grads(self ? &c->g->self : &c->g->cross);
     memset(dn, 0, sizeof(float) * N * D);
-    mha_backward(&cfg, &att, &ag, dy, in, self ? in : c->memory, c->len_q, c->len_k, c->p > 0 ? u->akeep : NULL, dn,
-                 self ? dn : c->d_memory, &u->ws, c->Tq, c->Tk, c->B);
+    mha_backward_packed(&cfg, &att, &ag, dy, in, self ? in : c->memory, c->start_q, c->len_q, c->rows_q, c->start_k,
+                        c->len_k, c->rows_k, c->p > 0 ? u->akeep : NULL, dn, self ? dn : c->d_memory, &u->ws, c->Tq,
+                        c->Tk, c->B);
 }
 
 /* ds (N, D): in, dL/d next; out, dL/d stream. dn, dsum, ff_work: scratch. */
 static void sub_backward(const Sub *c, SubRun *u, float *ds, float *dn, float *dsum, float *ff_work)
 {
-    int N = c->Tq * c->B, D = c->d->embed;
+    int N = c->rows_q, D = c->d->embed;
     long n = (long)N * D;
     const LnWeights *ln = sub_ln(c->w, c->ln);
     LnWeights *lg = sub_ln_grad(c->g, c->ln);
@@ -416,17 +431,38 @@ static void sub_backward(const Sub *c, SubRun *u, float *ds, float *dn, float *d
     }
 }
 
-static void embed(float *x, const float *emb, const int *ids, int T, int B, int D)
+/* x (rows, D): the rows' embeddings times sqrt(D) plus their positions' encodings (pe). */
+static void embed(float *x, const float *emb, const int *ids, const int *start, const int *len, int B, const float *pe,
+                  int D)
 {
-    for (long r = 0; r < (long)T * B; r++)
-        memcpy(x + r * D, emb + (long)ids[r] * D, sizeof(float) * D);
-    posenc_add(x, T, B, D, 0, sqrtf((float)D));
+    float scale = sqrtf((float)D);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < len[b]; t++) {
+            float *v = x + (long)(start[b] + t) * D;
+            const float *e = emb + (long)ids[start[b] + t] * D, *q = pe + (long)t * D;
+            for (int k = 0; k < D; k++)
+                v[k] = scale * e[k] + q[k];
+        }
+}
+
+/* Packs the time-major (T, B) ids of the real positions (t < len[b]) into out, sentence
+ * after sentence, with start[b] the row of sentence b's first; returns the rows. */
+static int pack(int *out, int *start, const int *ids, const int *len, int T, int B)
+{
+    int n = 0;
+    for (int b = 0; b < B; b++) {
+        start[b] = n;
+        for (int t = 0; t < len[b] && t < T; t++)
+            out[n++] = ids[(long)t * B + b];
+    }
+    return n;
 }
 
 static Sub enc_sub(const Model *m, TRun *r, int l, int k)
 {
     return (Sub){.d = &m->dims, .w = &m->params.tenc[l], .g = (TLayer *)&m->grads.tenc[l], .kind = k ? SUB_FF : SUB_SELF,
-                 .ln = k, .p = r->p, .rng = r->rng, .Tq = r->S, .Tk = r->S, .B = r->B, .len_q = r->src_len, .len_k = r->src_len};
+                 .ln = k, .p = r->p, .rng = r->rng, .Tq = r->S, .Tk = r->S, .B = r->B, .len_q = r->src_len, .len_k = r->src_len,
+                 .start_q = r->start_s, .start_k = r->start_s, .rows_q = r->Ns, .rows_k = r->Ns};
 }
 
 static Sub dec_sub(const Model *m, TRun *r, int l, int k)
@@ -435,7 +471,9 @@ static Sub dec_sub(const Model *m, TRun *r, int l, int k)
     return (Sub){.d = &m->dims, .w = &m->params.tdec[l], .g = (TLayer *)&m->grads.tdec[l], .kind = kind,
                  .causal = kind == SUB_SELF, .ln = k, .p = r->p, .rng = r->rng,
                  .Tq = r->T, .Tk = kind == SUB_CROSS ? r->S : r->T, .B = r->B, .len_q = r->tgt_len,
-                 .len_k = kind == SUB_CROSS ? r->src_len : r->tgt_len, .memory = r->memory, .d_memory = r->d_memory};
+                 .len_k = kind == SUB_CROSS ? r->src_len : r->tgt_len, .start_q = r->start_t,
+                 .start_k = kind == SUB_CROSS ? r->start_s : r->start_t, .rows_q = r->Nt,
+                 .rows_k = kind == SUB_CROSS ? r->Ns : r->Nt, .memory = r->memory, .d_memory = r->d_memory};
 }
 
 float *transformer_forward_train(const Model *m, TRun *r, const int *src, const int *src_len, int S,
@@ -444,11 +482,15 @@ float *transformer_forward_train(const Model *m, TRun *r, const int *src, const 
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
     int D = d->embed, V = d->tgt_vocab, pre = d->norm == NORM_PRE;
-    long Ns = (long)S * B, Nt = (long)T * B;
-    r->S = S, r->T = T, r->B = B, r->src = src, r->tgt_in = tgt_in, r->src_len = src_len, r->tgt_len = tgt_len;
+    r->S = S, r->T = T, r->B = B, r->src_len = src_len, r->tgt_len = tgt_len;
+    long Ns = r->Ns = pack(r->src, r->start_s, src, src_len, S, B);
+    long Nt = r->Nt = pack(r->tgt_in, r->start_t, tgt_in, tgt_len, T, B);
+    int Tmax = S > T ? S : T;
+    memset(r->pe, 0, sizeof(float) * Tmax * D);
+    posenc_add(r->pe, Tmax, 1, D, 0, 0.0f);
     r->p = r->masks ? drop : 0.0f, r->rng = rng;
     int L = d->enc_layers;
-    embed(r->enc[0][0].stream, p->src_emb, src, S, B, D);
+    embed(r->enc[0][0].stream, p->src_emb, r->src, r->start_s, src_len, B, r->pe, D);
     if (r->p > 0) dropout(r->enc[0][0].stream, r->ekeep[0], Ns * D, r->p, rng);
     for (int l = 0; l < L; l++)
         for (int k = 0; k < 2; k++) {
@@ -460,7 +502,7 @@ float *transformer_forward_train(const Model *m, TRun *r, const int *src, const 
                                (int)Ns, D);
     else memcpy(r->memory, r->enc_out, sizeof(float) * Ns * D);
     L = d->dec_layers;
-    embed(r->dec[0][0].stream, p->tgt_emb, tgt_in, T, B, D);
+    embed(r->dec[0][0].stream, p->tgt_emb, r->tgt_in, r->start_t, tgt_len, B, r->pe, D);
     if (r->p > 0) dropout(r->dec[0][0].stream, r->ekeep[1], Nt * D, r->p, rng);
     for (int l = 0; l < L; l++)
         for (int k = 0; k < 3; k++) {
@@ -477,6 +519,13 @@ float *transformer_forward_train(const Model *m, TRun *r, const int *src, const 
 
 int trun_fits(const TRun *r, int S, int T, int B) { return S <= r->cap_S && T <= r->cap_T && B <= r->cap_B; }
 
+const int *trun_targets(TRun *r, const int *tgt_out, long *rows)
+{
+    pack(r->tgt_out, r->start_t, tgt_out, r->tgt_len, r->T, r->B);
+    *rows = r->Nt;
+    return r->tgt_out;
+}
+
 static void embed_backward(float *g_emb, const float *dx, const int *ids, long N, int D)
 {
     float scale = sqrtf((float)D);
@@ -492,8 +541,8 @@ void transformer_backward(Model *m, TRun *r)
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
     Params *g = &m->grads;
-    int D = d->embed, V = d->tgt_vocab, pre = d->norm == NORM_PRE, S = r->S, T = r->T, B = r->B;
-    long Ns = (long)S * B, Nt = (long)T * B;
+    int D = d->embed, V = d->tgt_vocab, pre = d->norm == NORM_PRE;
+    long Ns = r->Ns, Nt = r->Nt;
     float *ds = r->d_a;
     /* The output layer: logits = dec_fn W^T + b. */
     const float *dlogits = r->logits;  /* the caller's loss turned them into dLoss/dlogits */

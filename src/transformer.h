@@ -58,7 +58,8 @@ typedef struct TRun TRun;
 /* train: with room for the dropout masks. */
 TRun *trun_new(const ModelDims *d, int S, int T, int B, int train);
 void trun_free(TRun *r);
-/* src (S, B), tgt_in (T, B), lengths (B). Returns the logits (T*B, Vt), in r: the
+/* src (S, B), tgt_in (T, B), lengths (B). Every tensor of the pass holds the real
+ * positions only (no row for padding: trun_targets). Returns the logits (rows, Vt), in r: the
  * caller turns them into the loss and, in place, into dLoss/dlogits (loss.h's
  * softmax_xent) before transformer_backward.
  * dropout > 0 (a TRun made for training): inverted dropout with that probability, its
@@ -67,6 +68,9 @@ void trun_free(TRun *r);
  * attention probabilities and after the feed-forward block's activation. */
 float *transformer_forward_train(const Model *m, TRun *r, const int *src, const int *src_len, int S,
                                  const int *tgt_in, const int *tgt_len, int T, int B, float dropout, Rng *rng);
+/* The logits' rows are the real target positions only, sentence after sentence: the
+ * targets (T, B) of the batch as those rows, in r, and their number. */
+const int *trun_targets(TRun *r, const int *tgt_out, long *rows);
 /* After transformer_forward_train with the same model, the logits holding dLoss/dlogits:
  * accumulates the gradients. */
 void transformer_backward(Model *m, TRun *r);

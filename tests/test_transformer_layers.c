@@ -284,7 +284,8 @@ static void mha_gradcheck(MhaCtx *c, const char *name)
 }
 
 /* P's masks and normalisation: exact zeros at padding keys (and future keys when causal),
- * rows summing to 1, y = 0 at padding queries. */
+ * rows of real queries summing to 1, rows of padding queries 0, y = 0 at padding
+ * queries. */
 static void mha_check_probs(MhaCtx *c, const char *name)
 {
     mha_objective(c);
@@ -301,7 +302,7 @@ static void mha_check_probs(MhaCtx *c, const char *name)
                     if (j >= c->len_k[b]) zeros &= v == 0.0f;
                     if (c->cfg.causal && j > i) future &= v == 0.0f;
                 }
-                worst_sum = fmax(worst_sum, fabs(s - 1));
+                worst_sum = fmax(worst_sum, fabs(s - (i < c->len_q[b] ? 1 : 0)));
             }
         }
     for (int i = 0; i < c->Tq; i++)
@@ -313,7 +314,7 @@ static void mha_check_probs(MhaCtx *c, const char *name)
     CHECK(zeros, label);
     snprintf(label, sizeof label, "mha %s: future keys get probability exactly 0", name);
     CHECK(future, label);
-    snprintf(label, sizeof label, "mha %s: rows of P sum to 1 (worst %.2g)", name, worst_sum);
+    snprintf(label, sizeof label, "mha %s: rows of P sum to 1, padding queries' to 0 (worst %.2g)", name, worst_sum);
     CHECK(worst_sum <= 1e-6, label);
     snprintf(label, sizeof label, "mha %s: y is 0 at padding query rows", name);
     CHECK(pad_rows, label);
@@ -526,7 +527,22 @@ static void fixture_mha(Fixture *f, const char *prefix)
     mha_forward(&cfg, &p, q_in, kv_in, len_q, len_k, NULL, y, &ws, Tq, Tk, Bf);
     mha_backward(&cfg, &p, &g, fx(f, prefix, "w"), q_in, kv_in, len_q, len_k, NULL, dq, dkv, &ws, Tq, Tk, Bf);
     fixture_compare(f, prefix, "y", y, nq);
-    fixture_compare(f, prefix, "P", ws.P, (long)Bf * heads * Tq * Tk);
+    /* PyTorch also attends from padding queries; mha does not (P = 0 on those rows). */
+    float *P_real = xcalloc((long)Bf * heads * Tq * Tk, sizeof(float));
+    memcpy(P_real, ws.P, sizeof(float) * Bf * heads * Tq * Tk);
+    FixtureTensor *want = fixture_get(f, prefix[0] == 'c' ? "cross_P" : "self_P");
+    int pad_zero = 1;
+    for (int b = 0; b < Bf; b++)
+        for (int h = 0; h < heads; h++)
+            for (int i = len_q[b]; i < Tq; i++)
+                for (int j = 0; j < Tk; j++) {
+                    long at = (((long)b * heads + h) * Tq + i) * Tk + j;
+                    pad_zero &= P_real[at] == 0.0f;
+                    P_real[at] = ((const float *)want->data)[at];
+                }
+    CHECK(pad_zero, prefix[0] == 'c' ? "mha cross: P is 0 on padding queries" : "mha self: P is 0 on padding queries");
+    fixture_compare(f, prefix, "P", P_real, (long)Bf * heads * Tq * Tk);
+    free(P_real);
     fixture_compare(f, prefix, "dq_in", dq, nq);
     if (!self) fixture_compare(f, prefix, "dkv_in", dkv, nk);
     fixture_compare(f, prefix, "d_in_proj_weight", gW, 3 * d * d);
@@ -587,6 +603,87 @@ static void test_fixture(void)
     fixture_free(&f);
 }
 
+/* The packed layout (sentence b's rows start[b] .. start[b] + len[b] - 1, no padding
+ * rows) computes what the time-major one does on the real rows: y, dq_in, dkv_in and
+ * every weight gradient, self (causal) and cross, with an attention dropout mask. */
+static void test_mha_packed(int causal, Rng *rng)
+{
+    enum { B = 3, TQ = 5, TK = 4, d = 8, H = 2 };
+    int Tk = causal ? TQ : TK;
+    int len_q[B] = {5, 2, 3}, len_k[B] = {4, 1, 3}, start_q[B], start_k[B], rq = 0, rk = 0;
+    if (causal) memcpy(len_k, len_q, sizeof len_k);
+    for (int b = 0; b < B; b++)
+        start_q[b] = rq, rq += len_q[b], start_k[b] = rk, rk += len_k[b];
+    MhaConfig cfg = {.d = d, .heads = H, .causal = causal, .dropout = 0.25f};
+    static float W[8][d * d], tq[TQ * B * d], tkv[TQ * B * d], dy[TQ * B * d], pq[TQ * B * d], pkv[TQ * B * d],
+        pdy[TQ * B * d];
+    for (int i = 0; i < 8; i++)
+        fill_uniform(W[i], i % 2 ? d : d * d, 0.5f, rng);
+    fill_uniform(tq, TQ * B * d, 1.0f, rng);
+    fill_uniform(tkv, Tk * B * d, 1.0f, rng);
+    fill_uniform(dy, TQ * B * d, 1.0f, rng);
+    if (causal) memcpy(tkv, tq, sizeof tq);
+    static unsigned char keep[B * H * TQ * TQ];
+    for (int i = 0; i < B * H * TQ * Tk; i++)
+        keep[i] = rng_uniform(rng) >= 0.25f;
+    /* Pack: row t*B + b of the time-major tensors is row start[b] + t. */
+    for (int b = 0; b < B; b++) {
+        for (int t = 0; t < len_q[b]; t++) {
+            memcpy(pq + (long)(start_q[b] + t) * d, tq + ((long)t * B + b) * d, sizeof(float) * d);
+            memcpy(pdy + (long)(start_q[b] + t) * d, dy + ((long)t * B + b) * d, sizeof(float) * d);
+        }
+        for (int t = 0; t < len_k[b]; t++)
+            memcpy(pkv + (long)(start_k[b] + t) * d, tkv + ((long)t * B + b) * d, sizeof(float) * d);
+    }
+    MhaParams p = {W[0], W[1], W[2], W[3], W[4], W[5], W[6], W[7]};
+    float *out[2][3], *grads[2][8];  /* [time-major, packed][y, dq, dkv] */
+    for (int pk = 0; pk < 2; pk++) {
+        for (int i = 0; i < 3; i++)
+            out[pk][i] = xcalloc(TQ * B * d, sizeof(float));
+        for (int i = 0; i < 8; i++)
+            grads[pk][i] = xcalloc(d * d, sizeof(float));
+        MhaGrads g = {grads[pk][0], grads[pk][1], grads[pk][2], grads[pk][3], grads[pk][4], grads[pk][5],
+                      grads[pk][6], grads[pk][7]};
+        float *buf = xcalloc(mha_workspace_floats(&cfg, TQ, Tk, B), sizeof(float));
+        MhaWorkspace ws;
+        mha_workspace_init(&ws, &cfg, buf, TQ, Tk, B);
+        float *dkv = causal ? out[pk][1] : out[pk][2];
+        if (!pk) {
+            mha_forward(&cfg, &p, tq, causal ? tq : tkv, len_q, len_k, keep, out[0][0], &ws, TQ, Tk, B);
+            mha_backward(&cfg, &p, &g, dy, tq, causal ? tq : tkv, len_q, len_k, keep, out[0][1], dkv, &ws, TQ, Tk, B);
+        } else {
+            const float *kv = causal ? pq : pkv;
+            mha_forward_packed(&cfg, &p, pq, kv, start_q, len_q, rq, start_k, len_k, rk, keep, out[1][0], &ws, TQ, Tk,
+                               B);
+            mha_backward_packed(&cfg, &p, &g, pdy, pq, kv, start_q, len_q, rq, start_k, len_k, rk, keep, out[1][1],
+                                dkv, &ws, TQ, Tk, B);
+        }
+        free(buf);
+    }
+    double worst = 0;
+    for (int b = 0; b < B; b++)
+        for (int k = 0; k < d; k++) {
+            for (int t = 0; t < len_q[b]; t++)
+                for (int i = 0; i < 2; i++)
+                    worst = fmax(worst, fabs(out[0][i][((long)t * B + b) * d + k] - out[1][i][(long)(start_q[b] + t) * d + k]));
+            for (int t = 0; t < len_k[b] && !causal; t++)
+                worst = fmax(worst, fabs(out[0][2][((long)t * B + b) * d + k] - out[1][2][(long)(start_k[b] + t) * d + k]));
+        }
+    for (int i = 0; i < 8; i++)
+        for (int k = 0; k < (i % 2 ? d : d * d); k++)
+            worst = fmax(worst, fabs(grads[0][i][k] - grads[1][i][k]));
+    char label[120];
+    snprintf(label, sizeof label, "mha %s, packed rows = time-major rows (y, dq, dkv, weight gradients; dropout): "
+             "max |diff| %.2g", causal ? "self causal" : "cross", worst);
+    CHECK(worst <= 1e-5, label);
+    for (int pk = 0; pk < 2; pk++) {
+        for (int i = 0; i < 3; i++)
+            free(out[pk][i]);
+        for (int i = 0; i < 8; i++)
+            free(grads[pk][i]);
+    }
+}
+
 int main(void)
 {
     Rng rng;
@@ -597,6 +694,8 @@ int main(void)
     test_ffn(FFN_RELU, "relu dropout 0.3", 0.3f, &rng);
     test_ffn(FFN_GELU, "gelu dropout 0.3", 0.3f, &rng);
     test_mha(&rng);
+    test_mha_packed(0, &rng);
+    test_mha_packed(1, &rng);
     test_mha_step(&rng);
     test_mha_cross_step(&rng);
     test_posenc();
