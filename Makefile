@@ -180,6 +180,13 @@ demo: nmt
 bench: nmt
 	/usr/bin/python3 scripts/bench.py
 
+# nmt's Transformer against PyTorch's nn.Transformer modules (issue 17; scripts/bench_transformer.py,
+# 30-45 minutes): training, greedy and beam decoding against a cached and a recomputing
+# PyTorch decoder, memory and the roofline; docs/bench/transformer.json and BENCHMARKS.md's
+# section rendered from it.
+bench-transformer: nmt
+	/usr/bin/python3 scripts/bench_transformer.py
+
 # Time to quality, nmt against PyTorch on mar, swe and fra from ../shared/data
 # (scripts/time_to_quality.py; hours): docs/bench/time_to_quality.json and BENCHMARKS.md's
 # section. What shuffled batches cost against bucketed ones: scripts/bench_batching.sh.
@@ -219,4 +226,4 @@ install: nmt
 clean:
 	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-ttq bench-batching docs check-docs install clean
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-batching docs check-docs install clean

@@ -560,6 +560,11 @@ class Bench:
         os.remove(one["model"])
         self.results["threads1"] = one
 
+    def gemm_shapes(self, S, T):
+        """The model's matrix products for a batch of S source and T target steps
+        (scripts/bench_transformer.py gives the Transformer's)."""
+        return gemm_shapes(S, T, BATCH, self.vocab[1])
+
     def sgemm(self, kernel):
         """sgemm GFLOP/s at the shapes of a batch of mean length, per shape the best of
         this and any earlier pass on the same kernel (the machine is shared: the limit is
@@ -567,7 +572,7 @@ class Bench:
         self.say(f"sgemm rates at the model's shapes ({kernel})")
         S = round(statistics.mean(s["S"] for s in self.stats))
         T = round(statistics.mean(s["T"] for s in self.stats))
-        shapes = gemm_shapes(S, T, BATCH, self.vocab[1])
+        shapes = self.gemm_shapes(S, T)
         binary, spec = os.path.join(self.tmp, "sgemm_rate"), os.path.join(self.tmp, "shapes.txt")
         if not os.path.exists(binary):
             # OpenBLAS's include path and library as the Makefile finds them (pkg-config).
