@@ -27,13 +27,12 @@ and meaning:
                 learning rate ramped linearly over --warmup-steps (nmt's warmup_steps:
                 step n uses lr * min(n / W, 1))
 
-Initialisation: nmt's scheme (model_init_weights in src/model.c), which is PyTorch's
-nn.Linear default applied to every weight and bias, U(-1/sqrt(fan_in), 1/sqrt(fan_in)),
-the attention's included, every layer drawn independently; nn.Embedding's N(0, 1);
-LayerNorm 1 and 0. (The modules' own defaults differ: nn.MultiheadAttention starts
-with xavier weights and zero biases, and nn.TransformerEncoder deep-copies one layer,
-so that all its layers start identical; the PyTorch tutorial re-initialises with
-xavier. Matching nmt's scheme keeps the two programs' losses comparable.)
+Initialisation: nmt's scheme for the Transformer (model_init_weights in src/model.c),
+which is nn.Transformer's reset_parameters and fairseq's: Xavier-uniform for every
+matrix, U(-sqrt(6 / (fan_in + fan_out)), +...), the attention's in_proj (each of Wq, Wk,
+Wv as its own (d, d) matrix, as nmt holds them) included, every layer drawn
+independently; zero biases; embeddings N(0, 1/d); LayerNorm 1 and 0. (nn.TransformerEncoder
+deep-copies one layer, so that all its layers would start identical.)
 
 --dropout P is nn.TransformerEncoderLayer / DecoderLayer's dropout (attention
 probabilities, each sub-layer's output, the feed-forward block's inner activation)
@@ -203,22 +202,26 @@ class TransformerNMT(nn.Module):
     @torch.no_grad()
     def init_like_nmt(self):
         """nmt's initialisation scheme (see the module docstring)."""
+        def xavier(w):
+            bound = math.sqrt(6.0 / (w.shape[0] + w.shape[1]))
+            w.uniform_(-bound, bound)
         for module in self.modules():
             if isinstance(module, nn.Linear):
-                bound = 1 / math.sqrt(module.in_features)
-                module.weight.uniform_(-bound, bound)
-                module.bias.uniform_(-bound, bound)
+                xavier(module.weight)
+                module.bias.zero_()
             elif isinstance(module, nn.MultiheadAttention):
-                bound = 1 / math.sqrt(module.embed_dim)
-                module.in_proj_weight.uniform_(-bound, bound)
-                module.in_proj_bias.uniform_(-bound, bound)
+                d = module.embed_dim
+                for i in range(3):
+                    xavier(module.in_proj_weight[i * d:(i + 1) * d])
+                module.in_proj_bias.zero_()
             elif isinstance(module, nn.LayerNorm):
                 module.weight.fill_(1.0)
                 module.bias.zero_()
         # (MultiheadAttention's out_proj is an nn.Linear, drawn above.) The embeddings
-        # last: with tied embeddings out.weight is tgt_emb, N(0, 1) as in nmt.
-        self.src_emb.weight.normal_()
-        self.tgt_emb.weight.normal_()
+        # last: with tied embeddings out.weight is tgt_emb, N(0, 1/d) as in nmt.
+        d = self.src_emb.weight.shape[1]
+        self.src_emb.weight.normal_(0.0, 1.0 / math.sqrt(d))
+        self.tgt_emb.weight.normal_(0.0, 1.0 / math.sqrt(d))
 
     def embed(self, emb, ids, pos0=0):
         """ids (B, L) -> (B, L, d) = emb[ids] * sqrt(d) + PE[pos0 ..]."""

@@ -31,7 +31,7 @@ the agreement check, the sgemm measurement (scripts/sgemm_rate.c) and the proven
  1. Export. `nmt train CONFIG --export-batches FILE` writes the first --batches training
     batches and 2,000 held-out sources as token ids (../shared/data/mar.txt, else
     data/mar.txt; max_len 20, valid_fraction 0.06, batch 64, Adam 1e-3 constant, clip 5,
-    seed 1, 2 threads, dropout 0: nmt has no Transformer dropout yet).
+    seed 1, 2 threads, dropout 0.1 on both sides).
  2. Rounds (--rounds, default 3), the two programs alternating for each figure, the
     order flipped every round; medians of the rounds, ratios of the medians:
       training   `nmt train` with max_steps = the exported count and log_every 1, and
@@ -80,6 +80,7 @@ from bench import BATCH, DECODE_BATCH, BEAM, ALPHA, MAX_LEN, THREADS, NMT, PYTHO
 
 D_MODEL, HEADS, FF, LAYERS = 256, 4, 1024, 3     # 3 encoder and 3 decoder layers
 LR, WARMUP_STEPS, CLIP = 1e-3, 0, 5.0            # Adam, constant rate (see BENCHMARKS.md)
+DROPOUT = 0.1                                       # both programs, training only
 TORCH = os.path.join(HERE, "bench_torch_transformer.py")
 RAW = os.path.join(ROOT, "docs", "bench", "transformer.json")
 BENCHMARKS = os.path.join(ROOT, "BENCHMARKS.md")
@@ -166,7 +167,7 @@ class TransformerBench(bench.Bench):
     def config(self, name, steps, threads=THREADS):
         cfg = {"data": {"train": self.data, "max_len": MAX_LEN, "valid_fraction": 0.06},
                "model": {"type": "transformer", "embed": D_MODEL, "encoder_layers": LAYERS,
-                         "decoder_layers": LAYERS, "heads": HEADS, "ff": FF},
+                         "decoder_layers": LAYERS, "heads": HEADS, "ff": FF, "dropout": DROPOUT},
                "train": {"batch_size": BATCH, "epochs": 1, "max_steps": steps, "log_every": 1,
                          "threads": threads, "checkpoint_every": 0, "learning_rate": LR,
                          "warmup_steps": WARMUP_STEPS, "clip_norm": CLIP, "seed": 1,
@@ -192,7 +193,8 @@ class TransformerBench(bench.Bench):
         save = os.path.join(self.tmp, name + ".pt")
         argv = [PYTHON, TORCH, "--mode", "train", "--data", self.batches_file, "--threads", str(THREADS),
                 "--batches", str(batches), "--warmup", str(self.args.warmup if warmup is None else warmup),
-                "--lr", str(LR), "--warmup-steps", str(WARMUP_STEPS), "--clip", str(CLIP), "--save", save]
+                "--lr", str(LR), "--warmup-steps", str(WARMUP_STEPS), "--clip", str(CLIP), "--dropout", str(DROPOUT),
+                "--save", save]
         wall, rss, out = self.run.run(argv, env=self.env(kernel), label="bench_torch_transformer.py train")
         r = json.loads(out.strip().splitlines()[-1])
         return {"tokens_per_s": r["tokens_per_s"], "wall_s": wall, "rss_kib": rss, "others": self.run.others,
@@ -323,7 +325,7 @@ class TransformerBench(bench.Bench):
                          "beam_sentences": a.beam_sentences, "warmup": a.warmup,
                          "retry_budget": a.retry_budget, "quick": a.quick, "d_model": D_MODEL, "heads": HEADS,
                          "ff": FF, "encoder_layers": LAYERS, "decoder_layers": LAYERS, "norm": "pre",
-                         "activation": "relu", "dropout": 0.0, "batch": BATCH, "max_len": MAX_LEN,
+                         "activation": "relu", "dropout": DROPOUT, "batch": BATCH, "max_len": MAX_LEN,
                          "threads": THREADS, "lr": LR, "warmup_steps": WARMUP_STEPS, "clip": CLIP,
                          "decode_batch": DECODE_BATCH, "beam": BEAM, "alpha": ALPHA, "quiet": bench.QUIET,
                          "sgemm_trials": 3 if a.quick else 5},
@@ -442,8 +444,8 @@ def render(raw):
     same = R[0]["nmt_train"].get("parameters") == t0.get("parameters")
     schedule = "constant" if not st["warmup_steps"] else f"{st['warmup_steps']} warmup steps"
     w(f"- Model: Transformer, d_model {st['d_model']}, {st['encoder_layers']} + {st['decoder_layers']} layers, "
-      f"{st['heads']} heads, feed-forward {st['ff']}, {st['activation']}, {st['norm']}-norm, dropout 0 (nmt has "
-      f"none yet for the Transformer); parameters: nmt {R[0]['nmt_train'].get('parameters') or 0:,} (`nmt info`), "
+      f"{st['heads']} heads, feed-forward {st['ff']}, {st['activation']}, {st['norm']}-norm, dropout {st['dropout']:g} "
+      f"(embeddings, sub-layer outputs, attention, feed-forward); parameters: nmt {R[0]['nmt_train'].get('parameters') or 0:,} (`nmt info`), "
       f"PyTorch {t0.get('parameters') or 0:,}{'' if same else ' — NOT THE SAME'}. Adam {st['lr']:g}, "
       f"{schedule}, clip "
       f"{st['clip']:g}; {st['threads']} threads each. PyTorch: scripts/bench_torch_transformer.py "
