@@ -65,10 +65,13 @@ void greedy_search(const Decoder *dec, const Batch *src, const int *limit, int w
         const float *attn = NULL; /* (B, S) */
         const float *logits = dec->step(dec->ctx, t, prev, &attn); /* (B, V) */
         for (int b = 0; b < B; b++) {
+            if (done[b]) {  /* fed some word; its output is not read */
+                prev[b] = VOCAB_EOS;
+                continue;
+            }
             const float *row = logits + (long)b * V;
             int best = best_word(row, V);
             prev[b] = best;
-            if (done[b]) continue;
             out[b].score += row[best] - log_normaliser(row, V);
             out[b].logprob = out[b].score;
             if (want_attn)
@@ -78,6 +81,7 @@ void greedy_search(const Decoder *dec, const Batch *src, const int *limit, int w
             if (out[b].finished || out[b].len >= limit[b]) {
                 done[b] = 1;
                 remaining--;
+                if (dec->retire) dec->retire(dec->ctx, b);
             }
         }
     }
@@ -241,6 +245,8 @@ void beam_search(const Decoder *dec, const Batch *src, int K, int nbest, const i
                                                  t + 1, 0, NULL, q->score[k], alpha));
                 q->done = 1;
                 remaining--;
+                for (int k = 0; dec->retire && k < K; k++)
+                    dec->retire(dec->ctx, n * K + k);
             }
         }
         /* The surviving beams' states, in their new order, feed step t + 1. */
@@ -393,12 +399,20 @@ static void ensemble_reorder(void *ctx, int t, const int *parent)
         e->members[i].reorder(e->members[i].ctx, t, parent);
 }
 
+/* The members that can stop computing a row do; the others' rows stay as they were. */
+static void ensemble_retire(void *ctx, int row)
+{
+    Ensemble *e = ctx;
+    for (int i = 0; i < e->n; i++)
+        if (e->members[i].retire) e->members[i].retire(e->members[i].ctx, row);
+}
+
 Decoder ensemble_decoder(Ensemble *e, const Decoder *members, int n)
 {
     e->members = members;
     e->n = n;
     return (Decoder){.ctx = e, .vocab = members[0].vocab, .start = ensemble_start, .step = ensemble_step,
-                     .reorder = ensemble_reorder};
+                     .reorder = ensemble_reorder, .retire = ensemble_retire};
 }
 
 void ensemble_free(Ensemble *e)

@@ -54,13 +54,18 @@
  *     After step t, the rows that survive: row r's whole state (for a Transformer, its
  *     key/value cache rows of every layer for steps 0..t) becomes a copy of row
  *     parent[r]'s as it was before the call (R ids; parent[r] / K == r / K; a row may be
- *     the parent of several). Beam search calls it after every step; greedy never. */
+ *     the parent of several). Beam search calls it after every step; greedy never.
+ * retire(ctx, r)   (optional: NULL if the model has no use for it)
+ *     Row r's sentence is done: the search reads neither its logits nor its attention
+ *     again, and never names it as a parent, so a model may stop computing it (its rows
+ *     of later steps' outputs are then unspecified). */
 typedef struct {
     void *ctx;
     int vocab; /* V: the width of a logits row */
     void (*start)(void *ctx, const Batch *src, int K, int max_steps, int want_attn);
     const float *(*step)(void *ctx, int t, const int *prev, const float **attn);
     void (*reorder)(void *ctx, int t, const int *parent);
+    void (*retire)(void *ctx, int row);
 } Decoder;
 
 /* ---------------------------------------------------------------- results */

@@ -256,42 +256,56 @@ void mha_backward_packed(const MhaConfig *cfg, const MhaParams *p, MhaGrads *g, 
 
 long mha_step_work_floats(const MhaConfig *cfg, int B)
 {
-    return 2 * (long)B * cfg->d;
+    return 3 * (long)B * cfg->d;
 }
 
-/* One query row per sentence: q (B, d) attends to rows 0..n_b-1 of K, V (time-major,
- * row stride B*d), n_b = n_keys[b] or n_all when n_keys is NULL; probs (B, heads,
- * stride) gets the weights (0 from n_b to stride), ctx (B, d) the context. */
+/* One query row per sentence: q (B, d) row b attends to rows 0..n-1 of its keys and
+ * values, K, V time-major with `kv_rows` rows per position (row stride kv_rows*d), its
+ * own being row kv_row[b] (b when kv_row is NULL); n = n_keys[that row] or n_all when
+ * n_keys is NULL. probs (B, heads, stride) gets the weights (0 from n to stride), ctx
+ * (B, d) the context. */
 static void attend_one_query(const MhaConfig *cfg, const float *q, const float *K, const float *V,
-                             const int *n_keys, int n_all, int stride, float *probs, float *ctx, int B)
+                             const int *kv_row, int kv_rows, const int *n_keys, int n_all, int stride, float *probs,
+                             float *ctx, int B)
 {
-    int d = cfg->d, H = cfg->heads, dk = d / H, ld = B * d;
+    int d = cfg->d, H = cfg->heads, dk = d / H, ld = kv_rows * d;
     float alpha = 1.0f / sqrtf((float)dk);
-    for (int b = 0; b < B; b++)
+    for (int b = 0; b < B; b++) {
+        int row = kv_row ? kv_row[b] : b, n = n_keys ? n_keys[row] : n_all;
         for (int h = 0; h < H; h++) {
-            long off = (long)b * d + h * dk;
-            int n = n_keys ? n_keys[b] : n_all;
+            long off = (long)row * d + h * dk, qo = (long)b * d + h * dk;
             float *s = probs + ((long)b * H + h) * stride;
             /* s (n) = alpha K_bh (n, dk) q_bh;  ctx_bh (dk) = V_bh^T s */
             if (n > 0)
-                cblas_sgemv(CblasRowMajor, CblasNoTrans, n, dk, alpha, K + off, ld, q + off, 1, 0.0f, s, 1);
+                cblas_sgemv(CblasRowMajor, CblasNoTrans, n, dk, alpha, K + off, ld, q + qo, 1, 0.0f, s, 1);
             softmax_prefix(s, n, stride);
             if (n > 0)
-                cblas_sgemv(CblasRowMajor, CblasTrans, n, dk, 1.0f, V + off, ld, s, 1, 0.0f, ctx + off, 1);
+                cblas_sgemv(CblasRowMajor, CblasTrans, n, dk, 1.0f, V + off, ld, s, 1, 0.0f, ctx + qo, 1);
             else
-                memset(ctx + off, 0, sizeof(float) * dk);
+                memset(ctx + qo, 0, sizeof(float) * dk);
         }
+    }
 }
 
 void mha_step_forward(const MhaConfig *cfg, const MhaParams *p, const float *x, int t, float *Kc, float *Vc,
-                      float *y, float *probs, float *work, int B)
+                      const int *rows, int R, float *y, float *probs, float *work, int B)
 {
-    int d = cfg->d, ld = B * d;
-    float *q = work, *ctx = work + (long)B * d;
+    int d = cfg->d;
+    long ld = (long)R * d;
+    float *q = work, *ctx = work + (long)B * d, *kv = ctx + (long)B * d;
     matmul_bias(q, d, x, d, p->Wq, d, p->bq, B, d, d);
-    matmul_bias(Kc + (long)t * ld, d, x, d, p->Wk, d, p->bk, B, d, d);
-    matmul_bias(Vc + (long)t * ld, d, x, d, p->Wv, d, p->bv, B, d, d);
-    attend_one_query(cfg, q, Kc, Vc, NULL, t + 1, t + 1, probs, ctx, B);
+    if (!rows) {
+        matmul_bias(Kc + t * ld, d, x, d, p->Wk, d, p->bk, B, d, d);
+        matmul_bias(Vc + t * ld, d, x, d, p->Wv, d, p->bv, B, d, d);
+    } else {  /* computed together, then each row into its cache row */
+        matmul_bias(kv, d, x, d, p->Wk, d, p->bk, B, d, d);
+        for (int b = 0; b < B; b++)
+            memcpy(Kc + t * ld + (long)rows[b] * d, kv + (long)b * d, sizeof(float) * d);
+        matmul_bias(kv, d, x, d, p->Wv, d, p->bv, B, d, d);
+        for (int b = 0; b < B; b++)
+            memcpy(Vc + t * ld + (long)rows[b] * d, kv + (long)b * d, sizeof(float) * d);
+    }
+    attend_one_query(cfg, q, Kc, Vc, rows, R, NULL, t + 1, t + 1, probs, ctx, B);
     matmul_bias(y, d, ctx, d, p->Wo, d, p->bo, B, d, d);
 }
 
@@ -303,11 +317,12 @@ void mha_project_kv(const MhaConfig *cfg, const MhaParams *p, const float *kv_in
 }
 
 void mha_cross_step_forward(const MhaConfig *cfg, const MhaParams *p, const float *x, const float *K,
-                            const float *V, const int *len_k, float *y, float *probs, float *work, int Tk, int B)
+                            const float *V, const int *src, int n_src, const int *len_k, float *y, float *probs,
+                            float *work, int Tk, int B)
 {
     int d = cfg->d;
     float *q = work, *ctx = work + (long)B * d;
     matmul_bias(q, d, x, d, p->Wq, d, p->bq, B, d, d);
-    attend_one_query(cfg, q, K, V, len_k, Tk, Tk, probs, ctx, B);
+    attend_one_query(cfg, q, K, V, src, n_src, len_k, Tk, Tk, probs, ctx, B);
     matmul_bias(y, d, ctx, d, p->Wo, d, p->bo, B, d, d);
 }

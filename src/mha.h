@@ -104,28 +104,33 @@ void mha_backward_packed(const MhaConfig *cfg, const MhaParams *p, MhaGrads *g, 
 
 /* ------------------------------------------------------------ incremental decoding
  * One decoder self-attention step at position t with cached keys and values: the new
- * query x (B, d) is position t of every sentence, its K and V rows are appended to the
- * caches at row t, and it attends to cache rows 0..t (causal by construction; every
+ * query x (B, d) is position t of B rows, its K and V rows are appended to the caches at
+ * position t, and it attends to cache positions 0..t (causal by construction; every
  * position < t of a decoded prefix is real, so no lengths). Equal to row t of the causal
  * mha_forward over positions 0..t (no dropout).
  *
- *   Kc, Vc (Tmax, B, d) time-major caches, rows 0..t-1 filled by earlier steps;
- *   writes rows t of Kc, Vc, y (B, d) and probs (B, heads, t+1) (row stride t+1);
- *   work: mha_step_work_floats(cfg, B) floats. */
+ *   Kc, Vc (Tmax, R, d) time-major caches of R rows, positions 0..t-1 filled by earlier
+ *   steps; x's row b is cache row rows[b] (rows NULL: b, and R = B), so a step may run
+ *   on some of the rows only (the others' caches stay as they are);
+ *   writes position t of those cache rows, y (B, d) and probs (B, heads, t+1) (row
+ *   stride t+1); work: mha_step_work_floats(cfg, B) floats. */
 long mha_step_work_floats(const MhaConfig *cfg, int B);
 void mha_step_forward(const MhaConfig *cfg, const MhaParams *p, const float *x, int t, float *Kc, float *Vc,
-                      float *y, float *probs, float *work, int B);
+                      const int *rows, int R, float *y, float *probs, float *work, int B);
 
 /* Encoder-decoder attention for decoding: the memory's keys and values are projected
- * once per batch (mha_project_kv), then every step attends one query row per sentence
- * to them (mha_cross_step_forward). Equal to the rows of mha_forward at real queries
+ * once per batch (mha_project_kv), then every step attends one query row to them
+ * (mha_cross_step_forward). Equal to the rows of mha_forward at real queries
  * (cfg->causal is ignored: a decoder step may see the whole source).
  *
  *   mha_project_kv: kv_in (Tk, B, d) -> writes K, V (Tk, B, d).
- *   mha_cross_step_forward: x (B, d); K, V from mha_project_kv; len_k (B);
+ *   mha_cross_step_forward: x (B, d); K, V (Tk, n_src, d) from mha_project_kv over
+ *   n_src sources, len_k (n_src) their lengths; query row b reads source src[b] (src
+ *   NULL: b, and n_src = B), so the K rows of a beam search share their source's;
  *   writes y (B, d) and probs (B, heads, Tk) (0 at padding keys);
  *   work: mha_step_work_floats(cfg, B) floats. */
 void mha_project_kv(const MhaConfig *cfg, const MhaParams *p, const float *kv_in, float *K, float *V, int Tk, int B);
 void mha_cross_step_forward(const MhaConfig *cfg, const MhaParams *p, const float *x, const float *K,
-                            const float *V, const int *len_k, float *y, float *probs, float *work, int Tk, int B);
+                            const float *V, const int *src, int n_src, const int *len_k, float *y, float *probs,
+                            float *work, int Tk, int B);
 #endif

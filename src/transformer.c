@@ -577,14 +577,19 @@ struct TDecoder {
     const Model *m;
     int attn_layer;                        /* 0-based: the layer whose cross-attention is reported */
     int want_attn;
-    int R, S, max_steps;
-    int *len;                              /* (R) source lengths of the rows */
-    float *rows_mem;                       /* (S, R, D) each row's memory */
-    float *ck[MAX_LAYERS], *cv[MAX_LAYERS];  /* (S, R, D) cross-attention keys, values */
+    int N, K, R, S, max_steps;             /* sources, rows per source, rows R = N*K */
+    int *len;                              /* (N) source lengths */
+    int *src_of;                           /* (R) the source of each row a step computes */
+    int *live;                             /* (R) the rows a step computes, n_live of them */
+    unsigned char *retired;                /* (R) rows the search no longer reads */
+    int *changed;                          /* (R) reorder's rows with another parent */
+    float *ck[MAX_LAYERS], *cv[MAX_LAYERS];  /* (S, N, D) cross-attention keys, values per source */
     float *sk[MAX_LAYERS], *sv[MAX_LAYERS];  /* (max_steps, R, D) self-attention caches */
     float *x, *h, *y, *fh, *fa, *work, *probs, *cprobs, *logits, *attn, *tmp;
     float *mem;
     long cap;
+    int *ints;
+    long int_cap;
 };
 
 TDecoder *tdecoder_new(const Model *m, int attn_layer)
@@ -600,7 +605,7 @@ void tdecoder_free(TDecoder *d)
 {
     if (!d) return;
     free(d->mem);
-    free(d->len);
+    free(d->ints);
     free(d);
 }
 
@@ -610,25 +615,30 @@ static void td_start(void *ctx, const Batch *src, int K, int max_steps, int want
     t->want_attn = want_attn;
     const ModelDims *d = &t->m->dims;
     int N = src->B, S = src->S, R = N * K, D = d->embed, H = d->heads, L = d->dec_layers;
-    long RD = (long)R * D, SRD = (long)S * RD, steps = max_steps > 0 ? max_steps : 1;
+    long RD = (long)R * D, SND = (long)S * N * D, steps = max_steps > 0 ? max_steps : 1;
     MhaConfig cfg = {.d = D, .heads = H};
-    long enc = transformer_encode_floats(d, S, N) + (long)S * N * D;
-    long need = SRD + 2 * L * SRD + 2 * L * steps * RD + 4 * RD + 2 * (long)R * d->ff + mha_step_work_floats(&cfg, R) +
+    long enc = transformer_encode_floats(d, S, N) + SND;
+    long need = 2 * L * SND + 2 * L * steps * RD + 3 * RD + 2 * (long)R * d->ff + mha_step_work_floats(&cfg, R) +
                 (long)R * H * steps + (long)R * H * S + (long)R * d->tgt_vocab + (long)R * S + steps * RD;
-    need = need > enc ? need : enc;
-    need += enc;
+    need += enc;  /* the encoder's scratch after everything else */
     if (need > t->cap) {
         free(t->mem);
         t->mem = xmalloc(sizeof(float) * need);
         t->cap = need;
     }
-    free(t->len);
-    t->len = xmalloc(sizeof(int) * R);
-    t->R = R, t->S = S, t->max_steps = (int)steps;
+    long ints = N + 4 * (long)R;
+    if (ints > t->int_cap) {
+        free(t->ints);
+        t->ints = xmalloc(sizeof(int) * ints);
+        t->int_cap = ints;
+    }
+    t->len = t->ints, t->src_of = t->len + N, t->live = t->src_of + R, t->changed = t->live + R;
+    t->retired = (unsigned char *)(t->changed + R);
+    memset(t->retired, 0, R);
+    t->N = N, t->K = K, t->R = R, t->S = S, t->max_steps = (int)steps;
     float *at = t->mem;
-    t->rows_mem = take(&at, SRD);
     for (int l = 0; l < L; l++)
-        t->ck[l] = take(&at, SRD), t->cv[l] = take(&at, SRD);
+        t->ck[l] = take(&at, SND), t->cv[l] = take(&at, SND);
     for (int l = 0; l < L; l++)
         t->sk[l] = take(&at, steps * RD), t->sv[l] = take(&at, steps * RD);
     t->x = take(&at, RD), t->h = take(&at, RD), t->y = take(&at, RD), t->tmp = take(&at, steps * RD);
@@ -636,41 +646,40 @@ static void td_start(void *ctx, const Batch *src, int K, int max_steps, int want
     t->work = take(&at, mha_step_work_floats(&cfg, R));
     t->probs = take(&at, (long)R * H * steps), t->cprobs = take(&at, (long)R * H * S);
     t->logits = take(&at, (long)R * d->tgt_vocab), t->attn = take(&at, (long)R * S);
-    /* The encoder once per source, into the scratch after everything else. */
-    float *memory = t->mem + (t->cap - enc), *ework = memory + (long)S * N * D;
-    int *srclen = xmalloc(sizeof(int) * N);
+    /* The encoder once per source; the cross-attention keys and values once per source
+     * and layer, shared by the source's K rows. */
+    float *memory = at, *ework = memory + SND;
     for (int n = 0; n < N; n++) {
-        srclen[n] = 0;
+        t->len[n] = 0;
         for (int j = 0; j < S; j++)
-            srclen[n] += src->mask[(long)j * N + n] != 0.0f;
-        if (srclen[n] < 1) srclen[n] = 1;
+            t->len[n] += src->mask[(long)j * N + n] != 0.0f;
+        if (t->len[n] < 1) t->len[n] = 1;
     }
-    transformer_encode(t->m, src->src, srclen, S, N, ework, memory);
-    for (int j = 0; j < S; j++)
-        for (int r = 0; r < R; r++)
-            memcpy(t->rows_mem + ((long)j * R + r) * D, memory + ((long)j * N + r / K) * D, sizeof(float) * D);
-    for (int r = 0; r < R; r++)
-        t->len[r] = srclen[r / K];
-    free(srclen);
+    transformer_encode(t->m, src->src, t->len, S, N, ework, memory);
     for (int l = 0; l < L; l++) {
         MhaParams cross = att_params(&t->m->params.tdec[l].cross);
-        mha_project_kv(&cfg, &cross, t->rows_mem, t->ck[l], t->cv[l], S, R);
+        mha_project_kv(&cfg, &cross, memory, t->ck[l], t->cv[l], S, N);
     }
 }
 
+/* Runs the rows the search still reads (all but the retired ones), compacted: x's row i
+ * is row live[i]; the logits and attention rows go back to their rows at the end. */
 static const float *td_step(void *ctx, int step, const int *prev, const float **attn)
 {
     TDecoder *t = ctx;
     const ModelDims *d = &t->m->dims;
     const Params *p = &t->m->params;
-    int R = t->R, S = t->S, D = d->embed, H = d->heads, pre = d->norm == NORM_PRE;
-    long RD = (long)R * D;
+    int R = t->R, S = t->S, D = d->embed, H = d->heads, V = d->tgt_vocab, pre = d->norm == NORM_PRE, n = 0;
+    for (int r = 0; r < R; r++)
+        if (!t->retired[r]) t->live[n] = r, t->src_of[n] = r / t->K, n++;
+    const int *rows = n == R ? NULL : t->live;  /* NULL: every row, in order */
+    long nD = (long)n * D;
     MhaConfig cfg = {.d = D, .heads = H, .causal = 1};
     FfnActivation act = d->activation == ACT_GELU ? FFN_GELU : FFN_RELU;
-    for (int r = 0; r < R; r++)
-        memcpy(t->x + (long)r * D, p->tgt_emb + (long)prev[r] * D, sizeof(float) * D);
-    posenc_add(t->x, 1, R, D, step, sqrtf((float)D));
-    float *mean = t->fh, *rstd = t->fh + R;  /* layer norm statistics: the ff scratch is free then */
+    for (int i = 0; i < n; i++)
+        memcpy(t->x + (long)i * D, p->tgt_emb + (long)prev[t->live[i]] * D, sizeof(float) * D);
+    posenc_add(t->x, 1, n, D, step, sqrtf((float)D));
+    float *mean = t->fh, *rstd = t->fh + n;  /* layer norm statistics: the ff scratch is free then */
     for (int l = 0; l < d->dec_layers; l++) {
         const TLayer *w = &p->tdec[l];
         MhaParams self = att_params(&w->self), cross = att_params(&w->cross);
@@ -679,44 +688,66 @@ static const float *td_step(void *ctx, int step, const int *prev, const float **
         for (int k = 0; k < 3; k++) {
             const float *in = t->x;
             if (pre) {
-                layernorm_forward(t->h, mean, rstd, t->x, ln[k]->g, ln[k]->b, R, D);
+                layernorm_forward(t->h, mean, rstd, t->x, ln[k]->g, ln[k]->b, n, D);
                 in = t->h;
             }
-            if (k == 0) mha_step_forward(&cfg, &self, in, step, t->sk[l], t->sv[l], t->y, t->probs, t->work, R);
-            else if (k == 1) {
-                mha_cross_step_forward(&cfg, &cross, in, t->ck[l], t->cv[l], t->len, t->y, t->cprobs, t->work, S, R);
-                if (t->want_attn && l == t->attn_layer) average_heads(t->cprobs, R, H, 1, S, t->attn);
-            } else ffn_forward(&ff, act, in, t->fh, t->fa, t->y, NULL, 0.0f, R, D, d->ff);
-            add_into(t->x, t->y, RD);
-            if (!pre) layernorm_forward(t->x, t->h, t->h + R, t->x, ln[k]->g, ln[k]->b, R, D);
+            if (k == 0) {
+                mha_step_forward(&cfg, &self, in, step, t->sk[l], t->sv[l], rows, R, t->y, t->probs, t->work, n);
+            } else if (k == 1) {
+                mha_cross_step_forward(&cfg, &cross, in, t->ck[l], t->cv[l], t->src_of, t->N, t->len, t->y, t->cprobs,
+                                       t->work, S, n);
+                if (t->want_attn && l == t->attn_layer) average_heads(t->cprobs, n, H, 1, S, t->attn);
+            } else {
+                ffn_forward(&ff, act, in, t->fh, t->fa, t->y, NULL, 0.0f, n, D, d->ff);
+            }
+            add_into(t->x, t->y, nD);
+            if (!pre) layernorm_forward(t->x, t->h, t->h + n, t->x, ln[k]->g, ln[k]->b, n, D);
         }
     }
-    if (pre) layernorm_forward(t->x, t->h, t->h + R, t->x, p->tdec_ln.g, p->tdec_ln.b, R, D);
-    matmul_bias(t->logits, d->tgt_vocab, t->x, D, p->out_w, D, p->out_b, R, d->tgt_vocab, D);
+    if (pre) layernorm_forward(t->x, t->h, t->h + n, t->x, p->tdec_ln.g, p->tdec_ln.b, n, D);
+    matmul_bias(t->logits, V, t->x, D, p->out_w, D, p->out_b, n, V, D);
+    /* Back to the rows (live[i] >= i: from the last, nothing is overwritten before read). */
+    for (int i = n - 1; rows && i >= 0; i--) {
+        memmove(t->logits + (long)rows[i] * V, t->logits + (long)i * V, sizeof(float) * V);
+        if (t->want_attn) memmove(t->attn + (long)rows[i] * S, t->attn + (long)i * S, sizeof(float) * S);
+    }
     *attn = t->want_attn ? t->attn : NULL;
     return t->logits;
 }
 
-/* After step `step`, row r's caches (positions 0..step) become parent[r]'s. */
+/* After step `step`, row r's caches (positions 0..step) become parent[r]'s: only the rows
+ * with another parent are copied (through tmp, since a row may be another's parent). */
 static void td_reorder(void *ctx, int step, const int *parent)
 {
     TDecoder *t = ctx;
-    int R = t->R, D = t->m->dims.embed;
-    long RD = (long)R * D, n = (long)(step + 1) * RD;
+    int R = t->R, D = t->m->dims.embed, n = 0;
+    for (int r = 0; r < R; r++)
+        if (parent[r] != r && !t->retired[r]) t->changed[n++] = r;
+    if (n == 0) return;
+    long RD = (long)R * D;
+    size_t row = sizeof(float) * D;
     for (int l = 0; l < t->m->dims.dec_layers; l++) {
         float *cache[2] = {t->sk[l], t->sv[l]};
         for (int c = 0; c < 2; c++) {
-            memcpy(t->tmp, cache[c], sizeof(float) * n);
             for (int s = 0; s <= step; s++)
-                for (int r = 0; r < R; r++)
-                    memcpy(cache[c] + (long)s * RD + (long)r * D, t->tmp + (long)s * RD + (long)parent[r] * D,
-                           sizeof(float) * D);
+                for (int i = 0; i < n; i++)
+                    memcpy(t->tmp + (long)s * RD + (long)i * D, cache[c] + (long)s * RD + (long)parent[t->changed[i]] * D,
+                           row);
+            for (int s = 0; s <= step; s++)
+                for (int i = 0; i < n; i++)
+                    memcpy(cache[c] + (long)s * RD + (long)t->changed[i] * D, t->tmp + (long)s * RD + (long)i * D, row);
         }
     }
+}
+
+static void td_retire(void *ctx, int row)
+{
+    TDecoder *t = ctx;
+    t->retired[row] = 1;
 }
 
 Decoder tdecoder_decoder(TDecoder *d)
 {
     return (Decoder){.ctx = d, .vocab = d->m->dims.tgt_vocab, .start = td_start, .step = td_step,
-                     .reorder = td_reorder};
+                     .reorder = td_reorder, .retire = td_retire};
 }

@@ -403,7 +403,8 @@ static void test_mha_step(Rng *rng)
     float *work = xcalloc(mha_step_work_floats(&c.cfg, MB), sizeof(float));
     double worst_p = 0;
     for (int t = 0; t < T; t++) {
-        mha_step_forward(&c.cfg, &mp, c.q_in + (long)t * MB * D, t, Kc, Vc, y + (long)t * MB * D, probs, work, MB);
+        mha_step_forward(&c.cfg, &mp, c.q_in + (long)t * MB * D, t, Kc, Vc, NULL, MB, y + (long)t * MB * D, probs, work,
+                         MB);
         for (int b = 0; b < MB; b++)
             for (int h = 0; h < HEADS; h++)
                 for (int j = 0; j < T; j++) {
@@ -435,7 +436,7 @@ static void test_mha_cross_step(Rng *rng)
     mha_project_kv(&c.cfg, &mp, c.kv_in, K, V, TK, MB);
     double worst_p = 0;
     for (int i = 0; i < TQ; i++) {
-        mha_cross_step_forward(&c.cfg, &mp, c.q_in + (long)i * MB * D, K, V, c.len_k, y + (long)i * MB * D, probs,
+        mha_cross_step_forward(&c.cfg, &mp, c.q_in + (long)i * MB * D, K, V, NULL, MB, c.len_k, y + (long)i * MB * D, probs,
                                work, TK, MB);
         for (int b = 0; b < MB; b++) {
             if (i >= c.len_q[b]) { /* mha_forward zeroes padding queries; the step does not */
