@@ -430,8 +430,8 @@ def render(raw):
     w("")
     w(f"Written by `{raw['script']}` on {raw['date']}; nmt at commit {raw['commit']}"
       f"{' (src/, scripts/ or configs/ had uncommitted changes)' if raw['src_modified'] else ''}; "
-      f"{raw['minutes']:.0f} minutes in all. Rendered from `docs/bench/transformer_quality.json` "
-      "(`python3 scripts/transformer_quality.py --render docs/bench/transformer_quality.json`).")
+      f"{raw['minutes']:.0f} minutes in all. Rendered from `{raw['raw_file']}` "
+      f"(`python3 scripts/transformer_quality.py --render {raw['raw_file']}`).")
     if st["quick"]:
         w("")
         w("**A --quick run: tiny corpus slices and budgets of seconds, to check the pipeline. Its figures say "
@@ -487,18 +487,24 @@ def render(raw):
         w(f"### {corpus_title(c)}")
         w("")
         cap = "" if c["cap"] is None else f" (a seeded sample of {c['cap']:,} of them: `--max-pairs {c['name']}={c['cap']}`)"
-        vocab = "; ".join(f"{run['recipe']} {run['vocab'][0]:,} / {run['vocab'][1]:,}" for run in c["runs"])
+        vocabs = {tuple(run["vocab"]) for run in c["runs"]}
+        vocab = (f"{c['runs'][0]['vocab'][0]:,} / {c['runs'][0]['vocab'][1]:,}" if len(vocabs) == 1 else
+                 "; ".join(f"{run['recipe']} {run['vocab'][0]:,} / {run['vocab'][1]:,}" for run in c["runs"]))
         w(f"`{c['path']}`: {c['pairs_usable']:,} usable pairs{cap}: {c['train_pairs']:,} for training, "
           f"{c['valid_pairs']:,} held out, BLEU on {c['bleu_pairs']:,}; vocabularies (source / target words) {vocab}.")
         w("")
         w("After each epoch:")
         w("")
-        w(f"| recipe | epoch | training time | the epoch's | validation loss | BLEU greedy | BLEU beam {st['beam']} |")
-        w("|---|---:|---:|---:|---:|---:|---:|")
+        w(f"| recipe | epoch | training time | epoch time | others' CPU | validation loss | BLEU greedy | "
+          f"BLEU beam {st['beam']} |")
+        w("|---|---:|---:|---:|---:|---:|---:|---:|")
         for run in c["runs"]:
             for e in run["epochs"]:
                 w(f"| {run['recipe']} | {e['epoch']} | {e['clock']:,.0f} s | {e['train_seconds']:,.0f} s | "
-                  f"{e['valid_loss']:.3f} | {e['valid_bleu']:.2f} | {e['beam_bleu']:.2f} |")
+                  f"{e['others']:.2f} | {e['valid_loss']:.3f} | {e['valid_bleu']:.2f} | {e['beam_bleu']:.2f} |")
+        w("")
+        w("(Others' CPU: the cores other processes kept busy while the epoch's `nmt train` ran; the machine is "
+          "shared, and an epoch's time grows with it.)")
         w("")
         w("Stopped: " + "; ".join(f"{run['recipe']} after epoch {run['epochs'][-1]['epoch']} ({run['stopped']})"
                                   for run in c["runs"]) + ".")
@@ -730,6 +736,7 @@ def main():
             print(f"kept {q.tmp}")
         else:
             shutil.rmtree(q.tmp, ignore_errors=True)
+    raw["raw_file"] = os.path.relpath(path, ROOT) if path.startswith(ROOT + "/") else path
     with open(path, "w", encoding="utf-8") as f:
         json.dump(raw, f, indent=1, ensure_ascii=False)
         f.write("\n")
