@@ -49,10 +49,14 @@ conditions: each shares the machine with the other); the raw file records which 
 
     /usr/bin/python3 scripts/transformer_quality.py           # the full run (hours); writes
                                                               # docs/bench/transformer_quality.json
-    /usr/bin/python3 scripts/transformer_quality.py --quick   # every step on tiny slices (~3 min)
-    /usr/bin/python3 scripts/transformer_quality.py --corpora mar --epochs 2 --budgets 1 2 4 \\
+    /usr/bin/python3 scripts/transformer_quality.py --quick   # every step on tiny slices (~1 min)
+    /usr/bin/python3 scripts/transformer_quality.py --parallel  # the same, two recipes at a time,
+                                                              # 1 thread each (about half the time)
+    /usr/bin/python3 scripts/transformer_quality.py --corpora mar --epochs 2 --max-minutes 60 \\
         --recipe rnn --recipe t1=configs/transformer.json \\
-        --recipe t2=configs/transformer.json --set t2:train.learning_rate=0.002
+        --recipe t2=configs/transformer.json --set t2:train.learning_rate=0.001 \\
+        --set t2:train.warmup_steps=400 --raw /tmp/trial.json
+                                          # a trial (docs/bench/transformer_lr_trial.json was one)
     python3 scripts/transformer_quality.py --render docs/bench/transformer_quality.json [--readme]
 
 Standard library only.
