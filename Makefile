@@ -192,6 +192,13 @@ bench-transformer: nmt
 # section. What shuffled batches cost against bucketed ones: scripts/bench_batching.sh.
 bench-ttq: nmt
 	/usr/bin/python3 scripts/time_to_quality.py
+
+# Time to quality of the Transformer (configs/transformer.json) against the best
+# recurrent config (configs/family/luong_concat.json) on mar, swe and fra, greedy and
+# beam-5 BLEU at 2, 5, 10 and 20 minutes of training (scripts/transformer_quality.py;
+# hours): docs/bench/transformer_quality.json and BENCHMARKS.md's section.
+bench-transformer-quality: nmt
+	/usr/bin/python3 scripts/transformer_quality.py
 bench-batching: nmt
 	sh scripts/bench_batching.sh --write
 
@@ -226,4 +233,4 @@ install: nmt
 clean:
 	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-batching docs check-docs install clean
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-batching docs check-docs install clean
