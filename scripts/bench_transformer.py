@@ -52,8 +52,10 @@ the agreement check, the sgemm measurement (scripts/sgemm_rate.c) and the proven
     after round 1 and at the end (the better rate of each shape); the FLOP-weighted
     mean rate is the limit.
  4. The roofline: matrix-product FLOPs per target token of a training step, counted
-    from the exported batches at the padded sizes nmt computes (the forward products,
-    times 3 for forward and backward), times the tokens/s, over the limit.
+    from the exported batches as nmt computes them, on packed rows (the real positions
+    only; attention per sentence over its own lengths; the forward products, times 3
+    for forward and backward), times the tokens/s, over the limit. PyTorch computes
+    the padded batches, so it does more work for the same tokens than is counted here.
 
 PyTorch gets nmt's kernel: OPENBLAS_CORETYPE is set, for every process after the first
 nmt run, to the kernel nmt reported, and torch's matrix products go through the same
@@ -92,14 +94,16 @@ PROGRAMS = (("nmt", "nmt"), ("cached", "PyTorch, cached K/V"), ("recompute", "Py
 
 # ---------------------------------------------------------------- counting work
 
-def gemm_shapes(S, T, B, V, d=D_MODEL, heads=HEADS, ff=FF, enc=LAYERS, dec=LAYERS):
-    """nmt's Transformer's matrix products for one padded batch (src/transformer.c,
-    src/mha.c, src/ffn.c), as (name, TA, TB, M, N, K, calls) in cblas_sgemm's row-major
+def gemm_shapes(S, T, B, V, Ns, Nt, d=D_MODEL, heads=HEADS, ff=FF, enc=LAYERS, dec=LAYERS):
+    """nmt's Transformer's matrix products for one batch (src/transformer.c, src/mha.c,
+    src/ffn.c), as (name, TA, TB, M, N, K, calls) in cblas_sgemm's row-major
     conventions, C (M, N): the forward pass, then the backward pass (each forward product
-    has two of the same size there: 3x the forward FLOPs in all). Attention is computed
-    at the padded lengths and, causal or not, over the whole T x T square, one product
-    per sentence and head, as nmt does."""
-    Ns, Nt, dk, bh = S * B, T * B, d // heads, B * heads
+    has two of the same size there: 3x the forward FLOPs in all). nmt computes on packed
+    rows: the position-wise products over the Ns real source and Nt real target
+    positions, attention one product per sentence and head over its own lengths, here
+    S and T, the batch's mean lengths (the causal square whole, as nmt computes it)."""
+    S, T, Ns, Nt = max(1, round(S)), max(1, round(T)), round(Ns), round(Nt)
+    dk, bh = d // heads, B * heads
     forward = [
         ("enc projections Q, K, V, out", "N", "T", Ns, d, d, 4 * enc),
         ("enc scores (per sentence, head)", "N", "T", S, S, dk, enc * bh),
@@ -179,7 +183,12 @@ class TransformerBench(bench.Bench):
         return path, cfg["output"]["dir"]
 
     def gemm_shapes(self, S, T):
-        return gemm_shapes(S, T, BATCH, self.vocab[1])
+        """At the exported batches' mean real lengths and rows (nmt packs; S and T,
+        bench.py's mean padded lengths, are not what it computes on)."""
+        n = len(self.stats)
+        Ns = sum(x["src_tokens"] for x in self.stats) / n
+        Nt = sum(x["tokens"] for x in self.stats) / n
+        return gemm_shapes(Ns / BATCH, Nt / BATCH, BATCH, self.vocab[1], Ns, Nt)
 
     def nmt_train(self, name, steps, threads=THREADS, kernel=None):
         r = super().nmt_train(name, steps, threads, kernel)
@@ -247,6 +256,21 @@ class TransformerBench(bench.Bench):
         return {k: r[k] for k in ("sentences", "relative", "max_logit_difference", "greedy_same", "beam_same",
                                   "parameters", "nmt_parameters")}
 
+    def train_decode_model(self):
+        """The model both programs decode with: nmt trained for --decode-steps on the same
+        data (and so the same vocabularies as the exported batches), or None (0: each
+        program decodes with the model it has just trained)."""
+        self.decode_model = None
+        if self.args.decode_steps <= 0:
+            return
+        self.say(f"training the decoding model: {self.args.decode_steps} steps")
+        path, out = self.config("decode", self.args.decode_steps)
+        self.run.run([NMT, "train", path], env=self.env(), label="nmt train (the decoding model)")
+        self.decode_model = os.path.join(out, "model.bin")
+        _, _, text = self.run.run([NMT, "eval", self.decode_model, os.path.join(out, "valid.tsv"), "--json"],
+                                  env=self.env(), label="nmt eval (the decoding model)")
+        self.results["decode_model"] = {"steps": self.args.decode_steps, "eval": json.loads(text)}
+
     def rounds(self):
         a = self.args
         n = len(self.stats)
@@ -262,21 +286,26 @@ class TransformerBench(bench.Bench):
                     res["torch_train"] = self.measured(self.torch_train, f"torch{r}", n)
             self.say(f"  training tok/s: nmt {res['nmt_train']['tokens_per_s']:.0f}, "
                      f"PyTorch {res['torch_train']['tokens_per_s']:.0f}")
+            # Decoding: both programs with the weights of one model nmt trained for
+            # --decode-steps (the same words, so the same work), unless there are none.
+            model = self.decode_model
             for kind, beam, batch in DECODINGS:
                 key = f"{kind}{batch}"
                 for who in order:
                     if who == "nmt":
-                        res[f"nmt_{key}"] = self.measured(self.nmt_translate, res["nmt_train"]["model"], batch, beam)
+                        res[f"nmt_{key}"] = self.measured(self.nmt_translate, model or res["nmt_train"]["model"],
+                                                          batch, beam)
                     else:
                         for decoder in ("cached", "recompute"):
-                            res[f"{decoder}_{key}"] = self.measured(self.torch_decode, res["torch_train"]["model"],
-                                                                    batch, beam, decoder=decoder)
+                            res[f"{decoder}_{key}"] = self.measured(
+                                self.torch_decode, None if model else res["torch_train"]["model"], batch, beam,
+                                extra=["--nmt-weights", model] if model else [], decoder=decoder)
                 self.say(f"  {kind} {'line by line' if batch == 1 else f'in batches of {batch}'}, sent/s: " +
                          ", ".join(f"{label} {res[f'{who}_{key}']['sentences_per_s']:.1f}"
                                    for who, label in PROGRAMS))
             if r == 0:
                 self.say("  agreement: PyTorch decoding with nmt's weights against nmt translate")
-                model = res["nmt_train"]["model"]
+                model = model or res["nmt_train"]["model"]
                 agreement = {}
                 for kind, beam in (("greedy", 1), ("beam", BEAM)):
                     agreement[kind] = self.agreement(model, beam, res[f"nmt_{kind}{DECODE_BATCH}"]["output"])
@@ -322,7 +351,7 @@ class TransformerBench(bench.Bench):
             "src_modified": dirty,
             "machine": machine,
             "settings": {"rounds": a.rounds, "batches": a.batches, "sentences": a.sentences,
-                         "beam_sentences": a.beam_sentences, "warmup": a.warmup,
+                         "beam_sentences": a.beam_sentences, "warmup": a.warmup, "decode_steps": a.decode_steps,
                          "retry_budget": a.retry_budget, "quick": a.quick, "d_model": D_MODEL, "heads": HEADS,
                          "ff": FF, "encoder_layers": LAYERS, "decoder_layers": LAYERS, "norm": "pre",
                          "activation": "relu", "dropout": DROPOUT, "batch": BATCH, "max_len": MAX_LEN,
@@ -332,7 +361,9 @@ class TransformerBench(bench.Bench):
             "data": {"path": os.path.relpath(self.data, ROOT), "batches": len(self.stats),
                      "target_tokens": tokens, "vocab": list(self.vocab),
                      "test_sentences": len(self.test_len),
-                     "gemm_flops_per_token": sum(flops(gemm_shapes(x["S"], x["T"], x["B"], self.vocab[1]))
+                     "gemm_flops_per_token": sum(flops(gemm_shapes(x["src_tokens"] / x["B"], x["tokens"] / x["B"],
+                                                                   x["B"], self.vocab[1], x["src_tokens"],
+                                                                   x["tokens"]))
                                                  for x in self.stats) / tokens,
                      "tgt_fill": tokens / slots,
                      "src_fill": sum(x["src_tokens"] for x in self.stats) / src_slots},
@@ -340,6 +371,7 @@ class TransformerBench(bench.Bench):
             "rounds": public(self.results["rounds"]),
             "agreement": self.results.get("agreement"),
             "decoders": self.results.get("decoders"),
+            "decode_model": self.results.get("decode_model"),
             "sgemm": self.results["sgemm"],
             "repeats": self.repeats,
             "commands": self.run.commands,
@@ -452,8 +484,12 @@ def render(raw):
       "(nn.TransformerEncoderLayer / DecoderLayer, norm_first, final LayerNorm, nn.Linear, "
       "F.cross_entropy, clip_grad_norm_, Adam; nmt's initialisation scheme).")
     w(f"- {st['rounds']} round{'s' if st['rounds'] > 1 else ''}; training figures exclude the first "
-      f"{st['warmup']} batches and count step time only; decoding uses the model each program has just "
-      f"trained on the same batches. nmt translate's time is its wall time minus its start-up (the same "
+      f"{st['warmup']} batches and count step time only; decoding " +
+      (f"uses one model, trained by nmt for {st['decode_steps']} updates on the same data (validation "
+       f"loss {raw['decode_model']['eval']['loss']:.3f}, BLEU {raw['decode_model']['eval']['bleu']:.2f}), in both "
+       "programs (PyTorch loads its weights), so that both decode the same words: the same work"
+       if st.get("decode_steps") else "uses the model each program has just trained on the same batches") +
+      f". nmt translate's time is its wall time minus its start-up (the same "
       f"command on empty input: {s[('nmt', 'greedy1', 'startup_s')]:.2f} s); PyTorch's is its decoding loop.")
     w("")
     rows, met, total = target_rows(raw, s)
@@ -524,12 +560,13 @@ def render(raw):
     w("### Roofline")
     w("")
     sg = raw["sgemm"]
-    w(f"Matrix-product work of a training step, counted from the exported batches at the padded sizes nmt "
-      f"computes (the forward products, and twice as much in the backward pass; attention over the whole "
-      f"T x T square, one product per sentence and head): **{s['flops'] / 1e6:.1f} MFLOP per target "
-      f"token**. Padding: {100 * d['tgt_fill']:.0f}% of target and {100 * d['src_fill']:.0f}% of source "
-      "slots hold real tokens. OpenBLAS sgemm at those shapes (a batch of mean lengths: "
-      f"S = {sg['S']}, T = {sg['T']}, B = {BATCH}), {THREADS} threads, best of {st['sgemm_trials']} trials "
+    w(f"Matrix-product work of a training step, counted from the exported batches as nmt computes it, on "
+      f"packed rows (the real positions only; the forward products, and twice as much in the backward pass; "
+      f"attention one product per sentence and head over its own lengths, the causal square whole): "
+      f"**{s['flops'] / 1e6:.1f} MFLOP per target token**. Only {100 * d['tgt_fill']:.0f}% of target and "
+      f"{100 * d['src_fill']:.0f}% of source slots of the padded batches hold real tokens: PyTorch computes "
+      "the padding too, so the same tokens cost it more work than counted here. OpenBLAS sgemm at nmt's "
+      f"shapes (the batches' mean rows and lengths), {THREADS} threads, best of {st['sgemm_trials']} trials "
       "of 0.05 s or more in each of two passes:")
     w("")
     w(f"| product | op | M | N | K | calls | GFLOP/s ({raw['kernel']}) |")
@@ -583,6 +620,9 @@ def main():
     ap.add_argument("--beam-sentences", type=int,
                     help="of those, for beam search line by line (default 500; quick 16)")
     ap.add_argument("--warmup", type=int, help="untimed first batches (default 10; quick 4)")
+    ap.add_argument("--decode-steps", type=int,
+                    help="updates of the model both programs decode with, trained by nmt (default 600; quick "
+                         "30; 0: each decodes with the model it trained on --batches)")
     ap.add_argument("--retry-budget", type=float,
                     help="seconds to spend waiting for a quiet machine and repeating runs that "
                          "shared it (default 300; quick 30)")
@@ -602,6 +642,7 @@ def main():
     a.sentences = a.sentences or (64 if a.quick else 2000)
     a.beam_sentences = a.beam_sentences or (16 if a.quick else 500)
     a.warmup = a.warmup if a.warmup is not None else (4 if a.quick else 10)
+    a.decode_steps = a.decode_steps if a.decode_steps is not None else (30 if a.quick else 600)
     a.retry_budget = a.retry_budget if a.retry_budget is not None else (30 if a.quick else 300)
     if a.batches <= a.warmup + 1:
         sys.exit("bench_transformer.py: --batches must exceed --warmup + 1")
@@ -613,6 +654,7 @@ def main():
     t = time.time()
     try:
         b.export()
+        b.train_decode_model()
         b.rounds()
         b.sgemm(b.kernel)
         raw = b.raw_results(started, load_before)

@@ -109,6 +109,16 @@ memcheck train_none train "$T/tiny.json" --quiet --set data.tokenizer=none --set
     --set "data.train=$T/presegmented.tsv" --set "output.dir=$T/run_none"
 head -n 40 "$T/bpe_apply.out" >"$T/stdin"
 memcheck translate_none translate "$T/run_none/model.bin"
+# The Transformer: trained with dropout (packed rows, masks), translated greedy and with
+# beams in batches (cached keys and values, retired rows, reordering), heads drawn.
+sed -e 's/"embed": 16, "hidden": 16/"type": "transformer", "embed": 16, "heads": 2, "ff": 32, "layers": 2, "dropout": 0.1/' \
+    "$T/tiny.json" >"$T/tiny_tr.json"
+: >"$T/stdin"
+memcheck train_transformer train "$T/tiny_tr.json" --quiet --set "output.dir=$T/run_tr"
+cp "$T/in.txt" "$T/stdin"
+memcheck translate_transformer translate "$T/run_tr/model.bin" --batch 3
+memcheck translate_transformer_beam translate "$T/run_tr/model.bin" --beam 3 --nbest 2 --align --batch 3 \
+    --attention-svg "$T/svg" --attention-heads
 # The runs did what they are meant to exercise.
 [ "$(grep -c '"event":"validation"' "$T/run/train.log" 2>/dev/null)" -ge 2 ] ||
     { echo "valgrind: train: expected 2 validations in train.log"; failed=1; }
@@ -119,4 +129,6 @@ cut -f1 "$T/train.tsv" | cmp -s - "$T/bpe_join.out" || { echo "valgrind: bpe joi
 [ "$(wc -l <"$T/translate_spm.out")" -eq 8 ] || { echo "valgrind: translate_spm: expected 8 output lines"; failed=1; }
 [ "$(wc -l <"$T/translate_none.out")" -eq 40 ] && ! grep -q '@@' "$T/translate_none.out" ||
     { echo "valgrind: translate_none: expected 40 output lines without @@"; failed=1; }
+[ "$(wc -l <"$T/translate_transformer.out")" -eq 8 ] ||
+    { echo "valgrind: translate_transformer: expected 8 output lines"; failed=1; }
 exit $failed
