@@ -445,6 +445,17 @@ def machine_line(raw):
     return f"{m['cpu']}, {m['cores']} cores ({flags})"
 
 
+def render_readme(raw):
+    """README's summary: the targets table, the machine and where the rest is."""
+    s = summary(raw)
+    rows, met, total = target_rows(raw, s)
+    L = [f"Measured {raw['date']} (commit {raw['commit']}; {machine_line(raw)}; 2 threads each; medians of "
+         f"{raw['settings']['rounds']} alternated rounds); every figure and command in "
+         "[BENCHMARKS.md](BENCHMARKS.md#the-transformer-against-pytorch-issue-17). "
+         f"{met} of {total} targets met:", ""]
+    return "\n".join(L + rows)
+
+
 def render(raw):
     """BENCHMARKS.md's section (without the generated-block markers) from a raw result."""
     s, R, d, st = summary(raw), raw["rounds"], raw["data"], raw["settings"]
@@ -630,12 +641,14 @@ def main():
                                   "BENCHMARKS.md's section is rendered from; quick: a temporary file, and "
                                   "the rendering is printed instead)")
     ap.add_argument("--render", metavar="RAW.json", help="measure nothing: print the Markdown of RAW.json")
+    ap.add_argument("--readme", action="store_true", help="with --render: README's summary instead")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     ap.add_argument("--verbose", action="store_true", help="print each command")
     a = ap.parse_args()
     if a.render:
         with open(a.render, encoding="utf-8") as f:
-            print(render(json.load(f)))
+            raw = json.load(f)
+        print(render_readme(raw) if a.readme else render(raw))
         return 0
     a.rounds = a.rounds or (1 if a.quick else 3)
     a.batches = a.batches or (16 if a.quick else 100)

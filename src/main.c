@@ -30,7 +30,7 @@
 #include "translate.h" /* defines: translate_stream */
 #include "unkdict.h"   /* defines: UnkDict, unkdict_load */
 
-#define NMT_VERSION "0.2.0"
+#define NMT_VERSION "0.3.0"
 
 static const char *usage_main =
     "usage: nmt COMMAND [options]\n"
