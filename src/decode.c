@@ -1,14 +1,12 @@
 #include "decode.h"
 
-#include "transformer.h" /* defines: TDecoder, tdecoder_* */
-
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fastmath.h" /* defines: expf_fast */
+#include "fastmath.h"    /* defines: expf_fast */
 #include "transformer.h" /* defines: TDecoder, tdecoder_* */
-#include "util.h"     /* defines: xmalloc */
+#include "util.h"        /* defines: xmalloc */
 #include "vocab.h"    /* defines: VOCAB_UNK, VOCAB_SOS, VOCAB_EOS */
 
 void hypothesis_free(Hypothesis *h)
