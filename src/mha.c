@@ -52,6 +52,17 @@ static int allowed_keys(const MhaConfig *cfg, int i, int len_k)
     return cfg->causal && i + 1 < len_k ? i + 1 : len_k;
 }
 
+/* Inverted dropout on an (nq, nk) block: out (row stride nk) = in (row stride ld_in) *
+ * keep / (1 - p), keep's rows of stride ld_keep; out may be in when the strides agree. */
+static void drop_block(float *out, const float *in, int ld_in, const unsigned char *keep, int ld_keep, int nq,
+                       int nk, float p)
+{
+    float scale = 1.0f / (1.0f - p);
+    for (int i = 0; i < nq; i++)
+        for (int j = 0; j < nk; j++)
+            out[(long)i * nk + j] = keep[(long)i * ld_keep + j] ? in[(long)i * ld_in + j] * scale : 0.0f;
+}
+
 /* Where sentence b's positions are: packed (start given), rows start[b] .. start[b] +
  * len[b] - 1; time-major (start NULL), rows t*B + b. A sentence's rows are a matrix with
  * row stride `ld` floats beginning at `first`. */
@@ -94,11 +105,7 @@ static void attend_forward(const MhaConfig *cfg, const Seqs *q, const Seqs *k, c
             const float *A = P;
             int lda = Tk;
             if (keep) {  /* A = P * keep / (1 - p) on the block */
-                const unsigned char *kp = keep + ((long)b * H + h) * n;
-                float scale = 1.0f / (1.0f - cfg->dropout);
-                for (int i = 0; i < nq; i++)
-                    for (int j = 0; j < nk; j++)
-                        ws->A[(long)i * nk + j] = kp[(long)i * Tk + j] ? P[(long)i * Tk + j] * scale : 0.0f;
+                drop_block(ws->A, P, Tk, keep + ((long)b * H + h) * n, Tk, nq, nk, cfg->dropout);
                 A = ws->A, lda = nk;
             }
             if (nk > 0)
@@ -200,10 +207,7 @@ static void backward(const MhaConfig *cfg, const MhaParams *p, MhaGrads *g, cons
             const float *A = P;
             int lda = Tk;
             if (kp) {
-                float scale = 1.0f / (1.0f - cfg->dropout);
-                for (int i = 0; i < nq; i++)
-                    for (int j = 0; j < nk; j++)
-                        ws->A[(long)i * nk + j] = kp[(long)i * Tk + j] ? P[(long)i * Tk + j] * scale : 0.0f;
+                drop_block(ws->A, P, Tk, kp, Tk, nq, nk, cfg->dropout);
                 A = ws->A, lda = nk;
             }
             /* dV_bh = A^T dctx_bh;  dA = dctx_bh V_bh^T */
@@ -211,12 +215,7 @@ static void backward(const MhaConfig *cfg, const MhaParams *p, MhaGrads *g, cons
                         ws->dV + ko, ldk);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nq, nk, dk, 1.0f, ws->dctx + qo, ldq, ws->V + ko,
                         ldk, 0.0f, ws->dA, nk);
-            if (kp) {
-                float scale = 1.0f / (1.0f - cfg->dropout);
-                for (int i = 0; i < nq; i++)
-                    for (int j = 0; j < nk; j++)
-                        ws->dA[(long)i * nk + j] = kp[(long)i * Tk + j] ? ws->dA[(long)i * nk + j] * scale : 0.0f;
-            }
+            if (kp) drop_block(ws->dA, ws->dA, nk, kp, Tk, nq, nk, cfg->dropout);
             softmax_backward(ws->dA, P, Tk, nq, nk);
             /* S = alpha Q K^T:  dQ_bh = alpha dS K_bh;  dK_bh = alpha dS^T Q_bh */
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nq, dk, nk, alpha, ws->dA, nk, ws->K + ko, ldk,

@@ -193,7 +193,7 @@ struct TRun {
     int Ns, Nt;
     int *start_s, *start_t;       /* (B) */
     int *src, *tgt_in, *tgt_out;  /* (Ns), (Nt), (Nt) the ids of the rows */
-    float *pe;                    /* (max(S, T), D) the position encodings */
+    float *pe;                    /* (max(cap_S, cap_T), D) the position encodings */
     int *ints;                    /* the allocation of the ints above */
     SubRun enc[MAX_LAYERS][2], dec[MAX_LAYERS][3];
     float *enc_out, *dec_out;     /* the streams leaving the last layers (N, D) */
@@ -279,6 +279,7 @@ TRun *trun_new(const ModelDims *d, int S, int T, int B, int train)
     r->d_a = take(&at, M * D), r->d_c = take(&at, M * D), r->d_n = take(&at, M * D);
     r->d_memory = take(&at, Ns * D), r->ff_work = take(&at, M * F);
     r->pe = take(&at, (long)(S > T ? S : T) * D);
+    posenc_add(r->pe, S > T ? S : T, 1, (int)D, 0, 0.0f);  /* the encodings alone, once */
     r->mem = mem;
     int *ip = r->ints = xcalloc(2 * (long)B + Ns + 2 * Nt, sizeof(int));
     r->start_s = ip, r->start_t = ip + B, r->src = ip + 2 * B, r->tgt_in = r->src + Ns, r->tgt_out = r->tgt_in + Nt;
@@ -485,9 +486,6 @@ float *transformer_forward_train(const Model *m, TRun *r, const int *src, const 
     r->S = S, r->T = T, r->B = B, r->src_len = src_len, r->tgt_len = tgt_len;
     long Ns = r->Ns = pack(r->src, r->start_s, src, src_len, S, B);
     long Nt = r->Nt = pack(r->tgt_in, r->start_t, tgt_in, tgt_len, T, B);
-    int Tmax = S > T ? S : T;
-    memset(r->pe, 0, sizeof(float) * Tmax * D);
-    posenc_add(r->pe, Tmax, 1, D, 0, 0.0f);
     r->p = r->masks ? drop : 0.0f, r->rng = rng;
     int L = d->enc_layers;
     embed(r->enc[0][0].stream, p->src_emb, r->src, r->start_s, src_len, B, r->pe, D);
