@@ -14,6 +14,7 @@ static void batch_reserve(Batch *batch, int entries)
     batch->mask = xrealloc(batch->mask, sizeof(float) * entries);
     batch->tgt_in = xrealloc(batch->tgt_in, sizeof(int) * entries);
     batch->tgt_out = xrealloc(batch->tgt_out, sizeof(int) * entries);
+    batch->label = xrealloc(batch->label, sizeof(int) * entries);
 }
 
 void batch_fill_source(Batch *batch, int *const *src, const int *src_len, int n)
@@ -62,6 +63,7 @@ void batch_fill(Batch *batch, const Example *ex, const int *idx, int n)
             batch->tgt_in[t * n + b] = t == 0 ? VOCAB_SOS : t <= e->tgt_len ? e->tgt[t - 1] : VOCAB_PAD;
             batch->tgt_out[t * n + b] = t < e->tgt_len ? e->tgt[t] : t == e->tgt_len ? VOCAB_EOS : VOCAB_PAD;
         }
+        batch->label[b] = e->label;
         batch->n_tokens += e->tgt_len + 1;
     }
 }
@@ -146,6 +148,7 @@ void batch_free(Batch *batch)
     free(batch->mask);
     free(batch->tgt_in);
     free(batch->tgt_out);
+    free(batch->label);
     memset(batch, 0, sizeof *batch);
 }
 

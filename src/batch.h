@@ -25,6 +25,8 @@
 typedef struct {
     int *src, *tgt;     /* token ids, no specials */
     int src_len, tgt_len;
+    int label;          /* a classifier's example (model.type classifier, tgt_len 0): its class,
+                           0 .. classes-1 */
 } Example;
 
 typedef struct {
@@ -32,6 +34,7 @@ typedef struct {
     int *src;
     float *mask;
     int *tgt_in, *tgt_out;
+    int *label;         /* (B) each row's Example.label (a classifier's batch) */
     int n_tokens;       /* non-pad entries of tgt_out: the loss's denominator */
     int cap;            /* allocated entries per array (grows, never shrinks) */
     int *tgt_off;       /* packed: (T + 1) where each step's rows start (tgt_off[T] =

@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include "pooling.h" /* defines: pooling_kind */
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -8,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pooling.h"  /* defines: pooling_kind */
 #include "schedule.h" /* defines: LR_SCHEDULE_NAMES */
 #include "segment.h"  /* defines: TOKENIZER_NAMES */
 
@@ -44,6 +47,8 @@ static const KeySpec keys[] = {
     K("data", "spm_vocab_size", KEY_INT, spm_vocab_size, 1, 1e6, NULL),
     K("data", "spm_model", KEY_STRING, spm_model, 0, 0, NULL),
     K("data", "joint_vocab", KEY_BOOL, joint_vocab, 0, 1, NULL),
+    K("data", "text_column", KEY_INT, text_column, 1, 1000, NULL),
+    K("data", "label_column", KEY_INT, label_column, 0, 1000, NULL),
     K("model", "embed", KEY_INT, embed, 1, MODEL_MAX_WIDTH, NULL),
     K("model", "hidden", KEY_INT, hidden, 1, MODEL_MAX_WIDTH, NULL),
     K("model", "attention", KEY_STRING, attention, 0, 0,
@@ -56,7 +61,8 @@ static const KeySpec keys[] = {
     K("model", "scaled", KEY_BOOL, scaled, 0, 1, NULL),
     K_OPEN("model", "dropout", dropout, 0, 0, 1, 1),
     K("model", "tie_embeddings", KEY_BOOL, tie_embeddings, 0, 1, NULL),
-    K("model", "type", KEY_STRING, type, 0, 0, "rnn|transformer"),
+    K("model", "type", KEY_STRING, type, 0, 0, "rnn|transformer|classifier"),
+    K("model", "pooling", KEY_STRING, pooling, 0, 0, "attention|last|mean|max"),
     K("model", "heads", KEY_INT, heads, 1, MODEL_MAX_WIDTH, NULL),
     K("model", "ff", KEY_INT, ff, 1, 4 * MODEL_MAX_WIDTH, NULL),
     K("model", "activation", KEY_STRING, activation, 0, 0, "relu|gelu"),
@@ -82,7 +88,8 @@ static const KeySpec keys[] = {
     K("train", "patience", KEY_INT, patience, 1, 1e6, NULL),
     K("train", "validate_every", KEY_INT, validate_every, 0, 1e9, NULL),
     K("train", "valid_bleu_max", KEY_INT, valid_bleu_max, 0, 1e9, NULL),
-    K("train", "best_metric", KEY_STRING, best_metric, 0, 0, "loss|bleu"),
+    K("train", "best_metric", KEY_STRING, best_metric, 0, 0, "loss|bleu|accuracy"),
+    K("train", "class_weights", KEY_STRING, class_weights, 0, 0, "none|balanced"),
     K("train", "early_stop", KEY_INT, early_stop, 0, 1e6, NULL),
     K("train", "bucket", KEY_BOOL, bucket, 0, 1, NULL),
     K("train", "teacher_forcing", KEY_DOUBLE, teacher_forcing, 0, 1, NULL),
@@ -132,6 +139,9 @@ void config_defaults(Config *c)
     c->ff = 1024;
     c->activation = xstrdup("relu");
     c->norm = xstrdup("pre");
+    c->pooling = xstrdup("attention");
+    c->text_column = 1;
+    c->class_weights = xstrdup("none");
     c->window = 10;
     c->batch_size = 64;
     c->epochs = 10;
@@ -357,6 +367,11 @@ void config_model_dims(const Config *c, ModelDims *d)
                      .layers = c->layers, .bidirectional = c->bidirectional,
                      .attention = attention_kind(c->attention), .input_feed = c->input_feed, .window = c->window,
                      .scaled = c->scaled, .tie_embeddings = c->tie_embeddings};
+    if (!strcmp(c->type, "classifier")) {
+        d->type = MODEL_CLASSIFIER;
+        d->pooling = pooling_kind(c->pooling);
+        return;
+    }
     if (strcmp(c->type, "transformer")) return;
     /* d_model is the width everywhere: what the recurrent models call hidden too. */
     d->type = MODEL_TRANSFORMER;
@@ -393,10 +408,35 @@ static int plateau(const Config *c) { return !strcmp(c->lr_schedule, "plateau");
 static int linear_decay(const Config *c) { return !strcmp(c->teacher_forcing_decay, "linear"); }
 static int decays_down(const Config *c) { return !linear_decay(c) || c->teacher_forcing_final <= c->teacher_forcing; }
 static int bleu_measured(const Config *c) { return strcmp(c->best_metric, "bleu") || c->valid_bleu_max > 0; }
+static int classifying(const Config *c) { return !strcmp(c->type, "classifier"); }
+static int translating(const Config *c) { return !classifying(c); }
+/* best_metric accuracy is a classifier's, bleu a translator's. */
+static int metric_fits(const Config *c)
+{
+    return classifying(c) ? strcmp(c->best_metric, "bleu") != 0 : strcmp(c->best_metric, "accuracy") != 0;
+}
 
 #define VALIDATION {"data.valid", "data.valid_fraction"}, has_validation
 #define GIVE_VALIDATION "give data.valid or a data.valid_fraction above 0"
+#define CLASSIFIER_ONLY(key) \
+    {RULE_APPLIES, key, {"model.type"}, classifying, key " applies only to classifiers", \
+     "set model.type to \"classifier\""}
+#define TRANSLATION_ONLY(key) \
+    {RULE_APPLIES, key, {"model.type"}, translating, key " applies only to translation models", \
+     "set model.type to \"rnn\" or \"transformer\""}
 static const ConfigRule config_rules[] = {
+    CLASSIFIER_ONLY("data.text_column"),
+    CLASSIFIER_ONLY("data.label_column"),
+    CLASSIFIER_ONLY("train.class_weights"),
+    TRANSLATION_ONLY("data.max_len"),
+    TRANSLATION_ONLY("data.joint_vocab"),
+    TRANSLATION_ONLY("data.subword_format"),
+    TRANSLATION_ONLY("train.valid_bleu_max"),
+    TRANSLATION_ONLY("train.teacher_forcing"),
+    TRANSLATION_ONLY("train.teacher_forcing_decay"),
+    TRANSLATION_ONLY("train.teacher_forcing_final"),
+    {RULE_VALUE, "train.best_metric", {"model.type"}, metric_fits,
+     "train.best_metric must be loss or accuracy for a classifier, loss or bleu for a translation model", NULL},
     {RULE_APPLIES, "data.valid_fraction", {"data.valid"}, without_valid,
      "data.valid_fraction applies only without data.valid", "remove data.valid"},
     {RULE_APPLIES, "data.bpe_merges", {"data.tokenizer"}, bpe, "data.bpe_merges applies only to the bpe tokenizer",
@@ -438,6 +478,8 @@ static const ConfigRule config_rules[] = {
 };
 #undef VALIDATION
 #undef GIVE_VALIDATION
+#undef CLASSIFIER_ONLY
+#undef TRANSLATION_ONLY
 #define N_CONFIG_RULES (int)(sizeof config_rules / sizeof config_rules[0])
 
 /* One rule of either table evaluated on a config: config_check, config_applies and

@@ -127,13 +127,15 @@ typedef struct {
     char *normalization;
     char *tokenizer, *subword_format;
     int bpe_merges, joint_vocab;
+    int text_column, label_column;  /* a classifier's columns (1-based; label 0: the last) */
     char *spm_type, *spm_model;
     int spm_vocab_size;
     int embed, hidden;
     char *attention, *cell;
     int layers, bidirectional, input_feed, window, scaled, tie_embeddings;
     double dropout;
-    char *type;                 /* model.type: "rnn" or "transformer" */
+    char *type;                 /* model.type: "rnn", "transformer" or "classifier" */
+    char *pooling;              /* a classifier's (model.type "classifier") */
     int heads, ff;              /* the Transformer's (model.type "transformer") */
     char *activation, *norm;
     int encoder_layers, decoder_layers;  /* 0: model.layers */
@@ -149,6 +151,7 @@ typedef struct {
     double lr_decay;
     int patience, validate_every, valid_bleu_max;
     char *best_metric;
+    char *class_weights;        /* a classifier's: "none" or "balanced" */
     int early_stop, bucket;
     int keep_checkpoints, deterministic, max_nonfinite;
     double teacher_forcing, teacher_forcing_final;

@@ -183,9 +183,159 @@ static int learn_segmenter(Segmenter *s, const Config *cfg, const PairTokens *pa
     return 0;
 }
 
+/* ---------------------------------------------------------------- a classifier's */
+
+/* A labelled file (tsv_read_labelled) tokenised: PairTokens whose tgt is the label,
+ * which stays as written (tsv->pairs[out->index[i]].tgt); no length limit. */
+static int read_labelled(const Config *cfg, const ModelFile *mf, const char *path, TsvCorpus *tsv, PairTokens *out,
+                         Console *con, Error *err)
+{
+    if (tsv_read_labelled(path, cfg->text_column, cfg->label_column, tsv, err)) return -1;
+    char note[ERROR_LEN];
+    tsv_describe_skipped(tsv, path, note, sizeof note);
+    if (note[0]) console_warn(con, "%s", note);
+    corpus_tokenize(tsv, &mf->text, 0, out);
+    if (out->n_empty) console_say(con, "%s: dropped %d lines whose text has no tokens", path, out->n_empty);
+    if (out->n == 0) {
+        error_set(err, "%s: no usable labelled lines (%d read)", path, tsv->n);
+        tsv_free(tsv);
+        pair_tokens_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+/* The examples idx[0..n-1] of pairs (all when idx is NULL), each with its label's class
+ * and no target; those whose label is not in the set are left out and counted in
+ * *unseen (the first one's line and label in first_line, first_label). */
+static Example *encode_labelled(const TsvCorpus *tsv, const PairTokens *pairs, const int *idx, int n,
+                                const ModelFile *mf, int *kept, int *unseen, int *first_line, const char **first_label)
+{
+    Example *ex = corpus_encode(pairs, idx, n, &mf->src_vocab, &mf->tgt_vocab);
+    *kept = *unseen = 0;
+    for (int i = 0; i < n; i++) {
+        const TsvPair *p = &tsv->pairs[pairs->index[idx ? idx[i] : i]];
+        int c = vocab_label_class(&mf->tgt_vocab, p->tgt);
+        free(ex[i].tgt);
+        if (c < 0) {
+            if ((*unseen)++ == 0) {
+                *first_line = p->line;
+                *first_label = p->tgt;
+            }
+            free(ex[i].src);
+            continue;
+        }
+        ex[*kept] = (Example){.src = ex[i].src, .src_len = ex[i].src_len, .label = c};
+        (*kept)++;
+    }
+    return ex;
+}
+
+/* The held-out lines idx[0..n-1] with the text and the label in the columns the config
+ * names (the others empty), so that the model reads them back as it read the file. */
+static int write_valid_labelled(const char *path, const Config *cfg, const TsvCorpus *tsv, const PairTokens *pairs,
+                                const int *idx, int n, Error *err)
+{
+    int text = cfg->text_column, label = cfg->label_column ? cfg->label_column : (text > 1 ? text + 1 : 2);
+    int columns = text > label ? text : label;
+    FILE *f = fopen(path, "w");
+    if (!f) return error_set(err, "%s: cannot write: %s", path, strerror(errno));
+    for (int i = 0; i < n; i++) {
+        const TsvPair *p = &tsv->pairs[pairs->index[idx[i]]];
+        for (int c = 1; c <= columns; c++)
+            fprintf(f, "%s%s", c == text ? p->src : c == label ? p->tgt : "", c < columns ? "\t" : "\n");
+    }
+    if (fclose(f) != 0) return error_set(err, "%s: write failed: %s", path, strerror(errno));
+    return 0;
+}
+
+/* dataset_prepare for model.type classifier: the same split and segmenter, the source
+ * vocabulary from the training texts, the label set from the training labels (in
+ * byte order). Training labels must make at least two classes; validation lines whose
+ * label training never saw are left out with a warning. */
+static int prepare_classifier(Dataset *ds, ModelFile *mf, const Config *cfg, const char *valid_tsv, Console *con,
+                              Error *err)
+{
+    PairTokens pairs, valid_pairs = {0};
+    TsvCorpus tsv, valid_tsv_pairs = {0};
+    if (read_labelled(cfg, mf, cfg->train, &tsv, &pairs, con, err)) return -1;
+    int *train_idx, *valid_idx, n_train, n_valid, status = 0;
+    if (cfg->valid && read_labelled(cfg, mf, cfg->valid, &valid_tsv_pairs, &valid_pairs, con, err)) {
+        pair_tokens_free(&pairs);
+        tsv_free(&tsv);
+        return -1;
+    }
+    corpus_split(pairs.n, cfg->valid ? 0.0 : cfg->valid_fraction, (uint64_t)cfg->seed, &train_idx, &n_train,
+                 &valid_idx, &n_valid);
+    if (n_train == 0)
+        status = error_set(err, "%s: no lines left for training after the validation split", cfg->train);
+    else if (!cfg->valid && valid_tsv)
+        status = write_valid_labelled(valid_tsv, cfg, &tsv, &pairs, valid_idx, n_valid, err);
+    int given = mf->src_vocab.size > 0;  /* train.init_from: the model's own units and labels */
+    if (status == 0 && !given) status = learn_segmenter(&mf->seg, cfg, &pairs, train_idx, n_train, con, err);
+    if (status == 0 && !given) {
+        char **labels = xmalloc(sizeof(char *) * (size_t)n_train);
+        for (int i = 0; i < n_train; i++)
+            labels[i] = tsv.pairs[pairs.index[train_idx[i]]].tgt;
+        if (vocab_labels(&mf->tgt_vocab, labels, n_train, err)) {
+            char why[ERROR_LEN];
+            snprintf(why, sizeof why, "%s", err->msg);
+            status = error_set(err, "%s: %s", cfg->train, why);
+        } else if (mf->tgt_vocab.size - VOCAB_SPECIALS < 2) {
+            status = error_set(err, "%s: every one of the %d training lines has the label \"%s\": a classifier needs "
+                                    "at least two classes", cfg->train, n_train, labels[0]);
+        }
+        free(labels);
+    }
+    if (status == 0) {
+        corpus_segment(&pairs, &mf->seg);
+        corpus_segment(&valid_pairs, &mf->seg);
+        if (!given) {
+            VocabCounter *sc = vocab_counter_new(), *labels = vocab_counter_new();
+            corpus_count(&pairs, train_idx, n_train, sc, labels);
+            vocab_build(&mf->src_vocab, sc, cfg->min_count, cfg->max_vocab);
+            vocab_counter_free(labels);
+            vocab_counter_free(sc);
+        }
+        int unseen, line = 0;
+        const char *label = NULL;
+        ds->train = encode_labelled(&tsv, &pairs, train_idx, n_train, mf, &ds->n_train, &unseen, &line, &label);
+        if (unseen)  /* only under train.init_from: the model's label set */
+            status = error_set(err, "%s: line %d: the label \"%s\" is not one of the model's %d (train.init_from), nor "
+                                    "are %d more", cfg->train, line, label, mf->tgt_vocab.size - VOCAB_SPECIALS,
+                               unseen - 1);
+        const TsvCorpus *vt = cfg->valid ? &valid_tsv_pairs : &tsv;
+        const PairTokens *vp = cfg->valid ? &valid_pairs : &pairs;
+        ds->valid = encode_labelled(vt, vp, cfg->valid ? NULL : valid_idx, cfg->valid ? valid_pairs.n : n_valid, mf,
+                                    &ds->n_valid, &unseen, &line, &label);
+        if (status == 0 && unseen)
+            console_warn(con, "%s: %d validation line%s with a label training never saw (line %d: \"%s\"): not "
+                              "validated", cfg->valid ? cfg->valid : cfg->train, unseen, unseen == 1 ? "" : "s", line,
+                         label);
+        ds->train_fingerprint = examples_fingerprint(ds->train, ds->n_train);
+        ds->valid_fingerprint = examples_fingerprint(ds->valid, ds->n_valid);
+        ds->max_src = ds->max_tgt = 1;
+        for (int i = 0; i < ds->n_train; i++)
+            if (ds->train[i].src_len > ds->max_src) ds->max_src = ds->train[i].src_len;
+    }
+    free(train_idx);
+    free(valid_idx);
+    pair_tokens_free(&pairs);
+    pair_tokens_free(&valid_pairs);
+    tsv_free(&tsv);
+    tsv_free(&valid_tsv_pairs);
+    if (status) return -1;
+    console_say(con, "%d training lines, %d validation lines; %d classes, vocabulary of %d %s", ds->n_train,
+                ds->n_valid, mf->tgt_vocab.size - VOCAB_SPECIALS, mf->src_vocab.size, tokenizer_units(mf->seg.kind));
+    return 0;
+}
+
+/* ---------------------------------------------------------------- preparing */
+
 int dataset_prepare(Dataset *ds, ModelFile *mf, const Config *cfg, const char *valid_tsv, Console *con, Error *err)
 {
     memset(ds, 0, sizeof *ds);
+    if (!strcmp(cfg->type, "classifier")) return prepare_classifier(ds, mf, cfg, valid_tsv, con, err);
     PairTokens pairs, valid_pairs = {0};
     TsvCorpus tsv, valid_tsv_pairs = {0};
     if (read_pairs(cfg, mf, cfg->train, &tsv, &pairs, con, err)) return -1;
@@ -264,8 +414,35 @@ void dataset_free(Dataset *ds)
     memset(ds, 0, sizeof *ds);
 }
 
+/* A classifier's baseline: the training classes' add-one frequencies as the prediction. */
+static double prior_baseline(const Dataset *ds, int classes)
+{
+    double *count = xcalloc(classes, sizeof(double)), total = classes + ds->n_train, nll = 0;
+    for (int i = 0; i < ds->n_train; i++)
+        count[ds->train[i].label] += 1;
+    for (int i = 0; i < ds->n_valid; i++)
+        nll -= log((count[ds->valid[i].label] + 1) / total);
+    free(count);
+    return ds->n_valid ? nll / ds->n_valid : 0;
+}
+
+double dataset_majority_accuracy(const Dataset *ds, int classes, int *majority)
+{
+    long *count = xcalloc(classes, sizeof(long)), right = 0;
+    for (int i = 0; i < ds->n_train; i++)
+        count[ds->train[i].label]++;
+    *majority = 0;
+    for (int c = 1; c < classes; c++)
+        if (count[c] > count[*majority]) *majority = c;
+    for (int i = 0; i < ds->n_valid; i++)
+        right += ds->valid[i].label == *majority;
+    free(count);
+    return ds->n_valid ? (double)right / ds->n_valid : 0;
+}
+
 double dataset_unigram_baseline(const Dataset *ds, int tgt_vocab)
 {
+    if (ds->n_train > 0 && ds->train[0].tgt_len == 0) return prior_baseline(ds, tgt_vocab - VOCAB_SPECIALS);
     double *count = xcalloc(tgt_vocab, sizeof(double)), total = tgt_vocab;
     for (int i = 0; i < ds->n_train; i++) {
         for (int j = 0; j < ds->train[i].tgt_len; j++)

@@ -53,6 +53,11 @@ void dataset_free(Dataset *ds);
  * (add-one smoothed), on the validation targets: the loss a model that ignores the
  * source entirely would reach, so the number a real model must beat. */
 double dataset_unigram_baseline(const Dataset *ds, int tgt_vocab);
+/* A classifier's (its examples have labels, no targets): the baseline above is the
+ * training classes' frequencies (add-one) scored on the validation labels, per example.
+ * This is the validation accuracy of always answering the most frequent training
+ * class, which *majority gets. */
+double dataset_majority_accuracy(const Dataset *ds, int classes, int *majority);
 
 /* One epoch's order of the training examples (n_train): length-bucketed
  * (train.bucket) or shuffled, drawn from rng. */

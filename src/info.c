@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "pooling.h" /* defines: pooling_name */
+#include "vocab.h"   /* defines: vocab_class_label */
+
 static const char *cell_name(int cell) { return cell == CELL_LSTM ? "lstm" : "gru"; }
 
 /* train.best_metric of the config the file records ("loss" unless it says otherwise). */
@@ -31,8 +34,20 @@ static void print_json(const char *path, const ModelFile *mf, FILE *out)
     cJSON_AddNumberToObject(o, "format_version", MODELFILE_VERSION);
     cJSON_AddStringToObject(o, "kind", mf->has_train_state ? "checkpoint" : mf->has_optimizer ? "checkpoint (no training state)" : "model");
     cJSON *a = cJSON_AddObjectToObject(o, "model");
-    cJSON_AddStringToObject(a, "type", d->type == MODEL_TRANSFORMER ? "transformer" : "rnn");
-    if (d->type == MODEL_TRANSFORMER) {
+    cJSON_AddStringToObject(a, "type", d->type == MODEL_TRANSFORMER ? "transformer"
+                                       : d->type == MODEL_CLASSIFIER ? "classifier"
+                                                                     : "rnn");
+    if (d->type == MODEL_CLASSIFIER) {
+        cJSON_AddStringToObject(a, "cell", cell_name(d->cell));
+        cJSON_AddNumberToObject(a, "layers", d->layers);
+        cJSON_AddBoolToObject(a, "bidirectional", d->bidirectional);
+        cJSON_AddStringToObject(a, "pooling", pooling_name(d->pooling));
+        cJSON_AddNumberToObject(a, "embed", d->embed);
+        cJSON_AddNumberToObject(a, "hidden", d->hidden);
+        cJSON *labels = cJSON_AddArrayToObject(a, "labels");
+        for (int c = 0; c < model_classes(d); c++)
+            cJSON_AddItemToArray(labels, cJSON_CreateString(vocab_class_label(&mf->tgt_vocab, c)));
+    } else if (d->type == MODEL_TRANSFORMER) {
         cJSON_AddNumberToObject(a, "encoder_layers", d->enc_layers);
         cJSON_AddNumberToObject(a, "decoder_layers", d->dec_layers);
         cJSON_AddNumberToObject(a, "heads", d->heads);
@@ -126,6 +141,14 @@ void info_print(const char *path, const ModelFile *mf, int json, FILE *out)
                 d->share_src_emb ? ", one embedding for source, target and output"
                 : d->tie_embeddings ? ", tied target embeddings" : "");
         fprintf(out, "sizes: d_model %d, feed-forward %d, %ld parameters\n", d->embed, d->ff, mf->model.n_params);
+    } else if (d->type == MODEL_CLASSIFIER) {
+        fprintf(out, "model: classifier, %s, %d layer%s%s, %s pooling, %d classes\n", cell_name(d->cell), d->layers,
+                d->layers > 1 ? "s" : "", d->bidirectional ? ", bidirectional encoder" : "", pooling_name(d->pooling),
+                model_classes(d));
+        fprintf(out, "labels: ");
+        for (int c = 0; c < model_classes(d); c++)
+            fprintf(out, "%s%s", c ? ", " : "", vocab_class_label(&mf->tgt_vocab, c));
+        fprintf(out, "\nsizes: embed %d, hidden %d, %ld parameters\n", d->embed, d->hidden, mf->model.n_params);
     } else {
         fprintf(out, "model: %s, %d layer%s%s, %s attention%s%s", cell_name(d->cell), d->layers,
                 d->layers > 1 ? "s" : "", d->bidirectional ? ", bidirectional encoder" : "", attention_name(d->attention),

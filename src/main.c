@@ -18,6 +18,8 @@
 #include "blas.h"      /* defines: blas_select_kernel, blas_set_threads */
 #include "bleu.h"      /* defines: MetricOptions, bleu_tokenize_parse, bleu_tokenize_for_language */
 #include "bpetool.h"   /* defines: BpeToolOptions, bpe_tool_learn(_usage), bpe_tool_apply(_usage), bpe_tool_join */
+#include "classeval.h" /* defines: ClassEvalResult, classeval_run, classeval_print */
+#include "classify.h"  /* defines: ClassifyOptions, classify_stream */
 #include "config.h"    /* defines: Config, config_load_keys, config_set, config_check */
 #include "decode.h"    /* defines: LENGTH_AVERAGE */
 #include "dist.h"      /* defines: dist_init, dist_rank, dist_size, dist_barrier, dist_finalize, dist_abort */
@@ -26,22 +28,26 @@
 #include "modelfile.h" /* defines: ModelFile, modelfile_read */
 #include "score.h"     /* defines: ScoreOptions, score_run */
 #include "plot.h"      /* defines: plot_training */
+#include "pooling.h"   /* defines: POOL_ATTENTION, pooling_name */
 #include "train.h"     /* defines: train_run */
 #include "translate.h" /* defines: translate_stream */
 #include "unkdict.h"   /* defines: UnkDict, unkdict_load */
 
-#define NMT_VERSION "0.3.0"
+#define NMT_VERSION "0.4.0"
 
 static const char *usage_main =
     "usage: nmt COMMAND [options]\n"
     "\n"
-    "Neural machine translation: an attention encoder-decoder (GRU or LSTM), in C.\n"
+    "Neural machine translation (attention encoder-decoders, the Transformer) and sentence\n"
+    "classification (an attention-pooled recurrent encoder), in C.\n"
     "\n"
     "commands:\n"
     "  train CONFIG.json            build vocabularies, train, write checkpoints and model.bin\n"
     "  train CONFIG.json --resume   go on with an interrupted run from its newest checkpoint\n"
     "  translate MODEL.bin          translate stdin to stdout, one line per line\n"
-    "  eval MODEL.bin TEST.tsv      BLEU, chrF and perplexity on held-out sentence pairs\n"
+    "  classify MODEL.bin           a classifier's label for each line of stdin\n"
+    "  eval MODEL.bin TEST.tsv      BLEU, chrF and perplexity on held-out sentence pairs;\n"
+    "                               a classifier's accuracy, F1 and confusion matrix\n"
     "  info MODEL.bin               what a model or checkpoint file holds\n"
     "  score REF.txt -i HYP.txt     BLEU and chrF of translations against references (sacreBLEU)\n"
     "  plot RUN_DIR                 SVG chart of a run's training and validation loss and BLEU\n"
@@ -129,6 +135,25 @@ static const char *usage_translate =
     "                ... or by that word's translation in FILE (source<TAB>target lines);\n"
     "                implies --replace-unk\n";
 
+static const char *usage_classify =
+    "usage: nmt classify MODEL.bin [INPUT ...] [-o OUTPUT] [--probs [all]] [--batch N]\n"
+    "                    [--attention-svg DIR] [--threads N]\n"
+    "\n"
+    "Label each line of the INPUT files (standard input without any, or -) with a classifier\n"
+    "(a model trained with model.type \"classifier\"): one output line per input line.\n"
+    "\n"
+    "  -o, --output FILE      write there instead of standard output\n"
+    "  --probs                the label, a tab and its probability\n"
+    "  --probs all            every label and its probability, tab-separated, in the\n"
+    "                         model's label order (nmt info lists it)\n"
+    "  --batch N              lines scored together (default 64)\n"
+    "  --attention-svg DIR    also DIR/LINE.svg: the line's words shaded by their attention\n"
+    "                         weight (attention pooling only)\n"
+    "  --threads N            OpenBLAS threads (default: all cores)\n"
+    "\n"
+    "A line with no words gets an empty output line and a warning. Exit 0, 1 on an error\n"
+    "(an unreadable model, a translation model, a write error), 2 usage error.\n";
+
 static const char *usage_info =
     "usage: nmt info MODEL.bin [--json]\n"
     "\n"
@@ -139,6 +164,7 @@ static const char *usage_info =
 static const char *usage_eval =
     "usage: nmt eval MODEL.bin TEST.tsv [--json] [--beam K] [--length-penalty A]\n"
     "                [-tok NAME] [-l SRC-TGT] [-lc] [--threads N]\n"
+    "       nmt eval CLASSIFIER.bin TEST.tsv [--json] [--text-column N] [--label-column N]\n"
     "\n"
     "Translate column 1 of TEST.tsv, score it against column 2 as written with corpus BLEU\n"
     "and chrF2 (as sacreBLEU computes them), and report the teacher-forced loss and\n"
@@ -149,7 +175,13 @@ static const char *usage_eval =
     "  --beam K, --length-penalty A   decode as nmt translate does (default greedy)\n"
     "  -tok, --tokenize NAME, -l, --language-pair SRC-TGT, -lc, --lowercase\n"
     "                BLEU's tokeniser and case, as for nmt score\n"
-    "  --threads N   OpenBLAS threads, as for nmt translate\n";
+    "  --threads N   OpenBLAS threads, as for nmt translate\n"
+    "\n"
+    "A classifier (model.type \"classifier\"): label the text column of TEST.tsv as nmt\n"
+    "classify does and report accuracy, macro F1, each label's precision, recall, F1 and\n"
+    "support, the confusion matrix and the loss per line; lines whose label training never\n"
+    "saw are counted and left out. The columns are the model's (data.text_column,\n"
+    "data.label_column) unless --text-column / --label-column (0: the last) say otherwise.\n";
 
 static const char *usage_score =
     "usage: nmt score REF.txt -i HYP.txt [-tok NAME] [-l SRC-TGT] [-lc] [--json] [--sentence]\n"
@@ -522,6 +554,12 @@ static int cmd_translate(int argc, char **argv)
     if (modelfile_read(model, &mf, &err)) return fail(&err);
     if (mf.text.lowercase)
         fprintf(stderr, "nmt: note: %s writes lowercase: it was trained with data.lowercase true\n", model);
+    if (mf.model.dims.type == MODEL_CLASSIFIER) {
+        Error e;
+        error_set(&e, "%s: a classifier (model.type \"classifier\"): label lines with nmt classify %s", model, model);
+        modelfile_free(&mf);
+        return fail(&e);
+    }
     int status = 0, n_more = 0;
     ModelFile *more = xcalloc(n_models, sizeof(ModelFile));
     for (int k = 1; k < n_models && status == 0; k++) {
@@ -575,6 +613,94 @@ static int cmd_translate(int argc, char **argv)
     free(more);
     modelfile_free(&mf);
     return status ? 1 : 0;
+}
+
+static int cmd_classify(int argc, char **argv)
+{
+    const char *model = NULL, *out_path = NULL;
+    char *inputs[argc + 1];
+    int n_inputs = 0, threads = 0;
+    ClassifyOptions opt = {0};
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--probs")) {
+            opt.probs = 1;
+            if (i + 1 < argc && !strcmp(argv[i + 1], "all")) {
+                opt.probs = 2;
+                i++;
+            }
+        } else if (!strcmp(argv[i], "--batch")) {
+            if (i + 1 >= argc || parse_int(argv[i + 1], 1, 4096, &opt.batch))
+                return usage_error(usage_classify, "classify: --batch needs a number from 1 to 4096%s", "");
+            i++;
+        } else if (!strcmp(argv[i], "--threads")) {
+            if (i + 1 >= argc || parse_int(argv[i + 1], 0, 256, &threads))
+                return usage_error(usage_classify, "classify: --threads needs a number from 0 to 256%s", "");
+            i++;
+        } else if (!strcmp(argv[i], "--attention-svg")) {
+            if (i + 1 >= argc) return usage_error(usage_classify, "classify: --attention-svg needs a DIR%s", "");
+            opt.attention_svg = argv[++i];
+        } else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+            if (i + 1 >= argc) return usage_error(usage_classify, "classify: %s needs a FILE", argv[i]);
+            out_path = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return usage_error(usage_classify, "classify: unknown option %s", argv[i]);
+        } else if (!model) {
+            model = argv[i];
+        } else {
+            inputs[n_inputs++] = argv[i];
+        }
+    }
+    if (!model) return usage_error(usage_classify, "classify: missing MODEL.bin%s", "");
+    if (n_inputs == 0) inputs[n_inputs++] = "-";
+    int stdins = 0;
+    for (int k = 0; k < n_inputs; k++)
+        stdins += !strcmp(inputs[k], "-");
+    if (stdins > 1) return usage_error(usage_classify, "classify: standard input (-) can be read only once%s", "");
+    ModelFile mf;
+    Error err;
+    blas_set_threads(threads);
+    if (modelfile_read(model, &mf, &err)) return fail(&err);
+    int status = 0;
+    if (mf.model.dims.type != MODEL_CLASSIFIER)
+        status = error_set(&err, "%s: a translation model, not a classifier: translate with nmt translate %s "
+                                 "(nmt classify takes a model trained with model.type \"classifier\")", model, model);
+    else if (opt.attention_svg && mf.model.dims.pooling != POOL_ATTENTION)
+        status = error_set(&err, "%s: --attention-svg draws attention pooling's weights; this classifier pools by "
+                                 "%s", model, pooling_name(mf.model.dims.pooling));
+    if (status == 0 && opt.attention_svg && mkdir(opt.attention_svg, 0777) != 0 && errno != EEXIST)
+        status = error_set(&err, "%s: cannot create: %s", opt.attention_svg, strerror(errno));
+    FILE *out = stdout;
+    if (status == 0 && out_path && !(out = fopen(out_path, "w"))) {
+        status = error_set(&err, "%s: cannot write: %s", out_path, strerror(errno));
+        out = stdout;
+    }
+    long lines = 0;
+    for (int k = 0; k < n_inputs && status == 0; k++) {
+        int is_stdin = !strcmp(inputs[k], "-");
+        FILE *in = is_stdin ? stdin : fopen(inputs[k], "r");
+        if (!in) {
+            status = error_set(&err, "%s: %s", inputs[k], strerror(errno));
+            break;
+        }
+        status = classify_stream(&mf, in, out, is_stdin ? "stdin" : inputs[k], &opt, &lines, &err);
+        if (!is_stdin) fclose(in);
+    }
+    if (out != stdout && fclose(out) != 0 && status == 0)
+        status = error_set(&err, "%s: cannot write: %s", out_path, strerror(errno));
+    if (status) fail(&err);
+    modelfile_free(&mf);
+    return status ? 1 : 0;
+}
+
+/* nmt eval on a classifier: its own measures, and only its own options. */
+static int eval_classifier(ModelFile *mf, const char *test, int json, int text_col, int label_col)
+{
+    ClassEvalResult res;
+    Error err;
+    if (classeval_run(mf, test, text_col, label_col, &res, &err)) return fail(&err);
+    classeval_print(&res, json, stdout);
+    classeval_free(&res);
+    return 0;
 }
 
 /* -l SRC-TGT: the target's code chooses the tokeniser (bleu_tokenize_for_language). */
@@ -635,22 +761,31 @@ static int parse_metric_options(int argc, char **argv, int *i, MetricOptions *m,
 static int cmd_eval(int argc, char **argv)
 {
     const char *model = NULL, *test = NULL;
-    int json = 0, threads = 0;
+    int json = 0, threads = 0, text_col = -1, label_col = -1, classifier_options = 0, translation_options = 0;
     TranslateOptions opt = {.length_penalty = 0.6f};
     EvalScoring scoring = {0};
     for (int i = 0; i < argc; i++) {
         int beam_opt = parse_beam_options(argc, argv, &i, &opt);
         if (beam_opt < 0) return usage_error(usage_eval, "eval: %s", beam_usage);
+        translation_options |= beam_opt > 0;
         if (beam_opt > 0) continue;
         char why[WHY_LEN];
         int metric_opt = parse_metric_options(argc, argv, &i, &scoring.metric, &scoring.tokenize_given, why);
         if (metric_opt < 0) return usage_error(usage_eval, "eval: %s", why);
+        translation_options |= metric_opt > 0;
         if (metric_opt > 0) continue;
         if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--threads")) {
             if (i + 1 >= argc || parse_int(argv[i + 1], 0, 256, &threads))
                 return usage_error(usage_eval, "eval: --threads needs a number from 0 to 256%s", "");
             i++;
+        } else if (!strcmp(argv[i], "--text-column") || !strcmp(argv[i], "--label-column")) {
+            int *col = argv[i][2] == 't' ? &text_col : &label_col, lo = argv[i][2] == 't' ? 1 : 0;
+            if (i + 1 >= argc || parse_int(argv[i + 1], lo, 1000, col))
+                return usage_error(usage_eval, "eval: %s needs a column number (1-based; --label-column 0: the last)",
+                                   argv[i]);
+            i++;
+            classifier_options = 1;
         } else if (argv[i][0] == '-') return usage_error(usage_eval, "eval: unknown option %s", argv[i]);
         else if (!model) model = argv[i];
         else if (!test) test = argv[i];
@@ -661,6 +796,19 @@ static int cmd_eval(int argc, char **argv)
     ModelFile mf;
     Error err;
     if (modelfile_read(model, &mf, &err)) return fail(&err);
+    int classifier = mf.model.dims.type == MODEL_CLASSIFIER;
+    if (classifier ? translation_options : classifier_options) {
+        modelfile_free(&mf);
+        return usage_error(usage_eval, classifier ? "eval: %s is a classifier: --beam, --length-penalty and the BLEU "
+                                                    "options apply only to translation models"
+                                                  : "eval: %s is a translation model: --text-column and "
+                                                    "--label-column apply only to classifiers", model);
+    }
+    if (classifier) {
+        int status = eval_classifier(&mf, test, json, text_col, label_col);
+        modelfile_free(&mf);
+        return status;
+    }
     EvalResult res;
     int status = eval_run(&mf, test, &opt, &scoring, &res, &err) ? fail(&err) : 0;
     if (status == 0) eval_print(&res, json, stdout);
@@ -851,6 +999,7 @@ int main(int argc, char **argv)
     } commands[] = {
         {"train", usage_train, cmd_train},
         {"translate", usage_translate, cmd_translate},
+        {"classify", usage_classify, cmd_classify},
         {"eval", usage_eval, cmd_eval},
         {"info", usage_info, cmd_info},
         {"score", usage_score, cmd_score},

@@ -13,6 +13,7 @@
 #include "linalg.h"    /* defines: matmul_bias, matmul_add, linear_grads */
 #include "loss.h"      /* defines: softmax_xent */
 #include "lstm.h"      /* defines: LstmWeights, lstm_sequence_*, lstm_gates_* */
+#include "pooling.h"   /* defines: Pooling, pooling_*_forward/_backward */
 #include "transformer.h" /* defines: trun_new, transformer_forward_train, transformer_backward */
 #include "util.h"      /* defines: xmalloc, Rng */
 #include "vocab.h"     /* defines: VOCAB_PAD, VOCAB_UNK, VOCAB_EOS */
@@ -54,8 +55,13 @@ static int dot_product(const ModelDims *d) { return !is_additive(d->attention); 
 static int scaled_on(const ModelDims *d) { return d->scaled; }
 static int tie_fits(const ModelDims *d) { return !d->tie_embeddings || d->embed == d->hidden; }
 static int known_type(const ModelDims *d) { return d->type >= 0 && d->type < MODEL_TYPES; }
-static int recurrent(const ModelDims *d) { return d->type == MODEL_RNN; }
+/* The models with the recurrent encoder: the translation family and the classifier. */
+static int recurrent(const ModelDims *d) { return d->type == MODEL_RNN || d->type == MODEL_CLASSIFIER; }
 static int transformer(const ModelDims *d) { return d->type == MODEL_TRANSFORMER; }
+static int classifier(const ModelDims *d) { return d->type == MODEL_CLASSIFIER; }
+static int translator(const ModelDims *d) { return !classifier(d); }
+static int tie_on(const ModelDims *d) { return d->tie_embeddings; }
+static int known_pooling(const ModelDims *d) { return !classifier(d) || (d->pooling >= 0 && d->pooling < POOL_KINDS); }
 static int bidirectional_on(const ModelDims *d) { return d->bidirectional; }
 static int heads_divide(const ModelDims *d) { return !transformer(d) || (d->heads >= 1 && d->embed % d->heads == 0); }
 static int transformer_layers_in_range(const ModelDims *d)
@@ -70,11 +76,14 @@ static int transformer_layers_in_range(const ModelDims *d)
  * kind is known before any rule asks which kind it is. */
 #define RNN_ONLY(key, in_use) \
     {RULE_APPLIES, key, {"model.type"}, recurrent, in_use, key " applies only to recurrent models", "set model.type to \"rnn\""}
+#define TRANSLATION_ONLY(key, in_use) \
+    {RULE_APPLIES, key, {"model.type"}, translator, in_use, key " applies only to translation models", \
+     "set model.type to \"rnn\" or \"transformer\""}
 #define TRANSFORMER_ONLY(key) \
     {RULE_APPLIES, key, {"model.type"}, transformer, NULL, key " applies only to the Transformer", \
      "set model.type to \"transformer\""}
 static const ModelRule rules[] = {
-    {RULE_VALUE, "model.type", {NULL}, known_type, NULL, "model.type must be rnn or transformer", NULL},
+    {RULE_VALUE, "model.type", {NULL}, known_type, NULL, "model.type must be rnn, transformer or classifier", NULL},
     /* The keys of one family given for the other: named before any rule of their own. */
     RNN_ONLY("model.hidden", NULL),
     RNN_ONLY("model.cell", NULL),
@@ -83,6 +92,15 @@ static const ModelRule rules[] = {
     RNN_ONLY("model.input_feed", input_feed_on),
     RNN_ONLY("model.window", NULL),
     RNN_ONLY("model.scaled", scaled_on),
+    TRANSLATION_ONLY("model.attention", NULL),
+    TRANSLATION_ONLY("model.input_feed", input_feed_on),
+    TRANSLATION_ONLY("model.window", NULL),
+    TRANSLATION_ONLY("model.scaled", scaled_on),
+    TRANSLATION_ONLY("model.tie_embeddings", tie_on),
+    {RULE_APPLIES, "model.pooling", {"model.type"}, classifier, NULL, "model.pooling applies only to classifiers",
+     "set model.type to \"classifier\""},
+    {RULE_VALUE, "model.pooling", {NULL}, known_pooling, NULL, "model.pooling must be attention, last, mean or max",
+     NULL},
     TRANSFORMER_ONLY("model.heads"),
     TRANSFORMER_ONLY("model.ff"),
     TRANSFORMER_ONLY("model.activation"),
@@ -118,6 +136,7 @@ static const ModelRule rules[] = {
 #undef STRING
 #undef RNN_ONLY
 #undef TRANSFORMER_ONLY
+#undef TRANSLATION_ONLY
 
 const ModelRule *model_rules(int *n)
 {
@@ -139,6 +158,7 @@ const char *dims_problem(const ModelDims *d)
 {
     const ModelRule *r = model_rule_broken(d);
     if (r) return r->text;
+    if (classifier(d) && model_classes(d) < 2) return "a classifier needs at least two classes";
     /* Not an option of its own (model.tie_embeddings with data.joint_vocab): for a file. */
     if (d->share_src_emb && !(transformer(d) && d->tie_embeddings && d->src_vocab == d->tgt_vocab))
         return "a shared source embedding needs a tied Transformer with one vocabulary for both sides";
@@ -274,13 +294,22 @@ static void layout(const ModelDims *d, Params *p, Layout *lo)
             add(lo, &w->b_ih, G * U, 1, (int)U, "enc_b_ih%s", sfx);
             add(lo, &w->b_hh, G * U, 1, (int)U, "enc_b_hh%s", sfx);
         }
-    if (d->bidirectional)
+    if (d->bidirectional && translator(d))
         for (int l = 0; l < L; l++) {
             if (l) snprintf(sfx, sizeof sfx, "_l%d", l);
             else sfx[0] = 0;
             add(lo, &p->bridge_w[l], H, H, (int)H, "bridge_w%s", sfx);
             add(lo, &p->bridge_b[l], H, 1, (int)H, "bridge_b%s", sfx);
         }
+    if (classifier(d)) {
+        if (d->pooling == POOL_ATTENTION) {
+            add(lo, &p->pool_w, H, 1, (int)H, "pool_w%s", "");
+            add(lo, &p->pool_b, 1, 1, (int)H, "pool_b%s", "");
+        }
+        add(lo, &p->out_w, model_classes(d), H, (int)H, "out_w%s", "");
+        add(lo, &p->out_b, model_classes(d), 1, (int)H, "out_b%s", "");
+        return;
+    }
     add(lo, &p->tgt_emb, d->tgt_vocab, E, 0, "tgt_emb%s", "");
     if (is_additive(A)) {
         add(lo, &p->att_w_key, H, H, (int)H, "att_w_key%s", "");
@@ -451,41 +480,49 @@ void runstate_alloc(RunState *rs, const ModelDims *dims, RunMode mode, int B, in
         PART(rs->enc_out[l], bi * SB * H);
     }
     long packs = mode != RUN_DECODE;  /* training and scoring take packed batches */
+    /* A classifier has no decoder: of its parts only the zero final-state gradients
+     * d_s, d_c that the encoder's backward pass reads, and T is 1. */
+    long dec = d.type != MODEL_CLASSIFIER, cls = !dec;
     PART(rs->mem_batch, packs * SB * H);
     PART(rs->enc_work, packs * (SB + 2 * B) * U);
-    PART(rs->bridge_in, bi * L * B * H);
-    PART(rs->keys, A == ATT_LUONG_DOT ? 0 : SB * H);
+    PART(rs->bridge_in, dec * bi * L * B * H);
+    PART(rs->keys, A == ATT_LUONG_DOT ? 0 : dec * SB * H);
     for (int l = 0; l < L; l++) {
         long in = l ? H : dec_in0(&d), ghw = G * H + (fused_query(&d, l) ? H : 0);
         RnnRun *run = &rs->dec[l];
-        PART(rs->dec_x[l], TB * in);
-        PART(rs->dec_drop[l], train * TB * (l ? H : E));
-        PART(run->h, (TB + B) * H);
-        PART(run->c, lstm * (TB + B) * H);
-        PART(run->gi, TB * G * H);
-        PART(run->gh, TB * ghw);
-        PART(run->cache, TB * G * H);
-        PART(rs->d_dgi[l], train * TB * G * H);
-        PART(rs->d_dgh[l], train * TB * ghw);
+        PART(rs->dec_x[l], dec * TB * in);
+        PART(rs->dec_drop[l], dec * train * TB * (l ? H : E));
+        PART(run->h, dec * (TB + B) * H);
+        PART(run->c, dec * lstm * (TB + B) * H);
+        PART(run->gi, dec * TB * G * H);
+        PART(run->gh, dec * TB * ghw);
+        PART(run->cache, dec * TB * G * H);
+        PART(rs->d_dgi[l], dec * train * TB * G * H);
+        PART(rs->d_dgh[l], dec * train * TB * ghw);
         PART(rs->d_s[l], train * B * H);
         PART(rs->d_c[l], train * lstm * B * H);
     }
-    PART(rs->attn, TB * S);
-    PART(rs->query, A == ATT_LUONG_CONCAT ? TB * H : 0);
-    PART(rs->pos_hidden, A == ATT_LOCAL_PREDICTIVE ? TB * H : 0);
-    PART(rs->pos, is_local(A) ? TB : 0);
-    PART(rs->cat, luong * TB * 2 * H);
-    PART(rs->out, luong * TB * H);
+    PART(rs->attn, dec * TB * S);
+    PART(rs->query, A == ATT_LUONG_CONCAT ? dec * TB * H : 0);
+    PART(rs->pos_hidden, A == ATT_LOCAL_PREDICTIVE ? dec * TB * H : 0);
+    PART(rs->pos, is_local(A) ? dec * TB : 0);
+    PART(rs->cat, dec * luong * TB * 2 * H);
+    PART(rs->out, dec * luong * TB * H);
     PART(rs->logits, (mode == RUN_DECODE ? B : TB) * V);
-    PART(rs->d_out, train * TB * H);
-    PART(rs->d_pre, train * luong * TB * H);
-    PART(rs->d_query, train * (A == ATT_LUONG_CONCAT) * TB * H);
-    PART(rs->d_pos, train * (A == ATT_LOCAL_PREDICTIVE) * TB * H);
-    PART(rs->d_feed, train * B * H);
-    PART(rs->d_ctx, train * B * H);
-    PART(rs->d_cat, train * B * 2 * H);
+    PART(rs->pool_attn, cls * B * S);
+    PART(rs->pool_score, cls * B * S);
+    PART(rs->pooled, cls * B * H);
+    PART(rs->pool_drop, cls * train * B * H);
+    PART(rs->d_pooled, cls * train * B * H);
+    PART(rs->d_out, dec * train * TB * H);
+    PART(rs->d_pre, dec * train * luong * TB * H);
+    PART(rs->d_query, dec * train * (A == ATT_LUONG_CONCAT) * TB * H);
+    PART(rs->d_pos, dec * train * (A == ATT_LOCAL_PREDICTIVE) * TB * H);
+    PART(rs->d_feed, dec * train * B * H);
+    PART(rs->d_ctx, dec * train * B * H);
+    PART(rs->d_cat, dec * train * B * 2 * H);
     PART(rs->d_step, B * H); /* also the scratch row block of model_reorder_state */
-    PART(rs->d_keys, train * SB * H);
+    PART(rs->d_keys, dec * train * SB * H);
     PART(rs->d_enc, train * SB * H);
     PART(rs->d_encp, train * SB * H);
     PART(rs->d_hfin, train * B * H);
@@ -511,6 +548,7 @@ void runstate_alloc(RunState *rs, const ModelDims *dims, RunMode mode, int B, in
     }
     rs->src_len = xcalloc(B, sizeof(int));
     rs->fed = train ? xcalloc(TB, sizeof(int)) : NULL;
+    rs->pool_arg = cls ? xcalloc((size_t)B * H, sizeof(int)) : NULL;
     rs->mode = mode;
     rs->cap_B = B;
     rs->cap_S = S;
@@ -525,6 +563,7 @@ void runstate_free(RunState *rs)
     free(rs->mem);
     free(rs->src_len);
     free(rs->fed);
+    free(rs->pool_arg);
     memset(rs, 0, sizeof *rs);
 }
 
@@ -536,6 +575,7 @@ void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int 
     float dropout = rs->dropout, smoothing = rs->label_smoothing, sampling = rs->sample_prob;
     long loss_tokens = rs->loss_tokens;
     int attn_layer = rs->attn_layer;
+    const float *class_weight = rs->class_weight;
     Rng rng = rs->rng;
     runstate_free(rs);
     runstate_alloc(rs, d, mode, nb, ns, nt);
@@ -544,6 +584,7 @@ void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int 
     rs->sample_prob = sampling;
     rs->loss_tokens = loss_tokens;
     rs->attn_layer = attn_layer;
+    rs->class_weight = class_weight;
     rs->rng = rng;
 }
 
@@ -649,6 +690,7 @@ static void encode_padded(Model *m, RunState *rs, const Batch *batch)
         }
     }
     rs->memory = rs->enc_out[L - 1];
+    if (classifier(d)) return;  /* no decoder to start */
     /* The decoder's initial state, layer by layer: forward, the final state is h[S]
      * (carried through the padding); reverse, h[0]. */
     for (int l = 0; l < L; l++) {
@@ -731,6 +773,7 @@ static void encode_packed(Model *m, RunState *rs, const Batch *batch)
         for (int i = 0; i < off[t + 1] - off[t]; i++)
             memcpy(rs->mem_batch + ((long)t * B + row[i]) * H, top + ((long)off[t] + i) * H, sizeof(float) * H);
     rs->memory = rs->mem_batch;
+    if (classifier(d)) return;  /* no decoder to start */
     for (int l = 0; l < L; l++) {
         RnnRun *dec = &rs->dec[l];
         const RnnRun *fw = &rs->enc[l][0], *rv = &rs->enc[l][1];
@@ -763,6 +806,7 @@ void model_encode(Model *m, RunState *rs, const Batch *batch)
     if (batch->src_off) encode_packed(m, rs, batch);
     else encode_padded(m, rs, batch);
     const float *mem = model_memory(m, rs);
+    if (classifier(d)) return;
     if (is_additive(d->attention))
         matmul_bias(rs->keys, H, mem, H, p->att_w_key, H, NULL, S * B, H, H);
     else if (has_att_w(d->attention))
@@ -984,6 +1028,99 @@ static double transformer_model_forward(Model *m, RunState *rs, const Batch *bat
                         want_grad ? logits : NULL);
 }
 
+/* ---------------------------------------------------------------- classifier */
+
+static void encoder_backward(Model *m, RunState *rs, const Batch *batch);
+
+/* The cross-entropy of B rows of logits (B, C) against their classes, each row's loss
+ * times weight[class] (NULL: 1), label-smoothed as loss.h describes; the summed loss,
+ * and with dlogits its gradient times scale. Rows without a class (label < 0: a
+ * source-only batch) count nothing. */
+static double classes_xent(const float *logits, const int *label, const float *weight, int B, int C, float scale,
+                           float smoothing, float *dlogits)
+{
+    double sum = 0;
+    for (int i = 0; i < B; i++) {
+        const float *x = logits + (long)i * C;
+        float *g = dlogits ? dlogits + (long)i * C : NULL;
+        if (label[i] < 0) {
+            if (g) memset(g, 0, sizeof(float) * C);
+            continue;
+        }
+        float top = x[0], mean = 0;
+        for (int k = 0; k < C; k++) {
+            if (x[k] > top) top = x[k];
+            mean += x[k] / C;
+        }
+        double z = 0;
+        for (int k = 0; k < C; k++)
+            z += exp((double)x[k] - top);
+        double lse = top + log(z), w = weight ? weight[label[i]] : 1.0;
+        sum += w * ((1.0 - smoothing) * (lse - x[label[i]]) + smoothing * (lse - mean));
+        if (!g) continue;
+        for (int k = 0; k < C; k++) {
+            double q = (k == label[i]) * (1.0 - smoothing) + smoothing / C;
+            g[k] = (float)(scale * w * (exp(x[k] - lse) - q));
+        }
+    }
+    return sum;
+}
+
+/* Encoder, pooling, (dropout,) output layer and loss. */
+static double classifier_forward(Model *m, RunState *rs, const Batch *batch, int want_grad)
+{
+    const ModelDims *d = &m->dims;
+    const Params *p = &m->params;
+    int B = batch->B, S = batch->S, H = d->hidden, C = model_classes(d);
+    int training = want_grad && rs->mode == RUN_TRAIN;
+    rs->dropping = training && rs->dropout > 0.0f;
+    rs->sampling = 0;
+    model_encode(m, rs, batch);
+    const float *h = model_memory(m, rs);
+    const int *len = rs->src_len;
+    switch (d->pooling) {
+    case POOL_ATTENTION:
+        pooling_attention_forward(rs->pooled, rs->pool_attn, rs->pool_score, h, len, S, B, H, p->pool_w, p->pool_b);
+        break;
+    case POOL_LAST: pooling_last_forward(rs->pooled, h, len, S, B, H, d->bidirectional); break;
+    case POOL_MEAN: pooling_mean_forward(rs->pooled, h, len, S, B, H); break;
+    default: pooling_max_forward(rs->pooled, rs->pool_arg, h, len, S, B, H); break;
+    }
+    if (dropping(rs)) dropout_rows(rs->pooled, H, rs->pool_drop, B, H, rs->dropout, &rs->rng);
+    matmul_bias(rs->logits, C, rs->pooled, H, p->out_w, H, p->out_b, B, C, H);
+    if (batch->T == 0) return 0;  /* classifying: no labels */
+    long n = rs->loss_tokens > 0 ? rs->loss_tokens : B;
+    return classes_xent(rs->logits, batch->label, training ? rs->class_weight : NULL, B, C, 1.0f / (float)n,
+                        training ? rs->label_smoothing : 0.0f, want_grad ? rs->logits : NULL);
+}
+
+/* dlogits (B, C) is in rs->logits: the output layer, dropout and pooling backward into
+ * d_enc, then the encoder. */
+static void classifier_backward(Model *m, RunState *rs, const Batch *batch)
+{
+    const ModelDims *d = &m->dims;
+    const Params *p = &m->params;
+    Params *g = &m->grads;
+    int B = batch->B, S = batch->S, H = d->hidden, C = model_classes(d);
+    const float *h = model_memory(m, rs);
+    const int *len = rs->src_len;
+    linear_grads(g->out_w, g->out_b, rs->logits, C, rs->pooled, H, B, C, H);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, C, 1.0f, rs->logits, C, p->out_w, H, 0.0f,
+                rs->d_pooled, H);
+    if (dropping(rs)) multiply_rows(rs->d_pooled, H, rs->pool_drop, B, H);
+    memset(rs->d_enc, 0, sizeof(float) * S * B * H);
+    switch (d->pooling) {
+    case POOL_ATTENTION:
+        pooling_attention_backward(rs->d_enc, g->pool_w, g->pool_b, rs->d_pooled, h, rs->pool_attn, rs->pool_score,
+                                   len, S, B, H, p->pool_w);
+        break;
+    case POOL_LAST: pooling_last_backward(rs->d_enc, rs->d_pooled, len, S, B, H, d->bidirectional); break;
+    case POOL_MEAN: pooling_mean_backward(rs->d_enc, rs->d_pooled, len, S, B, H); break;
+    default: pooling_max_backward(rs->d_enc, rs->d_pooled, rs->pool_arg, B, H); break;
+    }
+    encoder_backward(m, rs, batch);
+}
+
 void model_fill_batch(const Model *m, Batch *batch, const Example *ex, const int *idx, int n)
 {
     if (m->dims.type == MODEL_TRANSFORMER) batch_fill(batch, ex, idx, n);
@@ -993,6 +1130,7 @@ void model_fill_batch(const Model *m, Batch *batch, const Example *ex, const int
 double model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad)
 {
     if (m->dims.type == MODEL_TRANSFORMER) return transformer_model_forward(m, rs, batch, want_grad);
+    if (m->dims.type == MODEL_CLASSIFIER) return classifier_forward(m, rs, batch, want_grad);
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
     int T = batch->T, E = d->embed, H = d->hidden, V = d->tgt_vocab, X = dec_in0(d);
@@ -1194,7 +1332,23 @@ static void encoder_backward_padded(Model *m, RunState *rs, const Batch *batch)
     for (int l = L - 1; l >= 0; l--) {
         int in = l ? H : E;
         float *dh[2] = {rs->d_enc, NULL}, *dcf[2] = {lstm ? rs->d_c[l] : NULL, NULL};
-        if (!bi) {
+        if (classifier(d)) {
+            /* No decoder starts from the final states: their gradient is the outputs'. */
+            if (lstm && !bi) memset(rs->d_c[l], 0, sizeof(float) * B * H);  /* dcf[0] */
+            if (bi) {
+                dh[0] = rs->d_dir[0];
+                dh[1] = rs->d_dir[1];
+                for (long i = 0; i < SB; i++) {
+                    memcpy(dh[0] + i * U, rs->d_enc + i * H, sizeof(float) * U);
+                    memcpy(dh[1] + i * U, rs->d_enc + i * H + U, sizeof(float) * U);
+                }
+                if (lstm) {
+                    memset(rs->d_cfin, 0, sizeof(float) * 2 * B * U);
+                    dcf[0] = rs->d_cfin;
+                    dcf[1] = rs->d_cfin + (long)B * U;
+                }
+            }
+        } else if (!bi) {
             /* s_0 of decoder layer l is this layer's final state, the carried h[S]. */
             float *last = rs->d_enc + (SB - B) * H;
             for (long i = 0; i < (long)B * H; i++)
@@ -1269,8 +1423,15 @@ static void encoder_backward_packed(Model *m, RunState *rs, const Batch *batch)
         float *dh[2] = {rs->d_encp, NULL};
         /* The final states' gradients in the encoder's row order, per direction: from
          * the decoder's initial state directly (one direction) or through the bridge. */
-        const float *dfin = rs->d_s[l];
-        if (bi) {
+        const float *dfin = rs->d_s[l];  /* a classifier's: zero (no decoder starts from them) */
+        if (bi && classifier(d)) {
+            dh[0] = rs->d_dir[0];
+            dh[1] = rs->d_dir[1];
+            for (long i = 0; i < N; i++) {
+                memcpy(dh[0] + i * U, rs->d_encp + i * H, sizeof(float) * U);
+                memcpy(dh[1] + i * U, rs->d_encp + i * H + U, sizeof(float) * U);
+            }
+        } else if (bi) {
             /* s_0 = tanh(W_bridge [h_fwd; h_rev] + b) */
             const float *s0 = rs->dec[l].h;
             for (long i = 0; i < (long)B * H; i++)
@@ -1326,6 +1487,10 @@ void model_backward(Model *m, RunState *rs, const Batch *batch)
 {
     if (m->dims.type == MODEL_TRANSFORMER) {
         transformer_backward(m, rs->tr);
+        return;
+    }
+    if (m->dims.type == MODEL_CLASSIFIER) {
+        classifier_backward(m, rs, batch);
         return;
     }
     const ModelDims *d = &m->dims;

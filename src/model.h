@@ -39,8 +39,10 @@ typedef enum {
     ATT_BAHDANAU, ATT_LUONG_DOT, ATT_LUONG_GENERAL, ATT_LUONG_CONCAT,
     ATT_LOCAL_MONOTONIC, ATT_LOCAL_PREDICTIVE, ATT_KINDS
 } AttentionKind;
-/* model.type: the recurrent family, or the Transformer (issue 17). */
-typedef enum { MODEL_RNN, MODEL_TRANSFORMER, MODEL_TYPES } ModelType;
+/* model.type: the recurrent family, the Transformer (issue 17), or a sentence classifier
+ * (issue 18: the recurrent encoder, a pooling layer (pooling.h) and a softmax over the
+ * label set, whose labels are the target vocabulary after its four reserved ids). */
+typedef enum { MODEL_RNN, MODEL_TRANSFORMER, MODEL_CLASSIFIER, MODEL_TYPES } ModelType;
 typedef enum { ACT_RELU, ACT_GELU } Activation;
 typedef enum { NORM_PRE, NORM_POST } NormPlacement;
 #define MAX_LAYERS 8
@@ -72,7 +74,15 @@ typedef struct {
     int enc_layers, dec_layers;  /* 1 .. MAX_LAYERS each */
     int share_src_emb;      /* src_emb is tgt_emb too: tied, with one vocabulary for both sides
                                (data.joint_vocab) */
+    /* A classifier's (type MODEL_CLASSIFIER; 0 otherwise): the encoder is the recurrent
+     * one above (embed, hidden, cell, layers, bidirectional); tgt_vocab is the label
+     * set's size with the four reserved ids (model_classes). */
+    int pooling;            /* Pooling (pooling.h) */
 } ModelDims;
+
+/* A classifier's number of classes: its label ids are VOCAB_SPECIALS (4) .. tgt_vocab-1,
+ * class c being label id c + 4. */
+static inline int model_classes(const ModelDims *d) { return d->tgt_vocab - 4; }
 
 const char *attention_name(int kind);   /* "bahdanau", "luong_dot", ... */
 int attention_kind(const char *name);   /* -1 if unknown */
@@ -147,6 +157,9 @@ typedef struct {
     float *att_w_query, *att_b_query;    /* (H, H), (H): additive scores */
     float *out_w;                        /* (Vt, H), or tgt_emb when tied */
     float *out_b;                        /* (Vt) */
+    /* model.type classifier: src_emb and enc as above, then the attention pooling's
+     * pool_w (H) and pool_b (1) (pooling attention only), and out_w (C, H), out_b (C). */
+    float *pool_w, *pool_b;
     /* model.type transformer (src_emb, tgt_emb, out_w and out_b as above, E = d) */
     TLayer tenc[MAX_LAYERS], tdec[MAX_LAYERS];
     LnWeights tenc_ln, tdec_ln;          /* the final layer norms, pre-norm only */
@@ -263,6 +276,14 @@ typedef struct {
      * batch's lengths */
     struct TRun *tr;
     int *tr_src_len, *tr_tgt_len;   /* (B) */
+    /* model.type classifier: the pooling's activations (pooling.h), in batch order */
+    float *pool_attn, *pool_score;  /* (B, S) attention weights a_t and scores e_t */
+    int *pool_arg;                  /* (B, H) max pooling's positions */
+    float *pooled;                  /* (B, H) the pooled vector, after dropout (training) */
+    float *pool_drop;               /* (B, H) its dropout multipliers */
+    float *d_pooled;                /* (B, H) */
+    const float *class_weight;      /* (C) training loss weight per class, or NULL (all 1); the
+                                       caller's */
     int attn_layer;         /* decoding a Transformer: the decoder layer (1-based) whose
                                cross-attention, averaged over heads, is the alignment; 0:
                                the last. Survives runstate_ensure. */
@@ -285,9 +306,13 @@ void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int 
 /* Teacher-forced forward pass (rs in RUN_TRAIN or RUN_SCORE mode). Returns the summed
  * cross-entropy over the batch's non-pad targets (divide by batch->n_tokens for the
  * mean). With want_grad, the logits buffer is replaced by dLoss/dlogits of the
- * token-mean loss (the mean over rs->loss_tokens when set), ready for model_backward. Dropout, label smoothing and sampled
- * decoder inputs (sample_prob > 0) apply only with want_grad in RUN_TRAIN mode:
- * held-out scoring is the plain model and loss. */
+ * token-mean loss (the mean over rs->loss_tokens when set), ready for model_backward.
+ * Dropout, label smoothing and sampled decoder inputs (sample_prob > 0) apply only with
+ * want_grad in RUN_TRAIN mode: held-out scoring is the plain model and loss.
+ * A classifier's: the summed cross-entropy of its examples' labels (batch->label;
+ * weighted by rs->class_weight in training), one target per example (n_tokens = B),
+ * with the logits (B, C) in rs->logits and, for attention pooling, the weights in
+ * rs->pool_attn; in RUN_DECODE mode (classifying a source-only batch) the loss is 0. */
 double model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad);
 /* The batch layout the model trains on: packed for the recurrent models (packseq.h),
  * padded and time-major for the Transformer, which attends over whole sentences. */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "config.h" /* defines: CONFIG_MAX_EPOCHS, CONFIG_MAX_STEPS */
+#include "pooling.h" /* defines: POOL_KINDS */
 
 /* ---------------------------------------------------------------- CRC-32 */
 
@@ -42,14 +43,14 @@ uint32_t crc32_bytes(const void *data, size_t n) { return crc32_update(0, data, 
 /* Every section a file may hold, and whether a file without it is readable. A tag
  * outside this list is damage (the CRC covers payloads, not tags), and each tag may
  * appear once, so a reader can index sections by kind. */
-typedef enum { S_DIMS, S_ARCH, S_CONF, S_SVOC, S_TVOC, S_SUBW, S_WGTS, S_ADAM, S_TRST, S_TRFM, N_SECTIONS } SectionKind;
+typedef enum { S_DIMS, S_ARCH, S_CONF, S_SVOC, S_TVOC, S_SUBW, S_WGTS, S_ADAM, S_TRST, S_TRFM, S_CLSF, N_SECTIONS } SectionKind;
 static const struct {
     char tag[5];
     int required;
 } section_kinds[N_SECTIONS] = {
     [S_DIMS] = {"DIMS", 1}, [S_ARCH] = {"ARCH", 0}, [S_CONF] = {"CONF", 1}, [S_SVOC] = {"SVOC", 1},
     [S_TVOC] = {"TVOC", 1}, [S_SUBW] = {"SUBW", 0}, [S_WGTS] = {"WGTS", 1}, [S_ADAM] = {"ADAM", 0},
-    [S_TRST] = {"TRST", 0}, [S_TRFM] = {"TRFM", 0},
+    [S_TRST] = {"TRST", 0}, [S_TRFM] = {"TRFM", 0}, [S_CLSF] = {"CLSF", 0},
 };
 
 /* ---------------------------------------------------------------- the fixed fields */
@@ -150,11 +151,18 @@ static const Field trfm_fields[] = {
     FIELD("share_src_emb", F_INT, model.dims.share_src_emb, 0, 1, 0),
 };
 
+/* CLSF: a classifier's (model.type classifier), after ARCH; read only when present (a
+ * file without it holds a translation model, and TRFM's absence already says which). */
+static const Field clsf_fields[] = {
+    FIELD("type", F_INT, model.dims.type, MODEL_CLASSIFIER, MODEL_CLASSIFIER, MODEL_RNN),
+    FIELD("pooling", F_INT, model.dims.pooling, 0, POOL_KINDS - 1, 0),
+};
+
 #undef FIELD
 
 #define LAYOUT(kind, fields, whole) {kind, fields, (int)(sizeof fields / sizeof fields[0]), whole}
 static const Layout dims_layout = LAYOUT(S_DIMS, dims_fields, 1), arch_layout = LAYOUT(S_ARCH, arch_fields, 1),
-                    trfm_layout = LAYOUT(S_TRFM, trfm_fields, 1),
+                    trfm_layout = LAYOUT(S_TRFM, trfm_fields, 1), clsf_layout = LAYOUT(S_CLSF, clsf_fields, 1),
                     subw_layout = LAYOUT(S_SUBW, subw_fields, 0), adam_layout = LAYOUT(S_ADAM, adam_fields, 0),
                     format_layout = LAYOUT(S_SUBW, format_fields, 0);
 #undef LAYOUT
@@ -294,9 +302,10 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
     const Model *m = &mf->model;
     int with_subw = mf->seg.kind != TOKENIZER_WORD;
     int with_state = mf->has_optimizer && mf->has_train_state;
-    int with_trfm = m->dims.type == MODEL_TRANSFORMER;
+    int with_trfm = m->dims.type == MODEL_TRANSFORMER, with_clsf = m->dims.type == MODEL_CLASSIFIER;
     if (fields_writable(&dims_layout, mf, path, err) || fields_writable(&arch_layout, mf, path, err) ||
         (with_trfm && fields_writable(&trfm_layout, mf, path, err)) ||
+        (with_clsf && fields_writable(&clsf_layout, mf, path, err)) ||
         (with_subw && fields_writable(&subw_layout, mf, path, err)) ||
         (mf->seg.kind == TOKENIZER_NONE && fields_writable(&format_layout, mf, path, err)) ||
         (mf->has_optimizer && fields_writable(&adam_layout, mf, path, err)))
@@ -316,10 +325,11 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
         free(tmp);
         return -1;
     }
-    Bytes dims = {0}, arch = {0}, trfm = {0}, conf = {0}, svoc = {0}, tvoc = {0}, subw = {0};
+    Bytes dims = {0}, arch = {0}, trfm = {0}, clsf = {0}, conf = {0}, svoc = {0}, tvoc = {0}, subw = {0};
     put_fields(&dims, &dims_layout, mf);
     put_fields(&arch, &arch_layout, mf);
     if (with_trfm) put_fields(&trfm, &trfm_layout, mf);
+    if (with_clsf) put_fields(&clsf, &clsf_layout, mf);
     const char *cj = mf->config_json ? mf->config_json : "{}";
     put(&conf, cj, strlen(cj));
     put_vocab(&svoc, &mf->src_vocab);
@@ -330,10 +340,11 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
     }
 
     uint32_t header[3] = {MODELFILE_VERSION, 0x01020304u,
-                          6u + (with_trfm ? 1u : 0u) + (with_subw ? 1u : 0u) + (mf->has_optimizer ? 1u : 0u) + (with_state ? 1u : 0u)};
+                          6u + (with_trfm ? 1u : 0u) + (with_clsf ? 1u : 0u) + (with_subw ? 1u : 0u) + (mf->has_optimizer ? 1u : 0u) + (with_state ? 1u : 0u)};
     int bad = write_all(f, MODELFILE_MAGIC, 8) || write_all(f, header, sizeof header) ||
               write_section(f, S_DIMS, dims.p, dims.len) || write_section(f, S_ARCH, arch.p, arch.len) ||
               (with_trfm && write_section(f, S_TRFM, trfm.p, trfm.len)) ||
+              (with_clsf && write_section(f, S_CLSF, clsf.p, clsf.len)) ||
               write_section(f, S_CONF, conf.p, conf.len) || write_section(f, S_SVOC, svoc.p, svoc.len) ||
               write_section(f, S_TVOC, tvoc.p, tvoc.len) || (with_subw && write_section(f, S_SUBW, subw.p, subw.len)) ||
               write_section(f, S_WGTS, m->param_mem, sizeof(float) * m->n_params) ||
@@ -347,6 +358,7 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
     free(dims.p);
     free(arch.p);
     free(trfm.p);
+    free(clsf.p);
     free(conf.p);
     free(svoc.p);
     free(tvoc.p);
@@ -633,7 +645,12 @@ int modelfile_read(const char *path, ModelFile *mf, Error *err)
     if (get_fields(&dims_layout, &sec[S_DIMS], mf, path, err)) goto done;
     int dims_attention = mf->model.dims.attention;
     long dims_params = mf->model.n_params;
+    if (sec[S_TRFM].present && sec[S_CLSF].present) {
+        error_set(err, "%s: sections TRFM and CLSF both present: a model is a Transformer or a classifier", path);
+        goto done;
+    }
     if (get_fields(&arch_layout, &sec[S_ARCH], mf, path, err) || get_fields(&trfm_layout, &sec[S_TRFM], mf, path, err) ||
+        (sec[S_CLSF].present && get_fields(&clsf_layout, &sec[S_CLSF], mf, path, err)) ||
         subw_kind_known(&sec[S_SUBW], path, err) ||
         get_fields(&subw_layout, &sec[S_SUBW], mf, path, err) ||
         check_dims(mf, dims_attention, dims_params, sec, path, err))
@@ -709,8 +726,8 @@ static int spm_models_differ(const SpmModel *a, const SpmModel *b)
 
 int modelfile_compatible(const ModelFile *a, const ModelFile *b, int same_architecture, char *msg, size_t n)
 {
-    const Layout *layouts[] = {&dims_layout, &arch_layout, &trfm_layout, &subw_layout, &format_layout};
-    for (int k = 0; k < 5; k++) {
+    const Layout *layouts[] = {&dims_layout, &arch_layout, &trfm_layout, &clsf_layout, &subw_layout, &format_layout};
+    for (int k = 0; k < 6; k++) {
         const Layout *t = layouts[k];
         for (int i = 0; i < t->n; i++) {
             const Field *f = &t->fields[i];

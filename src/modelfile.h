@@ -15,6 +15,10 @@
  *   "ARCH"  i64 × 8: cell, layers, bidirectional, attention, input_feed, window, scaled,
  *                    tie_embeddings (ModelDims); absent in files written before the
  *                    model family, which read as one GRU layer with Bahdanau attention
+ *   "TRFM"  (Transformers) i64 x 8: type, heads, ff, activation, norm, enc_layers,
+ *           dec_layers, share_src_emb
+ *   "CLSF"  (classifiers) i64 x 2: type (MODEL_CLASSIFIER), pooling (Pooling); the label
+ *           set is TVOC (after its four reserved ids), the classes in id order
  *   "CONF"  the training config as JSON text
  *   "SVOC", "TVOC"  u32 word count, then per word u32 byte length + UTF-8 bytes
  *   "SUBW"  (models with data.tokenizer other than word) i64 kind (TokenizerKind: 1 bpe,

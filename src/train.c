@@ -54,6 +54,7 @@ typedef struct {
     FILE *log;              /* train.log; NULL on ranks other than 0 */
     char *path;             /* scratch for OUTPUT_DIR/... paths */
     size_t path_cap;
+    float *class_weight;    /* a classifier's loss weight per class (train.class_weights), or NULL */
 } Run;
 
 static const char *out_path(Run *run, const char *name)
@@ -257,13 +258,15 @@ static int validation(Run *run, int at_epoch_end, int *stop, Error *err)
         return ranks_share_validation(&run->ranks, st, &run->schedule, stop, st->step, run->checkpoint, err);
     st->last_validated = st->step;
     double t0 = now_seconds();
-    double vloss = validate_loss(&run->mf.model, &run->rs, &run->batch, &run->data, cfg->batch_size);
+    double accuracy = NAN;
+    int classifier = run->mf.model.dims.type == MODEL_CLASSIFIER;
+    double vloss = validate_loss(&run->mf.model, &run->rs, &run->batch, &run->data, cfg->batch_size, &accuracy);
     int with_bleu = run->data.n_bleu > 0;
     double bleu = with_bleu ? validate_bleu(&run->mf, &run->decode_rs, &run->data) : NAN;
     double seconds = now_seconds() - t0;
-    int by_bleu = !strcmp(cfg->best_metric, "bleu");
-    double metric = by_bleu ? bleu : vloss;
-    int improved = by_bleu ? metric > st->best : metric < st->best;
+    int by_bleu = !strcmp(cfg->best_metric, "bleu"), by_accuracy = !strcmp(cfg->best_metric, "accuracy");
+    double metric = by_bleu ? bleu : by_accuracy ? accuracy : vloss;
+    int improved = by_bleu || by_accuracy ? metric > st->best : metric < st->best;
     if (improved) {
         st->best = metric;
         st->best_step = st->step;
@@ -280,9 +283,11 @@ static int validation(Run *run, int at_epoch_end, int *stop, Error *err)
         log_put(&l, LF_VALID_BLEU, bleu);
         log_put(&l, LF_BLEU_PAIRS, run->data.n_bleu);
     }
+    if (classifier) log_put(&l, LF_VALID_ACCURACY, accuracy);
     trainlog_write(run->log, &l);
     char what[64] = "";
     if (with_bleu) snprintf(what, sizeof what, ", BLEU %.2f", bleu);
+    if (classifier) snprintf(what, sizeof what, ", accuracy %.2f%%", 100 * accuracy);
     if (at_epoch_end)
         console_say(&run->con, "epoch %d done at step %ld: validation loss %.4f (perplexity %.2f)%s%s, %.0fs",
                     st->epoch, st->step, vloss, exp(vloss), what, improved ? ", best so far" : "",
@@ -300,7 +305,7 @@ static int validation(Run *run, int at_epoch_end, int *stop, Error *err)
     if (cfg->early_stop > 0 && st->since_best >= cfg->early_stop) {
         LogLine e = {LOG_EARLY_STOP, .v = {[LF_STEP] = st->step, [LF_EPOCH] = st->epoch,
                                            [LF_BEST_STEP] = st->best_step}};
-        log_put(&e, by_bleu ? LF_BEST_BLEU : LF_BEST_LOSS, st->best);
+        log_put(&e, by_bleu ? LF_BEST_BLEU : by_accuracy ? LF_BEST_ACCURACY : LF_BEST_LOSS, st->best);
         trainlog_write(run->log, &e);
         console_say(&run->con, "stopping early: validation %s not better for %d validation%s (best %.4f at step "
                                "%ld, in best.bin)", cfg->best_metric, st->since_best, st->since_best == 1 ? "" : "s",
@@ -500,9 +505,31 @@ static int train_loop(Run *run, Error *err)
 
 /* ---------------------------------------------------------------- setting up */
 
+/* train.class_weights "balanced", as scikit-learn's: class c weighs
+ * n / (classes * n_c) over the n training examples, n_c of them in class c. */
+static float *balanced_weights(const Dataset *ds, int classes)
+{
+    float *w = xcalloc(classes, sizeof(float));
+    long *count = xcalloc(classes, sizeof(long));
+    for (int i = 0; i < ds->n_train; i++)
+        count[ds->train[i].label]++;
+    for (int c = 0; c < classes; c++)
+        w[c] = count[c] ? (float)((double)ds->n_train / ((double)classes * count[c])) : 0.0f;
+    free(count);
+    return w;
+}
+
 static void say_model(Run *run)
 {
     const Config *cfg = run->cfg;
+    if (!strcmp(cfg->type, "classifier")) {
+        console_say(&run->con, "model: classifier, %s, %d layer%s%s, %s pooling, embed %d, hidden %d, %d classes, %ld "
+                               "parameters; OpenBLAS kernel %s, %d threads; output in %s",
+                    cfg->cell, cfg->layers, cfg->layers > 1 ? "s" : "", cfg->bidirectional ? ", bidirectional" : "",
+                    cfg->pooling, cfg->embed, cfg->hidden, model_classes(&run->mf.model.dims), run->mf.model.n_params,
+                    blas_kernel_name(), run->threads, cfg->dir);
+        return;
+    }
     if (!strcmp(cfg->type, "transformer")) {
         const ModelDims *d = &run->mf.model.dims;
         console_say(&run->con, "model: Transformer, %d+%d layers, %d heads, d_model %d, feed-forward %d, %s-norm, %ld "
@@ -633,13 +660,21 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
     rng_seed(&run->rs.rng, (uint64_t)cfg->seed ^ 0x64726f706f7574ull);
     rng_seed(&st->shuffle_rng, (uint64_t)cfg->seed + 1);
     st->epoch = 1;
-    st->best = !strcmp(cfg->best_metric, "bleu") ? -INFINITY : INFINITY;
+    st->best = strcmp(cfg->best_metric, "loss") ? -INFINITY : INFINITY;  /* bleu, accuracy: higher is better */
     if (run->ranks.rank == 0) {
         run->log = fopen(out_path(run, "train.log"), "w");
         if (!run->log) return error_set(err, "%s: cannot write: %s", out_path(run, "train.log"), strerror(errno));
     }
     double baseline = dataset_unigram_baseline(&run->data, run->mf.tgt_vocab.size);
-    console_say(&run->con, "unigram baseline: validation loss %.3f per token (a model must beat this)", baseline);
+    if (run->mf.model.dims.type == MODEL_CLASSIFIER) {
+        int majority;
+        double share = dataset_majority_accuracy(&run->data, model_classes(&run->mf.model.dims), &majority);
+        console_say(&run->con, "baselines: the class frequencies score validation loss %.3f per example; always "
+                               "answering \"%s\" is right on %.2f%% of the validation lines (a model must beat both)",
+                    baseline, vocab_class_label(&run->mf.tgt_vocab, majority), 100 * share);
+    } else {
+        console_say(&run->con, "unigram baseline: validation loss %.3f per token (a model must beat this)", baseline);
+    }
     LogLine l = {LOG_START, .v = {[LF_TRAIN_PAIRS] = run->data.n_train, [LF_VALID_PAIRS] = run->data.n_valid,
                                   [LF_SRC_VOCAB] = run->mf.src_vocab.size, [LF_TGT_VOCAB] = run->mf.tgt_vocab.size,
                                   [LF_PARAMETERS] = run->mf.model.n_params, [LF_UNIGRAM_VALID_LOSS] = baseline}};
@@ -814,6 +849,8 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     lr_schedule_kind(cfg->lr_schedule, &kind);  /* the config has checked the name */
     lr_schedule_init(&run.schedule, kind, cfg->learning_rate, cfg->warmup_steps, cfg->lr_decay, cfg->patience);
     run.rs.dropout = (float)cfg->dropout;
+    if (!strcmp(cfg->class_weights, "balanced") && !strcmp(cfg->type, "classifier"))
+        run.rs.class_weight = run.class_weight = balanced_weights(&run.data, run.mf.tgt_vocab.size - VOCAB_SPECIALS);
     if (resuming ? start_resumed(&run, &ck, err) : start_fresh(&run, cfg->init_from ? &init : NULL, err)) goto done;
     if (run.data.n_valid == 0)
         console_say(&run.con, "no validation pairs: no validation loss or BLEU, best.bin, plateau decay or early "
@@ -830,6 +867,7 @@ done:
     runstate_free(&run.rs);
     runstate_free(&run.decode_rs);
     batch_free(&run.batch);
+    free(run.class_weight);
     run.mf.has_optimizer = run.mf.opt.m != NULL;
     run.mf.has_train_state = 0;
     modelfile_free(&run.mf);

@@ -51,6 +51,8 @@ static const struct {
     [LF_SIGNAL] = {"signal", T_STRING},
     [LF_LINES_CUT] = {"lines_cut", T_INT},
     [LF_BLEU_SIGNATURE] = {"bleu_signature", T_STRING},
+    [LF_VALID_ACCURACY] = {"valid_accuracy", T_REAL},
+    [LF_BEST_ACCURACY] = {"best_accuracy", T_REAL},
 };
 
 /* A field's place in a line: reals need their format; optional fields are written only
@@ -78,11 +80,13 @@ static const struct {
                              OPT(LF_BLEU_SIGNATURE, 0), END}},
     [LOG_VALIDATION] = {"validation", {REQ(LF_STEP, 0), REQ(LF_EPOCH, 0), REQ(LF_VALID_LOSS, "%.6f"),
                                        REQ(LF_VALID_PPL, "%.4f"), OPT(LF_VALID_BLEU, "%.4f"), OPT(LF_BLEU_PAIRS, 0),
+                                       OPT(LF_VALID_ACCURACY, "%.6f"),
                                        REQ(LF_LEARNING_RATE, "%g"), REQ(LF_BEST, 0), REQ(LF_SECONDS, "%.2f"),
                                        REQ(LF_ELAPSED, "%.2f"), END}},
     [LOG_LR_DECAY] = {"lr_decay", {REQ(LF_STEP, 0), REQ(LF_LEARNING_RATE, "%g"), END}},
     [LOG_EARLY_STOP] = {"early_stop", {REQ(LF_STEP, 0), REQ(LF_EPOCH, 0), REQ(LF_BEST_STEP, 0),
-                                       OPT(LF_BEST_LOSS, "%.6f"), OPT(LF_BEST_BLEU, "%.6f"), END}},
+                                       OPT(LF_BEST_LOSS, "%.6f"), OPT(LF_BEST_BLEU, "%.6f"),
+                                       OPT(LF_BEST_ACCURACY, "%.6f"), END}},
     [LOG_NONFINITE] = {"nonfinite", {REQ(LF_STEP, 0), REQ(LF_EPOCH, 0), REQ(LF_BATCH, 0), REQ(LF_LOSS, "%.6g"),
                                      REQ(LF_GRAD_NORM, "%.6g"), REQ(LF_IN_A_ROW, 0), END}},
     [LOG_EPOCH] = {"epoch", {REQ(LF_EPOCH, 0), REQ(LF_STEP, 0), REQ(LF_TARGET_TOKENS, 0), REQ(LF_TARGET_SLOTS, 0),

@@ -232,6 +232,10 @@ uint64_t examples_fingerprint(const Example *ex, int n)
             int32_t v = ex[i].tgt[j];
             h = fnv1a(h, &v, 4);
         }
+        if (ex[i].tgt_len == 0) {  /* a classifier's example: its class (a translation pair has a target) */
+            int32_t v = ex[i].label;
+            h = fnv1a(h, &v, 4);
+        }
     }
     return h;
 }

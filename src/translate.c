@@ -105,6 +105,21 @@ static Translation make_translation(const ModelFile *mf, Hypothesis *h, const To
     return t;
 }
 
+int source_units(const ModelFile *mf, const char *line, TokenList *out, Error *err)
+{
+    if (text_tokenize(line, strlen(line), &mf->text, out, err) != 0) {
+        *out = (TokenList){0};
+        return -1;
+    }
+    if (mf->seg.kind != TOKENIZER_WORD) {
+        TokenList pieces;
+        segmenter_apply(&mf->seg, SIDE_SOURCE, out, &pieces);
+        token_list_free(out);
+        *out = pieces;
+    }
+    return 0;
+}
+
 void translate_batch(ModelFile *mf, RunState *rs, char *const *lines, int n, const TranslateOptions *opt,
                      Translation *out, int *count, int *bad)
 {
@@ -119,16 +134,9 @@ void translate_batch(ModelFile *mf, RunState *rs, char *const *lines, int n, con
         if (count) count[i] = 1;
         for (int j = 0; j < k; j++)
             out[(long)i * k + j] = (Translation){0};
-        if (text_tokenize(lines[i], strlen(lines[i]), &mf->text, &tok[i], &err) != 0) {
+        if (source_units(mf, lines[i], &tok[i], &err) != 0) {
             if (bad) bad[i] = 1;
-            tok[i] = (TokenList){0};
             continue;
-        }
-        if (mf->seg.kind != TOKENIZER_WORD) {
-            TokenList pieces;
-            segmenter_apply(&mf->seg, SIDE_SOURCE, &tok[i], &pieces);
-            token_list_free(&tok[i]);
-            tok[i] = pieces;
         }
         if (tok[i].n > TRANSLATE_MAX_SOURCE) {
             for (int j = TRANSLATE_MAX_SOURCE; j < tok[i].n; j++)

@@ -34,6 +34,11 @@
 #include "modelfile.h" /* defines: ModelFile */
 #include "unkdict.h"   /* defines: UnkDict */
 
+/* A source line as the model's units: normalised and tokenised as the training data
+ * was, then segmented (BPE, characters, SentencePiece). -1 with err (and an empty
+ * list) if the line cannot be read (invalid UTF-8). nmt classify reads lines alike. */
+int source_units(const ModelFile *mf, const char *line, TokenList *out, Error *err);
+
 /* Longest source, in tokens, that is translated; longer ones are cut with a warning. */
 #define TRANSLATE_MAX_SOURCE 400
 

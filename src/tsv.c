@@ -77,6 +77,34 @@ static char *copy_bytes(const char *s, size_t n)
     return out;
 }
 
+/* Column k (1-based; 0: the last) of the line s (n bytes): 0 with [*col, *col + *col_n),
+ * or -1 when the line has fewer columns; *columns gets how many it has. */
+static int column(const char *s, size_t n, int k, const char **col, size_t *col_n, int *columns)
+{
+    int count = 1;
+    for (size_t i = 0; i < n; i++)
+        count += s[i] == '\t';
+    *columns = count;
+    if (k == 0) k = count;
+    if (k > count) return -1;
+    const char *at = s, *end = s + n;
+    for (int i = 1; i < k; i++)
+        at = (const char *)memchr(at, '\t', (size_t)(end - at)) + 1;
+    const char *tab = memchr(at, '\t', (size_t)(end - at));
+    *col = at;
+    *col_n = (size_t)((tab ? tab : end) - at);
+    return 0;
+}
+
+static void add_pair(TsvCorpus *c, const char *src, size_t src_n, const char *tgt, size_t tgt_n, int line)
+{
+    if (c->n == c->cap) {
+        c->cap = c->cap == 0 ? 256 : c->cap > INT_MAX / 2 ? INT_MAX : 2 * c->cap;
+        c->pairs = xrealloc(c->pairs, (size_t)c->cap * sizeof *c->pairs);
+    }
+    c->pairs[c->n++] = (TsvPair){copy_bytes(src, src_n), copy_bytes(tgt, tgt_n), line};
+}
+
 /* Adds the pair on `s` (n bytes, line terminator already removed) or accounts
  * for why it cannot. */
 static void parse_line(TsvCorpus *c, const char *s, size_t n, int line)
@@ -114,19 +142,58 @@ static void parse_line(TsvCorpus *c, const char *s, size_t n, int line)
         note_malformed(c, line, "empty target");
         return;
     }
+    add_pair(c, src, src_n, tgt, tgt_n, line);
+}
 
-    if (c->n == c->cap) {
-        c->cap = c->cap == 0 ? 256 : c->cap > INT_MAX / 2 ? INT_MAX : 2 * c->cap;
-        c->pairs = xrealloc(c->pairs, (size_t)c->cap * sizeof *c->pairs);
+/* A labelled line: the text and label columns as a pair (tsv_read_labelled). A line
+ * that cannot give a label is an error (-1 with err); one whose text is unusable is
+ * skipped and counted like a malformed pair. */
+static int parse_labelled_line(TsvCorpus *c, const char *s, size_t n, int line, int text_col, int label_col,
+                               const char *path, Error *err)
+{
+    if (n == 0) {
+        c->n_blank++;
+        return 0;
     }
-    c->pairs[c->n++] = (TsvPair){copy_bytes(src, src_n), copy_bytes(tgt, tgt_n), line};
+    if (invalid_utf8(s, n)) {
+        note_malformed(c, line, "invalid UTF-8");
+        return 0;
+    }
+    if (memchr(s, '\0', n)) {
+        note_malformed(c, line, "NUL byte");
+        return 0;
+    }
+    const char *text, *label;
+    size_t text_n, label_n;
+    int columns;
+    if (column(s, n, label_col, &label, &label_n, &columns) || (label_col == 0 && columns < 2))
+        return error_set(err, "%s: line %d: no label: the line has %d column%s, the label is column %d (%s)", path,
+                         line, columns, columns == 1 ? "" : "s", label_col ? label_col : 2,
+                         label_col ? "data.label_column" : "the last, of at least 2");
+    trim(&label, &label_n);
+    if (blank_column(label, label_n))
+        return error_set(err, "%s: line %d: empty label (column %d)", path, line, label_col ? label_col : columns);
+    if (column(s, n, text_col, &text, &text_n, &columns)) {
+        note_malformed(c, line, "no text column");
+        return 0;
+    }
+    trim(&text, &text_n);
+    if (blank_column(text, text_n)) {
+        note_malformed(c, line, "empty text");
+        return 0;
+    }
+    add_pair(c, text, text_n, label, label_n, line);
+    return 0;
 }
 
 /* ------------------------------------------------------------------------- */
 /* Whole buffers and files                                                    */
 /* ------------------------------------------------------------------------- */
 
-int tsv_parse(const char *buf, size_t len, TsvCorpus *out)
+/* Every line of buf through parse_line, or with labelled (text_col >= 1) through
+ * parse_labelled_line; stops at the first error of the latter (-1). */
+static int parse_buffer(const char *buf, size_t len, TsvCorpus *out, int text_col, int label_col, const char *path,
+                        Error *err)
 {
     memset(out, 0, sizeof *out);
     size_t at = 0;
@@ -140,13 +207,22 @@ int tsv_parse(const char *buf, size_t len, TsvCorpus *out)
         size_t stop = end;
         if (stop > at && buf[stop - 1] == '\r')
             stop--;
-        parse_line(out, buf + at, stop - at, line);
+        if (text_col < 1)
+            parse_line(out, buf + at, stop - at, line);
+        else if (parse_labelled_line(out, buf + at, stop - at, line, text_col, label_col, path, err))
+            return -1;
         at = nl ? end + 1 : len;
     }
     return 0;
 }
 
-int tsv_read_pairs(const char *path, TsvCorpus *out, Error *err)
+int tsv_parse(const char *buf, size_t len, TsvCorpus *out)
+{
+    return parse_buffer(buf, len, out, 0, 0, NULL, NULL);
+}
+
+/* The whole file at path parsed as parse_buffer does. */
+static int read_file(const char *path, TsvCorpus *out, int text_col, int label_col, Error *err)
 {
     memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
@@ -176,11 +252,19 @@ int tsv_read_pairs(const char *path, TsvCorpus *out, Error *err)
     int rc = 0;
     if (ferror(f))
         rc = error_set(err, "%s: %s", path, strerror(errno ? errno : EIO));
-    else
-        tsv_parse(buf, len, out);
+    else if (parse_buffer(buf, len, out, text_col, label_col, path, err))
+        rc = -1;
     free(buf);
     fclose(f);
+    if (rc) tsv_free(out);
     return rc;
+}
+
+int tsv_read_pairs(const char *path, TsvCorpus *out, Error *err) { return read_file(path, out, 0, 0, err); }
+
+int tsv_read_labelled(const char *path, int text_col, int label_col, TsvCorpus *out, Error *err)
+{
+    return read_file(path, out, text_col, label_col, err);
 }
 
 void tsv_free(TsvCorpus *c)

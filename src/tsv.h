@@ -59,6 +59,15 @@ int tsv_parse(const char *buf, size_t len, TsvCorpus *out);
  * (missing, a directory, unreadable); *out is then empty and tsv_free is safe. */
 int tsv_read_pairs(const char *path, TsvCorpus *out, Error *err);
 
+/* A classifier's file (model.type classifier): each line's column text_col (1-based)
+ * is the pair's src, its column label_col (1-based; 0: the last column, of at least
+ * two) its tgt, both trimmed. Blank lines and lines with invalid UTF-8, a NUL byte, no
+ * such text column or an empty text are skipped and counted as above ("no text
+ * column", "empty text"); a line without the label column or with an empty label is an
+ * error: -1 with "PATH: line N: no label: ..." or "...: empty label (column K)", *out
+ * empty. */
+int tsv_read_labelled(const char *path, int text_col, int label_col, TsvCorpus *out, Error *err);
+
 void tsv_free(TsvCorpus *c);
 
 /* Writes e.g. "data/x.tsv: skipped 3 malformed lines (line 4: no tab, line 9: empty

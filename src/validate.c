@@ -8,8 +8,19 @@
 /* Validation sentences translated together for BLEU, as `nmt eval` does. */
 #define VALID_DECODE_BATCH 64
 
-double validate_loss(Model *m, RunState *rs, Batch *batch, const Dataset *ds, int batch_size)
+/* The first index of the largest of x[0..n-1]. */
+static int argmax(const float *x, int n)
 {
+    int best = 0;
+    for (int k = 1; k < n; k++)
+        if (x[k] > x[best]) best = k;
+    return best;
+}
+
+double validate_loss(Model *m, RunState *rs, Batch *batch, const Dataset *ds, int batch_size, double *accuracy)
+{
+    long right = 0;
+    int C = model_classes(&m->dims);
     int *order = xmalloc(sizeof(int) * (ds->n_valid ? ds->n_valid : 1));
     for (int i = 0; i < ds->n_valid; i++)
         order[i] = i;
@@ -24,7 +35,11 @@ double validate_loss(Model *m, RunState *rs, Batch *batch, const Dataset *ds, in
         rs->label_smoothing = 0;
         total += model_forward(m, rs, batch, 0);
         tokens += batch->n_tokens;
+        if (m->dims.type == MODEL_CLASSIFIER)
+            for (int b = 0; b < n; b++)
+                right += argmax(rs->logits + (long)b * C, C) == batch->label[b];
     }
+    if (accuracy) *accuracy = ds->n_valid ? (double)right / ds->n_valid : 0;
     free(order);
     return tokens ? total / tokens : 0;
 }

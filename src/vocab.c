@@ -208,3 +208,35 @@ void vocab_free(Vocab *v)
     hash_free(&v->index);
     *v = (Vocab){0};
 }
+
+/* ---------------------------------------------------------------- label sets */
+
+static int compare_strings(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int vocab_labels(Vocab *v, char *const *labels, int n, Error *err)
+{
+    for (int i = 0; i < n; i++)
+        if (is_special(labels[i]))
+            return error_set(err, "the label \"%s\" is one of the names nmt reserves (<pad>, <unk>, <sos>, <eos>)",
+                             labels[i]);
+    char **words = xmalloc(sizeof(char *) * (size_t)(n + VOCAB_SPECIALS));
+    for (int i = 0; i < VOCAB_SPECIALS; i++)
+        words[i] = (char *)SPECIALS[i];
+    char **sorted = words + VOCAB_SPECIALS;
+    memcpy(sorted, labels, sizeof(char *) * (size_t)n);
+    qsort(sorted, (size_t)n, sizeof(char *), compare_strings);
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (k == 0 || strcmp(sorted[k - 1], sorted[i])) sorted[k++] = sorted[i];
+    int status = vocab_from_words(v, words, VOCAB_SPECIALS + k, err);  /* distinct and not special: succeeds */
+    free(words);
+    return status;
+}
+
+int vocab_label_class(const Vocab *v, const char *label)
+{
+    int id = vocab_lookup(v, label);
+    return id >= VOCAB_SPECIALS ? id - VOCAB_SPECIALS : -1;
+}
+
+const char *vocab_class_label(const Vocab *v, int c) { return vocab_word(v, c + VOCAB_SPECIALS); }

@@ -69,6 +69,14 @@ void vocab_build(Vocab *v, const VocabCounter *c, int min_count, int max_size);
 int vocab_from_words(Vocab *v, char *const *words, int n, Error *err);
 
 int vocab_lookup(const Vocab *v, const char *word);   /* VOCAB_UNK if absent */
+
+/* A classifier's label set (model.type classifier) is a Vocab: the four reserved ids,
+ * then the labels in byte order, class c at id c + VOCAB_SPECIALS. */
+/* The set of the distinct non-empty labels[0..n-1]; -1 with err if one of them spells a
+ * reserved name ("<unk>"). */
+int vocab_labels(Vocab *v, char *const *labels, int n, Error *err);
+int vocab_label_class(const Vocab *v, const char *label);  /* -1 if not in the set */
+const char *vocab_class_label(const Vocab *v, int c);
 const char *vocab_word(const Vocab *v, int id);       /* "<unk>" for out-of-range ids */
 void vocab_free(Vocab *v);
 #endif

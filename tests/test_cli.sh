@@ -1843,4 +1843,80 @@ check "bpe apply --codes-format with an unknown format: usage error (exit 2), na
 run bpe join --codes-format subword-nmt "$T/snmt.in"
 check "bpe join --codes-format: usage error (exit 2)" eval 'exits 2 && has "$T/err" "unknown option --codes-format"'
 
+# ---------------------------------------------------------------- classifier (model.type classifier)
+SENT=$(pwd)/data/sentiment.tsv
+cat >"$T/cls.json" <<JSON
+{"data": {"train": "$SENT", "valid_fraction": 0.2, "lowercase": true},
+ "model": {"type": "classifier", "cell": "lstm", "embed": 16, "hidden": 24, "pooling": "attention", "dropout": 0.2},
+ "train": {"epochs": 3, "batch_size": 32, "learning_rate": 0.003, "best_metric": "accuracy", "threads": 1},
+ "output": {"dir": "$T/runs/cls"}}
+JSON
+CLS=$T/runs/cls
+run train "$T/cls.json"
+check "classifier: train exit 0" exits 0
+check "classifier: says its classes and the majority baseline" \
+    eval 'has "$T/err" "1600 training lines, 400 validation lines; 2 classes" && has "$T/err" "always answering"'
+acc=$(grep '"event":"validation"' "$CLS/train.log" | tail -1 | sed 's/.*"valid_accuracy":\([0-9.]*\).*/\1/')
+check "classifier: train.log's validation accuracy after 3 epochs (${acc:-?}) > 0.6 (the majority class: 0.49)" \
+    awk -v a="${acc:-0}" 'BEGIN { exit !(a > 0.6) }'
+check "classifier: valid.tsv holds the 400 held-out lines, text and label" \
+    eval '[ "$(lines "$CLS/valid.tsv")" = 400 ] && ! grep -qvE "	[01]\$" "$CLS/valid.tsv"'
+run info "$CLS/model.bin"
+check "classifier: info names the type, pooling and labels" \
+    eval 'exits 0 && has "$T/out" "classifier" && has "$T/out" "attention pooling" && has "$T/out" "labels: 0, 1"'
+printf 'Great phone, works perfectly.\n\nTerrible service, never again.\n' >"$T/cls_in.txt"
+run classify "$CLS/model.bin" "$T/cls_in.txt"
+check "classify: one label per input line, the empty one empty and warned about" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 3 ] && [ "$(nth_line 1 "$T/out")" = 1 ] && [ -z "$(nth_line 2 "$T/out")" ] && [ "$(nth_line 3 "$T/out")" = 0 ] && has "$T/err" "line 2: no text to classify"'
+run classify "$CLS/model.bin" --probs <"$T/cls_in.txt"
+check "classify --probs: label TAB probability" eval 'exits 0 && nth_line 1 "$T/out" | grep -Eq "^1	0\.[5-9][0-9]*\$"'
+run classify "$CLS/model.bin" --probs all <"$T/cls_in.txt"
+check "classify --probs all: every label and its probability, summing to 1" \
+    eval 'exits 0 && nth_line 3 "$T/out" | awk -F"	" "NF == 4 && \$1 == \"0\" && \$3 == \"1\" { s = \$2 + \$4; exit !(s > 0.999 && s < 1.001) } NF != 4 { exit 1 }"'
+run classify "$CLS/model.bin" --attention-svg "$T/cls_svg" "$T/cls_in.txt"
+check "classify --attention-svg: a picture per classified line, with its words and weights" \
+    eval 'exits 0 && [ -s "$T/cls_svg/000001.svg" ] && [ ! -e "$T/cls_svg/000002.svg" ] && grep -q ">great<" "$T/cls_svg/000001.svg" && grep -q "attention 0\." "$T/cls_svg/000001.svg"'
+run eval "$CLS/model.bin" "$CLS/valid.tsv"
+vacc=$(sed -n 's/^accuracy \([0-9.]*\).*/\1/p' "$T/out")
+check "eval on valid.tsv: accuracy (${vacc:-?}) is train.log's last (${acc:-?})" \
+    awk -v a="${vacc:-x}" -v b="${acc:-y}" 'BEGIN { exit !(a - b < 0.00006 && b - a < 0.00006) }'
+check "eval: macro F1, per-label precision/recall and a confusion matrix" \
+    eval 'has "$T/out" "macro F1" && has "$T/out" "label  precision  recall" && has "$T/out" "confusion matrix (rows: true label, columns: predicted)"'
+run eval "$CLS/model.bin" "$CLS/valid.tsv" --json
+check "eval --json: one object with accuracy, classes and the confusion matrix" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 1 ] && has "$T/out" "\"accuracy\":" && has "$T/out" "\"confusion\":[["'
+{ head -3 "$CLS/valid.tsv"; printf 'An odd one.\t2\nAnother odd one.\t2\n'; } >"$T/cls_unseen.tsv"
+run eval "$CLS/model.bin" "$T/cls_unseen.tsv"
+check "eval: labels training never saw are counted and named, not a crash" \
+    eval 'exits 0 && has "$T/out" "of 3 lines right)" && has "$T/out" "not scored: 2 lines with a label the model never saw in training (\"2\": 2)"'
+run eval "$CLS/model.bin" "$CLS/valid.tsv" --beam 4
+check "eval --beam on a classifier: usage error naming it" eval 'exits 2 && has "$T/err" "is a classifier"'
+run translate "$CLS/model.bin" <"$T/cls_in.txt"
+check "translate on a classifier: exit 1, says to use nmt classify" eval 'exits 1 && has "$T/err" "nmt classify"'
+run classify "$RUN/model.bin" <"$T/cls_in.txt"
+check "classify on a translation model: exit 1, says to use nmt translate" \
+    eval 'exits 1 && has "$T/err" "a translation model, not a classifier"'
+# Bad input: a line without its label, or with an empty one; a single class.
+{ head -5 "$SENT"; printf 'No label on this line\n'; tail -5 "$SENT"; } >"$T/cls_nolabel.tsv"
+sed "s|$SENT|$T/cls_nolabel.tsv|; s|$T/runs/cls|$T/runs/cls_bad|" "$T/cls.json" >"$T/cls_bad.json"
+run train "$T/cls_bad.json"
+check "classifier: a line without a label: exit 1, naming the file and line 6" \
+    eval 'exits 1 && has "$T/err" "cls_nolabel.tsv: line 6: no label: the line has 1 column"'
+{ head -5 "$SENT"; printf 'Empty label here\t \n'; } >"$T/cls_nolabel.tsv"
+run train "$T/cls_bad.json"
+check "classifier: an empty label: exit 1, naming line 6" eval 'exits 1 && has "$T/err" "line 6: empty label (column 2)"'
+grep '	1$' "$SENT" | head -50 >"$T/cls_nolabel.tsv"
+run train "$T/cls_bad.json"
+check "classifier: a single class: exit 1, saying a classifier needs two" \
+    eval 'exits 1 && has "$T/err" "has the label \"1\": a classifier needs at least two classes"'
+run train "$T/cls.json" --set model.attention=luong_dot --set output.dir="$T/runs/cls_x"
+check "classifier: a translation key given is refused, naming it" \
+    eval 'exits 1 && has "$T/err" "model.attention applies only to translation models (model.type is \"classifier\")"'
+# Exact resume: 1 epoch, then resumed to 3, is the 3-epoch run bit for bit.
+mv "$CLS" "$T/runs/cls_ref"
+run train "$T/cls.json" --set train.epochs=1 --quiet
+run train "$T/cls.json" --resume --set train.epochs=3 --quiet
+check "classifier: 1 epoch resumed to 3 gives the 3-epoch model bit for bit" \
+    eval 'exits 0 && cmp -s "$CLS/model.bin" "$T/runs/cls_ref/model.bin"'
+
 finish

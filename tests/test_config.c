@@ -400,7 +400,7 @@ static void test_errors(void)
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"valid_bleu_max\": -5}}", "valid_bleu_max -5",
                  "train.valid_bleu_max must be an integer from 0");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"best_metric\": \"chrf\"}}", "best_metric chrf",
-                 "train.best_metric must be one of loss|bleu, not \"chrf\"");
+                 "train.best_metric must be one of loss|bleu|accuracy, not \"chrf\"");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"early_stop\": 2.5}}", "early_stop 2.5",
                  "train.early_stop must be an integer from 0 to 1000000");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"bucket\": \"yes\"}}", "bucket as a string",
@@ -612,6 +612,9 @@ static void test_difference(void)
  * when a person gives it (in the file or with --set), and fine there when left out;
  * fine where it applies; accepted, and then left out of config_to_json, in a recorded
  * config. */
+#define CLASSIFIER "\"model\": {\"type\": \"classifier\"}"
+#define CLASSIFIER_IS "model.type is \"classifier\""
+#define TRANSLATION "set model.type to \"rnn\" or \"transformer\""
 static void test_applies(void)
 {
     static const struct {
@@ -668,6 +671,30 @@ static void test_applies(void)
         {"train.best_metric", "\"loss\"", "\"data\": {\"valid_fraction\": 0}",
          "\"data\": {\"valid\": \"v.tsv\"}", "data.valid_fraction is 0", "give data.valid"},
         {"train.early_stop", "3", "\"data\": {\"valid_fraction\": 0}", "", "data.valid is unset", "give data.valid"},
+        /* A classifier's keys, and the translation models' that a classifier has no use for. */
+        {"model.pooling", "\"mean\"", "", CLASSIFIER, "model.type is \"rnn\"", "set model.type to \"classifier\""},
+        {"data.text_column", "2", "\"model\": {\"type\": \"transformer\"}", CLASSIFIER,
+         "model.type is \"transformer\"", "set model.type to \"classifier\""},
+        {"data.label_column", "1", "", CLASSIFIER, "model.type is \"rnn\"", "set model.type to \"classifier\""},
+        {"train.class_weights", "\"balanced\"", "", CLASSIFIER, "model.type is \"rnn\"",
+         "set model.type to \"classifier\""},
+        {"model.attention", "\"luong_dot\"", CLASSIFIER, "", CLASSIFIER_IS, TRANSLATION},
+        {"model.input_feed", "true", CLASSIFIER, "\"model\": {\"attention\": \"luong_dot\"}", CLASSIFIER_IS,
+         TRANSLATION},
+        {"model.window", "4", CLASSIFIER, "\"model\": {\"attention\": \"local_monotonic\"}", CLASSIFIER_IS,
+         TRANSLATION},
+        {"model.scaled", "true", CLASSIFIER, "\"model\": {\"attention\": \"luong_dot\"}", CLASSIFIER_IS,
+         TRANSLATION},
+        {"model.tie_embeddings", "false", CLASSIFIER, "", CLASSIFIER_IS, TRANSLATION},
+        {"data.max_len", "30", CLASSIFIER, "", CLASSIFIER_IS, TRANSLATION},
+        {"data.joint_vocab", "true", CLASSIFIER, "", CLASSIFIER_IS, TRANSLATION},
+        {"data.subword_format", "\"bpe_at\"", "\"model\": {\"type\": \"classifier\"}, \"data\": {\"tokenizer\": \"none\"}",
+         "\"data\": {\"tokenizer\": \"none\"}", CLASSIFIER_IS, TRANSLATION},
+        {"train.valid_bleu_max", "10", CLASSIFIER, "", CLASSIFIER_IS, TRANSLATION},
+        {"train.teacher_forcing", "0.5", CLASSIFIER, "", CLASSIFIER_IS, TRANSLATION},
+        {"train.teacher_forcing_decay", "\"linear\"", CLASSIFIER, "", CLASSIFIER_IS, TRANSLATION},
+        {"train.teacher_forcing_final", "0.25", CLASSIFIER, "\"train\": {\"teacher_forcing_decay\": \"linear\"}",
+         CLASSIFIER_IS, TRANSLATION},
     };
     char text[600], label[200], set[80];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -865,7 +892,7 @@ static void test_readme(void)
         snprintf(label, sizeof label, "README: the row of %s says \"%s\"", key, phrase);
         CHECK(found && found < end, label);
     }
-    CHECK(i == 31, "README: the 31 rules of keys that apply only to some setups (test_applies has a case for each) checked");
+    CHECK(i == 47, "README: the 47 rules of keys that apply only to some setups (test_applies has a case for each) checked");
 }
 
 int main(void)

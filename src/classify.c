@@ -1,0 +1,210 @@
+/* classify.c — `nmt classify`; see classify.h. */
+#include "classify.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corpus.h"    /* defines: encode_tokens */
+#include "pooling.h"   /* defines: POOL_ATTENTION */
+#include "svg.h"       /* defines: Svg, svg_* */
+#include "translate.h" /* defines: source_units */
+#include "vocab.h"     /* defines: vocab_class_label */
+
+/* The longest line, in the model's units, that is read whole; the rest is cut, with a
+ * warning. */
+#define CLASSIFY_MAX_UNITS 1000
+#define CLASSIFY_BATCH 64
+
+void classify_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, int *classes, float *probs,
+                    float **attn, TokenList *units)
+{
+    const ModelDims *d = &mf->model.dims;
+    int C = model_classes(d);
+    Example *ex = xcalloc(n ? n : 1, sizeof(Example));
+    int *live = xmalloc(sizeof(int) * (n ? n : 1)), n_live = 0;
+    for (int i = 0; i < n; i++) {
+        TokenList tok;
+        Error err;
+        classes[i] = -1;
+        if (attn) attn[i] = NULL;
+        if (source_units(mf, lines[i], &tok, &err) == 0 && tok.n > 0) {
+            if (tok.n > CLASSIFY_MAX_UNITS) {
+                for (int j = CLASSIFY_MAX_UNITS; j < tok.n; j++)
+                    free(tok.tokens[j]);
+                tok.n = CLASSIFY_MAX_UNITS;
+            }
+            ex[n_live] = (Example){.src = encode_tokens(&tok, &mf->src_vocab), .src_len = tok.n, .label = -1};
+            live[n_live++] = i;
+        }
+        if (units) units[i] = tok;
+        else token_list_free(&tok);
+    }
+    int *idx = xmalloc(sizeof(int) * (n_live ? n_live : 1));
+    for (int s = 0; s < n_live; s++)
+        idx[s] = s;
+    Batch batch = {0};
+    if (n_live > 0) {
+        model_fill_batch(&mf->model, &batch, ex, idx, n_live);
+        runstate_ensure(rs, d, RUN_SCORE, n_live, batch.S, 1);
+        model_forward(&mf->model, rs, &batch, 0);
+    }
+    /* A packed batch keeps the rows in order (every example has the same, empty target). */
+    for (int s = 0; s < n_live; s++) {
+        int i = live[s];
+        const float *x = rs->logits + (long)s * C;
+        int best = 0;
+        float top = x[0];
+        for (int k = 1; k < C; k++)
+            if (x[k] > top) top = x[best = k];
+        classes[i] = best;
+        if (probs) {
+            double z = 0;
+            for (int k = 0; k < C; k++)
+                z += exp((double)x[k] - top);
+            for (int k = 0; k < C; k++)
+                probs[(long)i * C + k] = (float)(exp((double)x[k] - top) / z);
+        }
+        if (attn && d->pooling == POOL_ATTENTION) {
+            attn[i] = xmalloc(sizeof(float) * ex[s].src_len);
+            memcpy(attn[i], rs->pool_attn + (long)s * batch.S, sizeof(float) * ex[s].src_len);
+        }
+        free(ex[s].src);
+    }
+    batch_free(&batch);
+    free(ex);
+    free(live);
+    free(idx);
+}
+
+/* DIR/LINE.svg: the tokens in a row, each on a box shaded by its attention weight
+ * (viridis, scaled to the line's largest weight), the weight below it; the label
+ * and its probability as the title. */
+static int write_picture(const char *dir, long number, const TokenList *tok, const float *a, const char *label,
+                         double prob, Error *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%06ld.svg", dir, number);
+    FILE *f = svg_file_open(path, err);
+    if (!f) return -1;
+    const double size = 14, pad = 6, top_y = 40, box_h = 28;
+    double top = 0, width = 2 * pad;
+    for (int j = 0; j < tok->n; j++) {
+        if (a[j] > top) top = a[j];
+        width += svg_text_width(tok->tokens[j], size) + 2 * pad;
+    }
+    char title[512];
+    snprintf(title, sizeof title, "%s (%.4f)", label, prob);
+    double title_w = svg_text_width(title, size) + 2 * pad;
+    Svg svg;
+    svg_begin(&svg, f, width > title_w ? width : title_w, top_y + box_h + 30);
+    SvgText st = svg_text_style(size);
+    st.bold = 1;
+    svg_text(&svg, pad, 22, title, &st);
+    SvgText word = svg_text_style(size), weight = svg_text_style(10);
+    word.anchor = weight.anchor = SVG_ANCHOR_MIDDLE;
+    word.middle_baseline = 1;
+    double x = pad;
+    for (int j = 0; j < tok->n; j++) {
+        double w = svg_text_width(tok->tokens[j], size) + 2 * pad, t = top > 0 ? a[j] / top : 0;
+        char fill[8], tip[64];
+        svg_viridis(t, fill);
+        snprintf(tip, sizeof tip, "attention %.4f", a[j]);
+        svg_rect(&svg, x, top_y, w - 2, box_h, fill, NULL, tip);
+        word.fill = t > 0.6 ? "black" : "white";  /* readable on viridis' dark and light ends */
+        svg_text(&svg, x + w / 2, top_y + box_h / 2, tok->tokens[j], &word);
+        char value[16];
+        snprintf(value, sizeof value, "%.3f", a[j]);
+        svg_text(&svg, x + w / 2, top_y + box_h + 16, value, &weight);
+        x += w;
+    }
+    svg_end(&svg);
+    return svg_file_close(f, path, err);
+}
+
+/* Classifies lines[0..n-1] (input lines first_number on) and writes their output lines. */
+static int flush_lines(ModelFile *mf, RunState *rs, char **lines, int n, long first_number, FILE *out,
+                       const char *in_name, const ClassifyOptions *opt, Error *err)
+{
+    int C = model_classes(&mf->model.dims), status = 0;
+    int *classes = xmalloc(sizeof(int) * n);
+    float *probs = xmalloc(sizeof(float) * (size_t)n * C), **attn = NULL;
+    TokenList *units = NULL;
+    if (opt->attention_svg) {
+        attn = xcalloc(n, sizeof(float *));
+        units = xcalloc(n, sizeof(TokenList));
+    }
+    classify_lines(mf, rs, lines, n, classes, probs, attn, units);
+    for (int i = 0; i < n; i++) {
+        int c = classes[i];
+        const float *p = probs + (long)i * C;
+        if (c < 0) {
+            fprintf(stderr, "nmt: warning: %s line %ld: no text to classify (empty, or not UTF-8): an empty line "
+                            "out\n", in_name, first_number + i);
+            fputc('\n', out);
+            continue;
+        }
+        if (opt->probs == 2) {
+            for (int k = 0; k < C; k++)
+                fprintf(out, "%s%s\t%.4f", k ? "\t" : "", vocab_class_label(&mf->tgt_vocab, k), p[k]);
+            fputc('\n', out);
+        } else if (opt->probs == 1) {
+            fprintf(out, "%s\t%.4f\n", vocab_class_label(&mf->tgt_vocab, c), p[c]);
+        } else {
+            fprintf(out, "%s\n", vocab_class_label(&mf->tgt_vocab, c));
+        }
+        if (status == 0 && attn && attn[i])
+            status = write_picture(opt->attention_svg, first_number + i, &units[i], attn[i],
+                                   vocab_class_label(&mf->tgt_vocab, c), p[c], err);
+    }
+    if (attn)
+        for (int i = 0; i < n; i++) {
+            free(attn[i]);
+            token_list_free(&units[i]);
+        }
+    free(attn);
+    free(units);
+    free(classes);
+    free(probs);
+    if (status == 0 && (ferror(out) || fflush(out) != 0))
+        status = error_set(err, "writing the labels: %s", strerror(errno));
+    return status;
+}
+
+int classify_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const ClassifyOptions *opt,
+                    long *lines_before, Error *err)
+{
+    RunState rs = {0};
+    int batch = opt->batch > 0 ? opt->batch : CLASSIFY_BATCH, n = 0, status = 0;
+    char **lines = xcalloc(batch, sizeof(char *));
+    size_t *caps = xcalloc(batch, sizeof(size_t));
+    ssize_t len;
+    long number = 0;
+    while (status == 0 && (len = getline(&lines[n], &caps[n], in)) >= 0) {
+        char *line = lines[n];
+        number++;
+        if (number == 1 && len >= 8 && memcmp(line, MODELFILE_MAGIC, 8) == 0) {
+            status = error_set(err, "%s: an nmt model file, not text to classify (one MODEL.bin comes first; the "
+                                    "other arguments are text files)", in_name);
+            break;
+        }
+        if (len > 0 && line[len - 1] == '\n') line[--len] = 0;
+        if (len > 0 && line[len - 1] == '\r') line[--len] = 0;
+        if ((size_t)len != strlen(line)) line[0] = 0;  /* a NUL byte: no text (warned as such) */
+        if (++n == batch) {
+            status = flush_lines(mf, &rs, lines, n, *lines_before + number - n + 1, out, in_name, opt, err);
+            n = 0;
+        }
+    }
+    if (status == 0 && n > 0)
+        status = flush_lines(mf, &rs, lines, n, *lines_before + number - n + 1, out, in_name, opt, err);
+    if (status == 0 && ferror(in)) status = error_set(err, "%s: read error", in_name);
+    *lines_before += number;
+    for (int i = 0; i < batch; i++)
+        free(lines[i]);
+    free(lines);
+    free(caps);
+    runstate_free(&rs);
+    return status;
+}
