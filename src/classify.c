@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "corpus.h"    /* defines: encode_tokens */
+#include "lines.h"     /* defines: lines_read_batches */
 #include "pooling.h"   /* defines: POOL_ATTENTION */
 #include "svg.h"       /* defines: Svg, svg_* */
 #include "translate.h" /* defines: source_units */
@@ -123,8 +124,9 @@ static int write_picture(const char *dir, long number, const TokenList *tok, con
     return svg_file_close(f, path, err);
 }
 
-/* Classifies lines[0..n-1] (input lines first_number on) and writes their output lines. */
-static int flush_lines(ModelFile *mf, RunState *rs, char **lines, int n, long first_number, FILE *out,
+/* Classifies lines[0..n-1] (lines first_number.. of in_name, numbered from base +
+ * first_number across the inputs, as the pictures are) and writes their output lines. */
+static int flush_lines(ModelFile *mf, RunState *rs, char **lines, int n, long first_number, long base, FILE *out,
                        const char *in_name, const ClassifyOptions *opt, Error *err)
 {
     int C = model_classes(&mf->model.dims), status = 0;
@@ -155,7 +157,7 @@ static int flush_lines(ModelFile *mf, RunState *rs, char **lines, int n, long fi
             fprintf(out, "%s\n", vocab_class_label(&mf->tgt_vocab, c));
         }
         if (status == 0 && attn && attn[i])
-            status = write_picture(opt->attention_svg, first_number + i, &units[i], attn[i],
+            status = write_picture(opt->attention_svg, base + first_number + i, &units[i], attn[i],
                                    vocab_class_label(&mf->tgt_vocab, c), p[c], err);
     }
     if (attn)
@@ -172,39 +174,32 @@ static int flush_lines(ModelFile *mf, RunState *rs, char **lines, int n, long fi
     return status;
 }
 
+/* flush_lines' arguments besides the lines, for lines_read_batches. */
+typedef struct {
+    ModelFile *mf;
+    RunState *rs;
+    long base;
+    FILE *out;
+    const char *in_name;
+    const ClassifyOptions *opt;
+} StreamJob;
+
+static int flush_job(void *ctx, char **lines, int n, long first_number, Error *err)
+{
+    StreamJob *j = ctx;
+    return flush_lines(j->mf, j->rs, lines, n, first_number, j->base, j->out, j->in_name, j->opt, err);
+}
+
 int classify_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const ClassifyOptions *opt,
                     long *lines_before, Error *err)
 {
     RunState rs = {0};
-    int batch = opt->batch > 0 ? opt->batch : CLASSIFY_BATCH, n = 0, status = 0;
-    char **lines = xcalloc(batch, sizeof(char *));
-    size_t *caps = xcalloc(batch, sizeof(size_t));
-    ssize_t len;
-    long number = 0;
-    while (status == 0 && (len = getline(&lines[n], &caps[n], in)) >= 0) {
-        char *line = lines[n];
-        number++;
-        if (number == 1 && len >= 8 && memcmp(line, MODELFILE_MAGIC, 8) == 0) {
-            status = error_set(err, "%s: an nmt model file, not text to classify (one MODEL.bin comes first; the "
-                                    "other arguments are text files)", in_name);
-            break;
-        }
-        if (len > 0 && line[len - 1] == '\n') line[--len] = 0;
-        if (len > 0 && line[len - 1] == '\r') line[--len] = 0;
-        if ((size_t)len != strlen(line)) line[0] = 0;  /* a NUL byte: no text (warned as such) */
-        if (++n == batch) {
-            status = flush_lines(mf, &rs, lines, n, *lines_before + number - n + 1, out, in_name, opt, err);
-            n = 0;
-        }
-    }
-    if (status == 0 && n > 0)
-        status = flush_lines(mf, &rs, lines, n, *lines_before + number - n + 1, out, in_name, opt, err);
-    if (status == 0 && ferror(in)) status = error_set(err, "%s: read error", in_name);
-    *lines_before += number;
-    for (int i = 0; i < batch; i++)
-        free(lines[i]);
-    free(lines);
-    free(caps);
+    StreamJob job = {mf, &rs, *lines_before, out, in_name, opt};
+    long count = 0;
+    /* A NUL byte leaves the line without text, which flush_lines warns about. */
+    int status = lines_read_batches(in, in_name, opt->batch > 0 ? opt->batch : CLASSIFY_BATCH, "classify", NULL,
+                                    flush_job, &job, &count, err);
+    *lines_before += count;
     runstate_free(&rs);
     return status;
 }

@@ -13,13 +13,19 @@
 
 /* ---------------------------------------------------------------- preparing */
 
+/* The lines of path the reader skipped, said once. */
+static void warn_skipped(const TsvCorpus *tsv, const char *path, Console *con)
+{
+    char note[ERROR_LEN];
+    tsv_describe_skipped(tsv, path, note, sizeof note);
+    if (note[0]) console_warn(con, "%s", note);
+}
+
 static int read_pairs(const Config *cfg, const ModelFile *mf, const char *path, TsvCorpus *tsv, PairTokens *out,
                       Console *con, Error *err)
 {
     if (tsv_read_pairs(path, tsv, err)) return -1;
-    char note[ERROR_LEN];
-    tsv_describe_skipped(tsv, path, note, sizeof note);
-    if (note[0]) console_warn(con, "%s", note);
+    warn_skipped(tsv, path, con);
     corpus_tokenize(tsv, &mf->text, cfg->max_len, out);
     if (out->n_too_long || out->n_empty)
         console_say(con, "%s: dropped %d pairs longer than %d tokens and %d with an empty side", path,
@@ -191,9 +197,7 @@ static int read_labelled(const Config *cfg, const ModelFile *mf, const char *pat
                          Console *con, Error *err)
 {
     if (tsv_read_labelled(path, cfg->text_column, cfg->label_column, tsv, err)) return -1;
-    char note[ERROR_LEN];
-    tsv_describe_skipped(tsv, path, note, sizeof note);
-    if (note[0]) console_warn(con, "%s", note);
+    warn_skipped(tsv, path, con);
     corpus_tokenize(tsv, &mf->text, 0, out);
     if (out->n_empty) console_say(con, "%s: dropped %d lines whose text has no tokens", path, out->n_empty);
     if (out->n == 0) {

@@ -1319,6 +1319,16 @@ static void decoder_backward(Model *m, RunState *rs, const Batch *batch)
         linear_grads(g->att_w_pos, NULL, rs->d_pos, H, s_all, H, N, H, H);
 }
 
+/* A bidirectional layer's output gradient d (n, H) = [forward; reverse] split into its
+ * directions' (n, U) each. */
+static void split_directions(const float *d, long n, int H, int U, float *fwd, float *rev)
+{
+    for (long i = 0; i < n; i++) {
+        memcpy(fwd + i * U, d + i * H, sizeof(float) * U);
+        memcpy(rev + i * U, d + i * H + U, sizeof(float) * U);
+    }
+}
+
 /* The encoder of a padded batch, top layer first; d_enc holds dLoss/d(top layer
  * output) on entry. */
 static void encoder_backward_padded(Model *m, RunState *rs, const Batch *batch)
@@ -1338,10 +1348,7 @@ static void encoder_backward_padded(Model *m, RunState *rs, const Batch *batch)
             if (bi) {
                 dh[0] = rs->d_dir[0];
                 dh[1] = rs->d_dir[1];
-                for (long i = 0; i < SB; i++) {
-                    memcpy(dh[0] + i * U, rs->d_enc + i * H, sizeof(float) * U);
-                    memcpy(dh[1] + i * U, rs->d_enc + i * H + U, sizeof(float) * U);
-                }
+                split_directions(rs->d_enc, SB, H, U, dh[0], dh[1]);
                 if (lstm) {
                     memset(rs->d_cfin, 0, sizeof(float) * 2 * B * U);
                     dcf[0] = rs->d_cfin;
@@ -1363,10 +1370,7 @@ static void encoder_backward_padded(Model *m, RunState *rs, const Batch *batch)
                         0.0f, rs->d_h0, H);
             dh[0] = rs->d_dir[0];
             dh[1] = rs->d_dir[1];
-            for (long i = 0; i < SB; i++) {
-                memcpy(dh[0] + i * U, rs->d_enc + i * H, sizeof(float) * U);
-                memcpy(dh[1] + i * U, rs->d_enc + i * H + U, sizeof(float) * U);
-            }
+            split_directions(rs->d_enc, SB, H, U, dh[0], dh[1]);
             /* The forward final state is at position S-1 (carried), the reverse one at 0. */
             for (int b = 0; b < B; b++)
                 for (int k = 0; k < U; k++) {
@@ -1424,14 +1428,7 @@ static void encoder_backward_packed(Model *m, RunState *rs, const Batch *batch)
         /* The final states' gradients in the encoder's row order, per direction: from
          * the decoder's initial state directly (one direction) or through the bridge. */
         const float *dfin = rs->d_s[l];  /* a classifier's: zero (no decoder starts from them) */
-        if (bi && classifier(d)) {
-            dh[0] = rs->d_dir[0];
-            dh[1] = rs->d_dir[1];
-            for (long i = 0; i < N; i++) {
-                memcpy(dh[0] + i * U, rs->d_encp + i * H, sizeof(float) * U);
-                memcpy(dh[1] + i * U, rs->d_encp + i * H + U, sizeof(float) * U);
-            }
-        } else if (bi) {
+        if (bi && !classifier(d)) {
             /* s_0 = tanh(W_bridge [h_fwd; h_rev] + b) */
             const float *s0 = rs->dec[l].h;
             for (long i = 0; i < (long)B * H; i++)
@@ -1440,12 +1437,11 @@ static void encoder_backward_packed(Model *m, RunState *rs, const Batch *batch)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, H, 1.0f, rs->d_step, H, p->bridge_w[l], H,
                         0.0f, rs->d_h0, H);
             dfin = rs->d_h0;
+        }
+        if (bi) {
             dh[0] = rs->d_dir[0];
             dh[1] = rs->d_dir[1];
-            for (long i = 0; i < N; i++) {
-                memcpy(dh[0] + i * U, rs->d_encp + i * H, sizeof(float) * U);
-                memcpy(dh[1] + i * U, rs->d_encp + i * H + U, sizeof(float) * U);
-            }
+            split_directions(rs->d_encp, N, H, U, dh[0], dh[1]);
         }
         for (int r = 0; r < n_dirs(d); r++)
             for (int i = 0; i < B; i++) {

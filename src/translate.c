@@ -10,6 +10,7 @@
 #include "decode.h"  /* defines: decode_greedy, decode_beam, Hypothesis */
 #include "heatmap.h" /* defines: heatmap_write_svg */
 #include "segment.h" /* defines: segmenter_apply, segmenter_detokenize */
+#include "lines.h"       /* defines: lines_read_batches */
 #include "transformer.h" /* defines: transformer_attention_heads */
 
 /* Most output words for a source of src_len tokens. */
@@ -323,42 +324,31 @@ static int flush_lines(ModelFile *mf, RunState *rs, char **lines, int n, long fi
     return status;
 }
 
+/* flush_lines' arguments besides the lines, for lines_read_batches. */
+typedef struct {
+    ModelFile *mf;
+    RunState *rs;
+    long base;
+    FILE *out;
+    const char *in_name;
+    const TranslateOptions *opt;
+} StreamJob;
+
+static int flush_job(void *ctx, char **lines, int n, long first_number, Error *err)
+{
+    StreamJob *j = ctx;
+    return flush_lines(j->mf, j->rs, lines, n, first_number, j->base, j->out, j->in_name, j->opt, err);
+}
+
 int translate_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const TranslateOptions *opt,
                      long *lines_before, Error *err)
 {
     RunState rs = {0};
-    int batch = opt->batch > 0 ? opt->batch : 1, n = 0, status = 0;
-    char **lines = xcalloc(batch, sizeof(char *));
-    size_t *caps = xcalloc(batch, sizeof(size_t));
-    ssize_t len;
-    long number = 0;
-    while (status == 0 && (len = getline(&lines[n], &caps[n], in)) >= 0) {
-        char *line = lines[n];
-        number++;
-        if (number == 1 && len >= 8 && memcmp(line, MODELFILE_MAGIC, 8) == 0) {
-            status = error_set(err, "%s: an nmt model file, not text to translate (one MODEL.bin comes first; the "
-                                    "other arguments are text files)", in_name);
-            break;
-        }
-        if (len > 0 && line[len - 1] == '\n') line[--len] = 0;
-        if (len > 0 && line[len - 1] == '\r') line[--len] = 0;
-        if ((size_t)len != strlen(line)) {
-            fprintf(stderr, "nmt: warning: %s line %ld: NUL byte; translated as empty\n", in_name, number);
-            line[0] = 0;
-        }
-        if (++n == batch) {
-            status = flush_lines(mf, &rs, lines, n, number - n + 1, *lines_before, out, in_name, opt, err);
-            n = 0;
-        }
-    }
-    if (status == 0 && n > 0)
-        status = flush_lines(mf, &rs, lines, n, number - n + 1, *lines_before, out, in_name, opt, err);
-    if (status == 0 && ferror(in)) status = error_set(err, "%s: read error", in_name);
-    *lines_before += number;
-    for (int i = 0; i < batch; i++)
-        free(lines[i]);
-    free(lines);
-    free(caps);
+    StreamJob job = {mf, &rs, *lines_before, out, in_name, opt};
+    long count = 0;
+    int status = lines_read_batches(in, in_name, opt->batch > 0 ? opt->batch : 1, "translate", "translated as empty",
+                                    flush_job, &job, &count, err);
+    *lines_before += count;
     runstate_free(&rs);
     return status;
 }
