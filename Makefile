@@ -119,9 +119,10 @@ $(BUILD)/test_%: tests/test_%.c tests/*.h $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
 
 # Every test binary, then the end-to-end shell test against $(NMT_BIN) (./nmt) and the
-# test of the documentation machinery (tests/test_docs.sh).
+# test of the documentation machinery (tests/test_docs.sh), and the tests of what nmt does
+# with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh).
 test: $(NMT_BIN) $(TESTS)
-	@NMT=$(NMT_BIN) sh tests/run.sh $(TESTS) tests/test_docs.sh
+	@NMT=$(NMT_BIN) sh tests/run.sh $(TESTS) tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, objects,
 # test binaries and nmt in build-sanitize/.

@@ -1,0 +1,64 @@
+# lib.sh — what the end-to-end shell tests share (sourced, not run): counting checks,
+# running nmt with its output captured, and a tiny trained model.
+#
+# A test sets NAME (its closing line's name) before sourcing this file from the
+# repository root: . tests/lib.sh. It gets $NMT (absolute), $DATA (data/mar.txt), $T (a
+# temporary directory removed at exit) and:
+#   ok WHAT / bad WHAT / skip WHAT WHY    count one check
+#   check WHAT COMMAND...                 passes when COMMAND succeeds
+#   run ARGS...                           nmt ARGS, stdout to $T/out, stderr to $T/err, $rc
+#   exits RC                              $rc is RC
+#   has FILE STRING                       FILE contains STRING (fixed string)
+#   lines FILE                            FILE's line count
+#   tiny_model DIR                        trains a small model into DIR (DIR/model.bin)
+#   finish                                prints "NAME: N passed, M failed, K skipped"
+# Nothing here depends on a clock; the time limit only keeps a hung nmt from hanging
+# the suite.
+
+NMT=${NMT:-./nmt}
+case $NMT in /*) ;; *) NMT=$(pwd)/$NMT ;; esac
+DATA=$(pwd)/data/mar.txt
+
+passed=0
+failed=0
+skipped=0
+ok()   { passed=$((passed + 1)); echo "  ok $1"; }
+bad()  { failed=$((failed + 1)); echo "FAIL $1"; }
+skip() { skipped=$((skipped + 1)); echo "skip $1: $2"; }
+check() { what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+finish() {
+    echo "$NAME: $passed passed, $failed failed, $skipped skipped"
+    [ "$failed" -eq 0 ] && exit 0
+    exit 1
+}
+
+if [ ! -x "$NMT" ] || [ ! -r "$DATA" ]; then
+    bad "setup: need $NMT (run make) and $DATA, run from the repository root"
+    finish
+fi
+
+T=$(mktemp -d) || exit 1
+trap 'chmod -R u+rwx "$T" 2>/dev/null; rm -rf "$T"' EXIT
+trap 'exit 130' INT TERM HUP
+
+if command -v timeout >/dev/null 2>&1; then LIMIT="timeout 300"; else LIMIT=; fi
+
+run() { $LIMIT "$NMT" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
+exits() { [ "$rc" -eq "$1" ]; }
+has() { grep -qF -- "$2" "$1"; }
+lines() { wc -l <"$1" | tr -d ' '; }
+
+# tiny_model DIR — 200 pairs of data/mar.txt, one epoch of a 16-unit GRU: a model file
+# to read, translate with and break, not one that translates well.
+tiny_model() {
+    awk 'NR % 97 == 0' "$DATA" | head -n 200 >"$T/tiny-train.tsv"
+    cat >"$T/tiny.json" <<EOF
+{"data": {"train": "$T/tiny-train.tsv"}, "model": {"cell": "gru", "embed": 16, "hidden": 16},
+ "train": {"batch_size": 32, "epochs": 1, "threads": 1}, "output": {"dir": "$1"}}
+EOF
+    "$NMT" train --quiet "$T/tiny.json" >"$T/tiny.out" 2>"$T/tiny.err" || {
+        bad "setup: tiny model in $1"
+        sed 's/^/    | /' "$T/tiny.err" | tail -n 5
+        finish
+    }
+}
