@@ -9,6 +9,7 @@
 #include "corpus.h"    /* defines: encode_tokens */
 #include "lines.h"     /* defines: lines_read_batches */
 #include "pooling.h"   /* defines: POOL_ATTENTION */
+#include "outfile.h"   /* defines: OutFile, outfile_open, outfile_commit */
 #include "svg.h"       /* defines: Svg, svg_* */
 #include "translate.h" /* defines: source_units */
 #include "vocab.h"     /* defines: vocab_class_label */
@@ -87,8 +88,8 @@ static int write_picture(const char *dir, long number, const TokenList *tok, con
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%06ld.svg", dir, number);
-    FILE *f = svg_file_open(path, err);
-    if (!f) return -1;
+    OutFile o;
+    if (outfile_open(&o, path, err)) return -1;
     const double size = 14, pad = 6, top_y = 40, box_h = 28;
     double top = 0, width = 2 * pad;
     for (int j = 0; j < tok->n; j++) {
@@ -99,7 +100,7 @@ static int write_picture(const char *dir, long number, const TokenList *tok, con
     snprintf(title, sizeof title, "%s (%.4f)", label, prob);
     double title_w = svg_text_width(title, size) + 2 * pad;
     Svg svg;
-    svg_begin(&svg, f, width > title_w ? width : title_w, top_y + box_h + 30);
+    svg_begin(&svg, o.f, width > title_w ? width : title_w, top_y + box_h + 30);
     SvgText st = svg_text_style(size);
     st.bold = 1;
     svg_text(&svg, pad, 22, title, &st);
@@ -121,7 +122,7 @@ static int write_picture(const char *dir, long number, const TokenList *tok, con
         x += w;
     }
     svg_end(&svg);
-    return svg_file_close(f, path, err);
+    return outfile_commit(&o, err);
 }
 
 /* Classifies lines[0..n-1] (lines first_number.. of in_name, numbered from base +

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "corpus.h"     /* defines: PairTokens, corpus_* */
+#include "outfile.h"    /* defines: OutFile, outfile_open, outfile_commit */
 #include "segment.h"    /* defines: Segmenter, tokenizer_kind, segmenter_learn_bpe */
 #include "trainstate.h" /* defines: examples_fingerprint */
 #include "tsv.h"        /* defines: TsvCorpus, tsv_read_pairs */
@@ -43,14 +44,13 @@ static int read_pairs(const Config *cfg, const ModelFile *mf, const char *path, 
 static int write_valid_tsv(const char *path, const TsvCorpus *tsv, const PairTokens *pairs, const int *idx, int n,
                            Error *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) return error_set(err, "%s: cannot write: %s", path, strerror(errno));
+    OutFile o;
+    if (outfile_open(&o, path, err)) return -1;
     for (int i = 0; i < n; i++) {
         const TsvPair *p = &tsv->pairs[pairs->index[idx[i]]];
-        fprintf(f, "%s\t%s\n", p->src, p->tgt);
+        fprintf(o.f, "%s\t%s\n", p->src, p->tgt);
     }
-    if (fclose(f) != 0) return error_set(err, "%s: write failed: %s", path, strerror(errno));
-    return 0;
+    return outfile_commit(&o, err);
 }
 
 /* The validation pairs scored by BLEU: all of them, or train.valid_bleu_max spread
@@ -242,15 +242,14 @@ static int write_valid_labelled(const char *path, const Config *cfg, const TsvCo
 {
     int text = cfg->text_column, label = cfg->label_column ? cfg->label_column : (text > 1 ? text + 1 : 2);
     int columns = text > label ? text : label;
-    FILE *f = fopen(path, "w");
-    if (!f) return error_set(err, "%s: cannot write: %s", path, strerror(errno));
+    OutFile o;
+    if (outfile_open(&o, path, err)) return -1;
     for (int i = 0; i < n; i++) {
         const TsvPair *p = &tsv->pairs[pairs->index[idx[i]]];
         for (int c = 1; c <= columns; c++)
-            fprintf(f, "%s%s", c == text ? p->src : c == label ? p->tgt : "", c < columns ? "\t" : "\n");
+            fprintf(o.f, "%s%s", c == text ? p->src : c == label ? p->tgt : "", c < columns ? "\t" : "\n");
     }
-    if (fclose(f) != 0) return error_set(err, "%s: write failed: %s", path, strerror(errno));
-    return 0;
+    return outfile_commit(&o, err);
 }
 
 /* dataset_prepare for model.type classifier: the same split and segmenter, the source
@@ -496,8 +495,9 @@ int dataset_export(const Dataset *ds, const Config *cfg, const ModelFile *mf, co
     long total = cfg->max_steps > 0 ? cfg->max_steps : (long)per_epoch * cfg->epochs;
     if (total > (long)per_epoch * cfg->epochs) total = (long)per_epoch * cfg->epochs;
     int n_test = ds->n_valid < 2000 ? ds->n_valid : 2000;
-    FILE *f = fopen(path, "wb");
-    if (!f) return error_set(err, "%s: cannot write: %s", path, strerror(errno));
+    OutFile o;
+    if (outfile_open(&o, path, err)) return -1;
+    FILE *f = o.f;
     int count = 3 * (int)total + 3;
     fwrite("NMTFIX01", 1, 8, f);
     fwrite(&count, 4, 1, f);
@@ -539,7 +539,7 @@ int dataset_export(const Dataset *ds, const Config *cfg, const ModelFile *mf, co
     put_record(f, "test.len", len, 1, &n_test);
     free(src);
     free(len);
-    if (ferror(f) | fclose(f)) return error_set(err, "%s: write failed", path);
+    if (outfile_commit(&o, err)) return -1;
     console_say(con, "wrote %ld batches and %d test sentences to %s", total, n_test, path);
     return 0;
 }

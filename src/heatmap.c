@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "plot.h"   /* defines: PlotAxis, plot_axis, plot_axis_tick, plot_axis_label */
+#include "outfile.h" /* defines: OutFile, outfile_open, outfile_commit */
 #include "svg.h"    /* defines: Svg, svg_*, SvgText */
 
 /* Sizes in px. A cell is square; at LABEL_SIZE a row needs ~1.5 em for Devanagari
@@ -255,8 +256,8 @@ int heatmap_write_svg(const char *path, const char *title, const char *const *sr
                       const char *const *out, int n_out, const float *attn, Error *err)
 {
     if (n_src > 0 && n_out > 0 && !attn) return error_set(err, "%s: no attention weights to draw", path);
-    FILE *f = svg_file_open(path, err);
-    if (!f) return -1;
-    heatmap_write_svg_to(f, title, src, n_src, out, n_out, attn, err);
-    return svg_file_close(f, path, err);
+    OutFile o;
+    if (outfile_open(&o, path, err)) return -1;
+    heatmap_write_svg_to(o.f, title, src, n_src, out, n_out, attn, err);
+    return outfile_commit(&o, err);
 }

@@ -26,6 +26,7 @@
 #include "eval.h"      /* defines: eval_run, eval_print */
 #include "info.h"      /* defines: info_print */
 #include "modelfile.h" /* defines: ModelFile, modelfile_read */
+#include "outfile.h"   /* defines: OutFile, outfile_open, outfile_commit, outfile_discard */
 #include "score.h"     /* defines: ScoreOptions, score_run */
 #include "plot.h"      /* defines: plot_training */
 #include "pooling.h"   /* defines: POOL_ATTENTION, pooling_name */
@@ -272,6 +273,19 @@ static int fail(const Error *err)
 {
     fprintf(stderr, "nmt: %s\n", err->msg);
     return 1;
+}
+
+/* The end of a command's output: standard output stays open; an -o file becomes the
+ * target if the command succeeded (status 0), else the target is left as it was.
+ * Returns the command's status, or -1 with err if writing the file failed. */
+static int output_done(OutFile *of, int status, Error *err)
+{
+    if (of->f == stdout) return status;
+    if (status) {
+        outfile_discard(of);
+        return status;
+    }
+    return outfile_commit(of, err);
 }
 
 static int usage_error(const char *usage, const char *fmt, const char *arg)
@@ -594,14 +608,10 @@ static int cmd_translate(int argc, char **argv)
         status = unkdict_load(&dict, dict_path, &mf.text, &err);
         opt.unk_dict = &dict;
     }
-    FILE *out = stdout;
-    if (status == 0 && out_path && !(out = fopen(out_path, "w"))) {
-        status = error_set(&err, "%s: cannot write: %s", out_path, strerror(errno));
-        out = stdout;
-    }
-    if (status == 0) status = translate_inputs(&mf, inputs, n_inputs, out, &opt, &err);
-    if (out != stdout && fclose(out) != 0 && status == 0)
-        status = error_set(&err, "%s: cannot write: %s", out_path, strerror(errno));
+    OutFile of = {.f = stdout};
+    if (status == 0 && out_path) status = outfile_open(&of, out_path, &err);
+    if (status == 0) status = translate_inputs(&mf, inputs, n_inputs, of.f, &opt, &err);
+    status = output_done(&of, status, &err);
     if (status) fail(&err);
     unkdict_free(&dict);
     for (int k = 0; k < n_more; k++) {
@@ -669,11 +679,9 @@ static int cmd_classify(int argc, char **argv)
                                  "%s", model, pooling_name(mf.model.dims.pooling));
     if (status == 0 && opt.attention_svg && mkdir(opt.attention_svg, 0777) != 0 && errno != EEXIST)
         status = error_set(&err, "%s: cannot create: %s", opt.attention_svg, strerror(errno));
-    FILE *out = stdout;
-    if (status == 0 && out_path && !(out = fopen(out_path, "w"))) {
-        status = error_set(&err, "%s: cannot write: %s", out_path, strerror(errno));
-        out = stdout;
-    }
+    OutFile of = {.f = stdout};
+    if (status == 0 && out_path) status = outfile_open(&of, out_path, &err);
+    FILE *out = of.f;
     long lines = 0;
     for (int k = 0; k < n_inputs && status == 0; k++) {
         int is_stdin = !strcmp(inputs[k], "-");
@@ -685,8 +693,7 @@ static int cmd_classify(int argc, char **argv)
         status = classify_stream(&mf, in, out, is_stdin ? "stdin" : inputs[k], &opt, &lines, &err);
         if (!is_stdin) fclose(in);
     }
-    if (out != stdout && fclose(out) != 0 && status == 0)
-        status = error_set(&err, "%s: cannot write: %s", out_path, strerror(errno));
+    status = output_done(&of, status, &err);
     if (status) fail(&err);
     modelfile_free(&mf);
     return status ? 1 : 0;
@@ -945,16 +952,12 @@ static int cmd_bpe(int argc, char **argv)
     Error err;
     if (apply && bpe_tool_apply_usage(&opt, inputs, n_inputs, &err)) return usage_error(usage_bpe, "%s", err.msg);
     if (learn && bpe_tool_learn_usage(&opt, &err)) return usage_error(usage_bpe, "%s", err.msg);
-    FILE *out = stdout;
-    if (out_path && !(out = fopen(out_path, "w"))) {
-        error_set(&err, "%s: cannot write: %s", out_path, strerror(errno));
-        return fail(&err);
-    }
-    int status = learn ? bpe_tool_learn(inputs, n_inputs, out, &opt, &err)
-               : apply ? bpe_tool_apply(inputs, n_inputs, out, &opt, &err)
-                       : bpe_tool_join(inputs, n_inputs, out, &err);
-    if (out != stdout && fclose(out) != 0 && status == 0)
-        status = error_set(&err, "%s: cannot write: %s", out_path, strerror(errno));
+    OutFile of = {.f = stdout};
+    if (out_path && outfile_open(&of, out_path, &err)) return fail(&err);
+    int status = learn ? bpe_tool_learn(inputs, n_inputs, of.f, &opt, &err)
+               : apply ? bpe_tool_apply(inputs, n_inputs, of.f, &opt, &err)
+                       : bpe_tool_join(inputs, n_inputs, of.f, &err);
+    status = output_done(&of, status, &err);
     return status ? fail(&err) : 0;
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "config.h" /* defines: CONFIG_MAX_EPOCHS, CONFIG_MAX_STEPS */
+#include "outfile.h" /* defines: OutFile, outfile_open, outfile_commit, outfile_discard */
 #include "pooling.h" /* defines: POOL_KINDS */
 
 /* ---------------------------------------------------------------- CRC-32 */
@@ -316,15 +317,9 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
                          mf->text.whitespace_only ? "only" : "and punctuation", tokenizer_name(mf->seg.kind),
                          tokenizer_whitespace_only(mf->seg.kind) ? "at whitespace only" : "at punctuation too");
 
-    size_t tmp_len = strlen(path) + 5;
-    char *tmp = xmalloc(tmp_len);
-    snprintf(tmp, tmp_len, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        error_set(err, "%s: cannot write: %s", tmp, strerror(errno));
-        free(tmp);
-        return -1;
-    }
+    OutFile o;
+    if (outfile_open(&o, path, err)) return -1;
+    FILE *f = o.f;
     Bytes dims = {0}, arch = {0}, trfm = {0}, clsf = {0}, conf = {0}, svoc = {0}, tvoc = {0}, subw = {0};
     put_fields(&dims, &dims_layout, mf);
     put_fields(&arch, &arch_layout, mf);
@@ -355,6 +350,7 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
         bad = write_section(f, S_TRST, trst, n);
         free(trst);
     }
+    int saved = errno ? errno : EIO;
     free(dims.p);
     free(arch.p);
     free(trfm.p);
@@ -363,30 +359,12 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
     free(svoc.p);
     free(tvoc.p);
     free(subw.p);
-    if (!bad) bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
-    int saved = errno;
-    if (fclose(f) != 0) bad = 1;
-    if (!bad && rename(tmp, path) != 0) {
-        saved = errno;
-        bad = 1;
-    }
     if (bad) {
-        error_set(err, "%s: write failed: %s (the previous file, if any, is untouched)", path, strerror(saved));
-        unlink(tmp);
-        free(tmp);
-        return -1;
+        outfile_discard(&o);
+        return error_set(err, "%s: write failed: %s (the previous file, if any, is untouched)", path,
+                         strerror(saved));
     }
-    free(tmp);
-    /* Make the rename itself durable. */
-    char *dir = xstrdup(path), *slash = strrchr(dir, '/');
-    if (slash) *slash = 0;
-    int fd = open(slash ? dir : ".", O_RDONLY);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-    free(dir);
-    return 0;
+    return outfile_commit(&o, err);
 }
 
 /* ---------------------------------------------------------------- reading */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outfile.h" /* defines: OutFile, outfile_open, outfile_commit */
 #include "svg.h"   /* defines: Svg, svg_*, SvgText */
 
 /* ---------------------------------------------------------------- axes */
@@ -395,10 +396,10 @@ int plot_training(const char *run_dir, const char *out_path, char *warning, size
     size_t tn = strlen(run_dir) + 32;
     char *title = xmalloc(tn);
     snprintf(title, tn, "Training: %s", run_dir);
-    FILE *f = svg_file_open(out_path, err);
-    if (f) {
-        plot_training_svg_to(f, &log, title);
-        status = svg_file_close(f, out_path, err);
+    OutFile o;
+    if (outfile_open(&o, out_path, err) == 0) {
+        plot_training_svg_to(o.f, &log, title);
+        status = outfile_commit(&o, err);
     }
     free(title);
 done:

@@ -1,12 +1,10 @@
 #include "resume.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "blas.h"       /* defines: blas_set_threads, blas_thread_count, blas_kernel_name */
 #include "checkpoint.h" /* defines: checkpoint_load_newest, checkpoint_remove_all */
@@ -19,29 +17,6 @@ static const char *const free_keys[] = {"data.train", "data.valid", "train.threa
                                         "train.checkpoint_every", "train.keep_checkpoints", "train.deterministic",
                                         "train.max_nonfinite", "train.epochs", "train.max_steps", "output.dir",
                                         NULL};
-
-int resume_lock(const char *dir, int *fd, Error *err)
-{
-    size_t n = strlen(dir) + sizeof "/train.lock";
-    char *path = xmalloc(n);
-    snprintf(path, n, "%s/train.lock", dir);
-    int status = 0;
-    *fd = open(path, O_RDWR | O_CREAT, 0666);
-    if (*fd < 0) goto done;  /* an unwritable directory: the first write says so */
-    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-    if (fcntl(*fd, F_SETLK, &fl) == 0) goto done;
-    int busy = errno == EACCES || errno == EAGAIN;
-    struct flock who = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-    long pid = busy && fcntl(*fd, F_GETLK, &who) == 0 && who.l_type != F_UNLCK ? (long)who.l_pid : 0;
-    close(*fd);
-    *fd = -1;
-    if (!busy) goto done;
-    if (pid > 0) status = error_set(err, "%s is in use by another nmt train (process %ld holds %s)", dir, pid, path);
-    else status = error_set(err, "%s is in use by another nmt train (it holds %s)", dir, path);
-done:
-    free(path);
-    return status;
-}
 
 /* No checkpoint-STEP.bin, but a checkpoint.bin: its checkpoint-STEP.bin was deleted, or
  * an nmt from before resuming existed wrote it. Returns 1 if it is there and resumable,

@@ -1,11 +1,6 @@
-/* resume.h — going on with a run from its checkpoint: which checkpoint, whether it fits
- * this config, these data and this machine, and the lock that keeps two nmt train out
- * of one directory.
- *
- * A run directory holds at most one live nmt train: a second one (a resume started
- * while the run is still going) would cut train.log under the first and delete its
- * checkpoints. resume_lock takes an fcntl lock on OUTPUT_DIR/train.lock, which the
- * system releases when the process ends, however it ends (SIGKILL included).
+/* resume.h — going on with a run from its checkpoint: which checkpoint, and whether it
+ * fits this config, these data and this machine (the lock that keeps two nmt train out
+ * of one directory is src/rundir.h's).
  *
  * A resumed run must be the run that stopped: the same config apart from the keys that
  * do not change the updates (resume.c's free_keys: where and how often things are
@@ -25,11 +20,6 @@
 #include "dataset.h"   /* defines: Dataset */
 #include "modelfile.h" /* defines: ModelFile */
 #include "util.h"      /* defines: Error */
-
-/* Locks dir/train.lock. Sets *fd to the locked file (-1 where the file system offers no
- * locks: the run goes ahead unguarded); returns -1 with err naming the process if
- * another one holds the lock. Closing *fd releases it. */
-int resume_lock(const char *dir, int *fd, Error *err);
 
 /* Which checkpoint the run goes on from. With `resume`: the newest checkpoint-STEP.bin of
  * dir that reads (or checkpoint.bin when none is left) goes into ck and its path into

@@ -1,11 +1,9 @@
 #include "svg.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <utf8proc.h>
 
 /* ---------------------------------------------------------------- text */
@@ -184,27 +182,6 @@ void svg_begin(Svg *svg, FILE *f, double width, double height)
 void svg_end(Svg *svg)
 {
     fputs("</svg>\n", svg->f);
-}
-
-FILE *svg_file_open(const char *path, Error *err)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) error_set(err, "%s: cannot write: %s", path, strerror(errno));
-    return f;
-}
-
-int svg_file_close(FILE *f, const char *path, Error *err)
-{
-    int failed = ferror(f), saved = errno;
-    if (fclose(f) != 0 && !failed) {
-        failed = 1;
-        saved = errno;
-    }
-    if (!failed) return 0;
-    /* Only a regular file: the path may be a device such as /dev/full or /dev/stdout. */
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) remove(path);
-    return error_set(err, "%s: write failed: %s", path, strerror(saved));
 }
 
 void svg_group_begin(Svg *svg, const char *class_name, double dx, double dy)

@@ -14,20 +14,21 @@
  *     (Debian: fonts-dejavu-core, fonts-noto-core, fonts-noto-cjk).
  *
  * Write errors are not checked per call: stdio keeps the stream's error flag, and
- * svg_file_close checks it (and fclose) once at the end.
+ * outfile_commit checks it once at the end (src/outfile.h: the file is written whole
+ * or not at all).
  *
  * Example:
  *   Error err;
- *   FILE *f = svg_file_open("out.svg", &err);
- *   if (!f) ... err.msg
+ *   OutFile o;
+ *   if (outfile_open(&o, "out.svg", &err)) ... err.msg
  *   Svg svg;
- *   svg_begin(&svg, f, 200, 100);
+ *   svg_begin(&svg, o.f, 200, 100);
  *   svg_rect(&svg, 10, 10, 50, 20, "#21908c", NULL, "a tooltip");
  *   SvgText st = svg_text_style(12);
  *   st.anchor = SVG_ANCHOR_MIDDLE;
  *   svg_text(&svg, 100, 60, "नमस्ते <world>", &st);
  *   svg_end(&svg);
- *   if (svg_file_close(f, "out.svg", &err)) ... err.msg
+ *   if (outfile_commit(&o, &err)) ... err.msg
  *
  * Coordinates are user units (pixels at 100%), y grows downwards.
  */
@@ -51,13 +52,6 @@ typedef struct {
 void svg_begin(Svg *svg, FILE *f, double width, double height);
 /* Ends the document (</svg>). The stream stays open. */
 void svg_end(Svg *svg);
-
-/* fopen(path, "w"); NULL with err naming path on failure. */
-FILE *svg_file_open(const char *path, Error *err);
-/* Checks f's error flag and closes it (always). Returns 0, or -1 with err naming path,
- * having removed the partial file if it is a regular one: a half-written SVG is
- * worse than none. */
-int svg_file_close(FILE *f, const char *path, Error *err);
 
 /* <g> with an optional class (NULL: none) and translation; groups nest. */
 void svg_group_begin(Svg *svg, const char *class_name, double dx, double dy);

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "signals.h" /* defines: signals_pending */
 
@@ -49,4 +50,10 @@ void testhook_pause_at_step(long step)
         fprintf(stderr, "nmt: test hook: waiting for SIGINT or SIGTERM after step %ld\n", step);
         wait_for_stop_signal();
     }
+}
+
+int testhook_full_disk(const char *path)
+{
+    const char *name = getenv("NMT_FULL_DISK_AT"), *base = strrchr(path, '/');
+    return name && *name && !strcmp(name, base ? base + 1 : path);
 }

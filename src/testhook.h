@@ -17,6 +17,12 @@
  *
  * Unset, empty or 0: nothing happens. A value that is not a step number is ignored
  * with a warning.
+ *
+ * NMT_FULL_DISK_AT=NAME makes every file named NAME (its last path component) that
+ * nmt writes whole (src/outfile.h: model files, checkpoints, -o outputs) fail as on
+ * a full disk: its bytes go to /dev/full, so the flush fails with ENOSPC, through the
+ * same error path a real full disk takes (tests/test_cli.sh: a checkpoint that cannot
+ * be written leaves the one before it whole). Unset or empty: nothing happens.
  */
 #ifndef TESTHOOK_H
 #define TESTHOOK_H
@@ -26,4 +32,7 @@
  * equals NMT_WAIT_AT_STEP. The variables are read
  * at the first call. */
 void testhook_pause_at_step(long step);
+
+/* 1 if NMT_FULL_DISK_AT names path's last component. */
+int testhook_full_disk(const char *path);
 #endif

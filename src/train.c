@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "adam.h"       /* defines: Adam, grad_norm, clip_scale, adam_update */
@@ -16,9 +15,11 @@
 #include "console.h"    /* defines: Console, console_* */
 #include "dataset.h"    /* defines: Dataset, dataset_* */
 #include "modelfile.h"  /* defines: ModelFile, modelfile_write, modelfile_read */
+#include "outfile.h"    /* defines: OutFile, outfile_open, outfile_commit */
 #include "plot.h"       /* defines: plot_training */
 #include "ranks.h"      /* defines: Ranks, ranks_* */
-#include "resume.h"     /* defines: resume_lock, resume_find, resume_check_*, resume_adopt */
+#include "resume.h"     /* defines: resume_find, resume_check_*, resume_adopt */
+#include "rundir.h"     /* defines: RunInput, rundir_open */
 #include "schedule.h"   /* defines: LrSchedule, lr_schedule_* */
 #include "segment.h"    /* defines: tokenizer_kind, tokenizer_whitespace_only */
 #include "signals.h"    /* defines: SignalHandlers, signals_catch, signals_pending */
@@ -69,28 +70,6 @@ static const char *out_path(Run *run, const char *name)
 }
 
 /* mkdir -p */
-static int make_dirs(const char *dir, Error *err)
-{
-    char *p = xstrdup(dir);
-    for (char *s = p + 1; ; s++) {
-        if (*s == '/' || *s == 0) {
-            char c = *s;
-            *s = 0;
-            if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-                error_set(err, "%s: cannot create directory: %s", p, strerror(errno));
-                free(p);
-                return -1;
-            }
-            *s = c;
-            if (!c) break;
-        }
-    }
-    free(p);
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return error_set(err, "%s: not a directory", dir);
-    return 0;
-}
-
 /* model.bin or best.bin: the model without optimizer or training state. */
 static int save(Run *run, const char *name, Error *err)
 {
@@ -569,10 +548,10 @@ static int probe_init_from(const Config *cfg, Error *err)
 static int write_config(Run *run, Error *err)
 {
     const char *path = out_path(run, "config.json");
-    FILE *cf = fopen(path, "w");
-    if (!cf || fputs(run->mf.config_json, cf) < 0 || fclose(cf) != 0)
-        return error_set(err, "%s: cannot write: %s", path, strerror(errno));
-    return 0;
+    OutFile o;
+    if (outfile_open(&o, path, err)) return -1;
+    fputs(run->mf.config_json, o.f);
+    return outfile_commit(&o, err);
 }
 
 /* from's vocabularies and segmenter become to's (from is left without them). */
@@ -662,8 +641,8 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
     st->epoch = 1;
     st->best = strcmp(cfg->best_metric, "loss") ? -INFINITY : INFINITY;  /* bleu, accuracy: higher is better */
     if (run->ranks.rank == 0) {
-        run->log = fopen(out_path(run, "train.log"), "w");
-        if (!run->log) return error_set(err, "%s: cannot write: %s", out_path(run, "train.log"), strerror(errno));
+        run->log = trainlog_create(out_path(run, "train.log"), err);
+        if (!run->log) return -1;
     }
     double baseline = dataset_unigram_baseline(&run->data, run->mf.tgt_vocab.size);
     if (run->mf.model.dims.type == MODEL_CLASSIFIER) {
@@ -815,13 +794,17 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     run.mf.text.whitespace_only = tokenizer_whitespace_only((TokenizerKind)tokenizer_kind(cfg->tokenizer));
     run.mf.config_json = config_to_json(cfg);
     if (probe_inputs(cfg, err)) goto done;
-    if (rank0 && make_dirs(cfg->dir, err)) goto done;
+    if (rank0) {
+        RunInput inputs[] = {{"the config file", opt->config_path}, {"data.train", cfg->train},
+                             {"data.valid", cfg->valid}, {"data.spm_model", cfg->spm_model}};
+        if (rundir_open(cfg->dir, inputs, 4, opt->resume, &lock_fd, err)) goto done;
+    }
     if (opt->export_path) {  /* one file, rank 0's */
         status = !rank0 ? 0 : dataset_prepare(&run.data, &run.mf, cfg, out_path(&run, "valid.tsv"), &run.con, err) ? -1
                                 : dataset_export(&run.data, cfg, &run.mf, opt->export_path, &run.con, err);
         goto done;
     }
-    if (rank0 && (probe_init_from(cfg, err) || resume_lock(cfg->dir, &lock_fd, err))) goto done;
+    if (rank0 && probe_init_from(cfg, err)) goto done;
     /* Everything about a resume is checked before anything in the directory changes. */
     resuming = find_checkpoint(&run, &ck, err);
     if (resuming < 0) goto done;

@@ -2,6 +2,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,16 +226,33 @@ void trainlog_describe_skipped(const LogReadStats *stats, const char *name, char
 
 /* ---------------------------------------------------------------- resuming */
 
+/* open(2) with O_NOFOLLOW, as a stream: a link planted at path is an error (ELOOP),
+ * not a way to write somewhere else. */
+static FILE *open_nofollow(const char *path, int flags, const char *mode, Error *err)
+{
+    int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, 0666);
+    FILE *f = fd >= 0 ? fdopen(fd, mode) : NULL;
+    if (!f) {
+        int saved = errno;
+        if (fd >= 0) close(fd);
+        error_set(err, "%s: cannot write: %s", path,
+                  saved == ELOOP ? "a symbolic link (nmt does not write through links it did not make)"
+                                 : strerror(saved));
+    }
+    return f;
+}
+
+FILE *trainlog_create(const char *path, Error *err)
+{
+    return open_nofollow(path, O_WRONLY | O_CREAT | O_TRUNC, "w", err);
+}
+
 FILE *trainlog_reopen(const char *path, long log_bytes, long *cut, char *warning, size_t cap, Error *err)
 {
     *cut = 0;
     warning[0] = 0;
-    FILE *f = fopen(path, "r+");
-    if (!f) f = fopen(path, "w");
-    if (!f) {
-        error_set(err, "%s: cannot write: %s", path, strerror(errno));
-        return NULL;
-    }
+    FILE *f = open_nofollow(path, O_RDWR | O_CREAT, "r+", err);
+    if (!f) return NULL;
     if (fseek(f, 0, SEEK_END) != 0) goto seek_failed;
     long size = ftell(f);
     if (size < log_bytes) {

@@ -109,10 +109,14 @@ int trainlog_read(FILE *f, const char *name, int (*each)(void *ctx, const LogLin
 /* "NAME: skipped N malformed lines (the first is line L)", or "" if none. */
 void trainlog_describe_skipped(const LogReadStats *stats, const char *name, char *buf, size_t cap);
 
+/* Creates (or empties) path for a new run's log; never through a symbolic link. NULL
+ * with err naming path. */
+FILE *trainlog_create(const char *path, Error *err);
+
 /* Opens path to go on from a checkpoint taken when it was log_bytes long: what was
  * logged after it (work that will be redone) is cut off, so that each step is logged
  * once. A log shorter than that is appended to, with a warning in *warning (else "").
  * Returns the file (positioned at its end) and the number of lines cut in *cut, or
- * NULL with err. */
+ * NULL with err. Never through a symbolic link. */
 FILE *trainlog_reopen(const char *path, long log_bytes, long *cut, char *warning, size_t cap, Error *err);
 #endif

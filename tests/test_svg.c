@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "heatmap.h"
+#include "outfile.h"
 #include "plot.h"
 #include "svg.h"
 
@@ -310,17 +311,17 @@ static void test_writer(void)
     free(doc);
 
     Error err;
-    CHECK(svg_file_open("/nonexistent-dir/x.svg", &err) == NULL && strstr(err.msg, "/nonexistent-dir/x.svg"),
-          "svg_file_open: an unwritable path fails, naming it");
-    FILE *full = fopen("/dev/full", "w");
-    if (full) {
+    OutFile o;
+    CHECK(outfile_open(&o, "/nonexistent-dir/x.svg", &err) == -1 && strstr(err.msg, "/nonexistent-dir/x.svg"),
+          "an SVG file: an unwritable path fails, naming it");
+    if (outfile_open(&o, "/dev/full", &err) == 0) {
         Svg s2;
-        svg_begin(&s2, full, 10, 10);
+        svg_begin(&s2, o.f, 10, 10);
         svg_end(&s2);
-        CHECK(svg_file_close(full, "/dev/full", &err) == -1 && strstr(err.msg, "/dev/full"),
-              "svg_file_close: a failed write (/dev/full) is reported, naming the path");
+        CHECK(outfile_commit(&o, &err) == -1 && strstr(err.msg, "/dev/full"),
+              "an SVG file: a failed write (/dev/full) is reported, naming the path");
         struct stat st_full;
-        CHECK(stat("/dev/full", &st_full) == 0, "svg_file_close: a device is not removed on failure");
+        CHECK(stat("/dev/full", &st_full) == 0, "an SVG file: a device is not removed on failure");
     }
 }
 
