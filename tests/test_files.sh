@@ -7,4 +7,145 @@
 NAME=test_files
 . tests/lib.sh
 
+M=$T/tiny
+tiny_model "$M"
+printf 'Go.\nHi.\nRun!\nWho?\nWow!\n' >"$T/five.txt"
+
+# ---------------------------------------------------------------- -o over an input
+
+cp "$T/five.txt" "$T/in.txt"
+run translate "$M/model.bin" "$T/in.txt" -o "$T/in.txt"
+check "translate IN -o IN: exit 0" exits 0
+check "translate IN -o IN: IN holds the 5 translations, not an empty file" \
+    eval '[ "$(lines "$T/in.txt")" = 5 ] && ! cmp -s "$T/in.txt" "$T/five.txt"'
+"$NMT" translate "$M/model.bin" "$T/five.txt" >"$T/expected.txt" 2>/dev/null
+check "translate IN -o IN: the same translations as to standard output" cmp -s "$T/in.txt" "$T/expected.txt"
+
+cp "$T/five.txt" "$T/in.txt"
+run translate "$M/model.bin" -o "$T/in.txt" <"$T/in.txt"
+check "translate -o IN < IN: exit 0, IN holds the translations" \
+    eval 'exits 0 && cmp -s "$T/in.txt" "$T/expected.txt"'
+
+# A run that fails leaves the old output whole (the second input is missing).
+printf 'old output\n' >"$T/out.txt"
+run translate "$M/model.bin" "$T/five.txt" "$T/missing.txt" -o "$T/out.txt"
+check "translate failing on its second input: exit 1, naming it" \
+    eval 'exits 1 && has "$T/err" "$T/missing.txt"'
+check "... the old -o file whole, no temporary file left" \
+    eval '[ "$(cat "$T/out.txt")" = "old output" ] && ! ls "$T" | grep -q "\.tmp-"'
+
+# -o at a symbolic link: the link is replaced, its target untouched.
+printf 'precious\n' >"$T/victim.txt"
+ln -s "$T/victim.txt" "$T/link.txt"
+run translate "$M/model.bin" "$T/five.txt" -o "$T/link.txt"
+check "translate -o LINK: exit 0, LINK now a file with the translations, the target untouched" \
+    eval 'exits 0 && [ ! -L "$T/link.txt" ] && cmp -s "$T/link.txt" "$T/expected.txt" && [ "$(cat "$T/victim.txt")" = precious ]'
+run translate "$M/model.bin" "$T/five.txt" -o /dev/null
+check "translate -o /dev/null: exit 0, /dev/null still a device" eval 'exits 0 && [ -c /dev/null ]'
+run translate "$M/model.bin" "$T/five.txt" -o "$T"
+check "translate -o DIRECTORY: exit 1, naming it" eval 'exits 1 && has "$T/err" "$T: cannot write: Is a directory"'
+
+# nmt bpe: learn, apply and join with -o naming their input.
+awk -F'\t' 'NR <= 300 {print $1}' "$DATA" >"$T/en.txt"
+cp "$T/en.txt" "$T/learn.txt"
+"$NMT" bpe learn --merges 50 "$T/en.txt" >"$T/codes.expected" 2>/dev/null
+run bpe learn --merges 50 "$T/learn.txt" -o "$T/learn.txt"
+check "bpe learn IN -o IN: exit 0, IN holds the codes" eval 'exits 0 && cmp -s "$T/learn.txt" "$T/codes.expected"'
+"$NMT" bpe apply "$T/codes.expected" "$T/en.txt" >"$T/applied.expected" 2>/dev/null
+cp "$T/en.txt" "$T/apply.txt"
+run bpe apply "$T/codes.expected" "$T/apply.txt" -o "$T/apply.txt"
+check "bpe apply CODES IN -o IN: exit 0, IN holds the segmented text" \
+    eval 'exits 0 && cmp -s "$T/apply.txt" "$T/applied.expected"'
+run bpe join "$T/apply.txt" -o "$T/apply.txt"
+check "bpe join IN -o IN: exit 0, IN holds the text joined back" eval 'exits 0 && cmp -s "$T/apply.txt" "$T/en.txt"'
+cp "$T/en.txt" "$T/codes-in.txt"
+run bpe apply "$T/codes-in.txt" "$T/en.txt" -o "$T/codes-in.txt"
+check "bpe apply with -o naming CODES: exit 1 (not codes), CODES untouched" \
+    eval 'exits 1 && cmp -s "$T/codes-in.txt" "$T/en.txt"'
+
+# ---------------------------------------------------------------- the run directory
+
+# data.train inside output.dir at a name nmt writes: refused before anything is written.
+R=$T/runs/r
+cat >"$T/r.json" <<EOF
+{"data": {"train": "$R/valid.tsv"}, "model": {"embed": 8, "hidden": 8},
+ "train": {"epochs": 1, "threads": 1}, "output": {"dir": "$R"}}
+EOF
+"$NMT" train --quiet "$T/tiny.json" --set output.dir="$R" >/dev/null 2>&1  # makes $R a run directory
+cp "$T/tiny-train.tsv" "$R/valid.tsv"
+run train "$T/r.json"
+check "data.train is output.dir's valid.tsv: exit 1, naming data.train and the file" \
+    eval 'exits 1 && has "$T/err" "data.train: $R/valid.tsv is $R/valid.tsv, a file nmt train writes"'
+check "... the corpus whole (200 lines)" eval '[ "$(lines "$R/valid.tsv")" = 200 ]'
+cat >"$T/r2.json" <<EOF
+{"data": {"train": "$T/tiny-train.tsv", "valid": "$R/train.log"}, "model": {"embed": 8, "hidden": 8},
+ "train": {"epochs": 1, "threads": 1}, "output": {"dir": "$R"}}
+EOF
+cp "$R/train.log" "$T/log.before"
+run train "$T/r2.json"
+check "data.valid is output.dir's train.log: exit 1, naming data.valid; train.log untouched" \
+    eval 'exits 1 && has "$T/err" "data.valid: $R/train.log is $R/train.log" && cmp -s "$R/train.log" "$T/log.before"'
+cp "$R/config.json" "$T/config.before"
+run train "$R/config.json"
+check "nmt train RUN/config.json (not resuming): exit 1, the config file named, untouched" \
+    eval 'exits 1 && has "$T/err" "the config file: $R/config.json is" && cmp -s "$R/config.json" "$T/config.before"'
+
+# output.dir "." holding a user's own config.json: refused, nothing written.
+mkdir "$T/here"
+printf '{"my": "own"}\n' >"$T/here/config.json"
+sed -e "s|\"dir\": \"$M\"|\"dir\": \".\"|" "$T/tiny.json" >"$T/here/mine.json"
+(cd "$T/here" && $LIMIT "$NMT" train mine.json >"$T/out" 2>"$T/err")
+rc=$?
+check "output.dir \".\" with a user's config.json: exit 1, naming ./config.json" \
+    eval 'exits 1 && has "$T/err" "./config.json: not written by nmt train"'
+check "... nothing written: config.json as it was, no train.lock, train.log or valid.tsv" \
+    eval '[ "$(cat "$T/here/config.json")" = "{\"my\": \"own\"}" ] && [ ! -e "$T/here/train.lock" ] && [ ! -e "$T/here/train.log" ] && [ ! -e "$T/here/valid.tsv" ]'
+# The config itself named config.json in output.dir ".": the same refusal.
+mkdir "$T/here2"
+sed -e "s|\"dir\": \"$M\"|\"dir\": \".\"|" "$T/tiny.json" >"$T/here2/config.json"
+cp "$T/here2/config.json" "$T/here2.before"
+(cd "$T/here2" && $LIMIT "$NMT" train config.json >"$T/out" 2>"$T/err")
+rc=$?
+check "nmt train config.json with output.dir \".\": exit 1, config.json untouched" \
+    eval 'exits 1 && has "$T/err" "config.json" && cmp -s "$T/here2/config.json" "$T/here2.before"'
+# A directory of other files is fine: nmt writes only its own names.
+mkdir "$T/here3"
+printf 'notes\n' >"$T/here3/notes.txt"
+sed -e "s|\"dir\": \"$M\"|\"dir\": \".\"|" "$T/tiny.json" >"$T/mine3.json"
+(cd "$T/here3" && $LIMIT "$NMT" train --quiet "$T/mine3.json" >"$T/out" 2>"$T/err")
+rc=$?
+check "output.dir \".\" with only other files: exit 0, the user's file untouched, train.lock marks it" \
+    eval 'exits 0 && [ "$(cat "$T/here3/notes.txt")" = notes ] && grep -q "^nmt run directory" "$T/here3/train.lock"'
+
+# Symbolic links planted in a run directory: never followed.
+L=$T/runs/linked
+mkdir -p "$L"
+printf 'precious\n' >"$T/victim2.txt"
+ln -s "$T/victim2.txt" "$L/train.log"
+sed -e "s|\"dir\": \"$M\"|\"dir\": \"$L\"|" "$T/tiny.json" >"$T/linked.json"
+run train --quiet "$T/linked.json"
+check "a symbolic link at train.log: exit 1, naming it" \
+    eval 'exits 1 && has "$T/err" "$L/train.log: a symbolic link"'
+check "... its target untouched, nothing written" \
+    eval '[ "$(cat "$T/victim2.txt")" = precious ] && [ ! -e "$L/config.json" ] && [ ! -e "$L/train.lock" ]'
+rm "$L/train.log"
+ln -s "$T/victim2.txt" "$L/train.lock"
+run train --quiet "$T/linked.json"
+check "a symbolic link at train.lock: exit 1, its target untouched" \
+    eval 'exits 1 && has "$T/err" "$L/train.lock" && [ "$(cat "$T/victim2.txt")" = precious ]'
+rm "$L/train.lock"
+# Links at the names temporary files once had (NAME.tmp) lead nowhere now.
+for f in model.bin.tmp best.bin.tmp checkpoint.bin.tmp config.json.tmp valid.tsv.tmp; do
+    ln -s "$T/victim2.txt" "$L/$f"
+done
+run train --quiet "$T/linked.json"
+check "links at NAME.tmp: exit 0, their target untouched" \
+    eval 'exits 0 && [ "$(cat "$T/victim2.txt")" = precious ] && [ -s "$L/model.bin" ]'
+
+# A run directory of an older nmt (an empty train.lock) goes on being used.
+: >"$L/train.lock"
+run train --quiet "$T/linked.json"
+check "a run directory with an empty train.lock (nmt 0.4): exit 0, marked now" \
+    eval 'exits 0 && grep -q "^nmt run directory" "$L/train.lock"'
+
 finish
