@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "modelfile.h" /* defines: MODELFILE_MAGIC */
 
@@ -70,8 +71,8 @@ static int fill(LineReader *r)
     }
     r->at = 0;
     r->end = got;
+    if (ferror(r->in)) return -1;  /* even after some bytes: a line cut by an error is no line */
     if (got > 0) return 1;
-    if (ferror(r->in)) return -1;
     r->eof = 1;   /* a terminal is not asked twice */
     return 0;
 }
@@ -131,7 +132,7 @@ int lines_check_file(const char *path, const LineLimit *limit, Error *err)
     FILE *f = fopen(path, "rb");
     if (!f) return error_set(err, "%s: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISFIFO(st.st_mode)) {
+    if (isatty(fileno(f)) || (fstat(fileno(f), &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))) {
         fclose(f);
         return 0;
     }

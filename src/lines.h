@@ -94,9 +94,10 @@ int lines_read_error(Error *err, const char *name);
 
 /* Reads the whole of path as line_read reads it, for the lengths of its lines only: 0
  * when every line is within the limit, else -1 with lines_too_long's or
- * lines_read_error's message, or "PATH: REASON" when it cannot be opened. A FIFO,
- * which cannot be read twice, is left alone: 0. nmt train checks its data with it
- * before it writes anything; it takes a small part of the time parsing the file does. */
+ * lines_read_error's message, or "PATH: REASON" when it cannot be opened. What cannot
+ * be read twice (a FIFO, a socket, a terminal) is left alone: 0. nmt train checks its
+ * data with it before it writes anything; it takes a small part of the time parsing the
+ * file does (a block at a time, memchr). */
 int lines_check_file(const char *path, const LineLimit *limit, Error *err);
 
 /* Called with lines[0..n-1], lines first_number.. (1-based) of the input; warned[i] is

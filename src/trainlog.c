@@ -211,10 +211,10 @@ int trainlog_read(FILE *f, const char *name, int (*each)(void *ctx, const LogLin
             stats->n_malformed++;
         }
     }
+    int status = len == LINE_ERROR ? lines_read_error(err, name) : 0;  /* before free can touch errno */
     line_reader_free(&r);
     free(text);
-    if (len == LINE_ERROR) return lines_read_error(err, name);
-    return 0;
+    return status;
 }
 
 void trainlog_describe_skipped(const LogReadStats *stats, const char *name, char *buf, size_t cap)

@@ -68,6 +68,9 @@ run train "$T/tiny.json" --set "data.train=$T/long-train.tsv" --set "output.dir=
     --set data.max_line_bytes=2000000 --set train.max_steps=2
 check "train with data.max_line_bytes 2000000: the file is read (the long pair dropped by data.max_len), exit 0" \
     eval 'exits 0 && [ -s "$T/runs/longok/model.bin" ]'
+run train --resume "$T/m" --set data.max_line_bytes=2000000
+check "resume with another data.max_line_bytes: allowed (it decides whether the data is read, not what)" \
+    eval 'exits 0 && ! has "$T/err" "data.max_line_bytes: the checkpoint"'
 run train "$T/tiny.json" --set data.train=/dev/zero --set "output.dir=$T/runs/zero"
 check "train on /dev/zero (one endless line): ends, exit 1, naming /dev/zero line 1; nothing written" \
     eval 'exits 1 && has "$T/err" "nmt: /dev/zero line 1: longer than 1048576 bytes (the limit; data.max_line_bytes raises it)" && [ ! -e "$T/runs/zero" ]'
