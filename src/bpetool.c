@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <utf8proc.h>
 
+#include "lines.h"     /* defines: LineReader, line_read, lines_too_long, lines_read_error */
 #include "modelfile.h" /* defines: ModelFile, modelfile_read */
 #include "segment.h"   /* defines: Segmenter, segmenter_apply, segmenter_detokenize, segmenter_learn_bpe */
 #include "subword.h"   /* defines: Bpe, bpe_learn, bpe_to_text, bpe_from_text */
@@ -16,7 +17,7 @@
  * non-zero return stops the reading. The line is len bytes, not NUL-terminated. */
 typedef int (*LineFn)(void *ctx, const char *name, long number, const char *line, size_t len, Error *err);
 
-/* The lines of chunk[0..len) (as getline read it: LF only at its end) as subword-nmt
+/* The lines of chunk[0..len) (as line_read read it: LF only at its end) as subword-nmt
  * sees them, reading as Python reads standard input: a line ends at LF, CRLF or a lone
  * CR, and fn gets it with that ending made LF (a last line without one, without). */
 static int universal_lines(char *chunk, size_t len, const char *name, long *number, LineFn fn, void *ctx,
@@ -38,8 +39,11 @@ static int universal_lines(char *chunk, size_t len, const char *name, long *numb
 }
 
 /* Calls fn for each line of the inputs in turn: without its line end (LF, and any CRs
- * before it), or with keep_ends as universal_lines cuts them. */
-static int each_line(char *const *inputs, int n_inputs, int keep_ends, LineFn fn, void *ctx, Error *err)
+ * before it), or with keep_ends as universal_lines cuts them. A line longer than the
+ * limit is refused (refuse_long: an error naming it), or else passed on as an empty
+ * line, with a warning. */
+static int each_line(char *const *inputs, int n_inputs, int keep_ends, const LineLimit *limit, int refuse_long,
+                     LineFn fn, void *ctx, Error *err)
 {
     char *line = NULL;
     size_t cap = 0;
@@ -52,8 +56,24 @@ static int each_line(char *const *inputs, int n_inputs, int keep_ends, LineFn fn
             status = error_set(err, "%s: %s", inputs[k], strerror(errno));
             break;
         }
+        LineReader r;
+        line_reader_init(&r, f, limit);
         ssize_t len;
-        for (long number = 1; status == 0 && (len = getline(&line, &cap, f)) >= 0;) {
+        /* number: the next line's (universal_lines may find several in one read). */
+        for (long number = 1; status == 0;) {
+            len = line_read(&r, &line, &cap, !refuse_long);
+            if (len == LINE_EOF) break;
+            if (len == LINE_ERROR) {
+                status = lines_read_error(err, name);
+                break;
+            }
+            if (len == LINE_TOO_LONG) {
+                status = lines_too_long(err, name, number, limit);
+                if (refuse_long) break;
+                fprintf(stderr, "nmt: warning: %s; an empty line out\n", err->msg);
+                status = fn(ctx, name, number++, "\n", keep_ends, err);
+                continue;
+            }
             if (keep_ends) {
                 status = universal_lines(line, (size_t)len, name, &number, fn, ctx, err);
                 continue;
@@ -62,7 +82,7 @@ static int each_line(char *const *inputs, int n_inputs, int keep_ends, LineFn fn
                 line[--len] = 0;
             status = fn(ctx, name, number++, line, (size_t)len, err);
         }
-        if (status == 0 && ferror(f)) status = error_set(err, "%s: read error: %s", name, strerror(errno));
+        line_reader_free(&r);
         if (!is_stdin) fclose(f);
     }
     free(line);
@@ -148,7 +168,8 @@ int bpe_tool_learn(char *const *inputs, int n_inputs, FILE *out, const BpeToolOp
     VocabCounter *counter = vocab_counter_new();
     void *ctx[2] = {(void *)opt, counter};
     int snmt = opt->format == BPE_SUBWORD_NMT;
-    int status = each_line(inputs, n_inputs, snmt, snmt ? count_line_subword_nmt : count_line, ctx, err);
+    int status = each_line(inputs, n_inputs, snmt, &opt->lines, 1, snmt ? count_line_subword_nmt : count_line, ctx,
+                           err);
     if (status == 0) {
         Bpe b;
         segmenter_learn_bpe(&b, counter, opt->merges, opt->format);
@@ -320,7 +341,8 @@ int bpe_tool_apply(char *const *inputs, int n_inputs, FILE *out, const BpeToolOp
     /* Codes read as subword-nmt's are applied to lines read as subword-nmt reads them;
      * a model file's merges are always nmt's. */
     int snmt = seg.kind == TOKENIZER_BPE && seg.src.format == BPE_SUBWORD_NMT;
-    int status = each_line(inputs, n_inputs, snmt, snmt ? apply_line_subword_nmt : apply_line, &job, err);
+    int status = each_line(inputs, n_inputs, snmt, &opt->lines, 0, snmt ? apply_line_subword_nmt : apply_line, &job,
+                           err);
     segmenter_free(&seg);
     return status;
 }
@@ -349,9 +371,9 @@ static int join_line(void *ctx, const char *name, long number, const char *line,
     return status;
 }
 
-int bpe_tool_join(char *const *inputs, int n_inputs, FILE *out, Error *err)
+int bpe_tool_join(char *const *inputs, int n_inputs, FILE *out, const LineLimit *limit, Error *err)
 {
     Segmenter seg = {.kind = TOKENIZER_BPE};
     LineJob job = {&seg, NULL, out};
-    return each_line(inputs, n_inputs, 0, join_line, &job, err);
+    return each_line(inputs, n_inputs, 0, limit, 0, join_line, &job, err);
 }

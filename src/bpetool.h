@@ -31,14 +31,17 @@
  * codes.
  *
  * Each input is a path or "-" (standard input); none means standard input. Bad input
- * (a missing file, invalid UTF-8, a damaged codes file) is an error naming the file and
- * line; output lines are flushed one by one.
+ * (a missing file, invalid UTF-8, a damaged codes file, a read error) is an error naming
+ * the file and line; output lines are flushed one by one. A line longer than the limit
+ * (lines.h: 1 MiB unless --max-line-bytes says otherwise) is an error for learn, and an
+ * empty output line with a warning naming it for apply and join.
  */
 #ifndef BPETOOL_H
 #define BPETOOL_H
 
 #include <stdio.h>
 
+#include "lines.h"   /* defines: LineLimit */
 #include "subword.h" /* defines: BpeFormat */
 #include "text.h" /* defines: TextOptions */
 #include "util.h" /* defines: Error */
@@ -51,6 +54,7 @@ typedef struct {
     const char *codes;   /* apply: a codes file or a model file (NULL with chars) */
     int target;          /* apply with a model file: the target side's merges */
     int chars;           /* apply: character segmentation */
+    LineLimit lines;     /* the longest input line (--max-line-bytes) */
 } BpeToolOptions;
 
 /* The options of learn that do not apply: --lowercase or --nfkc with --codes-format
@@ -65,5 +69,5 @@ int bpe_tool_learn(char *const *inputs, int n_inputs, FILE *out, const BpeToolOp
  * opt->codes and inputs[0] when they are regular files. */
 int bpe_tool_apply_usage(const BpeToolOptions *opt, char *const *inputs, int n_inputs, Error *err);
 int bpe_tool_apply(char *const *inputs, int n_inputs, FILE *out, const BpeToolOptions *opt, Error *err);
-int bpe_tool_join(char *const *inputs, int n_inputs, FILE *out, Error *err);
+int bpe_tool_join(char *const *inputs, int n_inputs, FILE *out, const LineLimit *limit, Error *err);
 #endif

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "classify.h" /* defines: classify_lines */
+#include "classify.h" /* defines: classify_lines, CLASSIFY_MAX_UNITS */
 #include "config.h"   /* defines: Config, config_parse */
 #include "tsv.h"      /* defines: TsvCorpus, tsv_read_labelled */
 #include "vocab.h"    /* defines: vocab_label_class, vocab_class_label */
@@ -65,13 +65,13 @@ static void summarise(ClassEvalResult *r, double nll)
     }
 }
 
-int classeval_run(ModelFile *mf, const char *tsv_path, int text_col, int label_col, ClassEvalResult *res,
-                  Error *err)
+int classeval_run(ModelFile *mf, const char *tsv_path, int text_col, int label_col, const LineLimit *limit,
+                  ClassEvalResult *res, Error *err)
 {
     memset(res, 0, sizeof *res);
     trained_columns(mf, &text_col, &label_col);
     TsvCorpus tsv;
-    if (tsv_read_labelled(tsv_path, text_col, label_col, &tsv, err)) return -1;
+    if (tsv_read_labelled(tsv_path, text_col, label_col, limit, &tsv, err)) return -1;
     char note[ERROR_LEN];
     tsv_describe_skipped(&tsv, tsv_path, note, sizeof note);
     if (note[0]) fprintf(stderr, "nmt: warning: %s\n", note);
@@ -85,15 +85,19 @@ int classeval_run(ModelFile *mf, const char *tsv_path, int text_col, int label_c
     res->support = xcalloc(C, sizeof(long));
     RunState rs = {0};
     char *lines[CLASSEVAL_BATCH];
-    int classes[CLASSEVAL_BATCH];
+    int classes[CLASSEVAL_BATCH], cut[CLASSEVAL_BATCH];
     float *probs = xmalloc(sizeof(float) * CLASSEVAL_BATCH * C);
     double nll = 0;
     for (int start = 0; start < tsv.n; start += CLASSEVAL_BATCH) {
         int n = tsv.n - start < CLASSEVAL_BATCH ? tsv.n - start : CLASSEVAL_BATCH;
         for (int i = 0; i < n; i++)
             lines[i] = tsv.pairs[start + i].src;
-        classify_lines(mf, &rs, lines, n, classes, probs, NULL, NULL);
+        classify_lines(mf, &rs, lines, n, classes, probs, NULL, NULL, cut);
         for (int i = 0; i < n; i++) {
+            if (cut[i])
+                fprintf(stderr, "nmt: warning: %s line %d: %d units, more than the %d a line is classified by; only "
+                                "the first %d classified\n", tsv_path, tsv.pairs[start + i].line, cut[i],
+                        CLASSIFY_MAX_UNITS, CLASSIFY_MAX_UNITS);
             int truth = vocab_label_class(&mf->tgt_vocab, tsv.pairs[start + i].tgt);
             res->lines++;
             if (truth < 0) {

@@ -14,13 +14,10 @@
 #include "translate.h" /* defines: source_units */
 #include "vocab.h"     /* defines: vocab_class_label */
 
-/* The longest line, in the model's units, that is read whole; the rest is cut, with a
- * warning. */
-#define CLASSIFY_MAX_UNITS 1000
 #define CLASSIFY_BATCH 64
 
 void classify_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, int *classes, float *probs,
-                    float **attn, TokenList *units)
+                    float **attn, TokenList *units, int *cut)
 {
     const ModelDims *d = &mf->model.dims;
     int C = model_classes(d);
@@ -31,8 +28,10 @@ void classify_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, int 
         Error err;
         classes[i] = -1;
         if (attn) attn[i] = NULL;
+        if (cut) cut[i] = 0;
         if (source_units(mf, lines[i], &tok, &err) == 0 && tok.n > 0) {
             if (tok.n > CLASSIFY_MAX_UNITS) {
+                if (cut) cut[i] = tok.n;
                 for (int j = CLASSIFY_MAX_UNITS; j < tok.n; j++)
                     free(tok.tokens[j]);
                 tok.n = CLASSIFY_MAX_UNITS;
@@ -127,27 +126,32 @@ static int write_picture(const char *dir, long number, const TokenList *tok, con
 
 /* Classifies lines[0..n-1] (lines first_number.. of in_name, numbered from base +
  * first_number across the inputs, as the pictures are) and writes their output lines. */
-static int flush_lines(ModelFile *mf, RunState *rs, char **lines, int n, long first_number, long base, FILE *out,
-                       const char *in_name, const ClassifyOptions *opt, Error *err)
+static int flush_lines(ModelFile *mf, RunState *rs, char **lines, const char *warned, int n, long first_number,
+                       long base, FILE *out, const char *in_name, const ClassifyOptions *opt, Error *err)
 {
     int C = model_classes(&mf->model.dims), status = 0;
-    int *classes = xmalloc(sizeof(int) * n);
+    int *classes = xmalloc(sizeof(int) * n), *cut = xmalloc(sizeof(int) * n);
     float *probs = xmalloc(sizeof(float) * (size_t)n * C), **attn = NULL;
     TokenList *units = NULL;
     if (opt->attention_svg) {
         attn = xcalloc(n, sizeof(float *));
         units = xcalloc(n, sizeof(TokenList));
     }
-    classify_lines(mf, rs, lines, n, classes, probs, attn, units);
+    classify_lines(mf, rs, lines, n, classes, probs, attn, units, cut);
     for (int i = 0; i < n; i++) {
         int c = classes[i];
         const float *p = probs + (long)i * C;
         if (c < 0) {
-            fprintf(stderr, "nmt: warning: %s line %ld: no text to classify (empty, or not UTF-8): an empty line "
-                            "out\n", in_name, first_number + i);
+            if (!warned[i])
+                fprintf(stderr, "nmt: warning: %s line %ld: no text to classify (empty, or not UTF-8): an empty line "
+                                "out\n", in_name, first_number + i);
             fputc('\n', out);
             continue;
         }
+        if (cut[i])
+            fprintf(stderr, "nmt: warning: %s line %ld: %d units, more than the %d a line is classified by; only the "
+                            "first %d classified\n", in_name, first_number + i, cut[i], CLASSIFY_MAX_UNITS,
+                    CLASSIFY_MAX_UNITS);
         if (opt->probs == 2) {
             for (int k = 0; k < C; k++)
                 fprintf(out, "%s%s\t%.4f", k ? "\t" : "", vocab_class_label(&mf->tgt_vocab, k), p[k]);
@@ -169,6 +173,7 @@ static int flush_lines(ModelFile *mf, RunState *rs, char **lines, int n, long fi
     free(attn);
     free(units);
     free(classes);
+    free(cut);
     free(probs);
     if (status == 0 && (ferror(out) || fflush(out) != 0))
         status = error_set(err, "writing the labels: %s", strerror(errno));
@@ -185,10 +190,10 @@ typedef struct {
     const ClassifyOptions *opt;
 } StreamJob;
 
-static int flush_job(void *ctx, char **lines, int n, long first_number, Error *err)
+static int flush_job(void *ctx, char **lines, const char *warned, int n, long first_number, Error *err)
 {
     StreamJob *j = ctx;
-    return flush_lines(j->mf, j->rs, lines, n, first_number, j->base, j->out, j->in_name, j->opt, err);
+    return flush_lines(j->mf, j->rs, lines, warned, n, first_number, j->base, j->out, j->in_name, j->opt, err);
 }
 
 int classify_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const ClassifyOptions *opt,
@@ -198,8 +203,8 @@ int classify_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, con
     StreamJob job = {mf, &rs, *lines_before, out, in_name, opt};
     long count = 0;
     /* A NUL byte leaves the line without text, which flush_lines warns about. */
-    int status = lines_read_batches(in, in_name, opt->batch > 0 ? opt->batch : CLASSIFY_BATCH, "classify", NULL,
-                                    flush_job, &job, &count, err);
+    int status = lines_read_batches(in, in_name, opt->batch > 0 ? opt->batch : CLASSIFY_BATCH, "classify", &opt->lines,
+                                    "an empty line out", NULL, flush_job, &job, &count, err);
     *lines_before += count;
     runstate_free(&rs);
     return status;

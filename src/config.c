@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lines.h"    /* defines: LINES_MAX_BYTES, LINES_MAX_BYTES_MIN, LINES_MAX_BYTES_MAX */
 #include "pooling.h"  /* defines: pooling_kind */
 #include "schedule.h" /* defines: LR_SCHEDULE_NAMES */
 #include "segment.h"  /* defines: TOKENIZER_NAMES */
@@ -36,6 +37,7 @@ static const KeySpec keys[] = {
     K("data", "valid", KEY_STRING, valid, 0, 0, NULL),
     K("data", "valid_fraction", KEY_DOUBLE, valid_fraction, 0, 0.5, NULL),
     K("data", "max_len", KEY_INT, max_len, 1, 1000, NULL),
+    K("data", "max_line_bytes", KEY_INT, max_line_bytes, LINES_MAX_BYTES_MIN, LINES_MAX_BYTES_MAX, NULL),
     K("data", "min_count", KEY_INT, min_count, 1, 1e9, NULL),
     K("data", "max_vocab", KEY_INT, max_vocab, 0, 1e7, NULL),
     K("data", "lowercase", KEY_BOOL, lowercase, 0, 1, NULL),
@@ -120,6 +122,7 @@ void config_defaults(Config *c)
     memset(c, 0, sizeof *c);
     c->valid_fraction = 0.1;
     c->max_len = 20;
+    c->max_line_bytes = LINES_MAX_BYTES;
     c->min_count = 1;
     c->max_vocab = 0;
     c->lowercase = 0;
@@ -614,12 +617,12 @@ static char *read_config_text(const char *path, Error *err)
             text = xrealloc(text, cap *= 2);
         }
     }
-    int failed = ferror(f);
+    int failed = ferror(f), why = errno ? errno : EIO;
     fclose(f);
     text[len] = 0;
     if (failed) {
         free(text);
-        error_set(err, "%s: read error", path);
+        error_set(err, "%s: read error: %s", path, strerror(why));
         return NULL;
     }
     if (memchr(text, 0, len)) {
@@ -758,7 +761,7 @@ int config_difference(const Config *a, const Config *b, const char *const *skip,
 /* The data keys that choose the data rather than describe how a model reads it: a run
  * from train.init_from takes them from its own config. */
 static const char *const data_choice_keys[] = {"data.train", "data.valid", "data.valid_fraction", "data.max_len",
-                                               "data.min_count", "data.max_vocab", NULL};
+                                               "data.max_line_bytes", "data.min_count", "data.max_vocab", NULL};
 
 static int is_model_key(const KeySpec *k, const char *name)
 {

@@ -25,6 +25,8 @@
  *                               out (0 to 0.5; 0 and no data.valid: no validation)
  *   data.max_len         20     pairs longer than this (words, either side, before any
  *                               subword segmentation) are dropped
+ *   data.max_line_bytes  1048576  the longest line of data.train and data.valid, in bytes
+ *                               (1024 to 2^30; lines.h): a longer line is an error
  *   data.min_count       1      words (pieces, characters) seen fewer times become <unk>
  *   data.max_vocab       0      vocabulary size limit per side incl. specials (0: none)
  *   data.lowercase       false  true: Unicode case folding of both sides (the model then
@@ -123,6 +125,7 @@ typedef struct {
     char *train, *valid;
     double valid_fraction;
     int max_len, min_count, max_vocab;
+    int max_line_bytes;         /* the longest line of data.train, data.valid (lines.h) */
     int lowercase;
     char *normalization;
     char *tokenizer, *subword_format;
@@ -213,10 +216,11 @@ int config_difference(const Config *a, const Config *b, const char *const *skip,
                       char *b_value, size_t len);
 /* train.init_from: a run that starts from a model's weights keeps the model's
  * architecture and the way it reads text, so c's model keys and its data keys other
- * than data.train, valid, valid_fraction, max_len, min_count and max_vocab (which
- * select the new data) take the values of `model`, the config the model was trained
- * with (its CONF section). A key c's person gave with another value is refused, naming
- * the key, both values, `source` (c's file) and model_path. Returns 0 or -1 with err. */
+ * than data.train, valid, valid_fraction, max_len, max_line_bytes, min_count and
+ * max_vocab (which select the new data) take the values of `model`, the config the
+ * model was trained with (its CONF section). A key c's person gave with another value
+ * is refused, naming the key, both values, `source` (c's file) and model_path. Returns
+ * 0 or -1 with err. */
 int config_adopt_model(Config *c, const Config *model, const char *source, const char *model_path, Error *err);
 void config_free(Config *c);
 #endif

@@ -14,6 +14,11 @@
 
 /* ---------------------------------------------------------------- preparing */
 
+LineLimit dataset_line_limit(const Config *cfg)
+{
+    return (LineLimit){cfg->max_line_bytes, "data.max_line_bytes"};
+}
+
 /* The lines of path the reader skipped, said once. */
 static void warn_skipped(const TsvCorpus *tsv, const char *path, Console *con)
 {
@@ -25,7 +30,8 @@ static void warn_skipped(const TsvCorpus *tsv, const char *path, Console *con)
 static int read_pairs(const Config *cfg, const ModelFile *mf, const char *path, TsvCorpus *tsv, PairTokens *out,
                       Console *con, Error *err)
 {
-    if (tsv_read_pairs(path, tsv, err)) return -1;
+    LineLimit limit = dataset_line_limit(cfg);
+    if (tsv_read_pairs(path, &limit, tsv, err)) return -1;
     warn_skipped(tsv, path, con);
     corpus_tokenize(tsv, &mf->text, cfg->max_len, out);
     if (out->n_too_long || out->n_empty)
@@ -196,7 +202,8 @@ static int learn_segmenter(Segmenter *s, const Config *cfg, const PairTokens *pa
 static int read_labelled(const Config *cfg, const ModelFile *mf, const char *path, TsvCorpus *tsv, PairTokens *out,
                          Console *con, Error *err)
 {
-    if (tsv_read_labelled(path, cfg->text_column, cfg->label_column, tsv, err)) return -1;
+    LineLimit limit = dataset_line_limit(cfg);
+    if (tsv_read_labelled(path, cfg->text_column, cfg->label_column, &limit, tsv, err)) return -1;
     warn_skipped(tsv, path, con);
     corpus_tokenize(tsv, &mf->text, 0, out);
     if (out->n_empty) console_say(con, "%s: dropped %d lines whose text has no tokens", path, out->n_empty);

@@ -20,6 +20,7 @@
 #include "config.h"    /* defines: Config */
 #include "bleu.h"      /* defines: MetricOptions */
 #include "console.h"   /* defines: Console */
+#include "lines.h"     /* defines: LineLimit */
 #include "modelfile.h" /* defines: ModelFile */
 #include "util.h"      /* defines: Error, Rng */
 
@@ -48,6 +49,10 @@ typedef struct {
  * data.train's when SentencePiece cannot train on it). */
 int dataset_prepare(Dataset *ds, ModelFile *mf, const Config *cfg, const char *valid_tsv, Console *con, Error *err);
 void dataset_free(Dataset *ds);
+
+/* The longest line of data.train and data.valid: data.max_line_bytes, named in the
+ * message that refuses a longer line. */
+LineLimit dataset_line_limit(const Config *cfg);
 
 /* The cross-entropy per target token of a unigram model fitted to the training targets
  * (add-one smoothed), on the validation targets: the loss a model that ignores the

@@ -74,7 +74,7 @@ int eval_run(ModelFile *mf, const char *tsv_path, const TranslateOptions *opt, c
              EvalResult *res, Error *err)
 {
     TsvCorpus tsv;
-    if (tsv_read_pairs(tsv_path, &tsv, err)) return -1;
+    if (tsv_read_pairs(tsv_path, &opt->lines, &tsv, err)) return -1;
     char note[ERROR_LEN];
     tsv_describe_skipped(&tsv, tsv_path, note, sizeof note);
     if (note[0]) fprintf(stderr, "nmt: warning: %s\n", note);

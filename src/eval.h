@@ -38,7 +38,8 @@ typedef struct {
     int tokenize_given;
 } EvalScoring;
 
-/* opt chooses the decoder (greedy or beam), as for nmt translate. Notes on stderr when
+/* opt chooses the decoder (greedy or beam), as for nmt translate, and the longest line
+ * of tsv_path (opt->lines: a longer one is an error naming it). Notes on stderr when
  * the tokeniser was guessed to be other than 13a, and when the model writes lowercase
  * but the comparison keeps case. */
 int eval_run(ModelFile *mf, const char *tsv_path, const TranslateOptions *opt, const EvalScoring *scoring,

@@ -25,6 +25,7 @@
 #include "dist.h"      /* defines: dist_init, dist_rank, dist_size, dist_barrier, dist_finalize, dist_abort */
 #include "eval.h"      /* defines: eval_run, eval_print */
 #include "info.h"      /* defines: info_print */
+#include "lines.h"     /* defines: LineLimit, LINES_MAX_BYTES_MIN, LINES_MAX_BYTES_MAX */
 #include "modelfile.h" /* defines: ModelFile, modelfile_read */
 #include "outfile.h"   /* defines: OutFile, outfile_open, outfile_commit, outfile_discard */
 #include "score.h"     /* defines: ScoreOptions, score_run */
@@ -95,7 +96,7 @@ static const char *usage_translate =
     "       nmt translate [INPUT ...] [options] --models MODEL.bin MODEL.bin ...\n"
     "                     [--length-penalty A] [--nbest N] [--align] [--attention-json]\n"
     "                     [--attention-svg DIR [--attention-heads]] [--align-layer N]\n"
-    "                     [--replace-unk] [--unk-dict FILE]\n"
+    "                     [--replace-unk] [--unk-dict FILE] [--max-line-bytes N]\n"
     "\n"
     "Translate each line of the INPUT files in turn (standard input if none, or for -);\n"
     "write one line per input line, flushed, to standard output (or -o OUTPUT), so it\n"
@@ -134,11 +135,18 @@ static const char *usage_translate =
     "  --replace-unk replace each output <unk> by the source word it attends to most\n"
     "  --unk-dict FILE\n"
     "                ... or by that word's translation in FILE (source<TAB>target lines);\n"
-    "                implies --replace-unk\n";
+    "                implies --replace-unk\n"
+    "  --max-line-bytes N\n"
+    "                the longest input line, in bytes (default 1048576, 1 MiB; 1024 to\n"
+    "                2^30); a longer line is translated as empty, with a warning naming\n"
+    "                it, and does not make nmt hold it in memory\n"
+    "\n"
+    "Exit status: 0 translated; 1 an input or a model cannot be read (a read error\n"
+    "included) or the output cannot be written; 2 usage error.\n";
 
 static const char *usage_classify =
     "usage: nmt classify MODEL.bin [INPUT ...] [-o OUTPUT] [--probs [all]] [--batch N]\n"
-    "                    [--attention-svg DIR] [--threads N]\n"
+    "                    [--attention-svg DIR] [--threads N] [--max-line-bytes N]\n"
     "\n"
     "Label each line of the INPUT files (standard input without any, or -) with a classifier\n"
     "(a model trained with model.type \"classifier\"): one output line per input line.\n"
@@ -151,9 +159,13 @@ static const char *usage_classify =
     "  --attention-svg DIR    also DIR/LINE.svg: the line's words shaded by their attention\n"
     "                         weight (attention pooling only)\n"
     "  --threads N            OpenBLAS threads (default: all cores)\n"
+    "  --max-line-bytes N     the longest input line, in bytes (default 1048576; 1024 to\n"
+    "                         2^30): a longer one gets an empty output line and a warning\n"
     "\n"
-    "A line with no words gets an empty output line and a warning. Exit 0, 1 on an error\n"
-    "(an unreadable model, a translation model, a write error), 2 usage error.\n";
+    "A line with no words gets an empty output line and a warning; a line of more than\n"
+    "1000 words (pieces) is classified by its first 1000, with a warning. Exit 0, 1 on an\n"
+    "error (an unreadable model or input, a translation model, a write error), 2 usage\n"
+    "error.\n";
 
 static const char *usage_info =
     "usage: nmt info MODEL.bin [--json]\n"
@@ -164,8 +176,9 @@ static const char *usage_info =
 
 static const char *usage_eval =
     "usage: nmt eval MODEL.bin TEST.tsv [--json] [--beam K] [--length-penalty A]\n"
-    "                [-tok NAME] [-l SRC-TGT] [-lc] [--threads N]\n"
+    "                [-tok NAME] [-l SRC-TGT] [-lc] [--threads N] [--max-line-bytes N]\n"
     "       nmt eval CLASSIFIER.bin TEST.tsv [--json] [--text-column N] [--label-column N]\n"
+    "                [--max-line-bytes N]\n"
     "\n"
     "Translate column 1 of TEST.tsv, score it against column 2 as written with corpus BLEU\n"
     "and chrF2 (as sacreBLEU computes them), and report the teacher-forced loss and\n"
@@ -177,6 +190,9 @@ static const char *usage_eval =
     "  -tok, --tokenize NAME, -l, --language-pair SRC-TGT, -lc, --lowercase\n"
     "                BLEU's tokeniser and case, as for nmt score\n"
     "  --threads N   OpenBLAS threads, as for nmt translate\n"
+    "  --max-line-bytes N\n"
+    "                the longest line of TEST.tsv, in bytes (default 1048576; 1024 to\n"
+    "                2^30): a longer one is an error naming it (exit 1)\n"
     "\n"
     "A classifier (model.type \"classifier\"): label the text column of TEST.tsv as nmt\n"
     "classify does and report accuracy, macro F1, each label's precision, recall, F1 and\n"
@@ -186,6 +202,7 @@ static const char *usage_eval =
 
 static const char *usage_score =
     "usage: nmt score REF.txt -i HYP.txt [-tok NAME] [-l SRC-TGT] [-lc] [--json] [--sentence]\n"
+    "                 [--max-line-bytes N]\n"
     "       nmt score REF.txt [options] < HYP.txt\n"
     "\n"
     "Score translations (HYP.txt, one sentence per line) against references (REF.txt,\n"
@@ -209,10 +226,12 @@ static const char *usage_score =
     "  --json                one JSON object instead of text\n"
     "  --sentence            first one line per pair: LINE<TAB>sentence BLEU<TAB>chrF2\n"
     "                        (sacreBLEU's sentence_bleu: effective order, exp smoothing)\n"
+    "  --max-line-bytes N    the longest line of either file, in bytes (default 1048576;\n"
+    "                        1024 to 2^30): a longer one is an error naming it\n"
     "\n"
-    "Exit status: 0 scored; 1 a file is missing or unreadable, or the line counts differ;\n"
-    "2 usage error (also two files without -i: nmt score's older HYP REF order, which\n"
-    "sacreBLEU would read as two references).\n";
+    "Exit status: 0 scored; 1 a file is missing or unreadable (a read error, a line over\n"
+    "the limit), or the line counts differ; 2 usage error (also two files without -i:\n"
+    "nmt score's older HYP REF order, which sacreBLEU would read as two references).\n";
 static const char *usage_average =
     "usage: nmt average MODEL.bin MODEL.bin ... -o AVERAGE.bin\n"
     "\n"
@@ -243,6 +262,7 @@ static const char *usage_bpe =
     "       nmt bpe apply MODEL.bin [--target] [-o OUTPUT] [INPUT ...]\n"
     "       nmt bpe apply --char [--lowercase] [--nfkc] [-o OUTPUT] [INPUT ...]\n"
     "       nmt bpe join [-o OUTPUT] [INPUT ...]\n"
+    "       (each also takes --max-line-bytes N)\n"
     "\n"
     "Byte-pair encoding as nmt train uses it (data.tokenizer \"bpe\"), on its own. Lines\n"
     "are tokenised as training tokenises them: normalised, split at spaces and\n"
@@ -267,7 +287,10 @@ static const char *usage_bpe =
     "               subword-nmt learn-bpe / apply-bpe, for its codes files: symbols are\n"
     "               code points, not nmt's grapheme clusters; lines are pre-tokenised\n"
     "               text, split at spaces only, nothing normalised\n"
-    "  -o FILE      write to FILE instead of standard output\n";
+    "  -o FILE      write to FILE instead of standard output\n"
+    "  --max-line-bytes N  the longest input line, in bytes (default 1048576; 1024 to\n"
+    "               2^30): learn refuses a longer one (exit 1); apply and join write an\n"
+    "               empty line for it, with a warning\n";
 
 static int fail(const Error *err)
 {
@@ -431,6 +454,22 @@ static int parse_int(const char *s, int lo, int hi, int *out)
     return 0;
 }
 
+/* --max-line-bytes N, shared by translate, classify, eval, score and bpe. Returns 1 if
+ * argv[*i] was it (and consumes its value into limit), 0 if not, -1 on a bad value
+ * (max_line_usage says what it takes). */
+static int parse_max_line_bytes(int argc, char **argv, int *i, LineLimit *limit)
+{
+    if (strcmp(argv[*i], "--max-line-bytes")) return 0;
+    int bytes;
+    if (*i + 1 >= argc || parse_int(argv[*i + 1], LINES_MAX_BYTES_MIN, LINES_MAX_BYTES_MAX, &bytes)) return -1;
+    limit->max_bytes = bytes;
+    (*i)++;
+    return 1;
+}
+
+static const char *max_line_usage = "--max-line-bytes needs a number of bytes from 1024 to 1073741824";
+_Static_assert(LINES_MAX_BYTES_MIN == 1024 && LINES_MAX_BYTES_MAX == 1073741824, "max_line_usage names the range");
+
 static const char *beam_usage = "--beam needs a number from 1 to 100, --length-penalty a number from 0 to 5 or avg";
 
 /* --beam K and --length-penalty A, shared by translate and eval. Returns 1 if argv[*i]
@@ -485,6 +524,9 @@ static int cmd_translate(int argc, char **argv)
         int beam_opt = parse_beam_options(argc, argv, &i, &opt);
         if (beam_opt < 0) return usage_error(usage_translate, "translate: %s", beam_usage);
         if (beam_opt > 0) continue;
+        int line_opt = parse_max_line_bytes(argc, argv, &i, &opt.lines);
+        if (line_opt < 0) return usage_error(usage_translate, "translate: %s", max_line_usage);
+        if (line_opt > 0) continue;
         if (!strcmp(argv[i], "--max-len")) {
             if (i + 1 >= argc || parse_int(argv[i + 1], 1, 10000, &opt.max_len))
                 return usage_error(usage_translate, "translate: --max-len needs a number from 1 to 10000%s", "");
@@ -605,7 +647,7 @@ static int cmd_translate(int argc, char **argv)
     if (opt.attention_svg && mkdir(opt.attention_svg, 0777) != 0 && errno != EEXIST)
         status = error_set(&err, "%s: cannot create: %s", opt.attention_svg, strerror(errno));
     if (status == 0 && dict_path) {
-        status = unkdict_load(&dict, dict_path, &mf.text, &err);
+        status = unkdict_load(&dict, dict_path, &mf.text, &opt.lines, &err);
         opt.unk_dict = &dict;
     }
     OutFile of = {.f = stdout};
@@ -632,6 +674,9 @@ static int cmd_classify(int argc, char **argv)
     int n_inputs = 0, threads = 0;
     ClassifyOptions opt = {0};
     for (int i = 0; i < argc; i++) {
+        int line_opt = parse_max_line_bytes(argc, argv, &i, &opt.lines);
+        if (line_opt < 0) return usage_error(usage_classify, "classify: %s", max_line_usage);
+        if (line_opt > 0) continue;
         if (!strcmp(argv[i], "--probs")) {
             opt.probs = 1;
             if (i + 1 < argc && !strcmp(argv[i + 1], "all")) {
@@ -700,11 +745,12 @@ static int cmd_classify(int argc, char **argv)
 }
 
 /* nmt eval on a classifier: its own measures, and only its own options. */
-static int eval_classifier(ModelFile *mf, const char *test, int json, int text_col, int label_col)
+static int eval_classifier(ModelFile *mf, const char *test, int json, int text_col, int label_col,
+                           const LineLimit *limit)
 {
     ClassEvalResult res;
     Error err;
-    if (classeval_run(mf, test, text_col, label_col, &res, &err)) return fail(&err);
+    if (classeval_run(mf, test, text_col, label_col, limit, &res, &err)) return fail(&err);
     classeval_print(&res, json, stdout);
     classeval_free(&res);
     return 0;
@@ -772,6 +818,9 @@ static int cmd_eval(int argc, char **argv)
     TranslateOptions opt = {.length_penalty = 0.6f};
     EvalScoring scoring = {0};
     for (int i = 0; i < argc; i++) {
+        int line_opt = parse_max_line_bytes(argc, argv, &i, &opt.lines);
+        if (line_opt < 0) return usage_error(usage_eval, "eval: %s", max_line_usage);
+        if (line_opt > 0) continue;
         int beam_opt = parse_beam_options(argc, argv, &i, &opt);
         if (beam_opt < 0) return usage_error(usage_eval, "eval: %s", beam_usage);
         translation_options |= beam_opt > 0;
@@ -812,7 +861,7 @@ static int cmd_eval(int argc, char **argv)
                                                     "--label-column apply only to classifiers", model);
     }
     if (classifier) {
-        int status = eval_classifier(&mf, test, json, text_col, label_col);
+        int status = eval_classifier(&mf, test, json, text_col, label_col, &opt.lines);
         modelfile_free(&mf);
         return status;
     }
@@ -833,6 +882,9 @@ static int cmd_score(int argc, char **argv)
         int metric_opt = parse_metric_options(argc, argv, &i, &opt.metric, &tokenize_given, why);
         if (metric_opt < 0) return usage_error(usage_score, "score: %s", why);
         if (metric_opt > 0) continue;
+        int line_opt = parse_max_line_bytes(argc, argv, &i, &opt.lines);
+        if (line_opt < 0) return usage_error(usage_score, "score: %s", max_line_usage);
+        if (line_opt > 0) continue;
         const char *a = argv[i];
         if (!strcmp(a, "--json")) opt.json = 1;
         else if (!strcmp(a, "--sentence")) opt.sentence = 1;
@@ -912,6 +964,9 @@ static int cmd_bpe(int argc, char **argv)
     char *inputs[argc + 1];
     int n_inputs = 0;
     for (int i = 1; i < argc; i++) {
+        int line_opt = parse_max_line_bytes(argc, argv, &i, &opt.lines);
+        if (line_opt < 0) return usage_error(usage_bpe, "bpe: %s", max_line_usage);
+        if (line_opt > 0) continue;
         if (learn && !strcmp(argv[i], "--merges")) {
             if (i + 1 >= argc || parse_int(argv[i + 1], 1, 1000000, &opt.merges))
                 return usage_error(usage_bpe, "bpe learn: --merges needs a number from 1 to 1000000%s", "");
@@ -956,7 +1011,7 @@ static int cmd_bpe(int argc, char **argv)
     if (out_path && outfile_open(&of, out_path, &err)) return fail(&err);
     int status = learn ? bpe_tool_learn(inputs, n_inputs, of.f, &opt, &err)
                : apply ? bpe_tool_apply(inputs, n_inputs, of.f, &opt, &err)
-                       : bpe_tool_join(inputs, n_inputs, of.f, &err);
+                       : bpe_tool_join(inputs, n_inputs, of.f, &opt.lines, &err);
     status = output_done(&of, status, &err);
     return status ? fail(&err) : 0;
 }

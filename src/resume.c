@@ -11,12 +11,13 @@
 
 /* The keys a resumed run may change: they decide where and how often things are
  * written, or (data paths) are checked by the data's fingerprint instead, or
- * (threads) are train.deterministic's to decide, or (the limits) only say when to stop.
+ * (threads) are train.deterministic's to decide, or (the limits) only say when to stop,
+ * or (the line limit) whether the data is read at all, never what is read from it.
  * Every other key shapes the updates. */
-static const char *const free_keys[] = {"data.train", "data.valid", "train.threads", "train.log_every",
-                                        "train.checkpoint_every", "train.keep_checkpoints", "train.deterministic",
-                                        "train.max_nonfinite", "train.epochs", "train.max_steps", "output.dir",
-                                        NULL};
+static const char *const free_keys[] = {"data.train", "data.valid", "data.max_line_bytes", "train.threads",
+                                        "train.log_every", "train.checkpoint_every", "train.keep_checkpoints",
+                                        "train.deterministic", "train.max_nonfinite", "train.epochs",
+                                        "train.max_steps", "output.dir", NULL};
 
 /* No checkpoint-STEP.bin, but a checkpoint.bin: its checkpoint-STEP.bin was deleted, or
  * an nmt from before resuming existed wrote it. Returns 1 if it is there and resumable,

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include <utf8proc.h>
 
+#include "lines.h"  /* defines: LineReader, line_read, lines_too_long, lines_read_error */
 #include "text.h"   /* defines: text_is_space */
 
 /* ============================================================================
@@ -49,16 +50,17 @@ static void note_bad(ScoreLines *l, long number, const char *reason)
     l->n_bad++;
 }
 
-int score_read_stream(FILE *in, const char *name, ScoreLines *out, Error *err)
+int score_read_stream(FILE *in, const char *name, const LineLimit *limit, ScoreLines *out, Error *err)
 {
     memset(out, 0, sizeof *out);
     long cap = 64;
     out->lines = xmalloc((size_t)cap * sizeof *out->lines);
+    LineReader r;
+    line_reader_init(&r, in, limit);
     char *line = NULL;
     size_t line_cap = 0;
     ssize_t len;
-    errno = 0;
-    while ((len = getline(&line, &line_cap, in)) >= 0) {
+    while ((len = line_read(&r, &line, &line_cap, 0)) >= 0) {
         size_t n = (size_t)len;
         if (n > 0 && line[n - 1] == '\n') line[--n] = '\0';
         if (n > 0 && line[n - 1] == '\r') line[--n] = '\0';
@@ -76,19 +78,19 @@ int score_read_stream(FILE *in, const char *name, ScoreLines *out, Error *err)
         if (out->n == cap) out->lines = xrealloc(out->lines, (size_t)(cap *= 2) * sizeof *out->lines);
         out->lines[out->n++] = xstrdup(text);
     }
-    int status = 0;
-    if (ferror(in)) {
-        status = error_set(err, "%s: %s", name, strerror(errno ? errno : EIO));
-        score_lines_free(out);
-    }
+    int status = len == LINE_TOO_LONG ? lines_too_long(err, name, r.number, limit)
+               : len == LINE_ERROR    ? lines_read_error(err, name)
+                                      : 0;
+    if (status) score_lines_free(out);
+    line_reader_free(&r);
     free(line);
     return status;
 }
 
-int score_read_file(const char *path, ScoreLines *out, Error *err)
+int score_read_file(const char *path, const LineLimit *limit, ScoreLines *out, Error *err)
 {
     memset(out, 0, sizeof *out);
-    if (strcmp(path, "-") == 0) return score_read_stream(stdin, "stdin", out, err);
+    if (strcmp(path, "-") == 0) return score_read_stream(stdin, "stdin", limit, out, err);
     FILE *f = fopen(path, "rb");
     if (!f) return error_set(err, "%s: %s", path, strerror(errno));
     /* fopen succeeds on a directory on Linux; say so rather than "read error". */
@@ -97,7 +99,7 @@ int score_read_file(const char *path, ScoreLines *out, Error *err)
         fclose(f);
         return error_set(err, "%s: %s", path, strerror(EISDIR));
     }
-    int status = score_read_stream(f, path, out, err);
+    int status = score_read_stream(f, path, limit, out, err);
     fclose(f);
     return status;
 }
@@ -239,8 +241,8 @@ int score_run(const char *hyp_path, const char *ref_path, const ScoreOptions *op
     const char *hyp_name = strcmp(hyp_path, "-") ? hyp_path : "stdin";
     const char *ref_name = strcmp(ref_path, "-") ? ref_path : "stdin";
     ScoreLines hyp, ref;
-    if (score_read_file(hyp_path, &hyp, err)) return -1;
-    if (score_read_file(ref_path, &ref, err)) {
+    if (score_read_file(hyp_path, &opt->lines, &hyp, err)) return -1;
+    if (score_read_file(ref_path, &opt->lines, &ref, err)) {
         score_lines_free(&hyp);
         return -1;
     }

@@ -17,7 +17,9 @@
  * With `json`, one JSON object instead (keys as nmt eval's; "sentences" holds the
  * per-pair scores).
  *
- * Lines: split at '\n'; a '\r' before it is dropped; a last line without '\n' counts.
+ * Lines: split at '\n'; a '\r' before it is dropped; a last line without '\n' counts;
+ * a line longer than the limit (lines.h: 1 MiB unless --max-line-bytes says otherwise)
+ * is an error naming the file and the line.
  * A UTF-8 byte-order mark is kept as a character, as sacreBLEU keeps it (neither metric
  * sees trailing whitespace, so CR or not makes no difference to the scores).
  * A line with invalid UTF-8 or a NUL byte (sacreBLEU would refuse the file) is scored
@@ -35,6 +37,7 @@
 #include <stdio.h>
 
 #include "bleu.h"   /* defines: BleuScore */
+#include "lines.h"  /* defines: LineLimit */
 #include "util.h"   /* defines: Error */
 
 /* ---- reading ---------------------------------------------------------------- */
@@ -51,13 +54,14 @@ typedef struct {
 } ScoreLines;
 
 /* Every line of `in` (named `name` in messages) into *out, which is overwritten.
- * Returns 0, or -1 with "NAME: <reason>" in err on a read error (*out is then empty
- * and score_lines_free is safe). */
-int score_read_stream(FILE *in, const char *name, ScoreLines *out, Error *err);
+ * Returns 0, or -1 with "NAME: read error: <reason>" in err on a read error, or with
+ * "NAME line N: longer than MAX bytes (...)" for a line over limit (NULL: the default);
+ * *out is then empty and score_lines_free is safe. */
+int score_read_stream(FILE *in, const char *name, const LineLimit *limit, ScoreLines *out, Error *err);
 
 /* score_read_stream on the file at path, or on standard input when path is "-".
  * -1 with "PATH: <strerror>" in err if it cannot be opened or is a directory. */
-int score_read_file(const char *path, ScoreLines *out, Error *err);
+int score_read_file(const char *path, const LineLimit *limit, ScoreLines *out, Error *err);
 
 void score_lines_free(ScoreLines *l);
 
@@ -90,14 +94,15 @@ typedef struct {
     int json;               /* 1: one JSON object instead of text */
     int sentence;           /* 1: also sentence-level scores, one per pair */
     MetricOptions metric;   /* tokeniser and case ({0}: sacreBLEU's defaults) */
+    LineLimit lines;        /* the longest line of either file (--max-line-bytes) */
 } ScoreOptions;
 
 /* Reads both files (at most one of them "-", standard input), warns on stderr about
  * bad and empty lines and about files whose roles look swapped (the references hold
  * "<unk>", which only a translator writes, and the hypotheses do not), scores and
- * prints to out. -1 with a message in err if a file cannot be read, the files have
- * different numbers of lines (the message names both files and both counts), or they
- * have no lines at all. */
+ * prints to out. -1 with a message in err if a file cannot be read or has a line over
+ * opt->lines, the files have different numbers of lines (the message names both files
+ * and both counts), or they have no lines at all. */
 int score_run(const char *hyp_path, const char *ref_path, const ScoreOptions *opt, FILE *out, Error *err);
 
 #endif

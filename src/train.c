@@ -14,6 +14,7 @@
 #include "checkpoint.h" /* defines: checkpoint_save */
 #include "console.h"    /* defines: Console, console_* */
 #include "dataset.h"    /* defines: Dataset, dataset_* */
+#include "lines.h"      /* defines: LineLimit, lines_check_file */
 #include "modelfile.h"  /* defines: ModelFile, modelfile_write, modelfile_read */
 #include "outfile.h"    /* defines: OutFile, outfile_open, outfile_commit */
 #include "plot.h"       /* defines: plot_training */
@@ -743,16 +744,22 @@ static int find_checkpoint(Run *run, ModelFile *ck, Error *err)
     return resuming;
 }
 
-/* Reads the data files' names before anything is written: a missing one is refused
- * naming its key. */
+/* Tries the data files before anything is written: a missing one is refused naming
+ * its key, and so are a sentence-pair file that cannot be read (a directory) and one
+ * with a line over data.max_line_bytes (lines_check_file reads it through once; a
+ * small part of the time parsing it takes). */
 static int probe_inputs(const Config *cfg, Error *err)
 {
     const char *inputs[3][2] = {{"data.train", cfg->train}, {"data.valid", cfg->valid}, {"data.spm_model", cfg->spm_model}};
+    LineLimit limit = dataset_line_limit(cfg);
     for (int i = 0; i < 3; i++) {
         if (!inputs[i][1]) continue;
         FILE *probe = fopen(inputs[i][1], "rb");
         if (!probe) return error_set(err, "%s: %s (from %s)", inputs[i][1], strerror(errno), inputs[i][0]);
         fclose(probe);
+        Error why;
+        if (i < 2 && lines_check_file(inputs[i][1], &limit, &why))
+            return error_set(err, "%s (from %s)", why.msg, inputs[i][0]);
     }
     return 0;
 }

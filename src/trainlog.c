@@ -9,6 +9,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "lines.h" /* defines: LineReader, line_read, lines_read_error */
+
 /* ---------------------------------------------------------------- the schema */
 
 /* How a field is written: an integer, a real in the slot's printf format, a real that
@@ -190,27 +192,30 @@ int trainlog_read(FILE *f, const char *name, int (*each)(void *ctx, const LogLin
                   LogReadStats *stats, Error *err)
 {
     memset(stats, 0, sizeof *stats);
+    LineReader r;
+    line_reader_init(&r, f, NULL);
     char *text = NULL;
     size_t cap = 0;
     ssize_t len;
-    long number = 0;
     LogLine l;
-    while ((len = getline(&text, &cap, f)) >= 0) {
-        number++;
+    /* A line over the limit (far beyond any line nmt writes) is dropped as read and
+     * counted malformed. */
+    while ((len = line_read(&r, &text, &cap, 1)) != LINE_EOF && len != LINE_ERROR) {
         /* A NUL inside the line would hide the rest from cJSON: malformed. */
-        int blank = 1, has_nul = (size_t)len != strlen(text);
+        int blank = 1, bad = len == LINE_TOO_LONG || (size_t)len != strlen(text);
         for (ssize_t i = 0; i < len && blank; i++)
             blank = strchr(" \t\r\n", text[i]) != NULL;
-        if (blank && !has_nul) continue;
+        if (blank && !bad) continue;
         stats->n_lines++;
-        if (has_nul || trainlog_parse(text, &l) || !each(ctx, &l)) {
-            if (!stats->n_malformed) stats->first_malformed = number;
+        if (bad || trainlog_parse(text, &l) || !each(ctx, &l)) {
+            if (!stats->n_malformed) stats->first_malformed = r.number;
             stats->n_malformed++;
         }
     }
+    int status = len == LINE_ERROR ? lines_read_error(err, name) : 0;  /* before free can touch errno */
+    line_reader_free(&r);
     free(text);
-    if (ferror(f)) return error_set(err, "%s: read error: %s", name, strerror(errno));
-    return 0;
+    return status;
 }
 
 void trainlog_describe_skipped(const LogReadStats *stats, const char *name, char *buf, size_t cap)

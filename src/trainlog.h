@@ -100,10 +100,10 @@ typedef struct {
     long first_malformed;  /* its line number (from 1), 0 if none */
 } LogReadStats;
 
-/* Reads train.log from f line by line and calls each(ctx, &line) for every line that
- * parses; each returns 1 if the line is usable (or ignored on purpose), 0 if
- * malformed. Never fails on content; returns -1 with err (naming name) only on a read
- * error. */
+/* Reads train.log from f line by line (lines.h; a line over the default limit counts as
+ * malformed) and calls each(ctx, &line) for every line that parses; each returns 1 if
+ * the line is usable (or ignored on purpose), 0 if malformed. Never fails on content;
+ * returns -1 with "NAME: read error: REASON" in err only on a read error. */
 int trainlog_read(FILE *f, const char *name, int (*each)(void *ctx, const LogLine *l), void *ctx,
                   LogReadStats *stats, Error *err);
 /* "NAME: skipped N malformed lines (the first is line L)", or "" if none. */

@@ -334,8 +334,9 @@ typedef struct {
     const TranslateOptions *opt;
 } StreamJob;
 
-static int flush_job(void *ctx, char **lines, int n, long first_number, Error *err)
+static int flush_job(void *ctx, char **lines, const char *warned, int n, long first_number, Error *err)
 {
+    (void)warned; /* a line passed empty is translated as empty, as the warning said */
     StreamJob *j = ctx;
     return flush_lines(j->mf, j->rs, lines, n, first_number, j->base, j->out, j->in_name, j->opt, err);
 }
@@ -346,8 +347,8 @@ int translate_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, co
     RunState rs = {0};
     StreamJob job = {mf, &rs, *lines_before, out, in_name, opt};
     long count = 0;
-    int status = lines_read_batches(in, in_name, opt->batch > 0 ? opt->batch : 1, "translate", "translated as empty",
-                                    flush_job, &job, &count, err);
+    int status = lines_read_batches(in, in_name, opt->batch > 0 ? opt->batch : 1, "translate", &opt->lines,
+                                    "translated as empty", "translated as empty", flush_job, &job, &count, err);
     *lines_before += count;
     runstate_free(&rs);
     return status;

@@ -31,6 +31,7 @@
 
 #include <stdio.h>
 
+#include "lines.h"     /* defines: LineLimit */
 #include "modelfile.h" /* defines: ModelFile */
 #include "unkdict.h"   /* defines: UnkDict */
 
@@ -67,6 +68,10 @@ typedef struct {
     ModelFile *const *more_models;
     RunState *more_rs;
     int n_more;
+    /* The longest input line (lines.h; nmt translate's --max-line-bytes): a longer line
+     * to translate is translated as empty, with a warning; in nmt eval's TEST.tsv and an
+     * --unk-dict file, an error. */
+    LineLimit lines;
 } TranslateOptions;
 
 /* One hypothesis for one input line. */
@@ -102,9 +107,10 @@ void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, con
 
 /* Reads lines from in until EOF and writes one record per line (see above) to out,
  * flushing after each line (after each group of opt->batch lines when batching), so
- * that it works inside a pipeline. Warnings name in_name and the line in it; n-best,
- * JSON and heatmap records count on from *lines_before (the lines of earlier inputs),
- * which grows by the lines read. Returns 0, or -1 on a read or write error. */
+ * that it works inside a pipeline. Warnings name in_name and the line in it (one
+ * longer than opt->lines is translated as empty); n-best, JSON and heatmap records
+ * count on from *lines_before (the lines of earlier inputs), which grows by the lines
+ * read. Returns 0, or -1 on a read or write error ("NAME: read error: REASON"). */
 int translate_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const TranslateOptions *opt,
                      long *lines_before, Error *err);
 #endif

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <utf8proc.h>
 
+#include "lines.h"  // defines: line_read, lines_too_long, lines_read_error
 #include "text.h"   // defines: text_is_space
 
 /* ------------------------------------------------------------------------- */
@@ -190,8 +191,19 @@ static int parse_labelled_line(TsvCorpus *c, const char *s, size_t n, int line, 
 /* Whole buffers and files                                                    */
 /* ------------------------------------------------------------------------- */
 
-/* Every line of buf through parse_line, or with labelled (text_col >= 1) through
- * parse_labelled_line; stops at the first error of the latter (-1). */
+/* Line `line` (n bytes, its line end removed) through parse_line, or with labelled
+ * (text_col >= 1) through parse_labelled_line, whose error (-1) it returns. */
+static int parse_one(TsvCorpus *out, const char *s, size_t n, int line, int text_col, int label_col, const char *path,
+                     Error *err)
+{
+    if (text_col < 1) {
+        parse_line(out, s, n, line);
+        return 0;
+    }
+    return parse_labelled_line(out, s, n, line, text_col, label_col, path, err);
+}
+
+/* Every line of buf through parse_one; stops at its first error (-1). */
 static int parse_buffer(const char *buf, size_t len, TsvCorpus *out, int text_col, int label_col, const char *path,
                         Error *err)
 {
@@ -207,9 +219,7 @@ static int parse_buffer(const char *buf, size_t len, TsvCorpus *out, int text_co
         size_t stop = end;
         if (stop > at && buf[stop - 1] == '\r')
             stop--;
-        if (text_col < 1)
-            parse_line(out, buf + at, stop - at, line);
-        else if (parse_labelled_line(out, buf + at, stop - at, line, text_col, label_col, path, err))
+        if (parse_one(out, buf + at, stop - at, line, text_col, label_col, path, err))
             return -1;
         at = nl ? end + 1 : len;
     }
@@ -221,15 +231,18 @@ int tsv_parse(const char *buf, size_t len, TsvCorpus *out)
     return parse_buffer(buf, len, out, 0, 0, NULL, NULL);
 }
 
-/* The whole file at path parsed as parse_buffer does. */
-static int read_file(const char *path, TsvCorpus *out, int text_col, int label_col, Error *err)
+/* The file at path parsed as parse_buffer parses a buffer, read a line at a time
+ * (lines.h): a line over the limit is an error naming it, and memory holds the pairs,
+ * not the file. */
+static int read_file(const char *path, const LineLimit *limit, TsvCorpus *out, int text_col, int label_col,
+                     Error *err)
 {
     memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
     if (!f)
         return error_set(err, "%s: %s", path, strerror(errno));
 
-    /* fopen succeeds on a directory on Linux; fread would then fail with EISDIR,
+    /* fopen succeeds on a directory on Linux; reading would then fail with EISDIR,
      * but saying so up front gives the clearer message on every platform. */
     struct stat st;
     if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -237,34 +250,47 @@ static int read_file(const char *path, TsvCorpus *out, int text_col, int label_c
         return error_set(err, "%s: %s", path, strerror(EISDIR));
     }
 
-    size_t len = 0, cap = 1 << 16;
-    char *buf = xmalloc(cap);
-    for (;;) {
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0)
+    LineReader r;
+    line_reader_init(&r, f, limit);
+    char *buf = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int rc = 0;
+    for (int line = 1; rc == 0 && line < INT_MAX; line++) {
+        len = line_read(&r, &buf, &cap, 0);
+        if (len == LINE_EOF)
             break;
-        if (len == cap) {
-            cap *= 2;
-            buf = xrealloc(buf, cap);
+        if (len == LINE_ERROR)
+            rc = lines_read_error(err, path);
+        else if (len == LINE_TOO_LONG)
+            rc = lines_too_long(err, path, line, limit);
+        else {
+            size_t at = line == 1 && len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0, stop = (size_t)len;
+            if (at == stop)  /* a BOM and nothing else: no line, as in a buffer */
+                break;
+            if (stop > at && buf[stop - 1] == '\n')
+                stop--;
+            if (stop > at && buf[stop - 1] == '\r')
+                stop--;
+            rc = parse_one(out, buf + at, stop - at, line, text_col, label_col, path, err);
         }
     }
-    int rc = 0;
-    if (ferror(f))
-        rc = error_set(err, "%s: %s", path, strerror(errno ? errno : EIO));
-    else if (parse_buffer(buf, len, out, text_col, label_col, path, err))
-        rc = -1;
+    line_reader_free(&r);
     free(buf);
     fclose(f);
     if (rc) tsv_free(out);
     return rc;
 }
 
-int tsv_read_pairs(const char *path, TsvCorpus *out, Error *err) { return read_file(path, out, 0, 0, err); }
-
-int tsv_read_labelled(const char *path, int text_col, int label_col, TsvCorpus *out, Error *err)
+int tsv_read_pairs(const char *path, const LineLimit *limit, TsvCorpus *out, Error *err)
 {
-    return read_file(path, out, text_col, label_col, err);
+    return read_file(path, limit, out, 0, 0, err);
+}
+
+int tsv_read_labelled(const char *path, int text_col, int label_col, const LineLimit *limit, TsvCorpus *out,
+                      Error *err)
+{
+    return read_file(path, limit, out, text_col, label_col, err);
 }
 
 void tsv_free(TsvCorpus *c)

@@ -5,7 +5,7 @@
  * the reader accepts everything it can and accounts for what it skips, rather than
  * failing on line 51 203 of a download:
  *
- *   - a UTF-8 BOM at the start of the buffer is skipped;
+ *   - a UTF-8 BOM at the start of the file is skipped;
  *   - lines end in LF; one CR before the LF (or at the very end) is removed; a
  *     missing final newline is fine;
  *   - column 1 is the source, column 2 the target, further columns are ignored;
@@ -15,12 +15,16 @@
  *     invalid UTF-8 or a NUL byte, has no tab, or has a source or target that is
  *     empty or only whitespace (Unicode Zs/Zl/Zp/Cc, as text.h counts it).
  *
+ * A file is read a line at a time (lines.h): a line longer than the limit (1 MiB by
+ * default) is an error naming it, so that memory holds the pairs and never a line
+ * without end.
+ *
  * The text is kept raw: tokenising is text.h's job.
  *
  * Example:
  *   TsvCorpus c;
  *   Error err;
- *   if (tsv_read_pairs("data/mar.txt", &c, &err) != 0) ... err.msg
+ *   if (tsv_read_pairs("data/mar.txt", NULL, &c, &err) != 0) ... err.msg
  *   char note[512];
  *   tsv_describe_skipped(&c, "data/mar.txt", note, sizeof note);
  *   if (note[0]) fprintf(stderr, "nmt: warning: %s\n", note);
@@ -31,6 +35,7 @@
 #define TSV_H
 #include <stddef.h>
 
+#include "lines.h"  // defines: LineLimit
 #include "util.h"   // defines: Error
 
 typedef struct {
@@ -52,12 +57,15 @@ typedef struct {
 
 /* Parse a whole buffer of `len` bytes (no NUL terminator needed, any bytes
  * allowed) into *out, which is overwritten. Never fails on content (bad lines are
- * counted); returns 0. Lines from number INT_MAX on are ignored. */
+ * counted; no line is too long); returns 0. Lines from number INT_MAX on are ignored. */
 int tsv_parse(const char *buf, size_t len, TsvCorpus *out);
 
-/* Read a file and parse it. -1 with "PATH: <strerror>" in err if it cannot be read
- * (missing, a directory, unreadable); *out is then empty and tsv_free is safe. */
-int tsv_read_pairs(const char *path, TsvCorpus *out, Error *err);
+/* Read a file and parse it as tsv_parse would, a line at a time. -1 with "PATH:
+ * <strerror>" in err if it cannot be opened (missing, a directory, unreadable), "PATH:
+ * read error: <strerror>" if reading fails, or "PATH line N: longer than MAX bytes
+ * (the limit; OPTION raises it)" for a line over limit (NULL: the default, 1 MiB);
+ * *out is then empty and tsv_free is safe. */
+int tsv_read_pairs(const char *path, const LineLimit *limit, TsvCorpus *out, Error *err);
 
 /* A classifier's file (model.type classifier): each line's column text_col (1-based)
  * is the pair's src, its column label_col (1-based; 0: the last column, of at least
@@ -65,8 +73,9 @@ int tsv_read_pairs(const char *path, TsvCorpus *out, Error *err);
  * such text column or an empty text are skipped and counted as above ("no text
  * column", "empty text"); a line without the label column or with an empty label is an
  * error: -1 with "PATH: line N: no label: ..." or "...: empty label (column K)", *out
- * empty. */
-int tsv_read_labelled(const char *path, int text_col, int label_col, TsvCorpus *out, Error *err);
+ * empty; so are the errors of tsv_read_pairs. */
+int tsv_read_labelled(const char *path, int text_col, int label_col, const LineLimit *limit, TsvCorpus *out,
+                      Error *err);
 
 void tsv_free(TsvCorpus *c);
 

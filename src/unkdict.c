@@ -6,11 +6,11 @@
 
 #include "tsv.h" /* defines: TsvCorpus, tsv_read_pairs */
 
-int unkdict_load(UnkDict *d, const char *path, const TextOptions *text, Error *err)
+int unkdict_load(UnkDict *d, const char *path, const TextOptions *text, const LineLimit *limit, Error *err)
 {
     memset(d, 0, sizeof *d);
     TsvCorpus tsv;
-    if (tsv_read_pairs(path, &tsv, err)) return -1;
+    if (tsv_read_pairs(path, limit, &tsv, err)) return -1;
     if (tsv.n_malformed > 0)
         fprintf(stderr, "nmt: warning: %s: %d malformed lines skipped (first: line %d, %s)\n", path, tsv.n_malformed,
                 tsv.bad_lines[0], tsv.bad_reasons[0]);

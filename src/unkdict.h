@@ -9,6 +9,7 @@
 #ifndef UNKDICT_H
 #define UNKDICT_H
 
+#include "lines.h" /* defines: LineLimit */
 #include "text.h"  /* defines: TextOptions */
 #include "util.h"  /* defines: Error */
 #include "vocab.h" /* defines: Vocab */
@@ -18,9 +19,10 @@ typedef struct {
     char **targets;    /* targets[id] for key id; NULL for the specials */
 } UnkDict;
 
-/* Reads path. Returns 0, or -1 with err naming the file (unreadable, or no usable
- * line at all). Warnings about skipped lines go to stderr. */
-int unkdict_load(UnkDict *d, const char *path, const TextOptions *text, Error *err);
+/* Reads path (lines up to limit, NULL: the default). Returns 0, or -1 with err naming
+ * the file (unreadable, a line over the limit, or no usable line at all). Warnings about
+ * skipped lines go to stderr. */
+int unkdict_load(UnkDict *d, const char *path, const TextOptions *text, const LineLimit *limit, Error *err);
 /* The translation of a source token, or NULL. */
 const char *unkdict_lookup(const UnkDict *d, const char *word);
 void unkdict_free(UnkDict *d);

@@ -134,8 +134,8 @@ static void test_real_pairs(const cJSON *fx)
     const cJSON *real = item(fx, "real");
     ScoreLines hyp, ref;
     Error err;
-    CHECK(score_read_file(FIXTURE_DIR "hyp.txt", &hyp, &err) == 0, "read hyp.txt");
-    CHECK(score_read_file(FIXTURE_DIR "ref.txt", &ref, &err) == 0, "read ref.txt");
+    CHECK(score_read_file(FIXTURE_DIR "hyp.txt", NULL, &hyp, &err) == 0, "read hyp.txt");
+    CHECK(score_read_file(FIXTURE_DIR "ref.txt", NULL, &ref, &err) == 0, "read ref.txt");
     CHECK(hyp.n == 300 && ref.n == 300 && num(real, "pairs") == 300, "300 pairs");
     CHECK(hyp.n_bad == 0 && ref.n_bad == 0, "no bad lines");
     long n = hyp.n < ref.n ? hyp.n : ref.n;
@@ -340,7 +340,7 @@ static void test_read_stream(void)
     FILE *f = fmemopen((void *)data, sizeof data - 1, "rb");
     ScoreLines l;
     Error err;
-    CHECK(score_read_stream(f, "mem", &l, &err) == 0, "read_stream: reads");
+    CHECK(score_read_stream(f, "mem", NULL, &l, &err) == 0, "read_stream: reads");
     fclose(f);
     CHECK(l.n == 8, "read_stream: 8 lines (the last has no newline)");
     if (l.n == 8) {
@@ -362,16 +362,16 @@ static void test_read_stream(void)
     char many[64];
     for (int i = 0; i < 32; i++) many[2 * i] = '\xff', many[2 * i + 1] = '\n';
     f = fmemopen(many, sizeof many, "rb");
-    CHECK(score_read_stream(f, "mem", &l, &err) == 0 && l.n == 32 && l.n_bad == 32 &&
+    CHECK(score_read_stream(f, "mem", NULL, &l, &err) == 0 && l.n == 32 && l.n_bad == 32 &&
               l.bad_lines[SCORE_BAD_LINES_KEPT - 1] == SCORE_BAD_LINES_KEPT,
           "read_stream: 32 bad lines counted");
     fclose(f);
     score_lines_free(&l);
 
-    CHECK(score_read_file(FIXTURE_DIR "no-such-file.txt", &l, &err) == -1 &&
+    CHECK(score_read_file(FIXTURE_DIR "no-such-file.txt", NULL, &l, &err) == -1 &&
               strncmp(err.msg, FIXTURE_DIR "no-such-file.txt: ", strlen(FIXTURE_DIR) + 18) == 0,
           "read_file: missing file -> error naming it");
-    CHECK(score_read_file("tests", &l, &err) == -1 && strstr(err.msg, "tests: "), "read_file: a directory");
+    CHECK(score_read_file("tests", NULL, &l, &err) == -1 && strstr(err.msg, "tests: "), "read_file: a directory");
 }
 
 static void test_print(void)

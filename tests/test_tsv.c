@@ -4,7 +4,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "tsv.h"   // defines: tsv_parse, tsv_read_pairs, tsv_describe_skipped
+#include "files.h" // defines: spit
+#include "tsv.h"   // defines: tsv_parse, tsv_read_pairs, tsv_read_labelled, tsv_describe_skipped
 
 /* Parses a string literal (sizeof - 1 keeps embedded NULs). */
 #define PARSE(lit, c) tsv_parse(lit, sizeof(lit) - 1, c)
@@ -196,13 +197,13 @@ static void test_files(void)
     TsvCorpus c;
     Error err = {{0}};
     const char *missing = "/nonexistent-nmt-dir/pairs.tsv";
-    CHECK(tsv_read_pairs(missing, &c, &err) == -1, "missing file: -1");
+    CHECK(tsv_read_pairs(missing, NULL, &c, &err) == -1, "missing file: -1");
     CHECK(strstr(err.msg, missing) == err.msg && strstr(err.msg, "No such file"), "missing file: path and reason");
     CHECK(c.n == 0 && c.pairs == NULL, "missing file: corpus empty");
     tsv_free(&c);
 
     err.msg[0] = '\0';
-    CHECK(tsv_read_pairs(".", &c, &err) == -1, "directory: -1");
+    CHECK(tsv_read_pairs(".", NULL, &c, &err) == -1, "directory: -1");
     CHECK(strncmp(err.msg, ".: ", 3) == 0 && strstr(err.msg, "directory"), "directory: path in message");
     tsv_free(&c);
 
@@ -218,11 +219,139 @@ static void test_files(void)
         fprintf(f, "source %d\ttarget %d\tattribution\r\n", i, i);
     fputs("broken", f);
     fclose(f);
-    int rc = tsv_read_pairs(path, &c, &err);
+    int rc = tsv_read_pairs(path, NULL, &c, &err);
     CHECK(rc == 0 && c.n == 10000, "file: 10000 pairs read");
     CHECK(c.n == 10000 && pair_is(&c, 9999, "source 9999", "target 9999", 10000), "file: last pair");
     CHECK(c.n_malformed == 1 && c.bad_lines[0] == 10001, "file: unterminated broken last line counted");
     tsv_free(&c);
+    unlink(path);
+}
+
+/* 1 if a and b hold the same pairs, counts and bad lines. */
+static int same_corpus(const TsvCorpus *a, const TsvCorpus *b)
+{
+    if (a->n != b->n || a->n_malformed != b->n_malformed || a->n_blank != b->n_blank)
+        return 0;
+    for (int i = 0; i < a->n; i++)
+        if (strcmp(a->pairs[i].src, b->pairs[i].src) || strcmp(a->pairs[i].tgt, b->pairs[i].tgt) ||
+            a->pairs[i].line != b->pairs[i].line)
+            return 0;
+    for (int i = 0; i < a->n_malformed && i < TSV_BAD_LINES_KEPT; i++)
+        if (a->bad_lines[i] != b->bad_lines[i] || strcmp(a->bad_reasons[i], b->bad_reasons[i]))
+            return 0;
+    return 1;
+}
+
+/* A file is read a line at a time (lines.h), a buffer parsed whole: the two must agree
+ * on any bytes, BOM, CRs, NULs and a last line without LF included. */
+static void test_file_as_buffer(void)
+{
+    char path[] = "/tmp/nmt_test_tsv_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    if (fd < 0)
+        return;
+    close(fd);
+    Rng rng;
+    rng_seed(&rng, 11);
+    static const char alphabet[] = "a\t\n\r \xC3\xA9\xEF\xBB\xBF\xFF\0";
+    int ok = 1;
+    for (int trial = 0; trial < 300 && ok; trial++) {
+        size_t len = rng_below(&rng, 96);
+        char *buf = xmalloc(len + 3);
+        size_t at = 0;
+        if (trial % 3 == 0) {  /* a BOM to skip */
+            memcpy(buf, "\xEF\xBB\xBF", 3);
+            at = 3;
+        }
+        for (size_t i = 0; i < len; i++)
+            buf[at + i] = alphabet[rng_below(&rng, sizeof alphabet - 1)];
+        spit(path, buf, at + len);
+        TsvCorpus from_buffer, from_file;
+        Error err;
+        tsv_parse(buf, at + len, &from_buffer);
+        ok = tsv_read_pairs(path, NULL, &from_file, &err) == 0 && same_corpus(&from_buffer, &from_file);
+        if (!ok) {
+            fprintf(stderr, "  trial %d: %d/%d/%d vs %d/%d/%d:", trial, from_buffer.n, from_buffer.n_malformed,
+                    from_buffer.n_blank, from_file.n, from_file.n_malformed, from_file.n_blank);
+            for (size_t i = 0; i < at + len; i++)
+                fprintf(stderr, " %02x", (unsigned char)buf[i]);
+            fprintf(stderr, "\n");
+        }
+        tsv_free(&from_buffer);
+        tsv_free(&from_file);
+        free(buf);
+    }
+    CHECK(ok, "300 random files: read a line at a time, the same pairs, counts and bad lines as tsv_parse");
+    unlink(path);
+}
+
+/* A line over the limit is an error naming the file, the line and the option; at the
+ * limit (a CR LF not counted) it is read. */
+static void test_long_lines(void)
+{
+    char path[] = "/tmp/nmt_test_tsv_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    if (fd < 0)
+        return;
+    close(fd);
+    size_t max = 2048;
+    char *text = xmalloc(2 * max + 64);
+    /* Line 2 is exactly max bytes, then CR LF; line 3 is max + 1. */
+    size_t n = 0;
+    n += (size_t)sprintf(text, "a\tb\n");
+    memset(text + n, 'x', max);
+    text[n + 10] = '\t';
+    n += max;
+    n += (size_t)sprintf(text + n, "\r\n");
+    size_t line3 = n;
+    memset(text + n, 'y', max + 1);
+    text[n + 10] = '\t';
+    n += max + 1;
+    text[n++] = '\n';
+    n += (size_t)sprintf(text + n, "c\td\n");
+
+    LineLimit limit = {(long)max, "data.max_line_bytes"};
+    TsvCorpus c;
+    Error err = {{0}};
+    spit(path, text, line3);
+    CHECK(tsv_read_pairs(path, &limit, &c, &err) == 0 && c.n == 2 && strlen(c.pairs[1].tgt) == max - 11,
+          "a line of exactly the limit, CR LF not counted: read");
+    tsv_free(&c);
+
+    spit(path, text, n);
+    CHECK(tsv_read_pairs(path, &limit, &c, &err) == -1 && c.n == 0 && c.pairs == NULL, "a line 1 byte over: -1, nothing kept");
+    char want[256];
+    snprintf(want, sizeof want, "%s line 3: longer than 2048 bytes (the limit; data.max_line_bytes raises it)", path);
+    CHECK(!strcmp(err.msg, want), "... naming the file, the line, the limit and the key");
+    if (strcmp(err.msg, want)) fprintf(stderr, "  got: %s\n  want: %s\n", err.msg, want);
+
+    CHECK(tsv_read_labelled(path, 1, 0, &limit, &c, &err) == -1 && strstr(err.msg, " line 3: longer than 2048"),
+          "labelled: the same error");
+    tsv_free(&c);
+
+    limit.max_bytes = (long)max + 1;
+    CHECK(tsv_read_pairs(path, &limit, &c, &err) == 0 && c.n == 4 && pair_is(&c, 3, "c", "d", 4),
+          "the limit raised by one byte: all four lines read");
+    tsv_free(&c);
+
+    /* The default is 1 MiB, with "--max-line-bytes" as what raises it. */
+    size_t big = (1 << 20) + 1;
+    char *huge = xmalloc(big + 1);
+    memset(huge, 'z', big);
+    huge[5] = '\t';
+    huge[big] = '\n';
+    spit(path, huge, big + 1);
+    CHECK(tsv_read_pairs(path, NULL, &c, &err) == -1 && strstr(err.msg, "line 1: longer than 1048576 bytes (the "
+                                                                        "limit; --max-line-bytes raises it)"),
+          "default limit: 1 MiB, --max-line-bytes named");
+    tsv_free(&c);
+    spit(path, huge, big - 1);
+    CHECK(tsv_read_pairs(path, NULL, &c, &err) == 0 && c.n == 1, "default limit: a 1 MiB line without LF read");
+    tsv_free(&c);
+    free(huge);
+    free(text);
     unlink(path);
 }
 
@@ -233,5 +362,7 @@ int main(void)
     test_malformed();
     test_any_bytes();
     test_files();
+    test_file_as_buffer();
+    test_long_lines();
     return check_report("test_tsv");
 }
