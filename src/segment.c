@@ -38,7 +38,7 @@ void segmenter_learn_bpe(Bpe *b, const VocabCounter *words, int n_merges, BpeFor
     char **word = xmalloc(sizeof(char *) * (n ? n : 1));
     long *count = xmalloc(sizeof(long) * (n ? n : 1));
     vocab_counter_items(words, word, count);
-    bpe_learn_format(b, word, count, n, n_merges, format);
+    bpe_learn_format(b, word, count, n, n_merges, format, NULL);
     free(word);
     free(count);
 }
