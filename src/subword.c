@@ -580,7 +580,11 @@ void bpe_learn_format(Bpe *b, char *const *words, const long *counts, int n_word
     long *unit_counts = NULL;
     int cap_counts = 0;
     for (int i = 0; i < n_words; i++) {
-        if (counts[i] > 0 && learnable(words[i], format))
+        if (counts[i] <= 0)
+            continue;
+        if (strlen(words[i]) > BPE_MAX_WORD_BYTES)
+            r.too_long++;
+        else if (learnable(words[i], format))
             count_units(&unit_ids, &unit_counts, &cap_counts, words[i], counts[i], format, &s);
     }
 

@@ -95,8 +95,22 @@ typedef struct {
     size_t longest;         /* private: the most bytes of any merge's left and right */
 } Bpe;
 
+/* The longest word learned from, in bytes: a longer one is left out of learning
+ * (counted in BpeLearnReport.too_long; nmt bpe learn and nmt train say how many). No
+ * word of a language comes near it; what does is a base64 blob, a DNA sequence, a
+ * URL list or text glued together without spaces, whose merges would be of no use.
+ * Learning takes time linear in the symbols of the words it learns from, however long
+ * one of them is; the limit bounds what a word can cost in the symbols' text, which
+ * grows with the merges made inside it (a word of n letters seen twice can make
+ * merges of every length up to n). Applying merges has no limit: a word of n symbols
+ * takes O(n log n) time (subword_segment). */
+#ifndef BPE_MAX_WORD_BYTES   /* a build may set it (scripts/bench_bpe_long_word.sh lifts it) */
+#define BPE_MAX_WORD_BYTES 4096
+#endif
+
 /* What learning did besides the merges. */
 typedef struct {
+    long too_long;   /* words left out as longer than BPE_MAX_WORD_BYTES (counts > 0) */
     long work;       /* steps taken: pair counts changed, places visited, heap
                         operations. Linear in the symbols learned from, with one step per
                         heap operation; tests check it instead of a clock */
@@ -113,6 +127,7 @@ int bpe_format_from_name(const char *name);
  * depend on the order of the words. Stops early when the best pair occurs fewer than
  * 2 times. n_merges <= 0 gives an empty Bpe.
  *
+ * Words longer than BPE_MAX_WORD_BYTES are left out (bpe_learn_format counts them).
  * Words that could not be written as codes text are skipped: invalid UTF-8, or
  * containing an ASCII space, CR or LF, or the marker "</w>" (text_tokenize makes
  * none of these).

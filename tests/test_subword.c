@@ -7,7 +7,7 @@
 
 #include "check.h"
 #include "segment.h"   // defines: Segmenter, segmenter_detokenize, segmenter_reference, segmenter_word_ends
-#include "subword.h"   // defines: Bpe, bpe_learn, bpe_learn_format, BpeLearnReport, subword_segment,
+#include "subword.h"   // defines: Bpe, bpe_learn, bpe_learn_format, BpeLearnReport, BPE_MAX_WORD_BYTES, subword_segment,
                        //          subword_segment_counted, subword_join, bpe_to_text, bpe_from_text
 
 /* The list equals the NULL-terminated `want`; prints both otherwise. */
@@ -630,7 +630,7 @@ static int ref_learn(char *const *words, const long *counts, int n_words, int n_
         total += (int)strlen(words[i]);
     RefUnit *units = xmalloc((size_t)(total + 1) * sizeof *units);
     for (int i = 0; i < n_words; i++)
-        if (counts[i] > 0)
+        if (counts[i] > 0 && strlen(words[i]) <= BPE_MAX_WORD_BYTES)
             ref_units(words[i], format, counts[i], units, &n_units);
     RefPair *pairs = xmalloc((size_t)(total + 1) * sizeof *pairs);
     while (n < n_merges) {
@@ -848,6 +848,7 @@ static void test_long_words(void)
         bpe_learn_format(&b, w, c, 3, 100000, BPE_NMT, &r);
         work[k] = r.work;
         merges[k] = b.n;
+        CHECK(r.too_long == 0, "long words: a word under BPE_MAX_WORD_BYTES is learned from");
         CHECK(round_trips(&b, w, 3), "long words: the word learned from segments and joins back");
         bpe_free(&b);
         free(w[0]);
@@ -898,6 +899,52 @@ static void test_long_words(void)
     free(as);
     bpe_free(&b);
     free(train[0]);
+}
+
+/* Words longer than BPE_MAX_WORD_BYTES are left out of learning and counted; one of
+ * exactly that many bytes is learned from; at apply time any length is segmented. */
+static void test_word_limit(void)
+{
+    Rng rng;
+    rng_seed(&rng, 4096);
+    char *at_limit = long_word(&rng, BPE_MAX_WORD_BYTES, "abc");
+    char *over = long_word(&rng, BPE_MAX_WORD_BYTES + 1, "xyz");
+    char *far_over = long_word(&rng, 100000, "xyz");
+    char *with[] = {"lower", over, "newest", far_over, at_limit, "widest", over, "low"};
+    long wc[] = {2, 3, 6, 1, 2, 3, 0, 5};   /* the second `over` has count 0: not counted */
+    char *without[] = {"lower", "newest", at_limit, "widest", "low"};
+    long woc[] = {2, 6, 2, 3, 5};
+    Bpe a, b;
+    BpeLearnReport ra, rb;
+    bpe_learn_format(&a, with, wc, 8, 100000, BPE_NMT, &ra);
+    bpe_learn_format(&b, without, woc, 5, 100000, BPE_NMT, &rb);
+    CHECK(ra.too_long == 2 && rb.too_long == 0, "limit: two words over BPE_MAX_WORD_BYTES counted as left out");
+    CHECK(same_merges(&a, &b), "limit: the merges are those learned without them");
+    int xyz = 0;
+    for (int i = 0; i < a.n; i++)
+        xyz |= strchr("xyz", a.left[i][0]) != NULL;
+    CHECK(!xyz, "limit: nothing learned from them");
+    CHECK(a.n > 100, "limit: a word of exactly BPE_MAX_WORD_BYTES bytes is learned from");
+    bpe_free(&b);
+    bpe_learn_format(&b, with, wc, 8, 100000, BPE_SUBWORD_NMT, &rb);
+    CHECK(rb.too_long == 2, "limit: the same under subword-nmt's symbols");
+    bpe_free(&b);
+    /* Applying has no limit: the word is segmented with the merges that apply. */
+    char *merged_x[] = {"xyxy", "xy"};
+    long mc[] = {3, 2};
+    bpe_learn(&b, merged_x, mc, 2, 10);
+    TokenList p, back;
+    subword_segment(&b, &far_over, 1, &p);
+    subword_join(p.tokens, p.n, &back);
+    CHECK(p.n > 1 && p.n < 100000 && back.n == 1 && !strcmp(back.tokens[0], far_over),
+          "limit: a word over it is still segmented at apply time, and joins back");
+    token_list_free(&p);
+    token_list_free(&back);
+    bpe_free(&b);
+    bpe_free(&a);
+    free(at_limit);
+    free(over);
+    free(far_over);
 }
 
 /* segmenter_detokenize(s, the units of `units` split at spaces) == want. */
@@ -1045,6 +1092,7 @@ int main(void)
     test_subword_nmt();
     test_against_reference();
     test_long_words();
+    test_word_limit();
     test_presegmented();
     test_sentencepiece();
     return check_report("test_subword");
