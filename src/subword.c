@@ -125,7 +125,7 @@ typedef struct {
     uint64_t *heap;           /* apply_merges_long's pairs to merge, (3 long_cap) */
     uint64_t *pending;        /* and those found during a pass, (2 long_cap) */
     int *next, *prev;         /* its list of symbols, (long_cap) */
-    int long_cap;             /* symbols those fit */
+    size_t long_cap;          /* symbols those fit */
 } Scratch;
 
 static void scratch_fit(Scratch *s, size_t len)
@@ -146,10 +146,11 @@ static void scratch_fit(Scratch *s, size_t len)
 /* Room for apply_merges_long on m symbols. */
 static void scratch_fit_long(Scratch *s, int m)
 {
-    if (m + 1 <= s->long_cap)
+    size_t need = (size_t)m + 1;
+    if (need <= s->long_cap)
         return;
-    s->long_cap = m + 1 > 2 * s->long_cap ? m + 1 : 2 * s->long_cap;
-    size_t symbols = (size_t)s->long_cap;
+    s->long_cap = need > 2 * s->long_cap ? need : 2 * s->long_cap;
+    size_t symbols = s->long_cap;
     free(s->heap);
     s->heap = xmalloc(5 * symbols * sizeof(uint64_t) + 2 * symbols * sizeof(int));
     s->pending = s->heap + 3 * symbols;
@@ -732,9 +733,11 @@ static int apply_merges_short(const Bpe *b, Scratch *s, int m, long *work)
 /* A heap entry: rank << 32 | symbol index, so that integer order is (rank, index). */
 static uint64_t heap_entry(int rank, int i) { return (uint64_t)rank << 32 | (uint32_t)i; }
 
-static void min_heap_push(uint64_t *heap, int *n, uint64_t e)
+/* The heap holds up to 3m entries, more than an int counts for a word of a billion
+ * letters: sizes and indices are longs. */
+static void min_heap_push(uint64_t *heap, long *n, uint64_t e)
 {
-    int i = (*n)++;
+    long i = (*n)++;
     while (i > 0 && e < heap[(i - 1) / 2]) {
         heap[i] = heap[(i - 1) / 2];
         i = (i - 1) / 2;
@@ -742,12 +745,12 @@ static void min_heap_push(uint64_t *heap, int *n, uint64_t e)
     heap[i] = e;
 }
 
-static uint64_t min_heap_pop(uint64_t *heap, int *n)
+static uint64_t min_heap_pop(uint64_t *heap, long *n)
 {
     uint64_t top = heap[0], e = heap[--*n];
-    int i = 0;
+    long i = 0;
     for (;;) {
-        int c = 2 * i + 1;
+        long c = 2 * i + 1;
         if (c >= *n)
             break;
         if (c + 1 < *n && heap[c + 1] < heap[c])
@@ -774,7 +777,7 @@ static int apply_merges_long(const Bpe *b, Scratch *s, int m, long *work)
     scratch_fit_long(s, m);
     int *next = s->next, *prev = s->prev, *rank = s->rank;
     uint64_t *heap = s->heap, *pending = s->pending;
-    int n_heap = 0;
+    long n_heap = 0;
     for (int i = 0; i < m; i++) {
         next[i] = i + 1;
         prev[i] = i - 1;
@@ -787,7 +790,8 @@ static int apply_merges_long(const Bpe *b, Scratch *s, int m, long *work)
     rank[m - 1] = -1;
     *work += m + n_heap;
     while (n_heap > 0) {
-        int pass = (int)(heap[0] >> 32), n_pending = 0;
+        int pass = (int)(heap[0] >> 32);
+        long n_pending = 0;
         while (n_heap > 0 && (int)(heap[0] >> 32) == pass) {
             int i = (int)(uint32_t)min_heap_pop(heap, &n_heap);
             (*work)++;
@@ -809,7 +813,7 @@ static int apply_merges_long(const Bpe *b, Scratch *s, int m, long *work)
             }
             *work += 2;
         }
-        for (int p = 0; p < n_pending; p++)
+        for (long p = 0; p < n_pending; p++)
             min_heap_push(heap, &n_heap, pending[p]);
         *work += n_pending;
     }
