@@ -138,12 +138,12 @@ int bpe_format_from_name(const char *name);
 void bpe_learn(Bpe *b, char *const *words, const long *counts, int n_words, int n_merges);
 
 /* bpe_learn with the symbols of `format`, saying in *report (unless NULL) what else
- * it did. BPE_SUBWORD_NMT: each word is one unit of
- * code points, as subword-nmt's learn_bpe.py sees it, and ties go to the pair that
- * compares greatest (left, then right symbol, in code point order), as in its
- * max(stats, key=lambda x: (stats[x], x)); words are skipped only when empty, not
- * UTF-8, or holding a space, CR or LF. Merges learned so are what subword-nmt's
- * apply reads them as. */
+ * it did. BPE_SUBWORD_NMT: each word is one unit of code points, as subword-nmt's
+ * learn_bpe.py sees it, and ties go to the pair that compares greatest (left, then
+ * right symbol, in code point order), as in its max(stats, key=lambda x: (stats[x],
+ * x)); words are skipped only when empty, not UTF-8, or holding a space, CR or LF
+ * (and, unlike subword-nmt, when longer than BPE_MAX_WORD_BYTES). Merges learned so
+ * are what subword-nmt's apply reads them as. */
 void bpe_learn_format(Bpe *b, char *const *words, const long *counts, int n_words, int n_merges, BpeFormat format,
                       BpeLearnReport *report);
 
