@@ -172,7 +172,10 @@ int bpe_tool_learn(char *const *inputs, int n_inputs, FILE *out, const BpeToolOp
                            err);
     if (status == 0) {
         Bpe b;
-        segmenter_learn_bpe(&b, counter, opt->merges, opt->format);
+        long too_long = segmenter_learn_bpe(&b, counter, opt->merges, opt->format);
+        if (too_long)
+            fprintf(stderr, "nmt: warning: %ld word%s longer than %d bytes left out of learning the merges\n", too_long,
+                    too_long == 1 ? "" : "s", BPE_MAX_WORD_BYTES);
         char *codes = bpe_to_text(&b);
         if (fputs(codes, out) < 0 || fflush(out) != 0) status = error_set(err, "cannot write: %s", strerror(errno));
         if (b.n < opt->merges)

@@ -183,8 +183,12 @@ static int learn_segmenter(Segmenter *s, const Config *cfg, const PairTokens *pa
     double t0 = now_seconds();
     VocabCounter *sc = vocab_counter_new(), *tc = s->joint ? sc : vocab_counter_new();
     corpus_count(pairs, idx, n, sc, tc);
-    segmenter_learn_bpe(&s->src, sc, cfg->bpe_merges, BPE_NMT);
-    segmenter_learn_bpe(&s->tgt, tc, cfg->bpe_merges, BPE_NMT);
+    long too_long = segmenter_learn_bpe(&s->src, sc, cfg->bpe_merges, BPE_NMT);
+    long too_long_tgt = segmenter_learn_bpe(&s->tgt, tc, cfg->bpe_merges, BPE_NMT);
+    if (!s->joint) too_long += too_long_tgt;   /* joint: both learned from one count */
+    if (too_long)
+        console_warn(con, "%s: %ld word%s longer than %d bytes left out of learning the BPE merges", cfg->train,
+                     too_long, too_long == 1 ? "" : "s", BPE_MAX_WORD_BYTES);
     if (tc != sc) vocab_counter_free(tc);
     vocab_counter_free(sc);
     if (s->joint)

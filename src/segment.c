@@ -32,15 +32,17 @@ const char *tokenizer_units(TokenizerKind kind) { return kind >= 0 && kind < TOK
 
 int tokenizer_whitespace_only(TokenizerKind kind) { return kind == TOKENIZER_NONE || kind == TOKENIZER_SPM; }
 
-void segmenter_learn_bpe(Bpe *b, const VocabCounter *words, int n_merges, BpeFormat format)
+long segmenter_learn_bpe(Bpe *b, const VocabCounter *words, int n_merges, BpeFormat format)
 {
     int n = vocab_counter_size(words);
     char **word = xmalloc(sizeof(char *) * (n ? n : 1));
     long *count = xmalloc(sizeof(long) * (n ? n : 1));
     vocab_counter_items(words, word, count);
-    bpe_learn_format(b, word, count, n, n_merges, format);
+    BpeLearnReport report;
+    bpe_learn_format(b, word, count, n, n_merges, format, &report);
     free(word);
     free(count);
+    return report.too_long;
 }
 
 /* ---------------------------------------------------------------- SentencePiece */

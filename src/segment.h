@@ -86,8 +86,10 @@ const char *tokenizer_units(TokenizerKind kind);
 int tokenizer_whitespace_only(TokenizerKind kind);
 
 /* bpe_learn_format over every word a counter has counted (with its count): how nmt
- * train learns a side's merges (BPE_NMT) and nmt bpe learn a file's. */
-void segmenter_learn_bpe(Bpe *b, const VocabCounter *words, int n_merges, BpeFormat format);
+ * train learns a side's merges (BPE_NMT) and nmt bpe learn a file's. Returns how many
+ * distinct words were left out as longer than BPE_MAX_WORD_BYTES, for the caller's
+ * warning. */
+long segmenter_learn_bpe(Bpe *b, const VocabCounter *words, int n_merges, BpeFormat format);
 /* A SentencePiece model of model_type ("unigram" or "bpe") with about vocab_size pieces
  * trained on n lines (words joined by single spaces) into m; or one read from the
  * bytes of a .model file, `name` naming it in messages. 0, or -1 with err (the

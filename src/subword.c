@@ -111,13 +111,21 @@ static int unit_end(const unsigned char *unspaced, int c, int k)
     return c;
 }
 
-/* Scratch space for cutting one token, grown to the longest token seen. */
+/* Scratch space for cutting one token, grown to the longest token seen: one
+ * allocation, carved into the arrays below (subword_segment makes one per call, and
+ * small blocks come quickest). The arrays only apply_merges_long needs are a second
+ * allocation, made when the first long unit comes. */
 typedef struct {
     int *off;                 /* cluster offsets, (len+1) */
+    int *bound;               /* symbol boundaries within text, (len+2) */
+    int *rank;                /* the rank of the pair each symbol starts, (len+2) */
     unsigned char *unspaced;  /* (len) */
     char *text;               /* one unit + "</w>" + NUL */
-    int *bound, *rank;        /* symbol boundaries within text, pair ranks, (len+2) */
     size_t cap;               /* token bytes the buffers fit */
+    uint64_t *heap;           /* apply_merges_long's pairs to merge, (3 long_cap) */
+    uint64_t *pending;        /* and those found during a pass, (2 long_cap) */
+    int *next, *prev;         /* its list of symbols, (long_cap) */
+    size_t long_cap;          /* symbols those fit */
 } Scratch;
 
 static void scratch_fit(Scratch *s, size_t len)
@@ -126,20 +134,34 @@ static void scratch_fit(Scratch *s, size_t len)
         return;
     s->cap = len > 2 * s->cap ? len : 2 * s->cap;
     if (s->cap < 64) s->cap = 64;
-    s->off = xrealloc(s->off, (s->cap + 1) * sizeof *s->off);
-    s->unspaced = xrealloc(s->unspaced, s->cap);
-    s->text = xrealloc(s->text, s->cap + END_OF_WORD_LEN + 1);
-    s->bound = xrealloc(s->bound, (s->cap + 2) * sizeof *s->bound);
-    s->rank = xrealloc(s->rank, (s->cap + 2) * sizeof *s->rank);
+    size_t symbols = s->cap + 2;
+    free(s->off);
+    s->off = xmalloc(3 * symbols * sizeof(int) + s->cap + s->cap + END_OF_WORD_LEN + 1);
+    s->bound = s->off + symbols;
+    s->rank = s->bound + symbols;
+    s->unspaced = (unsigned char *)(s->rank + symbols);
+    s->text = (char *)s->unspaced + s->cap;
+}
+
+/* Room for apply_merges_long on m symbols. */
+static void scratch_fit_long(Scratch *s, int m)
+{
+    size_t need = (size_t)m + 1;
+    if (need <= s->long_cap)
+        return;
+    s->long_cap = need > 2 * s->long_cap ? need : 2 * s->long_cap;
+    size_t symbols = s->long_cap;
+    free(s->heap);
+    s->heap = xmalloc(5 * symbols * sizeof(uint64_t) + 2 * symbols * sizeof(int));
+    s->pending = s->heap + 3 * symbols;
+    s->next = (int *)(s->pending + 2 * symbols);
+    s->prev = s->next + symbols;
 }
 
 static void scratch_free(Scratch *s)
 {
     free(s->off);
-    free(s->unspaced);
-    free(s->text);
-    free(s->bound);
-    free(s->rank);
+    free(s->heap);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -163,9 +185,13 @@ static int merge_is(const void *bpe, int id, const void *pair)
     return same(b->left[id], p[0].s, p[0].len) && same(b->right[id], p[1].s, p[1].len);
 }
 
-/* The merge index of the pair, or -1. */
+/* The merge index of the pair, or -1. A pair longer than every merge is none, found
+ * without hashing it: applying looks up the pairs a long word's symbols make, and its
+ * cost is then bounded by the merges, not by the word. */
 static int bpe_rank(const Bpe *b, const char *l, size_t ll, const char *r, size_t rl)
 {
+    if (ll + rl > b->longest)
+        return -1;
     Span pair[2] = {{l, ll}, {r, rl}};
     return hash_find(&b->index, hash_pair(pair), merge_is, b, pair);
 }
@@ -190,6 +216,8 @@ static int bpe_add(Bpe *b, const char *l, size_t ll, const char *r, size_t rl)
     memcpy(b->right[b->n], r, rl);
     b->right[b->n][rl] = '\0';
     b->n++;
+    if (ll + rl > b->longest)
+        b->longest = ll + rl;
     return id;
 }
 
@@ -209,18 +237,29 @@ void bpe_free(Bpe *b)
 /* Learning                                                                   */
 /* ------------------------------------------------------------------------- */
 
-/* The incremental algorithm: the distinct units of the corpus, each a sequence of
- * symbol ids with a count; a hash map from each adjacent pair of symbols to its
- * weighted count and the units it occurs in; a max-heap of pairs by count. A merge
- * rewrites only the units its pair occurs in and adjusts only their pairs' counts,
- * so a step costs what its pair touches, not a pass over the corpus.
+/* The incremental algorithm: the distinct units of the corpus, each a list of symbol
+ * ids with a count; a hash map from each adjacent pair of symbols to its weighted
+ * count and the places it occurs at; a max-heap of pairs by count. A merge rewrites
+ * only the places its pair occurs at and adjusts the counts of the pairs around each,
+ * so a step costs what its pair touches, not a pass over the corpus nor over a unit:
+ * learning takes time linear in the corpus's symbols (and a heap operation per
+ * change), however long a unit is. Rewriting a whole unit per merge would be
+ * quadratic in its length (a word of 40,000 letters took over 20 s, one of 1 MB hours).
  *
- * The heap is lazy: a pair gets a new entry when its count grows, and keeps its old
- * entries when the count shrinks. Every pair thus has an entry no lower than its
- * count; an entry is current when it equals the count. A popped entry that is too
- * high is pushed again at the current count; one that is too low is dropped (a
- * current one was pushed when the count grew). The first current entry popped is
- * then the best pair, ties included. */
+ * A place is (unit, position): the units' symbols are kept at the positions of the
+ * symbols they started from, a merged symbol at the position of its left part, so a
+ * place names the same pair until a merge changes that pair. A pair's list of places
+ * is appended to when the pair forms and never pruned, except when its count drops to
+ * 0; a merge checks each place it visits and passes over those gone since. Every
+ * place is created by the start or by a merge (at most two per merged place), so the
+ * lists hold at most three times the corpus's symbols in all.
+ *
+ * The heap is lazy: a pair gets a new entry when its count grows (one per merge step,
+ * after the step), and keeps its old entries when the count shrinks. Every pair thus
+ * has an entry no lower than its count; an entry is current when it equals the count.
+ * A popped entry that is too high is pushed again at the current count; one that is
+ * too low is dropped (a current one was pushed when the count grew). The first current
+ * entry popped is then the best pair, ties included. */
 
 /* Strings -> dense ids (symbols, and units while counting them). */
 typedef struct {
@@ -261,18 +300,28 @@ static void interner_free(Interner *t)
     hash_free(&t->index);
 }
 
+/* A distinct unit of the corpus. Position i holds the symbol that starts with the
+ * unit's i-th starting symbol, or is dead when a merge has joined that symbol to the
+ * one before it; the live positions are a doubly linked list. */
 typedef struct {
-    int *sym;       /* symbol ids, (len) */
-    int len;
+    int *sym;       /* (len) symbol id at each position, -1 when dead */
+    int *next;      /* (len) the next live position; len after the last */
+    int *prev;      /* (len) the previous live position; -1 before the first */
+    int len;        /* positions: the symbols the unit started from */
     long count;     /* how often the unit occurs in the corpus */
-    int stamp;      /* the last merge step that rewrote it */
 } Unit;
+
+/* Where a pair occurs: its left symbol is at position pos of unit `unit`. */
+typedef struct {
+    int unit, pos;
+} Place;
 
 typedef struct {
     int left, right;   /* symbol ids */
     long count;        /* occurrences weighted by unit counts; 0: in no unit */
-    int *units;        /* units it occurs in (some may no longer have it), (n_units) */
-    int n_units, cap_units;
+    Place *at;         /* where it has occurred (some no longer hold it), (n_at) */
+    int n_at, cap_at;
+    int grown;         /* 1 while on the learner's list of pairs grown this step */
 } Pair;
 
 typedef struct {
@@ -289,9 +338,10 @@ typedef struct {
     HashTable pair_index; /* pair_key(left, right) -> pair index */
     HeapEntry *heap;
     int n_heap, cap_heap;
-    uint64_t *old_keys, *new_keys;   /* pair keys of one unit before/after a merge */
-    int cap_keys;
+    int *grown;           /* the pairs whose count grew in this step, to push, (n_grown) */
+    int n_grown, cap_grown;
     int greatest_first;   /* ties: the greatest pair first (subword-nmt), not the least */
+    long work;            /* steps taken (BpeLearnReport) */
 } Learner;
 
 static uint64_t pair_key(int left, int right) { return (uint64_t)(uint32_t)left << 32 | (uint32_t)right; }
@@ -331,6 +381,7 @@ static int heap_before(const Learner *L, HeapEntry a, HeapEntry b)
 
 static void heap_push(Learner *L, long count, int pair)
 {
+    L->work++;
     if (L->n_heap == L->cap_heap) {
         L->cap_heap = L->cap_heap ? 2 * L->cap_heap : 4096;
         L->heap = xrealloc(L->heap, (size_t)L->cap_heap * sizeof *L->heap);
@@ -346,6 +397,7 @@ static void heap_push(Learner *L, long count, int pair)
 
 static HeapEntry heap_pop(Learner *L)
 {
+    L->work++;
     HeapEntry top = L->heap[0], e = L->heap[--L->n_heap];
     int i = 0;
     for (;;) {
@@ -363,93 +415,106 @@ static HeapEntry heap_pop(Learner *L)
     return top;
 }
 
-/* The adjacent pairs of sym[0..len) as sorted keys into keys (room for len). */
-static int unit_pair_keys(const int *sym, int len, uint64_t *keys)
+/* The pair (left, right) occurs once more at position pos of unit u, which occurs
+ * `count` times. */
+static void pair_formed(Learner *L, int left, int right, int u, int pos, long count)
 {
-    int n = 0;
-    for (int i = 0; i + 1 < len; i++) {
-        uint64_t k = pair_key(sym[i], sym[i + 1]);
-        int j = n++;
-        for (; j > 0 && keys[j - 1] > k; j--)   /* insertion sort: units are short */
-            keys[j] = keys[j - 1];
-        keys[j] = k;
-    }
-    return n;
-}
-
-/* Unit u's pairs went from old[0..n_old) to new[0..n_new) (sorted keys): adjusts
- * the pair counts by the difference times the unit's count, registers u with the
- * pairs it newly contains, and pushes the pairs whose count grew onto the heap. */
-static void unit_pairs_changed(Learner *L, int u, const uint64_t *old, int n_old, const uint64_t *new, int n_new)
-{
-    int i = 0, j = 0;
-    while (i < n_old || j < n_new) {
-        uint64_t k = i < n_old && (j >= n_new || old[i] <= new[j]) ? old[i] : new[j];
-        int c_old = 0, c_new = 0;
-        for (; i < n_old && old[i] == k; i++) c_old++;
-        for (; j < n_new && new[j] == k; j++) c_new++;
-        if (c_old == c_new)
-            continue;
-        int p = pair_get(L, k);
-        Pair *pr = &L->pairs[p];
-        pr->count += (long)(c_new - c_old) * L->units[u].count;
-        if (c_old == 0) {
-            if (pr->n_units == pr->cap_units) {
-                pr->cap_units = pr->cap_units ? 2 * pr->cap_units : 4;
-                pr->units = xrealloc(pr->units, (size_t)pr->cap_units * sizeof *pr->units);
-            }
-            pr->units[pr->n_units++] = u;
-        }
-        if (pr->count == 0)
-            pr->n_units = 0;        /* in no unit any more: forget the stale list */
-        if (c_new > c_old)
-            heap_push(L, pr->count, p);
-    }
-}
-
-static void keys_fit(Learner *L, int len)
-{
-    if (len > L->cap_keys) {
-        L->cap_keys = len > 2 * L->cap_keys ? len : 2 * L->cap_keys;
-        L->old_keys = xrealloc(L->old_keys, (size_t)L->cap_keys * sizeof *L->old_keys);
-        L->new_keys = xrealloc(L->new_keys, (size_t)L->cap_keys * sizeof *L->new_keys);
-    }
-}
-
-/* Replaces every (left, right) in the units that contain it by `joined`, left to
- * right, and updates the pair statistics. */
-static void learner_merge(Learner *L, int p, int joined, int step)
-{
+    L->work++;
+    int p = pair_get(L, pair_key(left, right));   /* may move L->pairs */
     Pair *pr = &L->pairs[p];
-    int left = pr->left, right = pr->right;
-    int *where = pr->units, n_where = pr->n_units;
-    /* The list is detached: the rewrites below add only pairs with `joined` in them. */
-    pr->units = NULL;
-    pr->n_units = pr->cap_units = 0;
-    for (int w = 0; w < n_where; w++) {
-        int u = where[w];
-        Unit *un = &L->units[u];
-        if (un->stamp == step)
-            continue;
-        un->stamp = step;
-        keys_fit(L, un->len);
-        int n_old = unit_pair_keys(un->sym, un->len, L->old_keys);
-        int len = 0;
-        for (int i = 0; i < un->len; i++) {
-            if (i + 1 < un->len && un->sym[i] == left && un->sym[i + 1] == right) {
-                un->sym[len++] = joined;
-                i++;
-            } else {
-                un->sym[len++] = un->sym[i];
-            }
-        }
-        if (len == un->len)
-            continue;   /* a stale entry: the unit lost the pair earlier */
-        un->len = len;
-        int n_new = unit_pair_keys(un->sym, len, L->new_keys);
-        unit_pairs_changed(L, u, L->old_keys, n_old, L->new_keys, n_new);
+    pr->count += count;
+    if (pr->n_at == pr->cap_at) {
+        pr->cap_at = pr->cap_at ? 2 * pr->cap_at : 4;
+        pr->at = xrealloc(pr->at, (size_t)pr->cap_at * sizeof *pr->at);
     }
-    free(where);
+    pr->at[pr->n_at++] = (Place){u, pos};
+    if (!pr->grown) {
+        pr->grown = 1;
+        if (L->n_grown == L->cap_grown) {
+            L->cap_grown = L->cap_grown ? 2 * L->cap_grown : 1024;
+            L->grown = xrealloc(L->grown, (size_t)L->cap_grown * sizeof *L->grown);
+        }
+        L->grown[L->n_grown++] = p;
+    }
+}
+
+/* The pair (left, right) occurs once less, in a unit that occurs `count` times. */
+static void pair_broken(Learner *L, int left, int right, long count)
+{
+    L->work++;
+    int p = pair_get(L, pair_key(left, right));   /* may move L->pairs */
+    Pair *pr = &L->pairs[p];
+    pr->count -= count;
+    if (pr->count == 0)
+        pr->n_at = 0;   /* in no unit any more: forget the stale places */
+}
+
+/* Pushes the pairs that grew in this step, once each, at their count now. */
+static void push_grown(Learner *L)
+{
+    for (int g = 0; g < L->n_grown; g++) {
+        Pair *pr = &L->pairs[L->grown[g]];
+        pr->grown = 0;
+        if (pr->count > 0)
+            heap_push(L, pr->count, L->grown[g]);
+    }
+    L->n_grown = 0;
+}
+
+/* Places in order: by unit, then left to right. */
+static int place_order(const void *a, const void *b)
+{
+    const Place *x = a, *y = b;
+    if (x->unit != y->unit)
+        return x->unit < y->unit ? -1 : 1;
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* Replaces pair p, (left, right), by the symbol `joined` wherever it occurs, left to
+ * right within each unit, and updates the counts of the pairs around it. */
+static void learner_merge(Learner *L, int p, int joined)
+{
+    int left = L->pairs[p].left, right = L->pairs[p].right;
+    Place *at = L->pairs[p].at;
+    int n_at = L->pairs[p].n_at;
+    /* The list is detached: the rewrites below form only pairs with `joined` in them. */
+    L->pairs[p].at = NULL;
+    L->pairs[p].n_at = L->pairs[p].cap_at = 0;
+    /* Places of a pair of two equal symbols can overlap ("a a a"), and which of them
+     * are merged depends on the order: left to right, as the units are read. A step
+     * appends a pair's places in that order, so a list is out of it only when its
+     * symbol was made by two different merges (the repeat in subword.h); sorting keeps
+     * even that exact. Places of other pairs never overlap, and each is merged
+     * whatever the order. */
+    if (left == right)
+        qsort(at, (size_t)n_at, sizeof *at, place_order);
+    for (int k = 0; k < n_at; k++) {
+        L->work++;
+        int u = at[k].unit, i = at[k].pos;
+        Unit *un = &L->units[u];
+        int j = un->next[i];
+        if (un->sym[i] != left || j == un->len || un->sym[j] != right)
+            continue;   /* not there any more: merged since, on either side */
+        /* h i j k  ->  h i k: (h,left) (left,right) (right,k) become (h,joined)
+         * (joined,k). */
+        int h = un->prev[i], k2 = un->next[j];
+        long c = un->count;
+        L->pairs[p].count -= c;
+        if (h >= 0) {
+            pair_broken(L, un->sym[h], left, c);
+            pair_formed(L, un->sym[h], joined, u, h, c);
+        }
+        if (k2 < un->len) {
+            pair_broken(L, right, un->sym[k2], c);
+            pair_formed(L, joined, un->sym[k2], u, i, c);
+            un->prev[k2] = i;
+        }
+        un->sym[i] = joined;
+        un->sym[j] = -1;
+        un->next[i] = k2;
+    }
+    free(at);
+    push_grown(L);
 }
 
 /* Adds the units of word, count times each, to the distinct units (unit_ids) and
@@ -496,12 +561,16 @@ static int learnable(const char *w, BpeFormat format)
 
 void bpe_learn(Bpe *b, char *const *words, const long *counts, int n_words, int n_merges)
 {
-    bpe_learn_format(b, words, counts, n_words, n_merges, BPE_NMT);
+    bpe_learn_format(b, words, counts, n_words, n_merges, BPE_NMT, NULL);
 }
 
-void bpe_learn_format(Bpe *b, char *const *words, const long *counts, int n_words, int n_merges, BpeFormat format)
+void bpe_learn_format(Bpe *b, char *const *words, const long *counts, int n_words, int n_merges, BpeFormat format,
+                      BpeLearnReport *report)
 {
     *b = (Bpe){.format = format};
+    BpeLearnReport r = {0};
+    if (report)
+        *report = r;
     if (n_merges <= 0)
         return;
     Learner L = {.greatest_first = format == BPE_SUBWORD_NMT};
@@ -511,9 +580,14 @@ void bpe_learn_format(Bpe *b, char *const *words, const long *counts, int n_word
     Interner unit_ids = {0};
     long *unit_counts = NULL;
     int cap_counts = 0;
-    for (int i = 0; i < n_words; i++)
-        if (counts[i] > 0 && learnable(words[i], format))
+    for (int i = 0; i < n_words; i++) {
+        if (counts[i] <= 0)
+            continue;
+        if (strlen(words[i]) > BPE_MAX_WORD_BYTES)
+            r.too_long++;
+        else if (learnable(words[i], format))
             count_units(&unit_ids, &unit_counts, &cap_counts, words[i], counts[i], format, &s);
+    }
 
     /* Each unit as symbol ids, and its pairs counted. */
     L.n_units = unit_ids.n;
@@ -526,7 +600,8 @@ void bpe_learn_format(Bpe *b, char *const *words, const long *counts, int n_word
         scratch_fit(&s, len);
         int k = split_symbols(format, text, len, s.off, s.unspaced);
         Unit *un = &L.units[u];
-        *un = (Unit){.sym = xmalloc((size_t)k * sizeof *un->sym), .len = k, .count = unit_counts[u], .stamp = -1};
+        int *lists = xmalloc(3 * (size_t)k * sizeof *lists);   /* sym, next, prev */
+        *un = (Unit){.sym = lists, .next = lists + k, .prev = lists + 2 * k, .len = k, .count = unit_counts[u]};
         for (int c = 0; c < k; c++) {
             size_t sl = (size_t)(s.off[c + 1] - s.off[c]);
             if (sl + END_OF_WORD_LEN > sym_cap) {
@@ -539,16 +614,18 @@ void bpe_learn_format(Bpe *b, char *const *words, const long *counts, int n_word
                 sl += END_OF_WORD_LEN;
             }
             un->sym[c] = intern(&L.syms, sym, sl);
+            un->next[c] = c + 1;
+            un->prev[c] = c - 1;
+            if (c > 0)
+                pair_formed(&L, un->sym[c - 1], un->sym[c], u, c - 1, un->count);
         }
-        keys_fit(&L, k);
-        int n_new = unit_pair_keys(un->sym, k, L.new_keys);
-        unit_pairs_changed(&L, u, NULL, 0, L.new_keys, n_new);
     }
+    push_grown(&L);
     free(unit_counts);
     interner_free(&unit_ids);
 
     /* The merges. */
-    for (int step = 0; b->n < n_merges && L.n_heap > 0;) {
+    while (b->n < n_merges && L.n_heap > 0) {
         HeapEntry e = heap_pop(&L);
         long count = L.pairs[e.pair].count;
         if (e.count != count) {
@@ -558,31 +635,33 @@ void bpe_learn_format(Bpe *b, char *const *words, const long *counts, int n_word
         }
         if (count < 2)
             break;
-        const char *l = L.syms.str[L.pairs[e.pair].left], *r = L.syms.str[L.pairs[e.pair].right];
-        size_t ll = strlen(l), rl = strlen(r);
+        const char *l = L.syms.str[L.pairs[e.pair].left], *rs = L.syms.str[L.pairs[e.pair].right];
+        size_t ll = strlen(l), rl = strlen(rs);
         if (ll + rl + 1 > sym_cap) {
             sym_cap = 2 * (ll + rl + 1);
             sym = xrealloc(sym, sym_cap);
         }
         memcpy(sym, l, ll);
-        memcpy(sym + ll, r, rl);
-        bpe_add(b, l, ll, r, rl);   /* a repeat (see subword.h) is not listed again */
+        memcpy(sym + ll, rs, rl);
+        bpe_add(b, l, ll, rs, rl);   /* a repeat (see subword.h) is not listed again */
         int joined = intern(&L.syms, sym, ll + rl);
-        learner_merge(&L, e.pair, joined, step++);
+        learner_merge(&L, e.pair, joined);
     }
 
+    r.work = L.work;
+    if (report)
+        *report = r;
     free(sym);
     scratch_free(&s);
     for (int u = 0; u < L.n_units; u++)
-        free(L.units[u].sym);
+        free(L.units[u].sym);   /* and next and prev */
     free(L.units);
     for (int p = 0; p < L.n_pairs; p++)
-        free(L.pairs[p].units);
+        free(L.pairs[p].at);
     free(L.pairs);
     hash_free(&L.pair_index);
     free(L.heap);
-    free(L.old_keys);
-    free(L.new_keys);
+    free(L.grown);
     interner_free(&L.syms);
 }
 
@@ -590,41 +669,176 @@ void bpe_learn_format(Bpe *b, char *const *words, const long *counts, int n_word
 /* Segmenting                                                                 */
 /* ------------------------------------------------------------------------- */
 
-/* Applies b's merges to the unit in s->text (its bytes, then "</w>") whose m
- * symbols are s->text[bound[i]..bound[i+1]): subword-nmt's loop, merging the
- * lowest-ranked adjacent pair everywhere until no pair is a merge. Returns the new
- * symbol count; bound is updated in place. */
-static int apply_merges(const Bpe *b, Scratch *s, int m)
+/* Applying merges to a unit of m symbols, as subword-nmt does: find the lowest-ranked
+ * adjacent pair, merge it everywhere left to right, again until no pair is a merge.
+ * Each pair is looked up once, when it forms, and its rank kept. Finding the lowest
+ * then takes a pass over the unit per rank merged, which for a short unit (the
+ * words of a language) is quickest, and for a long one quadratic: a word of 40,000
+ * letters could take 2,000 passes. A unit of more than APPLY_SHORT symbols takes its
+ * pairs from a heap instead, O(m log m) in all. Both give the same pieces. */
+#define APPLY_SHORT 64
+
+/* The rank of the pair of the symbols text[bound[i]..bound[j]) and
+ * text[bound[j]..bound[k]) of s, or -1. */
+static int pair_rank(const Bpe *b, const Scratch *s, int i, int j, int k)
 {
-    const char *t = s->text;
+    const int *bound = s->bound;
+    return bpe_rank(b, s->text + bound[i], (size_t)(bound[j] - bound[i]), s->text + bound[j],
+                    (size_t)(bound[k] - bound[j]));
+}
+
+/* apply_merges for a short unit: passes over the symbols s->text[bound[i]..bound[i+1])
+ * of the unit, i < m, compacting bound and rank in place. */
+static int apply_merges_short(const Bpe *b, Scratch *s, int m, long *work)
+{
     int *bound = s->bound, *rank = s->rank;
+    enum { STALE = -2 };   /* a rank to look up again: a symbol of the pair is new */
+    for (int i = 0; i + 1 < m; i++)
+        rank[i] = pair_rank(b, s, i, i + 1, i + 2);
+    rank[m - 1] = -1;
+    *work += m;
     while (m > 1) {
         int best = INT_MAX;
-        for (int i = 0; i + 1 < m; i++) {
-            rank[i] = bpe_rank(b, t + bound[i], (size_t)(bound[i + 1] - bound[i]),
-                               t + bound[i + 1], (size_t)(bound[i + 2] - bound[i + 1]));
+        for (int i = 0; i + 1 < m; i++)
             if (rank[i] >= 0 && rank[i] < best)
                 best = rank[i];
-        }
+        *work += m;
         if (best == INT_MAX)
             break;
         /* Dropping boundary i+1 joins symbols i and i+1; skip the pair after a
          * merge, so "a a a" with merge "a a" gives "aa a". */
-        int n = 1;
-        for (int i = 0; i < m; i++) {
+        int n = 0;
+        for (int i = 0; i < m; i++, n++) {
+            bound[n] = bound[i];
+            rank[n] = rank[i];
             if (i + 1 < m && rank[i] == best) {
-                bound[n++] = bound[i + 2];
+                rank[n] = STALE;
+                if (n > 0)
+                    rank[n - 1] = STALE;
                 i++;
-            } else {
-                bound[n++] = bound[i + 1];
             }
         }
-        m = n - 1;
+        bound[n] = bound[m];
+        m = n;
+        for (int i = 0; i + 1 < m; i++)
+            if (rank[i] == STALE) {
+                rank[i] = pair_rank(b, s, i, i + 1, i + 2);
+                (*work)++;
+            }
+        rank[m - 1] = -1;
     }
     return m;
 }
 
+/* A heap entry: rank << 32 | symbol index, so that integer order is (rank, index). */
+static uint64_t heap_entry(int rank, int i) { return (uint64_t)rank << 32 | (uint32_t)i; }
+
+/* The heap holds up to 3m entries, more than an int counts for a word of a billion
+ * letters: sizes and indices are longs. */
+static void min_heap_push(uint64_t *heap, long *n, uint64_t e)
+{
+    long i = (*n)++;
+    while (i > 0 && e < heap[(i - 1) / 2]) {
+        heap[i] = heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    heap[i] = e;
+}
+
+static uint64_t min_heap_pop(uint64_t *heap, long *n)
+{
+    uint64_t top = heap[0], e = heap[--*n];
+    long i = 0;
+    for (;;) {
+        long c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && heap[c + 1] < heap[c])
+            c++;
+        if (e <= heap[c])
+            break;
+        heap[i] = heap[c];
+        i = c;
+    }
+    heap[i] = e;
+    return top;
+}
+
+/* apply_merges for a long unit. The heap gives the pairs of one rank in order of
+ * position: subword-nmt's left-to-right pass. A pair formed during the pass (around
+ * a merged symbol, so never of the pass's rank) waits in `pending` until the pass is
+ * over, as subword-nmt only sees it in its next round. Symbols keep their index (a
+ * merged symbol its left part's) in a linked list; rank[i] is the rank of the pair
+ * symbol i starts now, -1 when none or when i is merged away, so a heap entry of
+ * another rank is stale (a pair never comes back: its symbols only grow). Each merge
+ * looks up two pairs and pushes at most two entries: the heap holds at most 3m. */
+static int apply_merges_long(const Bpe *b, Scratch *s, int m, long *work)
+{
+    scratch_fit_long(s, m);
+    int *next = s->next, *prev = s->prev, *rank = s->rank;
+    uint64_t *heap = s->heap, *pending = s->pending;
+    long n_heap = 0;
+    for (int i = 0; i < m; i++) {
+        next[i] = i + 1;
+        prev[i] = i - 1;
+    }
+    for (int i = 0; i + 1 < m; i++) {
+        rank[i] = pair_rank(b, s, i, i + 1, i + 2);
+        if (rank[i] >= 0)
+            min_heap_push(heap, &n_heap, heap_entry(rank[i], i));
+    }
+    rank[m - 1] = -1;
+    *work += m + n_heap;
+    while (n_heap > 0) {
+        int pass = (int)(heap[0] >> 32);
+        long n_pending = 0;
+        while (n_heap > 0 && (int)(heap[0] >> 32) == pass) {
+            int i = (int)(uint32_t)min_heap_pop(heap, &n_heap);
+            (*work)++;
+            if (rank[i] != pass)
+                continue;   /* stale: i was merged since, on one side or the other */
+            /* h i j k  ->  h i k */
+            int j = next[i], k = next[j], h = prev[i];
+            next[i] = k;
+            if (k < m)
+                prev[k] = i;
+            rank[j] = -1;
+            rank[i] = k < m ? pair_rank(b, s, i, k, next[k]) : -1;
+            if (rank[i] >= 0)
+                pending[n_pending++] = heap_entry(rank[i], i);
+            if (h >= 0) {
+                rank[h] = pair_rank(b, s, h, i, k);
+                if (rank[h] >= 0)
+                    pending[n_pending++] = heap_entry(rank[h], h);
+            }
+            *work += 2;
+        }
+        for (long p = 0; p < n_pending; p++)
+            min_heap_push(heap, &n_heap, pending[p]);
+        *work += n_pending;
+    }
+    int n = 0;
+    for (int i = 0; i < m; i = next[i])
+        s->bound[n++] = s->bound[i];
+    s->bound[n] = s->bound[m];
+    return n;
+}
+
+/* Applies b's merges to the unit in s->text (its bytes, then "</w>") whose m symbols
+ * are s->text[bound[i]..bound[i+1]). Returns the new symbol count; bound is updated
+ * in place. Adds its steps (lookups, symbols passed over, heap operations) to *work. */
+static int apply_merges(const Bpe *b, Scratch *s, int m, long *work)
+{
+    return m <= APPLY_SHORT ? apply_merges_short(b, s, m, work) : apply_merges_long(b, s, m, work);
+}
+
 void subword_segment(const Bpe *b, char *const *tokens, int n, TokenList *out)
+{
+    long work = 0;
+    subword_segment_counted(b, tokens, n, out, &work);
+}
+
+void subword_segment_counted(const Bpe *b, char *const *tokens, int n, TokenList *out, long *work)
 {
     *out = (TokenList){0};
     int cap = 0;
@@ -634,6 +848,7 @@ void subword_segment(const Bpe *b, char *const *tokens, int n, TokenList *out)
         size_t len = strlen(tok);
         scratch_fit(&s, len);
         int k = split_symbols(b ? b->format : BPE_NMT, tok, len, s.off, s.unspaced);
+        *work += k;
         for (int c = 0; c < k;) {
             int end = unit_end(s.unspaced, c, k);
             /* The unit's symbols: its clusters (or code points), "</w>" glued to the
@@ -649,7 +864,7 @@ void subword_segment(const Bpe *b, char *const *tokens, int n, TokenList *out)
                 s.bound[m++] = ulen;
             s.bound[m] = ulen + END_OF_WORD_LEN;
             if (b && b->n)
-                m = apply_merges(b, &s, m);
+                m = apply_merges(b, &s, m, work);
             if (s.bound[m - 1] == ulen)
                 m--;             /* a bare "</w>" is dropped */
             s.bound[m] = ulen;   /* "</w>" stripped */

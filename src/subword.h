@@ -92,7 +92,29 @@ typedef struct {
     int eow_apart;          /* BPE_SUBWORD_NMT, version 0.1 codes: "</w>" a symbol of
                                its own ("l o w </w>"), not glued to the last one */
     HashTable index;        /* private: (left, right) -> merge index */
+    size_t longest;         /* private: the most bytes of any merge's left and right */
 } Bpe;
+
+/* The longest word learned from, in bytes: a longer one is left out of learning
+ * (counted in BpeLearnReport.too_long; nmt bpe learn and nmt train say how many). No
+ * word of a language comes near it; what does is a base64 blob, a DNA sequence, a
+ * URL list or text glued together without spaces, whose merges would be of no use.
+ * Learning takes time linear in the symbols of the words it learns from, however long
+ * one of them is; the limit bounds what a word can cost in the symbols' text, which
+ * grows with the merges made inside it (a word of n letters seen twice can make
+ * merges of every length up to n). Applying merges has no limit: a word of n symbols
+ * takes O(n log n) time (subword_segment). */
+#ifndef BPE_MAX_WORD_BYTES   /* a build may set it (scripts/bench_bpe_long_word.sh lifts it) */
+#define BPE_MAX_WORD_BYTES 4096
+#endif
+
+/* What learning did besides the merges. */
+typedef struct {
+    long too_long;   /* words left out as longer than BPE_MAX_WORD_BYTES (counts > 0) */
+    long work;       /* steps taken: pair counts changed, places visited, heap
+                        operations. Linear in the symbols learned from, with one step per
+                        heap operation; tests check it instead of a clock */
+} BpeLearnReport;
 
 /* The format named name ("nmt", "subword-nmt"), or -1. */
 int bpe_format_from_name(const char *name);
@@ -105,6 +127,7 @@ int bpe_format_from_name(const char *name);
  * depend on the order of the words. Stops early when the best pair occurs fewer than
  * 2 times. n_merges <= 0 gives an empty Bpe.
  *
+ * Words longer than BPE_MAX_WORD_BYTES are left out (bpe_learn_format counts them).
  * Words that could not be written as codes text are skipped: invalid UTF-8, or
  * containing an ASCII space, CR or LF, or the marker "</w>" (text_tokenize makes
  * none of these).
@@ -114,13 +137,15 @@ int bpe_format_from_name(const char *name);
  * subword_segment applies it at its first rank. */
 void bpe_learn(Bpe *b, char *const *words, const long *counts, int n_words, int n_merges);
 
-/* bpe_learn with the symbols of `format`. BPE_SUBWORD_NMT: each word is one unit of
- * code points, as subword-nmt's learn_bpe.py sees it, and ties go to the pair that
- * compares greatest (left, then right symbol, in code point order), as in its
- * max(stats, key=lambda x: (stats[x], x)); words are skipped only when empty, not
- * UTF-8, or holding a space, CR or LF. Merges learned so are what subword-nmt's
- * apply reads them as. */
-void bpe_learn_format(Bpe *b, char *const *words, const long *counts, int n_words, int n_merges, BpeFormat format);
+/* bpe_learn with the symbols of `format`, saying in *report (unless NULL) what else
+ * it did. BPE_SUBWORD_NMT: each word is one unit of code points, as subword-nmt's
+ * learn_bpe.py sees it, and ties go to the pair that compares greatest (left, then
+ * right symbol, in code point order), as in its max(stats, key=lambda x: (stats[x],
+ * x)); words are skipped only when empty, not UTF-8, or holding a space, CR or LF
+ * (and, unlike subword-nmt, when longer than BPE_MAX_WORD_BYTES). Merges learned so
+ * are what subword-nmt's apply reads them as. */
+void bpe_learn_format(Bpe *b, char *const *words, const long *counts, int n_words, int n_merges, BpeFormat format,
+                      BpeLearnReport *report);
 
 /* Pieces of tokens[0..n-1], in order, into *out (a new TokenList; out->tokens
  * owned). b NULL: character segmentation (every grapheme cluster its own piece, the
@@ -129,8 +154,15 @@ void bpe_learn_format(Bpe *b, char *const *words, const long *counts, int n_word
  * merge index anywhere in the unit (all its occurrences, left to right), until no
  * adjacent pair is a merge. Under BPE_SUBWORD_NMT the unit is the whole token and
  * its symbols are code points (above). Never fails: tokens should be valid UTF-8 (a
- * byte that is not becomes a symbol of its own); empty tokens give no piece. */
+ * byte that is not becomes a symbol of its own); empty tokens give no piece. Tokens
+ * of any length are segmented, a unit of n symbols in O(n log n) time and O(n)
+ * memory. */
 void subword_segment(const Bpe *b, char *const *tokens, int n, TokenList *out);
+
+/* subword_segment, adding to *work the steps it took (symbols read, merge lookups and
+ * heap operations): O(n log n) for a word of n symbols, which tests check instead of
+ * a clock. */
+void subword_segment_counted(const Bpe *b, char *const *tokens, int n, TokenList *out, long *work);
 
 /* The inverse, into *out (a new TokenList): glues each piece ending in "@@" (marker
  * removed) to the next; a piece that is only "@@", or empty, adds nothing; a

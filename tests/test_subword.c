@@ -7,7 +7,8 @@
 
 #include "check.h"
 #include "segment.h"   // defines: Segmenter, segmenter_detokenize, segmenter_reference, segmenter_word_ends
-#include "subword.h"   // defines: Bpe, bpe_learn, subword_segment, subword_join, bpe_to_text, bpe_from_text
+#include "subword.h"   // defines: Bpe, bpe_learn, bpe_learn_format, BpeLearnReport, BPE_MAX_WORD_BYTES, subword_segment,
+                       //          subword_segment_counted, subword_join, bpe_to_text, bpe_from_text
 
 /* The list equals the NULL-terminated `want`; prints both otherwise. */
 static int list_is(const TokenList *t, const char *const *want)
@@ -505,7 +506,7 @@ static void test_subword_nmt(void)
      * e st</w> 9; l o 7; then n e, e w and w est</w> tie at 6, "w" greatest. */
     char *words[] = {"low", "lower", "newest", "widest"};
     long counts[] = {5, 2, 6, 3};
-    bpe_learn_format(&b, words, counts, 4, 4, BPE_SUBWORD_NMT);
+    bpe_learn_format(&b, words, counts, 4, 4, BPE_SUBWORD_NMT, NULL);
     CHECK(b.n == 4 && b.format == BPE_SUBWORD_NMT && merge_is(&b, 0, "s", "t</w>") && merge_is(&b, 1, "e", "st</w>") &&
               merge_is(&b, 2, "l", "o") && merge_is(&b, 3, "w", "est</w>"),
           "subword-nmt learning: Sennrich's words, ties to the greatest pair");
@@ -513,10 +514,10 @@ static void test_subword_nmt(void)
     /* ते is one symbol to nmt's learner, two code points to subword-nmt's. */
     char *dev[] = {"ते"};
     long dc[] = {3};
-    bpe_learn_format(&b, dev, dc, 1, 10, BPE_NMT);
+    bpe_learn_format(&b, dev, dc, 1, 10, BPE_NMT, NULL);
     CHECK(b.n == 0, "nmt learning: ते is one symbol, no pair");
     bpe_free(&b);
-    bpe_learn_format(&b, dev, dc, 1, 10, BPE_SUBWORD_NMT);
+    bpe_learn_format(&b, dev, dc, 1, 10, BPE_SUBWORD_NMT, NULL);
     CHECK(b.n == 1 && merge_is(&b, 0, "त", "\xe0\xa5\x87</w>"), "subword-nmt learning: त े</w>");
     bpe_free(&b);
     /* A word holding "</w>" is learned from (as subword-nmt does), and the codes read
@@ -524,7 +525,7 @@ static void test_subword_nmt(void)
     char *odd[] = {"a</w>b", "x\ty"};
     long oc[] = {4, 4};
     Bpe r = {0};
-    bpe_learn_format(&b, odd, oc, 2, 100, BPE_SUBWORD_NMT);
+    bpe_learn_format(&b, odd, oc, 2, 100, BPE_SUBWORD_NMT, NULL);
     text = bpe_to_text(&b);
     CHECK(b.n == 7 && codes_as(&r, BPE_SUBWORD_NMT, text) && same_merges(&b, &r) &&
               pieces_are(&r, "a</w>b", LIST("a</w>b")) && pieces_are(&r, "x\ty", LIST("x\ty")),
@@ -532,6 +533,418 @@ static void test_subword_nmt(void)
     free(text);
     bpe_free(&r);
     bpe_free(&b);
+}
+
+/* ------------------------------------------------------------------------- */
+/* A brute-force reference: subword-nmt's learn and apply as its papers and   */
+/* scripts state them, recounting everything at every step.                   */
+/* ------------------------------------------------------------------------- */
+
+/* The reference's alphabet: letters of one code point and one grapheme cluster each,
+ * and "我", which is written without spaces, so under BPE_NMT it is a unit of its own
+ * and cuts a word into units; BPE_SUBWORD_NMT keeps the word one unit of code points. */
+static const char *const ref_letters[] = {"a", "b", "c", "d", "e", "é", "ж", "我"};
+
+/* A unit's symbols, "</w>" glued to the last, and how often it occurs. */
+typedef struct {
+    char **sym;
+    int n;
+    long count;
+} RefUnit;
+
+/* The units of word into units[*n..]; returns how many it added. */
+static int ref_units(const char *word, BpeFormat format, long count, RefUnit *units, int *n)
+{
+    int added = 0;
+    RefUnit *u = NULL;
+    for (const char *p = word; *p;) {
+        int len = (unsigned char)*p < 0x80 ? 1 : (unsigned char)*p < 0xE0 ? 2 : (unsigned char)*p < 0xF0 ? 3 : 4;
+        int unspaced = format == BPE_NMT && !strncmp(p, "我", (size_t)len);
+        if (!u || unspaced || (format == BPE_NMT && !strcmp(u->sym[u->n - 1], "我"))) {
+            u = &units[(*n)++];
+            *u = (RefUnit){xmalloc(strlen(word) * sizeof(char *)), 0, count};
+            added++;
+        }
+        u->sym[u->n] = xmalloc((size_t)len + 1);
+        memcpy(u->sym[u->n], p, (size_t)len);
+        u->sym[u->n++][len] = '\0';
+        p += len;
+    }
+    for (int i = *n - added; i < *n; i++) {   /* "</w>" ends every unit */
+        RefUnit *v = &units[i];
+        char *last = xmalloc(strlen(v->sym[v->n - 1]) + 5);
+        sprintf(last, "%s</w>", v->sym[v->n - 1]);
+        free(v->sym[v->n - 1]);
+        v->sym[v->n - 1] = last;
+    }
+    return added;
+}
+
+static void ref_units_free(RefUnit *units, int n)
+{
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < units[i].n; j++)
+            free(units[i].sym[j]);
+        free(units[i].sym);
+    }
+}
+
+/* Merges every (l, r) in u, left to right: "a a a" with "a a" gives "aa a". */
+static void ref_merge(RefUnit *u, const char *l, const char *r)
+{
+    int n = 0;
+    for (int i = 0; i < u->n; i++) {
+        if (i + 1 < u->n && !strcmp(u->sym[i], l) && !strcmp(u->sym[i + 1], r)) {
+            char *joined = xmalloc(strlen(l) + strlen(r) + 1);
+            sprintf(joined, "%s%s", l, r);
+            free(u->sym[i]);
+            free(u->sym[i + 1]);
+            u->sym[n++] = joined;
+            i++;
+        } else {
+            u->sym[n++] = u->sym[i];
+        }
+    }
+    u->n = n;
+}
+
+typedef struct {
+    const char *l, *r;
+    long count;
+} RefPair;
+
+static int ref_pair_order(const void *a, const void *b)
+{
+    const RefPair *x = a, *y = b;
+    int c = strcmp(x->l, y->l);
+    return c ? c : strcmp(x->r, y->r);
+}
+
+/* The merges bpe_learn_format must learn, into left[] and right[] (malloc'd strings);
+ * returns how many. Every step counts every adjacent pair of every unit afresh. */
+static int ref_learn(char *const *words, const long *counts, int n_words, int n_merges, BpeFormat format,
+                     char **left, char **right)
+{
+    int n_units = 0, total = 0, n = 0;
+    for (int i = 0; i < n_words; i++)
+        total += (int)strlen(words[i]);
+    RefUnit *units = xmalloc((size_t)(total + 1) * sizeof *units);
+    for (int i = 0; i < n_words; i++)
+        if (counts[i] > 0 && strlen(words[i]) <= BPE_MAX_WORD_BYTES)
+            ref_units(words[i], format, counts[i], units, &n_units);
+    RefPair *pairs = xmalloc((size_t)(total + 1) * sizeof *pairs);
+    while (n < n_merges) {
+        int n_pairs = 0;
+        for (int u = 0; u < n_units; u++)
+            for (int i = 0; i + 1 < units[u].n; i++)
+                pairs[n_pairs++] = (RefPair){units[u].sym[i], units[u].sym[i + 1], units[u].count};
+        qsort(pairs, (size_t)n_pairs, sizeof *pairs, ref_pair_order);
+        /* The most frequent; ties to the least pair (nmt) or the greatest (subword-nmt). */
+        long best = 0;
+        const char *l = NULL, *r = NULL;
+        for (int i = 0; i < n_pairs;) {
+            int j = i;
+            long c = 0;
+            for (; j < n_pairs && !ref_pair_order(&pairs[i], &pairs[j]); j++)
+                c += pairs[j].count;
+            if (c > best || (c == best && format == BPE_SUBWORD_NMT)) {
+                best = c;
+                l = pairs[i].l;
+                r = pairs[i].r;
+            }
+            i = j;
+        }
+        if (best < 2)
+            break;
+        char *lc = strdup(l), *rc = strdup(r);
+        int repeat = 0;
+        for (int k = 0; k < n; k++)
+            repeat |= !strcmp(left[k], lc) && !strcmp(right[k], rc);
+        for (int u = 0; u < n_units; u++)
+            ref_merge(&units[u], lc, rc);
+        if (repeat) {   /* merged again, listed once (subword.h) */
+            free(lc);
+            free(rc);
+        } else {
+            left[n] = lc;
+            right[n++] = rc;
+        }
+    }
+    free(pairs);
+    ref_units_free(units, n_units);
+    free(units);
+    return n;
+}
+
+/* The pieces subword_segment must give for word under the merges left/right[0..n):
+ * in each unit, the lowest-ranked adjacent pair merged everywhere, again and again;
+ * "</w>" cut off; "@@" on every piece but the word's last. Into out (a new list). */
+static void ref_segment(char *const *left, char *const *right, int n, const char *word, BpeFormat format, TokenList *out)
+{
+    RefUnit *units = xmalloc((strlen(word) + 1) * sizeof *units);
+    int n_units = 0, cap = 0;
+    ref_units(word, format, 1, units, &n_units);
+    *out = (TokenList){0};
+    for (int u = 0; u < n_units; u++) {
+        RefUnit *un = &units[u];
+        for (;;) {
+            int best = n;
+            for (int i = 0; i + 1 < un->n; i++)
+                for (int k = 0; k < best; k++)
+                    if (!strcmp(un->sym[i], left[k]) && !strcmp(un->sym[i + 1], right[k]))
+                        best = k;
+            if (best == n)
+                break;
+            ref_merge(un, left[best], right[best]);
+        }
+        un->sym[un->n - 1][strlen(un->sym[un->n - 1]) - 4] = '\0';
+        for (int i = 0; i < un->n; i++) {
+            if (out->n == cap) {
+                cap = cap ? 2 * cap : 16;
+                out->tokens = xrealloc(out->tokens, (size_t)cap * sizeof *out->tokens);
+            }
+            int last = u == n_units - 1 && i == un->n - 1;
+            char *piece = xmalloc(strlen(un->sym[i]) + 3);
+            sprintf(piece, "%s%s", un->sym[i], last ? "" : "@@");
+            out->tokens[out->n++] = piece;
+        }
+    }
+    ref_units_free(units, n_units);
+    free(units);
+}
+
+/* A word of len letters from the first `letters` of ref_letters. */
+static char *ref_word(Rng *rng, int len, int letters)
+{
+    char *w = xmalloc((size_t)len * 4 + 1), *at = w;
+    for (int i = 0; i < len; i++) {
+        const char *c = ref_letters[rng_below(rng, (uint32_t)letters)];
+        size_t cl = strlen(c);
+        memcpy(at, c, cl);
+        at += cl;
+    }
+    *at = '\0';
+    return w;
+}
+
+/* The learner and the segmenter against the reference on random corpora: small
+ * alphabets (pairs collide, counts tie, "a a a" runs overlap), repeated words, both
+ * formats, and words past APPLY_SHORT (64 symbols), where segmenting takes its pairs
+ * from a heap. The codes are also applied in a shuffled order, read back as text, so
+ * that ranks are not the order the pairs were learned in. */
+static void test_against_reference(void)
+{
+    enum { WORDS = 40, FRESH = 20, MAX_MERGES = 120 };
+    int corpora = 0, merges_same = 0, pieces_same = 0, pieces_checked = 0, merges_total = 0;
+    for (int seed = 1; seed <= 40; seed++) {
+        Rng rng;
+        rng_seed(&rng, (uint64_t)seed);
+        BpeFormat format = seed % 2 ? BPE_NMT : BPE_SUBWORD_NMT;
+        int letters = 2 + (int)rng_below(&rng, 7);   /* "我" only when letters is 8 */
+        char *words[WORDS + FRESH];
+        long counts[WORDS];
+        for (int i = 0; i < WORDS + FRESH; i++) {
+            int len = i % 10 == 9 ? 40 + (int)rng_below(&rng, 110) : 1 + (int)rng_below(&rng, 10);
+            words[i] = i > 0 && i < WORDS && rng_below(&rng, 4) == 0 ? strdup(words[i - 1]) : ref_word(&rng, len, letters);
+            if (i < WORDS)
+                counts[i] = (long)rng_below(&rng, 5);   /* 0: ignored */
+        }
+        int n_merges = 1 + (int)rng_below(&rng, MAX_MERGES);
+        char *left[MAX_MERGES], *right[MAX_MERGES];
+        int n = ref_learn(words, counts, WORDS, n_merges, format, left, right);
+        Bpe b;
+        bpe_learn_format(&b, words, counts, WORDS, n_merges, format, NULL);
+        int same = b.n == n;
+        for (int k = 0; same && k < n; k++)
+            same = !strcmp(b.left[k], left[k]) && !strcmp(b.right[k], right[k]);
+        if (!same)
+            fprintf(stderr, "  seed %d: %d merges, the reference %d (first [%s %s])\n", seed, b.n, n,
+                    b.n ? b.left[0] : "-", b.n ? b.right[0] : "-");
+        corpora++;
+        merges_same += same;
+        merges_total += n;
+
+        /* The learned order, then shuffled and read back from text. */
+        Bpe shuffled = {0};
+        char *text = xmalloc(64 + (size_t)n * 2 * (4 * 150 + 8)), *at = text;
+        at += sprintf(at, "#version: 0.2\n");
+        int order[MAX_MERGES];
+        for (int k = 0; k < n; k++)
+            order[k] = k;
+        rng_shuffle(&rng, order, n);
+        char *sl[MAX_MERGES], *sr[MAX_MERGES];
+        for (int k = 0; k < n; k++) {
+            sl[k] = left[order[k]];
+            sr[k] = right[order[k]];
+            at += sprintf(at, "%s %s\n", sl[k], sr[k]);
+        }
+        Error err;
+        CHECK(bpe_from_text_format(&shuffled, text, strlen(text), format, "codes", &err) == 0,
+              "reference: shuffled codes read back");
+        for (int pass = 0; pass < 2; pass++) {
+            const Bpe *codes = pass ? &shuffled : &b;
+            for (int i = 0; i < WORDS + FRESH; i++) {
+                TokenList got, want;
+                subword_segment(codes, &words[i], 1, &got);
+                ref_segment(pass ? sl : left, pass ? sr : right, n, words[i], format, &want);
+                int ok = got.n == want.n;
+                for (int k = 0; ok && k < got.n; k++)
+                    ok = !strcmp(got.tokens[k], want.tokens[k]);
+                if (!ok)
+                    fprintf(stderr, "  seed %d, %s codes: [%s] in %d pieces, the reference %d\n", seed,
+                            pass ? "shuffled" : "learned", words[i], got.n, want.n);
+                pieces_same += ok;
+                pieces_checked++;
+                token_list_free(&got);
+                token_list_free(&want);
+            }
+        }
+        free(text);
+        bpe_free(&shuffled);
+        bpe_free(&b);
+        for (int k = 0; k < n; k++) {
+            free(left[k]);
+            free(right[k]);
+        }
+        for (int i = 0; i < WORDS + FRESH; i++)
+            free(words[i]);
+    }
+    CHECK(merges_same == corpora, "reference: the same merges, in the same order, on every random corpus");
+    CHECK(merges_total > 40 * 30, "reference: the corpora make many merges");
+    CHECK(pieces_same == pieces_checked, "reference: the same pieces for every word, learned and shuffled codes");
+}
+
+/* A word of len letters over "ab" (random) or "a" alone. */
+static char *long_word(Rng *rng, int len, const char *alphabet)
+{
+    char *w = xmalloc((size_t)len + 1);
+    int k = (int)strlen(alphabet);
+    for (int i = 0; i < len; i++)
+        w[i] = alphabet[rng_below(rng, (uint32_t)k)];
+    w[len] = '\0';
+    return w;
+}
+
+/* Long words cost time linear in their length to learn from, and n log n to segment:
+ * checked by the steps the learner and the segmenter count (one per heap operation,
+ * so linear in both), never by a clock. The old learner rewrote a unit at every merge
+ * in it, and the old segmenter looked up every pair of a unit again after every rank
+ * it merged: a few hundred passes over the word, where the bounds below allow a few
+ * dozen steps per letter. A doubled word must cost about twice as much, not four
+ * times. */
+static void test_long_words(void)
+{
+    Rng rng;
+    rng_seed(&rng, 19);
+    /* Learning from words at the limit: 2,000 and 4,000 letters, seen twice. */
+    long work[2];
+    int merges[2];
+    for (int k = 0; k < 2; k++) {
+        int len = 2000 * (k + 1);
+        char *w[] = {long_word(&rng, len, "abc"), "cab", "abba"};
+        long c[] = {2, 5, 3};
+        Bpe b;
+        BpeLearnReport r;
+        bpe_learn_format(&b, w, c, 3, 100000, BPE_NMT, &r);
+        work[k] = r.work;
+        merges[k] = b.n;
+        CHECK(r.too_long == 0, "long words: a word under BPE_MAX_WORD_BYTES is learned from");
+        CHECK(round_trips(&b, w, 3), "long words: the word learned from segments and joins back");
+        bpe_free(&b);
+        free(w[0]);
+    }
+    printf("  learning 2000 and 4000 letters: %d and %d merges, %ld and %ld steps\n", merges[0], merges[1], work[0],
+           work[1]);
+    CHECK(merges[1] > 1000, "long words: a word of 4000 letters seen twice makes over 1000 merges");
+    CHECK(work[1] < 40L * 4000, "long words: learning takes under 40 steps per letter");
+    CHECK(work[1] < 3 * work[0], "long words: twice the letters, at most about twice the learning steps");
+
+    /* Segmenting 50,000 and 100,000 letters with merges learned from 4,000. */
+    char *train[] = {long_word(&rng, 4000, "ab")};
+    long tc[] = {2};
+    Bpe b;
+    bpe_learn(&b, train, tc, 1, 100000);
+    CHECK(b.n > 500, "long words: merges to apply");
+    long seg_work[2] = {0, 0};
+    int pieces[2];
+    for (int k = 0; k < 2; k++) {
+        int len = 50000 * (k + 1);
+        char *w = long_word(&rng, len, "ab");
+        TokenList p, back;
+        subword_segment_counted(&b, &w, 1, &p, &seg_work[k]);
+        pieces[k] = p.n;
+        subword_join(p.tokens, p.n, &back);
+        CHECK(back.n == 1 && !strcmp(back.tokens[0], w), "long words: a word of 50,000 or 100,000 letters joins back");
+        CHECK(p.n > 1 && p.n < len / 4, "long words: merged into pieces of several letters");
+        token_list_free(&p);
+        token_list_free(&back);
+        free(w);
+    }
+    printf("  segmenting 50,000 and 100,000 letters: %d and %d pieces, %ld and %ld steps\n", pieces[0], pieces[1],
+           seg_work[0], seg_work[1]);
+    CHECK(seg_work[1] < 20L * 100000, "long words: segmenting takes under 20 steps per letter");
+    CHECK(seg_work[1] < 3 * seg_work[0], "long words: twice the letters, at most about twice the segmenting steps");
+    /* One letter, 100,000 times: the merges "a a", "aa aa", ... halve it again and again. */
+    char *as = long_word(&rng, 100000, "a");
+    char *few[] = {"aaaaaaaa"};
+    long fc[] = {2};
+    Bpe ab;
+    bpe_learn(&ab, few, fc, 1, 10);
+    long a_work = 0;
+    TokenList p;
+    subword_segment_counted(&ab, &as, 1, &p, &a_work);
+    CHECK(p.n > 1 && p.n < 100000 / 4 && a_work < 20L * 100000, "long words: 100,000 times one letter, few steps");
+    token_list_free(&p);
+    bpe_free(&ab);
+    free(as);
+    bpe_free(&b);
+    free(train[0]);
+}
+
+/* Words longer than BPE_MAX_WORD_BYTES are left out of learning and counted; one of
+ * exactly that many bytes is learned from; at apply time any length is segmented. */
+static void test_word_limit(void)
+{
+    Rng rng;
+    rng_seed(&rng, 4096);
+    char *at_limit = long_word(&rng, BPE_MAX_WORD_BYTES, "abc");
+    char *over = long_word(&rng, BPE_MAX_WORD_BYTES + 1, "xyz");
+    char *far_over = long_word(&rng, 100000, "xyz");
+    char *with[] = {"lower", over, "newest", far_over, at_limit, "widest", over, "low"};
+    long wc[] = {2, 3, 6, 1, 2, 3, 0, 5};   /* the second `over` has count 0: not counted */
+    char *without[] = {"lower", "newest", at_limit, "widest", "low"};
+    long woc[] = {2, 6, 2, 3, 5};
+    Bpe a, b;
+    BpeLearnReport ra, rb;
+    bpe_learn_format(&a, with, wc, 8, 100000, BPE_NMT, &ra);
+    bpe_learn_format(&b, without, woc, 5, 100000, BPE_NMT, &rb);
+    CHECK(ra.too_long == 2 && rb.too_long == 0, "limit: two words over BPE_MAX_WORD_BYTES counted as left out");
+    CHECK(same_merges(&a, &b), "limit: the merges are those learned without them");
+    int xyz = 0;
+    for (int i = 0; i < a.n; i++)
+        xyz |= strchr("xyz", a.left[i][0]) != NULL;
+    CHECK(!xyz, "limit: nothing learned from them");
+    CHECK(a.n > 100, "limit: a word of exactly BPE_MAX_WORD_BYTES bytes is learned from");
+    bpe_free(&b);
+    bpe_learn_format(&b, with, wc, 8, 100000, BPE_SUBWORD_NMT, &rb);
+    CHECK(rb.too_long == 2, "limit: the same under subword-nmt's symbols");
+    bpe_free(&b);
+    /* Applying has no limit: the word is segmented with the merges that apply. */
+    char *merged_x[] = {"xyxy", "xy"};
+    long mc[] = {3, 2};
+    bpe_learn(&b, merged_x, mc, 2, 10);
+    TokenList p, back;
+    subword_segment(&b, &far_over, 1, &p);
+    subword_join(p.tokens, p.n, &back);
+    CHECK(p.n > 1 && p.n < 100000 && back.n == 1 && !strcmp(back.tokens[0], far_over),
+          "limit: a word over it is still segmented at apply time, and joins back");
+    token_list_free(&p);
+    token_list_free(&back);
+    bpe_free(&b);
+    bpe_free(&a);
+    free(at_limit);
+    free(over);
+    free(far_over);
 }
 
 /* segmenter_detokenize(s, the units of `units` split at spaces) == want. */
@@ -677,6 +1090,9 @@ int main(void)
     test_codes_text();
     test_determinism();
     test_subword_nmt();
+    test_against_reference();
+    test_long_words();
+    test_word_limit();
     test_presegmented();
     test_sentencepiece();
     return check_report("test_subword");
