@@ -206,6 +206,10 @@ bench-batching: nmt
 # (docs/bench/sentiment.json, README's table): 6 settings x 5 seeds, about a minute.
 bench-sentiment: nmt
 	python3 scripts/sentiment_experiment.py --jobs 2
+# BPE on a 40,000-letter word and on a normal corpus, against the nmt of 9c1acf3 (built
+# from git archive): the learner linear, the applier n log n (issue 19). 2-3 minutes.
+bench-bpe-long-word: nmt
+	sh scripts/bench_bpe_long_word.sh
 
 # The generated blocks of README.md, BENCHMARKS.md and docs/*.md (scripts/docs/docs.py):
 # `make docs` reruns every block's command and writes its output in place (hours: the
@@ -238,4 +242,4 @@ install: nmt
 clean:
 	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-batching bench-sentiment docs check-docs install clean
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-batching bench-sentiment bench-bpe-long-word docs check-docs install clean
