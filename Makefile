@@ -118,11 +118,16 @@ test-mpi:
 $(BUILD)/test_%: tests/test_%.c tests/*.h $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
 
+# A tool of tests/test_failures.sh: a model file with NaN, infinite or huge weights and
+# valid checksums (the reader refuses the first two, so nmt cannot make them).
+$(BUILD)/set_weights: tests/tools/set_weights.c $(OBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
+
 # Every test binary, then the end-to-end shell test against $(NMT_BIN) (./nmt) and the
 # test of the documentation machinery (tests/test_docs.sh), and the tests of what nmt does
 # with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh).
-test: $(NMT_BIN) $(TESTS)
-	@NMT=$(NMT_BIN) sh tests/run.sh $(TESTS) tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh
+test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights
+	@NMT=$(NMT_BIN) TOOLS=$(BUILD) sh tests/run.sh $(TESTS) tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, objects,
 # test binaries and nmt in build-sanitize/.

@@ -1036,9 +1036,32 @@ static int cmd_info(int argc, char **argv)
     return 0;
 }
 
-int main(int argc, char **argv)
+/* Standard output closed as coreutils' close_stdout closes it: a write that failed
+ * (a full disk, /dev/full, a closed file descriptor) is an error, exit 1, even where the
+ * command itself ends without looking (nmt info, eval, --help). Buffered output meets
+ * the device only at this flush; without it, exit would drop the error. A command that
+ * already failed (status non-zero) has said why: its status stands, and no second
+ * message. (A pipe closed by its reader is not seen here: SIGPIPE ends nmt at the
+ * write, as it ends cat; only where SIGPIPE is ignored does the write fail, EPIPE.) */
+static int close_stdout(int status)
 {
-    blas_select_kernel(argv);
+    errno = 0;
+    int failed = fflush(stdout) != 0, reason = errno;
+    failed |= ferror(stdout) != 0;
+    if (fclose(stdout) != 0 && !failed) {
+        failed = 1;
+        reason = errno;
+    }
+    if (failed && status == 0) {
+        fprintf(stderr, "nmt: write error: standard output%s%s\n", reason ? ": " : "", reason ? strerror(reason) : "");
+        status = 1;
+    }
+    return status;
+}
+
+/* The subcommand argv[1] names, run; its exit status. */
+static int run_command(int argc, char **argv)
+{
     if (argc < 2) {
         fputs(usage_main, stderr);
         return 2;
@@ -1076,4 +1099,10 @@ int main(int argc, char **argv)
     }
     fprintf(stderr, "nmt: unknown command '%s'\n%s", cmd, usage_main);
     return 2;
+}
+
+int main(int argc, char **argv)
+{
+    blas_select_kernel(argv);
+    return close_stdout(run_command(argc, argv));
 }
