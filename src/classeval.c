@@ -8,6 +8,7 @@
 
 #include "classify.h" /* defines: classify_lines, CLASSIFY_MAX_UNITS */
 #include "config.h"   /* defines: Config, config_parse */
+#include "eval.h"     /* defines: eval_loss_problem */
 #include "tsv.h"      /* defines: TsvCorpus, tsv_read_labelled */
 #include "vocab.h"    /* defines: vocab_label_class, vocab_class_label */
 
@@ -65,8 +66,8 @@ static void summarise(ClassEvalResult *r, double nll)
     }
 }
 
-int classeval_run(ModelFile *mf, const char *tsv_path, int text_col, int label_col, const LineLimit *limit,
-                  ClassEvalResult *res, Error *err)
+int classeval_run(ModelFile *mf, const char *model_path, const char *tsv_path, int text_col, int label_col,
+                  const LineLimit *limit, ClassEvalResult *res, Error *err)
 {
     memset(res, 0, sizeof *res);
     trained_columns(mf, &text_col, &label_col);
@@ -111,8 +112,9 @@ int classeval_run(ModelFile *mf, const char *tsv_path, int text_col, int label_c
             res->scored++;
             res->right += classes[i] == truth;
             res->confusion[(long)truth * C + classes[i]]++;
+            /* A NaN probability (logits that overflowed) must not pass as a tiny one. */
             float p = probs[(long)i * C + truth];
-            nll -= log(p > 1e-30f ? p : 1e-30f);
+            nll -= isnan(p) ? p : log(p > 1e-30f ? p : 1e-30f);
         }
     }
     res->lines += tsv.n_malformed;
@@ -120,6 +122,11 @@ int classeval_run(ModelFile *mf, const char *tsv_path, int text_col, int label_c
     free(probs);
     runstate_free(&rs);
     tsv_free(&tsv);
+    if (!isfinite(res->loss)) {
+        eval_loss_problem(model_path, tsv_path, "per line", res->loss, err);
+        classeval_free(res);
+        return -1;
+    }
     return 0;
 }
 

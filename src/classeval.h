@@ -38,10 +38,11 @@ typedef struct {
 
 /* text_col, label_col: the columns (1-based; label 0: the last); -1: as the model was
  * trained. limit: the longest line of tsv_path (NULL: the default). 0, or -1 with err
- * (the file unreadable, a line over the limit, a line without a label). A line of more
- * than CLASSIFY_MAX_UNITS units is scored by its first ones, with a warning. */
-int classeval_run(ModelFile *mf, const char *tsv_path, int text_col, int label_col, const LineLimit *limit,
-                  ClassEvalResult *res, Error *err);
+ * (the file unreadable, a line over the limit, a line without a label, a loss that is
+ * not finite: err names model_path). A line of more than CLASSIFY_MAX_UNITS units is
+ * scored by its first ones, with a warning. */
+int classeval_run(ModelFile *mf, const char *model_path, const char *tsv_path, int text_col, int label_col,
+                  const LineLimit *limit, ClassEvalResult *res, Error *err);
 /* Human-readable lines, or one JSON object when json is set. */
 void classeval_print(const ClassEvalResult *res, int json, FILE *out);
 void classeval_free(ClassEvalResult *res);

@@ -33,6 +33,15 @@ static void count_unknown(const Segmenter *s, const Vocab *v, const TokenList *p
     }
 }
 
+int eval_loss_problem(const char *model_path, const char *tsv_path, const char *per, double loss, Error *err)
+{
+    if (isfinite(loss))
+        return error_set(err, "%s: the loss on %s is %.4g %s, too large for a perplexity (e^loss overflows): the "
+                              "model's weights are far outside any trained range", model_path, tsv_path, loss, per);
+    return error_set(err, "%s: the loss on %s is not finite (%s): the model's outputs overflowed, its weights are far "
+                          "outside any trained range", model_path, tsv_path, isnan(loss) ? "NaN" : "infinite");
+}
+
 /* Teacher-forced loss of the references, per target token; and the <unk> coverage. */
 static double reference_loss(ModelFile *mf, const TsvCorpus *tsv, long *tokens, EvalResult *res)
 {
@@ -70,8 +79,8 @@ static double reference_loss(ModelFile *mf, const TsvCorpus *tsv, long *tokens, 
     return *tokens ? total / *tokens : NAN;
 }
 
-int eval_run(ModelFile *mf, const char *tsv_path, const TranslateOptions *opt, const EvalScoring *scoring,
-             EvalResult *res, Error *err)
+int eval_run(ModelFile *mf, const char *model_path, const char *tsv_path, const TranslateOptions *opt,
+             const EvalScoring *scoring, EvalResult *res, Error *err)
 {
     TsvCorpus tsv;
     if (tsv_read_pairs(tsv_path, &opt->lines, &tsv, err)) return -1;
@@ -102,6 +111,15 @@ int eval_run(ModelFile *mf, const char *tsv_path, const TranslateOptions *opt, c
         fprintf(stderr, "nmt: note: the model writes lowercase (trained with data.lowercase true) and the "
                         "references are scored as written (case:mixed); -lc compares lowercased text\n");
 
+    /* The loss first: a model whose loss is not a number is not worth translating with. */
+    res->loss = reference_loss(mf, &tsv, &res->target_tokens, res);
+    res->perplexity = exp(res->loss);
+    if (!isfinite(res->perplexity)) {
+        int status = eval_loss_problem(model_path, tsv_path, "per target token", res->loss, err);
+        tsv_free(&tsv);
+        return status;
+    }
+
     BleuStats bleu = {0};
     ChrfStats chrf;
     memset(&chrf, 0, sizeof chrf);
@@ -130,8 +148,6 @@ int eval_run(ModelFile *mf, const char *tsv_path, const TranslateOptions *opt, c
     res->hyp_len = b.hyp_len;
     res->ref_len = b.ref_len;
     res->chrf = chrf_compute(&chrf);
-    res->loss = reference_loss(mf, &tsv, &res->target_tokens, res);
-    res->perplexity = exp(res->loss);
     tsv_free(&tsv);
     return 0;
 }

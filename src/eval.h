@@ -41,9 +41,15 @@ typedef struct {
 /* opt chooses the decoder (greedy or beam), as for nmt translate, and the longest line
  * of tsv_path (opt->lines: a longer one is an error naming it). Notes on stderr when
  * the tokeniser was guessed to be other than 13a, and when the model writes lowercase
- * but the comparison keeps case. */
-int eval_run(ModelFile *mf, const char *tsv_path, const TranslateOptions *opt, const EvalScoring *scoring,
-             EvalResult *res, Error *err);
+ * but the comparison keeps case. -1 with err naming model_path (as messages call the
+ * model) when the loss or its perplexity is not finite (eval_loss_problem), before any
+ * translating: no figure is a NaN or an infinity. */
+int eval_run(ModelFile *mf, const char *model_path, const char *tsv_path, const TranslateOptions *opt,
+             const EvalScoring *scoring, EvalResult *res, Error *err);
+/* The error for a loss (per what: "per target token") whose perplexity e^loss is not
+ * finite: the loss NaN or infinite, or too large. Returns -1. nmt eval of a classifier
+ * says the same. */
+int eval_loss_problem(const char *model_path, const char *tsv_path, const char *per, double loss, Error *err);
 /* Human-readable lines, or one JSON object when json is set. */
 void eval_print(const EvalResult *res, int json, FILE *out);
 #endif

@@ -56,11 +56,14 @@ double softmax_xent(float *logits, const int *targets, int N, int V, float scale
             for (int k = 0; k < V; k++)
                 sum += expf_fast(x[k] - maxv);
         }
-        double lse = (double)maxv + log((double)sum);
+        /* lse - target as (max - target) + log(sum): lse itself loses log(sum) when the
+         * logits are huge (max 1e30, where a double's spacing is 1e14), and a model of
+         * equal huge logits, which predicts every word as likely, scored 0, not log V. */
+        double log_sum = log((double)sum), over_target = (double)maxv - target;
         if (smoothing > 0.0f)
-            total += (1.0 - smoothing) * (lse - target) + smoothing * (lse - mean);
+            total += (1.0 - smoothing) * (over_target + log_sum) + smoothing * ((double)maxv - mean + log_sum);
         else
-            total += lse - target;
+            total += over_target + log_sum;
     }
     return total;
 }

@@ -8,8 +8,9 @@
  * over all V classes, the target and <pad> included), that is
  *     loss_i = -sum_k q_ik log softmax(x_i)_k
  *            = (1 - smoothing) * (lse_i - x_i[target]) + smoothing * (lse_i - mean_k x_ik)
- * with lse_i = log sum_k exp x_ik. smoothing = 0 is plain cross-entropy, computed by
- * the very same operations as before smoothing existed (bit for bit).
+ * with lse_i = log sum_k exp x_ik, computed as max_k x_ik + log sum_k exp(x_ik - max)
+ * with the max subtracted first (lse_i - x = (max - x) + log sum ...), so that huge
+ * logits keep the log sum. smoothing = 0 is plain cross-entropy.
  *
  * Returns the sum of loss_i over non-pad rows (in double). When dlogits is non-NULL it
  * receives dLoss/dlogits = scale * (softmax - q) on non-pad rows and 0 on pad rows;

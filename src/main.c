@@ -746,12 +746,12 @@ static int cmd_classify(int argc, char **argv)
 }
 
 /* nmt eval on a classifier: its own measures, and only its own options. */
-static int eval_classifier(ModelFile *mf, const char *test, int json, int text_col, int label_col,
+static int eval_classifier(ModelFile *mf, const char *model, const char *test, int json, int text_col, int label_col,
                            const LineLimit *limit)
 {
     ClassEvalResult res;
     Error err;
-    if (classeval_run(mf, test, text_col, label_col, limit, &res, &err)) return fail(&err);
+    if (classeval_run(mf, model, test, text_col, label_col, limit, &res, &err)) return fail(&err);
     classeval_print(&res, json, stdout);
     classeval_free(&res);
     return 0;
@@ -862,12 +862,12 @@ static int cmd_eval(int argc, char **argv)
                                                     "--label-column apply only to classifiers", model);
     }
     if (classifier) {
-        int status = eval_classifier(&mf, test, json, text_col, label_col, &opt.lines);
+        int status = eval_classifier(&mf, model, test, json, text_col, label_col, &opt.lines);
         modelfile_free(&mf);
         return status;
     }
     EvalResult res;
-    int status = eval_run(&mf, test, &opt, &scoring, &res, &err) ? fail(&err) : 0;
+    int status = eval_run(&mf, model, test, &opt, &scoring, &res, &err) ? fail(&err) : 0;
     if (status == 0) eval_print(&res, json, stdout);
     modelfile_free(&mf);
     return status;

@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -579,6 +581,40 @@ static int read_subw_rest(Reader r, ModelFile *mf, const char *path, Error *err)
     return 0;
 }
 
+/* How many of x[0..n-1] are NaN or infinite: one pass the compiler vectorises (a NaN
+ * fails the comparison too), cheap beside the CRC the same bytes have been through. */
+static long count_nonfinite(const float *x, long n)
+{
+    long count = 0;
+#pragma omp simd reduction(+ : count)
+    for (long i = 0; i < n; i++)
+        count += !(fabsf(x[i]) <= FLT_MAX);
+    return count;
+}
+
+/* Refuses n floats of a section (WGTS, or one of ADAM's moments: what and whats name
+ * one and all) that hold a NaN or an infinity, naming the first and the tensor it
+ * falls in (params_shapes order). The checksums cannot catch these: the file was
+ * written so, by a run whose weights had already gone bad, or by another program. */
+static int check_finite(const float *x, const ModelDims *md, long n, const char *section, const char *what,
+                        const char *whats, const char *path, Error *err)
+{
+    long bad = count_nonfinite(x, n);
+    if (bad == 0) return 0;
+    long first = 0;
+    while (first < n && fabsf(x[first]) <= FLT_MAX) first++;
+    TensorShape shapes[MAX_TENSORS];
+    int n_tensors = params_shapes(md, shapes), t = 0;
+    long at = first;
+    for (; t < n_tensors - 1 && at >= shapes[t].rows * shapes[t].cols; t++)
+        at -= shapes[t].rows * shapes[t].cols;
+    return error_set(err, "%s: section %s: %s %ld (tensor %s, row %ld, column %ld) is %s; %ld of the %ld %s %s not "
+                          "finite. The checksums hold, so the file was written so (by a training run that "
+                          "diverged?); nmt refuses it",
+                     path, section, what, first, shapes[t].name, at / shapes[t].cols, at % shapes[t].cols,
+                     isnan(x[first]) ? "NaN" : x[first] > 0 ? "+inf" : "-inf", bad, n, whats, bad == 1 ? "is" : "are");
+}
+
 /* ADAM after its head: m and v, n_params floats each. */
 static int read_adam(const Section *s, ModelFile *mf, const char *path, Error *err)
 {
@@ -592,6 +628,11 @@ static int read_adam(const Section *s, ModelFile *mf, const char *path, Error *e
     if (get_fields(&adam_layout, s, mf, path, err)) return -1;
     memcpy(mf->opt.m, s->p + head, bytes);
     memcpy(mf->opt.v, s->p + head + bytes, bytes);
+    if (check_finite(mf->opt.m, &mf->model.dims, n, "ADAM", "Adam's first moment m of weight", "first moments", path,
+                     err) ||
+        check_finite(mf->opt.v, &mf->model.dims, n, "ADAM", "Adam's second moment v of weight", "second moments",
+                     path, err))
+        return -1;
     return 0;
 }
 
@@ -644,6 +685,7 @@ int modelfile_read(const char *path, ModelFile *mf, Error *err)
     mf->text.whitespace_only = tokenizer_whitespace_only(mf->seg.kind);
     model_alloc(&mf->model, &md);
     memcpy(mf->model.param_mem, sec[S_WGTS].p, sec[S_WGTS].len);
+    if (check_finite(mf->model.param_mem, &md, mf->model.n_params, "WGTS", "weight", "weights", path, err)) goto done;
     mf->config_json = xmalloc(sec[S_CONF].len + 1);
     memcpy(mf->config_json, sec[S_CONF].p, sec[S_CONF].len);
     mf->config_json[sec[S_CONF].len] = 0;

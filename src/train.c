@@ -171,8 +171,8 @@ static int skipped_step(Run *run, int start, const Step *s, Error *err)
         console_warn(&run->con, "step %ld: non-finite loss or gradient, update skipped (%d in a row)", st->step + 1,
                      st->nonfinite_in_a_row);
     if (st->nonfinite_in_a_row < run->cfg->max_nonfinite) return 0;
-    return error_set(err, "%d steps in a row with a non-finite loss or gradient (train.max_nonfinite): training "
-                          "diverged (lower train.learning_rate?); %s%s", st->nonfinite_in_a_row,
+    return error_set(err, "step %ld: %d steps in a row with a non-finite loss or gradient (train.max_nonfinite): "
+                          "training diverged (lower train.learning_rate?); %s%s", st->step + 1, st->nonfinite_in_a_row,
                      run->checkpoint[0] ? "the last checkpoint is intact: " : "no checkpoint was written",
                      run->checkpoint);
 }
@@ -241,6 +241,16 @@ static int validation(Run *run, int at_epoch_end, int *stop, Error *err)
     double accuracy = NAN;
     int classifier = run->mf.model.dims.type == MODEL_CLASSIFIER;
     double vloss = validate_loss(&run->mf.model, &run->rs, &run->batch, &run->data, cfg->batch_size, &accuracy);
+    /* A loss that is not a number, or whose perplexity is not, is not a figure to log,
+     * compare or keep a best.bin by: the run ends here, saying when. */
+    if (!isfinite(exp(vloss))) {
+        char what[64];
+        if (isfinite(vloss)) snprintf(what, sizeof what, "%.4g per token, too large for a perplexity", vloss);
+        else snprintf(what, sizeof what, "not finite (%s)", isnan(vloss) ? "NaN" : "infinite");
+        return error_set(err, "step %ld: the validation loss is %s: the model's outputs overflow, its weights have "
+                              "diverged (lower train.learning_rate?); %s%s", st->step, what,
+                         run->checkpoint[0] ? "the last checkpoint: " : "no checkpoint was written", run->checkpoint);
+    }
     int with_bleu = run->data.n_bleu > 0;
     double bleu = with_bleu ? validate_bleu(&run->mf, &run->decode_rs, &run->data) : NAN;
     double seconds = now_seconds() - t0;

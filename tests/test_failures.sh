@@ -116,4 +116,68 @@ else
     skip "closed pipes" "mkfifo failed"
 fi
 
+# ---------------------------------------------------------------- 2. NaN and infinite weights, non-finite losses
+# Files written by tests/tools/set_weights with the library's writer: every checksum holds.
+"$SET_WEIGHTS" "$M" "$T/nan.bin" nan
+run info "$T/nan.bin"
+check "info of a model of NaN weights: exit 1, names the file, WGTS, weight 0, its tensor" \
+    eval 'exits 1 && has "$T/err" "nmt: $T/nan.bin: section WGTS: weight 0 (tensor src_emb, row 0, column 0) is NaN" && [ ! -s "$T/out" ]'
+# One +inf, weight 100: src_emb is (vocabulary, 16), so row 6, column 4.
+"$SET_WEIGHTS" "$M" "$T/inf.bin" inf 100
+run translate "$T/inf.bin" "$T/lines.txt"
+check "translate with one infinite weight: exit 1, weight 100 (src_emb row 6, column 4) is +inf, 1 of them" \
+    eval 'exits 1 && has "$T/err" "$T/inf.bin: section WGTS: weight 100 (tensor src_emb, row 6, column 4) is +inf; 1 of the" && [ ! -s "$T/out" ]'
+"$SET_WEIGHTS" "$M" "$T/ninf.bin" -inf 200 3
+run eval "$T/ninf.bin" "$VALID"
+check "eval with three -inf weights: exit 1, the first named, 3 of them, no figures" \
+    eval 'exits 1 && has "$T/err" "weight 200 (tensor src_emb, row 12, column 8) is -inf; 3 of the" && [ ! -s "$T/out" ]'
+"$SET_WEIGHTS" "$T/gru/checkpoint.bin" "$T/adam.bin" --adam-m nan 5
+run info "$T/adam.bin"
+check "a checkpoint with a NaN in Adam's first moment: exit 1, section ADAM, weight 5" \
+    eval 'exits 1 && has "$T/err" "$T/adam.bin: section ADAM: Adam'"'"'s first moment m of weight 5 (tensor src_emb, row 0, column 5) is NaN"'
+run average "$M" "$T/nan.bin" -o "$T/avg-nan.bin"
+check "average with a NaN model: exit 1, names it, nothing written" \
+    eval 'exits 1 && has "$T/err" "$T/nan.bin: section WGTS" && [ ! -e "$T/avg-nan.bin" ]'
+
+# All weights 1e30: every logit the same 1e30, every word as likely: the loss is log V
+# and the perplexity the target vocabulary's size (it printed 0 and 1: log V was lost
+# in 1e30 + log V).
+"$SET_WEIGHTS" "$M" "$T/huge.bin" 1e30
+"$NMT" info "$M" --json >"$T/info.json"
+tgt_vocab=$(sed -n 's/.*"tgt_vocab": *\([0-9]*\).*/\1/p' "$T/info.json" | head -n 1)
+run eval "$T/huge.bin" "$VALID"
+check "eval of all-1e30 weights: exit 0, perplexity = the target vocabulary (${tgt_vocab:-?} words), not 1" \
+    eval 'exits 0 && [ -n "$tgt_vocab" ] && has "$T/out" "perplexity = $tgt_vocab.00 "'
+
+# An LSTM's weights all 3e37: the output layer's sums overflow to inf, the loss is NaN.
+"$NMT" train --quiet "$T/tiny.json" --set model.cell=lstm --set output.dir="$T/lstm" >/dev/null 2>&1
+"$SET_WEIGHTS" "$T/lstm/model.bin" "$T/overflow.bin" 3e37
+run eval "$T/overflow.bin" "$VALID"
+check "eval whose loss overflows to NaN: exit 1, names the model and the test file, no figure printed" \
+    eval 'exits 1 && has "$T/err" "nmt: $T/overflow.bin: the loss on $VALID is not finite (NaN)" && [ ! -s "$T/out" ]'
+run eval "$T/overflow.bin" "$VALID" --json
+check "... --json: exit 1, no JSON with a null or nan loss" eval 'exits 1 && [ ! -s "$T/out" ]'
+"$SET_WEIGHTS" "$C" "$T/cls-overflow.bin" 1e38
+run eval "$T/cls-overflow.bin" "$T/cls/valid.tsv"
+check "eval of a classifier whose loss is NaN: exit 1, names the model, no figures" \
+    eval 'exits 1 && has "$T/err" "nmt: $T/cls-overflow.bin: the loss on $T/cls/valid.tsv is not finite (NaN)" && [ ! -s "$T/out" ]'
+
+# Training whose validation loss is not finite: an error naming the step, and no
+# validation line (no figure) in train.log. A Transformer scales its embeddings by
+# sqrt(model.embed): FLT_MAX in <unk>'s source embedding (weights 16..31) becomes an
+# infinity, then NaN, in exactly the validation sentences with unknown words; the
+# training sentences have none, so every training step is finite.
+cat >"$T/trf.json" <<EOF
+{"data": {"train": "$T/tiny-train.tsv"},
+ "model": {"type": "transformer", "embed": 16, "heads": 2, "ff": 32, "encoder_layers": 1, "decoder_layers": 1},
+ "train": {"batch_size": 32, "epochs": 1, "threads": 1}, "output": {"dir": "$T/trf"}}
+EOF
+"$NMT" train --quiet "$T/trf.json" >/dev/null 2>&1
+"$SET_WEIGHTS" "$T/trf/model.bin" "$T/unk-huge.bin" 3.4028235e38 16 16
+run train "$T/trf.json" --init-from "$T/unk-huge.bin" --set output.dir="$T/trf-nan"
+check "training whose validation loss is NaN: exit 1, names the step (6), says not finite" \
+    eval 'exits 1 && has "$T/err" "nmt: step 6: the validation loss is not finite (NaN)" && ! has "$T/err" "non-finite loss or gradient"'
+check "... train.log has no validation line, and no best.bin" \
+    eval '! has "$T/trf-nan/train.log" "\"validation\"" && [ ! -e "$T/trf-nan/best.bin" ]'
+
 finish

@@ -169,6 +169,17 @@ static void test_large_logits(Rng *rng)
     near(softmax_xent(spike, t_off, 1, 3, 1.0f, 0.0f, NULL), 1e4, 1e-3, "one logit 1e4, target elsewhere");
     float spike2[3] = {0.0f, 0.0f, 1e4f};
     near(softmax_xent(spike2, t_on, 1, 3, 1.0f, 0.0f, NULL), 0.0, 1e-6, "one logit 1e4, target on it");
+
+    /* Equal logits of 1e30 (a model whose weights are all 1e30 gives them): every word
+     * as likely, log V per row, smoothed or not. max + log V rounds back to 1e30 in
+     * double, and a loss computed as (max + log sum) - target was 0 (issue 19). */
+    float huge[N * V];
+    int t_huge[N] = {3, 1, 6, 0, 2};
+    for (int i = 0; i < N * V; i++)
+        huge[i] = 1e30f;
+    near(softmax_xent(huge, t_huge, N, V, 1.0f, 0.0f, NULL), 4 * log(V), 1e-9, "equal logits of 1e30: log V per row");
+    near(softmax_xent(huge, t_huge, N, V, 1.0f, 0.1f, NULL), 4 * log(V), 1e-9,
+         "equal logits of 1e30, smoothing 0.1: log V per row");
 }
 
 int main(void)

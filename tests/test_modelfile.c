@@ -100,11 +100,11 @@ static void make_model_file(ModelFile *mf, int with_adam)
     ModelDims d = {.src_vocab = N_SRC, .tgt_vocab = N_TGT, .embed = 3, .hidden = 4};
     model_alloc(&mf->model, &d);
     model_init_weights(&mf->model, 42);
-    /* Values a lossy path (text, double rounding, NaN canonicalising) would change. */
-    float odd[] = {-0.0f, 1e-42f /* subnormal */, 1.0f / 0.0f, -1.0f / 0.0f, 3.4028235e38f};
+    /* Values a lossy path (text, double rounding, flushing subnormals) would change.
+     * (NaN and the infinities are refused: test_nonfinite.) */
+    float odd[] = {-0.0f, 1e-42f /* subnormal */, 1.17549435e-38f /* FLT_MIN */, -3.4028235e38f, 3.4028235e38f,
+                   0.1f};
     memcpy(mf->model.param_mem + 1, odd, sizeof odd);
-    uint32_t nan_bits = 0x7fc12345u;  /* a NaN with a payload */
-    memcpy(mf->model.param_mem + 10, &nan_bits, 4);
     mf->text.lowercase = 0;
     mf->text.nfkc = 1;
     mf->config_json = strdup("{\n\t\"data\": {\"train\": \"data/मराठी.tsv\"}\n}");
@@ -780,6 +780,77 @@ static void test_field_ranges(void)
     free(good);
 }
 
+/* ---------------------------------------------------------------- NaN and infinity */
+
+/* Weights or Adam moments that are NaN or infinite, in a file whose checksums hold
+ * (modelfile_write does not look at the values): refused, naming the section, the
+ * first bad index, its tensor, row and column, and how many there are. The make_model_file
+ * model's tensors: src_emb (8, 3) first, out_b (7) last. */
+static void test_nonfinite(void)
+{
+    float nan = 0.0f / 0.0f, inf = 1.0f / 0.0f;
+    uint32_t nan_payload_bits = 0x7fc12345u;  /* a NaN with a payload, and a negative one */
+    float nan_payload, negative_nan = -nan;
+    memcpy(&nan_payload, &nan_payload_bits, 4);
+    struct {
+        int where;        /* 0 WGTS, 1 ADAM m, 2 ADAM v */
+        long at[3];       /* set at[0..n-1] */
+        int n;
+        float value;
+        const char *want;
+    } cases[] = {
+        {0, {10}, 1, nan_payload, "section WGTS: weight 10 (tensor src_emb, row 3, column 1) is NaN; 1 of the "},
+        {0, {13, 11, 70}, 3, inf, "section WGTS: weight 11 (tensor src_emb, row 3, column 2) is +inf; 3 of the "},
+        {0, {-1}, 1, -inf, "(tensor out_b, row 6, column 0) is -inf; 1 of the "},
+        {0, {0}, 1, negative_nan, "section WGTS: weight 0 (tensor src_emb, row 0, column 0) is NaN"},
+        {1, {5}, 1, nan, "section ADAM: Adam's first moment m of weight 5 (tensor src_emb, row 1, column 2) is NaN; "
+                         "1 of the "},
+        {2, {-1}, 1, inf, "section ADAM: Adam's second moment v of weight"},
+    };
+    char label[200];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        ModelFile mf;
+        Error err;
+        make_model_file(&mf, 1);
+        long n = mf.model.n_params;
+        float *x = cases[k].where == 0 ? mf.model.param_mem : cases[k].where == 1 ? mf.opt.m : mf.opt.v;
+        for (int i = 0; i < cases[k].n; i++)
+            x[cases[k].at[i] < 0 ? n - 1 : cases[k].at[i]] = cases[k].value;
+        int rc = modelfile_write(path, &mf, &err);
+        free_made(&mf);
+        snprintf(label, sizeof label, "written with valid checksums: %s", cases[k].want);
+        CHECK(rc == 0, label);
+        snprintf(label, sizeof label, "refused, naming the section, index and tensor: %s", cases[k].want);
+        expect_refused(path, cases[k].want, label);
+    }
+    /* The count and the rest of the message. */
+    ModelFile mf;
+    Error err;
+    make_model_file(&mf, 0);
+    long n = mf.model.n_params;
+    for (long i = 0; i < n; i++)
+        mf.model.param_mem[i] = nan;
+    CHECK(modelfile_write(path, &mf, &err) == 0, "a model of NaN weights written");
+    free_made(&mf);
+    char msg[ERROR_LEN], want[ERROR_LEN];
+    CHECK(read_message(path, msg, sizeof msg) == -1, "a model of NaN weights refused");
+    snprintf(want, sizeof want, "%s: section WGTS: weight 0 (tensor src_emb, row 0, column 0) is NaN; %ld of the %ld "
+                                "weights are not finite. The checksums hold", path, n, n);
+    CHECK(!strncmp(msg, want, strlen(want)), "... saying which weight, how many, and that the checksums hold");
+    if (strncmp(msg, want, strlen(want))) fprintf(stderr, "  got \"%s\"\n  wanted \"%s...\"\n", msg, want);
+    /* The largest finite values are weights like any other. */
+    make_model_file(&mf, 1);
+    mf.model.param_mem[0] = 3.4028235e38f;
+    mf.opt.m[0] = -3.4028235e38f;
+    mf.opt.v[1] = 1e-45f;
+    ModelFile back;
+    int rc = modelfile_write(path, &mf, &err) || modelfile_read(path, &back, &err);
+    CHECK(rc == 0, "FLT_MAX, -FLT_MAX and the smallest subnormal read back");
+    if (rc == 0) check_same(&mf, &back, "largest finite values");
+    if (rc == 0) modelfile_free(&back);
+    free_made(&mf);
+}
+
 /* modelfile_write refuses what modelfile_read would refuse, naming the field, and
  * leaves no file behind. */
 static void test_write_refuses_out_of_range(void)
@@ -1163,6 +1234,7 @@ int main(void)
     test_crafted();
     test_field_ranges();
     test_write_refuses_out_of_range();
+    test_nonfinite();
     test_subword_section();
     test_tokenizer_none();
     test_sentencepiece_section();
