@@ -412,6 +412,8 @@ static int linear_decay(const Config *c) { return !strcmp(c->teacher_forcing_dec
 static int decays_down(const Config *c) { return !linear_decay(c) || c->teacher_forcing_final <= c->teacher_forcing; }
 static int bleu_measured(const Config *c) { return strcmp(c->best_metric, "bleu") || c->valid_bleu_max > 0; }
 static int classifying(const Config *c) { return !strcmp(c->type, "classifier"); }
+/* data.max_vocab counts the four specials: 1 to 4 leaves room for no word. */
+static int room_for_words(const Config *c) { return c->max_vocab == 0 || c->max_vocab > 4; }
 static int translating(const Config *c) { return !classifying(c); }
 /* best_metric accuracy is a classifier's, bleu a translator's. */
 static int metric_fits(const Config *c)
@@ -440,6 +442,9 @@ static const ConfigRule config_rules[] = {
     TRANSLATION_ONLY("train.teacher_forcing_final"),
     {RULE_VALUE, "train.best_metric", {"model.type"}, metric_fits,
      "train.best_metric must be loss or accuracy for a classifier, loss or bleu for a translation model", NULL},
+    {RULE_VALUE, "data.max_vocab", {NULL}, room_for_words,
+     "data.max_vocab counts the 4 special tokens (<pad>, <unk>, <sos>, <eos>): at most 4 makes vocabularies of "
+     "4 entries, the specials alone, a model that can say nothing; give 5 or more, or 0 for no limit", NULL},
     {RULE_APPLIES, "data.valid_fraction", {"data.valid"}, without_valid,
      "data.valid_fraction applies only without data.valid", "remove data.valid"},
     {RULE_APPLIES, "data.bpe_merges", {"data.tokenizer"}, bpe, "data.bpe_merges applies only to the bpe tokenizer",

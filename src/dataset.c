@@ -199,6 +199,36 @@ static int learn_segmenter(Segmenter *s, const Config *cfg, const PairTokens *pa
     return 0;
 }
 
+/* A vocabulary of the special tokens alone makes a model that can say nothing: every
+ * word of its side is <unk>. Refused before training, with both sizes and the key that
+ * emptied it: data.min_count above every unit's count (data.max_vocab below 5 is the
+ * config's to refuse). counts[k] is side k's counter (k 0 source, 1 target; a
+ * classifier has no target vocabulary to build: counts[1] NULL). */
+static int check_vocab_words(const Config *cfg, const ModelFile *mf, VocabCounter *const counts[2], Error *err)
+{
+    const Vocab *v[2] = {&mf->src_vocab, &mf->tgt_vocab};
+    const char *side[2] = {"source", "target"}, *units = tokenizer_units(mf->seg.kind);
+    for (int k = 0; k < 2; k++) {
+        if (!counts[k] || v[k]->size > VOCAB_SPECIALS) continue;
+        long top_count;
+        const char *top = vocab_counter_top(counts[k], &top_count);
+        char sizes[96], why[300];
+        if (counts[1]) snprintf(sizes, sizeof sizes, "vocabularies of %d source and %d target entries", v[0]->size,
+                                v[1]->size);
+        else snprintf(sizes, sizeof sizes, "a vocabulary of %d entries", v[0]->size);
+        if (!top) snprintf(why, sizeof why, "the training split has no %s %s", side[k], units);
+        else if (top_count < cfg->min_count)
+            snprintf(why, sizeof why, "data.min_count %d keeps no %s %s: the most frequent, \"%.40s\", occurs %ld "
+                                      "time%s in the training split (lower data.min_count)", cfg->min_count, side[k],
+                     units, top, top_count, top_count == 1 ? "" : "s");
+        else snprintf(why, sizeof why, "data.max_vocab %d leaves no room after them", cfg->max_vocab);
+        return error_set(err, "%s: the %s vocabulary would hold only the %d special tokens (<pad>, <unk>, <sos>, "
+                              "<eos>), a model that can say nothing (%s): %s", cfg->train, side[k], VOCAB_SPECIALS,
+                         sizes, why);
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- a classifier's */
 
 /* A labelled file (tsv_read_labelled) tokenised: PairTokens whose tgt is the label,
@@ -308,9 +338,12 @@ static int prepare_classifier(Dataset *ds, ModelFile *mf, const Config *cfg, con
             VocabCounter *sc = vocab_counter_new(), *labels = vocab_counter_new();
             corpus_count(&pairs, train_idx, n_train, sc, labels);
             vocab_build(&mf->src_vocab, sc, cfg->min_count, cfg->max_vocab);
+            status = check_vocab_words(cfg, mf, (VocabCounter *const[2]){sc, NULL}, err);
             vocab_counter_free(labels);
             vocab_counter_free(sc);
         }
+    }
+    if (status == 0) {
         int unseen, line = 0;
         const char *label = NULL;
         ds->train = encode_labelled(&tsv, &pairs, train_idx, n_train, mf, &ds->n_train, &unseen, &line, &label);
@@ -380,9 +413,12 @@ int dataset_prepare(Dataset *ds, ModelFile *mf, const Config *cfg, const char *v
             corpus_count(&pairs, train_idx, n_train, sc, tc);
             vocab_build(&mf->src_vocab, sc, cfg->min_count, cfg->max_vocab);
             vocab_build(&mf->tgt_vocab, tc, cfg->min_count, cfg->max_vocab);
+            status = check_vocab_words(cfg, mf, (VocabCounter *const[2]){sc, tc}, err);
             if (tc != sc) vocab_counter_free(tc);
             vocab_counter_free(sc);
         }
+    }
+    if (status == 0) {
         ds->train = corpus_encode(&pairs, train_idx, n_train, &mf->src_vocab, &mf->tgt_vocab);
         ds->n_train = n_train;
         if (cfg->valid) {

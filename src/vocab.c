@@ -85,6 +85,23 @@ void vocab_counter_items(const VocabCounter *c, char **words, long *counts)
     free(sorted);
 }
 
+static int is_special(const char *word);
+
+const char *vocab_counter_top(const VocabCounter *c, long *count)
+{
+    const char *top = NULL;
+    *count = 0;
+    for (int i = 0; i < c->n; i++) {
+        const CountEntry *e = &c->entries[i];
+        if (is_special(e->word)) continue;
+        if (e->count > *count || (e->count == *count && top && strcmp(e->word, top) < 0)) {
+            top = e->word;
+            *count = e->count;
+        }
+    }
+    return top;
+}
+
 void vocab_counter_free(VocabCounter *c)
 {
     if (!c)

@@ -49,6 +49,9 @@ int vocab_counter_size(const VocabCounter *c);
  * i < vocab_counter_size(c) (arrays of that length, the caller's). The strings belong
  * to the counter. */
 void vocab_counter_items(const VocabCounter *c, char **words, long *counts);
+/* The most frequent counted word that is not a special (ties: byte order) and its count
+ * in *count; NULL and 0 if there is none. For messages about a vocabulary left empty. */
+const char *vocab_counter_top(const VocabCounter *c, long *count);
 void vocab_counter_free(VocabCounter *c);
 
 /* ------------------------------------------------------------------------- */

@@ -407,6 +407,22 @@ static void test_errors(void)
                  "train.bucket must be true or false");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"best_metric\": \"bleu\", \"valid_bleu_max\": 0}}",
                  "best_metric bleu without validation BLEU", "train.best_metric \"bleu\"", "train.valid_bleu_max 0");
+    /* data.max_vocab counts the specials: 1 to 4 leaves no word (issue 19). */
+    for (int n = 1; n <= 4; n++) {
+        char text[96], is[32];
+        snprintf(text, sizeof text, "{\"data\": {\"train\": \"t\", \"max_vocab\": %d}}", n);
+        snprintf(is, sizeof is, "(data.max_vocab is %d)", n);
+        EXPECT_ERROR(text, "max_vocab 1..4: vocabularies of the specials alone",
+                     "data.max_vocab counts the 4 special tokens", "can say nothing", "give 5 or more", is);
+    }
+    {
+        Config c;
+        Error err;
+        CHECK(parse(&c, "{\"data\": {\"train\": \"t\", \"max_vocab\": 5}}", &err) == 0, "max_vocab 5: one word");
+        config_free(&c);
+        CHECK(parse(&c, "{\"data\": {\"train\": \"t\", \"max_vocab\": 0}}", &err) == 0, "max_vocab 0: no limit");
+        config_free(&c);
+    }
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"label_smothing\": 0.1}}", "misspelt label_smoothing",
                  "unknown key train.label_smothing", "did you mean train.label_smoothing?");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"warmup\": 10}}", "warmup for warmup_steps",

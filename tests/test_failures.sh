@@ -180,4 +180,28 @@ check "training whose validation loss is NaN: exit 1, names the step (6), says n
 check "... train.log has no validation line, and no best.bin" \
     eval '! has "$T/trf-nan/train.log" "\"validation\"" && [ ! -e "$T/trf-nan/best.bin" ]'
 
+# ---------------------------------------------------------------- 3. vocabularies of the specials alone
+# A vocabulary holding only <pad>, <unk>, <sos> and <eos> trains a model that can say
+# nothing. data.max_vocab 1..4 is refused with the config, before anything is written.
+for n in 1 4; do
+    run train "$T/tiny.json" --set data.max_vocab=$n --set output.dir="$T/vocab$n"
+    check "data.max_vocab $n: exit 1, names the key and the 4 specials, nothing written" \
+        eval 'exits 1 && has "$T/err" "$T/tiny.json: data.max_vocab counts the 4 special tokens" && has "$T/err" "(data.max_vocab is $n)" && [ ! -e "$T/vocab$n" ]'
+done
+# data.min_count above every word's count: refused once the words are counted, with
+# both sizes, the key, the most frequent word; no model, no log, no checkpoint.
+run train "$T/tiny.json" --set data.min_count=100000 --set output.dir="$T/mincount"
+check "data.min_count 100000: exit 1, the training file, both sizes, the key" \
+    eval 'exits 1 && has "$T/err" "nmt: $T/tiny-train.tsv: the source vocabulary would hold only the 4 special tokens" && has "$T/err" "vocabularies of 4 source and 4 target entries" && has "$T/err" "data.min_count 100000 keeps no source words: the most frequent"'
+check "... before training: no model.bin, train.log or checkpoint" \
+    eval '[ ! -e "$T/mincount/model.bin" ] && [ ! -e "$T/mincount/train.log" ] && [ ! -e "$T/mincount/checkpoint.bin" ]'
+run train "$T/tiny.json" --set data.tokenizer=bpe --set data.min_count=1000 --set output.dir="$T/mincount-bpe"
+check "data.tokenizer bpe, data.min_count 1000: exit 1, no source subword pieces" \
+    eval 'exits 1 && has "$T/err" "data.min_count 1000 keeps no source subword pieces" && [ ! -e "$T/mincount-bpe/model.bin" ]'
+run train "$T/cls.json" --set data.min_count=1000 --set output.dir="$T/mincount-cls"
+check "a classifier, data.min_count 1000: exit 1, its one vocabulary's size, the key" \
+    eval 'exits 1 && has "$T/err" "$T/sent.tsv: the source vocabulary would hold only the 4 special tokens" && has "$T/err" "(a vocabulary of 4 entries): data.min_count 1000"'
+run train "$T/tiny.json" --set data.max_vocab=5 --set output.dir="$T/vocab5"
+check "data.max_vocab 5 (one word a side) still trains" eval 'exits 0 && [ -s "$T/vocab5/model.bin" ]'
+
 finish

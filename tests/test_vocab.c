@@ -131,7 +131,19 @@ static void test_build(void)
     vocab_build(&v, empty, 1, 0);
     CHECK(WORDS_ARE(&v,) && vocab_lookup(&v, "x") == VOCAB_UNK, "empty counter: specials only");
     vocab_free(&v);
+    long top_count;
+    CHECK(vocab_counter_top(empty, &top_count) == NULL && top_count == 0, "empty counter: no top word");
     vocab_counter_free(empty);
+
+    /* The most frequent word, for the message about data.min_count: "<unk>" (4) in the
+     * text does not count; of cat and a (3 each) byte order picks a. */
+    c = sample_counts();
+    const char *top = vocab_counter_top(c, &top_count);
+    CHECK(top && !strcmp(top, "the") && top_count == 5, "vocab_counter_top: the, 5 (not <unk>)");
+    add_n(c, "a", 2);
+    top = vocab_counter_top(c, &top_count);
+    CHECK(top && !strcmp(top, "a") && top_count == 5, "vocab_counter_top: a tie of 5 goes to byte order (a < the)");
+    vocab_counter_free(c);
 }
 
 /* The same counts added in a different order must give the same vocabulary. */
