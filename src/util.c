@@ -9,14 +9,72 @@
 #include <sys/stat.h>
 #include <time.h>
 
+/* The longest run of s[0..len-1] without a space: its start, and its length in *run. */
+static size_t longest_run(const char *s, size_t len, size_t *run)
+{
+    size_t best = 0, best_len = 0;
+    for (size_t i = 0; i < len;) {
+        size_t j = i;
+        while (j < len && s[j] != ' ') j++;
+        if (j - i > best_len) best = i, best_len = j - i;
+        i = j + 1;
+    }
+    *run = best_len;
+    return best;
+}
+
+size_t error_shorten(char *s, size_t len, size_t cap)
+{
+    /* A run kept at least this long keeps its ends readable: a/b/.../y/z.bin. */
+    enum { KEEP = 24 };
+    while (len > cap) {
+        size_t run, at = longest_run(s, len, &run);
+        if (run <= KEEP + 3) break;
+        size_t keep = run - (len - cap) - 3;  /* what the run keeps around "..." */
+        if (len - cap + 3 > run || keep < KEEP) keep = KEEP;
+        size_t head = at + keep / 2, tail = at + run - (keep - keep / 2);
+        /* Cut between UTF-8 characters, never inside one (10xxxxxx continues one). */
+        while (head > at && ((unsigned char)s[head] & 0xC0) == 0x80) head--;
+        while (tail < at + run && ((unsigned char)s[tail] & 0xC0) == 0x80) tail++;
+        if (tail - head <= 3) break;  /* nothing to gain: the cut would not shorten */
+        memcpy(s + head, "...", 3);
+        memmove(s + head + 3, s + tail, len - tail + 1);
+        len -= tail - head - 3;
+    }
+    if (len > cap) {  /* no run long enough to shorten: the plain cut, between characters */
+        len = cap;
+        while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80) len--;
+        s[len] = 0;
+    }
+    return len;
+}
+
 int error_set(Error *err, const char *fmt, ...)
 {
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
+    if (!err) return -1;
+    /* Formatted whole first (into a buffer of its own: an argument may be err->msg), so
+     * that a message too long for an Error can keep its end, where the reason is. */
+    char small[ERROR_LEN], *text = small;
+    va_list ap, again;
+    va_start(ap, fmt);
+    va_copy(again, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    size_t len = n > 0 ? (size_t)n : 0;
+    if (n < 0) small[0] = 0;
+    if (len >= sizeof small) {
+        char *whole = malloc(len + 1);
+        if (whole && vsnprintf(whole, len + 1, fmt, again) == n) {
+            text = whole;
+        } else {  /* no memory: the plain cut vsnprintf made */
+            free(whole);
+            len = sizeof small - 1;
+        }
     }
+    va_end(again);
+    len = error_shorten(text, len, sizeof err->msg - 1);
+    memcpy(err->msg, text, len + 1);
+    if (text != small) free(text);
     return -1;
 }
 
@@ -115,3 +173,4 @@ int same_file(const char *a, const char *b)
     struct stat sa, sb;
     return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
+

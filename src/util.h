@@ -15,8 +15,16 @@ typedef struct {
     char msg[ERROR_LEN];
 } Error;
 
-/* printf-style; always returns -1 so that `return error_set(err, ...)` reads well. */
+/* printf-style; always returns -1 so that `return error_set(err, ...)` reads well. A
+ * message longer than ERROR_LEN - 1 bytes keeps its end, where the reason is: its
+ * longest space-free runs (paths) are cut in the middle to "..." until it fits
+ * (error_shorten). An argument may be err->msg itself. */
 int error_set(Error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Shortens s (len bytes, NUL-terminated) to at most cap bytes: the longest run without
+ * a space, then the next, each cut in the middle to "..." (keeping at least 24 bytes of
+ * it, and whole UTF-8 characters), and if that is not enough, the end cut off. Returns
+ * the new length. */
+size_t error_shorten(char *s, size_t len, size_t cap);
 
 /* malloc/calloc/realloc that abort with a message on exhaustion: running out of
  * memory is not an input error the program can report usefully. */
@@ -43,4 +51,5 @@ double now_seconds(void);                   /* monotonic clock */
 int read_whole_file(const char *path, unsigned char **data, size_t *len, Error *err);
 /* 1 if paths a and b name the same existing file or directory (device and inode). */
 int same_file(const char *a, const char *b);
+
 #endif

@@ -204,4 +204,23 @@ check "a classifier, data.min_count 1000: exit 1, its one vocabulary's size, the
 run train "$T/tiny.json" --set data.max_vocab=5 --set output.dir="$T/vocab5"
 check "data.max_vocab 5 (one word a side) still trains" eval 'exits 0 && [ -s "$T/vocab5/model.bin" ]'
 
+# ---------------------------------------------------------------- 5. long paths keep the reason
+# A message is at most 511 bytes: a path of thousands is cut in the middle to "...",
+# and the reason at the end stays.
+long=$T
+while [ ${#long} -lt 3000 ]; do long=$long/abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz0123456789ab; done
+one=$(printf '%05000d' 0)   # one name of 5,000 characters
+run info "$long/model.bin"
+check "info of a missing path of ${#long} characters: exit 1, the path's start, ..., No such file or directory" \
+    eval 'exits 1 && has "$T/err" "nmt: $T/abcdefghij" && has "$T/err" "..." && has "$T/err" "xyz0123456789ab/model.bin: No such file or directory" && [ "$(wc -c <"$T/err")" -le 518 ]'
+run translate "$T/$one/model.bin" "$T/lines.txt"
+check "translate with a model path of 5,000 characters: exit 1, File name too long" \
+    eval 'exits 1 && has "$T/err" "nmt: $T/0000" && has "$T/err" "/model.bin: File name too long" && [ "$(wc -c <"$T/err")" -le 518 ]'
+run train "$T/tiny.json" --set "output.dir=$T/$one"
+check "train with an output.dir of 5,000 characters: exit 1, its start and end, File name too long" \
+    eval 'exits 1 && has "$T/err" "nmt: $T/0000" && has "$T/err" "...0000" && has "$T/err" "File name too long" && [ "$(wc -c <"$T/err")" -le 518 ]'
+run eval "$M" "$long/test.tsv"
+check "eval of a missing test file of ${#long} characters: exit 1, No such file or directory" \
+    eval 'exits 1 && has "$T/err" "/test.tsv: No such file or directory"'
+
 finish
