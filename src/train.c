@@ -612,6 +612,25 @@ static void unk_shares(const Dataset *ds, double share[2])
 
 /* A new run: the model initialised from the seed (or with init, train.init_from's model,
  * from its weights), the random streams seeded, train.log begun with the start line. */
+/* Training keeps four floats of every parameter (weights, gradients and Adam's two
+ * moments) before any activation. A model whose four copies are more than the memory
+ * this machine allows cannot train here: refused before anything is allocated, naming
+ * the limit and by how much it is passed (it used to end in "out of memory allocating
+ * N bytes", N the weights alone, or in the kernel's OOM killer). */
+static int check_memory(const ModelDims *d, Error *err)
+{
+    long n = params_count(d);
+    double need = 4.0 * sizeof(float) * (double)n, limit;
+    char what[96];
+    if ((limit = memory_limit_bytes(what, sizeof what)) <= 0 || need <= limit) return 0;
+    return error_set(err, "the model has %ld parameters, and training keeps 4 floats of each (weights, gradients, "
+                          "Adam's two moments): %.2f GB before any activation, %.2f GB over this machine's memory limit "
+                          "of %.2f GB (%s); make %s smaller",
+                     n, need / 1e9, (need - limit) / 1e9, limit / 1e9, what,
+                     d->type == MODEL_TRANSFORMER ? "model.embed, model.ff or the layers"
+                                                  : "model.embed, model.hidden or model.layers");
+}
+
 static int start_fresh(Run *run, ModelFile *init, Error *err)
 {
     const Config *cfg = run->cfg;
@@ -622,6 +641,7 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
     const char *problem = dims_problem(&dims);  /* config_check applied the same rules: a guard */
     if (problem)
         return error_set(err, "%s: the model options do not fit together: %s", out_path(run, "config.json"), problem);
+    if (check_memory(&dims, err)) return -1;
     model_alloc(&run->mf.model, &dims);
     model_init_weights(&run->mf.model, (uint64_t)cfg->seed);
     if (init) {

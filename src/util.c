@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -174,3 +175,41 @@ int same_file(const char *a, const char *b)
     return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* The value of "Key:  N kB" in /proc/meminfo, in bytes; -1 if there is none. */
+static double meminfo_bytes(const char *text, const char *key)
+{
+    const char *at = strstr(text, key);
+    double kb;
+    return at && sscanf(at + strlen(key), " %lf", &kb) == 1 ? kb * 1024 : -1;
+}
+
+double memory_limit_bytes(char *what, size_t n)
+{
+    double limit = 0;
+    what[0] = 0;
+    char text[4096];
+    FILE *f = fopen("/proc/meminfo", "r");
+    size_t got = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f) fclose(f);
+    text[got] = 0;
+    double ram = meminfo_bytes(text, "MemTotal:"), swap = meminfo_bytes(text, "SwapTotal:");
+    if (ram > 0) {
+        limit = ram + (swap > 0 ? swap : 0);
+        snprintf(what, n, "RAM and swap (/proc/meminfo)");
+    }
+    /* cgroup v2, as a container sees its own: "max" or a number of bytes. */
+    f = fopen("/sys/fs/cgroup/memory.max", "r");
+    double cg;
+    if (f && fscanf(f, "%lf", &cg) == 1 && cg > 0 && (limit == 0 || cg < limit)) {
+        limit = cg;
+        snprintf(what, n, "the cgroup's memory.max");
+    }
+    if (f) fclose(f);
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (limit == 0 || (double)rl.rlim_cur < limit)) {
+        limit = (double)rl.rlim_cur;
+        snprintf(what, n, "ulimit -v %llu", (unsigned long long)(rl.rlim_cur / 1024));
+    }
+    return limit;
+}

@@ -52,4 +52,9 @@ int read_whole_file(const char *path, unsigned char **data, size_t *len, Error *
 /* 1 if paths a and b name the same existing file or directory (device and inode). */
 int same_file(const char *a, const char *b);
 
+/* The most memory this process can have, in bytes, as far as this machine says: the
+ * smallest of RAM plus swap (/proc/meminfo), the cgroup's memory.max and the address-
+ * space limit (RLIMIT_AS, ulimit -v); which one it is, with its figure, in what[n]
+ * ("RAM and swap (/proc/meminfo)", "ulimit -v 4000000"). 0 when none is known. */
+double memory_limit_bytes(char *what, size_t n);
 #endif

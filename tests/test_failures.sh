@@ -204,6 +204,38 @@ check "a classifier, data.min_count 1000: exit 1, its one vocabulary's size, the
 run train "$T/tiny.json" --set data.max_vocab=5 --set output.dir="$T/vocab5"
 check "data.max_vocab 5 (one word a side) still trains" eval 'exits 0 && [ -s "$T/vocab5/model.bin" ]'
 
+# ---------------------------------------------------------------- 4. a model too large for the memory
+# Training keeps 4 floats per parameter (weights, gradients, Adam's two moments); a
+# model whose 4 copies pass the memory limit is refused before anything is allocated,
+# naming the limit and by how much. An 8192-unit GRU of 2 layers over the tiny data:
+# 1955824015 parameters, 31.29 GB.
+BIG="--set model.embed=8192 --set model.hidden=8192 --set model.layers=2"
+# Under ulimit -v 8000000 (8.19 GB). (AddressSanitizer cannot start under ulimit -v: its
+# shadow memory is reserved address space; the sanitizer build is checked by the next
+# check alone.)
+if (ulimit -v 8000000 && "$NMT" --version) >/dev/null 2>&1; then
+    (ulimit -v 8000000; $LIMIT "$NMT" train "$T/tiny.json" $BIG --set output.dir="$T/big-ulimit" >"$T/out" 2>"$T/err")
+    rc=$?
+    check "a model of 31.29 GB under ulimit -v 8000000: exit 1, the limit, its figure and the excess" \
+        eval 'exits 1 && has "$T/err" "the model has 1955824015 parameters" && has "$T/err" "31.29 GB before any activation, 23.10 GB over this machine'"'"'s memory limit of 8.19 GB (ulimit -v 8000000)"'
+    check "... refused before the model: no train.log, no checkpoint" \
+        eval '[ ! -e "$T/big-ulimit/train.log" ] && [ ! -e "$T/big-ulimit/checkpoint.bin" ]'
+else
+    echo "  note: $NMT does not start under ulimit -v (AddressSanitizer?): the ulimit -v check is left out"
+fi
+# Against the machine's own RAM and swap (or its cgroup's memory.max): an 8-layer
+# model of 8192 units needs 108.61 GB; where the machine has less, it is refused.
+mem_kb=$(awk '/^MemTotal:|^SwapTotal:/ { kb += $2 } END { print kb + 0 }' /proc/meminfo 2>/dev/null)
+cg=$(cat /sys/fs/cgroup/memory.max 2>/dev/null)
+case $cg in ''|max) ;; *) [ $((cg / 1024)) -lt "${mem_kb:-0}" ] && mem_kb=$((cg / 1024)) ;; esac
+if [ "${mem_kb:-0}" -gt 0 ] && [ "$mem_kb" -lt 100000000 ]; then
+    run train "$T/tiny.json" --set model.embed=8192 --set model.hidden=8192 --set model.layers=8 --set output.dir="$T/big"
+    check "a model of 108.61 GB on this machine (${mem_kb} kB): exit 1, names the limit and the excess" \
+        eval 'exits 1 && has "$T/err" "108.61 GB before any activation" && has "$T/err" "GB over this machine'"'"'s memory limit of" && has "$T/err" "make model.embed, model.hidden or model.layers smaller" && [ ! -e "$T/big/train.log" ]'
+else
+    skip "a model larger than the machine" "this machine has ${mem_kb:-an unknown number of} kB of memory and swap, 100 GB or more"
+fi
+
 # ---------------------------------------------------------------- 5. long paths keep the reason
 # A message is at most 511 bytes: a path of thousands is cut in the middle to "...",
 # and the reason at the end stays.

@@ -1,4 +1,5 @@
-/* test_util.c — src/util.c: error messages too long for an Error keep their reason.
+/* test_util.c — src/util.c: error messages too long for an Error keep their reason,
+ * and the memory limit training is checked against.
  *
  * error_set formats into a fixed ERROR_LEN (512) bytes. A message about a path of
  * 5,000 characters used to lose its end, the reason ("No such file or directory"):
@@ -8,9 +9,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "check.h"
 #include "util.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
 
 /* 1 if s is whole UTF-8: no sequence cut short, no stray continuation byte. */
 static int whole_utf8(const char *s)
@@ -113,10 +123,40 @@ static void test_plain_cut(void)
     CHECK(n == 20 && !strncmp(s, "xxxxxxxxxxxxxxxxxxxx", 20), "a run of 27 bytes and cap 20: cut at the end");
 }
 
+static void test_memory_limit(void)
+{
+    char what[96];
+    double limit = memory_limit_bytes(what, sizeof what);
+    CHECK(limit > 1e8 && what[0], "memory_limit_bytes: this machine's limit, named");
+#ifdef UNDER_ASAN
+    /* (ASan's shadow memory is reserved address space: an RLIMIT_AS would stop it.) */
+#else
+    struct rlimit old, rl;
+    if (getrlimit(RLIMIT_AS, &old) != 0) {
+        SKIP("memory_limit_bytes under ulimit -v", "getrlimit failed");
+        return;
+    }
+    rl = old;
+    rl.rlim_cur = (rlim_t)6000000 * 1024;  /* ulimit -v 6000000 */
+    if (old.rlim_max != RLIM_INFINITY && rl.rlim_cur > old.rlim_max) rl.rlim_cur = old.rlim_max;
+    if (setrlimit(RLIMIT_AS, &rl) != 0) {
+        SKIP("memory_limit_bytes under ulimit -v", "setrlimit failed");
+        return;
+    }
+    limit = memory_limit_bytes(what, sizeof what);
+    char want[64];
+    snprintf(want, sizeof want, "ulimit -v %llu", (unsigned long long)(rl.rlim_cur / 1024));
+    CHECK(limit == (double)rl.rlim_cur && !strcmp(what, want), "memory_limit_bytes under ulimit -v: that limit");
+    if (strcmp(what, want)) fprintf(stderr, "  %g, \"%s\"\n", limit, what);
+    setrlimit(RLIMIT_AS, &old);
+#endif
+}
+
 int main(void)
 {
     test_short_messages();
     test_long_path();
     test_plain_cut();
+    test_memory_limit();
     return check_report("test_util");
 }
