@@ -13,9 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "average.h"   /* defines: average_models */
-#include "blas.h"      /* defines: blas_select_kernel, blas_set_threads */
+#include "blas.h"      /* defines: blas_select_kernel, blas_set_threads, blas_check_memory_limit */
 #include "bleu.h"      /* defines: MetricOptions, bleu_tokenize_parse, bleu_tokenize_for_language */
 #include "bpetool.h"   /* defines: BpeToolOptions, bpe_tool_learn(_usage), bpe_tool_apply(_usage), bpe_tool_join */
 #include "classeval.h" /* defines: ClassEvalResult, classeval_run, classeval_print */
@@ -1062,6 +1063,18 @@ static int close_stdout(int status)
 /* The subcommand argv[1] names, run; its exit status. */
 static int run_command(int argc, char **argv)
 {
+    /* Under a memory limit too low for OpenBLAS's buffers its allocator spins forever
+     * (blas.h): refused at once, and left by _exit, since exit would wait for
+     * OpenBLAS's worker threads, which may be spinning already. */
+    const char *products[] = {"train", "translate", "classify", "eval"};
+    int uses_products = 0;
+    for (size_t i = 0; argc >= 2 && i < sizeof products / sizeof products[0]; i++)
+        uses_products |= !strcmp(argv[1], products[i]);
+    Error limit_err;
+    if (blas_check_memory_limit(uses_products, &limit_err)) {
+        fail(&limit_err);
+        _exit(1);
+    }
     if (argc < 2) {
         fputs(usage_main, stderr);
         return 2;

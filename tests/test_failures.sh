@@ -255,4 +255,33 @@ run eval "$M" "$long/test.tsv"
 check "eval of a missing test file of ${#long} characters: exit 1, No such file or directory" \
     eval 'exits 1 && has "$T/err" "/test.tsv: No such file or directory"'
 
+# ---------------------------------------------------------------- 6. OpenBLAS under a low memory limit
+# Debian's OpenBLAS 0.3.21 gives each thread a 128 MB buffer and, when the limit leaves
+# no room for one, retries forever: nmt hung (in its first product, or at exit). Now
+# refused at once, naming the limit and the ways out. OPENBLAS_NUM_THREADS=1 needs
+# 128 + 64 MB with products, so ulimit -v 150000 (146 MB) is too low whatever the
+# number of cores and 250000 enough. A hang would be killed, failing the check.
+if (ulimit -v 8000000 && "$NMT" --version) >/dev/null 2>&1; then
+    (ulimit -v 150000; timeout -s KILL 60 "$NMT" translate "$M" "$T/lines.txt" >"$T/out" 2>"$T/err")
+    rc=$?
+    check "translate under ulimit -v 150000: exit 1 at once, the limit, OpenBLAS's buffers, both ways out" \
+        eval 'exits 1 && has "$T/err" "nmt: the address-space limit, ulimit -v 150000 (146 MB), is below what OpenBLAS needs here" && has "$T/err" " of 128 MB (one for each of its " && has "$T/err" "or run with OPENBLAS_NUM_THREADS=1 (ulimit -v 196608 or more)" && [ ! -s "$T/out" ]'
+    (ulimit -d 150000; timeout -s KILL 60 "$NMT" eval "$M" "$VALID" >"$T/out" 2>"$T/err")
+    rc=$?
+    check "eval under ulimit -d 150000: exit 1, the data limit named" \
+        eval 'exits 1 && has "$T/err" "the data limit, ulimit -d 150000"'
+    (ulimit -v 250000; OPENBLAS_NUM_THREADS=1 timeout -s KILL 60 "$NMT" translate "$M" "$T/lines.txt" >"$T/out" 2>"$T/err")
+    rc=$?
+    check "translate under ulimit -v 250000 with OPENBLAS_NUM_THREADS=1: runs, exit 0, every line" \
+        eval 'exits 0 && [ "$(lines "$T/out")" -eq 4 ]'
+    # Commands without products need buffers only for OpenBLAS's worker threads (none
+    # with one thread); with two, --version under 146 MB used to hang at exit.
+    (ulimit -v 150000; OPENBLAS_NUM_THREADS=2 timeout -s KILL 60 "$NMT" --version >"$T/out" 2>"$T/err")
+    rc=$?
+    check "--version under ulimit -v 150000, 2 OpenBLAS threads: ends (exit 1 naming the limit, or 0 on one core)" \
+        eval '{ exits 1 && has "$T/err" "1 buffer of 128 MB (one for each worker thread, 1 of its 2)"; } || { exits 0 && has "$T/out" "nmt "; }'
+else
+    echo "  note: $NMT does not start under ulimit -v (AddressSanitizer?): the OpenBLAS limit checks are left out"
+fi
+
 finish
