@@ -35,10 +35,10 @@ int blas_thread_count(void) { return openblas_get_num_threads(); }
 const char *blas_kernel_name(void) { return openblas_get_corename(); }
 
 /* OpenBLAS's buffer per thread (BUFFER_SIZE, 32 << 22 in Debian's 0.3.21 for x86-64;
- * the allocation is 4 KB more), and what nmt itself maps besides: measured on x86-64,
- * nmt --version hangs under ulimit -v 180000 with 2 threads and runs under 200000,
- * nmt train hangs under 320000 and runs under 330000 (1 + 128 and 2 + 128 MB buffers
- * over about 60 MB of program and libraries). */
+ * the allocation is 4 KB more), and what nmt itself maps besides. Measured on x86-64
+ * with 2 threads: nmt --version (one buffer, the worker's) hangs under ulimit -v 180000
+ * and runs under 200000; nmt train (two) hangs under 320000 and runs under 330000: the
+ * buffers over about 60 MB of program and libraries. */
 #define BLAS_BUFFER_MB 128
 #define NMT_BASE_MB 64
 

@@ -31,8 +31,8 @@ size_t error_shorten(char *s, size_t len, size_t cap)
     while (len > cap) {
         size_t run, at = longest_run(s, len, &run);
         if (run <= KEEP + 3) break;
-        size_t keep = run - (len - cap) - 3;  /* what the run keeps around "..." */
-        if (len - cap + 3 > run || keep < KEEP) keep = KEEP;
+        /* What the run keeps around "...": all but the excess, or KEEP and the next run. */
+        size_t excess = len - cap + 3, keep = excess < run && run - excess >= KEEP ? run - excess : KEEP;
         size_t head = at + keep / 2, tail = at + run - (keep - keep / 2);
         /* Cut between UTF-8 characters, never inside one (10xxxxxx continues one). */
         while (head > at && ((unsigned char)s[head] & 0xC0) == 0x80) head--;
