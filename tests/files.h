@@ -1,9 +1,12 @@
-/* files.h — whole-file reading and writing for the tests that damage files on purpose. */
+/* files.h — whole-file reading and writing for the tests that damage files on purpose,
+ * and the count of temporary files a directory holds. */
 #ifndef FILES_H
 #define FILES_H
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -29,5 +32,16 @@ static inline void spit(const char *p, const void *data, size_t len)
         perror(p);
         exit(2);
     }
+}
+/* How many entries of directory d have ".tmp" in their name: checkpoint.bin.tmp and
+ * the temporary files of src/outfile.h (NAME.tmp-XXXXXX), which a write must not leave. */
+static inline int count_temporaries(const char *d)
+{
+    DIR *dd = opendir(d);
+    int n = 0;
+    for (struct dirent *e; dd && (e = readdir(dd)) != NULL;)
+        n += strstr(e->d_name, ".tmp") != NULL;
+    if (dd) closedir(dd);
+    return n;
 }
 #endif

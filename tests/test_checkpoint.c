@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "files.h" /* defines: count_temporaries */
 #include "checkpoint.h" /* defines: checkpoint_save, checkpoint_list, checkpoint_load_newest, checkpoint_remove_all */
 
 static char dir[64];
@@ -75,18 +76,6 @@ static int exists(const char *p)
 }
 
 /* "4 3" for the steps of the checkpoint-STEP.bin files, newest first. */
-/* How many entries of dir have ".tmp" in their name (checkpoint.bin.tmp, the
- * temporaries of src/outfile.h). */
-static int temporaries(void)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
-        n += strstr(e->d_name, ".tmp") != NULL;
-    if (d) closedir(d);
-    return n;
-}
-
 static const char *listing(void)
 {
     static char out[256];
@@ -120,11 +109,11 @@ static void test_keep(void)
         save(step, 2);
     CHECK(!strcmp(listing(), "35 28"), "keep 2: the two newest left (35 28)");
     CHECK(same_file(in_dir("checkpoint.bin"), in_dir("checkpoint-35.bin")), "checkpoint.bin is checkpoint-35.bin");
-    CHECK(temporaries() == 0, "no temporary file left");
+    CHECK(count_temporaries(dir) == 0, "no temporary file left");
     /* The same step saved again (a signal right after a checkpoint): still one file. */
     save(35, 2);
     CHECK(!strcmp(listing(), "35 28") && same_file(in_dir("checkpoint.bin"), in_dir("checkpoint-35.bin")) &&
-              temporaries() == 0,
+              count_temporaries(dir) == 0,
           "saving the same step again replaces it and checkpoint.bin follows");
     save(42, 0);
     save(49, 0);

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "files.h"  /* defines: slurp, spit */
+#include "files.h"  /* defines: slurp, spit, count_temporaries */
 #include "modelfile.h" /* defines: ModelFile, modelfile_write, modelfile_read, crc32_bytes, TrainState */
 
 /* ---------------------------------------------------------------- no huge allocations */
@@ -66,17 +66,6 @@ static char path[128];        /* the model file under test */
 /* Writes in place and then sets the length, rather than truncating to zero first:
  * ext4 flushes a file to disk when it is truncated to zero and rewritten, which would
  * make the thousands of damaged copies below take seconds. */
-/* How many entries of d have ".tmp" in their name (src/outfile.h's temporaries). */
-static int temporaries(const char *d)
-{
-    DIR *dd = opendir(d);
-    int n = 0;
-    for (struct dirent *e; dd && (e = readdir(dd)) != NULL;)
-        n += strstr(e->d_name, ".tmp") != NULL;
-    if (dd) closedir(dd);
-    return n;
-}
-
 static int exists(const char *p)
 {
     struct stat st;
@@ -995,7 +984,7 @@ static void test_atomic_write(void)
     strcpy(err.msg, "");
     CHECK(modelfile_write(p, &mf, &err) == -1, "write into a missing directory fails");
     CHECK(strstr(err.msg, p) != NULL, "and the message names the path");
-    CHECK(!exists(p) && temporaries(dir) == 0, "and leaves nothing behind");
+    CHECK(!exists(p) && count_temporaries(dir) == 0, "and leaves nothing behind");
 
     /* The target is a directory: refused, nothing left. */
     snprintf(p, sizeof p, "%s/a-directory", dir);
@@ -1003,7 +992,7 @@ static void test_atomic_write(void)
     strcpy(err.msg, "");
     CHECK(modelfile_write(p, &mf, &err) == -1, "write over a directory fails");
     CHECK(strstr(err.msg, p) != NULL, "and the message names the path");
-    CHECK(temporaries(dir) == 0, "and leaves no temporary file");
+    CHECK(count_temporaries(dir) == 0, "and leaves no temporary file");
     rmdir(p);
 
     /* Overwriting a good file with a successful write replaces it, leaving no .tmp. */
@@ -1012,7 +1001,7 @@ static void test_atomic_write(void)
     mf.step = 2;
     mf.model.param_mem[0] = 0.5f;
     CHECK(modelfile_write(path, &mf, &err) == 0, "overwrite");
-    CHECK(temporaries(dir) == 0, "no temporary file left after a successful write");
+    CHECK(count_temporaries(dir) == 0, "no temporary file left after a successful write");
     int rc = modelfile_read(path, &back, &err);
     CHECK(rc == 0 && back.step == 2 && back.model.param_mem[0] == 0.5f, "the file holds the second write");
     if (rc == 0) modelfile_free(&back);
@@ -1025,7 +1014,7 @@ static void test_atomic_write(void)
     mf.step = 3;
     CHECK(modelfile_write(path, &mf, &err) == -1, "write fails on a full disk");
     CHECK(strstr(err.msg, path) != NULL && strstr(err.msg, "No space left"), "and names the path and the reason");
-    CHECK(temporaries(dir) == 0, "and leaves no temporary file");
+    CHECK(count_temporaries(dir) == 0, "and leaves no temporary file");
     unsetenv("NMT_FULL_DISK_AT");
     unsigned char *after = slurp(path, &after_len);
     CHECK(before_len == after_len && !memcmp(before, after, before_len), "the old file is untouched");

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "files.h" /* defines: count_temporaries */
 #include "modelfile.h"
 #include "outfile.h"
 #include "rundir.h"
@@ -46,17 +47,6 @@ static const char *text_of(const char *path)
     return buf;
 }
 
-/* How many entries of dir have ".tmp" in their name. */
-static int temporaries(const char *d)
-{
-    DIR *dd = opendir(d);
-    int n = 0;
-    for (struct dirent *e; dd && (e = readdir(dd)) != NULL;)
-        n += strstr(e->d_name, ".tmp") != NULL;
-    if (dd) closedir(dd);
-    return n;
-}
-
 static void test_whole_or_nothing(void)
 {
     Error err;
@@ -68,17 +58,17 @@ static void test_whole_or_nothing(void)
     fputs("new\n", o.f);
     fflush(o.f);
     CHECK(!strcmp(text_of(path), "old\n"), "the old file is untouched while the new one is written");
-    CHECK(temporaries(dir) == 1, "one temporary file beside it");
+    CHECK(count_temporaries(dir) == 1, "one temporary file beside it");
     CHECK(outfile_commit(&o, &err) == 0, "commit");
     CHECK(!strcmp(text_of(path), "new\n"), "after commit the target holds the new text");
-    CHECK(temporaries(dir) == 0, "no temporary file left after commit");
+    CHECK(count_temporaries(dir) == 0, "no temporary file left after commit");
     struct stat st;
     CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0640, "the old file's permissions are kept (0640)");
 
     CHECK(outfile_open(&o, path, &err) == 0, "open again");
     fputs("half", o.f);
     outfile_discard(&o);
-    CHECK(!strcmp(text_of(path), "new\n") && temporaries(dir) == 0, "discard: the target untouched, nothing left");
+    CHECK(!strcmp(text_of(path), "new\n") && count_temporaries(dir) == 0, "discard: the target untouched, nothing left");
 
     /* Reading the target while writing it: sort -o's case. */
     put(path, "a\nb\n");
@@ -140,7 +130,7 @@ static void test_links_and_devices(void)
     CHECK(outfile_commit(&o, &err) == -1 && strstr(err.msg, "No space left") && strstr(err.msg, "full.bin") &&
               strstr(err.msg, "untouched"),
           "a full disk: the write fails, naming the file");
-    CHECK(!strcmp(text_of(full), "old\n") && temporaries(dir) == 0, "a full disk: the old file whole, no temporary left");
+    CHECK(!strcmp(text_of(full), "old\n") && count_temporaries(dir) == 0, "a full disk: the old file whole, no temporary left");
     unsetenv("NMT_FULL_DISK_AT");
 
     CHECK(outfile_temporary_target("model.bin.tmp-a1B2c3") == strlen("model.bin"), "a temporary's name is recognised");
@@ -287,5 +277,5 @@ int main(void)
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-    return check_report("outfile");
+    return check_report("test_outfile");
 }
