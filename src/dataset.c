@@ -46,15 +46,20 @@ static int read_pairs(const Config *cfg, const ModelFile *mf, const char *path, 
     return 0;
 }
 
-/* The held-out pairs idx[0..n-1] of `pairs` as they were in the file. */
-static int write_valid_tsv(const char *path, const TsvCorpus *tsv, const PairTokens *pairs, const int *idx, int n,
-                           Error *err)
+/* The held-out lines idx[0..n-1] of `pairs`, source (or text) in column `first` and
+ * target (or label) in column `second`, any other column up to the last empty: written
+ * so that the model reads them back as it read the file. Sentence pairs are columns 1
+ * and 2, as they were in the file. */
+static int write_valid(const char *path, const TsvCorpus *tsv, const PairTokens *pairs, const int *idx, int n,
+                       int first, int second, Error *err)
 {
+    int columns = first > second ? first : second;
     OutFile o;
     if (outfile_open(&o, path, err)) return -1;
     for (int i = 0; i < n; i++) {
         const TsvPair *p = &tsv->pairs[pairs->index[idx[i]]];
-        fprintf(o.f, "%s\t%s\n", p->src, p->tgt);
+        for (int c = 1; c <= columns; c++)
+            fprintf(o.f, "%s%s", c == first ? p->src : c == second ? p->tgt : "", c < columns ? "\t" : "\n");
     }
     return outfile_commit(&o, err);
 }
@@ -276,21 +281,12 @@ static Example *encode_labelled(const TsvCorpus *tsv, const PairTokens *pairs, c
     return ex;
 }
 
-/* The held-out lines idx[0..n-1] with the text and the label in the columns the config
- * names (the others empty), so that the model reads them back as it read the file. */
-static int write_valid_labelled(const char *path, const Config *cfg, const TsvCorpus *tsv, const PairTokens *pairs,
-                                const int *idx, int n, Error *err)
+/* The column valid.tsv holds a classifier's labels in: data.label_column, or (0: the
+ * last column) the one after the text, which is the last of the lines write_valid
+ * writes. */
+static int label_column(const Config *cfg)
 {
-    int text = cfg->text_column, label = cfg->label_column ? cfg->label_column : (text > 1 ? text + 1 : 2);
-    int columns = text > label ? text : label;
-    OutFile o;
-    if (outfile_open(&o, path, err)) return -1;
-    for (int i = 0; i < n; i++) {
-        const TsvPair *p = &tsv->pairs[pairs->index[idx[i]]];
-        for (int c = 1; c <= columns; c++)
-            fprintf(o.f, "%s%s", c == text ? p->src : c == label ? p->tgt : "", c < columns ? "\t" : "\n");
-    }
-    return outfile_commit(&o, err);
+    return cfg->label_column ? cfg->label_column : cfg->text_column > 1 ? cfg->text_column + 1 : 2;
 }
 
 /* dataset_prepare for model.type classifier: the same split and segmenter, the source
@@ -314,7 +310,7 @@ static int prepare_classifier(Dataset *ds, ModelFile *mf, const Config *cfg, con
     if (n_train == 0)
         status = error_set(err, "%s: no lines left for training after the validation split", cfg->train);
     else if (!cfg->valid && valid_tsv)
-        status = write_valid_labelled(valid_tsv, cfg, &tsv, &pairs, valid_idx, n_valid, err);
+        status = write_valid(valid_tsv, &tsv, &pairs, valid_idx, n_valid, cfg->text_column, label_column(cfg), err);
     int given = mf->src_vocab.size > 0;  /* train.init_from: the model's own units and labels */
     if (status == 0 && !given) status = learn_segmenter(&mf->seg, cfg, &pairs, train_idx, n_train, con, err);
     if (status == 0 && !given) {
@@ -401,7 +397,7 @@ int dataset_prepare(Dataset *ds, ModelFile *mf, const Config *cfg, const char *v
     if (n_train == 0)
         status = error_set(err, "%s: no pairs left for training after the validation split", cfg->train);
     else if (!cfg->valid && valid_tsv)
-        status = write_valid_tsv(valid_tsv, &tsv, &pairs, valid_idx, n_valid, err);
+        status = write_valid(valid_tsv, &tsv, &pairs, valid_idx, n_valid, 1, 2, err);
     int given = mf->src_vocab.size > 0;  /* train.init_from: the model's own units */
     if (status == 0 && !given) status = learn_segmenter(&mf->seg, cfg, &pairs, train_idx, n_train, con, err);
     if (status == 0) {
