@@ -1,4 +1,5 @@
-# lib.sh — what the end-to-end shell tests share (sourced, not run): counting checks,
+# lib.sh — what the end-to-end shell tests share (sourced, not run: test_cli.sh,
+# test_mpi.sh, test_files.sh, test_limits.sh, test_failures.sh): counting checks,
 # running nmt with its output captured, and a tiny trained model.
 #
 # A test sets NAME (its closing line's name) before sourcing this file from the
@@ -10,6 +11,7 @@
 #   exits RC                              $rc is RC
 #   has FILE STRING                       FILE contains STRING (fixed string)
 #   lines FILE                            FILE's line count
+#   nth_line N FILE                       line N of FILE
 #   tiny_model DIR                        trains a small model into DIR (DIR/model.bin)
 #   finish                                prints "NAME: N passed, M failed, K skipped"
 # Nothing here depends on a clock; the time limit only keeps a hung nmt from hanging
@@ -47,6 +49,7 @@ run() { $LIMIT "$NMT" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
 exits() { [ "$rc" -eq "$1" ]; }
 has() { grep -qF -- "$2" "$1"; }
 lines() { wc -l <"$1" | tr -d ' '; }
+nth_line() { sed -n "${1}p" "$2"; }
 
 # tiny_model DIR — 200 pairs of data/mar.txt, one epoch of a 16-unit GRU: a model file
 # to read, translate with and break, not one that translates well.

@@ -15,54 +15,15 @@
 # have its lines, before it acts; the time limits only keep a hung nmt from hanging
 # the suite.
 
-NMT=${NMT:-./nmt}
-case $NMT in /*) ;; *) NMT=$(pwd)/$NMT ;; esac
-DATA=$(pwd)/data/mar.txt
-
-passed=0
-failed=0
-skipped=0
-ok()   { passed=$((passed + 1)); echo "  ok $1"; }
-bad()  { failed=$((failed + 1)); echo "FAIL $1"; }
-# skip WHAT WHY — a check that cannot run here, counted and said so.
-skip() { skipped=$((skipped + 1)); echo "skip $1: $2"; }
-# check DESCRIPTION COMMAND...: passes when COMMAND succeeds; compound conditions are
-# given as `eval '...'`, so that they see this script's variables and helpers.
-check() { what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-finish() {
-    echo "test_cli: $passed passed, $failed failed, $skipped skipped"
-    [ "$failed" -eq 0 ] && exit 0
-    exit 1
-}
-
-if [ ! -x "$NMT" ] || [ ! -r "$DATA" ]; then
-    bad "setup: need $NMT (run make) and $DATA, run from the repository root"
-    finish
-fi
-
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 130' INT TERM HUP
-
-# No command may hang the suite: a hung nmt is killed, and its exit code (124) fails
-# whatever check looks at it. Generous, for the sanitizer build.
-if command -v timeout >/dev/null 2>&1; then LIMIT="timeout 300"; else LIMIT=; fi
-
-# run ARGS... — runs nmt with stdout to $T/out and stderr to $T/err; sets $rc.
-run() { $LIMIT "$NMT" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
-lines() { wc -l <"$1" | tr -d ' '; }
-# has FILE STRING — FILE contains STRING (fixed string).
-has() { grep -qF -- "$2" "$1"; }
-# nth_line N FILE
-nth_line() { sed -n "${1}p" "$2"; }
+NAME=test_cli
+. tests/lib.sh  # ok, bad, skip, check, finish, $T, run, exits, has, lines; $LIMIT is 300 s,
+                # generous for the sanitizer build
 # one_error — stderr is exactly one line, starting with $PREFIX (a literal).
 one_error() {
     [ "$(lines "$T/err")" = 1 ] || return 1
     case $(cat "$T/err") in "$PREFIX"*) return 0 ;; esac
     return 1
 }
-# exits RC: $rc is RC (and hence not a crash).
-exits() { [ "$rc" -eq "$1" ]; }
 # field KEY FILE — the number after "KEY": on each line of FILE that has one.
 field() { sed -n "s/.*\"$1\":\([-0-9.eE+]*\).*/\1/p" "$2"; }
 

@@ -7,7 +7,6 @@
 NAME=test_limits
 . tests/lib.sh
 
-nth_line() { sed -n "${1}p" "$2"; }
 # count FILE STRING — how many lines of FILE hold STRING
 count() { grep -cF -- "$2" "$1"; }
 

@@ -15,25 +15,13 @@
 # themselves after a known step (NMT_PAUSE_AT_STEP, src/testhook.h). The one clock left
 # is mpirun's own when it forwards SIGTERM (section 4).
 
+NAME=test_mpi
 NMT=$(pwd)/nmt
+. tests/lib.sh  # ok, bad, skip, check, finish, $T, $DATA, has, lines
 NMT_MPI=$(pwd)/nmt-mpi
 DIFF=$(pwd)/build-mpi/weights_diff
-DATA=$(pwd)/data/mar.txt
 
-passed=0
-failed=0
-skipped=0
-ok()   { passed=$((passed + 1)); echo "  ok $1"; }
-bad()  { failed=$((failed + 1)); echo "FAIL $1"; }
-skip() { skipped=$((skipped + 1)); echo "skip $1: $2"; }
-check() { what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-finish() {
-    echo "test_mpi: $passed passed, $failed failed, $skipped skipped"
-    [ "$failed" -eq 0 ] && exit 0
-    exit 1
-}
-
-if [ ! -x "$NMT" ] || [ ! -x "$NMT_MPI" ] || [ ! -x "$DIFF" ] || [ ! -r "$DATA" ]; then
+if [ ! -x "$NMT_MPI" ] || [ ! -x "$DIFF" ]; then
     bad "setup: need ./nmt, ./nmt-mpi and build-mpi/weights_diff (make test-mpi), run from the repository root"
     finish
 fi
@@ -41,10 +29,6 @@ if ! command -v mpirun >/dev/null 2>&1; then
     skip "test_mpi" "no mpirun (sh scripts/install-deps.sh --mpi installs OpenMPI)"
     finish
 fi
-
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 130' INT TERM HUP
 
 # OpenMPI refuses root unless told; CI containers run as root.
 if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
