@@ -21,6 +21,16 @@
 #include <math.h>
 #include <stdio.h>
 
+/* UNDER_ASAN: defined when built with AddressSanitizer (gcc says so by a macro, clang
+ * by __has_feature), for the checks it cannot run (memory limits). */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
 static int check_passed, check_failed, check_skipped;
 
 #define CHECK(cond, what) do { \

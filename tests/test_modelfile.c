@@ -28,14 +28,6 @@
 const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "max_allocation_size_mb=256:allocator_may_return_null=0"; }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-
 static void limit_memory(void)
 {
 #ifdef UNDER_ASAN

@@ -14,14 +14,6 @@
 #include "check.h"
 #include "util.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-
 /* 1 if s is whole UTF-8: no sequence cut short, no stray continuation byte. */
 static int whole_utf8(const char *s)
 {
