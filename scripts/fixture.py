@@ -20,7 +20,9 @@ Every integer and float is little-endian. Scalars are stored with shape (1,).
     tensors = read_fixture("x.bin")      # dict name -> numpy array, file order
 """
 
+import os
 import struct
+import sys
 
 import numpy as np
 
@@ -99,3 +101,19 @@ def read_fixture(path):
     if pos != len(data):
         raise ValueError(f"fixture: {path}: {len(data) - pos} trailing bytes")
     return tensors
+
+
+def write_fixtures(out_dir, prefix, built):
+    """Write each (name, records) of built as OUT_DIR/PREFIX_NAME.bin and read it back:
+    True when every file holds exactly its records, else False (said on stderr)."""
+    os.makedirs(out_dir, exist_ok=True)
+    for name, records in built:
+        path = os.path.join(out_dir, f"{prefix}_{name}.bin")
+        size = write_fixture(path, records)
+        back = read_fixture(path)
+        if list(back) != [n for n, _ in records] or not all(
+                np.array_equal(back[n], r) for n, r in records):
+            print(f"{path}: does not read back identically", file=sys.stderr)
+            return False
+        print(f"wrote {path} ({size} bytes, {len(records)} records)")
+    return True

@@ -92,7 +92,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fixture import read_fixture, write_fixture  # noqa: E402
+from fixture import write_fixtures  # noqa: E402
 import reference_variants as rv  # noqa: E402
 from reference_variants import GATES, PAD, check, max_diff, sfx  # noqa: E402
 
@@ -461,16 +461,8 @@ def main():
     if not ok:
         print("reference_classifier.py: a check failed; no fixture written", file=sys.stderr)
         return 1
-    os.makedirs(args.out, exist_ok=True)
-    for name, records in built:
-        path = os.path.join(args.out, f"classifier_{name}.bin")
-        size = write_fixture(path, records)
-        back = read_fixture(path)
-        if list(back) != [n for n, _ in records] or not all(
-                np.array_equal(back[n], r) for n, r in records):
-            print(f"{path}: does not read back identically", file=sys.stderr)
-            return 1
-        print(f"wrote {path} ({size} bytes, {len(records)} records)")
+    if not write_fixtures(args.out, "classifier", built):
+        return 1
     print(f"done in {time.time() - start:.1f} s")
     return 0
 

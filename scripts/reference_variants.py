@@ -62,7 +62,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fixture import read_fixture, write_fixture  # noqa: E402
+from fixture import read_fixture, write_fixtures  # noqa: E402
 from reference import PAD, SOS, EOS, cross_entropy_loss, gru_cell  # noqa: E402
 
 # ---------------------------------------------------------------- the family
@@ -612,16 +612,8 @@ def main():
     if not ok:
         print("reference_variants.py: a check failed; no fixture written", file=sys.stderr)
         return 1
-    os.makedirs(args.out_dir, exist_ok=True)
-    for name, records in built:
-        path = os.path.join(args.out_dir, f"variant_{name}.bin")
-        size = write_fixture(path, records)
-        back = read_fixture(path)
-        if list(back) != [n for n, _ in records] or not all(
-                np.array_equal(back[n], r) for n, r in records):
-            print(f"{path}: does not read back identically", file=sys.stderr)
-            return 1
-        print(f"wrote {path} ({size} bytes, {len(records)} records)")
+    if not write_fixtures(args.out_dir, "variant", built):
+        return 1
     return 0
 
 
