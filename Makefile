@@ -3,7 +3,7 @@
 #   make                ./nmt for any CPU of its architecture: no -march, so the x86-64
 #                       baseline (or the compiler's default target elsewhere, e.g.
 #                       arm64), with the hot element-wise kernels also compiled for AVX2
-#                       and AVX-512 and chosen when nmt starts (src/dispatch.h). README's
+#                       and AVX-512 and chosen when nmt starts (src/kernels/dispatch.h). README's
 #                       install command and `make install` use this build.
 #   make native         ./nmt-native, -march=native (objects in build-native/): for this
 #                       machine only, a CPU without its instruction sets stops it with
@@ -18,7 +18,7 @@
 #   make CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ \
 #        PKG_CONFIG=aarch64-linux-gnu-pkg-config BUILD=build-arm64 NMT_BIN=nmt-arm64
 #
-# nmt is C but for one C++ file, src/spm.cc, the C interface (src/spm.h) to Debian's
+# nmt is C but for one C++ file, src/text/spm.cc, the C interface (src/text/spm.h) to Debian's
 # libsentencepiece (a C++ library): it is compiled with CXX and the program is linked
 # with libstdc++.
 CC      ?= cc
@@ -50,8 +50,11 @@ SPM_CFLAGS  := $(call pkg_cflags,sentencepiece)
 SPM_LIBS    := $(strip $(call pkg_libs,sentencepiece,-lsentencepiece -lsentencepiece_train))
 LDLIBS       = $(DEPS_LIBS) $(SPM_LIBS) -lstdc++ -lm
 
-SRC      = $(filter-out src/main.c,$(wildcard src/*.c))
-CXX_SRC  = $(wildcard src/*.cc)
+# src/ is in folders by layer (src/README.md); every .c but main.c's is linked into the
+# test binaries too.
+SRC      = $(filter-out src/cli/main.c,$(wildcard src/*/*.c))
+CXX_SRC  = $(wildcard src/*/*.cc)
+HEADERS  = $(wildcard src/*/*.h)
 BUILD   ?= build
 NMT_BIN ?= nmt
 TESTS    = $(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c))
@@ -67,24 +70,26 @@ $(call flags_stamp,$(BUILD),$(CC) $(ALL_CFLAGS) $(CXX) $(ALL_CXXFLAGS))
 
 all: $(NMT_BIN)
 
-$(NMT_BIN): $(OBJ) $(BUILD)/main.o
+$(NMT_BIN): $(OBJ) $(BUILD)/cli/main.o
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/%.o: src/%.c src/*.h $(BUILD)/flags
+$(BUILD)/%.o: src/%.c $(HEADERS) $(BUILD)/flags
+	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(BUILD)/%.o: src/%.cc src/*.h $(BUILD)/flags
+$(BUILD)/%.o: src/%.cc $(HEADERS) $(BUILD)/flags
+	@mkdir -p $(dir $@)
 	$(CXX) $(ALL_CXXFLAGS) -c -o $@ $<
 
 # The same program built with -march=native for this machine alone, beside ./nmt.
 native:
 	$(MAKE) BUILD=build-native NMT_BIN=nmt-native CFLAGS="$(NATIVE_CFLAGS) -DNMT_NO_CLONES" nmt-native
 
-# The same sources compiled with mpicc and -DNMT_MPI (src/dist.c then speaks MPI), in
+# The same sources compiled with mpicc and -DNMT_MPI (src/train/dist.c then speaks MPI), in
 # an object directory of their own: `mpirun -np N ./nmt-mpi train CONFIG.json`.
 # Needs OpenMPI: sh scripts/install-deps.sh --mpi.
 MPICC   ?= mpicc
-# (src/spm.cc has nothing to do with MPI: plain CXX compiles it.)
+# (src/text/spm.cc has nothing to do with MPI: plain CXX compiles it.)
 MPI_OBJ  = $(patsubst src/%.c,build-mpi/%.o,$(SRC)) $(patsubst src/%.cc,build-mpi/%.o,$(CXX_SRC))
 ifneq ($(filter mpi nmt-mpi build-mpi/%,$(MAKECMDGOALS)),)
 $(call flags_stamp,build-mpi,$(MPICC) $(ALL_CFLAGS) -DNMT_MPI $(CXX) $(ALL_CXXFLAGS))
@@ -92,13 +97,15 @@ endif
 
 mpi: nmt-mpi
 
-nmt-mpi: $(MPI_OBJ) build-mpi/main.o
+nmt-mpi: $(MPI_OBJ) build-mpi/cli/main.o
 	$(MPICC) $(ALL_CFLAGS) -DNMT_MPI -o $@ $^ $(LDLIBS)
 
-build-mpi/%.o: src/%.c src/*.h build-mpi/flags
+build-mpi/%.o: src/%.c $(HEADERS) build-mpi/flags
+	@mkdir -p $(dir $@)
 	$(MPICC) $(ALL_CFLAGS) -DNMT_MPI -c -o $@ $<
 
-build-mpi/%.o: src/%.cc src/*.h build-mpi/flags
+build-mpi/%.o: src/%.cc $(HEADERS) build-mpi/flags
+	@mkdir -p $(dir $@)
 	$(CXX) $(ALL_CXXFLAGS) -c -o $@ $<
 
 # A small tool of the MPI test: the largest difference between two models' weights.
@@ -145,7 +152,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all \
                -fopenmp-simd -Wno-pass-failed -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -Isrc \
                $(DEPS_CFLAGS)
-# (src/spm.cc without UBSan's vptr check: its runtime is clang's C++ one, which the C
+# (src/text/spm.cc without UBSan's vptr check: its runtime is clang's C++ one, which the C
 # driver that links the targets leaves out.)
 FUZZ_CXXFLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize=vptr \
                -fno-sanitize-recover=all -std=c++17 -Wall -Wextra -Isrc $(SPM_CFLAGS)
@@ -154,12 +161,12 @@ FUZZERS      = $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz
 
 # Kept between builds (make would delete them as intermediates of the pattern rule below).
 .SECONDARY: $(FUZZ_OBJ)
-build/fuzz/obj/%.o: src/%.c src/*.h
-	@mkdir -p build/fuzz/obj
+build/fuzz/obj/%.o: src/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
-build/fuzz/obj/%.o: src/%.cc src/*.h
-	@mkdir -p build/fuzz/obj
+build/fuzz/obj/%.o: src/%.cc $(HEADERS)
+	@mkdir -p $(dir $@)
 	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_OBJ)

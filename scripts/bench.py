@@ -30,7 +30,7 @@ What it does, in order (every command it runs is listed in BENCHMARKS.md):
                  whether the work was comparable. nmt's time is the process's wall time
                  minus its start-up (the same command on empty input: loading the model);
                  torch's is its decoding loop. nmt's steps are counted by re-tokenising
-                 its output (an approximation of src/text.c; exact for torch).
+                 its output (an approximation of src/text/text.c; exact for torch).
       beam 5     the same with beam search (5 beams, length penalty 0.6: `nmt translate
                  --beam 5`, bench_torch.py --mode beam, the same search rules), in
                  batches of 64 on the 2,000 sources and line by line on the first
@@ -172,7 +172,7 @@ def median(xs):
 # ---------------------------------------------------------------- counting work
 
 def gemm_shapes(S, T, B, V):
-    """nmt's matrix products for one batch (src/model.c, src/gru.c), as
+    """nmt's matrix products for one batch (src/models/model.c, src/layers/gru.c), as
     (name, TA, TB, M, N, K, calls): cblas_sgemm row-major conventions, C (M, N)."""
     X = E + H
     SB, TB = S * B, T * B
@@ -225,7 +225,7 @@ def batch_stats(data):
     return out
 
 
-# nmt's tokeniser (src/text.c), re-done in Python only to count the words nmt translate
+# nmt's tokeniser (src/text/text.c), re-done in Python only to count the words nmt translate
 # printed: whitespace splits; punctuation (P*) is a token of its own unless it sits
 # between two letters/numbers/marks and is not one of the always-splitting marks.
 ALWAYS_SPLITS = set("!?;\u00a1\u00bf\u2026\u0964\u0965\u060c\u061b\u061f\u3001\u3002\uff01\uff1b\uff1f")
@@ -258,7 +258,7 @@ def count_tokens(line):
 
 
 def target_vocabulary(model_path):
-    """The target words of an nmt model file, by id (its TVOC section, src/modelfile.h)."""
+    """The target words of an nmt model file, by id (its TVOC section, src/files/modelfile.h)."""
     with open(model_path, "rb") as f:
         raw = f.read()
     count, pos = struct.unpack_from("<I", raw, 16)[0], 20
@@ -278,7 +278,7 @@ def target_vocabulary(model_path):
 def nmt_decode_steps(out_path, src_lens, batch):
     """Decoder steps nmt ran, from its output: per sentence, its words + 1 for <eos>, or
     its limit when it printed that many (no <eos> seen); per batch, the longest of
-    those, or the batch's largest limit if a sentence was cut (src/decode.c runs a
+    those, or the batch's largest limit if a sentence was cut (src/decode/decode.c runs a
     batch until every sentence has emitted <eos>). For beam search only the first
     figure means something (the length of the hypothesis chosen, not of the search)."""
     with open(out_path, encoding="utf-8") as f:
@@ -818,7 +818,7 @@ def render(raw):
     w("")
     n_beam1 = R[0]["nmt_beam1"]["sentences"]
     w(f"Beam search: {BEAM} beams, length penalty lp(n) = ((5 + n) / 6)^{ALPHA} (n counts the <eos>), "
-      "by nmt's rules (src/decode.c, decode_beam): all beams of the sentences decoded together form one "
+      "by nmt's rules (src/decode/decode.c, decode_beam): all beams of the sentences decoded together form one "
       "batch of rows; each step extends every live beam by every word but <pad> and <sos>, walks the "
       f"{2 * BEAM} best candidates of each sentence best first, an <eos> finishing a hypothesis "
       f"(log-probability / lp) and any other word continuing as a beam, at most {BEAM} of each; a "
@@ -898,7 +898,7 @@ def render(raw):
     w(f"nmt translate's start-up (loading the model; subtracted from its time): "
       f"{s['startup']:.2f} s. Decoder steps per sentence: "
       "words + 1 for <eos>, or the limit 2 * source length + 10; for nmt they are counted by "
-      "re-tokenising its output (a Python copy of src/text.c's rule), for PyTorch exactly. "
+      "re-tokenising its output (a Python copy of src/text/text.c's rule), for PyTorch exactly. "
       "\"Row steps\" are the decoder steps a batch runs (until its last sentence ends) per sentence. "
       "For beam search the output shows only the chosen hypothesis, so \"words + 1\" is its length "
       "(with <eos>, or the limit); the search itself runs on until its stopping rule, which PyTorch "

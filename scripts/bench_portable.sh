@@ -142,7 +142,7 @@ report() {
     echo "Written by \`sh scripts/bench_portable.sh $ROUNDS $STEPS $SENTENCES\` on" \
          "$(date -u '+%Y-%m-%d %H:%M') UTC, nmt at commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)." \
          "native: \`make native\` (-march=native, for this CPU only); portable: \`make\`, what" \
-         "\`make install\` installs (x86-64 baseline, the hot kernels dispatched at run time: src/dispatch.h)."
+         "\`make install\` installs (x86-64 baseline, the hot kernels dispatched at run time: src/kernels/dispatch.h)."
     [ $avx512 = 0 ] || echo "avx2: the portable build without the kernels' AVX-512 versions" \
          "(-DNMT_CLONES_NO_AVX512), i.e. what a CPU with AVX2 and no AVX-512 runs."
     echo

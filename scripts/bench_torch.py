@@ -4,7 +4,7 @@ This is the baseline nmt is measured against (issue #3), so it is meant to be a 
 idiomatic and efficient PyTorch program, not the deliberately spelled-out
 scripts/reference.py: nn.Embedding, nn.GRU over a packed sequence, nn.GRUCell,
 nn.Linear, F.cross_entropy, clip_grad_norm_, torch.optim.Adam, PyTorch's default
-initialisation (which is also nmt's scheme). The model is exactly nmt's (src/model.h):
+initialisation (which is also nmt's scheme). The model is exactly nmt's (src/models/model.h):
 
     encoder   h_t = GRU(E, H)(src_emb[x_t], h_{t-1}) over pack_padded_sequence, so the
               final state is each sentence's last real state (nmt carries the state
@@ -20,7 +20,7 @@ initialisation (which is also nmt's scheme). The model is exactly nmt's (src/mod
     update    clip_grad_norm_(5), Adam(lr 1e-3)
 
 Data come from `nmt train CONFIG --export-batches FILE` (format: scripts/fixture.py;
-records: src/train.h), so both programs see the very same batches in the same order
+records: src/train/train.h), so both programs see the very same batches in the same order
 and the same held-out source sentences as token ids.
 
     --mode train    trains on the exported batches in order; reports target tokens/s
@@ -31,11 +31,11 @@ and the same held-out source sentences as token ids.
                     --batch consecutive sentences at a time, exactly as `nmt translate`
                     does: every sentence runs until its <eos>, the batch until all have
                     ended or the longest limit (2 * source length + 10) is reached, and
-                    <pad> and <sos> are never predicted (src/decode.c). --ignore-eos
+                    <pad> and <sos> are never predicted (src/decode/decode.c). --ignore-eos
                     instead runs every batch for its full limit (equal work whatever the
                     weights). Reports sentences/s and decoder steps per sentence.
     --mode beam     beam search with --beam K beams and --length-penalty alpha, by
-                    exactly nmt's rules (decode_beam in src/decode.c; see beam_batch):
+                    exactly nmt's rules (decode_beam in src/decode/decode.c; see beam_batch):
                     the --batch sentences' N*K beams decode as one batch of rows.
                     Reports sentences/s and decoder steps per sentence.
 
@@ -264,7 +264,7 @@ def run_train(model, data):
 
 @torch.inference_mode()
 def decode_batch(model, src, src_len, limits):
-    """Greedy decoding as src/decode.c does it. Returns the ids (steps, B) and the
+    """Greedy decoding as src/decode/decode.c does it. Returns the ids (steps, B) and the
     number of steps run; a sentence's output is what precedes its first <eos>."""
     states, keys, pad_mask, s = model.encode(src, src_len)
     B = src.shape[1]
@@ -330,7 +330,7 @@ def run_greedy(model, data):
 @torch.inference_mode()
 def beam_batch(model, src, src_len, limits, K, alpha):
     """Beam search for the N sentences of src (S, N) by nmt's rules (decode_beam in
-    src/decode.c; scripts/beam_torch.py), all N*K beams as one batch of rows. Returns
+    src/decode/decode.c; scripts/beam_torch.py), all N*K beams as one batch of rows. Returns
     the outputs (N lists of ids) and the steps each sentence ran (N)."""
     N = src.shape[1]
     states, keys, pad_mask, s = model.encode(src.repeat_interleave(K, dim=1), src_len.repeat_interleave(K))
@@ -391,7 +391,7 @@ def mean_score(model, jobs, outputs, alpha):
 # ---------------------------------------------------------------- time-to-quality
 
 VALID_BATCH = 64    # nmt validates the loss in batches of train.batch_size (64 here) and
-                    # decodes the BLEU pairs 64 at a time (src/validate.c)
+                    # decodes the BLEU pairs 64 at a time (src/train/validate.c)
 
 
 @torch.inference_mode()
@@ -497,7 +497,7 @@ def run_epochs(model, data):
 
 
 def nmt_weights(path):
-    """The parameters of an nmt model file (src/modelfile.h): (DIMS, {name: array})."""
+    """The parameters of an nmt model file (src/files/modelfile.h): (DIMS, {name: array})."""
     with open(path, "rb") as f:
         raw = f.read()
     if raw[:8] != b"NMTMODEL":
@@ -513,7 +513,7 @@ def nmt_weights(path):
               ("enc_b_hh", 3 * H_, 1), ("tgt_emb", Vt, E_), ("att_w_key", H_, H_), ("att_v", H_, 1),
               ("dec_w_ih", 3 * H_, E_ + H_), ("dec_w_hh", 3 * H_, H_), ("att_w_query", H_, H_),
               ("dec_b_ih", 3 * H_, 1), ("dec_b_hh", 3 * H_, 1), ("att_b_query", H_, 1), ("out_w", Vt, H_),
-              ("out_b", Vt, 1)]                          # params_shapes() order (src/model.c)
+              ("out_b", Vt, 1)]                          # params_shapes() order (src/models/model.c)
     w, at = np.frombuffer(sections["WGTS"], "<f4"), 0
     params = {}
     for name, rows, cols in shapes:

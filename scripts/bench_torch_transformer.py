@@ -7,12 +7,12 @@ is built from the library's own modules: nn.Embedding, nn.TransformerEncoderLaye
 nn.TransformerDecoderLayer (norm_first=True for pre-norm, batch_first=True) stacked by
 nn.TransformerEncoder / nn.TransformerDecoder, a final nn.LayerNorm for pre-norm,
 nn.Linear for the output, F.cross_entropy(ignore_index=0), clip_grad_norm_, Adam. It
-is exactly nmt's architecture (src/transformer.h), with the same parameters in number
+is exactly nmt's architecture (src/models/transformer.h), with the same parameters in number
 and meaning:
 
     embedding   x = emb[ids] * sqrt(d) + PE[pos], pos = 0, 1, ...;
                 PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(the same)
-                (src/posenc.c; computed in double, rounded to float, as there)
+                (src/layers/posenc.c; computed in double, rounded to float, as there)
     encoder     pre:  x = x + SelfAttn(LN1(x)); x = x + FFN(LN2(x)); memory = LN(x)
                 post: x = LN1(x + SelfAttn(x)); x = LN2(x + FFN(x)); memory = x
     decoder     pre:  y = y + CausalSelf(LN1(y)); y = y + Cross(LN2(y), memory);
@@ -27,7 +27,7 @@ and meaning:
                 learning rate ramped linearly over --warmup-steps (nmt's warmup_steps:
                 step n uses lr * min(n / W, 1))
 
-Initialisation: nmt's scheme for the Transformer (model_init_weights in src/model.c),
+Initialisation: nmt's scheme for the Transformer (model_init_weights in src/models/model.c),
 which is nn.Transformer's reset_parameters and fairseq's: Xavier-uniform for every
 matrix, U(-sqrt(6 / (fan_in + fan_out)), +...), the attention's in_proj (each of Wq, Wk,
 Wv as its own (d, d) matrix, as nmt holds them) included, every layer drawn
@@ -40,7 +40,7 @@ plus dropout on the embeddings + PE, as Vaswani et al.; training only. nmt has n
 Transformer dropout yet, so the benchmark runs with 0.
 
 Data come from `nmt train CONFIG --export-batches FILE` (format: scripts/fixture.py;
-records: src/dataset.c's dataset_export): the very batches nmt trains on, in its
+records: src/train/dataset.c's dataset_export): the very batches nmt trains on, in its
 order, and 2,000 held-out sources as token ids.
 
     --mode train    trains on the exported batches in order; reports target tokens/s
@@ -49,11 +49,11 @@ order, and 2,000 held-out sources as token ids.
                     starts). --save FILE keeps the trained weights for decoding.
     --mode greedy   decodes test.src with --load FILE (or --nmt-weights, or fresh
                     weights), --batch consecutive sentences at a time, by nmt's rules
-                    (src/decode.c, greedy_search): every sentence runs until its <eos>
+                    (src/decode/decode.c, greedy_search): every sentence runs until its <eos>
                     or its limit of 2 * source length + 10 words, the batch until all
                     have ended, and <pad> and <sos> are never predicted.
     --mode beam     beam search with --beam K and --length-penalty alpha by nmt's rules
-                    (beam_search in src/decode.c; see beam_batch): the N sentences'
+                    (beam_search in src/decode/decode.c; see beam_batch): the N sentences'
                     N*K beams decode as one batch of rows.
     --mode check    the two decoders against each other (below), on the first
                     --sentences test sources in batches of --batch: the largest
@@ -160,7 +160,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fixture import read_fixture  # noqa: E402
 from beam_torch import beam_search  # noqa: E402
 
-PAD, UNK, SOS, EOS = 0, 1, 2, 3       # src/vocab.h
+PAD, UNK, SOS, EOS = 0, 1, 2, 3       # src/text/vocab.h
 # nn.TransformerEncoder's inference fast path (post-norm) says so on every call.
 warnings.filterwarnings("ignore", message="The PyTorch API of nested tensors is in prototype stage")
 
@@ -168,7 +168,7 @@ warnings.filterwarnings("ignore", message="The PyTorch API of nested tensors is 
 # ---------------------------------------------------------------- the model
 
 def positional_encoding(n, d):
-    """PE (n, d) as src/posenc.c: each value in double, rounded to float."""
+    """PE (n, d) as src/layers/posenc.c: each value in double, rounded to float."""
     pos = torch.arange(n, dtype=torch.float64).unsqueeze(1)
     angle = pos / torch.pow(10000.0, torch.arange(0, d, 2, dtype=torch.float64) / d)   # (n, d/2)
     pe = torch.zeros(n, d, dtype=torch.float64)
@@ -253,7 +253,7 @@ def parameter_count(model):
 # ---------------------------------------------------------------- decoders
 #
 # Both decoders serve the searches through one interface, as nmt's Decoder does
-# (src/decode.h): made for a batch of N sources and K rows per source (rows n*K ..
+# (src/decode/decode.h): made for a batch of N sources and K rows per source (rows n*K ..
 # n*K+K-1 are source n's), step(t, y) takes the words fed at position t (R = N*K ids;
 # <sos> at t = 0) and returns the logits (R, Vt) for position t + 1's word, and
 # reorder(t, rows) makes row r's state after step t a copy of row rows[r]'s (beam search).
@@ -358,12 +358,12 @@ DECODERS = {"cached": CachedDecoder, "recompute": RecomputeDecoder}
 
 # ---------------------------------------------------------------- searches
 
-NEVER = torch.tensor([PAD, SOS])       # never predicted (src/decode.c)
+NEVER = torch.tensor([PAD, SOS])       # never predicted (src/decode/decode.c)
 
 
 @torch.inference_mode()
 def greedy_batch(model, kind, src, limits):
-    """Greedy decoding as src/decode.c's greedy_search. Returns the outputs (N lists of
+    """Greedy decoding as src/decode/decode.c's greedy_search. Returns the outputs (N lists of
     ids, <eos> excluded) and the steps the batch ran."""
     memory, src_pad = model.encode(src)
     N, max_steps = src.shape[0], int(limits.max())
@@ -390,7 +390,7 @@ def greedy_batch(model, kind, src, limits):
 @torch.inference_mode()
 def beam_batch(model, kind, src, limits, K, alpha):
     """Beam search for the N sentences of src (N, S) by nmt's rules (beam_search in
-    src/decode.c; scripts/beam_torch.py, the search scripts/bench_torch.py runs for the
+    src/decode/decode.c; scripts/beam_torch.py, the search scripts/bench_torch.py runs for the
     recurrent model), all N*K beams as one batch of rows, stepping the `kind` decoder.
     Returns the outputs (N lists of ids) and the steps each sentence ran (N)."""
     memory, src_pad = model.encode(src)
@@ -525,7 +525,7 @@ def run_check(model, data):
 # ---------------------------------------------------------------- nmt's weights
 
 def nmt_model_file(path):
-    """An nmt model file (src/modelfile.h): its dimensions and weights (float32 array)."""
+    """An nmt model file (src/files/modelfile.h): its dimensions and weights (float32 array)."""
     with open(path, "rb") as f:
         raw = f.read()
     if raw[:8] != b"NMTMODEL":
@@ -550,7 +550,7 @@ def nmt_model_file(path):
 
 def load_nmt_weights(model, info, w):
     """Copies an nmt Transformer's weights (scripts/reference_transformer.py's order,
-    src/model.c's transformer_layout) into the modules."""
+    src/models/model.c's transformer_layout) into the modules."""
     at = 0
 
     def take(*shape):

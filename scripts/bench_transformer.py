@@ -95,8 +95,8 @@ PROGRAMS = (("nmt", "nmt"), ("cached", "PyTorch, cached K/V"), ("recompute", "Py
 # ---------------------------------------------------------------- counting work
 
 def gemm_shapes(S, T, B, V, Ns, Nt, d=D_MODEL, heads=HEADS, ff=FF, enc=LAYERS, dec=LAYERS):
-    """nmt's Transformer's matrix products for one batch (src/transformer.c, src/mha.c,
-    src/ffn.c), as (name, TA, TB, M, N, K, calls) in cblas_sgemm's row-major
+    """nmt's Transformer's matrix products for one batch (src/models/transformer.c, src/layers/mha.c,
+    src/layers/ffn.c), as (name, TA, TB, M, N, K, calls) in cblas_sgemm's row-major
     conventions, C (M, N): the forward pass, then the backward pass (each forward product
     has two of the same size there: 3x the forward FLOPs in all). nmt computes on packed
     rows: the position-wise products over the Ns real source and Nt real target
@@ -529,7 +529,7 @@ def render(raw):
       "projected once per batch, through the layers' own weights; the recompute decoder is the PyTorch "
       "tutorial's: the whole nn.TransformerDecoder over the prefix at every step, its last position "
       "projected. Greedy: until <eos> or 2 * source length + 10 words, never <pad> or <sos>; beam search: "
-      f"{BEAM} beams, length penalty ((5 + n) / 6)^{ALPHA}, nmt's rules (src/decode.c), all beams of the "
+      f"{BEAM} beams, length penalty ((5 + n) / 6)^{ALPHA}, nmt's rules (src/decode/decode.c), all beams of the "
       "sentences decoded together as one batch of rows. Decoder steps per sentence: words + 1 for <eos> "
       "(or the limit) of the output; nmt's counted by re-tokenising its output.")
     ag, dc = raw.get("agreement"), raw.get("decoders")

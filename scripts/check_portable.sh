@@ -45,7 +45,7 @@ make -s -j2 nmt native || { echo "check_portable: make nmt native failed" >&2; e
 T=$(mktemp -d) || exit 1
 trap 'rm -rf "$T"' EXIT
 
-# nmt may restart itself with another OpenBLAS kernel (src/blas.c): qemu-user would let
+# nmt may restart itself with another OpenBLAS kernel (src/kernels/blas.c): qemu-user would let
 # the restarted process run on the host CPU, unemulated.
 export NMT_NO_KERNEL_SELECT=1
 passed=0; failed=0

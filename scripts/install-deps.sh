@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs the Debian packages nmt builds against (compilers, OpenBLAS, utf8proc, cJSON,
 # SentencePiece, and pkg-config, through which the Makefile finds their headers and
-# libraries; g++ compiles src/spm.cc, the C interface to the C++ libsentencepiece).
+# libraries; g++ compiles src/text/spm.cc, the C interface to the C++ libsentencepiece).
 # Uses sudo when not run as root.
 #
 #   sh scripts/install-deps.sh              what `make`, `make test` and `make demo` need

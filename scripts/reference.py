@@ -1,6 +1,6 @@
 """PyTorch reference implementation of nmt's model; writes tests/fixtures/reference.bin.
 
-The C code (src/gru.c, src/attention.c, src/model.c, src/adam.c) is tested against
+The C code (src/layers/gru.c, src/layers/attention.c, src/models/model.c, src/layers/adam.c) is tested against
 the numbers this script dumps: every activation, the loss, every gradient, and the
 parameters after one clipped Adam step. So this file is the specification of the
 model in executable form. It deliberately does not use nn.GRU, pack_padded_sequence

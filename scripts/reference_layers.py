@@ -1,6 +1,6 @@
 """PyTorch reference for the Transformer layer kernels (issue 17); writes
 tests/fixtures/transformer_layers.bin, which tests/test_transformer_layers.c compares
-src/mha.c, src/layernorm.c and src/ffn.c against (to ~1e-5).
+src/layers/mha.c, src/layers/layernorm.c and src/layers/ffn.c against (to ~1e-5).
 
     /usr/bin/python3 scripts/reference_layers.py
 

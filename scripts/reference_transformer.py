@@ -10,7 +10,7 @@ only in the self-checks.
     /usr/bin/python3 scripts/reference_transformer.py --only pre1 --no-gradcheck
 
 The model. Tensors are time-major, (T, B, d), row t*B + b. PAD = 0, UNK = 1, SOS = 2,
-EOS = 3 (src/vocab.h). d = d_model (nmt's model.embed), h heads, dk = d / h, ff the
+EOS = 3 (src/text/vocab.h). d = d_model (nmt's model.embed), h heads, dk = d / h, ff the
 inner width of the feed-forward block, N_enc / N_dec layers, activation relu or gelu,
 norm "pre" or "post", no dropout.
 
@@ -135,7 +135,7 @@ from fixture import read_fixture, write_fixture  # noqa: E402
 # Batch, source steps, target steps, d_model, heads, ff width, vocabularies: all different
 # where possible so a transposed or mis-strided buffer cannot pass.
 B, S, T, D, NH, FF, VS, VT = 3, 5, 4, 8, 2, 16, 11, 13
-PAD, UNK, SOS, EOS = 0, 1, 2, 3       # src/vocab.h; real tokens are >= 4
+PAD, UNK, SOS, EOS = 0, 1, 2, 3       # src/text/vocab.h; real tokens are >= 4
 SRC_LENGTHS = [5, 1, 3]               # real tokens before PAD; one of length 1
 TGT_LENGTHS = [4, 2, 1]               # tgt_in = SOS + (len-1) tokens; tgt_len 1 = just SOS -> EOS
 SEED = 1717

@@ -20,7 +20,7 @@ How it was checked (see `self-test`):
      options too, only for the self-test.
   2. Against small cases worked by hand (the arithmetic is in the comments of
      HAND_CASES below and in tests/test_score.c).
-It shares no code with src/bleu.c; the C tests compare the two.
+It shares no code with src/eval/bleu.c; the C tests compare the two.
 
 Usage:
   /usr/bin/python3 scripts/sacrebleu_reference.py self-test

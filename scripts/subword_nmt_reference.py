@@ -11,7 +11,7 @@ behaviour of subword-nmt 0.3.x's subword_nmt/apply_bpe.py (BPE.__init__ reading 
 codes, BPE.process_line, segment, segment_tokens and encode(), without glossaries,
 vocabulary or dropout) and subword_nmt/learn_bpe.py (get_vocabulary and the merge
 loop's choice, max(stats, key=lambda x: (stats[x], x)) with --min-frequency 2). It
-shares no code with src/subword.c or src/bpetool.c. It uses only the standard library;
+shares no code with src/text/subword.c or src/cli/bpetool.c. It uses only the standard library;
 run it with /usr/bin/python3.
 
 What it reproduces:

@@ -33,7 +33,7 @@ by --max-pairs, see DEFAULT_CAP) and each seed (--seeds, default 2) it
     clock stopped: the same loss over the same pairs as nmt's token ids, and greedy
     translations of the same BLEU pairs, turned into text by nmt (`nmt bpe join`: the
     words of nmt's target vocabulary, detokenised as `nmt translate` does) and scored by
-    nmt (`nmt score`: src/bleu.c against the references normalised as nmt's validation
+    nmt (`nmt score`: src/eval/bleu.c against the references normalised as nmt's validation
     normalises them). Once per corpus this scoring path is checked against nmt's own
     figures for nmt's model (seed 1, shuffled, last epoch): its translations scored this
     way must give the BLEU train.log reports, and PyTorch's validation with nmt's
@@ -120,7 +120,7 @@ TARGET_TIME = 0.25                 # time to PyTorch's epoch-3 BLEU at most 1/4 
 # ---------------------------------------------------------------- nmt's files
 
 def model_sections(path):
-    """The sections of an nmt model file (src/modelfile.h), tag -> payload bytes."""
+    """The sections of an nmt model file (src/files/modelfile.h), tag -> payload bytes."""
     with open(path, "rb") as f:
         raw = f.read()
     if raw[:8] != b"NMTMODEL":
@@ -167,7 +167,7 @@ def start_line(log_path):
 # ---------------------------------------------------------------- the data
 
 def read_pairs(path):
-    """The sentence pairs of a file as nmt's reader keeps them (src/tsv.h): UTF-8 lines
+    """The sentence pairs of a file as nmt's reader keeps them (src/data/tsv.h): UTF-8 lines
     with a tab, columns 1 and 2, ASCII blanks trimmed, neither side empty."""
     with open(path, "rb") as f:
         data = f.read()
@@ -274,7 +274,7 @@ class TimeToQuality:
              "train_tsv": os.path.join(d, "train.tsv"), "valid_tsv": os.path.join(d, "valid.tsv")}
         write_lines(c["train_tsv"], [f"{pairs[i][0]}\t{pairs[i][1]}" for i in train])
         write_lines(c["valid_tsv"], [f"{pairs[i][0]}\t{pairs[i][1]}" for i in valid])
-        # nmt's validation BLEU pairs (src/dataset.c, keep_bleu_pairs): n spread evenly
+        # nmt's validation BLEU pairs (src/train/dataset.c, keep_bleu_pairs): n spread evenly
         # over the held-out set, in the order it decodes them, sorted by (target, source)
         # length; BLEU is a corpus score, the order only decides the batches.
         n = min(VALID_BLEU_MAX, len(valid))
@@ -401,7 +401,7 @@ class TimeToQuality:
     def score_ids(self, c, ids_path, keep_text=None):
         """BLEU of output ids as nmt's validation computes it: ids -> nmt's target words
         -> `nmt bpe join` (nmt translate's detokeniser) -> `nmt score` against the BLEU
-        pairs' references (src/bleu.c)."""
+        pairs' references (src/eval/bleu.c)."""
         words = os.path.join(self.tmp, "hyp.words")
         text = keep_text or os.path.join(self.tmp, "hyp.txt")
         vocab = c["tgt_vocab"]
@@ -760,7 +760,7 @@ def render(raw):
       f"{100 * st['valid_fraction']:.0f}% held out (split seed {st['split_seed']}). Validation after "
       f"each epoch on the held-out pairs: the loss per target token over all of them (teacher-forced), and "
       f"BLEU of greedy translations of up to {st['valid_bleu_max']:,} of them, every BLEU computed by "
-      "nmt's code (src/bleu.c, sacreBLEU's 13a BLEU) on the same references.")
+      "nmt's code (src/eval/bleu.c, sacreBLEU's 13a BLEU) on the same references.")
     w("- Time is training wall-clock with the validations taken out, on both sides: nmt's is train.log's "
       "`elapsed` at each validation minus the earlier validations' `seconds` (it still holds nmt's "
       "epoch-end checkpoint writes); PyTorch's, the sum of its epochs' wall-clock.")

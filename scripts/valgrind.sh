@@ -12,7 +12,7 @@
 #
 # nmt is built here at -O1 without -march=native: valgrind 3.19 cannot run AVX-512
 # instructions, which -march=native emits on the machines that have them. (The AVX-512
-# versions of the kernels in src/dispatch.h are built, but valgrind's CPUID reports no
+# versions of the kernels in src/kernels/dispatch.h are built, but valgrind's CPUID reports no
 # AVX-512, so their AVX2 versions run.) About 80 s
 # on two cores, so CI (.ci/run) runs it: memcheck sees reads of uninitialised memory,
 # which the AddressSanitizer build of `make test-sanitize` does not.
@@ -30,11 +30,11 @@ trap 'rm -rf "$T"' EXIT
 # Include paths and libraries as the Makefile finds them: pkg-config, else plain -l flags.
 DEPS=$(pkg-config --cflags --libs openblas libutf8proc libcjson 2>/dev/null) || DEPS="-lopenblas -lutf8proc -lcjson"
 SPM=$(pkg-config --libs sentencepiece 2>/dev/null) || SPM="-lsentencepiece -lsentencepiece_train"
-# src/spm.cc, the C interface to libsentencepiece, is C++ (the Makefile's CXX).
-${CXX:-g++} -O1 -g -std=c++17 -Wall -Wextra -Isrc -c -o "$V/spm.o" src/spm.cc || exit 1
+# src/text/spm.cc, the C interface to libsentencepiece, is C++ (the Makefile's CXX).
+${CXX:-g++} -O1 -g -std=c++17 -Wall -Wextra -Isrc -c -o "$V/spm.o" src/text/spm.cc || exit 1
 # shellcheck disable=SC2086
 ${CC:-cc} -O1 -g -fopenmp-simd -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -Isrc \
-    -o "$V/nmt" src/*.c "$V/spm.o" $DEPS $SPM -lstdc++ -lm || exit 1
+    -o "$V/nmt" src/*/*.c "$V/spm.o" $DEPS $SPM -lstdc++ -lm || exit 1
 
 awk 'NR % 97 == 0' data/mar.txt | head -n 300 >"$T/train.tsv"
 cat >"$T/tiny.json" <<EOF
@@ -54,7 +54,7 @@ EOF
 } >"$T/in.txt"
 
 failed=0
-# nmt may restart itself to pick a faster OpenBLAS kernel (src/blas.c); under valgrind
+# nmt may restart itself to pick a faster OpenBLAS kernel (src/kernels/blas.c); under valgrind
 # the restarted process would run unchecked (and the kernel might be AVX-512).
 export NMT_NO_KERNEL_SELECT=1
 # memcheck NAME ARGS... — runs $V/nmt ARGS under memcheck, stdin from $T/stdin.

@@ -34,7 +34,7 @@ static inline void spit(const char *p, const void *data, size_t len)
     }
 }
 /* How many entries of directory d have ".tmp" in their name: checkpoint.bin.tmp and
- * the temporary files of src/outfile.h (NAME.tmp-XXXXXX), which a write must not leave. */
+ * the temporary files of src/io/outfile.h (NAME.tmp-XXXXXX), which a write must not leave. */
 static inline int count_temporaries(const char *d)
 {
     DIR *dd = opendir(d);

@@ -38,7 +38,7 @@
 #include <stdlib.h>
 
 #include "check.h" /* defines: check_passed, check_failed */
-#include "util.h"  /* defines: Rng, rng_below, xmalloc */
+#include "base/util.h"  /* defines: Rng, rng_below, xmalloc */
 
 typedef struct {
     float eps;      /* finite-difference step */

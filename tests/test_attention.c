@@ -18,11 +18,11 @@
  */
 #include <string.h>
 
-#include "attention.h" /* defines: attention_bahdanau_forward/_backward, DotAttention,
+#include "layers/attention.h" /* defines: attention_bahdanau_forward/_backward, DotAttention,
                           attention_dot_forward/_backward */
 #include "check.h"     /* defines: CHECK, check_close, check_report */
 #include "gradcheck.h" /* defines: check_grad, fill_uniform, weighted_sum */
-#include "util.h"      /* defines: Rng */
+#include "base/util.h"      /* defines: Rng */
 
 enum { S = 4, B = 3, A = 4, H = 5, LD_Q = A + 2, LD_CTX = H + 3, LD_DCTX = H + 1, LD_DQ = A + 3 };
 #define GAP 777.0f

@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "config.h"    /* defines: Config, config_defaults, config_parse */
-#include "modelfile.h" /* defines: ModelFile, modelfile_write, modelfile_read */
-#include "text.h"      /* defines: text_tokenize, text_normalize_line */
+#include "files/config.h"    /* defines: Config, config_defaults, config_parse */
+#include "files/modelfile.h" /* defines: ModelFile, modelfile_write, modelfile_read */
+#include "text/text.h"      /* defines: text_tokenize, text_normalize_line */
 
 /* ---------------------------------------------------------------- text.c */
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bleu.h"    /* defines: bleu_tokenize_13a, bleu_stats_add, bleu_compute, ... */
+#include "eval/bleu.h"    /* defines: bleu_tokenize_13a, bleu_stats_add, bleu_compute, ... */
 #include "check.h"   /* defines: CHECK, check_report */
 
 /* |got - want| <= 1e-6 on a 0..100 scale. */

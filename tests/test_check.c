@@ -17,7 +17,7 @@
 
 #include "check.h"     // defines: CHECK, SKIP, check_close, check_close_scaled, check_report
 #include "gradcheck.h" // defines: check_grad, GradCheckOpts
-#include "util.h"      // defines: Rng, rng_seed
+#include "base/util.h"      // defines: Rng, rng_seed
 
 /* ---------------------------------------------------------------- running a helper aside */
 

@@ -1,4 +1,4 @@
-/* test_checkpoint.c — a run directory's checkpoints (src/checkpoint.c).
+/* test_checkpoint.c — a run directory's checkpoints (src/files/checkpoint.c).
  *
  * Saving keeps the newest N checkpoint-STEP.bin files and makes checkpoint.bin the
  * newest; a failed save leaves every earlier file as it was; listing ignores other
@@ -14,7 +14,7 @@
 
 #include "check.h"
 #include "files.h" /* defines: count_temporaries */
-#include "checkpoint.h" /* defines: checkpoint_save, checkpoint_list, checkpoint_load_newest, checkpoint_remove_all */
+#include "files/checkpoint.h" /* defines: checkpoint_save, checkpoint_list, checkpoint_load_newest, checkpoint_remove_all */
 
 static char dir[64];
 
@@ -140,7 +140,7 @@ static void test_keep(void)
 
 static void test_failed_save(void)
 {
-    /* checkpoint-70.bin cannot be written (a full disk, src/testhook.h): the error
+    /* checkpoint-70.bin cannot be written (a full disk, src/base/testhook.h): the error
      * names it, and the earlier checkpoints and checkpoint.bin are as they were. */
     setenv("NMT_FULL_DISK_AT", "checkpoint-70.bin", 1);
     ModelFile mf;

@@ -14,9 +14,9 @@
 #include "check.h"
 #include "fixture.h"
 #include "gradcheck.h"
-#include "model.h"
-#include "pooling.h"
-#include "vocab.h" /* defines: VOCAB_PAD, VOCAB_SPECIALS */
+#include "models/model.h"
+#include "layers/pooling.h"
+#include "text/vocab.h" /* defines: VOCAB_PAD, VOCAB_SPECIALS */
 
 /* The examples of a fixture's (S, B) source columns, with their labels. */
 static Example *fixture_examples(const int *src, const int *labels, int S, int B)

@@ -11,7 +11,7 @@
 # "test_cli: N passed, M failed, K skipped".
 #
 # Nothing here depends on a clock: a run to be interrupted stops itself at a known step
-# (NMT_PAUSE_AT_STEP, src/testhook.h) and the test waits for that, or for a file to
+# (NMT_PAUSE_AT_STEP, src/base/testhook.h) and the test waits for that, or for a file to
 # have its lines, before it acts; the time limits only keep a hung nmt from hanging
 # the suite.
 
@@ -875,7 +875,7 @@ same_run() {
 # itself), stderr to $T/bg.err; sets $pid. SIGINT is reset to its default, which a
 # non-interactive shell sets to ignored for background commands (nmt then leaves it so).
 # start_paused K ARGS... — the same, stopping itself with SIGSTOP right after update K
-# and its train.log line (NMT_PAUSE_AT_STEP, src/testhook.h; 0: it does not stop).
+# and its train.log line (NMT_PAUSE_AT_STEP, src/base/testhook.h; 0: it does not stop).
 if env --default-signal=INT true 2>/dev/null; then DEFAULT_INT="env --default-signal=INT"; else DEFAULT_INT=; fi
 start() { $DEFAULT_INT "$NMT" "$@" 2>>"$T/bg.err" & pid=$!; }
 start_paused() { pause=$1; shift; env NMT_PAUSE_AT_STEP="$pause" $DEFAULT_INT "$NMT" "$@" 2>>"$T/bg.err" & pid=$!; }

@@ -1,6 +1,6 @@
 /* test_config.c — the JSON training config: defaults, loading, validation messages,
  * the rules of model.c's and config.c's tables (keys that apply only to some setups
- * among them), and the round trip through config_to_json (src/config.c). */
+ * among them), and the round trip through config_to_json (src/files/config.c). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "config.h" /* defines: Config, config_defaults, config_parse, config_load, config_to_json, ... */
-#include "model.h"  /* defines: ModelDims, ModelRule, model_rules, model_rule_broken, dims_problem */
-#include "segment.h" /* defines: TOKENIZER_NAMES */
+#include "files/config.h" /* defines: Config, config_defaults, config_parse, config_load, config_to_json, ... */
+#include "models/model.h"  /* defines: ModelDims, ModelRule, model_rules, model_rule_broken, dims_problem */
+#include "text/segment.h" /* defines: TOKENIZER_NAMES */
 
 static int same_str(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
 

@@ -1,15 +1,15 @@
 /* test_corpus.c — from sentence pairs to padded batches: tokenising and filtering,
- * the train/validation split, vocabulary ids (src/corpus.c), and the batch layout and
- * epoch order (src/batch.c). */
+ * the train/validation split, vocabulary ids (src/data/corpus.c), and the batch layout and
+ * epoch order (src/data/batch.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"  /* defines: Example, Batch, batch_fill, batch_fill_source, batch_epoch_order */
+#include "data/batch.h"  /* defines: Example, Batch, batch_fill, batch_fill_source, batch_epoch_order */
 #include "check.h"
-#include "corpus.h" /* defines: PairTokens, corpus_tokenize, corpus_split, corpus_count, corpus_encode */
-#include "tsv.h"    /* defines: TsvCorpus, tsv_parse */
-#include "vocab.h"  /* defines: Vocab, VOCAB_* */
+#include "data/corpus.h" /* defines: PairTokens, corpus_tokenize, corpus_split, corpus_count, corpus_encode */
+#include "data/tsv.h"    /* defines: TsvCorpus, tsv_parse */
+#include "text/vocab.h"  /* defines: Vocab, VOCAB_* */
 
 static int tokens_are(const TokenList *t, const char *const *want)
 {

@@ -29,10 +29,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "batch.h"  /* defines: Batch, batch_fill_source, batch_free */
+#include "data/batch.h"  /* defines: Batch, batch_fill_source, batch_free */
 #include "check.h"  /* defines: CHECK, check_report */
-#include "decode.h" /* defines: Decoder, greedy_search, beam_search, Hypothesis */
-#include "vocab.h"  /* defines: VOCAB_PAD, VOCAB_UNK, VOCAB_SOS, VOCAB_EOS */
+#include "decode/decode.h" /* defines: Decoder, greedy_search, beam_search, Hypothesis */
+#include "text/vocab.h"  /* defines: VOCAB_PAD, VOCAB_UNK, VOCAB_SOS, VOCAB_EOS */
 
 #define TOL 1e-6
 enum { A = 4, B, C, V }; /* the toy's words a, b, c and the vocabulary size */

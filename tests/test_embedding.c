@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "check.h"     /* defines: CHECK, check_report */
-#include "embedding.h" /* defines: embedding_forward, embedding_backward */
+#include "layers/embedding.h" /* defines: embedding_forward, embedding_backward */
 #include "gradcheck.h" /* defines: check_grad, fill_uniform, weighted_sum */
-#include "util.h"      /* defines: Rng */
+#include "base/util.h"      /* defines: Rng */
 
 enum { V = 6, E = 3, N = 8, LD = E + 2 };
 #define GAP 777.0f /* what the stride gaps hold; forward must leave it there */

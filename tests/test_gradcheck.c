@@ -29,11 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"     /* defines: Example, Batch, batch_fill */
+#include "data/batch.h"     /* defines: Example, Batch, batch_fill */
 #include "check.h"     /* defines: CHECK, check_close_scaled, check_report */
 #include "gradcheck.h" /* defines: check_grad */
-#include "model.h"     /* defines: Model, RunState, model_*, params_* */
-#include "util.h"      /* defines: Rng, xmalloc */
+#include "models/model.h"     /* defines: Model, RunState, model_*, params_* */
+#include "base/util.h"      /* defines: Rng, xmalloc */
 
 #define WEIGHT_SCALE 3.0f
 #define EPS 1e-2f

@@ -15,8 +15,8 @@
 
 #include "check.h"     /* defines: CHECK, check_report */
 #include "gradcheck.h" /* defines: check_grad, fill_uniform, weighted_sum */
-#include "gru.h"       /* defines: GruWeights, gru_gates_*, gru_sequence_* */
-#include "util.h"      /* defines: Rng */
+#include "layers/gru.h"       /* defines: GruWeights, gru_gates_*, gru_sequence_* */
+#include "base/util.h"      /* defines: Rng */
 
 static const GradCheckOpts opts = {.eps = 1e-2f, .rtol = 1e-2};
 

@@ -1,4 +1,4 @@
-/* test_hash.c — FNV-1a, hash_mix64 and the id table (src/hash.c).
+/* test_hash.c — FNV-1a, hash_mix64 and the id table (src/base/hash.c).
  *
  * FNV-1a must give the published test vectors and continue over pieces; the
  * checkpoint fingerprints built on it must keep the values the code before hash.c
@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "hash.h"       // defines: fnv1a, fnv1a_str, FNV1A_BASIS, hash_mix64, HashTable, hash_find, hash_find_or_add
-#include "trainstate.h" // defines: examples_fingerprint, floats_fingerprint
-#include "util.h"       // defines: xmalloc
+#include "base/hash.h"       // defines: fnv1a, fnv1a_str, FNV1A_BASIS, hash_mix64, HashTable, hash_find, hash_find_or_add
+#include "files/trainstate.h" // defines: examples_fingerprint, floats_fingerprint
+#include "base/util.h"       // defines: xmalloc
 
 static void test_fnv1a(void)
 {

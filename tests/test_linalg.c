@@ -6,8 +6,8 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "linalg.h"
-#include "util.h"
+#include "kernels/linalg.h"
+#include "base/util.h"
 
 static float *random_matrix(Rng *rng, long n)
 {

@@ -1,4 +1,4 @@
-/* test_lines.c — the bounded line reader and the batches of lines (src/lines.c): exact
+/* test_lines.c — the bounded line reader and the batches of lines (src/io/lines.c): exact
  * lines, line ends, the limit to the byte, what follows an over-long line, NUL bytes,
  * read errors; from a file (a block at a time) and from a pipe (a line at a time). */
 #include <errno.h>
@@ -10,7 +10,7 @@
 
 #include "check.h"
 #include "files.h" /* defines: spit */
-#include "lines.h" /* defines: LineReader, line_read, lines_check_file, lines_read_batches */
+#include "io/lines.h" /* defines: LineReader, line_read, lines_check_file, lines_read_batches */
 
 static char path[] = "/tmp/nmt_test_lines_XXXXXX";
 

@@ -7,8 +7,8 @@
 
 #include "check.h"     /* defines: CHECK, check_close, check_report */
 #include "gradcheck.h" /* defines: check_grad, fill_uniform */
-#include "loss.h"      /* defines: softmax_xent */
-#include "util.h"      /* defines: Rng */
+#include "layers/loss.h"      /* defines: softmax_xent */
+#include "base/util.h"      /* defines: Rng */
 
 enum { N = 5, V = 7 };
 

@@ -20,8 +20,8 @@
 
 #include "check.h"     /* defines: CHECK, check_close, check_report */
 #include "gradcheck.h" /* defines: check_grad, fill_uniform, weighted_sum */
-#include "lstm.h"      /* defines: LstmWeights, lstm_gates_*, lstm_sequence_* */
-#include "util.h"      /* defines: Rng */
+#include "layers/lstm.h"      /* defines: LstmWeights, lstm_gates_*, lstm_sequence_* */
+#include "base/util.h"      /* defines: Rng */
 
 static const GradCheckOpts opts = {.eps = 1e-2f, .rtol = 1e-2};
 

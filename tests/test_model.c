@@ -3,10 +3,10 @@
  * tests/fixtures/reference.bin. */
 #include <string.h>
 
-#include "adam.h"
+#include "layers/adam.h"
 #include "check.h"
 #include "fixture.h"
-#include "model.h"
+#include "models/model.h"
 
 int main(void)
 {

@@ -1,4 +1,4 @@
-/* test_modelfile.c — the model / checkpoint file format (src/modelfile.c).
+/* test_modelfile.c — the model / checkpoint file format (src/files/modelfile.c).
  *
  * A written file must read back bit for bit. Every damaged file — truncated anywhere,
  * any byte flipped, a crafted field with a recomputed checksum — must be refused with
@@ -17,7 +17,7 @@
 
 #include "check.h"
 #include "files.h"  /* defines: slurp, spit, count_temporaries */
-#include "modelfile.h" /* defines: ModelFile, modelfile_write, modelfile_read, crc32_bytes, TrainState */
+#include "files/modelfile.h" /* defines: ModelFile, modelfile_write, modelfile_read, crc32_bytes, TrainState */
 
 /* ---------------------------------------------------------------- no huge allocations */
 
@@ -1002,7 +1002,7 @@ static void test_atomic_write(void)
     size_t before_len, after_len;
     unsigned char *before = slurp(path, &before_len);
     const char *base = strrchr(path, '/');
-    setenv("NMT_FULL_DISK_AT", base ? base + 1 : path, 1);  /* src/testhook.h: a full disk */
+    setenv("NMT_FULL_DISK_AT", base ? base + 1 : path, 1);  /* src/base/testhook.h: a full disk */
     mf.step = 3;
     CHECK(modelfile_write(path, &mf, &err) == -1, "write fails on a full disk");
     CHECK(strstr(err.msg, path) != NULL && strstr(err.msg, "No space left"), "and names the path and the reason");

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_mpi.sh — data-parallel training over MPI (./nmt-mpi, src/dist.c): two ranks on
+# test_mpi.sh — data-parallel training over MPI (./nmt-mpi, src/train/dist.c): two ranks on
 # this host, talking TCP over loopback as separate hosts would, must follow the single
 # process's trajectory; only rank 0 may speak or write; a stop on any rank must stop
 # all of them at the same step with a checkpoint to resume from; a rank killed outright
@@ -12,7 +12,7 @@
 # and ends with "test_mpi: N passed, M failed, K skipped".
 #
 # The test waits for conditions, never for a time: a log line, or ranks that stopped
-# themselves after a known step (NMT_PAUSE_AT_STEP, src/testhook.h). The one clock left
+# themselves after a known step (NMT_PAUSE_AT_STEP, src/base/testhook.h). The one clock left
 # is mpirun's own when it forwards SIGTERM (section 4).
 
 NAME=test_mpi
@@ -197,7 +197,7 @@ check "two ranks, uninterrupted 1500 steps: exit 0" [ $rc -eq 0 ]
 # decides the step, both ranks wait for a signal after step 20 (NMT_WAIT_AT_STEP: a
 # SIGCONT does not wake them), and the test signals mpirun once both say so: the
 # SIGTERM, whenever it comes, stops them after step 21. Rank 0 writes the checkpoint
-# and says where, and no rank exits before that (src/main.c), which is what would let
+# and says where, and no rank exits before that (src/cli/main.c), which is what would let
 # mpirun's SIGKILL come early. The ranks print nothing per step (--quiet): while mpirun
 # waits it does not drain their stderr, and a rank that filled the pipe blocked in
 # write (seen in CI: stuck at step 920, no checkpoint). The signal goes to mpirun's own
@@ -266,7 +266,7 @@ rc=$?
 check "rank 1 killed (SIGKILL) after step 45: the job ends non-zero (rc $rc), not hanging" \
     eval '[ $sent = 1 ] && [ $rc -ne 0 ] && [ $rc -ne 124 ]'
 # Open MPI 4's mpirun ends the survivors itself and says so; an MPI that lets the
-# collective fail instead gets nmt's own message (src/train.c: lost_contact).
+# collective fail instead gets nmt's own message (src/train/train.c: lost_contact).
 check "rank 1 killed: a message names the dead rank or the lost contact" \
     eval 'grep -q "rank 1 .*exited on signal 9\|lost contact with the other ranks" "$T/kill.err"'
 newest=$(ls "$T/kill" | sed -n 's/^checkpoint-\([0-9]*\)\.bin$/\1/p' | sort -n | tail -n 1)

@@ -1,5 +1,5 @@
 /* test_outfile.c — files written whole or not at all and never through a link
- * (src/outfile.c), and the run directory's checks (src/rundir.c). */
+ * (src/io/outfile.c), and the run directory's checks (src/files/rundir.c). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
@@ -12,9 +12,9 @@
 
 #include "check.h"
 #include "files.h" /* defines: count_temporaries */
-#include "modelfile.h"
-#include "outfile.h"
-#include "rundir.h"
+#include "files/modelfile.h"
+#include "io/outfile.h"
+#include "files/rundir.h"
 
 static char dir[] = "/tmp/nmt-test-outfile-XXXXXX";
 

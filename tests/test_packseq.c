@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "gru.h"
-#include "lstm.h"
-#include "util.h"
+#include "layers/gru.h"
+#include "layers/lstm.h"
+#include "base/util.h"
 
 enum { B = 6, S = 5, IN = 3, H = 4 };
 static const int len[B] = {5, 5, 3, 2, 1, 1};   /* longest first, as packseq.h wants */

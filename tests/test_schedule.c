@@ -1,10 +1,10 @@
-/* test_schedule.c — the learning-rate schedules (src/schedule.c): warmup ramps, the
+/* test_schedule.c — the learning-rate schedules (src/layers/schedule.c): warmup ramps, the
  * inverse square root against its formula, and plateau decay with patience. */
 #include <math.h>
 #include <stdio.h>
 
 #include "check.h"    /* defines: CHECK, check_report */
-#include "schedule.h" /* defines: LrSchedule, lr_schedule_* */
+#include "layers/schedule.h" /* defines: LrSchedule, lr_schedule_* */
 
 static void near(double got, double want, const char *what)
 {

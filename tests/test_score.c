@@ -5,7 +5,7 @@
  * tests/fixtures/score/expected.json was NOT made by running sacreBLEU. It was written
  * by scripts/sacrebleu_reference.py, an independent Python re-implementation of
  * sacreBLEU 2.x's defaults (same regular expressions, same floating-point operations
- * in the same order; no code shared with src/bleu.c). That script checks itself
+ * in the same order; no code shared with src/eval/bleu.c). That script checks itself
  * (`sacrebleu_reference.py self-test`) against numbers sacreBLEU printed in its README
  * and test suite, and against cases worked by hand; a few of those hand checks are
  * repeated in the comments below. The only numbers here that come from sacreBLEU
@@ -31,9 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bleu.h"    /* defines: BleuStats, bleu_stats_add, bleu_compute, bleu_sentence, ... */
+#include "eval/bleu.h"    /* defines: BleuStats, bleu_stats_add, bleu_compute, bleu_sentence, ... */
 #include "check.h"   /* defines: CHECK, check_report */
-#include "score.h"   /* defines: score_read_file, score_read_stream, score_pairs, score_print */
+#include "eval/score.h"   /* defines: score_read_file, score_read_stream, score_pairs, score_print */
 
 #define FIXTURE_DIR "tests/fixtures/score/"
 #define TOL 1e-9

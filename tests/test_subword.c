@@ -1,13 +1,13 @@
 /* test_subword.c — BPE learning and applying, character segmentation, joining,
- * codes text (src/subword.c); text segmented elsewhere back into sentences
- * (src/segment.c). */
+ * codes text (src/text/subword.c); text segmented elsewhere back into sentences
+ * (src/text/segment.c). */
 #include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
 
 #include "check.h"
-#include "segment.h"   // defines: Segmenter, segmenter_detokenize, segmenter_reference, segmenter_word_ends
-#include "subword.h"   // defines: Bpe, bpe_learn, bpe_learn_format, BpeLearnReport, BPE_MAX_WORD_BYTES, subword_segment,
+#include "text/segment.h"   // defines: Segmenter, segmenter_detokenize, segmenter_reference, segmenter_word_ends
+#include "text/subword.h"   // defines: Bpe, bpe_learn, bpe_learn_format, BpeLearnReport, BPE_MAX_WORD_BYTES, subword_segment,
                        //          subword_segment_counted, subword_join, bpe_to_text, bpe_from_text
 
 /* The list equals the NULL-terminated `want`; prints both otherwise. */

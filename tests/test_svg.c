@@ -12,10 +12,10 @@
 #include <utf8proc.h>
 
 #include "check.h"
-#include "heatmap.h"
-#include "outfile.h"
-#include "plot.h"
-#include "svg.h"
+#include "decode/heatmap.h"
+#include "io/outfile.h"
+#include "train/plot.h"
+#include "io/svg.h"
 
 /* ---------------------------------------------------------------- helpers */
 

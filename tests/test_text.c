@@ -1,9 +1,9 @@
-/* test_text.c — normalisation, tokenising and detokenising (src/text.c). */
+/* test_text.c — normalisation, tokenising and detokenising (src/text/text.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
-#include "text.h"   // defines: text_tokenize, text_detokenize, text_normalize_line
+#include "text/text.h"   // defines: text_tokenize, text_detokenize, text_normalize_line
 
 static const TextOptions NFC = {.lowercase = 0, .nfkc = 0};
 static const TextOptions NFKC = {.lowercase = 0, .nfkc = 1};

@@ -1,4 +1,4 @@
-/* test_train.c — non-finite steps in the training loop (src/train.c).
+/* test_train.c — non-finite steps in the training loop (src/train/train.c).
  *
  * A real divergence to inf or NaN cannot be provoked in a short run: Adam moves each
  * weight by about the learning rate per step whatever the gradient (at most 10, the
@@ -23,11 +23,11 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "checkpoint.h" /* defines: checkpoint_list */
+#include "files/checkpoint.h" /* defines: checkpoint_list */
 #include "files.h"      /* defines: slurp, spit */
-#include "config.h"     /* defines: Config, config_defaults */
-#include "modelfile.h"  /* defines: ModelFile, modelfile_read, modelfile_write */
-#include "train.h"      /* defines: train_run, TrainOptions */
+#include "files/config.h"     /* defines: Config, config_defaults */
+#include "files/modelfile.h"  /* defines: ModelFile, modelfile_read, modelfile_write */
+#include "train/train.h"      /* defines: train_run, TrainOptions */
 
 static char dir[64], run_dir[128], tsv[128], ckpt[160];
 

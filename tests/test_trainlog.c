@@ -1,4 +1,4 @@
-/* test_trainlog.c — train.log's lines (src/trainlog.c).
+/* test_trainlog.c — train.log's lines (src/files/trainlog.c).
  *
  * Each kind of line must be written exactly as train.log has always had it (the bytes are
  * pinned here: scripts and `nmt plot` read them), and read back field for field by the
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "trainlog.h" /* defines: LogLine, trainlog_write, trainlog_parse, trainlog_reopen */
+#include "files/trainlog.h" /* defines: LogLine, trainlog_write, trainlog_parse, trainlog_reopen */
 
 /* l as trainlog_write writes it (malloc'd). */
 static char *written(const LogLine *l)

@@ -1,4 +1,4 @@
-/* test_trainstate.c — the TRST payload of a checkpoint (src/trainstate.c).
+/* test_trainstate.c — the TRST payload of a checkpoint (src/files/trainstate.c).
  *
  * A state must read back field for field, the infinities of a run that has not
  * validated yet included. A payload with any field out of its range, a wrong length, an
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "trainstate.h" /* defines: TrainState, trainstate_encode, trainstate_decode, examples_fingerprint */
+#include "files/trainstate.h" /* defines: TrainState, trainstate_encode, trainstate_decode, examples_fingerprint */
 
 /* The fields' order in the payload (trainstate.h: the struct's members, in order). */
 enum {

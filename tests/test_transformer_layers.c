@@ -26,13 +26,13 @@
 #include <string.h>
 
 #include "check.h"     /* defines: CHECK, check_close, check_report */
-#include "ffn.h"       /* defines: ffn_forward/_backward, FfnParams, FfnGrads */
+#include "layers/ffn.h"       /* defines: ffn_forward/_backward, FfnParams, FfnGrads */
 #include "fixture.h"   /* defines: fixture_load, fixture_get, fixture_free */
 #include "gradcheck.h" /* defines: check_grad, fill_uniform, weighted_sum */
-#include "layernorm.h" /* defines: layernorm_forward/_backward, LAYERNORM_EPS */
-#include "mha.h"       /* defines: mha_forward/_backward, mha_step_forward, MhaWorkspace */
-#include "posenc.h"    /* defines: posenc_add, posenc_value */
-#include "util.h"      /* defines: Rng, xcalloc */
+#include "layers/layernorm.h" /* defines: layernorm_forward/_backward, LAYERNORM_EPS */
+#include "layers/mha.h"       /* defines: mha_forward/_backward, mha_step_forward, MhaWorkspace */
+#include "layers/posenc.h"    /* defines: posenc_add, posenc_value */
+#include "base/util.h"      /* defines: Rng, xcalloc */
 
 static const GradCheckOpts opts = {.eps = 1e-2f, .rtol = 1e-2};
 

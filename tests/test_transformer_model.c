@@ -12,13 +12,13 @@
 #include "check.h"
 #include "fixture.h"
 #include "gradcheck.h"
-#include "loss.h"
-#include "batch.h"
-#include "decode.h"
-#include "vocab.h"
-#include "model.h"
-#include "transformer.h"
-#include "util.h"
+#include "layers/loss.h"
+#include "data/batch.h"
+#include "decode/decode.h"
+#include "text/vocab.h"
+#include "models/model.h"
+#include "models/transformer.h"
+#include "base/util.h"
 
 /* The model a fixture's "dims" record describes: B, S, T, d, h, ff, Vs, Vt, N_enc,
  * N_dec, norm (0 pre, 1 post), activation (0 relu, 1 gelu), tied. */

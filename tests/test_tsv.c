@@ -1,11 +1,11 @@
-/* test_tsv.c — reading sentence-pair files (src/tsv.c). */
+/* test_tsv.c — reading sentence-pair files (src/data/tsv.c). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "files.h" // defines: spit
-#include "tsv.h"   // defines: tsv_parse, tsv_read_pairs, tsv_read_labelled, tsv_describe_skipped
+#include "data/tsv.h"   // defines: tsv_parse, tsv_read_pairs, tsv_read_labelled, tsv_describe_skipped
 
 /* Parses a string literal (sizeof - 1 keeps embedded NULs). */
 #define PARSE(lit, c) tsv_parse(lit, sizeof(lit) - 1, c)

@@ -1,4 +1,4 @@
-/* test_util.c — src/util.c: error messages too long for an Error keep their reason,
+/* test_util.c — src/base/util.c: error messages too long for an Error keep their reason,
  * and the memory limit training is checked against.
  *
  * error_set formats into a fixed ERROR_LEN (512) bytes. A message about a path of
@@ -12,7 +12,7 @@
 #include <sys/resource.h>
 
 #include "check.h"
-#include "util.h"
+#include "base/util.h"
 
 /* 1 if s is whole UTF-8: no sequence cut short, no stray continuation byte. */
 static int whole_utf8(const char *s)

@@ -11,8 +11,8 @@
 
 #include "check.h"
 #include "fixture.h"
-#include "model.h"
-#include "vocab.h" /* defines: VOCAB_PAD, VOCAB_EOS */
+#include "models/model.h"
+#include "text/vocab.h" /* defines: VOCAB_PAD, VOCAB_EOS */
 
 static void check_variant(const char *name)
 {

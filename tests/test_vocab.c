@@ -1,9 +1,9 @@
-/* test_vocab.c — counting words and building vocabularies (src/vocab.c). */
+/* test_vocab.c — counting words and building vocabularies (src/text/vocab.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
-#include "vocab.h"   // defines: VocabCounter, vocab_build, vocab_from_words, vocab_lookup
+#include "text/vocab.h"   // defines: VocabCounter, vocab_build, vocab_from_words, vocab_lookup
 
 static void add_n(VocabCounter *c, const char *word, int times)
 {

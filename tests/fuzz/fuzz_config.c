@@ -1,4 +1,4 @@
-/* fuzz_config.c — libFuzzer target: config_parse on arbitrary text (src/config.c).
+/* fuzz_config.c — libFuzzer target: config_parse on arbitrary text (src/files/config.c).
  *
  * The input, NUL-terminated, is parsed over the defaults as config_load would parse a
  * file. Promises checked (config.h):
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h" // defines: Config, config_defaults, config_parse, config_to_json, config_free
+#include "files/config.h" // defines: Config, config_defaults, config_parse, config_to_json, config_free
 #include "fuzz.h"   // defines: FUZZ_ASSERT
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,4 +1,4 @@
-/* fuzz_modelfile.c — libFuzzer target: modelfile_read on arbitrary bytes (src/modelfile.c).
+/* fuzz_modelfile.c — libFuzzer target: modelfile_read on arbitrary bytes (src/files/modelfile.c).
  *
  * modelfile_read takes a path, so the bytes go into an in-memory file (memfd) read
  * through /proc/self/fd/N: no disk traffic, and src/ needs no buffer-reading variant.
@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"      // defines: FUZZ_ASSERT
-#include "modelfile.h" // defines: ModelFile, modelfile_read, modelfile_write, modelfile_free, crc32_bytes
+#include "files/modelfile.h" // defines: ModelFile, modelfile_read, modelfile_write, modelfile_free, crc32_bytes
 
 static int memfd = -1;
 static char memfd_path[64];

@@ -1,5 +1,5 @@
 /* fuzz_subword.c — libFuzzer target: byte-pair encoding and subword joining
- * (src/subword.c).
+ * (src/text/subword.c).
  *
  * The first byte picks what the rest is:
  *   even: codes text for bpe_from_text. A refusal names the source and leaves the Bpe
@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "fuzz.h"    // defines: FUZZ_ASSERT, fuzz_utf8_error
-#include "subword.h" // defines: Bpe, bpe_learn, subword_segment, subword_join, bpe_to_text, bpe_from_text
-#include "text.h"    // defines: text_tokenize, TokenList
+#include "text/subword.h" // defines: Bpe, bpe_learn, subword_segment, subword_join, bpe_to_text, bpe_from_text
+#include "text/text.h"    // defines: text_tokenize, TokenList
 
 static int ends_with(const char *s, const char *end)
 {

@@ -1,4 +1,4 @@
-/* fuzz_tokenize.c — libFuzzer target: text_tokenize and text_detokenize (src/text.c).
+/* fuzz_tokenize.c — libFuzzer target: text_tokenize and text_detokenize (src/text/text.c).
  *
  * Every input is tokenised under all four TextOptions (case folding on/off, NFC/NFKC),
  * and the result must keep the promises of text.h:
@@ -25,7 +25,7 @@
 #include <utf8proc.h>
 
 #include "fuzz.h"  // defines: FUZZ_ASSERT, fuzz_utf8_error
-#include "text.h"  // defines: text_tokenize, text_detokenize, text_normalize_line, text_is_space
+#include "text/text.h"  // defines: text_tokenize, text_detokenize, text_normalize_line, text_is_space
 
 /* The line as text.h describes it after step 1 (U+FEFF dropped, then NFC/NFKC and
  * case folding), minus the whitespace that steps 2 and 3 remove: malloc'd,

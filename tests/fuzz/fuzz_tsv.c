@@ -1,4 +1,4 @@
-/* fuzz_tsv.c — libFuzzer target: tsv_parse on arbitrary bytes (src/tsv.c).
+/* fuzz_tsv.c — libFuzzer target: tsv_parse on arbitrary bytes (src/data/tsv.c).
  *
  * The parser gets exactly the fuzzer's bytes (no terminator, so AddressSanitizer sees
  * any read past the end) and must keep the promises of tsv.h:
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "fuzz.h"  // defines: FUZZ_ASSERT, fuzz_utf8_error
-#include "tsv.h"   // defines: tsv_parse, tsv_free, tsv_describe_skipped
+#include "data/tsv.h"   // defines: tsv_parse, tsv_free, tsv_describe_skipped
 
 static int is_trimmed_space(char ch) { return ch == ' ' || ch == '\r' || ch == '\v' || ch == '\f'; }
 

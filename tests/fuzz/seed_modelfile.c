@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modelfile.h" /* defines: ModelFile, modelfile_write, modelfile_free */
+#include "files/modelfile.h" /* defines: ModelFile, modelfile_write, modelfile_free */
 
 static const char *src_words[] = {"<pad>", "<unk>", "<sos>", "<eos>", "go", "run"};
 static const char *tgt_words[] = {"<pad>", "<unk>", "<sos>", "<eos>", "जा"};

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modelfile.h" /* defines: ModelFile, modelfile_read, modelfile_write, modelfile_free */
+#include "files/modelfile.h" /* defines: ModelFile, modelfile_read, modelfile_write, modelfile_free */
 
 /* A whole number of s in 0..max, or -1. */
 static long index_arg(const char *s, long max)

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "modelfile.h" /* defines: ModelFile, modelfile_read, modelfile_free */
+#include "files/modelfile.h" /* defines: ModelFile, modelfile_read, modelfile_free */
 
 int main(int argc, char **argv)
 {

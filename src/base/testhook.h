@@ -1,0 +1,38 @@
+/* testhook.h — a hook for the end-to-end tests, inert unless the environment asks.
+ *
+ * NMT_PAUSE_AT_STEP=K makes `nmt train` stop itself with raise(SIGSTOP) right after
+ * update K has been made and its train.log line (if the step has one) flushed. A test
+ * that means to interrupt a run at a known point starts it with the variable, waits
+ * for the process to be stopped (state T in /proc/PID/stat: a condition, not a clock),
+ * then sends its signal: SIGKILL ends it there; SIGTERM or SIGINT stay pending while
+ * it is stopped, and SIGCONT lets it take them at once, so the run stops after step K
+ * however loaded the machine is (tests/test_cli.sh, tests/test_mpi.sh). Under mpirun
+ * each rank that has the variable stops after the same update K.
+ *
+ * NMT_WAIT_AT_STEP=K makes it instead say "nmt: test hook: waiting for SIGINT or SIGTERM
+ * after step K" on stderr and sleep until one of the two comes (the test waits for the
+ * line). Unlike a stopped process it takes no SIGCONT as leave to go on: mpirun, told
+ * to end a job, sends its ranks SIGCONT and only seconds later SIGTERM, and a rank
+ * waiting here takes that SIGTERM after step K, whenever it comes (tests/test_mpi.sh).
+ *
+ * Unset, empty or 0: nothing happens. A value that is not a step number is ignored
+ * with a warning.
+ *
+ * NMT_FULL_DISK_AT=NAME makes every file named NAME (its last path component) that
+ * nmt writes whole (src/io/outfile.h: model files, checkpoints, -o outputs) fail as on
+ * a full disk: its bytes go to /dev/full, so the flush fails with ENOSPC, through the
+ * same error path a real full disk takes (tests/test_cli.sh: a checkpoint that cannot
+ * be written leaves the one before it whole). Unset or empty: nothing happens.
+ */
+#ifndef TESTHOOK_H
+#define TESTHOOK_H
+
+/* Called once per update with the number of updates made so far (the step just
+ * logged); stops the process when it equals NMT_PAUSE_AT_STEP, waits for a signal when it
+ * equals NMT_WAIT_AT_STEP. The variables are read
+ * at the first call. */
+void testhook_pause_at_step(long step);
+
+/* 1 if NMT_FULL_DISK_AT names path's last component. */
+int testhook_full_disk(const char *path);
+#endif

@@ -1,0 +1,211 @@
+/* classify.c — `nmt classify`; see classify.h. */
+#include "decode/classify.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/corpus.h"    /* defines: encode_tokens */
+#include "io/lines.h"     /* defines: lines_read_batches */
+#include "layers/pooling.h"   /* defines: POOL_ATTENTION */
+#include "io/outfile.h"   /* defines: OutFile, outfile_open, outfile_commit */
+#include "io/svg.h"       /* defines: Svg, svg_* */
+#include "decode/translate.h" /* defines: source_units */
+#include "text/vocab.h"     /* defines: vocab_class_label */
+
+#define CLASSIFY_BATCH 64
+
+void classify_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, int *classes, float *probs,
+                    float **attn, TokenList *units, int *cut)
+{
+    const ModelDims *d = &mf->model.dims;
+    int C = model_classes(d);
+    Example *ex = xcalloc(n ? n : 1, sizeof(Example));
+    int *live = xmalloc(sizeof(int) * (n ? n : 1)), n_live = 0;
+    for (int i = 0; i < n; i++) {
+        TokenList tok;
+        Error err;
+        classes[i] = -1;
+        if (attn) attn[i] = NULL;
+        if (cut) cut[i] = 0;
+        if (source_units(mf, lines[i], &tok, &err) == 0 && tok.n > 0) {
+            if (tok.n > CLASSIFY_MAX_UNITS) {
+                if (cut) cut[i] = tok.n;
+                for (int j = CLASSIFY_MAX_UNITS; j < tok.n; j++)
+                    free(tok.tokens[j]);
+                tok.n = CLASSIFY_MAX_UNITS;
+            }
+            ex[n_live] = (Example){.src = encode_tokens(&tok, &mf->src_vocab), .src_len = tok.n, .label = -1};
+            live[n_live++] = i;
+        }
+        if (units) units[i] = tok;
+        else token_list_free(&tok);
+    }
+    int *idx = xmalloc(sizeof(int) * (n_live ? n_live : 1));
+    for (int s = 0; s < n_live; s++)
+        idx[s] = s;
+    Batch batch = {0};
+    if (n_live > 0) {
+        model_fill_batch(&mf->model, &batch, ex, idx, n_live);
+        runstate_ensure(rs, d, RUN_SCORE, n_live, batch.S, 1);
+        model_forward(&mf->model, rs, &batch, 0);
+    }
+    /* A packed batch keeps the rows in order (every example has the same, empty target). */
+    for (int s = 0; s < n_live; s++) {
+        int i = live[s];
+        const float *x = rs->logits + (long)s * C;
+        int best = 0;
+        float top = x[0];
+        for (int k = 1; k < C; k++)
+            if (x[k] > top) top = x[best = k];
+        classes[i] = best;
+        if (probs) {
+            double z = 0;
+            for (int k = 0; k < C; k++)
+                z += exp((double)x[k] - top);
+            for (int k = 0; k < C; k++)
+                probs[(long)i * C + k] = (float)(exp((double)x[k] - top) / z);
+        }
+        if (attn && d->pooling == POOL_ATTENTION) {
+            attn[i] = xmalloc(sizeof(float) * ex[s].src_len);
+            memcpy(attn[i], rs->pool_attn + (long)s * batch.S, sizeof(float) * ex[s].src_len);
+        }
+        free(ex[s].src);
+    }
+    batch_free(&batch);
+    free(ex);
+    free(live);
+    free(idx);
+}
+
+/* DIR/LINE.svg: the tokens in a row, each on a box shaded by its attention weight
+ * (viridis, scaled to the line's largest weight), the weight below it; the label
+ * and its probability as the title. */
+static int write_picture(const char *dir, long number, const TokenList *tok, const float *a, const char *label,
+                         double prob, Error *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%06ld.svg", dir, number);
+    OutFile o;
+    if (outfile_open(&o, path, err)) return -1;
+    const double size = 14, pad = 6, top_y = 40, box_h = 28;
+    double top = 0, width = 2 * pad;
+    for (int j = 0; j < tok->n; j++) {
+        if (a[j] > top) top = a[j];
+        width += svg_text_width(tok->tokens[j], size) + 2 * pad;
+    }
+    char title[512];
+    snprintf(title, sizeof title, "%s (%.4f)", label, prob);
+    double title_w = svg_text_width(title, size) + 2 * pad;
+    Svg svg;
+    svg_begin(&svg, o.f, width > title_w ? width : title_w, top_y + box_h + 30);
+    SvgText st = svg_text_style(size);
+    st.bold = 1;
+    svg_text(&svg, pad, 22, title, &st);
+    SvgText word = svg_text_style(size), weight = svg_text_style(10);
+    word.anchor = weight.anchor = SVG_ANCHOR_MIDDLE;
+    word.middle_baseline = 1;
+    double x = pad;
+    for (int j = 0; j < tok->n; j++) {
+        double w = svg_text_width(tok->tokens[j], size) + 2 * pad, t = top > 0 ? a[j] / top : 0;
+        char fill[8], tip[64];
+        svg_viridis(t, fill);
+        snprintf(tip, sizeof tip, "attention %.4f", a[j]);
+        svg_rect(&svg, x, top_y, w - 2, box_h, fill, NULL, tip);
+        word.fill = t > 0.6 ? "black" : "white";  /* readable on viridis' dark and light ends */
+        svg_text(&svg, x + w / 2, top_y + box_h / 2, tok->tokens[j], &word);
+        char value[16];
+        snprintf(value, sizeof value, "%.3f", a[j]);
+        svg_text(&svg, x + w / 2, top_y + box_h + 16, value, &weight);
+        x += w;
+    }
+    svg_end(&svg);
+    return outfile_commit(&o, err);
+}
+
+/* Classifies lines[0..n-1] (lines first_number.. of in_name, numbered from base +
+ * first_number across the inputs, as the pictures are) and writes their output lines. */
+static int flush_lines(ModelFile *mf, RunState *rs, char **lines, const char *warned, int n, long first_number,
+                       long base, FILE *out, const char *in_name, const ClassifyOptions *opt, Error *err)
+{
+    int C = model_classes(&mf->model.dims), status = 0;
+    int *classes = xmalloc(sizeof(int) * n), *cut = xmalloc(sizeof(int) * n);
+    float *probs = xmalloc(sizeof(float) * (size_t)n * C), **attn = NULL;
+    TokenList *units = NULL;
+    if (opt->attention_svg) {
+        attn = xcalloc(n, sizeof(float *));
+        units = xcalloc(n, sizeof(TokenList));
+    }
+    classify_lines(mf, rs, lines, n, classes, probs, attn, units, cut);
+    for (int i = 0; i < n; i++) {
+        int c = classes[i];
+        const float *p = probs + (long)i * C;
+        if (c < 0) {
+            if (!warned[i])
+                fprintf(stderr, "nmt: warning: %s line %ld: no text to classify (empty, or not UTF-8): an empty line "
+                                "out\n", in_name, first_number + i);
+            fputc('\n', out);
+            continue;
+        }
+        if (cut[i])
+            fprintf(stderr, "nmt: warning: %s line %ld: %d units, more than the %d a line is classified by; only the "
+                            "first %d classified\n", in_name, first_number + i, cut[i], CLASSIFY_MAX_UNITS,
+                    CLASSIFY_MAX_UNITS);
+        if (opt->probs == 2) {
+            for (int k = 0; k < C; k++)
+                fprintf(out, "%s%s\t%.4f", k ? "\t" : "", vocab_class_label(&mf->tgt_vocab, k), p[k]);
+            fputc('\n', out);
+        } else if (opt->probs == 1) {
+            fprintf(out, "%s\t%.4f\n", vocab_class_label(&mf->tgt_vocab, c), p[c]);
+        } else {
+            fprintf(out, "%s\n", vocab_class_label(&mf->tgt_vocab, c));
+        }
+        if (status == 0 && attn && attn[i])
+            status = write_picture(opt->attention_svg, base + first_number + i, &units[i], attn[i],
+                                   vocab_class_label(&mf->tgt_vocab, c), p[c], err);
+    }
+    if (attn)
+        for (int i = 0; i < n; i++) {
+            free(attn[i]);
+            token_list_free(&units[i]);
+        }
+    free(attn);
+    free(units);
+    free(classes);
+    free(cut);
+    free(probs);
+    if (status == 0 && (ferror(out) || fflush(out) != 0))
+        status = error_set(err, "writing the labels: %s", strerror(errno));
+    return status;
+}
+
+/* flush_lines' arguments besides the lines, for lines_read_batches. */
+typedef struct {
+    ModelFile *mf;
+    RunState *rs;
+    long base;
+    FILE *out;
+    const char *in_name;
+    const ClassifyOptions *opt;
+} StreamJob;
+
+static int flush_job(void *ctx, char **lines, const char *warned, int n, long first_number, Error *err)
+{
+    StreamJob *j = ctx;
+    return flush_lines(j->mf, j->rs, lines, warned, n, first_number, j->base, j->out, j->in_name, j->opt, err);
+}
+
+int classify_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const ClassifyOptions *opt,
+                    long *lines_before, Error *err)
+{
+    RunState rs = {0};
+    StreamJob job = {mf, &rs, *lines_before, out, in_name, opt};
+    long count = 0;
+    /* A NUL byte leaves the line without text, which flush_lines warns about. */
+    int status = lines_read_batches(in, in_name, opt->batch > 0 ? opt->batch : CLASSIFY_BATCH, "classify", &opt->lines,
+                                    "an empty line out", NULL, flush_job, &job, &count, err);
+    *lines_before += count;
+    runstate_free(&rs);
+    return status;
+}

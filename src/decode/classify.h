@@ -1,0 +1,53 @@
+/* classify.h — `nmt classify MODEL.bin`: a classifier's (model.type classifier) label
+ * for each line of text.
+ *
+ * A line is read as the training texts were (normalised, tokenised, segmented as the
+ * model file says), encoded, pooled and scored; line i of the output answers line i of
+ * the input. Output, one line each:
+ *   plain        the most likely label
+ *   --probs      the label, a tab, its probability ("pos\t0.9731")
+ *   --probs all  every label and its probability, tab-separated, in the model's label
+ *                order (`nmt info` lists it): "neg\t0.0269\tpos\t0.9731"
+ * A line with no tokens (empty, only spaces) or that cannot be read (invalid UTF-8, a
+ * NUL byte, longer than the line limit of lines.h) has no label: its output line is
+ * empty, with a warning naming its number. A line of more than CLASSIFY_MAX_UNITS units
+ * is classified by its first CLASSIFY_MAX_UNITS, with a warning naming it.
+ * --attention-svg DIR (attention pooling) also writes DIR/LINE.svg (LINE 1-based, six
+ * digits): the line's tokens shaded by their attention weight.
+ */
+#ifndef CLASSIFY_H
+#define CLASSIFY_H
+
+#include <stdio.h>
+
+#include "io/lines.h"     /* defines: LineLimit */
+#include "files/modelfile.h" /* defines: ModelFile */
+#include "base/util.h"      /* defines: Error */
+
+typedef struct {
+    int probs;                  /* 0 label only, 1 with its probability, 2 every label's */
+    int batch;                  /* lines scored together (0: 64) */
+    const char *attention_svg;  /* directory for one picture per line, or NULL */
+    LineLimit lines;            /* the longest input line (--max-line-bytes) */
+} ClassifyOptions;
+
+/* The most units (tokens, pieces) of a line that are classified: a longer line is cut
+ * to its first CLASSIFY_MAX_UNITS, with a warning naming it. */
+#define CLASSIFY_MAX_UNITS 1000
+
+/* Classifies every line of in (named in_name in messages) onto out; *lines_before
+ * numbers the lines on across several inputs and is advanced. 0, or -1 with err (a read
+ * or write error, a model file given as text, an SVG that cannot be written). */
+int classify_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const ClassifyOptions *opt,
+                    long *lines_before, Error *err);
+
+/* The most likely class of each of n lines (-1 for a line with no tokens or that
+ * cannot be read) and, with probs non-NULL, every class's probability (n, C); with
+ * attn non-NULL, attention pooling's weights per line (malloc'd, one per token; NULL
+ * for a line without) and the tokens in units (n TokenLists, the caller frees); with
+ * cut non-NULL, cut[i] is line i's unit count when only its first CLASSIFY_MAX_UNITS
+ * were classified, else 0 (the caller warns). For nmt eval, which scores lines as nmt
+ * classify labels them. rs may be zeroed. */
+void classify_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, int *classes, float *probs,
+                    float **attn, TokenList *units, int *cut);
+#endif

@@ -1,0 +1,485 @@
+#include "decode/decode.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/fastmath.h"    /* defines: expf_fast */
+#include "models/transformer.h" /* defines: TDecoder, tdecoder_* */
+#include "base/util.h"        /* defines: xmalloc */
+#include "text/vocab.h"    /* defines: VOCAB_UNK, VOCAB_SOS, VOCAB_EOS */
+
+void hypothesis_free(Hypothesis *h)
+{
+    free(h->words);
+    free(h->attn);
+    memset(h, 0, sizeof *h);
+}
+
+/* Sentence n's source length: its real (mask 1) positions, which come first. */
+static int source_length(const Batch *src, int n)
+{
+    int len = 0;
+    for (int t = 0; t < src->S; t++)
+        len += src->mask[(long)t * src->B + n] != 0.0f;
+    return len;
+}
+
+/* log sum_w exp(row[w]) over the V logits: what a logit minus it is, a log-probability. */
+static float log_normaliser(const float *row, int V)
+{
+    float maxv = row[0], sum = 0.0f;
+#pragma omp simd reduction(max : maxv)
+    for (int w = 1; w < V; w++)
+        maxv = row[w] > maxv ? row[w] : maxv;
+#pragma omp simd reduction(+ : sum)
+    for (int w = 0; w < V; w++)
+        sum += expf_fast(row[w] - maxv);
+    return maxv + logf(sum);
+}
+
+/* ---------------------------------------------------------------- greedy search */
+
+void greedy_search(const Decoder *dec, const Batch *src, const int *limit, int want_attn, Hypothesis *out)
+{
+    int B = src->B, S = src->S, V = dec->vocab, max_len = 1;
+    for (int b = 0; b < B; b++)
+        if (limit[b] > max_len) max_len = limit[b];
+    dec->start(dec->ctx, src, 1, max_len, want_attn);
+    int *prev = xmalloc(sizeof(int) * B), *done = xcalloc(B, sizeof(int)), *src_len = xmalloc(sizeof(int) * B);
+    int remaining = B;
+    for (int b = 0; b < B; b++) {
+        int rows = limit[b] > 0 ? limit[b] : 1;
+        prev[b] = VOCAB_SOS;
+        src_len[b] = source_length(src, b);
+        out[b] = (Hypothesis){.words = xmalloc(sizeof(int) * rows)};
+        /* Room for every step up to the limit: step t writes row t. */
+        if (want_attn) out[b].attn = xmalloc(sizeof(float) * (rows * src_len[b] > 0 ? rows * src_len[b] : 1));
+        done[b] = limit[b] < 1;
+        remaining -= done[b];
+    }
+    /* Step t emits word t+1; a sentence without <eos> by its limit is cut there. */
+    for (int t = 0; t < max_len && remaining > 0; t++) {
+        const float *attn = NULL; /* (B, S) */
+        const float *logits = dec->step(dec->ctx, t, prev, &attn); /* (B, V) */
+        for (int b = 0; b < B; b++) {
+            if (done[b]) {  /* fed some word; its output is not read */
+                prev[b] = VOCAB_EOS;
+                continue;
+            }
+            const float *row = logits + (long)b * V;
+            int best = best_word(row, V);
+            prev[b] = best;
+            out[b].score += row[best] - log_normaliser(row, V);
+            out[b].logprob = out[b].score;
+            if (want_attn)
+                memcpy(out[b].attn + (long)t * src_len[b], attn + (long)b * S, sizeof(float) * src_len[b]);
+            if (best == VOCAB_EOS) out[b].finished = 1;
+            else out[b].words[out[b].len++] = best;
+            if (out[b].finished || out[b].len >= limit[b]) {
+                done[b] = 1;
+                remaining--;
+                if (dec->retire) dec->retire(dec->ctx, b);
+            }
+        }
+    }
+    free(prev);
+    free(done);
+    free(src_len);
+}
+
+/* ---------------------------------------------------------------- beam search */
+
+typedef struct {
+    float score;   /* total log-probability */
+    int beam, word;
+} Candidate;
+
+/* Keeps the n best candidates seen, best first (n is small: 2K). One equal to a kept
+ * candidate goes after it: candidates are offered beam by beam (best beam first), word
+ * by word, which is the tie-break decode.h promises. */
+static void keep_best(Candidate *best, int *count, int n, Candidate c)
+{
+    if (*count == n && c.score <= best[n - 1].score) return;
+    int i = *count < n ? (*count)++ : n - 1;
+    while (i > 0 && best[i - 1].score < c.score) {
+        best[i] = best[i - 1];
+        i--;
+    }
+    best[i] = c;
+}
+
+static float length_penalty(int len, float alpha)
+{
+    if (alpha == LENGTH_AVERAGE) return (float)len;
+    return alpha == 0.0f ? 1.0f : powf((5.0f + len) / 6.0f, alpha);
+}
+
+/* One sentence's search: its K rows of the batch are rows n*K .. n*K+K-1. Each live
+ * beam's words (and, when asked for, its attention rows) are copied forward every
+ * step: short sentences and small K make that cheaper than back-pointers. */
+typedef struct {
+    int *hist, *next_hist;     /* (K, max_len) words of each live beam */
+    float *ahist, *next_ahist; /* (K, max_len, src_len) attention rows, or NULL */
+    float *score;              /* (K) total log-probability of each live beam */
+    Hypothesis *final;         /* (K) finished hypotheses, best first */
+    int live, n_final, done, limit, src_len;
+} Search;
+
+/* Sentence q's hypothesis from live beam k's first len words and rows, plus one more
+ * attention row (the step that emitted <eos>) when finished. */
+static Hypothesis make_hypothesis(const Search *q, const int *words, const float *rows, int len, int finished,
+                                  const float *last_row, float logprob, float alpha)
+{
+    Hypothesis h = {.len = len, .finished = finished, .logprob = logprob,
+                    .score = logprob / length_penalty(len + finished, alpha)};
+    h.words = xmalloc(sizeof(int) * (len ? len : 1));
+    memcpy(h.words, words, sizeof(int) * len);
+    if (rows) {
+        long n = q->src_len, r = len + finished;
+        h.attn = xmalloc(sizeof(float) * (r * n > 0 ? r * n : 1));
+        memcpy(h.attn, rows, sizeof(float) * len * n);
+        if (finished) memcpy(h.attn + len * n, last_row, sizeof(float) * n);
+    }
+    return h;
+}
+
+/* Inserts h among q's finished hypotheses, which stay sorted best first (stable). */
+static void add_final(Search *q, Hypothesis h)
+{
+    int i = q->n_final++;
+    while (i > 0 && q->final[i - 1].score < h.score) {
+        q->final[i] = q->final[i - 1];
+        i--;
+    }
+    q->final[i] = h;
+}
+
+void beam_search(const Decoder *dec, const Batch *src, int K, int nbest, const int *limit, float alpha,
+                 int want_attn, Hypothesis *out, int *count)
+{
+    int N = src->B, S = src->S, V = dec->vocab, R = N * K, max_len = 1;
+    if (nbest < 1) nbest = 1;
+    if (nbest > K) nbest = K;
+    for (int n = 0; n < N; n++)
+        if (limit[n] > max_len) max_len = limit[n];
+    /* All beams of all sentences decode as one batch of N*K rows. */
+    dec->start(dec->ctx, src, K, max_len, want_attn);
+
+    Search *sr = xcalloc(N, sizeof(Search));
+    for (int n = 0; n < N; n++) {
+        Search *q = &sr[n];
+        q->hist = xcalloc((long)K * max_len, sizeof(int));
+        q->next_hist = xcalloc((long)K * max_len, sizeof(int));
+        q->src_len = source_length(src, n);
+        if (want_attn) {
+            q->ahist = xcalloc((long)K * max_len * q->src_len, sizeof(float));
+            q->next_ahist = xcalloc((long)K * max_len * q->src_len, sizeof(float));
+        }
+        q->score = xcalloc(K, sizeof(float));
+        q->final = xcalloc(K, sizeof(Hypothesis));
+        q->live = 1; /* at t = 0 all K rows hold the same <sos> beam */
+        q->limit = limit[n] > 0 ? limit[n] : 1;
+        count[n] = 0;
+    }
+    int *prev = xmalloc(sizeof(int) * R), *parent = xmalloc(sizeof(int) * R), remaining = N;
+    float *next_score = xmalloc(sizeof(float) * K);
+    Candidate *best = xmalloc(sizeof(Candidate) * 2 * K);
+    for (int r = 0; r < R; r++)
+        prev[r] = VOCAB_SOS;
+    for (int t = 0; t < max_len && remaining > 0; t++) {
+        const float *attn = NULL; /* (R, S) */
+        const float *logits = dec->step(dec->ctx, t, prev, &attn); /* (R, V) */
+        for (int r = 0; r < R; r++)
+            parent[r] = r;
+        for (int n = 0; n < N; n++) {
+            Search *q = &sr[n];
+            if (q->done) continue;
+            long arow = (long)max_len * q->src_len; /* one beam's attention history */
+            int n_cand = 0;
+            for (int k = 0; k < q->live; k++) {
+                const float *row = logits + (long)(n * K + k) * V;
+                float base = q->score[k] - log_normaliser(row, V);
+                for (int w = VOCAB_UNK; w < V; w++)
+                    if (w != VOCAB_SOS) keep_best(best, &n_cand, 2 * K, (Candidate){base + row[w], k, w});
+            }
+            /* Best first: an <eos> finishes a hypothesis, anything else continues as a beam. */
+            int next = 0;
+            for (int c = 0; c < n_cand && next < K && q->n_final < K; c++) {
+                const Candidate *cd = &best[c];
+                const int *words = q->hist + (long)cd->beam * max_len;
+                const float *rows = q->ahist ? q->ahist + cd->beam * arow : NULL;
+                const float *now = rows ? attn + (long)(n * K + cd->beam) * S : NULL;
+                if (cd->word == VOCAB_EOS) {
+                    add_final(q, make_hypothesis(q, words, rows, t, 1, now, cd->score, alpha));
+                    continue;
+                }
+                memcpy(q->next_hist + (long)next * max_len, words, sizeof(int) * t);
+                q->next_hist[(long)next * max_len + t] = cd->word;
+                if (rows) {
+                    float *dst = q->next_ahist + next * arow;
+                    memcpy(dst, rows, sizeof(float) * t * q->src_len);
+                    memcpy(dst + (long)t * q->src_len, now, sizeof(float) * q->src_len);
+                }
+                next_score[next] = cd->score;
+                parent[n * K + next] = n * K + cd->beam;
+                prev[n * K + next] = cd->word;
+                next++;
+            }
+            for (int k = next; k < K; k++)
+                prev[n * K + k] = next > 0 ? prev[n * K] : VOCAB_EOS;
+            int *swap = q->hist;
+            q->hist = q->next_hist;
+            q->next_hist = swap;
+            float *aswap = q->ahist;
+            q->ahist = q->next_ahist;
+            q->next_ahist = aswap;
+            memcpy(q->score, next_score, sizeof(float) * next);
+            q->live = next;
+            if (q->n_final >= K || next == 0 || t + 1 >= q->limit) {
+                /* Too few finished: the best live beams, cut at the limit, make up the rest. */
+                for (int k = 0; k < next && q->n_final < nbest; k++)
+                    add_final(q, make_hypothesis(q, q->hist + (long)k * max_len, q->ahist ? q->ahist + k * arow : NULL,
+                                                 t + 1, 0, NULL, q->score[k], alpha));
+                q->done = 1;
+                remaining--;
+                for (int k = 0; dec->retire && k < K; k++)
+                    dec->retire(dec->ctx, n * K + k);
+            }
+        }
+        /* The surviving beams' states, in their new order, feed step t + 1. */
+        dec->reorder(dec->ctx, t, parent);
+    }
+    for (int n = 0; n < N; n++) {
+        Search *q = &sr[n];
+        count[n] = q->n_final < nbest ? q->n_final : nbest;
+        for (int i = 0; i < q->n_final; i++) {
+            if (i < count[n]) out[(long)n * nbest + i] = q->final[i];
+            else hypothesis_free(&q->final[i]);
+        }
+        free(q->hist);
+        free(q->next_hist);
+        free(q->ahist);
+        free(q->next_ahist);
+        free(q->score);
+        free(q->final);
+    }
+    free(sr);
+    free(prev);
+    free(parent);
+    free(next_score);
+    free(best);
+}
+
+/* ---------------------------------------------------------------- the recurrent model as a Decoder */
+
+/* The recurrent model behind the Decoder interface: model.h's step-by-step pieces over
+ * a batch of R rows. Its encoder runs per row, so with K > 1 every source is repeated
+ * K times and encoded K times (identical rows; beam search always did so). */
+typedef struct {
+    Model *m;
+    RunState *rs;
+    const Batch *rows;  /* the R rows being decoded: the sources themselves, or repeated */
+    Batch repeated;     /* K > 1: source n as rows n*K .. n*K+K-1 */
+} RnnDecoder;
+
+/* dst = each of src's N sources K times, rows n*K .. n*K+K-1, laid out by
+ * batch_fill_source exactly as it lays out the sentences themselves. */
+static void repeat_sources(Batch *dst, const Batch *src, int K)
+{
+    int N = src->B, S = src->S, R = N * K;
+    int *ids = xmalloc(sizeof(int) * (long)N * S), **rows = xmalloc(sizeof(int *) * R), *lens = xmalloc(sizeof(int) * R);
+    for (int n = 0; n < N; n++) {
+        int len = source_length(src, n);
+        for (int t = 0; t < len; t++)
+            ids[(long)n * S + t] = src->src[(long)t * N + n];
+        for (int k = 0; k < K; k++) {
+            rows[n * K + k] = ids + (long)n * S;
+            lens[n * K + k] = len;
+        }
+    }
+    batch_fill_source(dst, rows, lens, R);
+    free(ids);
+    free(rows);
+    free(lens);
+}
+
+static void rnn_start(void *ctx, const Batch *src, int K, int max_steps, int want_attn)
+{
+    RnnDecoder *d = ctx;
+    (void)want_attn; /* the attention weights are part of every step anyway */
+    d->rows = src;
+    if (K > 1) {
+        repeat_sources(&d->repeated, src, K);
+        d->rows = &d->repeated;
+    }
+    runstate_ensure(d->rs, &d->m->dims, RUN_DECODE, d->rows->B, d->rows->S, max_steps);
+    model_encode(d->m, d->rs, d->rows);
+}
+
+static const float *rnn_step(void *ctx, int t, const int *prev, const float **attn)
+{
+    RnnDecoder *d = ctx;
+    int R = d->rows->B;
+    model_decoder_input(d->m, d->rs, t, prev, R);
+    model_decoder_step(d->m, d->rs, d->rows, t);
+    model_step_logits(d->m, d->rs, t, R, d->rs->logits);
+    *attn = d->rs->attn + (long)t * R * d->rows->S; /* (T, R, S): step t's rows */
+    return d->rs->logits;
+}
+
+static void rnn_reorder(void *ctx, int t, const int *parent)
+{
+    RnnDecoder *d = ctx;
+    model_reorder_state(d->m, d->rs, t, parent, d->rows->B);
+}
+
+static Decoder rnn_decoder(RnnDecoder *d)
+{
+    return (Decoder){.ctx = d, .vocab = d->m->dims.tgt_vocab, .start = rnn_start, .step = rnn_step,
+                     .reorder = rnn_reorder};
+}
+
+/* ---------------------------------------------------------------- ensembles */
+
+static void ensemble_start(void *ctx, const Batch *src, int K, int max_steps, int want_attn)
+{
+    Ensemble *e = ctx;
+    for (int i = 0; i < e->n; i++)
+        e->members[i].start(e->members[i].ctx, src, K, max_steps, want_attn);
+    e->R = src->B * K;
+    e->S = src->S;
+    long V = e->members[0].vocab, need = (long)e->R * V, need_attn = (long)e->R * (e->S > 0 ? e->S : 1);
+    if (need > e->logp_cap) {
+        free(e->logp);
+        e->logp = xmalloc(sizeof(float) * need);
+        e->logp_cap = need;
+    }
+    if (need_attn > e->attn_cap) {
+        free(e->attn);
+        e->attn = xmalloc(sizeof(float) * need_attn);
+        e->attn_cap = need_attn;
+    }
+}
+
+static const float *ensemble_step(void *ctx, int t, const int *prev, const float **attn)
+{
+    Ensemble *e = ctx;
+    int V = e->members[0].vocab, R = e->R, S = e->S, with_attn = 1;
+    memset(e->logp, 0, sizeof(float) * (long)R * V);
+    memset(e->attn, 0, sizeof(float) * (long)R * S);
+    for (int i = 0; i < e->n; i++) {
+        const float *a = NULL;
+        const float *logits = e->members[i].step(e->members[i].ctx, t, prev, &a);
+        for (int r = 0; r < R; r++) {
+            const float *row = logits + (long)r * V;
+            float *p = e->logp + (long)r * V, lse = log_normaliser(row, V);
+            for (int w = 0; w < V; w++)
+                p[w] += expf(row[w] - lse);
+        }
+        if (a) {
+            for (long j = 0; j < (long)R * S; j++)
+                e->attn[j] += a[j] / e->n;
+        } else {
+            with_attn = 0;
+        }
+    }
+    for (long j = 0; j < (long)R * V; j++)
+        e->logp[j] = logf(e->logp[j] / e->n + 1e-30f);
+    *attn = with_attn ? e->attn : NULL;
+    return e->logp;
+}
+
+static void ensemble_reorder(void *ctx, int t, const int *parent)
+{
+    Ensemble *e = ctx;
+    for (int i = 0; i < e->n; i++)
+        e->members[i].reorder(e->members[i].ctx, t, parent);
+}
+
+/* The members that can stop computing a row do; the others' rows stay as they were. */
+static void ensemble_retire(void *ctx, int row)
+{
+    Ensemble *e = ctx;
+    for (int i = 0; i < e->n; i++)
+        if (e->members[i].retire) e->members[i].retire(e->members[i].ctx, row);
+}
+
+Decoder ensemble_decoder(Ensemble *e, const Decoder *members, int n)
+{
+    e->members = members;
+    e->n = n;
+    return (Decoder){.ctx = e, .vocab = members[0].vocab, .start = ensemble_start, .step = ensemble_step,
+                     .reorder = ensemble_reorder, .retire = ensemble_retire};
+}
+
+void ensemble_free(Ensemble *e)
+{
+    free(e->logp);
+    free(e->attn);
+    memset(e, 0, sizeof *e);
+}
+
+/* ---------------------------------------------------------------- searches over models */
+
+/* One Decoder for the n models: the model's own, or the ensemble of them. */
+typedef struct {
+    RnnDecoder *rnn;    /* (n) */
+    TDecoder **tr;      /* (n): the Transformers' (NULL for a recurrent model) */
+    Decoder *members;   /* (n) */
+    Ensemble ensemble;
+    Decoder dec;
+    int n;
+} Models;
+
+static void models_open(Models *ms, Model *const *m, RunState *const *rs, int n)
+{
+    ms->n = n;
+    ms->rnn = xcalloc(n, sizeof(RnnDecoder));
+    ms->members = xcalloc(n, sizeof(Decoder));
+    ms->ensemble = (Ensemble){0};
+    ms->tr = xcalloc(n, sizeof(TDecoder *));
+    for (int i = 0; i < n; i++) {
+        ms->rnn[i] = (RnnDecoder){.m = m[i], .rs = rs[i]};
+        if (m[i]->dims.type == MODEL_TRANSFORMER) {
+            ms->tr[i] = tdecoder_new(m[i], rs[i]->attn_layer);
+            ms->members[i] = tdecoder_decoder(ms->tr[i]);
+        } else {
+            ms->members[i] = rnn_decoder(&ms->rnn[i]);
+        }
+    }
+    ms->dec = n == 1 ? ms->members[0] : ensemble_decoder(&ms->ensemble, ms->members, n);
+}
+
+static void models_close(Models *ms)
+{
+    for (int i = 0; i < ms->n; i++) {
+        batch_free(&ms->rnn[i].repeated);
+        tdecoder_free(ms->tr[i]);
+    }
+    free(ms->tr);
+    ensemble_free(&ms->ensemble);
+    free(ms->rnn);
+    free(ms->members);
+}
+
+void decode_greedy(Model *const *m, RunState *const *rs, int n_models, const Batch *batch, const int *limit, int want_attn,
+                   Hypothesis *out)
+{
+    Models ms;
+    models_open(&ms, m, rs, n_models);
+    greedy_search(&ms.dec, batch, limit, want_attn, out);
+    models_close(&ms);
+}
+
+void decode_beam(Model *const *m, RunState *const *rs, int n_models, int *const *src, const int *src_len, int N, int K,
+                 int nbest, const int *limit, float alpha, int want_attn, Hypothesis *out, int *count)
+{
+    Batch batch = {0};
+    batch_fill_source(&batch, src, src_len, N);
+    Models ms;
+    models_open(&ms, m, rs, n_models);
+    beam_search(&ms.dec, &batch, K, nbest, limit, alpha, want_attn, out, count);
+    models_close(&ms);
+    batch_free(&batch);
+}

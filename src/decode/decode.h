@@ -1,0 +1,146 @@
+/* decode.h — turning source sentences into target sentences with a trained model.
+ *
+ * Greedy search: at each step feed the most probable word of the previous step, until
+ * <eos> or the sentence's word limit. Beam search keeps the K best partial sentences
+ * instead. Either way a batch of sentences (and all their beams) is decoded together,
+ * one matrix product per step for all of them; each sentence stops on its own.
+ *
+ * The searches do not know the model: they drive a Decoder, a model seen as R rows
+ * (partial sentences) that each advance by one word per step. The recurrent model is
+ * one implementation (decode_greedy / decode_beam wrap it); another model (a
+ * Transformer with per-layer key/value caches) or a test's hand-written table is
+ * another. A search runs
+ *
+ *     dec->start(dec->ctx, src, K, max_steps, want_attn);      R = src->B * K rows
+ *     for t = 0, 1, ...:
+ *         logits = dec->step(dec->ctx, t, prev, &attn);        prev: (R) words fed
+ *         ... choose each row's next word; beam search also picks which rows survive ...
+ *         dec->reorder(dec->ctx, t, parent);                   beam search only
+ *
+ * A result is a Hypothesis: the words, whether it ended with <eos>, its score, and
+ * optionally the attention weights of every step (for alignments, heatmaps and
+ * <unk> replacement).
+ */
+#ifndef DECODE_H
+#define DECODE_H
+
+#include "data/batch.h" /* defines: Batch */
+#include "models/model.h" /* defines: Model, RunState */
+
+/* ---------------------------------------------------------------- the decoder interface */
+
+/* What a search needs from a model. ctx is the model's own state (weights, caches,
+ * scratch); the search passes it back unchanged and never frees it.
+ *
+ * start(ctx, src, K, max_steps, want_attn)
+ *     src holds N source sentences (batch_fill_source: src->src and src->mask are (S, N),
+ *     time-major). The search decodes R = N*K rows: row r = n*K + k continues sentence
+ *     n = r / K (greedy: K = 1; beam search: K beams per sentence, so a model may encode
+ *     each source once and share it between its K rows). Encodes the sources and puts
+ *     every row in the decoder's initial state; at most max_steps steps follow. This is
+ *     where a model allocates what the steps need (per batch, never per step). src stays
+ *     valid and unchanged until the search returns.
+ * step(ctx, t, prev, &attn) -> logits
+ *     Step t = 0, 1, ... (in order, t < max_steps): row r is fed the word prev[r] (R ids:
+ *     <sos> at t = 0, then the word the search chose for the row at step t - 1; the rows
+ *     of a sentence that is already done are fed some word and their output ignored) and
+ *     advances one position. Returns the logits (R, V) of the next word, V = vocab,
+ *     unnormalised (the search takes the log-softmax). With want_attn, *attn is set to
+ *     (R, S): row r's attention weights over its source at this step, of which the first
+ *     src_len[r / K] are read (a Transformer reports its cross-attention averaged over
+ *     heads, and layers if it likes); without want_attn *attn may be left NULL. Both
+ *     buffers belong to ctx and are read before the next call.
+ * reorder(ctx, t, parent)
+ *     After step t, the rows that survive: row r's whole state (for a Transformer, its
+ *     key/value cache rows of every layer for steps 0..t) becomes a copy of row
+ *     parent[r]'s as it was before the call (R ids; parent[r] / K == r / K; a row may be
+ *     the parent of several). Beam search calls it after every step; greedy never.
+ * retire(ctx, r)   (optional: NULL if the model has no use for it)
+ *     Row r's sentence is done: the search reads neither its logits nor its attention
+ *     again, and never names it as a parent, so a model may stop computing it (its rows
+ *     of later steps' outputs are then unspecified). */
+typedef struct {
+    void *ctx;
+    int vocab; /* V: the width of a logits row */
+    void (*start)(void *ctx, const Batch *src, int K, int max_steps, int want_attn);
+    const float *(*step)(void *ctx, int t, const int *prev, const float **attn);
+    void (*reorder)(void *ctx, int t, const int *parent);
+    void (*retire)(void *ctx, int row);
+} Decoder;
+
+/* ---------------------------------------------------------------- results */
+
+typedef struct {
+    int *words;      /* len word ids, <eos> not included */
+    int len;
+    int finished;    /* 1 if it ended with <eos>, 0 if cut at the word limit */
+    float score;     /* beam: log P(y | x) / lp(|y|) (see beam_search); greedy:
+                        log P(y | x), <eos> included when emitted, no length penalty */
+    float logprob;   /* log P(y | x), <eos> included when emitted: the score before the
+                        length penalty (greedy: the same as score) */
+    float *attn;     /* when asked for: (len + finished, src_len) attention weights of
+                        each step, the last row the step that emitted <eos>; else NULL */
+} Hypothesis;
+
+void hypothesis_free(Hypothesis *h);
+
+/* ---------------------------------------------------------------- the searches */
+
+/* Greedy search for the B sentences of src (batch_fill_source); sentence b may emit at
+ * most limit[b] words. Each step takes every row's most likely word (best_word: never
+ * <pad> or <sos>; on a tie the lowest id). out[b] receives its translation (with
+ * attention if want_attn). */
+void greedy_search(const Decoder *dec, const Batch *src, const int *limit, int want_attn, Hypothesis *out);
+
+/* Beam search for the N sentences of src (batch_fill_source) with K beams each; all
+ * N*K beams decode together as one batch. Each step extends every live beam by every
+ * word (<pad> and <sos> excluded) and keeps a sentence's K best by total
+ * log-probability; a beam that emits <eos> is finished. A sentence's search stops when
+ * K of its beams have finished or after limit[n] words (limit < 1 counts as 1).
+ * Hypotheses are ranked by the length-normalised score
+ *     log P(y | x) / lp(|y|),   lp(n) = ((5 + n) / 6)^alpha   (GNMT; n counts <eos>)
+ * (alpha = 0: raw log-probability; alpha = LENGTH_AVERAGE: lp(n) = n, the average
+ * log-probability per word). out[n * nbest + i] receives sentence n's i-th best
+ * finished hypothesis, count[n] how many there are (1 <= count[n] <= nbest <= K): if
+ * fewer than nbest finished, the best live beams cut at the limit make up the rest.
+ *
+ * Ties are broken deterministically. Among a step's candidates with equal total
+ * log-probability, the one from the better-ranked live beam comes first, then the
+ * lower word id; the live beams keep that order (beam 0 is the best). Among finished
+ * hypotheses with equal scores, the one that finished first (earlier step, then
+ * earlier candidate) ranks first. */
+#define LENGTH_AVERAGE (-1.0f)
+void beam_search(const Decoder *dec, const Batch *src, int K, int nbest, const int *limit, float alpha,
+                 int want_attn, Hypothesis *out, int *count);
+
+/* ---------------------------------------------------------------- ensembles */
+
+/* A Decoder over n member Decoders of one target vocabulary, for ensemble decoding:
+ * every call goes to each member, and a step's next-word distribution is the mean of
+ * the members' probabilities, p(w) = (1/n) sum_i softmax(logits_i)(w), returned as
+ * log p (so the searches' log-softmax leaves it as it is; a probability below 1e-30
+ * counts as 1e-30); the attention weights are the members' mean. The members keep
+ * their own states (and may be different architectures). e holds the buffers:
+ * zero-initialise it, ensemble_free it after the search. */
+typedef struct {
+    const Decoder *members;
+    int n;
+    float *logp, *attn;  /* (R, V), (R, S) */
+    long logp_cap, attn_cap;
+    int R, S;
+} Ensemble;
+
+Decoder ensemble_decoder(Ensemble *e, const Decoder *members, int n);
+void ensemble_free(Ensemble *e);
+
+/* ---------------------------------------------------------------- the recurrent model */
+
+/* The searches over n_models recurrent models (model.h) of one target vocabulary, each
+ * with its own RunState: one model, or an ensemble of them (ensemble_decoder). batch
+ * holds B sources (batch_fill_source); each rs grows as needed (RUN_DECODE mode). */
+void decode_greedy(Model *const *m, RunState *const *rs, int n_models, const Batch *batch, const int *limit, int want_attn,
+                   Hypothesis *out);
+/* N source sentences src[n] (src_len[n] ids); the other arguments as for beam_search. */
+void decode_beam(Model *const *m, RunState *const *rs, int n_models, int *const *src, const int *src_len, int N, int K,
+                 int nbest, const int *limit, float alpha, int want_attn, Hypothesis *out, int *count);
+#endif

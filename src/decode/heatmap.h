@@ -1,0 +1,49 @@
+/* heatmap.h — an attention matrix as an SVG heatmap, the way the attention papers and
+ * the PyTorch seq2seq tutorial plot it: source tokens along the top, output tokens
+ * down the left side, one cell per (output, source) pair, coloured by the weight the
+ * decoder gave that source token when it produced that output token.
+ *
+ *        source →   w1  w2  w3      (labels rotated 45° so long words fit)
+ *   output ↓      +---+---+---+
+ *           o1    |   |   |   |     legend: viridis bar from 0 (dark) to the
+ *           o2    |   |   |   |     largest weight (yellow), labelled
+ *                 +---+---+---+
+ *
+ * Layout is computed from the labels: their width is estimated from their code points
+ * (wide CJK characters count double, combining marks nothing; see svg_text_width), and
+ * the margins are made wide enough for the longest, so labels never overlap cells or
+ * each other. Labels longer than HEATMAP_LABEL_COLUMNS columns, and titles longer than
+ * HEATMAP_TITLE_COLUMNS, are cut with "…" (a 5000-word line must not make a document
+ * metres wide).
+ * Each cell carries a tooltip "source → output: weight". Text is any UTF-8; invalid
+ * bytes and control characters are shown as U+FFFD (see svg.h).
+ *
+ * The colour scale runs from 0 to the largest weight in the matrix (1 if none is
+ * positive), so a flat attention over many words still shows its structure; the
+ * legend gives the scale's top value. Weights outside [0, 1] are clamped; a NaN
+ * weight is drawn as a grey cell with "n/a" in its tooltip.
+ */
+#ifndef HEATMAP_H
+#define HEATMAP_H
+#include <stdio.h>
+
+#include "base/util.h"   /* defines: Error */
+
+#define HEATMAP_LABEL_COLUMNS 40
+#define HEATMAP_TITLE_COLUMNS 120
+
+/* Writes an SVG heatmap of attention weights to path: source tokens along the x axis (top, rotated so long words fit),
+ * output tokens down the y axis, one cell per (output, source) with the colour of attn[i * n_src + j] in [0, 1],
+ * a colour scale with a legend (0 .. max, labelled), and a title. Returns 0, or -1 with err set (naming path).
+ *
+ * attn is (n_out, n_src), row i the weights over the source for output token i.
+ * With no tokens on either side the file is still a valid SVG, with the title and a
+ * note saying so (attn may then be NULL). title may be NULL (no title). */
+int heatmap_write_svg(const char *path, const char *title, const char *const *src, int n_src,
+                      const char *const *out, int n_out, const float *attn, Error *err);
+
+/* The same document written to an open stream (not closed; the caller checks ferror).
+ * Returns -1 with err set only if attn is NULL while both sides have tokens. */
+int heatmap_write_svg_to(FILE *f, const char *title, const char *const *src, int n_src,
+                         const char *const *out, int n_out, const float *attn, Error *err);
+#endif

@@ -1,0 +1,116 @@
+/* translate.h — `nmt translate`: raw lines in, translated lines out.
+ *
+ * A line is normalised and tokenised exactly as the training data was (the options
+ * travel in the model file), mapped to ids, decoded (greedy or beam search), and the
+ * output words are detokenised into a sentence. Line i of the output always answers
+ * line i of the input: an empty line gives an empty line, and a line that cannot be
+ * read (invalid UTF-8) gives an empty line and a warning naming its number.
+ *
+ * Output formats (translate_stream), one record per input line unless --nbest:
+ *   plain            the sentence
+ *   --align          the sentence, " ||| ", and the hard alignment: for each output
+ *                    word i the source token j it attends to most, as "j-i" pairs
+ *                    (0-based, Moses / fast_align order: source-target)
+ *   --nbest N        N lines in Moses/Marian's n-best form, best first:
+ *                      "k ||| sentence ||| F0= logprob ||| score"
+ *                    k = 0-based input line, counted on across several input files;
+ *                    logprob = log P(sentence | source); score = what the search ranks
+ *                    by, logprob / lp(length); with --align the alignment as a field
+ *                    after the sentence, where Marian puts it. NBEST_NMT: nmt 0.1's
+ *                    "k ||| sentence ||| score" with the alignment last
+ *   --attention-json one JSON object per line: line, source and output tokens
+ *                    (<eos> included when emitted), translation, score, and the
+ *                    attention matrix, one row per output token
+ * --attention-svg DIR additionally writes DIR/LINE.svg, a heatmap of the best
+ * hypothesis' attention (LINE 1-based, six digits). --replace-unk replaces each output
+ * <unk> by the source token it attends to most, or by that token's entry in the
+ * --unk-dict dictionary (Luong et al. 2015).
+ */
+#ifndef TRANSLATE_H
+#define TRANSLATE_H
+
+#include <stdio.h>
+
+#include "io/lines.h"     /* defines: LineLimit */
+#include "files/modelfile.h" /* defines: ModelFile */
+#include "decode/unkdict.h"   /* defines: UnkDict */
+
+/* A source line as the model's units: normalised and tokenised as the training data
+ * was, then segmented (BPE, characters, SentencePiece). -1 with err (and an empty
+ * list) if the line cannot be read (invalid UTF-8). nmt classify reads lines alike. */
+int source_units(const ModelFile *mf, const char *line, TokenList *out, Error *err);
+
+/* Longest source, in tokens, that is translated; longer ones are cut with a warning. */
+#define TRANSLATE_MAX_SOURCE 400
+
+enum { NBEST_MOSES, NBEST_NMT };   /* --nbest-format moses | nmt */
+
+typedef struct {
+    int max_len;   /* output words at most; 0: 2 * source length + 10 */
+    int batch;     /* lines decoded together (0 or 1: one at a time, each flushed at once) */
+    int beam;      /* beam size; 0 or 1: greedy search */
+    float length_penalty;  /* GNMT alpha for beam search (decode.h) */
+    int nbest;     /* hypotheses written per line (0 or 1: the best only); implies beam >= nbest */
+    int nbest_format;      /* NBEST_MOSES (0) or NBEST_NMT */
+    int align;             /* append the hard alignment */
+    int attention_json;    /* JSON records with the attention matrix instead of text */
+    const char *attention_svg;  /* directory for one heatmap per line, or NULL */
+    int align_layer;       /* a Transformer's decoder layer (1-based) whose cross-attention,
+                              averaged over heads, is the attention above; 0: the last */
+    int attention_heads;   /* with attention_svg, a Transformer's: also one heatmap per
+                              head of that layer */
+    int replace_unk;       /* replace output <unk> through attention */
+    const UnkDict *unk_dict;    /* for replace_unk, or NULL: copy the source token */
+    /* Ensemble decoding: n_more models besides the one translate_batch is given, each
+     * with its own RunState (zero-initialised, freed by the caller), all of one target
+     * vocabulary and one way of reading text (modelfile_compatible); their next-word
+     * probabilities are averaged each step (decode.h, ensemble_decoder). */
+    ModelFile *const *more_models;
+    RunState *more_rs;
+    int n_more;
+    /* The longest input line (lines.h; nmt translate's --max-line-bytes): a longer line
+     * to translate is translated as empty, with a warning; in nmt eval's TEST.tsv and an
+     * --unk-dict file, an error. */
+    LineLimit lines;
+} TranslateOptions;
+
+/* One hypothesis for one input line. */
+typedef struct {
+    char *text;            /* the detokenised sentence (malloc'd) */
+    float score;           /* beam search: length-normalised log-probability; greedy:
+                              the log-probability (decode.h, Hypothesis) */
+    float logprob;         /* log P(text | source), <eos> included when emitted */
+    /* Only when the options ask for attention (align, JSON, SVG, replace_unk): */
+    char **src_tokens;     /* n_src source tokens as the model saw them */
+    char **out_tokens;     /* n_out output tokens (after <unk> replacement), <eos> last if emitted */
+    int n_src, n_out;
+    int finished;          /* the hypothesis ended with <eos> (the last output token) */
+    float *attn;           /* (n_out, n_src) attention weights */
+    int heads;             /* with opt->attention_heads (best hypothesis only): */
+    float *head_attn;      /* (heads, n_out, n_src) each head's weights */
+} Translation;
+
+void translation_free(Translation *t);
+
+/* Translates n lines together (one decoder batch). out[i * k + j] (k = max(1,
+ * opt->nbest)) receives line i's j-th best hypothesis for j < count[i] (count may be
+ * NULL when k is 1; an unreadable or empty line gets one empty hypothesis). bad[i] (may
+ * be NULL) is set to 1 for a line that is not valid UTF-8, 2 for one longer than
+ * TRANSLATE_MAX_SOURCE tokens (only its start is translated), else 0. */
+void translate_batch(ModelFile *mf, RunState *rs, char *const *lines, int n, const TranslateOptions *opt,
+                     Translation *out, int *count, int *bad);
+
+/* The best translation of each of n lines as a malloc'd sentence in out[i] (the
+ * plain-text view of translate_batch, used by eval and validation). */
+void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, const TranslateOptions *opt,
+                     char **out, int *bad);
+
+/* Reads lines from in until EOF and writes one record per line (see above) to out,
+ * flushing after each line (after each group of opt->batch lines when batching), so
+ * that it works inside a pipeline. Warnings name in_name and the line in it (one
+ * longer than opt->lines is translated as empty); n-best, JSON and heatmap records
+ * count on from *lines_before (the lines of earlier inputs), which grows by the lines
+ * read. Returns 0, or -1 on a read or write error ("NAME: read error: REASON"). */
+int translate_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const TranslateOptions *opt,
+                     long *lines_before, Error *err);
+#endif

@@ -1,0 +1,45 @@
+/* rundir.h — output.dir as nmt train's own: made if missing, marked, locked, and
+ * checked before anything in it is written.
+ *
+ * nmt train writes a fixed set of names in output.dir (config.json, train.log,
+ * valid.tsv, model.bin, best.bin, training.svg, checkpoint.bin, checkpoint-STEP.bin,
+ * and train.lock), replacing whatever holds them. So that it never replaces a file it
+ * did not write, a directory is taken only when it holds none of those names but nmt
+ * model files (by their magic), or when it holds the mark of an nmt run: train.lock,
+ * made by nmt train, which says so in its first line (or is empty, as nmt 0.4 and
+ * older left it). Anything else is refused before a byte is written, naming the file:
+ *   - a file of those names in an unmarked directory (a user's own config.json when
+ *     output.dir is "."), unless it is an nmt model file;
+ *   - a symbolic link, or anything not a regular file, at one of those names: nmt
+ *     never writes through a link it did not make;
+ *   - an input of the run (the config, data.train, data.valid, data.spm_model) that is
+ *     one of those files (the same file, by device and inode), which the run would
+ *     overwrite while reading it; --resume's own RUN_DIR/config.json excepted.
+ * Temporary files left by a run killed while writing (NAME.tmp-XXXXXX, src/io/outfile.h)
+ * are removed from a marked directory.
+ *
+ * The lock: a run directory holds at most one live nmt train (a resume started while
+ * the run is still going would cut train.log under the first and delete its
+ * checkpoints). train.lock carries an fcntl lock, which the system releases when the
+ * process ends, however it ends (SIGKILL included).
+ */
+#ifndef RUNDIR_H
+#define RUNDIR_H
+
+#include "base/util.h" /* defines: Error */
+
+/* A file the run reads: key names it in messages ("data.train", "the config"). */
+typedef struct {
+    const char *key, *path;
+} RunInput;
+
+/* 1 if name is one nmt train writes in output.dir (train.lock included). */
+int rundir_is_run_file(const char *name);
+
+/* Makes dir (and its parents) if missing, checks it as above against the n inputs
+ * (NULL paths skipped; resumed_config: the config is the run's own config.json), marks
+ * and locks it. Sets *lock_fd to the locked train.lock (-1 where the file system offers
+ * no locks: the run goes ahead unguarded); closing it releases the lock. -1 with err
+ * on a refusal, naming the file, or when another process holds the lock. */
+int rundir_open(const char *dir, const RunInput *inputs, int n, int resumed_config, int *lock_fd, Error *err);
+#endif

@@ -1,0 +1,899 @@
+#include "train/train.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "layers/adam.h"       /* defines: Adam, grad_norm, clip_scale, adam_update */
+#include "data/batch.h"      /* defines: Batch, batch_fill */
+#include "kernels/blas.h"       /* defines: blas_set_threads, blas_thread_count, blas_kernel_name */
+#include "eval/bleu.h"       /* defines: bleu_signature */
+#include "files/checkpoint.h" /* defines: checkpoint_save */
+#include "base/console.h"    /* defines: Console, console_* */
+#include "train/dataset.h"    /* defines: Dataset, dataset_* */
+#include "io/lines.h"      /* defines: LineLimit, lines_check_file */
+#include "files/modelfile.h"  /* defines: ModelFile, modelfile_write, modelfile_read */
+#include "io/outfile.h"    /* defines: OutFile, outfile_open, outfile_commit */
+#include "train/plot.h"       /* defines: plot_training */
+#include "train/ranks.h"      /* defines: Ranks, ranks_* */
+#include "train/resume.h"     /* defines: resume_find, resume_check_*, resume_adopt */
+#include "files/rundir.h"     /* defines: RunInput, rundir_open */
+#include "layers/schedule.h"   /* defines: LrSchedule, lr_schedule_* */
+#include "text/segment.h"    /* defines: tokenizer_kind, tokenizer_whitespace_only */
+#include "base/signals.h"    /* defines: SignalHandlers, signals_catch, signals_pending */
+#include "base/testhook.h"   /* defines: testhook_pause_at_step */
+#include "files/trainlog.h"   /* defines: LogLine, trainlog_write, trainlog_reopen */
+#include "files/trainstate.h" /* defines: TrainState */
+#include "train/validate.h"   /* defines: validate_loss, validate_bleu */
+
+/* Everything one run holds. */
+typedef struct {
+    const Config *cfg;
+    const TrainOptions *opt;
+    Console con;           /* stderr: messages and the progress line (rank 0 alone speaks) */
+    Ranks ranks;           /* this process's place in a data-parallel job (ranks.h) */
+    ModelFile mf;          /* model, vocabularies, text options, optimizer */
+    Dataset data;          /* training and validation examples */
+    RunState rs;           /* training and validation loss (RUN_TRAIN) */
+    RunState decode_rs;    /* greedy decoding for validation BLEU (RUN_DECODE) */
+    Batch batch;
+    LrSchedule schedule;
+    /* Where training stands: the step, the epoch and the place in its example order
+     * (st.order, n_train), the order's random stream, the best validation so far and
+     * the counts behind train.log's lines. With the weights, Adam, rs.rng and the
+     * schedule, everything a checkpoint records (take_state). */
+    TrainState st;
+    int agreed_stop;        /* the signal that stops training, as the last sum told every rank */
+    double epoch_clock;     /* now_seconds() when this process began its part of the epoch, */
+    long epoch_first;       /* at this batch: its pace, for the progress line's ETA */
+    int threads;            /* OpenBLAS threads */
+    int checkpoint_current; /* nothing has changed since the last checkpoint */
+    char checkpoint[1024];  /* the path of the last checkpoint written or resumed from */
+    double t_start;         /* now_seconds() at training time 0 */
+    FILE *log;              /* train.log; NULL on ranks other than 0 */
+    char *path;             /* scratch for OUTPUT_DIR/... paths */
+    size_t path_cap;
+    float *class_weight;    /* a classifier's loss weight per class (train.class_weights), or NULL */
+} Run;
+
+static const char *out_path(Run *run, const char *name)
+{
+    size_t need = strlen(run->cfg->dir) + strlen(name) + 2;
+    if (need > run->path_cap) {
+        run->path_cap = need;
+        run->path = xrealloc(run->path, need);
+    }
+    snprintf(run->path, run->path_cap, "%s/%s", run->cfg->dir, name);
+    return run->path;
+}
+
+/* mkdir -p */
+/* model.bin or best.bin: the model without optimizer or training state. */
+static int save(Run *run, const char *name, Error *err)
+{
+    run->mf.has_optimizer = 0;
+    run->mf.has_train_state = 0;
+    return modelfile_write(out_path(run, name), &run->mf, err);
+}
+
+/* ---------------------------------------------------------------- the step */
+
+/* The probability of feeding the gold previous word at update `step` (0-based) of
+ * `planned`: constant, or falling linearly to teacher_forcing_final by the last update
+ * (scheduled sampling, Bengio et al. 2015). */
+static double teacher_forcing(const Config *cfg, long step, long planned)
+{
+    if (strcmp(cfg->teacher_forcing_decay, "linear") || planned <= 1) return cfg->teacher_forcing;
+    double f = (double)step / (double)(planned - 1);
+    return cfg->teacher_forcing + f * (cfg->teacher_forcing_final - cfg->teacher_forcing);
+}
+
+/* What one step computed. */
+typedef struct {
+    long tokens;   /* the batch's target tokens (<eos> included) */
+    int T;         /* its longest target, <eos> included */
+    double loss;   /* mean loss per target token over the whole batch */
+    double norm;   /* the gradient's norm before clipping */
+} Step;
+
+/* One step on the batch of n examples at st.order[start]: forward and backward over
+ * this rank's shard of it (the whole batch for one rank), the gradient added into the
+ * model's as a part of the whole batch's mean loss; the sum over the ranks; then, if
+ * the loss and the gradient are finite, the update (clipped, Adam). The gradients are
+ * zero when it starts and when it returns. Returns 1 if the update was made, 0 if it
+ * was skipped because something was not finite, -1 if the ranks lost contact. */
+static int train_step(Run *run, int start, int n, double forcing, Step *s, Error *err)
+{
+    const Config *cfg = run->cfg;
+    Model *m = &run->mf.model;
+    const int *batch_order = run->st.order + start;
+    /* The whole batch's target tokens: every rank knows them without asking the others,
+     * and the loss is a mean over those tokens whichever rank computes a part. */
+    s->tokens = 0;
+    s->T = 1;
+    for (int i = 0; i < n; i++) {
+        const Example *e = &run->data.train[batch_order[i]];
+        s->tokens += e->tgt_len + 1;
+        if (e->tgt_len + 1 > s->T) s->T = e->tgt_len + 1;
+    }
+    run->rs.label_smoothing = (float)cfg->label_smoothing;
+    run->rs.sample_prob = 1.0f - (float)forcing;
+    run->rs.loss_tokens = s->tokens;
+    ranks_step_stream(&run->ranks, &run->rs.rng, cfg->seed, run->st.step);
+    int lo, hi;
+    ranks_shard(&run->ranks, n, &lo, &hi);
+    double sum = 0;
+    if (hi > lo) {  /* a batch smaller than the job leaves some ranks nothing to add */
+        model_fill_batch(&run->mf.model, &run->batch, run->data.train, batch_order + lo, hi - lo);
+        sum = model_forward(m, &run->rs, &run->batch, 1);
+        model_backward(m, &run->rs, &run->batch);
+    }
+    s->loss = sum / s->tokens;
+    if (ranks_sum_step(&run->ranks, m, &s->loss, signals_pending(), &run->agreed_stop, run->st.step + 1,
+                       run->checkpoint, err))
+        return -1;
+    /* From here on every rank holds the same gradient and loss, so the checks and the
+     * update below come out alike everywhere. */
+    s->norm = grad_norm(m->grad_mem, m->n_params);
+    if (!isfinite(s->loss) || !isfinite(s->norm)) {
+        model_zero_grad(m);
+        return 0;
+    }
+    run->mf.opt.lr = (float)lr_schedule_at(&run->schedule, run->st.step + 1);
+    adam_update(&run->mf.opt, m->param_mem, m->grad_mem, clip_scale(s->norm, cfg->clip_norm));  /* clears grads */
+    return 1;
+}
+
+/* ---------------------------------------------------------------- around the step */
+
+/* The signal that stops training, as every rank sees it: with one rank the flag itself;
+ * with several, what the last step's sum told all of them, so that they stop after the
+ * same step and rank 0's checkpoint is every rank's state. */
+static int stop_requested(const Run *run)
+{
+    return run->ranks.size == 1 ? signals_pending() : run->agreed_stop;
+}
+
+/* A step whose loss or gradient was not finite made no update: logged and warned about;
+ * train.max_nonfinite of them in a row end training with an error (-1). */
+static int skipped_step(Run *run, int start, const Step *s, Error *err)
+{
+    TrainState *st = &run->st;
+    st->nonfinite_in_a_row++;
+    LogLine l = {LOG_NONFINITE, .v = {[LF_STEP] = st->step, [LF_EPOCH] = st->epoch,
+                                      [LF_BATCH] = start / run->cfg->batch_size + 1, [LF_LOSS] = s->loss,
+                                      [LF_GRAD_NORM] = s->norm, [LF_IN_A_ROW] = st->nonfinite_in_a_row}};
+    trainlog_write(run->log, &l);
+    if (run->ranks.rank == 0)
+        console_warn(&run->con, "step %ld: non-finite loss or gradient, update skipped (%d in a row)", st->step + 1,
+                     st->nonfinite_in_a_row);
+    if (st->nonfinite_in_a_row < run->cfg->max_nonfinite) return 0;
+    return error_set(err, "step %ld: %d steps in a row with a non-finite loss or gradient (train.max_nonfinite): "
+                          "training diverged (lower train.learning_rate?); %s%s", st->step + 1, st->nonfinite_in_a_row,
+                     run->checkpoint[0] ? "the last checkpoint is intact: " : "no checkpoint was written",
+                     run->checkpoint);
+}
+
+/* An update made: the step's figures join the window of the next train.log step line,
+ * which is written every train.log_every steps (and on the console, unless the
+ * progress line shows it). */
+static void account_step(Run *run, const Step *s, double seconds)
+{
+    const Config *cfg = run->cfg;
+    TrainState *st = &run->st;
+    st->window_seconds += seconds;
+    st->window_loss += s->loss;
+    st->window_tokens += s->tokens;
+    st->window_steps++;
+    double mean = st->window_loss / st->window_steps, tps = st->window_tokens / st->window_seconds;
+    if (console_live(&run->con)) {
+        int bs = cfg->batch_size;
+        long per_epoch = (st->n_train + bs - 1) / bs, done = (st->next + bs - 1) / bs;
+        double eta = done > run->epoch_first ? (now_seconds() - run->epoch_clock) / (double)(done - run->epoch_first) *
+                                                   (double)(per_epoch - done) : -1.0;
+        console_progress(&run->con, st->epoch, cfg->epochs, done, per_epoch, st->step, mean, tps,
+                         now_seconds() - run->t_start, eta);
+    }
+    if (st->step % cfg->log_every != 0) return;
+    float lr = run->mf.opt.lr;
+    double forcing = 1.0 - run->rs.sample_prob;
+    LogLine l = {LOG_STEP, .v = {[LF_STEP] = st->step, [LF_EPOCH] = st->epoch, [LF_LOSS] = mean,
+                                 [LF_TOKENS_PER_S] = tps, [LF_LEARNING_RATE] = lr, [LF_GRAD_NORM] = s->norm,
+                                 [LF_TEACHER_FORCING] = forcing}};
+    /* Seconds per step in the gradient sum (the communication, and the wait for the
+     * slowest rank), since the last line. */
+    long summed = run->ranks.allreduce_steps;
+    double allreduce = ranks_take_timing(&run->ranks);
+    if (run->ranks.size > 1 && summed > 0) {
+        log_put(&l, LF_RANKS, run->ranks.size);
+        log_put(&l, LF_ALLREDUCE_S, allreduce);
+    }
+    trainlog_write(run->log, &l);
+    /* On a terminal the progress line shows this; --verbose prints it too. */
+    if (!console_live(&run->con) || run->opt->verbose)
+        console_say(&run->con, "step %ld  epoch %d  loss %.4f  %.0f tok/s  %.0fs", st->step, st->epoch, mean, tps,
+                    now_seconds() - run->t_start);
+    if (run->opt->verbose)
+        console_say(&run->con, "  learning rate %g, gradient norm %.4f, teacher forcing %.3f", lr, s->norm, forcing);
+    st->window_loss = st->window_seconds = 0;
+    st->window_tokens = st->window_steps = 0;
+}
+
+/* ---------------------------------------------------------------- validation */
+
+/* One validation at the current step: the loss per token and (unless valid_bleu_max is
+ * 0) BLEU on the held-out pairs, logged, by rank 0. A better train.best_metric than
+ * every earlier validation writes best.bin; the plateau schedule sees the loss;
+ * train.early_stop validations in a row without a better metric set *stop. The other
+ * ranks take over what rank 0 decided, so that all go on alike. Returns 0, or -1 if
+ * best.bin cannot be written or the ranks lost contact. */
+static int validation(Run *run, int at_epoch_end, int *stop, Error *err)
+{
+    const Config *cfg = run->cfg;
+    TrainState *st = &run->st;
+    if (run->ranks.rank > 0)
+        return ranks_share_validation(&run->ranks, st, &run->schedule, stop, st->step, run->checkpoint, err);
+    st->last_validated = st->step;
+    double t0 = now_seconds();
+    double accuracy = NAN;
+    int classifier = run->mf.model.dims.type == MODEL_CLASSIFIER;
+    double vloss = validate_loss(&run->mf.model, &run->rs, &run->batch, &run->data, cfg->batch_size, &accuracy);
+    /* A loss that is not a number, or whose perplexity is not, is not a figure to log,
+     * compare or keep a best.bin by: the run ends here, saying when. */
+    if (!isfinite(exp(vloss))) {
+        char what[64];
+        if (isfinite(vloss)) snprintf(what, sizeof what, "%.4g per token, too large for a perplexity", vloss);
+        else snprintf(what, sizeof what, "not finite (%s)", isnan(vloss) ? "NaN" : "infinite");
+        return error_set(err, "step %ld: the validation loss is %s: the model's outputs overflow, its weights have "
+                              "diverged (lower train.learning_rate?); %s%s", st->step, what,
+                         run->checkpoint[0] ? "the last checkpoint: " : "no checkpoint was written", run->checkpoint);
+    }
+    int with_bleu = run->data.n_bleu > 0;
+    double bleu = with_bleu ? validate_bleu(&run->mf, &run->decode_rs, &run->data) : NAN;
+    double seconds = now_seconds() - t0;
+    int by_bleu = !strcmp(cfg->best_metric, "bleu"), by_accuracy = !strcmp(cfg->best_metric, "accuracy");
+    double metric = by_bleu ? bleu : by_accuracy ? accuracy : vloss;
+    int improved = by_bleu || by_accuracy ? metric > st->best : metric < st->best;
+    if (improved) {
+        st->best = metric;
+        st->best_step = st->step;
+        st->since_best = 0;
+        if (save(run, "best.bin", err)) return -1;
+    } else {
+        st->since_best++;
+    }
+    LogLine l = {LOG_VALIDATION, .v = {[LF_STEP] = st->step, [LF_EPOCH] = st->epoch, [LF_VALID_LOSS] = vloss,
+                                       [LF_VALID_PPL] = exp(vloss), [LF_LEARNING_RATE] = run->mf.opt.lr,
+                                       [LF_BEST] = improved, [LF_SECONDS] = seconds,
+                                       [LF_ELAPSED] = t0 - run->t_start}};
+    if (with_bleu) {
+        log_put(&l, LF_VALID_BLEU, bleu);
+        log_put(&l, LF_BLEU_PAIRS, run->data.n_bleu);
+    }
+    if (classifier) log_put(&l, LF_VALID_ACCURACY, accuracy);
+    trainlog_write(run->log, &l);
+    char what[64] = "";
+    if (with_bleu) snprintf(what, sizeof what, ", BLEU %.2f", bleu);
+    if (classifier) snprintf(what, sizeof what, ", accuracy %.2f%%", 100 * accuracy);
+    if (at_epoch_end)
+        console_say(&run->con, "epoch %d done at step %ld: validation loss %.4f (perplexity %.2f)%s%s, %.0fs",
+                    st->epoch, st->step, vloss, exp(vloss), what, improved ? ", best so far" : "",
+                    now_seconds() - run->t_start);
+    else
+        console_say(&run->con, "step %ld  validation loss %.4f (perplexity %.2f)%s%s, %.0fs", st->step, vloss,
+                    exp(vloss), what, improved ? ", best so far" : "", now_seconds() - run->t_start);
+
+    if (lr_schedule_validation(&run->schedule, vloss)) {
+        double lr = lr_schedule_at(&run->schedule, st->step + 1);
+        trainlog_write(run->log, &(LogLine){LOG_LR_DECAY, .v = {[LF_STEP] = st->step, [LF_LEARNING_RATE] = lr}});
+        console_say(&run->con, "validation loss not below its best (%.4f) %d time%s in a row: learning rate now %g",
+                    run->schedule.best_loss, cfg->patience, cfg->patience == 1 ? "" : "s", lr);
+    }
+    if (cfg->early_stop > 0 && st->since_best >= cfg->early_stop) {
+        LogLine e = {LOG_EARLY_STOP, .v = {[LF_STEP] = st->step, [LF_EPOCH] = st->epoch,
+                                           [LF_BEST_STEP] = st->best_step}};
+        log_put(&e, by_bleu ? LF_BEST_BLEU : by_accuracy ? LF_BEST_ACCURACY : LF_BEST_LOSS, st->best);
+        trainlog_write(run->log, &e);
+        console_say(&run->con, "stopping early: validation %s not better for %d validation%s (best %.4f at step "
+                               "%ld, in best.bin)", cfg->best_metric, st->since_best, st->since_best == 1 ? "" : "s",
+                    st->best, st->best_step);
+        *stop = 1;
+    }
+    return ranks_share_validation(&run->ranks, st, &run->schedule, stop, st->step, run->checkpoint, err);
+}
+
+/* ---------------------------------------------------------------- checkpoints */
+
+/* The run's state as a checkpoint records it, in run->mf.train_state (whose order is
+ * run->st.order's: not to be freed). */
+static void take_state(Run *run)
+{
+    TrainState *s = &run->mf.train_state;
+    *s = run->st;
+    s->model_rng = run->rs.rng;
+    s->learning_rate = run->mf.opt.lr;
+    s->lr_factor = run->schedule.factor;
+    s->lr_best_loss = run->schedule.best_loss;
+    s->lr_bad = run->schedule.bad;
+    s->lr_decays = run->schedule.decays;
+    s->elapsed_seconds = now_seconds() - run->t_start;
+    long at = run->log ? ftell(run->log) : 0;
+    s->log_bytes = at > 0 ? at : 0;
+    s->n_valid = run->data.n_valid;
+    s->train_fingerprint = run->data.train_fingerprint;
+    s->valid_fingerprint = run->data.valid_fingerprint;
+    s->threads = run->threads;
+    s->ranks = run->ranks.size;
+    snprintf(s->blas_kernel, sizeof s->blas_kernel, "%s", blas_kernel_name());
+}
+
+/* The inverse of take_state: the checkpoint's training state becomes the run's (ck
+ * gives up its order), after resume_adopt has taken its model and optimizer. */
+static void restore_state(Run *run, ModelFile *ck)
+{
+    run->st = ck->train_state;
+    ck->train_state.order = NULL;
+    ck->has_train_state = 0;
+    run->rs.rng = run->st.model_rng;
+    run->mf.opt.lr = (float)run->st.learning_rate;
+    run->schedule.factor = run->st.lr_factor;
+    run->schedule.best_loss = run->st.lr_best_loss;
+    run->schedule.bad = run->st.lr_bad;
+    run->schedule.decays = run->st.lr_decays;
+    run->t_start = now_seconds() - run->st.elapsed_seconds;
+}
+
+/* OUTPUT_DIR/checkpoint-STEP.bin with the optimizer and the training state. Rank 0
+ * writes it; the other ranks, whose state is the same, only note its name. */
+static int save_checkpoint(Run *run, Error *err)
+{
+    if (ranks_check_weights(&run->ranks, &run->mf.model, run->st.step, run->checkpoint, err)) return -1;
+    if (run->ranks.rank > 0) {
+        snprintf(run->checkpoint, sizeof run->checkpoint, "%s/checkpoint-%ld.bin", run->cfg->dir, run->st.step);
+        run->checkpoint_current = 1;
+        return 0;
+    }
+    take_state(run);
+    run->mf.has_optimizer = 1;
+    run->mf.has_train_state = 1;
+    int status = checkpoint_save(run->cfg->dir, &run->mf, run->cfg->keep_checkpoints, run->checkpoint,
+                                 sizeof run->checkpoint, err);
+    run->mf.has_train_state = 0;
+    run->mf.train_state.order = NULL;  /* run->st.order's */
+    if (status == 0) run->checkpoint_current = 1;
+    return status;
+}
+
+/* A signal asked training to stop: checkpoint (unless the last one is current) and
+ * return the signal's number, with err saying where the checkpoint is. */
+static int stop_for_signal(Run *run, int sig, Error *err)
+{
+    if (!run->checkpoint_current && save_checkpoint(run, err)) return -1;
+    LogLine l = {LOG_INTERRUPTED, .v = {[LF_STEP] = run->st.step, [LF_EPOCH] = run->st.epoch}};
+    snprintf(l.text, sizeof l.text, "%s", sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
+    trainlog_write(run->log, &l);
+    error_set(err, "interrupted at step %ld; checkpoint written to %s", run->st.step, run->checkpoint);
+    return sig;
+}
+
+/* ---------------------------------------------------------------- the loop */
+
+/* The end of training: model.bin, the loss chart, and where the best model is. */
+static int finish(Run *run, Error *err)
+{
+    const Config *cfg = run->cfg;
+    if (run->ranks.rank > 0) return 0;
+    if (save(run, "model.bin", err)) return -1;
+    console_say(&run->con, "wrote %s", out_path(run, "model.bin"));
+    /* The loss curves, from the log as written so far; a chart that cannot be drawn
+     * does not fail a finished training run. */
+    Error plot_err;
+    if (plot_training(cfg->dir, NULL, NULL, 0, &plot_err)) console_warn(&run->con, "%s", plot_err.msg);
+    else console_say(&run->con, "wrote %s", out_path(run, "training.svg"));
+    if (run->st.best_step > 0)
+        console_say(&run->con, "the best validation %s, %.4f, was at step %ld: %s", cfg->best_metric, run->st.best,
+                    run->st.best_step, out_path(run, "best.bin"));
+    return 0;
+}
+
+/* The end of an epoch: its padding figures logged, a validation unless the last step
+ * had one, and a checkpoint. */
+static int end_epoch(Run *run, int *stop, Error *err)
+{
+    TrainState *st = &run->st;
+    /* Target slots (T x B of each batch) against real target tokens: what bucketing saves. */
+    LogLine l = {LOG_EPOCH, .v = {[LF_EPOCH] = st->epoch, [LF_STEP] = st->step, [LF_TARGET_TOKENS] = st->epoch_tokens,
+                                  [LF_TARGET_SLOTS] = st->epoch_slots,
+                                  [LF_TARGET_PADDING] = st->epoch_slots ? 1.0 - (double)st->epoch_tokens /
+                                                                                    st->epoch_slots : 0.0}};
+    trainlog_write(run->log, &l);
+    if (run->data.n_valid > 0 && st->step > 0 && st->last_validated != st->step && validation(run, 1, stop, err))
+        return -1;
+    st->epoch++;
+    st->next = 0;
+    st->order_ready = 0;
+    st->done = *stop || st->epoch > run->cfg->epochs;
+    return save_checkpoint(run, err);
+}
+
+/* Training stopped inside an epoch (train.max_steps, or early stopping at a
+ * train.validate_every validation): a validation unless the last step had one, and a
+ * checkpoint that keeps the place in the epoch, so that a resume with a raised
+ * train.max_steps goes on with the rest of it, as one longer run would have. */
+static int stop_in_epoch(Run *run, int *stop, Error *err)
+{
+    TrainState *st = &run->st;
+    if (run->data.n_valid > 0 && st->step > 0 && st->last_validated != st->step && validation(run, 0, stop, err))
+        return -1;
+    st->done = 1;
+    return save_checkpoint(run, err);
+}
+
+/* Trains from where run stands (the start, or a restored checkpoint) to the end.
+ * Returns 0 when training is over and model.bin written; -1 on an error; or, when
+ * SIGINT or SIGTERM stopped it, that signal's number (a checkpoint written, err saying
+ * where). */
+static int train_loop(Run *run, Error *err)
+{
+    const Config *cfg = run->cfg;
+    TrainState *st = &run->st;
+    int bs = cfg->batch_size, stop = 0;
+    runstate_ensure(&run->rs, &run->mf.model.dims, RUN_TRAIN, bs, run->data.max_src, run->data.max_tgt + 1);
+    /* The updates this run will make if nothing stops it early. */
+    long planned = (long)((st->n_train + bs - 1) / bs) * cfg->epochs;
+    if (cfg->max_steps > 0 && cfg->max_steps < planned) planned = cfg->max_steps;
+    model_zero_grad(&run->mf.model);
+    while (!st->done) {
+        if (stop_requested(run)) return stop_for_signal(run, stop_requested(run), err);
+        if (!st->order_ready) {
+            dataset_epoch_order(&run->data, cfg, st->order, &st->shuffle_rng);
+            st->order_ready = 1;
+            st->epoch_tokens = st->epoch_slots = 0;
+        }
+        run->epoch_clock = now_seconds();
+        run->epoch_first = (st->next + bs - 1) / bs;
+        while (st->next < st->n_train && !stop) {
+            /* Between steps: everything up to here is in the state a checkpoint takes. */
+            if (stop_requested(run)) return stop_for_signal(run, stop_requested(run), err);
+            run->checkpoint_current = 0;
+            double t0 = now_seconds();
+            /* train.batch_size is the whole batch, shared out among the ranks. */
+            int start = st->next, n = st->n_train - start < bs ? st->n_train - start : bs;
+            st->next = start + n;
+            Step s;
+            int updated = train_step(run, start, n, teacher_forcing(cfg, st->step, planned), &s, err);
+            if (updated < 0) return -1;
+            st->epoch_tokens += s.tokens;
+            st->epoch_slots += (long)s.T * n;
+            if (!updated) {
+                if (skipped_step(run, start, &s, err)) return -1;
+                continue;
+            }
+            st->nonfinite_in_a_row = 0;
+            run->mf.step = ++st->step;
+            run->mf.epoch = st->epoch;
+            account_step(run, &s, now_seconds() - t0);
+            testhook_pause_at_step(st->step);  /* NMT_PAUSE_AT_STEP: the tests' known step */
+            if (cfg->max_steps > 0 && st->step >= cfg->max_steps) stop = 1;
+            /* The last batch of an epoch is validated and checkpointed by end_epoch; so is
+             * a step that ends training. */
+            int later = st->next < st->n_train && !stop;
+            if (later && cfg->validate_every > 0 && st->step % cfg->validate_every == 0 && run->data.n_valid > 0 &&
+                validation(run, 0, &stop, err))
+                return -1;
+            if (later && !stop && cfg->checkpoint_every > 0 && st->step % cfg->checkpoint_every == 0 &&
+                save_checkpoint(run, err))
+                return -1;
+        }
+        if (stop && st->next < st->n_train ? stop_in_epoch(run, &stop, err) : end_epoch(run, &stop, err)) return -1;
+    }
+    return finish(run, err);
+}
+
+/* ---------------------------------------------------------------- setting up */
+
+/* train.class_weights "balanced", as scikit-learn's: class c weighs
+ * n / (classes * n_c) over the n training examples, n_c of them in class c. */
+static float *balanced_weights(const Dataset *ds, int classes)
+{
+    float *w = xcalloc(classes, sizeof(float));
+    long *count = xcalloc(classes, sizeof(long));
+    for (int i = 0; i < ds->n_train; i++)
+        count[ds->train[i].label]++;
+    for (int c = 0; c < classes; c++)
+        w[c] = count[c] ? (float)((double)ds->n_train / ((double)classes * count[c])) : 0.0f;
+    free(count);
+    return w;
+}
+
+static void say_model(Run *run)
+{
+    const Config *cfg = run->cfg;
+    if (!strcmp(cfg->type, "classifier")) {
+        console_say(&run->con, "model: classifier, %s, %d layer%s%s, %s pooling, embed %d, hidden %d, %d classes, %ld "
+                               "parameters; OpenBLAS kernel %s, %d threads; output in %s",
+                    cfg->cell, cfg->layers, cfg->layers > 1 ? "s" : "", cfg->bidirectional ? ", bidirectional" : "",
+                    cfg->pooling, cfg->embed, cfg->hidden, model_classes(&run->mf.model.dims), run->mf.model.n_params,
+                    blas_kernel_name(), run->threads, cfg->dir);
+        return;
+    }
+    if (!strcmp(cfg->type, "transformer")) {
+        const ModelDims *d = &run->mf.model.dims;
+        console_say(&run->con, "model: Transformer, %d+%d layers, %d heads, d_model %d, feed-forward %d, %s-norm, %ld "
+                               "parameters; OpenBLAS kernel %s, %d threads; output in %s", d->enc_layers, d->dec_layers,
+                    d->heads, d->embed, d->ff, cfg->norm, run->mf.model.n_params, blas_kernel_name(), run->threads,
+                    cfg->dir);
+        return;
+    }
+    console_say(&run->con, "model: %s, %d layer%s%s, %s attention, embed %d, hidden %d, %ld parameters; OpenBLAS "
+                           "kernel %s, %d threads; output in %s",
+                cfg->cell, cfg->layers, cfg->layers > 1 ? "s" : "", cfg->bidirectional ? ", bidirectional" : "",
+                cfg->attention, cfg->embed, cfg->hidden, run->mf.model.n_params, blas_kernel_name(), run->threads,
+                cfg->dir);
+    if (run->ranks.size > 1)
+        console_say(&run->con, "data-parallel over %d ranks (MPI): %d threads each; a batch of %d pairs is %d to %d "
+                               "per rank; %ld bytes summed per step", run->ranks.size, run->threads, cfg->batch_size,
+                    cfg->batch_size / run->ranks.size, (cfg->batch_size + run->ranks.size - 1) / run->ranks.size,
+                    (long)sizeof(float) * ranks_summed_floats(&run->mf.model));
+}
+
+/* train.init_from must not be a file this run may delete or write over: one in
+ * output.dir (a finished run's checkpoints are deleted when a new one starts there, and
+ * model.bin and best.bin are rewritten). */
+static int probe_init_from(const Config *cfg, Error *err)
+{
+    if (!cfg->init_from) return 0;
+    char *parent = xstrdup(cfg->init_from), *slash = strrchr(parent, '/');
+    if (slash) slash[slash == parent] = 0;  /* "/m.bin" -> "/" */
+    int inside = same_file(slash ? parent : ".", cfg->dir);
+    free(parent);
+    if (inside)
+        return error_set(err, "train.init_from: %s is in output.dir %s, where this run writes and deletes model "
+                              "files: copy it elsewhere or choose another output.dir", cfg->init_from, cfg->dir);
+    return 0;
+}
+
+static int write_config(Run *run, Error *err)
+{
+    const char *path = out_path(run, "config.json");
+    OutFile o;
+    if (outfile_open(&o, path, err)) return -1;
+    fputs(run->mf.config_json, o.f);
+    return outfile_commit(&o, err);
+}
+
+/* from's vocabularies and segmenter become to's (from is left without them). */
+static void move_units(ModelFile *to, ModelFile *from)
+{
+    to->src_vocab = from->src_vocab;
+    to->tgt_vocab = from->tgt_vocab;
+    to->seg = from->seg;
+    memset(&from->src_vocab, 0, sizeof from->src_vocab);
+    memset(&from->tgt_vocab, 0, sizeof from->tgt_vocab);
+    memset(&from->seg, 0, sizeof from->seg);
+}
+
+/* train.init_from: the model's vocabularies and segmenter become the run's, taken from
+ * `from`: the model file itself for a new run (read here; its weights stay in it for
+ * start_fresh), or the checkpoint a resume goes on from, which holds the same ones. The
+ * config already has the model's architecture and text options (train_adopt_init_model). */
+static int take_init_units(Run *run, ModelFile *from, Error *err)
+{
+    const char *path = run->cfg->init_from;
+    if (!from->model.param_mem && !from->src_vocab.size && modelfile_read(path, from, err)) {
+        char why[ERROR_LEN];
+        snprintf(why, sizeof why, "%s", err->msg);
+        return error_set(err, "train.init_from: %s", why);
+    }
+    move_units(&run->mf, from);
+    return 0;
+}
+
+/* The share of the training examples' units (source, target) that are <unk>: under a
+ * vocabulary from train.init_from, how much of the new data the model cannot read. */
+static void unk_shares(const Dataset *ds, double share[2])
+{
+    long unk[2] = {0, 0}, all[2] = {0, 0};
+    for (int i = 0; i < ds->n_train; i++) {
+        const Example *e = &ds->train[i];
+        for (int j = 0; j < e->src_len; j++)
+            unk[0] += e->src[j] == VOCAB_UNK;
+        for (int j = 0; j < e->tgt_len; j++)
+            unk[1] += e->tgt[j] == VOCAB_UNK;
+        all[0] += e->src_len;
+        all[1] += e->tgt_len;
+    }
+    for (int k = 0; k < 2; k++)
+        share[k] = all[k] ? (double)unk[k] / (double)all[k] : 0.0;
+}
+
+/* A new run: the model initialised from the seed (or with init, train.init_from's model,
+ * from its weights), the random streams seeded, train.log begun with the start line. */
+/* Training keeps four floats of every parameter (weights, gradients and Adam's two
+ * moments) before any activation. A model whose four copies are more than the memory
+ * this machine allows cannot train here: refused before anything is allocated, naming
+ * the limit and by how much it is passed (it used to end in "out of memory allocating
+ * N bytes", N the weights alone, or in the kernel's OOM killer). */
+static int check_memory(const ModelDims *d, Error *err)
+{
+    long n = params_count(d);
+    double need = 4.0 * sizeof(float) * (double)n, limit;
+    char what[96];
+    if ((limit = memory_limit_bytes(what, sizeof what)) <= 0 || need <= limit) return 0;
+    return error_set(err, "the model has %ld parameters, and training keeps 4 floats of each (weights, gradients, "
+                          "Adam's two moments): %.2f GB before any activation, %.2f GB over this machine's memory limit "
+                          "of %.2f GB (%s); make %s smaller",
+                     n, need / 1e9, (need - limit) / 1e9, limit / 1e9, what,
+                     d->type == MODEL_TRANSFORMER ? "model.embed, model.ff or the layers"
+                                                  : "model.embed, model.hidden or model.layers");
+}
+
+static int start_fresh(Run *run, ModelFile *init, Error *err)
+{
+    const Config *cfg = run->cfg;
+    ModelDims dims;
+    config_model_dims(cfg, &dims);
+    dims.src_vocab = run->mf.src_vocab.size;
+    dims.tgt_vocab = run->mf.tgt_vocab.size;
+    const char *problem = dims_problem(&dims);  /* config_check applied the same rules: a guard */
+    if (problem)
+        return error_set(err, "%s: the model options do not fit together: %s", out_path(run, "config.json"), problem);
+    if (check_memory(&dims, err)) return -1;
+    model_alloc(&run->mf.model, &dims);
+    model_init_weights(&run->mf.model, (uint64_t)cfg->seed);
+    if (init) {
+        char why[ERROR_LEN];
+        const ModelDims *a = &init->model.dims;
+        int same = a->embed == dims.embed && a->hidden == dims.hidden && a->cell == dims.cell &&
+                   (a->layers ? a->layers : 1) == (dims.layers ? dims.layers : 1) &&
+                   a->bidirectional == dims.bidirectional && a->attention == dims.attention &&
+                   a->input_feed == dims.input_feed && a->scaled == dims.scaled &&
+                   a->tie_embeddings == dims.tie_embeddings && init->model.n_params == run->mf.model.n_params;
+        if (!same) {  /* the config took the model's keys: a model whose sections disagree */
+            snprintf(why, sizeof why, "%ld parameters, the config's model has %ld", init->model.n_params,
+                     run->mf.model.n_params);
+            return error_set(err, "train.init_from: %s: the model does not fit the config: %s", cfg->init_from, why);
+        }
+        memcpy(run->mf.model.param_mem, init->model.param_mem, sizeof(float) * init->model.n_params);
+        double unk[2];
+        unk_shares(&run->data, unk);
+        console_say(&run->con, "starting from the weights, vocabularies and tokenizer of %s (a new optimizer, step 0); "
+                               "%.2f%% of the training source units and %.2f%% of the target units are <unk> under "
+                               "its vocabularies", cfg->init_from, 100 * unk[0], 100 * unk[1]);
+    }
+    adam_init(&run->mf.opt, run->mf.model.n_params, (float)cfg->learning_rate);
+    say_model(run);
+    TrainState *st = &run->st;
+    rng_seed(&run->rs.rng, (uint64_t)cfg->seed ^ 0x64726f706f7574ull);
+    rng_seed(&st->shuffle_rng, (uint64_t)cfg->seed + 1);
+    st->epoch = 1;
+    st->best = strcmp(cfg->best_metric, "loss") ? -INFINITY : INFINITY;  /* bleu, accuracy: higher is better */
+    if (run->ranks.rank == 0) {
+        run->log = trainlog_create(out_path(run, "train.log"), err);
+        if (!run->log) return -1;
+    }
+    double baseline = dataset_unigram_baseline(&run->data, run->mf.tgt_vocab.size);
+    if (run->mf.model.dims.type == MODEL_CLASSIFIER) {
+        int majority;
+        double share = dataset_majority_accuracy(&run->data, model_classes(&run->mf.model.dims), &majority);
+        console_say(&run->con, "baselines: the class frequencies score validation loss %.3f per example; always "
+                               "answering \"%s\" is right on %.2f%% of the validation lines (a model must beat both)",
+                    baseline, vocab_class_label(&run->mf.tgt_vocab, majority), 100 * share);
+    } else {
+        console_say(&run->con, "unigram baseline: validation loss %.3f per token (a model must beat this)", baseline);
+    }
+    LogLine l = {LOG_START, .v = {[LF_TRAIN_PAIRS] = run->data.n_train, [LF_VALID_PAIRS] = run->data.n_valid,
+                                  [LF_SRC_VOCAB] = run->mf.src_vocab.size, [LF_TGT_VOCAB] = run->mf.tgt_vocab.size,
+                                  [LF_PARAMETERS] = run->mf.model.n_params, [LF_UNIGRAM_VALID_LOSS] = baseline}};
+    if (run->data.n_bleu > 0) {     /* what the validation BLEU will mean */
+        bleu_signature(&run->data.bleu_metric, 0, l.text);
+        log_put(&l, LF_BLEU_SIGNATURE, 0);
+    }
+    trainlog_write(run->log, &l);
+    run->t_start = now_seconds();
+    return 0;
+}
+
+/* A resumed run: the data checked against the checkpoint ck, its model, optimizer and
+ * state adopted, train.log cut back to where it stood, with a resume line. */
+static int start_resumed(Run *run, ModelFile *ck, Error *err)
+{
+    if (resume_check_data(ck, run->checkpoint, &run->mf, &run->data, run->cfg, err)) return -1;
+    char *limits = resume_config_text(ck, run->cfg);  /* NULL: the limits the run started with */
+    resume_adopt(&run->mf, ck);
+    if (limits) {
+        free(run->mf.config_json);
+        run->mf.config_json = limits;
+        console_say(&run->con, "train.epochs %d, train.max_steps %ld from now on (config.json rewritten)",
+                    run->cfg->epochs, run->cfg->max_steps);
+        if (run->ranks.rank == 0 && write_config(run, err)) return -1;
+    }
+    free(run->st.order);
+    restore_state(run, ck);
+    TrainState *st = &run->st;
+    long cut = 0;
+    if (run->ranks.rank == 0) {
+        char warning[ERROR_LEN];
+        run->log = trainlog_reopen(out_path(run, "train.log"), st->log_bytes, &cut, warning, sizeof warning, err);
+        if (!run->log) return -1;
+        if (warning[0]) console_warn(&run->con, "%s", warning);
+    }
+    int bs = run->cfg->batch_size;
+    trainlog_write(run->log, &(LogLine){LOG_RESUME, .v = {[LF_STEP] = st->step, [LF_EPOCH] = st->epoch,
+                                                          [LF_BATCH] = st->next / bs + 1, [LF_LINES_CUT] = cut}});
+    console_say(&run->con, "resuming at step %ld (epoch %d, batch %d of %d) from %s", st->step, st->epoch,
+                st->next / bs + 1, (st->n_train + bs - 1) / bs, run->checkpoint);
+    say_model(run);
+    run->checkpoint_current = 1;
+    return 0;
+}
+
+/* Resuming a run whose training is over: no data to read (the vocabularies are the
+ * checkpoint's), and model.bin is written unless it is already the checkpoint's model (a
+ * crash can come between the last checkpoint and model.bin). */
+static int finish_finished(Run *run, ModelFile *ck, Error *err)
+{
+    resume_adopt(&run->mf, ck);
+    restore_state(run, ck);
+    move_units(&run->mf, ck);
+    if (run->ranks.rank > 0) return 0;  /* model.bin is rank 0's to write */
+    ModelFile have;
+    Error ignored;
+    int current = 0;
+    if (modelfile_read(out_path(run, "model.bin"), &have, &ignored) == 0) {
+        current = have.step == run->mf.step && have.model.n_params == run->mf.model.n_params &&
+                  !memcmp(have.model.param_mem, run->mf.model.param_mem, sizeof(float) * have.model.n_params);
+        modelfile_free(&have);
+    }
+    if (current) {
+        console_say(&run->con, "the run in %s finished at step %ld; %s is up to date: nothing to do", run->cfg->dir,
+                    run->st.step, out_path(run, "model.bin"));
+        return 0;
+    }
+    console_say(&run->con, "the run in %s finished at step %ld; writing its model.bin from %s", run->cfg->dir,
+                run->st.step, run->checkpoint);
+    return finish(run, err);
+}
+
+/* Which checkpoint, if any, the run goes on from: rank 0 decides (resume_find, which
+ * may clear a finished run's checkpoints first); the other ranks read the very file it
+ * names, so that every rank starts from the same state. Returns 1 (ck read), 0 or -1. */
+static int find_checkpoint(Run *run, ModelFile *ck, Error *err)
+{
+    int resuming = 0;
+    if (run->ranks.rank == 0) {
+        resuming = resume_find(run->cfg->dir, run->opt->resume, ck, run->checkpoint, sizeof run->checkpoint,
+                               &run->con, err);
+        if (resuming < 0) return -1;
+    }
+    if (ranks_share_checkpoint(&run->ranks, &resuming, run->checkpoint, sizeof run->checkpoint, err)) return -1;
+    if (run->ranks.rank > 0 && resuming && modelfile_read(run->checkpoint, ck, err)) return -1;
+    return resuming;
+}
+
+/* Tries the data files before anything is written: a missing one is refused naming
+ * its key, and so are a sentence-pair file that cannot be read (a directory) and one
+ * with a line over data.max_line_bytes (lines_check_file reads it through once; a
+ * small part of the time parsing it takes). */
+static int probe_inputs(const Config *cfg, Error *err)
+{
+    const char *inputs[3][2] = {{"data.train", cfg->train}, {"data.valid", cfg->valid}, {"data.spm_model", cfg->spm_model}};
+    LineLimit limit = dataset_line_limit(cfg);
+    for (int i = 0; i < 3; i++) {
+        if (!inputs[i][1]) continue;
+        FILE *probe = fopen(inputs[i][1], "rb");
+        if (!probe) return error_set(err, "%s: %s (from %s)", inputs[i][1], strerror(errno), inputs[i][0]);
+        fclose(probe);
+        Error why;
+        if (i < 2 && lines_check_file(inputs[i][1], &limit, &why))
+            return error_set(err, "%s (from %s)", why.msg, inputs[i][0]);
+    }
+    return 0;
+}
+
+
+int train_adopt_init_model(Config *cfg, const char *config_name, Error *err)
+{
+    ModelFile from;
+    char why[ERROR_LEN];
+    if (modelfile_read(cfg->init_from, &from, err)) {
+        snprintf(why, sizeof why, "%s", err->msg);
+        return error_set(err, "train.init_from: %s", why);
+    }
+    Config model;
+    config_defaults(&model);
+    char source[1100];
+    snprintf(source, sizeof source, "%s (section CONF)", cfg->init_from);
+    int status = config_parse(&model, from.config_json, source, err);
+    if (status == 0) status = config_adopt_model(cfg, &model, config_name ? config_name : "the config", cfg->init_from, err);
+    config_free(&model);
+    modelfile_free(&from);
+    return status;
+}
+
+int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
+{
+    Run run = {.cfg = cfg, .opt = opt};
+    ranks_init(&run.ranks);
+    /* Rank 0 alone speaks: the others train as with --quiet. */
+    console_init(&run.con, stderr, opt->quiet || run.ranks.rank > 0);
+    ModelFile ck, init;  /* the checkpoint resumed from; the model of train.init_from */
+    memset(&ck, 0, sizeof ck);
+    memset(&init, 0, sizeof init);
+    int status = -1, resuming = 0, lock_fd = -1, rank0 = run.ranks.rank == 0;
+    blas_set_threads(cfg->threads);
+    run.threads = blas_thread_count();
+    run.mf.text.lowercase = cfg->lowercase;
+    run.mf.text.nfkc = !strcmp(cfg->normalization, "nfkc");
+    run.mf.text.whitespace_only = tokenizer_whitespace_only((TokenizerKind)tokenizer_kind(cfg->tokenizer));
+    run.mf.config_json = config_to_json(cfg);
+    if (probe_inputs(cfg, err)) goto done;
+    if (rank0) {
+        RunInput inputs[] = {{"the config file", opt->config_path}, {"data.train", cfg->train},
+                             {"data.valid", cfg->valid}, {"data.spm_model", cfg->spm_model}};
+        if (rundir_open(cfg->dir, inputs, 4, opt->resume, &lock_fd, err)) goto done;
+    }
+    if (opt->export_path) {  /* one file, rank 0's */
+        status = !rank0 ? 0 : dataset_prepare(&run.data, &run.mf, cfg, out_path(&run, "valid.tsv"), &run.con, err) ? -1
+                                : dataset_export(&run.data, cfg, &run.mf, opt->export_path, &run.con, err);
+        goto done;
+    }
+    if (rank0 && probe_init_from(cfg, err)) goto done;
+    /* Everything about a resume is checked before anything in the directory changes. */
+    resuming = find_checkpoint(&run, &ck, err);
+    if (resuming < 0) goto done;
+    if (resuming && resume_check_config(&ck, run.checkpoint, cfg, opt->config_path, err)) goto done;
+    if (resuming && ck.train_state.done && resume_more_to_do(&ck, cfg)) {
+        console_say(&run.con, "the run in %s finished at step %ld; train.epochs %d and train.max_steps %ld let it go "
+                              "on", cfg->dir, ck.train_state.step, cfg->epochs, cfg->max_steps);
+        ck.train_state.done = 0;
+    }
+    if (resuming && ck.train_state.done) {
+        status = finish_finished(&run, &ck, err);
+        goto done;
+    }
+    if (resuming && resume_check_machine(&ck.train_state, run.checkpoint, cfg, run.ranks.size, &run.threads,
+                                         &run.con, err))
+        goto done;
+    if (!resuming && rank0 && write_config(&run, err)) goto done;
+    if (cfg->init_from && take_init_units(&run, resuming ? &ck : &init, err)) goto done;
+    if (dataset_prepare(&run.data, &run.mf, cfg, !resuming && rank0 ? out_path(&run, "valid.tsv") : NULL, &run.con,
+                        err))
+        goto done;
+    run.st.n_train = run.data.n_train;
+    run.st.order = xmalloc(sizeof(int) * run.data.n_train);
+    LrScheduleKind kind = LR_CONSTANT;
+    lr_schedule_kind(cfg->lr_schedule, &kind);  /* the config has checked the name */
+    lr_schedule_init(&run.schedule, kind, cfg->learning_rate, cfg->warmup_steps, cfg->lr_decay, cfg->patience);
+    run.rs.dropout = (float)cfg->dropout;
+    if (!strcmp(cfg->class_weights, "balanced") && !strcmp(cfg->type, "classifier"))
+        run.rs.class_weight = run.class_weight = balanced_weights(&run.data, run.mf.tgt_vocab.size - VOCAB_SPECIALS);
+    if (resuming ? start_resumed(&run, &ck, err) : start_fresh(&run, cfg->init_from ? &init : NULL, err)) goto done;
+    if (run.data.n_valid == 0)
+        console_say(&run.con, "no validation pairs: no validation loss or BLEU, best.bin, plateau decay or early "
+                              "stopping");
+    SignalHandlers handlers;
+    signals_catch(&handlers);
+    status = train_loop(&run, err);
+    signals_restore(&handlers);
+done:
+    console_clear(&run.con); /* the caller's message starts on a clean line */
+    if (run.log) fclose(run.log);
+    dataset_free(&run.data);
+    free(run.st.order);
+    runstate_free(&run.rs);
+    runstate_free(&run.decode_rs);
+    batch_free(&run.batch);
+    free(run.class_weight);
+    run.mf.has_optimizer = run.mf.opt.m != NULL;
+    run.mf.has_train_state = 0;
+    modelfile_free(&run.mf);
+    modelfile_free(&ck);
+    modelfile_free(&init);
+    free(run.path);
+    if (lock_fd >= 0) close(lock_fd);  /* releases the lock */
+    return status;
+}
