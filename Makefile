@@ -214,6 +214,13 @@ bench-transformer-quality: nmt
 	/usr/bin/python3 scripts/transformer_quality.py
 bench-batching: nmt
 	sh scripts/bench_batching.sh --write
+# The products of a decoder step (issue 31): OpenBLAS's sgemm against the packed float
+# and the int8 kernels (src/kernels/matmul_*.h), one thread, alternated rounds; prints
+# the CPU and a Markdown table (scripts/bench/bench_matmul.sh; about 3 minutes).
+$(BUILD)/bench_matmul: scripts/bench/bench_matmul.c $(OBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
+bench-matmul: $(BUILD)/bench_matmul
+	sh scripts/bench/bench_matmul.sh $(BUILD)/bench_matmul
 # The sentiment classifier against the attention-pooling demonstration it reproduces
 # (docs/bench/sentiment.json, README's table): 6 settings x 5 seeds, about a minute.
 bench-sentiment: nmt
@@ -254,4 +261,4 @@ install: nmt
 clean:
 	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-batching bench-sentiment bench-bpe-long-word docs check-docs install clean
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-batching bench-matmul bench-sentiment bench-bpe-long-word docs check-docs install clean
