@@ -134,7 +134,8 @@ $(BUILD)/set_weights: tests/tools/set_weights.c $(OBJ)
 # test of the documentation machinery (tests/test_docs.sh), and the tests of what nmt does
 # with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh).
 test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights
-	@NMT=$(NMT_BIN) TOOLS=$(BUILD) sh tests/run.sh $(TESTS) tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh
+	@NMT=$(NMT_BIN) TOOLS=$(BUILD) sh tests/run.sh $(TESTS) tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh \
+	    tests/test_translate_order.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, objects,
 # test binaries and nmt in build-sanitize/.

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -275,56 +276,48 @@ static void put_json(FILE *out, long number, const Translation *t)
     cJSON_Delete(o);
 }
 
-/* Translates and writes lines[0..n-1] (lines first_number... of in_name, the records
- * numbered from base + first_number), warning about bad ones. */
-static int flush_lines(ModelFile *mf, RunState *rs, char **lines, int n, long first_number, long base, FILE *out,
-                       const char *in_name, const TranslateOptions *opt, Error *err)
+/* Line `number` of in_name (its record numbered base + number): the warning a bad line
+ * earned, its heatmaps, and its record(s) from result (k per line, count of them). 0,
+ * or -1 with err when a heatmap cannot be written. */
+static int write_record(FILE *out, const Translation *result, int count, int bad, long number, long base,
+                        const char *in_name, const TranslateOptions *opt, Error *err)
 {
-    int k = opt->nbest > 1 ? opt->nbest : 1, status = 0;
-    Translation *result = xmalloc(sizeof(Translation) * n * k);
-    int *bad = xmalloc(sizeof(int) * n), *count = xmalloc(sizeof(int) * n);
-    translate_batch(mf, rs, lines, n, opt, result, count, bad);
-    for (int i = 0; i < n; i++) {
-        long number = first_number + i;
-        Translation *best = &result[(long)i * k];
-        if (bad[i] == 1)
-            fprintf(stderr, "nmt: warning: %s line %ld: invalid UTF-8; translated as empty\n", in_name, number);
-        if (bad[i] == 2)
-            fprintf(stderr, "nmt: warning: %s line %ld: longer than %d tokens; only the first %d translated\n",
-                    in_name, number, TRANSLATE_MAX_SOURCE, TRANSLATE_MAX_SOURCE);
-        if (status == 0 && opt->attention_svg) status = write_heatmap(opt->attention_svg, base + number, best, opt, err);
-        if (opt->attention_json) {
-            put_json(out, base + number, best);
-        } else if (opt->nbest >= 1) {
-            for (int j = 0; j < count[i]; j++) {
-                const Translation *t = &result[(long)i * k + j];
-                fprintf(out, "%ld ||| %s", base + number - 1, t->text);
-                if (opt->nbest_format == NBEST_NMT) {
-                    fprintf(out, " ||| %.6f", t->score);
-                    if (opt->align) put_alignment(out, t);
-                } else {
-                    if (opt->align) put_alignment(out, t);
-                    fprintf(out, " ||| F0= %.6f ||| %.6f", t->logprob, t->score);
-                }
-                fputc('\n', out);
+    const Translation *best = &result[0];
+    if (bad == 1) fprintf(stderr, "nmt: warning: %s line %ld: invalid UTF-8; translated as empty\n", in_name, number);
+    if (bad == 2)
+        fprintf(stderr, "nmt: warning: %s line %ld: longer than %d tokens; only the first %d translated\n", in_name,
+                number, TRANSLATE_MAX_SOURCE, TRANSLATE_MAX_SOURCE);
+    if (opt->attention_svg && write_heatmap(opt->attention_svg, base + number, best, opt, err) != 0) return -1;
+    if (opt->attention_json) {
+        put_json(out, base + number, best);
+    } else if (opt->nbest >= 1) {
+        for (int j = 0; j < count; j++) {
+            const Translation *t = &result[j];
+            fprintf(out, "%ld ||| %s", base + number - 1, t->text);
+            if (opt->nbest_format == NBEST_NMT) {
+                fprintf(out, " ||| %.6f", t->score);
+                if (opt->align) put_alignment(out, t);
+            } else {
+                if (opt->align) put_alignment(out, t);
+                fprintf(out, " ||| F0= %.6f ||| %.6f", t->logprob, t->score);
             }
-        } else {
-            fputs(best->text, out);
-            if (opt->align) put_alignment(out, best);
             fputc('\n', out);
         }
-        for (int j = 0; j < count[i]; j++)
-            translation_free(&result[(long)i * k + j]);
+    } else {
+        fputs(best->text, out);
+        if (opt->align) put_alignment(out, best);
+        fputc('\n', out);
     }
-    if (status == 0 && (ferror(out) || fflush(out) != 0))
-        status = error_set(err, "writing the translation: %s", strerror(errno));
-    free(result);
-    free(bad);
-    free(count);
-    return status;
+    return 0;
 }
 
-/* flush_lines' arguments besides the lines, for lines_read_batches. */
+static int flushed(FILE *out, Error *err)
+{
+    if (ferror(out) || fflush(out) != 0) return error_set(err, "writing the translation: %s", strerror(errno));
+    return 0;
+}
+
+/* What the readers' callbacks need besides the lines. */
 typedef struct {
     ModelFile *mf;
     RunState *rs;
@@ -332,23 +325,123 @@ typedef struct {
     FILE *out;
     const char *in_name;
     const TranslateOptions *opt;
+    int batch;       /* lines decoded together */
 } StreamJob;
+
+/* Translates and writes lines[0..n-1] (lines first_number... of in_name) as one batch,
+ * in order: the line-by-line answers (--batch 1, a terminal) and --batch N's groups
+ * where no look-ahead is wanted. */
+static int flush_lines(StreamJob *j, char **lines, int n, long first_number, Error *err)
+{
+    const TranslateOptions *opt = j->opt;
+    int k = opt->nbest > 1 ? opt->nbest : 1, status = 0;
+    Translation *result = xmalloc(sizeof(Translation) * n * k);
+    int *bad = xmalloc(sizeof(int) * n), *count = xmalloc(sizeof(int) * n);
+    translate_batch(j->mf, j->rs, lines, n, opt, result, count, bad);
+    for (int i = 0; i < n; i++) {
+        if (status == 0)
+            status = write_record(j->out, &result[(long)i * k], count[i], bad[i], first_number + i, j->base,
+                                  j->in_name, opt, err);
+        for (int c = 0; c < count[i]; c++)
+            translation_free(&result[(long)i * k + c]);
+    }
+    if (status == 0) status = flushed(j->out, err);
+    free(result);
+    free(bad);
+    free(count);
+    return status;
+}
 
 static int flush_job(void *ctx, char **lines, const char *warned, int n, long first_number, Error *err)
 {
     (void)warned; /* a line passed empty is translated as empty, as the warning said */
+    return flush_lines(ctx, lines, n, first_number, err);
+}
+
+/* Byte length, then input order: the sort of a window's lines into batches. */
+typedef struct {
+    size_t bytes;
+    int index;
+} LineKey;
+
+static int by_length(const void *a, const void *b)
+{
+    const LineKey *x = a, *y = b;
+    if (x->bytes != y->bytes) return x->bytes < y->bytes ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* A window of lines: sorted by length into batches of j->batch (sentences of a batch
+ * then need about as many steps, and the padding of the short ones costs little),
+ * translated batch after batch; each line is written, in input order, as soon as it and
+ * every line before it are translated, and flushed. */
+static int flush_window(void *ctx, char **lines, const char *warned, int n, long first_number, Error *err)
+{
+    (void)warned;
     StreamJob *j = ctx;
-    return flush_lines(j->mf, j->rs, lines, n, first_number, j->base, j->out, j->in_name, j->opt, err);
+    const TranslateOptions *opt = j->opt;
+    int k = opt->nbest > 1 ? opt->nbest : 1, status = 0, next = 0;
+    LineKey *keys = xmalloc(sizeof(LineKey) * n);
+    for (int i = 0; i < n; i++)
+        keys[i] = (LineKey){strlen(lines[i]), i};
+    qsort(keys, n, sizeof(LineKey), by_length);
+    Translation *result = xmalloc(sizeof(Translation) * n * k), *part = xmalloc(sizeof(Translation) * j->batch * k);
+    int *bad = xmalloc(sizeof(int) * n), *count = xmalloc(sizeof(int) * n), *done = xcalloc(n, sizeof(int));
+    int *part_bad = xmalloc(sizeof(int) * j->batch), *part_count = xmalloc(sizeof(int) * j->batch);
+    char **group = xmalloc(sizeof(char *) * j->batch);
+    for (int b0 = 0; b0 < n && status == 0; b0 += j->batch) {
+        int m = n - b0 < j->batch ? n - b0 : j->batch;
+        for (int i = 0; i < m; i++)
+            group[i] = lines[keys[b0 + i].index];
+        translate_batch(j->mf, j->rs, group, m, opt, part, part_count, part_bad);
+        for (int i = 0; i < m; i++) {
+            int at = keys[b0 + i].index;
+            memcpy(&result[(long)at * k], &part[(long)i * k], sizeof(Translation) * k);
+            count[at] = part_count[i];
+            bad[at] = part_bad[i];
+            done[at] = 1;
+        }
+        for (; status == 0 && next < n && done[next]; next++) {
+            status = write_record(j->out, &result[(long)next * k], count[next], bad[next], first_number + next, j->base,
+                                  j->in_name, opt, err);
+            if (status == 0) status = flushed(j->out, err);
+            for (int c = 0; c < count[next]; c++)
+                translation_free(&result[(long)next * k + c]);
+        }
+    }
+    for (int i = next; i < n; i++) /* after an error: translated, not written */
+        for (int c = 0; done[i] && c < count[i]; c++)
+            translation_free(&result[(long)i * k + c]);
+    free(keys);
+    free(result);
+    free(part);
+    free(bad);
+    free(count);
+    free(done);
+    free(part_bad);
+    free(part_count);
+    free(group);
+    return status;
 }
 
 int translate_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const TranslateOptions *opt,
                      long *lines_before, Error *err)
 {
     RunState rs = {0};
-    StreamJob job = {mf, &rs, *lines_before, out, in_name, opt};
+    int batch = opt->batch > 0 ? opt->batch : isatty(fileno(in)) ? 1 : TRANSLATE_DEFAULT_BATCH;
+    StreamJob job = {mf, &rs, *lines_before, out, in_name, opt, batch};
     long count = 0;
-    int status = lines_read_batches(in, in_name, opt->batch > 0 ? opt->batch : 1, "translate", &opt->lines,
-                                    "translated as empty", "translated as empty", flush_job, &job, &count, err);
+    int status;
+    if (batch == 1 || wants_attention(opt)) {
+        /* One line at a time; or the lines' attention matrices, which are large, a
+         * batch at a time, as read. */
+        status = lines_read_batches(in, in_name, batch, "translate", &opt->lines, "translated as empty",
+                                    "translated as empty", flush_job, &job, &count, err);
+    } else {
+        int window = batch > TRANSLATE_WINDOW ? batch : TRANSLATE_WINDOW;
+        status = lines_read_windows(in, in_name, window, TRANSLATE_WINDOW_BYTES, "translate", &opt->lines,
+                                    "translated as empty", "translated as empty", flush_window, &job, &count, err);
+    }
     *lines_before += count;
     runstate_free(&rs);
     return status;

@@ -45,9 +45,24 @@ int source_units(const ModelFile *mf, const char *line, TokenList *out, Error *e
 
 enum { NBEST_MOSES, NBEST_NMT };   /* --nbest-format moses | nmt */
 
+/* translate_stream's batches when TranslateOptions.batch is 0 (not given) and the input
+ * is a file or a pipe (a terminal always gets one line at a time). Still 1, as before:
+ * batched decoding computes the same words but not yet the same bits as one line at a
+ * time (OpenBLAS sums a product of 1 to 4 rows, sgemv, in another order than one of
+ * more, and the encoder's and attention's products change shape with the batch), so
+ * scores in the 6th decimal (--nbest, --attention-json) would change with the default.
+ * 64 (issue 34: 2.6x faster) once every product of decoding is row-invariant (issue
+ * 31: kernels/matmul_packed.h). */
+#define TRANSLATE_DEFAULT_BATCH 1
+/* The look-ahead: lines read before they are sorted into batches (at least a batch),
+ * and the bytes that end a window earlier. */
+#define TRANSLATE_WINDOW 1024
+#define TRANSLATE_WINDOW_BYTES (8L << 20)
+
 typedef struct {
     int max_len;   /* output words at most; 0: 2 * source length + 10 */
-    int batch;     /* lines decoded together (0 or 1: one at a time, each flushed at once) */
+    int batch;     /* lines decoded together: 1, one at a time, each answered at once;
+                      0: 1 on a terminal, else TRANSLATE_DEFAULT_BATCH */
     int beam;      /* beam size; 0 or 1: greedy search */
     float length_penalty;  /* GNMT alpha for beam search (decode.h) */
     int nbest;     /* hypotheses written per line (0 or 1: the best only); implies beam >= nbest */
@@ -105,10 +120,19 @@ void translate_batch(ModelFile *mf, RunState *rs, char *const *lines, int n, con
 void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, const TranslateOptions *opt,
                      char **out, int *bad);
 
-/* Reads lines from in until EOF and writes one record per line (see above) to out,
- * flushing after each line (after each group of opt->batch lines when batching), so
- * that it works inside a pipeline. Warnings name in_name and the line in it (one
- * longer than opt->lines is translated as empty); n-best, JSON and heatmap records
+/* Reads lines from in until EOF and writes one record per line (see above) to out, in
+ * input order, so that it works inside a pipeline:
+ *   - one line at a time, each answered and flushed before the next is read, when
+ *     opt->batch is 1, or 0 and in is a terminal;
+ *   - else (batch lines together; TRANSLATE_DEFAULT_BATCH for 0) the lines read so far,
+ *     up to TRANSLATE_WINDOW of them (or TRANSLATE_WINDOW_BYTES), are sorted by length
+ *     into batches, and each line is written and flushed as soon as it and the lines
+ *     before it are translated. The window closes early when a pipe or terminal has
+ *     nothing more yet (lines.h, lines_read_windows): a writer that waits for each
+ *     answer gets it. With attention outputs (--align, JSON, heatmaps, --replace-unk)
+ *     the window is one batch, in input order.
+ * Warnings name in_name and the line in it
+ * (one longer than opt->lines is translated as empty); n-best, JSON and heatmap records
  * count on from *lines_before (the lines of earlier inputs), which grows by the lines
  * read. Returns 0, or -1 on a read or write error ("NAME: read error: REASON"). */
 int translate_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const TranslateOptions *opt,
