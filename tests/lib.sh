@@ -13,6 +13,8 @@
 #   lines FILE                            FILE's line count
 #   nth_line N FILE                       line N of FILE
 #   tiny_model DIR                        trains a small model into DIR (DIR/model.bin)
+#   wait_lines FILE N                     waits until FILE has N lines, or nmt ($pid)
+#                                         has ended without writing them (then fails)
 #   finish                                prints "NAME: N passed, M failed, K skipped"
 # Nothing here depends on a clock; the time limit only keeps a hung nmt from hanging
 # the suite.
@@ -50,6 +52,17 @@ exits() { [ "$rc" -eq "$1" ]; }
 has() { grep -qF -- "$2" "$1"; }
 lines() { wc -l <"$1" | tr -d ' '; }
 nth_line() { sed -n "${1}p" "$2"; }
+
+# wait_lines FILE N — for a background nmt ($pid) writing FILE: 0 once FILE has N lines,
+# 1 if nmt has ended without writing them. The 300 s bound only keeps a hung nmt from
+# hanging the suite.
+wait_lines() {
+    i=0
+    while [ "$(lines "$1")" -lt "$2" ] && kill -0 $pid 2>/dev/null && [ "$i" -lt 30000 ]; do
+        sleep 0.01; i=$((i + 1))
+    done
+    [ "$(lines "$1")" -ge "$2" ]
+}
 
 # tiny_model DIR — 200 pairs of data/mar.txt, one epoch of a 16-unit GRU: a model file
 # to read, translate with and break, not one that translates well.

@@ -24,11 +24,6 @@ static float *random_floats(Rng *rng, long n, float range)
     return m;
 }
 
-static int same_bits(const float *a, const float *b, long n)
-{
-    return memcmp(a, b, sizeof(float) * n) == 0;
-}
-
 static void check_quantization(Rng *rng)
 {
     /* Half-way cases round to even: max 127 makes the scale 1 and q = round(v). */
@@ -119,7 +114,7 @@ static void check_exact(Rng *rng, int M, int N, int K, int fill, const char *wha
         int8_matmul_isa(isas[i], y, N, &a, &w, NULL, 0, 0, N);
         char label[128];
         snprintf(label, sizeof label, "%s exact, %s, M %d N %d K %d", kernel_isa_name(isas[i]), what, M, N, K);
-        CHECK(same_bits(y, ref, (long)M * N), label);
+        check_identical(y, ref, (long)M * N, label);
     }
     int8_matrix_free(&w);
     int8_rows_free(&a);
@@ -156,7 +151,7 @@ static void check_variants(Rng *rng, int M, int N, int K, int j0, int j1)
             char label[128];
             snprintf(label, sizeof label, "%s = portable, M %d N %d K %d [%d,%d) %s", kernel_isa_name(isas[i]), M, N,
                      K, j0, j1, mode == 0 ? "bias" : mode == 1 ? "no bias" : "add");
-            CHECK(same_bits(y, ref, (long)M * ld_y), label);
+            check_identical(y, ref, (long)M * ld_y, label);
         }
     }
     int8_rows_free(&a);

@@ -47,16 +47,6 @@ static void reference(float *y, int ld_y, const float *x, int ld_x, const float 
         }
 }
 
-static int same_bits(const float *a, const float *b, long n, long *first)
-{
-    for (long i = 0; i < n; i++)
-        if (memcmp(&a[i], &b[i], sizeof(float)) != 0) {
-            *first = i;
-            return 0;
-        }
-    return 1;
-}
-
 /* One shape, every instruction set, with a bias, without, and accumulating; outputs
  * [j0, j1) only, the rest of y must stay untouched. */
 static void check_shape(Rng *rng, int M, int N, int K, int j0, int j1)
@@ -85,11 +75,8 @@ static void check_shape(Rng *rng, int M, int N, int K, int j0, int j1)
             char label[128];
             snprintf(label, sizeof label, "%s M %d N %d K %d [%d,%d) %s", kernel_isa_name(isa), M, N, K, j0, j1,
                      mode == 0 ? "bias" : mode == 1 ? "no bias" : "add");
-            long at = 0;
             if (exact) {
-                int ok = same_bits(y, ref, (long)M * ld_y, &at);
-                if (!ok) fprintf(stderr, "  %s: first difference at %ld: %.9g, want %.9g\n", label, at, y[at], ref[at]);
-                CHECK(ok, label);
+                check_identical(y, ref, (long)M * ld_y, label);
             } else {
                 /* two roundings per step instead of one: within K ulps of the sum of |x w| */
                 check_close(y, ref, (long)M * ld_y, 1e-6 * K, label);
@@ -115,17 +102,16 @@ static void check_blas(Rng *rng, int M, int N, int K)
     PackedMatrix p;
     packed_matrix_init(&p, w, K, N, K);
     char label[128];
-    long at = 0;
     matmul_bias(ref, N, x, K, w, K, bias, M, N, K);
     matmul_bias_prepacked(y, N, x, K, w, K, &p, bias, M, N, K);
     snprintf(label, sizeof label, "matmul_bias_prepacked = matmul_bias, M %d N %d K %d", M, N, K);
-    CHECK(same_bits(y, ref, (long)M * N, &at), label);
+    check_identical(y, ref, (long)M * N, label);
     memcpy(y, bias, sizeof(float) * N);
     memcpy(ref, bias, sizeof(float) * N);
     matmul_add(ref, N, x, K, w, K, 1, N, K);
     matmul_add_prepacked(y, N, x, K, w, K, &p, 1, N, K);
     snprintf(label, sizeof label, "matmul_add_prepacked = matmul_add, M 1 N %d K %d", N, K);
-    CHECK(same_bits(y, ref, N, &at), label);
+    check_identical(y, ref, N, label);
     if (packed_matches_blas() && M > MATMUL_GEMV_ROWS) {
         for (int r = 0; r < M; r++)
             memcpy(ref + (long)r * N, bias, sizeof(float) * N);
@@ -135,9 +121,7 @@ static void check_blas(Rng *rng, int M, int N, int K)
             packed_matmul_isa(isa, y, N, x, K, &p, bias, 0, M, 0, N);
             snprintf(label, sizeof label, "%s = cblas_sgemm (%s), M %d N %d K %d", kernel_isa_name(isa),
                      blas_kernel_name(), M, N, K);
-            int ok = same_bits(y, ref, (long)M * N, &at);
-            if (!ok) fprintf(stderr, "  %s: first difference at %ld: %.9g, want %.9g\n", label, at, y[at], ref[at]);
-            CHECK(ok, label);
+            check_identical(y, ref, (long)M * N, label);
         }
     }
     packed_matrix_free(&p);
@@ -157,13 +141,12 @@ static void check_rows_independent(Rng *rng)
     PackedMatrix p;
     packed_matrix_init(&p, w, K, N, K);
     packed_matmul_bias(all, N, x, K, &p, bias, M);
-    int same = 1;
-    long at;
     for (int r = 0; r < M; r++) {
         packed_matmul_bias(one, N, x + (long)r * K, K, &p, bias, 1);
-        same &= same_bits(one, all + (long)r * N, N, &at);
+        char label[64];
+        snprintf(label, sizeof label, "row %d alone = the same row among 13", r);
+        check_identical(one, all + (long)r * N, N, label);
     }
-    CHECK(same, "each row alone = the same row among 13");
     packed_matrix_free(&p);
     free(x);
     free(w);

@@ -12,7 +12,8 @@
 # only keep a hung nmt from hanging the suite.
 
 NAME=test_translate_order
-. tests/lib.sh  # ok, bad, skip, check, finish, $T, run, exits, has, lines, nth_line, tiny_model
+. tests/lib.sh  # ok, bad, skip, check, finish, $T, run, exits, has, lines, nth_line, tiny_model,
+                # wait_lines
 
 tiny_model "$T/gru"
 # A Transformer as small: one layer each side, 16 wide.
@@ -83,14 +84,8 @@ run translate "$M" "$T/in.txt" --beam 3 --nbest 2 --batch 1
 check "no --batch: byte for byte --batch 1 (the default is still one line at a time)" cmp -s "$T/out" "$T/default.txt"
 
 # A writer that waits for each answer, through a fifo that this shell holds open: with
-# --batch 64 the look-ahead must not wait for lines that have not come.
-wait_lines() {
-    i=0
-    while [ "$(lines "$1")" -lt "$2" ] && kill -0 $pid 2>/dev/null && [ "$i" -lt 30000 ]; do
-        sleep 0.01; i=$((i + 1))
-    done
-    [ "$(lines "$1")" -ge "$2" ]
-}
+# --batch 64 the look-ahead must not wait for lines that have not come (wait_lines:
+# tests/lib.sh).
 mkfifo "$T/fifo"
 : >"$T/fifo.out"
 exec 3<>"$T/fifo"
