@@ -9,7 +9,8 @@ typedef struct {
 } AverageArgs;
 
 static const Option average_rows[] = {
-    {"--output", OPT_STRINGS, OPTION_AT(AverageArgs, out), .alias = "-o", .metavar = "FILE"},
+    {"--output", OPT_STRINGS, OPTION_AT(AverageArgs, out), .alias = "-o", .metavar = "AVERAGE.bin", .needs = "a FILE",
+     .help = "where to write the average (required; not one of the inputs)"},
 };
 
 const OptionTable average_options = {
@@ -22,12 +23,14 @@ const OptionTable average_options = {
         "differs is named) and write a model file: typically a run's last few checkpoints,\n"
         "which together often translate a little better than the last alone. The first\n"
         "file gives the config and vocabularies; the result has no optimizer state and\n"
-        "cannot be resumed. AVERAGE.bin may not be one of the inputs.\n"
+        "cannot be resumed.\n"
+        "\n",
+    OPTION_ROWS(average_rows),
+    .column = 16,
+    .epilogue =
         "\n"
         "Exit status: 0 written; 1 a file cannot be read or written, or the files are not\n"
         "checkpoints of one model; 2 usage error.\n",
-    OPTION_ROWS(average_rows),
-    .epilogue = "",
     .args_size = sizeof(AverageArgs),
 };
 

@@ -23,9 +23,10 @@ static const Option bpe_rows[] = {
     {"--merges", OPT_INT, OPTION_AT(BpeArgs, opt.merges), .lo = 1, .hi = 1000000, .metavar = "N", .actions = LEARN,
      .help = "merges to learn (1 to 1000000)"},
     {"--lowercase", OPT_FLAG, OPTION_AT(BpeArgs, opt.text.lowercase), .actions = LEARN | APPLY,
-     .help = "Unicode case folding (as data.lowercase), --nfkc  NFKC (as\n"
-             "data.normalization); a model file brings its own, and refuses them"},
-    {"--nfkc", OPT_FLAG, OPTION_AT(BpeArgs, opt.text.nfkc), .actions = LEARN | APPLY},
+     .help = "Unicode case folding (as data.lowercase); a model file brings its\n"
+             "own text options, and refuses it"},
+    {"--nfkc", OPT_FLAG, OPTION_AT(BpeArgs, opt.text.nfkc), .actions = LEARN | APPLY,
+     .help = "NFKC normalisation (as data.normalization); a model file refuses it"},
     {"--target", OPT_FLAG, OPTION_AT(BpeArgs, opt.target), .actions = APPLY,
      .help = "a model file's target side (a codes file has one side)"},
     {"--char", OPT_FLAG, OPTION_AT(BpeArgs, opt.chars), .actions = APPLY, .help = "every character its own piece; no CODES"},
@@ -36,7 +37,7 @@ static const Option bpe_rows[] = {
              "subword-nmt learn-bpe / apply-bpe, for its codes files: symbols are\n"
              "code points, not nmt's grapheme clusters; lines are pre-tokenised\n"
              "text, split at spaces only, nothing normalised"},
-    {"--output", OPT_STRING, OPTION_AT(BpeArgs, out_path), .alias = "-o", .metavar = "FILE", .term = "-o FILE",
+    {"--output", OPT_STRING, OPTION_AT(BpeArgs, out_path), .alias = "-o", .metavar = "FILE", .gap = 2,
      .help = "write to FILE instead of standard output"},
     {OPTION_MAX_LINE_BYTES(BpeArgs, opt.lines.max_bytes), .gap = 2,
      .help = "the longest input line, in bytes (default 1048576; 1024 to\n"

@@ -57,17 +57,9 @@ const OptionTable classify_options = {
     .args_size = sizeof(ClassifyArgs),
 };
 
-/* What classify_input needs besides the input. */
-typedef struct {
-    ModelFile *mf;
-    FILE *out;
-    const ClassifyOptions *opt;
-    long lines;   /* read so far, over all inputs */
-} ClassifyJob;
-
 static int classify_input(FILE *in, const char *name, void *ctx, Error *err)
 {
-    ClassifyJob *job = ctx;
+    StreamJob *job = ctx;
     return classify_stream(job->mf, in, job->out, name, job->opt, &job->lines, err);
 }
 
@@ -97,7 +89,7 @@ int cmd_classify(void *args, const Parsed *p)
         status = error_set(&err, "%s: cannot create: %s", opt->attention_svg, strerror(errno));
     OutFile of = {.f = stdout};
     if (status == 0 && a->out_path) status = outfile_open(&of, a->out_path, &err);
-    ClassifyJob job = {&mf, of.f, opt, 0};
+    StreamJob job = {&mf, of.f, opt, 0};
     if (status == 0) status = read_inputs(inputs, n_inputs, classify_input, &job, &err);
     status = output_done(&of, status, &err);
     if (status) fail(&err);

@@ -33,9 +33,13 @@ static const Option eval_rows[] = {
      .help = "the longest line of TEST.tsv, in bytes (default 1048576; 1024 to\n"
              "2^30): a longer one is an error naming it (exit 1)"},
     {"--text-column", OPT_INT, OPTION_AT(EvalArgs, text_col), .lo = 1, .hi = 1000, .metavar = "N",
-     .needs = "a column number (1-based; --label-column 0: the last)", .group = FOR_CLASSIFIER},
+     .needs = "a column number (1-based; --label-column 0: the last)", .group = FOR_CLASSIFIER,
+     .help = "a classifier's: the column of TEST.tsv with the text (1: the first;\n"
+             "default: the model's data.text_column)"},
     {"--label-column", OPT_INT, OPTION_AT(EvalArgs, label_col), .lo = 0, .hi = 1000, .metavar = "N",
-     .needs = "a column number (1-based; --label-column 0: the last)", .group = FOR_CLASSIFIER},
+     .needs = "a column number (1-based; --label-column 0: the last)", .group = FOR_CLASSIFIER,
+     .help = "a classifier's: the column with the label (0: the last; default:\n"
+             "the model's data.label_column)"},
 };
 
 static const EvalArgs eval_defaults = {.opt = {.length_penalty = 0.6f}, .text_col = -1, .label_col = -1};
@@ -60,8 +64,7 @@ const OptionTable eval_options = {
         "A classifier (model.type \"classifier\"): label the text column of TEST.tsv as nmt\n"
         "classify does and report accuracy, macro F1, each label's precision, recall, F1 and\n"
         "support, the confusion matrix and the loss per line; lines whose label training never\n"
-        "saw are counted and left out. The columns are the model's (data.text_column,\n"
-        "data.label_column) unless --text-column / --label-column (0: the last) say otherwise.\n",
+        "saw are counted and left out.\n",
     .args_size = sizeof(EvalArgs),
     .defaults = &eval_defaults,
 };

@@ -10,7 +10,7 @@ typedef struct {
 } InfoArgs;
 
 static const Option info_rows[] = {
-    {"--json", OPT_FLAG, OPTION_AT(InfoArgs, json), .help = NULL /* the usage text says it */},
+    {"--json", OPT_FLAG, OPTION_AT(InfoArgs, json), .help = "one JSON object instead of text"},
 };
 
 const OptionTable info_options = {
@@ -20,8 +20,10 @@ const OptionTable info_options = {
         "\n"
         "What a model or checkpoint file holds: format version, architecture, sizes,\n"
         "parameter count, vocabularies, text options, training progress, the best validation\n"
-        "(checkpoints) and the config it was trained with. --json: one JSON object.\n",
+        "(checkpoints) and the config it was trained with.\n"
+        "\n",
     OPTION_ROWS(info_rows),
+    .column = 16,
     .epilogue = "",
     .args_size = sizeof(InfoArgs),
 };

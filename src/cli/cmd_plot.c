@@ -9,7 +9,7 @@ typedef struct {
 } PlotArgs;
 
 static const Option plot_rows[] = {
-    {"--output", OPT_STRING, OPTION_AT(PlotArgs, out), .alias = "-o", .needs = "a FILE", .term = "-o FILE.svg",
+    {"--output", OPT_STRING, OPTION_AT(PlotArgs, out), .alias = "-o", .metavar = "FILE.svg", .needs = "a FILE",
      .help = "where to write it (default RUN_DIR/training.svg)"},
 };
 
@@ -23,7 +23,7 @@ const OptionTable plot_options = {
         "the right. nmt train writes the same chart as OUTPUT_DIR/training.svg at the end.\n"
         "\n",
     OPTION_ROWS(plot_rows),
-    .column = 16,
+    .column = 25,
     .epilogue = "",
     .args_size = sizeof(PlotArgs),
 };

@@ -17,6 +17,18 @@ typedef struct {
     StringList sets;          /* the --set arguments, in order */
 } TrainArgs;
 
+/* --set's value is SECTION.KEY=VALUE, one argument; config_set checks the rest. "--set
+ * train.threads 1", a space for the '=', is told what to write. */
+static int check_assignment(const char *value, const char *next, char *why, size_t why_len)
+{
+    if (strchr(value, '=')) return 0;
+    if (next && next[0] != '-')
+        snprintf(why, why_len, "--set %.100s: expected SECTION.KEY=VALUE, one argument: --set %.100s=%.100s if %.100s is "
+                               "its value", value, value, next, next);
+    else snprintf(why, why_len, "--set %.100s: expected SECTION.KEY=VALUE, such as train.batch_size=32", value);
+    return -1;
+}
+
 static const Option train_rows[] = {
     {"--resume", OPT_FLAG, OPTION_AT(TrainArgs, opt.resume),
      .help = "go on from OUTPUT_DIR's newest checkpoint exactly as the run would\n"
@@ -28,8 +40,10 @@ static const Option train_rows[] = {
              "checkpoint), vocabularies, tokenizer and architecture, with a new\n"
              "optimizer at step 0: fine-tuning (train.init_from in the config)"},
     {"--set", OPT_STRINGS, OPTION_AT(TrainArgs, sets), .metavar = "SECTION.KEY=VALUE", .needs = "SECTION.KEY=VALUE",
+     .check = check_assignment,
      .help = "override one config key, validated like the file's own keys\n"
-             "(--set train.batch_size=32 --set model.cell=lstm); repeatable"},
+             "(--set train.batch_size=32 --set model.cell=lstm); repeatable; a\n"
+             "wrong one is a usage error (exit 2)"},
     {"--quiet", OPT_FLAG, OPTION_AT(TrainArgs, opt.quiet), .help = "no progress lines"},
     {"--verbose", OPT_FLAG, OPTION_AT(TrainArgs, opt.verbose),
      .help = "on a terminal, the periodic step lines as well as the live progress\n"
@@ -62,8 +76,9 @@ const OptionTable train_options = {
 
 /* The config at path with the --set overrides applied, then checked as a whole. A run
  * directory's config.json is one nmt recorded (config.h: ConfigOrigin). Returns 0; -1
- * when the config file or the whole is wrong; -2 when a --set argument is (a usage
- * error). */
+ * when the config file or the whole is wrong; -2 when a --set is (an unknown key, a
+ * value the key refuses, a key that does not apply, a rule a --set value breaks: a
+ * usage error). */
 static int load_config(Config *cfg, const char *path, ConfigOrigin origin, const StringList *sets, Error *err)
 {
     if (config_load_keys(cfg, path, origin, err)) return -1;
@@ -152,6 +167,7 @@ int cmd_train(void *args, const Parsed *p)
         if (dist_barrier(&err)) fprintf(stderr, "nmt: rank %d: %s\n", rank, err.msg);
     } else if (status) {
         if (rank > 0) fprintf(stderr, "nmt: rank %d: %s\n", rank, err.msg);
+        else if (status == -2) usage_error(&train_options, "%s", err.msg);
         else fail(&err);
         /* The other ranks may be waiting for this one in a collective they would never
          * leave: end them all. The checkpoints on disk are whole (rank 0 writes them

@@ -71,7 +71,9 @@ static const Option translate_rows[] = {
      .help = "the longest input line, in bytes (default 1048576, 1 MiB; 1024 to\n"
              "2^30); a longer line is translated as empty, with a warning naming\n"
              "it, and does not make nmt hold it in memory"},
-    {"--output", OPT_STRING, OPTION_AT(TranslateArgs, out_path), .alias = "-o", .metavar = "FILE"},
+    {"--output", OPT_STRING, OPTION_AT(TranslateArgs, out_path), .alias = "-o", .metavar = "FILE",
+     .help = "write there instead of standard output (a new file, in place once\n"
+             "every line is translated; on an error the old one is left as it was)"},
 };
 _Static_assert(MAX_LAYERS == 8, "--align-layer's message names the range");
 
@@ -101,17 +103,9 @@ const OptionTable translate_options = {
     .defaults = &translate_defaults,
 };
 
-/* What translate_input needs besides the input. */
-typedef struct {
-    ModelFile *mf;
-    FILE *out;
-    const TranslateOptions *opt;
-    long lines;   /* read so far, over all inputs */
-} TranslateJob;
-
 static int translate_input(FILE *in, const char *name, void *ctx, Error *err)
 {
-    TranslateJob *job = ctx;
+    StreamJob *job = ctx;
     return translate_stream(job->mf, in, job->out, name, job->opt, &job->lines, err);
 }
 
@@ -197,7 +191,7 @@ int cmd_translate(void *args, const Parsed *p)
     }
     OutFile of = {.f = stdout};
     if (status == 0 && a->out_path) status = outfile_open(&of, a->out_path, &err);
-    TranslateJob job = {&mf, of.f, &opt, 0};
+    StreamJob job = {&mf, of.f, &opt, 0};
     if (status == 0) status = read_inputs(inputs, n_inputs, translate_input, &job, &err);
     status = output_done(&of, status, &err);
     if (status) fail(&err);

@@ -16,6 +16,7 @@
 #include "cli/options.h"    /* defines: OptionTable, Option, Parsed, usage_error */
 #include "decode/decode.h"  /* defines: LENGTH_AVERAGE */
 #include "eval/bleu.h"      /* defines: MetricOptions */
+#include "files/modelfile.h" /* defines: ModelFile */
 #include "io/lines.h"       /* defines: LINES_MAX_BYTES_MIN, LINES_MAX_BYTES_MAX */
 #include "io/outfile.h"     /* defines: OutFile */
 #include "base/util.h"      /* defines: Error */
@@ -67,6 +68,14 @@ int too_many_operands(const OptionTable *t, const Parsed *p, int max);
  * is an error naming it. Returns 0, or -1 with err. */
 typedef int (*InputReader)(FILE *in, const char *name, void *ctx, Error *err);
 int read_inputs(char *const *inputs, int n_inputs, InputReader read, void *ctx, Error *err);
+/* The ctx of translate's and classify's InputReader: the model, the output, the
+ * command's options (TranslateOptions, ClassifyOptions), the lines read so far. */
+typedef struct {
+    ModelFile *mf;
+    FILE *out;
+    const void *opt;
+    long lines;
+} StreamJob;
 
 /* Makes an empty list of inputs the one input "-", standard input. */
 void inputs_or_stdin(char *const **inputs, int *n_inputs);

@@ -3,7 +3,8 @@
  * table (cli/cmd_NAME.c, cli/options.h).
  *
  * Exit codes: 0 success; 1 the job failed (bad input file, unreadable model, write
- * error); 2 usage error (unknown command or option); 3 out of memory; 130 and 143:
+ * error); 2 usage error (unknown command or option, a bad value, a --set that is
+ * wrong; one line on stderr, options.h: usage_error); 3 out of memory; 130 and 143:
  * nmt train stopped by SIGINT or SIGTERM (128 + the signal's number, as a shell
  * reports a process the signal killed) after writing a checkpoint to resume from.
  * In a job of several MPI ranks (nmt-mpi) an error on any rank ends them all, exit 1.
@@ -61,8 +62,22 @@ static void main_help(FILE *out)
         }
     fputs("\n"
           "  nmt COMMAND --help           options of a command\n"
-          "  nmt --version\n",
+          "  nmt --version\n"
+          "\n"
+          "An option's value follows it (--beam 5) or an '=' (--beam=5); -- ends the options\n"
+          "(nmt translate MODEL.bin -- -notes.txt). Exit status: 0 done, 1 the job failed (the\n"
+          "message says why), 2 a usage error, 130 or 143 training stopped by a signal.\n",
           out);
+}
+
+/* nmt --help-man (for scripts/docs/man.sh): every command's options as the man page's
+ * entries. 0, or 1 when an option is listed nowhere. */
+static int help_man(void)
+{
+    Error err;
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (options_man(commands[i].options, stdout, &err)) return fail(&err);
+    return 0;
 }
 
 /* Parses the command's arguments by its table and runs it; its exit status. */
@@ -75,8 +90,8 @@ static int run_command(const Command *c, int argc, char **argv)
     }
     void *args = xmalloc(t->args_size);
     Parsed p;
-    int status = options_parse(t, argc, argv, args, &p);
-    if (status == 0) status = c->run(args, &p);
+    Error err;
+    int status = options_parse(t, argc, argv, args, &p, &err) ? usage_error(t, "%s", err.msg) : c->run(args, &p);
     options_free(t, args, &p);
     free(args);
     return status;
@@ -120,7 +135,10 @@ static int run_main(int argc, char **argv)
         _exit(1);
     }
     if (argc < 2) {
-        main_help(stderr);
+        fputs("nmt: missing COMMAND (", stderr);
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            fprintf(stderr, "%s%s", i ? ", " : "", commands[i].options->name);
+        fputs("); see 'nmt --help'\n", stderr);
         return 2;
     }
     const char *cmd = argv[1];
@@ -132,9 +150,9 @@ static int run_main(int argc, char **argv)
         printf("nmt %s\n", NMT_VERSION);
         return 0;
     }
+    if (!strcmp(cmd, "--help-man")) return help_man();
     if (c) return run_command(c, argc - 2, argv + 2);
-    fprintf(stderr, "nmt: unknown command '%s'\n", cmd);
-    main_help(stderr);
+    fprintf(stderr, "nmt: unknown %s '%s'; see 'nmt --help'\n", cmd[0] == '-' ? "option" : "command", cmd);
     return 2;
 }
 

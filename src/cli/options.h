@@ -19,15 +19,17 @@
  * epilogue. main.c's cli_commands() (commands.h) reaches every table, so that the man
  * page can be generated from, or checked against, the same rows.
  *
- * A usage error (an unknown option, a value out of range, a missing value) is written
- * to stderr as "nmt: COMMAND: what is wrong" followed by the command's help, and
- * options_parse returns 2, the exit status of a usage error.
+ * A usage error (an unknown option, a value out of range, a missing value) is one line
+ * on stderr, "nmt: COMMAND: what is wrong; see 'nmt COMMAND --help'" (usage_error),
+ * and exit status 2.
  */
 #ifndef OPTIONS_H
 #define OPTIONS_H
 
 #include <stddef.h>
 #include <stdio.h>
+
+#include "base/util.h" /* defines: Error */
 
 typedef enum {
     OPT_FLAG,     /* no value: the int field becomes 1 */
@@ -111,18 +113,28 @@ typedef struct {
     char **argv;
 } Parsed;
 
-/* Reads argv[0..argc) (the arguments after the command's name) into args, a struct of
- * t->args_size bytes already holding t->defaults, and p. Returns 0, or 2 after writing
- * a usage error to stderr. Either way options_free releases what it allocated. */
-int options_parse(const OptionTable *t, int argc, char **argv, void *args, Parsed *p);
+/* Reads argv[0..argc) (the arguments after the command's name) into args (a struct of
+ * t->args_size bytes: t->defaults, then what the options say) and p. An option's value
+ * is the next argument (--beam 5) or follows '=' (--beam=5); "--" ends the options,
+ * every argument after it is an operand (a file named -x); "-" is an operand
+ * (standard input). Returns 0, or -1 with what is wrong in err ("translate: --beam
+ * needs a number from 1 to 100", a usage error). Either way options_free releases
+ * what it allocated. */
+int options_parse(const OptionTable *t, int argc, char **argv, void *args, Parsed *p, Error *err);
 void options_free(const OptionTable *t, void *args, Parsed *p);
 
-/* Whether the arguments ask for the command's help (--help or -h among them). */
+/* Whether the arguments ask for the command's help (--help or -h before any "--"). */
 int options_want_help(int argc, char **argv);
 /* t's whole --help text: usage, each listed row, epilogue. */
 void options_help(const OptionTable *t, FILE *out);
 
-/* A usage error of command t: "nmt: " and the message, then t's help, on stderr.
- * Returns 2, the exit status of a usage error. */
+/* t's options as man page entries (troff: .TP, the term, the help lines), between the
+ * lines `.\" BEGIN OPTIONS NAME` and `.\" END OPTIONS NAME`, which scripts/docs/man.sh
+ * splices into docs/nmt.1. Returns 0, or -1 with err when an option is listed nowhere
+ * (no help of its own, and no listed row's term names it). */
+int options_man(const OptionTable *t, FILE *out, Error *err);
+
+/* A usage error of command t, one line on stderr: "nmt: ", the message, and "; see
+ * 'nmt NAME --help'". Returns 2, the exit status of a usage error. */
 int usage_error(const OptionTable *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #endif
