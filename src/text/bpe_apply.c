@@ -1,6 +1,6 @@
 /* bpe_apply.c — words into pieces by a Bpe's merges (or into characters), and pieces
  * back into words; see subword.h (subword_segment, subword_join). */
-#include "text/subword_internal.h"
+#include "text/bpe_core.h"
 
 #include <limits.h>
 #include <stdint.h>

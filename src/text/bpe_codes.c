@@ -1,6 +1,6 @@
 /* bpe_codes.c — a Bpe as codes text, subword-nmt's layout, and back; see subword.h
  * (bpe_to_text, bpe_from_text, bpe_from_text_format). */
-#include "text/subword_internal.h"
+#include "text/bpe_core.h"
 
 #include <stdlib.h>
 #include <string.h>

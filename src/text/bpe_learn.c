@@ -1,6 +1,6 @@
 /* bpe_learn.c — learning BPE merges from word counts; see subword.h (bpe_learn,
  * bpe_learn_format). */
-#include "text/subword_internal.h"
+#include "text/bpe_core.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
-/* subword_internal.h — what subword.c, bpe_learn.c, bpe_apply.c and bpe_codes.c share,
- * and nothing else includes: the end-of-word marker, the symbols and units a word is
+/* bpe_core.h — what bpe_core.c, bpe_learn.c, bpe_apply.c and bpe_codes.c share, and
+ * nothing else includes: the end-of-word marker, the symbols and units a word is
  * cut into, the scratch space for cutting words, and the merge table's lookups. The
  * public interface is subword.h. */
-#ifndef SUBWORD_INTERNAL_H
-#define SUBWORD_INTERNAL_H
+#ifndef BPE_CORE_H
+#define BPE_CORE_H
 #include <stddef.h>
 #include <stdint.h>
 

@@ -1,9 +1,9 @@
-/* subword.c — what BPE's learning, applying and codes text share: the symbols a word
+/* bpe_core.c — what BPE's learning, applying and codes text share: the symbols a word
  * is cut into (grapheme clusters or code points, and units), the merge table of a Bpe,
- * and the scratch space for cutting words; see subword.h and subword_internal.h.
+ * and the scratch space for cutting words; see bpe_core.h, and subword.h for the API.
  * Learning is in bpe_learn.c, applying and joining pieces in bpe_apply.c, the codes
  * text in bpe_codes.c. */
-#include "text/subword_internal.h"
+#include "text/bpe_core.h"
 
 #include <stdlib.h>
 #include <string.h>
