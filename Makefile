@@ -12,7 +12,9 @@
 #   make test-sanitize  the same suite built with ASan/UBSan in build-sanitize/ (its own
 #                       nmt); ./nmt and build/ are left as they are
 #   make mpi            ./nmt-mpi, the same program able to train over MPI ranks
-#   make install        ./nmt and the man page under PREFIX (default /usr/local)
+#   make install        ./nmt, the man page, the example configs and the docs under PREFIX
+#                       (default /usr/local); make install-data the last three alone
+#   make man            docs/nmt.1's option lists and version from nmt's option tables
 #
 # Cross-compiling, e.g. for arm64 (scripts/check_portable.sh --arm64):
 #   make CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ \
@@ -132,9 +134,10 @@ $(BUILD)/set_weights: tests/tools/set_weights.c $(OBJ)
 
 # Every test binary, then the end-to-end shell test against $(NMT_BIN) (./nmt) and the
 # test of the documentation machinery (tests/test_docs.sh), and the tests of what nmt does
-# with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh).
+# with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh) and of
+# its options, man page and installed files (tests/test_options.sh).
 test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights
-	@NMT=$(NMT_BIN) TOOLS=$(BUILD) sh tests/run.sh $(TESTS) tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh
+	@NMT=$(NMT_BIN) TOOLS=$(BUILD) sh tests/run.sh $(TESTS) tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, objects,
 # test binaries and nmt in build-sanitize/.
@@ -235,23 +238,41 @@ docs: nmt
 check-docs: nmt
 	sh scripts/docs/check.sh $(DOCS)
 
-# Installs the binary and the man page under PREFIX (default /usr/local), and
-# nmt-mpi when `make mpi` has built it. Refuses a binary built with -march=native
-# (make CFLAGS=...): on a CPU without this one's instruction sets it stops with SIGILL.
+# The man page's option lists and version, from nmt's own tables (scripts/docs/man.sh;
+# tests/test_options.sh fails when docs/nmt.1 disagrees with them).
+man: nmt
+	NMT=./nmt sh scripts/docs/man.sh
+
+# Installs the binary, and nmt-mpi when `make mpi` has built it, under PREFIX (default
+# /usr/local), with install-data. Refuses a binary built with -march=native (make
+# CFLAGS=...): on a CPU without this one's instruction sets it stops with SIGILL.
 PREFIX ?= /usr/local
-install: nmt
+install: nmt install-data
 	@for d in $(BUILD) $(if $(wildcard nmt-mpi),build-mpi); do \
 	    if grep -q -e '-march=native' -e '-mcpu=native' -e '-mtune=native' $$d/flags; then \
 	        echo "nmt: make install: $$d was compiled for this CPU only ($$d/flags says -march=native);" \
 	             "run plain make (make install does) for a build any CPU runs" >&2; exit 1; \
 	    fi; \
 	done
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 nmt $(DESTDIR)$(PREFIX)/bin/nmt
 	if [ -x nmt-mpi ]; then install -m 755 nmt-mpi $(DESTDIR)$(PREFIX)/bin/nmt-mpi; fi
+
+# What nmt's files need no build for: the man page (share/man/man1), the example configs
+# (share/nmt/configs, family/ too) and the documentation (share/doc/nmt: README.md and
+# the documents beside it, docs/*.md and the pictures, as README.md links them).
+DOC_FILES = README.md $(wildcard BENCHMARKS.md CHANGELOG.md CONTRIBUTING.md)
+DOC_DOCS  = $(wildcard docs/*.md docs/*.svg)
+install-data:
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/nmt/configs/family \
+	    $(DESTDIR)$(PREFIX)/share/doc/nmt/docs
 	install -m 644 docs/nmt.1 $(DESTDIR)$(PREFIX)/share/man/man1/nmt.1
+	install -m 644 configs/*.json $(DESTDIR)$(PREFIX)/share/nmt/configs
+	install -m 644 configs/family/*.json $(DESTDIR)$(PREFIX)/share/nmt/configs/family
+	install -m 644 $(DOC_FILES) $(DESTDIR)$(PREFIX)/share/doc/nmt
+	install -m 644 $(DOC_DOCS) $(DESTDIR)$(PREFIX)/share/doc/nmt/docs
 
 clean:
 	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-batching bench-sentiment bench-bpe-long-word docs check-docs install clean
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-batching bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean

@@ -574,6 +574,12 @@ static int rule_error(const Config *c, const Rule *r, const char *source, Error 
     return error_set(err, "%s: %s (%s): remove it, or %s", source, r->text, values, r->remedy);
 }
 
+/* Whether --set gave key (NULL: no). */
+static int set_gave(const Config *c, const char *key)
+{
+    return key && config_given(c, key) > 0 && c->given[key_index(key)] == CONFIG_GIVEN_SET;
+}
+
 int config_check(const Config *c, const char *source, Error *err)
 {
     if (!c->train) return error_set(err, "%s: data.train is required (a TSV file of sentence pairs)", source);
@@ -581,8 +587,17 @@ int config_check(const Config *c, const char *source, Error *err)
         Rule r = rule_at(i, c);
         if (r.holds) continue;
         int given = config_given(c, r.key) > 0 ? c->given[key_index(r.key)] : 0;
+        /* A value rule --set had a part in (its key or one it depends on), or a key --set
+         * gave where it does not apply: the message names --set, and it is a usage error. */
+        int by_set = r.kind == RULE_VALUE ? set_gave(c, r.key) || set_gave(c, r.depends[0]) ||
+                                                (r.depends[0] && set_gave(c, r.depends[1]))
+                                          : given == CONFIG_GIVEN_SET;
+        if (by_set) {
+            rule_error(c, &r, "--set", err);
+            return -2;
+        }
         if (r.kind == RULE_VALUE) return rule_error(c, &r, source, err);
-        if (given) return rule_error(c, &r, given == CONFIG_GIVEN_SET ? "--set" : source, err);
+        if (given) return rule_error(c, &r, source, err);
         /* Not given, but switched on: a recorded config describing no valid model. */
         if (r.in_use) return rule_error(c, &r, source, err);
     }
