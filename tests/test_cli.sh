@@ -537,7 +537,7 @@ check "scheduled sampling: the model translates" eval 'exits 0 && [ "$(lines "$T
 # ---------------------------------------------------------------- 10. score
 
 # tests/fixtures/score: 300 model translations and references, and what nmt score must
-# print for them, computed by scripts/sacrebleu_reference.py (an independent
+# print for them, computed by scripts/reference/sacrebleu_reference.py (an independent
 # re-implementation of sacreBLEU's defaults; see tests/test_score.c).
 FX=$(pwd)/tests/fixtures/score
 run score --help
@@ -1505,7 +1505,7 @@ check "bpe apply --codes-format subword-nmt: byte-level codes refused (exit 1)" 
 run bpe apply "$T/snmt.codes" --codes-format subword-nmt "$T/bad_utf8.txt"
 check "bpe apply --codes-format subword-nmt on invalid UTF-8: exit 1, naming the file and line" \
     eval 'exits 1 && has "$T/err" "bad_utf8.txt:2: invalid UTF-8 at byte 4"'
-# 200 Marathi lines and edge cases; codes and pieces from scripts/subword_nmt_reference.py,
+# 200 Marathi lines and edge cases; codes and pieces from scripts/reference/subword_nmt_reference.py,
 # a re-implementation of subword-nmt's learn-bpe and apply-bpe (no subword-nmt here).
 F=$(pwd)/tests/fixtures/subword_nmt
 run bpe apply "$F/mar.codes" --codes-format subword-nmt "$F/mar.txt"

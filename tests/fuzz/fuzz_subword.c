@@ -13,7 +13,7 @@
  *         ends in "@@" and the last does not, and subword_join gives the tokens back;
  *         the learned merges write out and read back unchanged.
  *
- * Built and run by `make fuzz` (scripts/fuzz.sh); seeds in tests/fuzz/corpus/subword/.
+ * Built and run by `make fuzz` (scripts/ci/fuzz.sh); seeds in tests/fuzz/corpus/subword/.
  */
 #include <stdint.h>
 #include <stdlib.h>

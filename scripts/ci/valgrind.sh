@@ -8,7 +8,7 @@
 # --leak-check=full, definite and indirect leaks count as errors); the script exits 1
 # otherwise and leaves the reports in build/valgrind/*.log.
 #
-#   sh scripts/valgrind.sh        (needs valgrind: sh scripts/install-deps.sh --valgrind)
+#   sh scripts/ci/valgrind.sh        (needs valgrind: sh scripts/install-deps.sh --valgrind)
 #
 # nmt is built here at -O1 without -march=native: valgrind 3.19 cannot run AVX-512
 # instructions, which -march=native emits on the machines that have them. (The AVX-512
@@ -17,7 +17,7 @@
 # on two cores, so CI (.ci/run) runs it: memcheck sees reads of uninitialised memory,
 # which the AddressSanitizer build of `make test-sanitize` does not.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 if ! command -v valgrind >/dev/null 2>&1; then
     echo "valgrind: not installed; sh scripts/install-deps.sh --valgrind"
     exit 1

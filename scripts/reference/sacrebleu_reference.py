@@ -23,15 +23,15 @@ How it was checked (see `self-test`):
 It shares no code with src/eval/bleu.c; the C tests compare the two.
 
 Usage:
-  /usr/bin/python3 scripts/sacrebleu_reference.py self-test
-  /usr/bin/python3 scripts/sacrebleu_reference.py score HYP REF [--sentence]
+  /usr/bin/python3 scripts/reference/sacrebleu_reference.py self-test
+  /usr/bin/python3 scripts/reference/sacrebleu_reference.py score HYP REF [--sentence]
         prints what `nmt score REF -i HYP` prints (BLEU, chrF2, pairs, signatures)
-  /usr/bin/python3 scripts/sacrebleu_reference.py tokenize < LINES
+  /usr/bin/python3 scripts/reference/sacrebleu_reference.py tokenize < LINES
         13a-tokenises each line (for comparing with the C tokeniser)
-  /usr/bin/python3 scripts/sacrebleu_reference.py fixtures
+  /usr/bin/python3 scripts/reference/sacrebleu_reference.py fixtures
         rewrites tests/fixtures/score/expected.json and expected.txt from the committed
         hyp.txt / ref.txt and the hand-made cases below
-  /usr/bin/python3 scripts/sacrebleu_reference.py pairs NMT MODEL VALID_TSV
+  /usr/bin/python3 scripts/reference/sacrebleu_reference.py pairs NMT MODEL VALID_TSV
         remakes tests/fixtures/score/hyp.txt and ref.txt: the first 300 pairs of
         VALID_TSV, column 2 as references, column 1 translated by `NMT translate MODEL`
 
@@ -484,7 +484,7 @@ def self_test():
 # ============================================================================
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIXTURE_DIR = os.path.join(HERE, os.pardir, "tests", "fixtures", "score")
+FIXTURE_DIR = os.path.normpath(os.path.join(HERE, os.pardir, os.pardir, "tests", "fixtures", "score"))
 
 # Hand-made edge cases: (name, hypothesis, reference). Single-reference, as nmt scores.
 # None of the references is "" (sacreBLEU refuses an empty reference).
@@ -647,10 +647,10 @@ def write_fixtures():
         cases.append(c)
     eb, echrf, echrf_stats = corpus_scores([c[1] for c in EDGE_CASES], [c[2] for c in EDGE_CASES])
     fixture = {
-        "about": ("Expected sacreBLEU 2.x default scores computed by scripts/sacrebleu_reference.py, "
+        "about": ("Expected sacreBLEU 2.x default scores computed by scripts/reference/sacrebleu_reference.py, "
                   "an independent re-implementation checked against numbers sacreBLEU published and "
                   "by hand; NOT computed by running sacreBLEU. Regenerate with: "
-                  "/usr/bin/python3 scripts/sacrebleu_reference.py fixtures"),
+                  "/usr/bin/python3 scripts/reference/sacrebleu_reference.py fixtures"),
         "bleu_signature": BLEU_SIGNATURE,
         "chrf_signature": CHRF_SIGNATURE,
         "real": {

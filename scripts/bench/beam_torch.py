@@ -1,6 +1,6 @@
 """beam_torch.py — nmt's beam search (beam_search in src/decode/decode.c) in PyTorch, for the
-PyTorch sides of the benchmarks (scripts/bench_torch.py, the recurrent model;
-scripts/bench_torch_transformer.py, the Transformer), which differ only in the model
+PyTorch sides of the benchmarks (scripts/bench/bench_torch.py, the recurrent model;
+scripts/bench/bench_torch_transformer.py, the Transformer), which differ only in the model
 they step. Imported after torch (the importers set the thread environment first).
 
 The N sentences' N*K beams decode as one batch of rows (sentence n's beams are rows

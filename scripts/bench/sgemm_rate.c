@@ -1,12 +1,12 @@
 /* sgemm_rate.c — OpenBLAS sgemm throughput at given shapes, for the roofline of `make bench`.
  *
- * scripts/bench.py asks how fast OpenBLAS multiplies matrices of exactly the shapes nmt's
+ * scripts/bench/bench.py asks how fast OpenBLAS multiplies matrices of exactly the shapes nmt's
  * training step uses (input projections, per-step recurrent products, the output layer
  * and the backward products), on the same kernel and thread count, so that nmt's
  * throughput can be stated as a fraction of what its matrix products alone would allow.
  *
  * Build and run (bench.py does this):
- *   cc -O2 -I/usr/include/x86_64-linux-gnu -o build/sgemm_rate scripts/sgemm_rate.c -lopenblas
+ *   cc -O2 -I/usr/include/x86_64-linux-gnu -o build/sgemm_rate scripts/bench/sgemm_rate.c -lopenblas
  *   printf 'out_fwd N T 512 12530 512\n' | OPENBLAS_CORETYPE=SkylakeX build/sgemm_rate 2 0.05 5
  *
  * Arguments: THREADS (openblas_set_num_threads), SECONDS (the least time one trial

@@ -5,7 +5,7 @@
 #                           must run in the benchmark's shell, not in a $(...) subshell
 #   write_section NAME FILE BENCHMARKS.md's section between "<!-- NAME: begin -->" and
 #                           "<!-- NAME: end -->" becomes FILE's lines (appended when there
-#                           is none); scripts/bench.py leaves such sections alone
+#                           is none); scripts/bench/bench.py leaves such sections alone
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 cpu_seconds() { sed -n 2p "$1" | tr 'ms' '  ' | awk '{ print $1 * 60 + $2 + $3 * 60 + $4 }'; }
 write_section() {

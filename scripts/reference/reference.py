@@ -20,14 +20,14 @@ The model (all tensors time-major, PAD id = 0, attention dim = H):
 
 Run it with the interpreter that has torch (Debian's python3-torch):
 
-    /usr/bin/python3 scripts/reference.py            # writes tests/fixtures/reference.bin
+    /usr/bin/python3 scripts/reference/reference.py            # writes tests/fixtures/reference.bin
 
 It is deterministic: the same file comes out every time. Before writing, it checks
 the float32 results against a float64 run of the same model, the autograd gradients
 against finite differences (torch.autograd.gradcheck, float64), and the Adam step
 against a hand-written one, and refuses to write the fixture if any check fails.
 
-Records in the fixture (see scripts/fixture.py for the file format), in this order:
+Records in the fixture (see scripts/reference/fixture.py for the file format), in this order:
 
     dims                int32 [B, S, T, E, H, Vs, Vt]
     src, tgt_in, tgt_out  int32 (S,B), (T,B), (T,B)
@@ -368,7 +368,7 @@ def to_np_i32(t):
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    default_out = os.path.join(here, "..", "tests", "fixtures", "reference.bin")
+    default_out = os.path.join(here, "..", "..", "tests", "fixtures", "reference.bin")
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.path.normpath(default_out), help="fixture path")
     ap.add_argument("--no-gradcheck", action="store_true", help="skip the slow-ish gradcheck")

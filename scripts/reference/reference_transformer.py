@@ -1,13 +1,13 @@
 """PyTorch reference for nmt's Transformer (issue 17); writes tests/fixtures/transformer_<name>.bin.
 
 This script is the specification of the Transformer the C code must reproduce. Like
-scripts/reference.py it uses plain tensor ops only (no nn.Transformer, nn.MultiheadAttention,
+scripts/reference/reference.py it uses plain tensor ops only (no nn.Transformer, nn.MultiheadAttention,
 F.layer_norm, F.softmax or F.cross_entropy in the model itself), so each formula can be
 read next to its C counterpart; autograd supplies the gradients. The torch modules appear
 only in the self-checks.
 
-    /usr/bin/python3 scripts/reference_transformer.py              # writes all four fixtures
-    /usr/bin/python3 scripts/reference_transformer.py --only pre1 --no-gradcheck
+    /usr/bin/python3 scripts/reference/reference_transformer.py              # writes all four fixtures
+    /usr/bin/python3 scripts/reference/reference_transformer.py --only pre1 --no-gradcheck
 
 The model. Tensors are time-major, (T, B, d), row t*B + b. PAD = 0, UNK = 1, SOS = 2,
 EOS = 3 (src/text/vocab.h). d = d_model (nmt's model.embed), h heads, dk = d / h, ff the
@@ -53,7 +53,7 @@ norm "pre" or "post", no dropout.
                 record). The embedding scale sqrt(d) is not applied on the output side.
     loss        mean over the positions with tgt_out != PAD of -log softmax(logits)[tgt_out]
                 (one mean over all real tokens of the batch, = F.cross_entropy(ignore_index=0)).
-    batch       as scripts/reference.py: tgt_in = SOS w1 .. w_{n-1} PAD..,
+    batch       as scripts/reference/reference.py: tgt_in = SOS w1 .. w_{n-1} PAD..,
                 tgt_out = w1 .. w_{n-1} EOS PAD.., n = the target length; src = n random
                 real ids then PAD.
 
@@ -87,9 +87,9 @@ causality of the greedy decoding (below).
 
 Activations, loss and gradients in the fixtures are the float64 run's values rounded to
 float32 (both runs start from the same float32 initial values), as in
-scripts/reference_variants.py.
+scripts/reference/reference_variants.py.
 
-Records of a fixture (format: scripts/fixture.py), in this order:
+Records of a fixture (format: scripts/reference/fixture.py), in this order:
 
     dims        int32 [B, S, T, d, h, ff, Vs, Vt, N_enc, N_dec, norm (0 pre, 1 post),
                        act (0 relu, 1 gelu), tied (0/1)]
@@ -198,7 +198,7 @@ def param_shapes(c):
 
 
 def make_batch(gen, b_lens_src=SRC_LENGTHS, b_lens_tgt=TGT_LENGTHS, s=S, t=T, vs=VS, vt=VT):
-    """src (S,B), tgt_in (T,B), tgt_out (T,B), int64, exactly as scripts/reference.py."""
+    """src (S,B), tgt_in (T,B), tgt_out (T,B), int64, exactly as scripts/reference/reference.py."""
     b = len(b_lens_src)
     src = torch.full((s, b), PAD, dtype=torch.int64)
     tgt_in = torch.full((t, b), PAD, dtype=torch.int64)
@@ -699,7 +699,7 @@ def build(name, index, gradcheck):
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    default_dir = os.path.normpath(os.path.join(here, "..", "tests", "fixtures"))
+    default_dir = os.path.normpath(os.path.join(here, "..", "..", "tests", "fixtures"))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out-dir", default=default_dir, help="fixture directory")
     ap.add_argument("--only", choices=list(CONFIGS), help="one config only")

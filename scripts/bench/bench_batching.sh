@@ -4,11 +4,11 @@
 # in the same run; optionally also an older nmt binary (one without packing) in both
 # modes, for the cost packing removed.
 #
-#   sh scripts/bench_batching.sh [--write] [ROUNDS] [STEPS] [OLD_NMT]   (default 3, 120)
+#   sh scripts/bench/bench_batching.sh [--write] [ROUNDS] [STEPS] [OLD_NMT]   (default 3, 120)
 #
 # --write also puts the report into BENCHMARKS.md, replacing the section between the
 # lines "<!-- bench_batching.sh: begin -->" and "<!-- bench_batching.sh: end -->"
-# (appended if there is none; scripts/bench.py keeps that section when it rewrites the
+# (appended if there is none; scripts/bench/bench.py keeps that section when it rewrites the
 # file).
 #
 # Each round and variant trains configs/mar-reference.json (data/mar.txt; embed 256,
@@ -20,7 +20,7 @@
 # medians with each variant's ratio to bucketed batches of ./nmt. About 4 minutes with
 # the defaults (8 with OLD_NMT) on two cores.
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 WRITE=0
 if [ "${1:-}" = --write ]; then WRITE=1; shift; fi
 ROUNDS=${1:-3}
@@ -39,7 +39,7 @@ VARIANTS="shuffled bucketed"
 binary() { case $1 in old_*) echo "$OLD" ;; *) echo ./nmt ;; esac; }
 bucket() { case $1 in *bucketed) echo true ;; *) echo false ;; esac; }
 
-. scripts/bench_lib.sh   # median, cpu_seconds, write_section
+. scripts/bench/bench_lib.sh   # median, cpu_seconds, write_section
 
 # run VARIANT — one training of STEPS updates; appends its CPU seconds to $tmp/VARIANT.cpu.
 run() {
@@ -76,7 +76,7 @@ describe() {
     esac
 }
 report() {
-    echo "Measured by \`sh scripts/bench_batching.sh $ROUNDS $STEPS${OLD:+ $OLD}\` on $(date -u +%Y-%m-%d):" \
+    echo "Measured by \`sh scripts/bench/bench_batching.sh $ROUNDS $STEPS${OLD:+ $OLD}\` on $(date -u +%Y-%m-%d):" \
         "$cpu ($flags), $(nproc) cores, OpenBLAS kernel $(cat "$tmp/kernel"), load average $load0 before" \
         "and $load1 after. CPU seconds (user + sys) of $STEPS updates of configs/mar-reference.json" \
         "with one thread, median of $ROUNDS rounds (each round's figures in brackets):"

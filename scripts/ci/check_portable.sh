@@ -2,7 +2,7 @@
 # check_portable.sh — does the nmt that `make` builds (and `make install` installs) run
 # on CPUs older than the one it was built on?
 #
-#   sh scripts/check_portable.sh [--arm64]
+#   sh scripts/ci/check_portable.sh [--arm64]
 #
 # Runs ./nmt under qemu-user's x86-64 emulation (qemu-x86_64 -cpu MODEL) with CPU models
 # that lack the newer instruction sets of most build machines:
@@ -29,12 +29,12 @@
 # About 20 s on two cores once built (make nmt native, and the arm64 build, are about
 # 25 s each). Exit 1 if any check failed.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ARM64=0
 for arg in "$@"; do
     case $arg in
     --arm64) ARM64=1 ;;
-    *) echo "usage: sh scripts/check_portable.sh [--arm64]" >&2; exit 2 ;;
+    *) echo "usage: sh scripts/ci/check_portable.sh [--arm64]" >&2; exit 2 ;;
     esac
 done
 for q in qemu-x86_64 $([ $ARM64 = 1 ] && echo qemu-aarch64); do

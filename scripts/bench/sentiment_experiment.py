@@ -16,8 +16,8 @@ docs/bench/sentiment.json, and prints a markdown table.
 
 Run from anywhere (relative defaults are the repository's; build ./nmt first):
 
-    python3 scripts/sentiment_experiment.py                  # 5 seeds, one run at a time
-    python3 scripts/sentiment_experiment.py --jobs 2 --seeds 10 --keep --work /tmp/sent
+    python3 scripts/bench/sentiment_experiment.py                  # 5 seeds, one run at a time
+    python3 scripts/bench/sentiment_experiment.py --jobs 2 --seeds 10 --keep --work /tmp/sent
 
 Each run gets train.threads=--threads (default 1) so that wall times compare; with
 --jobs N, N runs share the machine. Any failed run stops everything (exit status 1).
@@ -37,7 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]   # scripts/bench/ is two levels down
 
 # name -> `--set` overrides on top of --config. The first two are the seed experiment's.
 SETTINGS = [
@@ -192,7 +192,7 @@ def main():
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
                             text=True).stdout.strip() or "unknown"
     result = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit,
-              "script": "scripts/sentiment_experiment.py " + " ".join(sys.argv[1:]), "provenance": "measured",
+              "script": "scripts/bench/sentiment_experiment.py " + " ".join(sys.argv[1:]), "provenance": "measured",
               "command": shlex.join(getattr(sys, "orig_argv", [sys.executable] + sys.argv)),
               "cwd": os.getcwd(), "config": os.path.relpath(config, REPO),
               "seeds": list(range(1, args.seeds + 1)), "threads": args.threads,

@@ -2,7 +2,7 @@
 
 This is the baseline nmt is measured against (issue #3), so it is meant to be a good,
 idiomatic and efficient PyTorch program, not the deliberately spelled-out
-scripts/reference.py: nn.Embedding, nn.GRU over a packed sequence, nn.GRUCell,
+scripts/reference/reference.py: nn.Embedding, nn.GRU over a packed sequence, nn.GRUCell,
 nn.Linear, F.cross_entropy, clip_grad_norm_, torch.optim.Adam, PyTorch's default
 initialisation (which is also nmt's scheme). The model is exactly nmt's (src/models/model.h):
 
@@ -19,7 +19,7 @@ initialisation (which is also nmt's scheme). The model is exactly nmt's (src/mod
     loss      cross-entropy, mean over non-pad targets (ignore_index = 0)
     update    clip_grad_norm_(5), Adam(lr 1e-3)
 
-Data come from `nmt train CONFIG --export-batches FILE` (format: scripts/fixture.py;
+Data come from `nmt train CONFIG --export-batches FILE` (format: scripts/reference/fixture.py;
 records: src/train/train.h), so both programs see the very same batches in the same order
 and the same held-out source sentences as token ids.
 
@@ -39,7 +39,7 @@ and the same held-out source sentences as token ids.
                     the --batch sentences' N*K beams decode as one batch of rows.
                     Reports sentences/s and decoder steps per sentence.
 
-    --mode epochs   time-to-quality (scripts/time_to_quality.py): trains on the exported
+    --mode epochs   time-to-quality (scripts/bench/time_to_quality.py): trains on the exported
                     batches as --epochs equal epochs, in order, and after each epoch, with
                     the clock stopped, validates on --valid VALID.bin (below): the loss,
                     teacher-forced, per target token over every held-out pair (nmt's
@@ -69,12 +69,12 @@ translate` word for word.
 
 Prints one JSON line. Run with Debian's interpreter, where python3-torch lives:
 
-    /usr/bin/python3 scripts/bench_torch.py --mode train --data batches.bin --threads 2
-    /usr/bin/python3 scripts/bench_torch.py --mode greedy --data batches.bin --batch 64
-    /usr/bin/python3 scripts/bench_torch.py --mode beam --data batches.bin --batch 64 --beam 5
-    /usr/bin/python3 scripts/bench_torch.py --mode epochs --data batches.bin --epochs 5 \
+    /usr/bin/python3 scripts/bench/bench_torch.py --mode train --data batches.bin --threads 2
+    /usr/bin/python3 scripts/bench/bench_torch.py --mode greedy --data batches.bin --batch 64
+    /usr/bin/python3 scripts/bench/bench_torch.py --mode beam --data batches.bin --batch 64 --beam 5
+    /usr/bin/python3 scripts/bench/bench_torch.py --mode epochs --data batches.bin --epochs 5 \
         --valid valid.bin --output-prefix hyp
-    /usr/bin/python3 scripts/bench_torch.py --mode validate --data valid.bin --nmt-weights model.bin \
+    /usr/bin/python3 scripts/bench/bench_torch.py --mode validate --data valid.bin --nmt-weights model.bin \
         --output-prefix check
 
 Threads: OMP_WAIT_POLICY=PASSIVE is set before torch is imported (otherwise torch's idle
@@ -141,7 +141,9 @@ import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)                                                # beam_torch.py
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reference"))   # fixture.py, the batches' format
 from fixture import read_fixture  # noqa: E402
 from beam_torch import beam_search, length_penalty  # noqa: E402
 
@@ -330,7 +332,7 @@ def run_greedy(model, data):
 @torch.inference_mode()
 def beam_batch(model, src, src_len, limits, K, alpha):
     """Beam search for the N sentences of src (S, N) by nmt's rules (decode_beam in
-    src/decode/decode.c; scripts/beam_torch.py), all N*K beams as one batch of rows. Returns
+    src/decode/decode.c; scripts/bench/beam_torch.py), all N*K beams as one batch of rows. Returns
     the outputs (N lists of ids) and the steps each sentence ran (N)."""
     N = src.shape[1]
     states, keys, pad_mask, s = model.encode(src.repeat_interleave(K, dim=1), src_len.repeat_interleave(K))

@@ -8,9 +8,9 @@
 #             uses from another nmt object is defined in its own folder or a lower one.
 # Prints each violation and exits 1 if there is any; make test runs it.
 #
-#   sh scripts/check_layers.sh [BUILD]
+#   sh scripts/ci/check_layers.sh [BUILD]
 set -e
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
 # Bottom to top: a folder may use the folders before it in this list.
 LAYERS="base io kernels layers text data models files decode eval train cli"

@@ -3,7 +3,7 @@
 # budget and prints one Markdown table row per variant: validation loss, BLEU and chrF2
 # (greedy and beam 5, on the held-out split the run wrote), training speed, parameters.
 #
-#   sh scripts/compare_family.sh [CONFIG.json ...]     (default: configs/family/*.json)
+#   sh scripts/bench/compare_family.sh [CONFIG.json ...]     (default: configs/family/*.json)
 #
 # Each config trains into its own output.dir (runs/family/NAME). All configs in
 # configs/family/ share the data and train sections, so the rows differ only in the

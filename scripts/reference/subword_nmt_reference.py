@@ -46,12 +46,12 @@ How it was checked: `self-test` runs the small cases worked by hand in
 tests/test_subword.c (test_subword_nmt) and in tests/test_cli.sh.
 
 Usage:
-  /usr/bin/python3 scripts/subword_nmt_reference.py self-test
-  /usr/bin/python3 scripts/subword_nmt_reference.py apply CODES < INPUT
+  /usr/bin/python3 scripts/reference/subword_nmt_reference.py self-test
+  /usr/bin/python3 scripts/reference/subword_nmt_reference.py apply CODES < INPUT
         what `subword-nmt apply-bpe -c CODES < INPUT` writes
-  /usr/bin/python3 scripts/subword_nmt_reference.py learn MERGES < INPUT
+  /usr/bin/python3 scripts/reference/subword_nmt_reference.py learn MERGES < INPUT
         the codes `subword-nmt learn-bpe -s MERGES < INPUT` writes (see above)
-  /usr/bin/python3 scripts/subword_nmt_reference.py fixtures [MAR_TXT]
+  /usr/bin/python3 scripts/reference/subword_nmt_reference.py fixtures [MAR_TXT]
         rewrites tests/fixtures/subword_nmt/: mar.txt (200 Marathi lines of MAR_TXT,
         default data/mar.txt, every 168th pair's second column, then the hand-made
         lines of EDGE_LINES), mar.codes (learn 500 on mar.txt) and mar.pieces (apply
@@ -65,7 +65,8 @@ from collections import Counter
 
 EOW = "</w>"
 STRIP = "\r\n "
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "subword_nmt")
+FIXTURES = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                         "..", "..", "tests", "fixtures", "subword_nmt"))
 FIXTURE_MERGES = 500
 FIXTURE_LINES = 200
 FIXTURE_STRIDE = 168

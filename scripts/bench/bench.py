@@ -1,10 +1,10 @@
 """make bench: nmt against PyTorch on the same CPU, same model, same data (issue #3).
 
-    /usr/bin/python3 scripts/bench.py            # the full run; writes docs/bench/pytorch.json,
-                                                 # then renders BENCHMARKS.md and README's Speed table
-    /usr/bin/python3 scripts/bench.py --quick    # a smoke run of every step (prints its rendering)
-    python3 scripts/bench.py --render docs/bench/pytorch.json [--readme]
-                                                 # measures nothing: the Markdown of a raw result
+    /usr/bin/python3 scripts/bench/bench.py            # the full run; writes docs/bench/pytorch.json,
+                                                       # then renders BENCHMARKS.md and README's Speed table
+    /usr/bin/python3 scripts/bench/bench.py --quick    # a smoke run of every step (prints its rendering)
+    python3 scripts/bench/bench.py --render docs/bench/pytorch.json [--readme]
+                                                       # measures nothing: the Markdown of a raw result
 
 The raw result holds every figure of every run (per round), the machine, the date, the
 commit and every command, and the Markdown is rendered from it alone, so that
@@ -16,7 +16,7 @@ What it does, in order (every command it runs is listed in BENCHMARKS.md):
  1. Export. `nmt train CONFIG --export-batches FILE` writes the first --batches training
     batches and 2,000 held-out sources as token ids (../shared/data/mar.txt, else
     data/mar.txt; max_len 20, embed 256, hidden 512, batch 64, Adam 1e-3, clip 5, 2
-    threads). scripts/bench_torch.py trains and decodes on exactly these.
+    threads). scripts/bench/bench_torch.py trains and decodes on exactly these.
  2. Rounds (--rounds, default 3), alternating the two programs for each figure, the
     order flipped every round (the machine is shared, so figures drift; medians of
     alternated runs, and ratios of the medians, are what is reported):
@@ -42,7 +42,7 @@ What it does, in order (every command it runs is listed in BENCHMARKS.md):
       memory     peak resident set of every process (wait4's ru_maxrss).
  3. Scaling. nmt on 25%, 50%, 100% of the batches (time per step and per token should
     not change), and 1 against 2 threads.
- 4. The sgemm limit. scripts/sgemm_rate.c measures OpenBLAS sgemm at the shapes of nmt's
+ 4. The sgemm limit. scripts/bench/sgemm_rate.c measures OpenBLAS sgemm at the shapes of nmt's
     matrix products for a batch of mean length, with nmt's kernel and 2 threads; the
     FLOP-weighted mean rate (total FLOPs / total time at the measured rates) is the limit.
  5. The roofline. Matrix-product FLOPs per target token, counted from the exported batches
@@ -75,8 +75,9 @@ import time
 import unicodedata
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))   # scripts/bench/ is two levels down
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "scripts", "reference"))   # fixture.py, the batches' format
 
 PYTHON = "/usr/bin/python3"       # Debian's, where python3-torch is
 NMT = os.path.join(ROOT, "nmt")
@@ -562,7 +563,7 @@ class Bench:
 
     def gemm_shapes(self, S, T):
         """The model's matrix products for a batch of S source and T target steps
-        (scripts/bench_transformer.py gives the Transformer's)."""
+        (scripts/bench/bench_transformer.py gives the Transformer's)."""
         return gemm_shapes(S, T, BATCH, self.vocab[1])
 
     def sgemm(self, kernel):
@@ -640,7 +641,7 @@ class Bench:
             return x
 
         return {
-            "script": "scripts/bench.py" + (" --quick" if a.quick else ""),
+            "script": "scripts/bench/bench.py" + (" --quick" if a.quick else ""),
             "provenance": "measured",
             "date": f"{started:%Y-%m-%d %H:%M} UTC",
             "commit": commit,
@@ -785,7 +786,7 @@ def render(raw):
     w(f"Written by `{raw['script']}` on {raw['date']}; nmt at commit {raw['commit']}"
       f"{' (src/ has uncommitted changes)' if raw['src_modified'] else ''}. "
       "This page is rendered from the raw results in `docs/bench/pytorch.json` "
-      "(`python3 scripts/bench.py --render docs/bench/pytorch.json`).")
+      "(`python3 scripts/bench/bench.py --render docs/bench/pytorch.json`).")
     if raw.get("provenance", "measured") != "measured":
         w("")
         w(f"Note: {raw['provenance']}")
@@ -823,7 +824,7 @@ def render(raw):
       f"{2 * BEAM} best candidates of each sentence best first, an <eos> finishing a hypothesis "
       f"(log-probability / lp) and any other word continuing as a beam, at most {BEAM} of each; a "
       f"sentence stops when {BEAM} hypotheses have finished, no beam continues or its limit "
-      "2 * source length + 10 is reached. scripts/bench_torch.py --mode beam is the same search "
+      "2 * source length + 10 is reached. scripts/bench/bench_torch.py --mode beam is the same search "
       "in PyTorch (topk over each sentence's beams x vocabulary, decoder states reordered by "
       "index_select). Line by line (no `--batch`), beam search is timed on the first "
       f"{n_beam1:,} sentences only, to keep the run short; every other decoding figure uses all "
@@ -975,7 +976,7 @@ def render(raw):
     w("## Commands")
     w("")
     w("`$TMP` is a fresh temporary directory; the configs it holds are those of "
-      "`scripts/bench.py` (`config()`): the data above, `valid_fraction` 0.06, `epochs` 1, "
+      "`scripts/bench/bench.py` (`config()`): the data above, `valid_fraction` 0.06, `epochs` 1, "
       "`max_steps` the number of batches, `log_every` 1, `checkpoint_every` 0, seed 1. Rounds 2 and "
       "later repeat round 1's commands (with their own file names) except the agreement check "
       "(`--nmt-weights`), PyTorch first in even rounds; round 1 is followed by the first sgemm pass.")

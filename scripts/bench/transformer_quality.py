@@ -4,7 +4,7 @@ Which model gives the better translation in the training time one has: nmt's Tra
 (configs/transformer.json) or the best recurrent model of README's family table
 (configs/family/luong_concat.json: GRU, Luong concat attention, input feeding)? For each
 corpus (../shared/data's mar.txt, swe.txt and fra.txt by default; fra.txt capped as
-scripts/time_to_quality.py caps it) this script
+scripts/bench/time_to_quality.py caps it) this script
 
  1. makes ONE split, shared by every recipe: time_to_quality.py's (imported, not copied):
     the usable pairs (at most data.max_len words a side, neither side empty, as nmt
@@ -47,17 +47,17 @@ look at model.dropout or any other model key).
 --parallel trains two recipes at once, each with 1 thread (both under the same
 conditions: each shares the machine with the other); the raw file records which was used.
 
-    /usr/bin/python3 scripts/transformer_quality.py           # the full run (hours); writes
-                                                              # docs/bench/transformer_quality.json
-    /usr/bin/python3 scripts/transformer_quality.py --quick   # every step on tiny slices (~1 min)
-    /usr/bin/python3 scripts/transformer_quality.py --parallel  # the same, two recipes at a time,
-                                                              # 1 thread each (about half the time)
-    /usr/bin/python3 scripts/transformer_quality.py --corpora mar --epochs 2 --max-minutes 60 \\
+    /usr/bin/python3 scripts/bench/transformer_quality.py           # the full run (hours); writes
+                                                                    # docs/bench/transformer_quality.json
+    /usr/bin/python3 scripts/bench/transformer_quality.py --quick   # every step on tiny slices (~1 min)
+    /usr/bin/python3 scripts/bench/transformer_quality.py --parallel  # the same, two recipes at a time,
+                                                                    # 1 thread each (about half the time)
+    /usr/bin/python3 scripts/bench/transformer_quality.py --corpora mar --epochs 2 --max-minutes 60 \\
         --recipe rnn --recipe t1=configs/transformer.json \\
         --recipe t2=configs/transformer.json --set t2:train.learning_rate=0.001 \\
         --set t2:train.warmup_steps=400 --raw /tmp/trial.json
                                           # a trial (docs/bench/transformer_lr_trial.json was one)
-    python3 scripts/transformer_quality.py --render docs/bench/transformer_quality.json [--readme]
+    python3 scripts/bench/transformer_quality.py --render docs/bench/transformer_quality.json [--readme]
 
 Standard library only.
 """
@@ -75,7 +75,7 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))   # scripts/bench/ is two levels down
 sys.path.insert(0, HERE)
 from bench import Runner, provenance  # noqa: E402  (a command with its wall time and noise; the machine)
 from time_to_quality import (DEFAULT_CAP, LANGUAGES, QUICK_PAIRS, VALID_BLEU_MAX,  # noqa: E402
@@ -345,7 +345,7 @@ class Measurement:
         a = self.a
         args = " ".join(a.argv)
         return {
-            "script": "scripts/transformer_quality.py" + (f" {args}" if args else ""),
+            "script": "scripts/bench/transformer_quality.py" + (f" {args}" if args else ""),
             "provenance": "measured",
             "date": f"{started:%Y-%m-%d %H:%M} UTC",
             "commit": commit,
@@ -435,7 +435,7 @@ def render(raw):
     w(f"Written by `{raw['script']}` on {raw['date']}; nmt at commit {raw['commit']}"
       f"{' (src/, scripts/ or configs/ had uncommitted changes)' if raw['src_modified'] else ''}; "
       f"{raw['minutes']:.0f} minutes in all. Rendered from `{raw['raw_file']}` "
-      f"(`python3 scripts/transformer_quality.py --render {raw['raw_file']}`).")
+      f"(`python3 scripts/bench/transformer_quality.py --render {raw['raw_file']}`).")
     if st["quick"]:
         w("")
         w("**A --quick run: tiny corpus slices and budgets of seconds, to check the pipeline. Its figures say "
@@ -459,7 +459,7 @@ def render(raw):
         w(f"  - **{r['name']}**: `{r['path']}`{sets}: {describe_recipe(r, run)}.")
     w(f"- One split per corpus for every recipe: the pairs nmt keeps (≤ {st['max_len']} words a side), "
       f"{100 * st['valid_fraction']:.0f}% held out (split seed {st['split_seed']}), as "
-      "`scripts/time_to_quality.py` makes it. Each recipe trains one epoch at a time (`nmt train` with "
+      "`scripts/bench/time_to_quality.py` makes it. Each recipe trains one epoch at a time (`nmt train` with "
       "train.epochs 1, then `nmt train --resume RUN_DIR --set train.epochs=K`), and after each epoch: the "
       "validation loss per target token over every held-out pair and the BLEU of greedy translations of "
       f"up to {st['valid_bleu_max']:,} of them (train.log), and the BLEU of beam-{st['beam']} translations of the "
@@ -582,7 +582,7 @@ def splice_into_benchmarks():
     with open(BENCHMARKS, encoding="utf-8") as f:
         text = f.read()
     if f"<!-- generated block {BLOCK}:" not in text:
-        block = (f"<!-- generated block {BLOCK}: python3 scripts/transformer_quality.py --render "
+        block = (f"<!-- generated block {BLOCK}: python3 scripts/bench/transformer_quality.py --render "
                  f"docs/bench/transformer_quality.json -->\n<!-- end of generated block {BLOCK} -->\n")
         with open(BENCHMARKS, "w", encoding="utf-8") as f:
             f.write(text.rstrip("\n") + "\n\n" + block)

@@ -1,10 +1,10 @@
 """make bench-transformer: nmt's Transformer against PyTorch on the same CPU, same model, same data (issue 17).
 
-    /usr/bin/python3 scripts/bench_transformer.py            # the full run; writes docs/bench/transformer.json
-                                                             # and BENCHMARKS.md's section rendered from it
-    /usr/bin/python3 scripts/bench_transformer.py --quick    # a smoke run of every step (prints its rendering)
-    python3 scripts/bench_transformer.py --render docs/bench/transformer.json
-                                                             # measures nothing: the section's Markdown
+    /usr/bin/python3 scripts/bench/bench_transformer.py            # the full run; writes docs/bench/transformer.json
+                                                                   # and BENCHMARKS.md's section rendered from it
+    /usr/bin/python3 scripts/bench/bench_transformer.py --quick    # a smoke run of every step (prints its rendering)
+    python3 scripts/bench/bench_transformer.py --render docs/bench/transformer.json
+                                                                   # measures nothing: the section's Markdown
 
 The issue's targets, against PyTorch on the same machine, the same OpenBLAS kernel, the
 same batches and the same model (d_model 256, 3 + 3 layers, 4 heads, ff 1024, batch 64,
@@ -20,12 +20,12 @@ same batches and the same model (d_model 256, 3 + 3 layers, 4 heads, ff 1024, ba
     roofline        reported: nmt's training FLOP/s as a fraction of OpenBLAS's sgemm
                     rate at the model's own matrix shapes
 
-The PyTorch side is scripts/bench_torch_transformer.py. This driver is scripts/bench.py's
+The PyTorch side is scripts/bench/bench_torch_transformer.py. This driver is scripts/bench/bench.py's
 method applied to the Transformer, and reuses its machinery (imported, not copied): the
 Runner that records every command with its wall time and peak RSS (wait4), the waits for
 a quiet machine and the repetition of runs that shared it, the batch export, nmt's
 training figures from train.log (log_every 1), nmt translate's time minus its start-up,
-the agreement check, the sgemm measurement (scripts/sgemm_rate.c) and the provenance
+the agreement check, the sgemm measurement (scripts/bench/sgemm_rate.c) and the provenance
 (commit, CPU model and its vector flags, load). In order:
 
  1. Export. `nmt train CONFIG --export-batches FILE` writes the first --batches training
@@ -47,7 +47,7 @@ the agreement check, the sgemm measurement (scripts/sgemm_rate.c) and the proven
                  word; and the cached decoder against the recompute decoder on nmt's
                  weights (--mode check: their logits at every step, and their words)
       memory     peak resident set of every process
- 3. The sgemm limit: scripts/sgemm_rate.c at the shapes of nmt's Transformer products
+ 3. The sgemm limit: scripts/bench/sgemm_rate.c at the shapes of nmt's Transformer products
     for a batch of mean lengths (gemm_shapes below), nmt's kernel, 2 threads, measured
     after round 1 and at the end (the better rate of each shape); the FLOP-weighted
     mean rate is the limit.
@@ -158,7 +158,7 @@ def flops(shapes):
 # ---------------------------------------------------------------- the benchmark
 
 class TransformerBench(bench.Bench):
-    """scripts/bench.py's Bench with the Transformer's config, shapes, PyTorch script
+    """scripts/bench/bench.py's Bench with the Transformer's config, shapes, PyTorch script
     and rounds."""
 
     def __init__(self, args):
@@ -344,7 +344,7 @@ class TransformerBench(bench.Bench):
             return x
 
         return {
-            "script": "scripts/bench_transformer.py" + (" --quick" if a.quick else ""),
+            "script": "scripts/bench/bench_transformer.py" + (" --quick" if a.quick else ""),
             "provenance": "measured",
             "date": f"{started:%Y-%m-%d %H:%M} UTC",
             "commit": commit,
@@ -466,7 +466,7 @@ def render(raw):
     w("")
     w(f"Written by `{raw['script']}` on {raw['date']}; nmt at commit {raw['commit']}"
       f"{' (src/ has uncommitted changes)' if raw['src_modified'] else ''}. Rendered from the raw "
-      "results in `docs/bench/transformer.json` (`python3 scripts/bench_transformer.py --render "
+      "results in `docs/bench/transformer.json` (`python3 scripts/bench/bench_transformer.py --render "
       "docs/bench/transformer.json`).")
     if st["quick"]:
         w("")
@@ -491,7 +491,7 @@ def render(raw):
       f"(embeddings, sub-layer outputs, attention, feed-forward); parameters: nmt {R[0]['nmt_train'].get('parameters') or 0:,} (`nmt info`), "
       f"PyTorch {t0.get('parameters') or 0:,}{'' if same else ' — NOT THE SAME'}. Adam {st['lr']:g}, "
       f"{schedule}, clip "
-      f"{st['clip']:g}; {st['threads']} threads each. PyTorch: scripts/bench_torch_transformer.py "
+      f"{st['clip']:g}; {st['threads']} threads each. PyTorch: scripts/bench/bench_torch_transformer.py "
       "(nn.TransformerEncoderLayer / DecoderLayer, norm_first, final LayerNorm, nn.Linear, "
       "F.cross_entropy, clip_grad_norm_, Adam; nmt's initialisation scheme).")
     w(f"- {st['rounds']} round{'s' if st['rounds'] > 1 else ''}; training figures exclude the first "
@@ -597,7 +597,7 @@ def render(raw):
     w("")
     w("### Commands")
     w("")
-    w("`$TMP` is a fresh temporary directory; its configs are `scripts/bench_transformer.py`'s "
+    w("`$TMP` is a fresh temporary directory; its configs are `scripts/bench/bench_transformer.py`'s "
       "(`config()`): the data and model above, `valid_fraction` 0.06, `epochs` 1, `max_steps` the number "
       "of batches, `log_every` 1, `checkpoint_every` 0, `valid_bleu_max` 0, seed 1. Rounds 2 and later "
       "repeat round 1's commands (with their own file names) except the checks with nmt's weights, "
@@ -615,7 +615,7 @@ def splice_into_benchmarks():
     with open(BENCHMARKS, encoding="utf-8") as f:
         text = f.read()
     if f"<!-- generated block {BLOCK}:" not in text:
-        block = (f"<!-- generated block {BLOCK}: python3 scripts/bench_transformer.py --render "
+        block = (f"<!-- generated block {BLOCK}: python3 scripts/bench/bench_transformer.py --render "
                  f"docs/bench/transformer.json -->\n<!-- end of generated block {BLOCK} -->\n")
         with open(BENCHMARKS, "w", encoding="utf-8") as f:
             f.write(text.rstrip("\n") + "\n\n" + block)

@@ -1,6 +1,6 @@
 """PyTorch reference for the issue-4 model family; writes tests/fixtures/variant_<name>.bin.
 
-scripts/reference.py specifies the base model (GRU, one layer, Bahdanau attention).
+scripts/reference/reference.py specifies the base model (GRU, one layer, Bahdanau attention).
 This script specifies the whole family of /work/notes/issue4.md ("the contract"):
 GRU or LSTM cells, L stacked layers, a bidirectional encoder with a bridge, and six
 attention kinds (Bahdanau; Luong dot, general, concat; Luong local-m and local-p),
@@ -9,8 +9,8 @@ reference.py it uses only plain tensor ops (no nn.GRU, nn.LSTM, pack_padded_sequ
 or F.cross_entropy), so every formula can be read next to its C counterpart, and
 autograd supplies the gradients.
 
-    /usr/bin/python3 scripts/reference_variants.py        # writes all variant fixtures
-    /usr/bin/python3 scripts/reference_variants.py --only lstm --no-gradcheck
+    /usr/bin/python3 scripts/reference/reference_variants.py        # writes all variant fixtures
+    /usr/bin/python3 scripts/reference/reference_variants.py --only lstm --no-gradcheck
 
 The output is deterministic. Before writing anything it checks, for every variant:
 the cells against nn.GRUCell / nn.LSTMCell; the encoder (outputs at real positions
@@ -26,7 +26,7 @@ C implementation is compared with the exact values, not with PyTorch's own float
 rounding; the float32-vs-float64 check bounds what float32 arithmetic can reach
 (at most 2e-6 of each tensor's largest entry here).
 
-Records of a variant fixture (format: scripts/fixture.py), in this order:
+Records of a variant fixture (format: scripts/reference/fixture.py), in this order:
 
     dims        int32 [B, S, T, E, H, Vs, Vt]
     arch        int32 [cell (0 gru, 1 lstm), layers, bidirectional (0/1),
@@ -590,7 +590,7 @@ def build(name, a, seed, gradcheck):
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    fixtures = os.path.normpath(os.path.join(here, "..", "tests", "fixtures"))
+    fixtures = os.path.normpath(os.path.join(here, "..", "..", "tests", "fixtures"))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out-dir", default=fixtures, help="directory for variant_<name>.bin")
     ap.add_argument("--only", action="append", choices=[v[0] for v in VARIANTS],

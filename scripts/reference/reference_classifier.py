@@ -1,7 +1,7 @@
 """PyTorch reference for nmt's sentence classifier (model.type "classifier");
 writes tests/fixtures/classifier_<name>.bin.
 
-The classifier is the translation family's encoder (scripts/reference_variants.py:
+The classifier is the translation family's encoder (scripts/reference/reference_variants.py:
 GRU or LSTM cells, L stacked layers, optionally bidirectional, same tensors, same
 names, same padding semantics) followed by a pooling over the real positions and one
 output layer. The encoder is not re-implemented here: encoder_forward, the cells and
@@ -9,8 +9,8 @@ the encoder's check against nn.GRU / nn.LSTM are imported from reference_variant
 Everything else is plain tensor ops (no F.cross_entropy, nn.GRU etc. in the model),
 and autograd supplies the gradients.
 
-    /usr/bin/python3 scripts/reference_classifier.py          # writes all seven fixtures
-    /usr/bin/python3 scripts/reference_classifier.py --only lstm_max --no-gradcheck
+    /usr/bin/python3 scripts/reference/reference_classifier.py          # writes all seven fixtures
+    /usr/bin/python3 scripts/reference/reference_classifier.py --only lstm_max --no-gradcheck
 
 The model (shapes row-major, time-major sources, PAD = 0 only at the end of a column,
 every sentence has at least one real token; len_b = real tokens of column b):
@@ -60,7 +60,7 @@ to float32 (both runs start from the same float32 initial values), as in
 reference_variants.py; the float32-vs-float64 check bounds what float32 arithmetic
 can reach (tolerance 5e-6 of each tensor's largest entry).
 
-Records of a classifier fixture (format: scripts/fixture.py), in this order:
+Records of a classifier fixture (format: scripts/reference/fixture.py), in this order:
 
     dims           int32 [B, S, E, H, Vs, C]
     arch           int32 [cell (0 gru, 1 lstm), layers, bidirectional (0/1),
@@ -435,7 +435,7 @@ def build(name, a, weights, seed, gradcheck):
 def main():
     start = time.time()
     here = os.path.dirname(os.path.abspath(__file__))
-    fixtures = os.path.normpath(os.path.join(here, "..", "tests", "fixtures"))
+    fixtures = os.path.normpath(os.path.join(here, "..", "..", "tests", "fixtures"))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=fixtures, help="directory for classifier_<name>.bin")
     ap.add_argument("--only", action="append", choices=[v[0] for v in VARIANTS],

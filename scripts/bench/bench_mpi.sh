@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench_mpi.sh — training throughput of data-parallel ranks against threads, on one host.
 #
-#   sh scripts/bench_mpi.sh [ROUNDS] [STEPS] [BATCH]      (default 3 rounds, 100 steps, 64)
+#   sh scripts/bench/bench_mpi.sh [ROUNDS] [STEPS] [BATCH]      (default 3 rounds, 100 steps, 64)
 #
 # Trains configs/default.json (data/mar.txt, embed 256, hidden 256) for STEPS updates of
 # a global batch of BATCH pairs in three setups, alternated round by round so that a
@@ -80,7 +80,7 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 mpi=$(mpirun --version 2>/dev/null | head -n 1 | sed 's/^mpirun (\(.*\)) /\1 /')
 cat >"$RAW" <<JSON
 {
- "script": "sh scripts/bench_mpi.sh $ROUNDS $STEPS $BATCH",
+ "script": "sh scripts/bench/bench_mpi.sh $ROUNDS $STEPS $BATCH",
  "provenance": "measured",
  "date": "$started",
  "commit": "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)",

@@ -3,11 +3,11 @@
 # dispatched at run time) costs against a build for this CPU (make native), on this
 # machine, in the same run.
 #
-#   sh scripts/bench_portable.sh [--write] [ROUNDS] [STEPS] [SENTENCES]   (default 3, 150, 300)
+#   sh scripts/bench/bench_portable.sh [--write] [ROUNDS] [STEPS] [SENTENCES]   (default 3, 150, 300)
 #
 # --write also puts the report into BENCHMARKS.md, replacing the section between the
 # lines "<!-- bench_portable.sh: begin -->" and "<!-- bench_portable.sh: end -->"
-# (appended if there is none; scripts/bench.py keeps that section when it rewrites the
+# (appended if there is none; scripts/bench/bench.py keeps that section when it rewrites the
 # file).
 #
 # Builds and compares, round by round in alternation (each round starting with the next
@@ -38,7 +38,7 @@
 # load average, then Markdown tables of the medians over the rounds with each build's
 # ratio to native. About 15 minutes with the defaults on two cores.
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 WRITE=0
 if [ "${1:-}" = --write ]; then WRITE=1; shift; fi
 ROUNDS=${1:-3}
@@ -65,7 +65,7 @@ binary() {
                sse2) echo build/sse2/nmt ;; esac
 }
 
-. scripts/bench_lib.sh   # median, cpu_seconds, write_section
+. scripts/bench/bench_lib.sh   # median, cpu_seconds, write_section
 now() { date +%s.%N; }
 # timed NAME COMMAND... — runs COMMAND; appends its wall and CPU seconds to $tmp/NAME.*
 timed() {
@@ -139,7 +139,7 @@ rate() { median <"$tmp/$1.wall" | awk -v n="$2" '{ printf "%.1f", n / $1 }'; }
 report() {
     echo "## The portable build against -march=native"
     echo
-    echo "Written by \`sh scripts/bench_portable.sh $ROUNDS $STEPS $SENTENCES\` on" \
+    echo "Written by \`sh scripts/bench/bench_portable.sh $ROUNDS $STEPS $SENTENCES\` on" \
          "$(date -u '+%Y-%m-%d %H:%M') UTC, nmt at commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)." \
          "native: \`make native\` (-march=native, for this CPU only); portable: \`make\`, what" \
          "\`make install\` installs (x86-64 baseline, the hot kernels dispatched at run time: src/kernels/dispatch.h)."

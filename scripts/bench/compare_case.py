@@ -3,7 +3,7 @@
 false (nmt's default since 0.2: the model reads and writes case) and true (both sides
 case-folded, as before), epoch by epoch, on the Tatoeba corpora in ../shared/data.
 
-    python3 scripts/compare_case.py [--corpora mar,swe,fra] [--epochs 4] [--seeds 1,2]
+    python3 scripts/bench/compare_case.py [--corpora mar,swe,fra] [--epochs 4] [--seeds 1,2]
                                     [--cap fra=35000] [--out docs/bench/case.json]
 
 Each run is configs/mar-reference.json with data.train set to the corpus (a seeded
@@ -78,7 +78,7 @@ def main():
     os.makedirs(workdir, exist_ok=True)
     load_before = os.getloadavg()
     started = datetime.datetime.now(datetime.timezone.utc)
-    result = {"script": "scripts/compare_case.py", "provenance": "measured",
+    result = {"script": "scripts/bench/compare_case.py", "provenance": "measured",
               "date": f"{started:%Y-%m-%d %H:%M} UTC", "settings": vars(a), "corpora": []}
     for name in a.corpora.split(","):
         data = corpus_file(name, caps.get(name), workdir)

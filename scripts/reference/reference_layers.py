@@ -2,7 +2,7 @@
 tests/fixtures/transformer_layers.bin, which tests/test_transformer_layers.c compares
 src/layers/mha.c, src/layers/layernorm.c and src/layers/ffn.c against (to ~1e-5).
 
-    /usr/bin/python3 scripts/reference_layers.py
+    /usr/bin/python3 scripts/reference/reference_layers.py
 
 Uses PyTorch's own modules, so the fixture pins nmt's conventions to theirs:
 torch.nn.MultiheadAttention (time-major (T, B, d) inputs, in_proj_weight (3d, d) =
@@ -15,7 +15,7 @@ mha_forward does (PyTorch computes something there; nmt writes 0 and gives those
 rows no gradient). Everything runs in float64 from float32 initial values and is
 rounded to float32 when written. The output is deterministic (seed 17).
 
-Records (format: scripts/fixture.py), for the attention cases PREFIX cross_ (Tq 4,
+Records (format: scripts/reference/fixture.py), for the attention cases PREFIX cross_ (Tq 4,
 Tk 5) and self_ (causal self-attention, T 5; no kv_in / dkv_in records, q_in is both):
     dims                       int32 [Tq, Tk, B, d, heads, causal]
     len_q, len_k               int32 (B)
@@ -40,7 +40,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fixture import write_fixture  # noqa: E402
 
 D, HEADS, B = 8, 2, 3
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures",
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "fixtures",
                    "transformer_layers.bin")
 
 

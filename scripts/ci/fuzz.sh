@@ -1,8 +1,8 @@
 #!/bin/sh
 # fuzz.sh — runs the libFuzzer targets that `make fuzz` built, each for a bounded time.
 #
-#   sh scripts/fuzz.sh --check CC           can CC build a libFuzzer program? (exit 1 if not)
-#   sh scripts/fuzz.sh SECONDS TARGET...    fuzz each build/fuzz/fuzz_NAME for SECONDS
+#   sh scripts/ci/fuzz.sh --check CC           can CC build a libFuzzer program? (exit 1 if not)
+#   sh scripts/ci/fuzz.sh SECONDS TARGET...    fuzz each build/fuzz/fuzz_NAME for SECONDS
 #                                           (0: only replay the seeds and saved corpus)
 #
 # Each target starts from its committed seeds (tests/fuzz/corpus/NAME/) and from what
@@ -46,7 +46,7 @@ fi
 
 seconds=$1
 shift
-case $seconds in '' | *[!0-9]*) echo "usage: sh scripts/fuzz.sh SECONDS TARGET... | --check CC" >&2; exit 2 ;; esac
+case $seconds in '' | *[!0-9]*) echo "usage: sh scripts/ci/fuzz.sh SECONDS TARGET... | --check CC" >&2; exit 2 ;; esac
 [ $# -gt 0 ] || { echo "fuzz: no targets given" >&2; exit 2; }
 
 mkdir -p build/fuzz/crashes

@@ -7,7 +7,7 @@
 # <eos> included), BLEU and chrF2 (greedy and beam 5) on the held-out split, and the
 # training time.
 #
-#   sh scripts/compare_tokenizers.sh [CONFIG.json] [SETTING ...]
+#   sh scripts/bench/compare_tokenizers.sh [CONFIG.json] [SETTING ...]
 #
 # A SETTING is "word", "char", "bpe:N" (N merges per side), "joint:N" (N merges
 # learned from both sides, one vocabulary), "spm:N" (a SentencePiece unigram model of N

@@ -7,7 +7,7 @@ against training time, for three recipes of the same model on the same data:
     nmt shuffled   nmt's default: batches of 64 random sentences (train.bucket false),
                    packed, so nothing is computed past a sentence's end
     nmt bucketed   train.bucket true, the old default: length-sorted within windows
-    PyTorch        scripts/bench_torch.py, the same model written the tutorials' way and
+    PyTorch        scripts/bench/bench_torch.py, the same model written the tutorials' way and
                    trained on random batches of 64 sentences: the very batches nmt
                    shuffled draws with the same seed (exported by `nmt train
                    --export-batches`), so that only the programs differ
@@ -60,14 +60,14 @@ nmt's seed s against PyTorch's seed s, which train on the same batches):
      3 epochs took.
 Met or not, each is reported with its numbers.
 
-    /usr/bin/python3 scripts/time_to_quality.py           # the full run: hours; writes
-                                                          # docs/bench/time_to_quality.json and
-                                                          # BENCHMARKS.md's section
-    /usr/bin/python3 scripts/time_to_quality.py --quick   # every step on tiny slices, 2 epochs
-                                                          # (~3 minutes); prints the rendering
-    python3 scripts/time_to_quality.py --render docs/bench/time_to_quality.json [--readme]
+    /usr/bin/python3 scripts/bench/time_to_quality.py           # the full run: hours; writes
+                                                                # docs/bench/time_to_quality.json and
+                                                                # BENCHMARKS.md's section
+    /usr/bin/python3 scripts/bench/time_to_quality.py --quick   # every step on tiny slices, 2 epochs
+                                                                # (~3 minutes); prints the rendering
+    python3 scripts/bench/time_to_quality.py --render docs/bench/time_to_quality.json [--readme]
 
-Torch is imported only by scripts/bench_torch.py, in its own processes; numpy only while
+Torch is imported only by scripts/bench/bench_torch.py, in its own processes; numpy only while
 measuring; --render needs the standard library alone.
 """
 
@@ -86,8 +86,9 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))   # scripts/bench/ is two levels down
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "scripts", "reference"))   # fixture.py, the batches' format
 from bench import Runner, provenance  # noqa: E402  (one command at a time, its noise; the machine)
 
 PYTHON = "/usr/bin/python3"        # Debian's, where python3-torch is
@@ -549,7 +550,7 @@ class TimeToQuality:
         a = self.a
         args = " ".join(a.argv)
         return {
-            "script": "scripts/time_to_quality.py" + (f" {args}" if args else ""),
+            "script": "scripts/bench/time_to_quality.py" + (f" {args}" if args else ""),
             "provenance": "measured",
             "date": f"{started:%Y-%m-%d %H:%M} UTC",
             "commit": commit,
@@ -730,7 +731,7 @@ def render(raw):
     w(f"Written by `{raw['script']}` on {raw['date']}; nmt at commit {raw['commit']}"
       f"{' (src/ or scripts/ had uncommitted changes)' if raw['src_modified'] else ''}; "
       f"{raw['minutes']:.0f} minutes in all. Rendered from `docs/bench/time_to_quality.json` "
-      "(`python3 scripts/time_to_quality.py --render docs/bench/time_to_quality.json`).")
+      "(`python3 scripts/bench/time_to_quality.py --render docs/bench/time_to_quality.json`).")
     if st["quick"]:
         w("")
         w("**A --quick run: tiny corpus slices and few epochs, to check the pipeline. Its figures say "
@@ -753,7 +754,7 @@ def render(raw):
       f"{py.get('openblas_kernel', '?')}).")
     w(f"- Recipes: **{names['nmt_shuffled']}**: batches of {tr['batch_size']} random sentences, packed; "
       f"**{names['nmt_bucketed']}**: sorted by length within windows of 50 batches; "
-      f"**{names['pytorch']}**: `scripts/bench_torch.py --mode epochs`, trained on the batches nmt "
+      f"**{names['pytorch']}**: `scripts/bench/bench_torch.py --mode epochs`, trained on the batches nmt "
       "shuffled draws with the same seed (`nmt train --export-batches`), as a tutorial's "
       "`DataLoader(shuffle=True, batch_size=64)` would draw them (checked below).")
     w(f"- One split per corpus for every run: the pairs nmt keeps (≤ {st['max_len']} words a side), "
@@ -907,11 +908,11 @@ def render_readme(raw):
 
 def splice_into_benchmarks():
     """BENCHMARKS.md gets the section as a generated block (scripts/docs/docs.py) after
-    the block scripts/bench.py writes, if it has none yet; then the block is regenerated."""
+    the block scripts/bench/bench.py writes, if it has none yet; then the block is regenerated."""
     with open(BENCHMARKS, encoding="utf-8") as f:
         text = f.read()
     if f"<!-- generated block {BLOCK}:" not in text:
-        block = (f"<!-- generated block {BLOCK}: python3 scripts/time_to_quality.py --render "
+        block = (f"<!-- generated block {BLOCK}: python3 scripts/bench/time_to_quality.py --render "
                  f"docs/bench/time_to_quality.json -->\n<!-- end of generated block {BLOCK} -->\n")
         with open(BENCHMARKS, "w", encoding="utf-8") as f:
             f.write(text.rstrip("\n") + "\n\n" + block)

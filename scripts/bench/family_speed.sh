@@ -2,7 +2,7 @@
 # family_speed.sh — training speed of each model-family config relative to the Bahdanau
 # baseline, measured back to back so that a shared machine's load affects both alike.
 #
-#   sh scripts/family_speed.sh [ROUNDS] [CONFIG.json ...]   (default 2, configs/family/*.json)
+#   sh scripts/bench/family_speed.sh [ROUNDS] [CONFIG.json ...]   (default 2, configs/family/*.json)
 #
 # Each config trains 80 updates (the train section's max_steps is overridden; output
 # goes to a temporary directory), right after the baseline does the same; target
@@ -16,7 +16,7 @@
 set -eu
 NMT=${NMT:-./nmt}
 [ -x "$NMT" ] || { echo "family_speed.sh: $NMT not built (run make)" >&2; exit 1; }
-invocation="sh scripts/family_speed.sh $*"
+invocation="sh scripts/bench/family_speed.sh $*"
 ROUNDS=${1:-2}
 [ $# -gt 0 ] && shift
 [ $# -gt 0 ] || set -- configs/family/*.json

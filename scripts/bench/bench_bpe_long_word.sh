@@ -2,7 +2,7 @@
 # bench_bpe_long_word.sh — BPE on long words, this nmt against an older one (issue 19):
 # not a test (tests count steps, never time: tests/test_subword.c test_long_words).
 #
-#   sh scripts/bench_bpe_long_word.sh [OLD_COMMIT [CORPUS]]
+#   sh scripts/bench/bench_bpe_long_word.sh [OLD_COMMIT [CORPUS]]
 #
 # OLD_COMMIT (default 9c1acf3, the last before learning was made linear) is built from
 # `git archive` in a temporary directory, beside this tree's ./nmt (run make first) and
@@ -22,7 +22,7 @@
 set -eu
 OLD=${1:-9c1acf3}
 CORPUS=${2:-}
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 [ -x ./nmt ] || { echo "bench_bpe_long_word: run make first" >&2; exit 1; }
 T=$(mktemp -d)

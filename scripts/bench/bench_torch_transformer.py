@@ -2,7 +2,7 @@
 
 This is the baseline nmt's Transformer is measured against (issue 17), so it is meant
 to be an idiomatic and efficient PyTorch program, not the deliberately spelled-out
-scripts/reference_transformer.py (which is the specification both follow). The model
+scripts/reference/reference_transformer.py (which is the specification both follow). The model
 is built from the library's own modules: nn.Embedding, nn.TransformerEncoderLayer /
 nn.TransformerDecoderLayer (norm_first=True for pre-norm, batch_first=True) stacked by
 nn.TransformerEncoder / nn.TransformerDecoder, a final nn.LayerNorm for pre-norm,
@@ -39,7 +39,7 @@ probabilities, each sub-layer's output, the feed-forward block's inner activatio
 plus dropout on the embeddings + PE, as Vaswani et al.; training only. nmt has no
 Transformer dropout yet, so the benchmark runs with 0.
 
-Data come from `nmt train CONFIG --export-batches FILE` (format: scripts/fixture.py;
+Data come from `nmt train CONFIG --export-batches FILE` (format: scripts/reference/fixture.py;
 records: src/train/dataset.c's dataset_export): the very batches nmt trains on, in its
 order, and 2,000 held-out sources as token ids.
 
@@ -77,21 +77,21 @@ Decoders (--decoder, for greedy and beam):
 
 Checks (outside the timing): --output FILE writes each output's token ids, one
 sentence a line; --nmt-weights MODEL.bin decodes with the weights of an nmt
-Transformer model file (its WGTS section, in scripts/reference_transformer.py's
+Transformer model file (its WGTS section, in scripts/reference/reference_transformer.py's
 order), so that the outputs can be compared with `nmt translate` word for word.
 
 Prints one JSON line, with the parameter count (nmt's, from --nmt-weights, beside it),
 the OpenBLAS kernel and the peak RSS. Run with Debian's interpreter (python3-torch):
 
-    /usr/bin/python3 scripts/bench_torch_transformer.py --mode train --data batches.bin --save t.pt
-    /usr/bin/python3 scripts/bench_torch_transformer.py --mode greedy --data batches.bin --load t.pt \
+    /usr/bin/python3 scripts/bench/bench_torch_transformer.py --mode train --data batches.bin --save t.pt
+    /usr/bin/python3 scripts/bench/bench_torch_transformer.py --mode greedy --data batches.bin --load t.pt \
         --batch 64 --decoder cached
-    /usr/bin/python3 scripts/bench_torch_transformer.py --mode beam --data batches.bin --load t.pt \
+    /usr/bin/python3 scripts/bench/bench_torch_transformer.py --mode beam --data batches.bin --load t.pt \
         --batch 64 --beam 5 --decoder recompute
-    /usr/bin/python3 scripts/bench_torch_transformer.py --mode check --data batches.bin \
+    /usr/bin/python3 scripts/bench/bench_torch_transformer.py --mode check --data batches.bin \
         --nmt-weights model.bin --sentences 200 --batch 64
 
-Threads: as scripts/bench_torch.py. OMP_WAIT_POLICY=PASSIVE is set before torch is
+Threads: as scripts/bench/bench_torch.py. OMP_WAIT_POLICY=PASSIVE is set before torch is
 imported (idle OpenMP workers would spin and steal the two cores from OpenBLAS), and
 OMP_NUM_THREADS and OPENBLAS_NUM_THREADS are set to --threads, since
 torch.set_num_threads does not reach OpenBLAS's own pool. Debian's torch does its
@@ -156,7 +156,9 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)                                                # beam_torch.py
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reference"))   # fixture.py, the batches' format
 from fixture import read_fixture  # noqa: E402
 from beam_torch import beam_search  # noqa: E402
 
@@ -390,7 +392,7 @@ def greedy_batch(model, kind, src, limits):
 @torch.inference_mode()
 def beam_batch(model, kind, src, limits, K, alpha):
     """Beam search for the N sentences of src (N, S) by nmt's rules (beam_search in
-    src/decode/decode.c; scripts/beam_torch.py, the search scripts/bench_torch.py runs for the
+    src/decode/decode.c; scripts/bench/beam_torch.py, the search scripts/bench/bench_torch.py runs for the
     recurrent model), all N*K beams as one batch of rows, stepping the `kind` decoder.
     Returns the outputs (N lists of ids) and the steps each sentence ran (N)."""
     memory, src_pad = model.encode(src)
@@ -537,7 +539,7 @@ def nmt_model_file(path):
         pos += 16 + size
     if "TRFM" not in sections:
         sys.exit(f"bench_torch_transformer.py: {path} holds a recurrent model (no TRFM section); "
-                 "scripts/bench_torch.py decodes those")
+                 "scripts/bench/bench_torch.py decodes those")
     dims = np.frombuffer(sections["DIMS"], "<i8")        # src_vocab, tgt_vocab, embed, ..., n_params
     arch = np.frombuffer(sections["ARCH"], "<i8")        # ..., tie_embeddings last
     trfm = np.frombuffer(sections["TRFM"], "<i8")        # type, heads, ff, activation, norm, enc, dec
@@ -549,7 +551,7 @@ def nmt_model_file(path):
 
 
 def load_nmt_weights(model, info, w):
-    """Copies an nmt Transformer's weights (scripts/reference_transformer.py's order,
+    """Copies an nmt Transformer's weights (scripts/reference/reference_transformer.py's order,
     src/models/model.c's transformer_layout) into the modules."""
     at = 0
 
