@@ -50,7 +50,7 @@ static const Option train_rows[] = {
              "line; everywhere, also the learning rate and gradient norm"},
     {"--export-batches", OPT_STRING, OPTION_AT(TrainArgs, opt.export_path), .metavar = "FILE",
      .help = "do not train: write the batches training would use (train.max_steps\n"
-             "of them) and held-out sources as token ids, for scripts/bench_torch.py"},
+             "of them) and held-out sources as token ids, for scripts/bench/bench_torch.py"},
 };
 
 const OptionTable train_options = {
