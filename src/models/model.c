@@ -952,19 +952,6 @@ void model_reorder_state(Model *m, RunState *rs, int t, const int *from, int B)
     if (d->input_feed) gather_rows(rs->out + (long)t * B * H, H, from, B, rs->d_step);
 }
 
-int best_word(const float *logits, int V)
-{
-    float maxv = -INFINITY;
-#pragma omp simd reduction(max : maxv)
-    for (int k = VOCAB_EOS; k < V; k++)
-        maxv = logits[k] > maxv ? logits[k] : maxv;
-    if (logits[VOCAB_UNK] >= maxv) return VOCAB_UNK;
-    int best = VOCAB_EOS;
-    while (best < V - 1 && logits[best] != maxv)
-        best++;
-    return best;
-}
-
 /* The output o_t of step t's rows (o_t = s_t for Bahdanau): the output layer's input. */
 static const float *step_output(const Model *m, const RunState *rs, const Batch *batch, int t)
 {

@@ -31,8 +31,9 @@
 
 #include <stdint.h>
 
-#include "data/batch.h" /* defines: Batch */
-#include "base/util.h"  /* defines: Rng */
+#include "data/batch.h"     /* defines: Batch */
+#include "models/decoder.h" /* defines: best_word */
+#include "base/util.h"      /* defines: Rng */
 
 typedef enum { CELL_GRU, CELL_LSTM } CellKind;
 typedef enum {
@@ -317,9 +318,6 @@ double model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad);
 /* The batch layout the model trains on: packed for the recurrent models (packseq.h),
  * padded and time-major for the Transformer, which attends over whole sentences. */
 void model_fill_batch(const Model *m, Batch *batch, const Example *ex, const int *idx, int n);
-/* The most likely word of a logits row (V), never <pad> or <sos>: the first index of
- * the maximum. Greedy decoding and scheduled sampling both choose with it. */
-int best_word(const float *logits, int V);
 /* Accumulates the gradient of the token-mean loss into m->grads. */
 void model_backward(Model *m, RunState *rs, const Batch *batch);
 

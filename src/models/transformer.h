@@ -19,8 +19,8 @@
 #ifndef TRANSFORMER_H
 #define TRANSFORMER_H
 
-#include "decode/decode.h" /* defines: Decoder */
-#include "models/model.h"  /* defines: Model, ModelDims */
+#include "models/decoder.h" /* defines: Decoder */
+#include "models/model.h"   /* defines: Model, ModelDims */
 
 /* The decoder over teacher-forced inputs and the output layer:
  *   y_0 = tgt_emb[tgt_in] * sqrt(d) + PE
@@ -78,7 +78,7 @@ void transformer_backward(Model *m, TRun *r);
 int trun_fits(const TRun *r, int S, int T, int B);
 
 /* ---------------------------------------------------------------- decoding
- * A Decoder (decode.h) over a Transformer: start encodes each source once, gives each
+ * A Decoder (decoder.h) over a Transformer: start encodes each source once, gives each
  * of its K rows the memory and projects every decoder layer's cross-attention keys and
  * values once; a step embeds one position per row and runs each layer on it with the
  * layer's self-attention keys and values of the earlier positions cached (mha.h's step
