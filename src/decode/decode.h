@@ -7,9 +7,10 @@
  *
  * The searches do not know the model: they drive a Decoder (models/decoder.h), a
  * model seen as R rows (partial sentences) that each advance by one word per step.
- * The recurrent model is one implementation (decode_greedy / decode_beam wrap it);
- * another model (a Transformer with per-layer key/value caches) or a test's
- * hand-written table is another.
+ * Each translation family implements it (its ModelFamily.decoder: the recurrent
+ * model's, the Transformer's with per-layer key/value caches), and a test's
+ * hand-written table is another; decode_greedy and decode_beam take the models and
+ * ask their families for their Decoders.
  *
  * A result is a Hypothesis: the words, whether it ended with <eos>, its score, and
  * optionally the attention weights of every step (for alignments, heatmaps and
@@ -20,7 +21,7 @@
 
 #include "data/batch.h"     /* defines: Batch */
 #include "models/decoder.h" /* defines: Decoder, best_word */
-#include "models/model.h"   /* defines: Model, RunState */
+#include "models/model.h"   /* defines: Model, RunState, model_family */
 
 /* ---------------------------------------------------------------- results */
 
@@ -87,11 +88,13 @@ typedef struct {
 Decoder ensemble_decoder(Ensemble *e, const Decoder *members, int n);
 void ensemble_free(Ensemble *e);
 
-/* ---------------------------------------------------------------- the recurrent model */
+/* ---------------------------------------------------------------- searches over models */
 
-/* The searches over n_models recurrent models (model.h) of one target vocabulary, each
- * with its own RunState: one model, or an ensemble of them (ensemble_decoder). batch
- * holds B sources (batch_fill_source); each rs grows as needed (RUN_DECODE mode). */
+/* The searches over n_models translation models (model.h) of one target vocabulary,
+ * each with its own RunState, each decoding through its family's Decoder: one model,
+ * or an ensemble of them (ensemble_decoder; the members may be of different
+ * families). batch holds B sources (batch_fill_source); each rs grows as needed
+ * (RUN_DECODE mode). */
 void decode_greedy(Model *const *m, RunState *const *rs, int n_models, const Batch *batch, const int *limit, int want_attn,
                    Hypothesis *out);
 /* N source sentences src[n] (src_len[n] ids); the other arguments as for beam_search. */

@@ -1,10 +1,17 @@
-/* decoder.c — what the searches and the models share: the greedy choice of a word
- * (decoder.h). */
+/* decoder.c — what the searches and the models share: closing a Decoder, and the
+ * greedy choice of a word (decoder.h). */
 #include "models/decoder.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "text/vocab.h" /* defines: VOCAB_UNK, VOCAB_EOS */
+
+void decoder_close(Decoder *dec)
+{
+    if (dec->close) dec->close(dec->ctx);
+    memset(dec, 0, sizeof *dec);
+}
 
 int best_word(const float *logits, int V)
 {

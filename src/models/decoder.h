@@ -1,9 +1,9 @@
 /* decoder.h — a model seen by a search: the interface translation models implement.
  *
  * Why here: the searches (decode/: greedy, beam, ensembles) are written against this
- * interface and never against a model, and the models implement it, so the interface
- * sits in the lower layer, with the models (a model's header may include it; decode.h
- * could not be included from models/ without a loop up the layers).
+ * interface and never against a model, and each translation family (models/rnn.c,
+ * models/transformer.c) implements it, so the interface sits in the lower layer, with
+ * the models, and decode/ holds only the searches.
  *
  * A Decoder is a model seen as R rows (partial sentences) that each advance by one word
  * per step. A search runs
@@ -13,6 +13,8 @@
  *         logits = dec->step(dec->ctx, t, prev, &attn);        prev: (R) words fed
  *         ... choose each row's next word; beam search also picks which rows survive ...
  *         dec->reorder(dec->ctx, t, parent);                   beam search only
+ *
+ * and when it is done with the Decoder, whoever made it closes it (decoder_close).
  */
 #ifndef MODELS_DECODER_H
 #define MODELS_DECODER_H
@@ -48,7 +50,10 @@
  * retire(ctx, r)   (optional: NULL if the model has no use for it)
  *     Row r's sentence is done: the search reads neither its logits nor its attention
  *     again, and never names it as a parent, so a model may stop computing it (its rows
- *     of later steps' outputs are then unspecified). */
+ *     of later steps' outputs are then unspecified).
+ * close(ctx)       (optional: NULL when whoever made the Decoder frees ctx itself)
+ *     Frees ctx and everything it holds; the Decoder is not used again. A model
+ *     family's decoder op (model.h) sets it; decoder_close calls it. */
 typedef struct {
     void *ctx;
     int vocab; /* V: the width of a logits row */
@@ -56,7 +61,11 @@ typedef struct {
     const float *(*step)(void *ctx, int t, const int *prev, const float **attn);
     void (*reorder)(void *ctx, int t, const int *parent);
     void (*retire)(void *ctx, int row);
+    void (*close)(void *ctx);
 } Decoder;
+
+/* Closes dec (its close, if any) and zeroes it. */
+void decoder_close(Decoder *dec);
 
 /* The most likely word of a logits row (V), never <pad> or <sos>: the first index of
  * the maximum. Greedy decoding and scheduled sampling both choose with it. */

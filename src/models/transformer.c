@@ -1,18 +1,105 @@
-/* transformer.c — the Transformer's passes; see transformer.h. */
+/* transformer.c — the Transformer family (transformer.h): its operations behind the
+ * model interface (tensors, run state, training entry points, description, model file
+ * section) and its passes: inference, training, and the Decoder for the searches. */
 #include "models/transformer.h"
 
 #include <cblas.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "layers/ffn.h"       /* defines: ffn_forward, FfnParams */
 #include "layers/layernorm.h" /* defines: layernorm_forward */
 #include "kernels/linalg.h"    /* defines: matmul_bias, linear_grads */
+#include "layers/loss.h"      /* defines: softmax_xent */
 #include "layers/mha.h"       /* defines: mha_forward, MhaConfig, MhaParams, MhaWorkspace */
 #include "layers/posenc.h"    /* defines: posenc_add */
 #include "base/util.h"      /* defines: xcalloc */
-#include "text/vocab.h"     /* defines: VOCAB_SOS */
+#include "text/vocab.h"     /* defines: VOCAB_SOS, VOCAB_PAD */
+
+/* ---------------------------------------------------------------- dimensions, parameters */
+
+/* d_model is the width everywhere (what the recurrent models call hidden too); the
+ * encoder and decoder have model.layers layers unless their own keys say otherwise. */
+static void transformer_settle_dims(ModelDims *d)
+{
+    d->hidden = d->embed;
+    if (!d->enc_layers) d->enc_layers = d->layers;
+    if (!d->dec_layers) d->dec_layers = d->layers;
+    d->pooling = 0;
+}
+
+static void add_ln(ParamLayout *lo, LnWeights *w, long D, const char *name)
+{
+    param_add(lo, &w->g, D, 1, INIT_ONES, "%s.g", name);
+    param_add(lo, &w->b, D, 1, INIT_ZEROS, "%s.b", name);
+}
+
+static void add_att(ParamLayout *lo, AttWeights *w, long D, const char *name)
+{
+    float **slot[8] = {&w->wq, &w->bq, &w->wk, &w->bk, &w->wv, &w->bv, &w->wo, &w->bo};
+    const char *part[8] = {"wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo"};
+    char full[40];
+    for (int i = 0; i < 8; i++) {
+        snprintf(full, sizeof full, "%s.%s", name, part[i]);
+        param_add(lo, slot[i], D, i % 2 ? 1 : D, (int)D, "%s", full);
+    }
+}
+
+static void add_ff(ParamLayout *lo, FfWeights *w, long D, long F, const char *name)
+{
+    char full[40];
+    snprintf(full, sizeof full, "%s.w1", name);
+    param_add(lo, &w->w1, F, D, (int)D, "%s", full);
+    snprintf(full, sizeof full, "%s.b1", name);
+    param_add(lo, &w->b1, F, 1, (int)D, "%s", full);
+    snprintf(full, sizeof full, "%s.w2", name);
+    param_add(lo, &w->w2, D, F, (int)F, "%s", full);
+    snprintf(full, sizeof full, "%s.b2", name);
+    param_add(lo, &w->b2, D, 1, (int)F, "%s", full);
+}
+
+/* The Transformer's tensors, in scripts/reference_transformer.py's order. */
+static void transformer_layout(const ModelDims *d, Params *p, ParamLayout *lo)
+{
+    long D = d->embed, F = d->ff;
+    char name[24];
+    if (!d->share_src_emb) param_add(lo, &p->src_emb, d->src_vocab, D, 0, "src_emb%s", "");
+    param_add(lo, &p->tgt_emb, d->tgt_vocab, D, 0, "tgt_emb%s", "");
+    for (int l = 0; l < d->enc_layers; l++) {
+        TLayer *w = &p->tenc[l];
+        snprintf(name, sizeof name, "enc.%d.ln1", l);
+        add_ln(lo, &w->ln1, D, name);
+        snprintf(name, sizeof name, "enc.%d.self", l);
+        add_att(lo, &w->self, D, name);
+        snprintf(name, sizeof name, "enc.%d.ln2", l);
+        add_ln(lo, &w->ln2, D, name);
+        snprintf(name, sizeof name, "enc.%d.ff", l);
+        add_ff(lo, &w->ff, D, F, name);
+    }
+    if (d->norm == NORM_PRE) add_ln(lo, &p->tenc_ln, D, "enc.ln");
+    for (int l = 0; l < d->dec_layers; l++) {
+        TLayer *w = &p->tdec[l];
+        snprintf(name, sizeof name, "dec.%d.ln1", l);
+        add_ln(lo, &w->ln1, D, name);
+        snprintf(name, sizeof name, "dec.%d.self", l);
+        add_att(lo, &w->self, D, name);
+        snprintf(name, sizeof name, "dec.%d.ln2", l);
+        add_ln(lo, &w->ln2, D, name);
+        snprintf(name, sizeof name, "dec.%d.cross", l);
+        add_att(lo, &w->cross, D, name);
+        snprintf(name, sizeof name, "dec.%d.ln3", l);
+        add_ln(lo, &w->ln3, D, name);
+        snprintf(name, sizeof name, "dec.%d.ff", l);
+        add_ff(lo, &w->ff, D, F, name);
+    }
+    if (d->norm == NORM_PRE) add_ln(lo, &p->tdec_ln, D, "dec.ln");
+    if (!d->tie_embeddings) param_add(lo, &p->out_w, d->tgt_vocab, D, (int)D, "out_w%s", "");
+    param_add(lo, &p->out_b, d->tgt_vocab, 1, (int)D, "out_b%s", "");
+}
+
+/* ---------------------------------------------------------------- inference */
 
 static MhaParams att_params(const AttWeights *w)
 {
@@ -749,3 +836,134 @@ Decoder tdecoder_decoder(TDecoder *d)
     return (Decoder){.ctx = d, .vocab = d->m->dims.tgt_vocab, .start = td_start, .step = td_step,
                      .reorder = td_reorder, .retire = td_retire};
 }
+
+/* ---------------------------------------------------------------- the family */
+
+/* The training pass's activations (transformer_train.c) and the batch's lengths,
+ * behind RunState.own. */
+typedef struct {
+    TRun *tr;
+    int *src_len, *tgt_len;  /* (B) */
+} TrainRun;
+
+static void train_run_free(void *own)
+{
+    TrainRun *t = own;
+    trun_free(t->tr);
+    free(t->src_len);
+    free(t->tgt_len);
+    free(t);
+}
+
+static void transformer_runstate(RunState *rs, const ModelDims *d, RunMode mode, int B, int S, int T)
+{
+    TrainRun *t = xcalloc(1, sizeof *t);
+    t->tr = trun_new(d, S, T, B, mode == RUN_TRAIN);
+    t->src_len = xcalloc(B, sizeof(int));
+    t->tgt_len = xcalloc(B, sizeof(int));
+    rs->own = t;
+    rs->own_free = train_run_free;
+    rs->mem = xcalloc(1, sizeof(float));  /* allocated: runstate_ensure's test */
+}
+
+/* The training pass over a padded batch (model_fill_batch: batch_fill), computed on its
+ * real positions only; the loss as for the recurrent models. */
+static double transformer_forward(Model *m, RunState *rs, const Batch *batch, int want_grad)
+{
+    TrainRun *tr = rs->own;
+    int S = batch->S, T = batch->T, B = batch->B, V = m->dims.tgt_vocab;
+    int training = want_grad && rs->mode == RUN_TRAIN;
+    for (int b = 0; b < B; b++) {
+        tr->src_len[b] = tr->tgt_len[b] = 0;
+        for (int j = 0; j < S; j++)
+            tr->src_len[b] += batch->mask[j * B + b] != 0.0f;
+        for (int t = 0; t < T; t++)
+            tr->tgt_len[b] += batch->tgt_in[t * B + b] != VOCAB_PAD;
+    }
+    float *logits = transformer_forward_train(m, tr->tr, batch->src, tr->src_len, S, batch->tgt_in, tr->tgt_len, T, B,
+                                              training ? rs->dropout : 0.0f, &rs->rng);
+    long rows;
+    const int *targets = trun_targets(tr->tr, batch->tgt_out, &rows);
+    long tokens = rs->loss_tokens > 0 ? rs->loss_tokens : batch->n_tokens;
+    float scale = tokens > 0 ? 1.0f / tokens : 0.0f;
+    return softmax_xent(logits, targets, (int)rows, V, scale, training ? rs->label_smoothing : 0.0f,
+                        want_grad ? logits : NULL);
+}
+
+static void transformer_backward_batch(Model *m, RunState *rs, const Batch *batch)
+{
+    (void)batch;
+    transformer_backward(m, ((TrainRun *)rs->own)->tr);
+}
+
+static void td_close(void *ctx) { tdecoder_free(ctx); }
+
+static Decoder transformer_decoder(Model *m, RunState *rs)
+{
+    Decoder dec = tdecoder_decoder(tdecoder_new(m, rs->attn_layer));
+    dec.close = td_close;
+    return dec;
+}
+
+static const char *norm_name(const ModelDims *d) { return d->norm == NORM_POST ? "post" : "pre"; }
+static const char *activation_name(const ModelDims *d) { return d->activation == ACT_GELU ? "gelu" : "relu"; }
+
+static void transformer_describe(const ModelDims *d, long n_params, const Vocab *tgt, FILE *out)
+{
+    (void)tgt;
+    fprintf(out, "model: Transformer, %d encoder and %d decoder layers, %d heads, %s-norm, %s%s\n", d->enc_layers,
+            d->dec_layers, d->heads, norm_name(d), activation_name(d),
+            d->share_src_emb ? ", one embedding for source, target and output"
+            : d->tie_embeddings ? ", tied target embeddings" : "");
+    fprintf(out, "sizes: d_model %d, feed-forward %d, %ld parameters\n", d->embed, d->ff, n_params);
+}
+
+static void transformer_facts(const ModelDims *d, const Vocab *tgt, const ModelFacts *f)
+{
+    (void)tgt;
+    f->number(f->ctx, "encoder_layers", d->enc_layers);
+    f->number(f->ctx, "decoder_layers", d->dec_layers);
+    f->number(f->ctx, "heads", d->heads);
+    f->number(f->ctx, "ff", d->ff);
+    f->text(f->ctx, "activation", activation_name(d));
+    f->text(f->ctx, "norm", norm_name(d));
+    f->flag(f->ctx, "tie_embeddings", d->tie_embeddings);
+    f->flag(f->ctx, "shared_source_embedding", d->share_src_emb);
+    f->number(f->ctx, "embed", d->embed);
+}
+
+/* TRFM: the Transformer's dimensions, after ARCH. */
+#define FIELD(name, member, lo, hi) {name, offsetof(ModelDims, member), lo, hi, 0}
+static const ModelField trfm_fields[] = {
+    {"type", offsetof(ModelDims, type), MODEL_TRANSFORMER, MODEL_TYPES - 1, MODEL_RNN},
+    FIELD("heads", heads, 1, MODEL_MAX_WIDTH),
+    FIELD("ff", ff, 1, 4 * MODEL_MAX_WIDTH),
+    FIELD("activation", activation, ACT_RELU, ACT_GELU),
+    FIELD("norm", norm, NORM_PRE, NORM_POST),
+    FIELD("enc_layers", enc_layers, 1, MAX_LAYERS),
+    FIELD("dec_layers", dec_layers, 1, MAX_LAYERS),
+    FIELD("share_src_emb", share_src_emb, 0, 1),
+};
+#undef FIELD
+static const ModelSection trfm_section = {"TRFM", trfm_fields, (int)(sizeof trfm_fields / sizeof trfm_fields[0])};
+
+const ModelFamily transformer_family = {
+    .type = MODEL_TRANSFORMER,
+    .name = "transformer",
+    .title = "Transformer",
+    .task = MODEL_TRANSLATES,
+    .keys = MODEL_KEYS_TRANSFORMER,
+    .size_keys = "model.embed, model.ff or the layers",
+    .settle_dims = transformer_settle_dims,
+    .layout = transformer_layout,
+    .init = INIT_XAVIER,
+    .runstate_alloc = transformer_runstate,
+    .fill_batch = batch_fill,
+    .forward = transformer_forward,
+    .backward = transformer_backward_batch,
+    .decoder = transformer_decoder,
+    .attention_heads = transformer_attention_heads,
+    .describe = transformer_describe,
+    .facts = transformer_facts,
+    .file_section = &trfm_section,
+};

@@ -20,7 +20,10 @@
 #define TRANSFORMER_H
 
 #include "models/decoder.h" /* defines: Decoder */
-#include "models/model.h"   /* defines: Model, ModelDims */
+#include "models/model.h"   /* defines: Model, ModelDims, ModelFamily */
+
+/* The family's table of operations (model.h), which the registry lists. */
+extern const ModelFamily transformer_family;
 
 /* The decoder over teacher-forced inputs and the output layer:
  *   y_0 = tgt_emb[tgt_in] * sqrt(d) + PE
