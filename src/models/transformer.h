@@ -2,7 +2,10 @@
  * al. 2017): scripts/reference_transformer.py is its specification.
  *
  * The forward passes as inference uses them (nothing kept for a backward pass), the
- * training pass with its backward pass, and a Decoder for search. The encoder:
+ * training pass with its backward pass, and a Decoder for search, in three files:
+ * transformer.c (the family's operations, inference, the Decoder), transformer_train.c
+ * (training) and transformer_layer.c (the encoder and decoder layers all three run).
+ * The encoder:
  *
  *   x_0    = src_emb[src] * sqrt(d) + PE                         (posenc.h)
  *   pre:   x = x + SelfAttn(LN1(x)); x = x + FFN(LN2(x)); memory = LN_enc(x_L)
