@@ -612,7 +612,7 @@ static int cmd_translate(int argc, char **argv)
     if (modelfile_read(model, &mf, &err)) return fail(&err);
     if (mf.text.lowercase)
         fprintf(stderr, "nmt: note: %s writes lowercase: it was trained with data.lowercase true\n", model);
-    if (mf.model.dims.type == MODEL_CLASSIFIER) {
+    if (model_classifies(&mf.model.dims)) {
         Error e;
         error_set(&e, "%s: a classifier (model.type \"classifier\"): label lines with nmt classify %s", model, model);
         modelfile_free(&mf);
@@ -639,7 +639,7 @@ static int cmd_translate(int argc, char **argv)
         const ModelDims *d = k < 0 ? &mf.model.dims : &more[k].model.dims;
         const char *name = k < 0 ? model : models[k + 1];
         const char *option = opt.align_layer ? "--align-layer" : "--attention-heads";
-        if (d->type != MODEL_TRANSFORMER)
+        if (!model_family(d)->attention_heads)
             status = error_set(&err, "%s: %s applies only to a Transformer (model.type \"transformer\"); a recurrent "
                                      "model has one attention", name, option);
         else if (opt.align_layer > d->dec_layers)
@@ -718,7 +718,7 @@ static int cmd_classify(int argc, char **argv)
     blas_set_threads(threads);
     if (modelfile_read(model, &mf, &err)) return fail(&err);
     int status = 0;
-    if (mf.model.dims.type != MODEL_CLASSIFIER)
+    if (!model_classifies(&mf.model.dims))
         status = error_set(&err, "%s: a translation model, not a classifier: translate with nmt translate %s "
                                  "(nmt classify takes a model trained with model.type \"classifier\")", model, model);
     else if (opt.attention_svg && mf.model.dims.pooling != POOL_ATTENTION)
@@ -854,7 +854,7 @@ static int cmd_eval(int argc, char **argv)
     ModelFile mf;
     Error err;
     if (modelfile_read(model, &mf, &err)) return fail(&err);
-    int classifier = mf.model.dims.type == MODEL_CLASSIFIER;
+    int classifier = model_classifies(&mf.model.dims);
     if (classifier ? translation_options : classifier_options) {
         modelfile_free(&mf);
         return usage_error(usage_eval, classifier ? "eval: %s is a classifier: --beam, --length-penalty and the BLEU "
