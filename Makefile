@@ -137,7 +137,7 @@ $(BUILD)/set_weights: tests/tools/set_weights.c $(OBJ)
 # with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh) and of
 # its options, man page and installed files (tests/test_options.sh).
 test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights
-	@NMT=$(NMT_BIN) TOOLS=$(BUILD) sh tests/run.sh $(TESTS) tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh
+	@NMT=$(NMT_BIN) TOOLS=$(BUILD) BUILD=$(BUILD) sh tests/run.sh $(TESTS) tests/test_layers.sh tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, objects,
 # test binaries and nmt in build-sanitize/.

@@ -118,7 +118,7 @@ static int check_attention_options(const TranslateOptions *opt, const ModelFile 
         const ModelDims *d = k < 0 ? &mf->model.dims : &more[k].model.dims;
         const char *name = models[k + 1];
         const char *option = opt->align_layer ? "--align-layer" : "--attention-heads";
-        if (d->type != MODEL_TRANSFORMER)
+        if (!model_family(d)->attention_heads)
             return error_set(err, "%s: %s applies only to a Transformer (model.type \"transformer\"); a recurrent "
                                   "model has one attention", name, option);
         if (opt->align_layer > d->dec_layers)
@@ -160,7 +160,7 @@ int cmd_translate(void *args, const Parsed *p)
     if (modelfile_read(model, &mf, &err)) return fail(&err);
     if (mf.text.lowercase)
         fprintf(stderr, "nmt: note: %s writes lowercase: it was trained with data.lowercase true\n", model);
-    if (mf.model.dims.type == MODEL_CLASSIFIER) {
+    if (model_classifies(&mf.model.dims)) {
         Error e;
         error_set(&e, "%s: a classifier (model.type \"classifier\"): label lines with nmt classify %s", model, model);
         modelfile_free(&mf);
