@@ -12,6 +12,8 @@
 #   has FILE STRING                       FILE contains STRING (fixed string)
 #   lines FILE                            FILE's line count
 #   nth_line N FILE                       line N of FILE
+#   usage_error CMD                       $rc is 2 and stderr one line, "nmt: ...; see
+#                                         'nmt CMD --help'" (CMD empty: 'nmt --help')
 #   tiny_model DIR                        trains a small model into DIR (DIR/model.bin)
 #   wait_lines FILE N                     waits until FILE has N lines, or nmt ($pid)
 #                                         has ended without writing them (then fails)
@@ -52,6 +54,11 @@ exits() { [ "$rc" -eq "$1" ]; }
 has() { grep -qF -- "$2" "$1"; }
 lines() { wc -l <"$1" | tr -d ' '; }
 nth_line() { sed -n "${1}p" "$2"; }
+usage_error() {
+    exits 2 && [ "$(lines "$T/err")" = 1 ] || return 1
+    case $(cat "$T/err") in "nmt: "*"; see 'nmt ${1:+$1 }--help'") return 0 ;; esac
+    return 1
+}
 
 # wait_lines FILE N — for a background nmt ($pid) writing FILE: 0 once FILE has N lines,
 # 1 if nmt has ended without writing them. The 300 s bound only keeps a hung nmt from

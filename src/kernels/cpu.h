@@ -14,7 +14,7 @@
  *   KERNEL_ISA_AVX512VNNI  the same and AVX-512 VNNI (Cascade Lake, 2019; Ice Lake,
  *                          Sapphire Rapids; Zen 4)
  *
- * Building with NMT_CLONES_NO_AVX512 (scripts/bench_portable.sh) makes the AVX-512
+ * Building with NMT_CLONES_NO_AVX512 (scripts/bench/bench_portable.sh) makes the AVX-512
  * sets unsupported, as it does for the compiled clones.
  */
 #ifndef CPU_H
