@@ -12,6 +12,7 @@ typedef struct {
     TranslateOptions opt;   /* --beam, --length-penalty, --max-line-bytes */
     MetricArgs metric;
     int json, threads;
+    int compute_type;         /* --compute-type: ComputeType */
     int text_col, label_col;  /* a classifier's columns (-1: the model's) */
 } EvalArgs;
 
@@ -28,6 +29,9 @@ static const Option eval_rows[] = {
      .help = "BLEU's tokeniser and case, as for nmt score"},
     {OPTION_LANGUAGE_PAIR(EvalArgs, metric.language_pair), .group = FOR_TRANSLATION},
     {OPTION_LOWERCASE(EvalArgs, metric.lowercase), .group = FOR_TRANSLATION},
+    {OPTION_COMPUTE_TYPE(EvalArgs, compute_type), .group = FOR_TRANSLATION,
+     .help = "the products of decoding, as for nmt translate (the loss and\n"
+             "perplexity are computed in float32 either way)"},
     {OPTION_THREADS(EvalArgs, threads), .help = "OpenBLAS threads, as for nmt translate"},
     {OPTION_MAX_LINE_BYTES(EvalArgs, opt.lines.max_bytes),
      .help = "the longest line of TEST.tsv, in bytes (default 1048576; 1024 to\n"
@@ -106,6 +110,10 @@ int cmd_eval(void *args, const Parsed *p)
         return status;
     }
     EvalResult res;
+    if (prepare_model(&mf.model, model, a->compute_type, &err)) {
+        modelfile_free(&mf);
+        return fail(&err);
+    }
     int status = eval_run(&mf, model, test, &a->opt, &scoring, &res, &err) ? fail(&err) : 0;
     if (status == 0) eval_print(&res, a->json, stdout);
     modelfile_free(&mf);

@@ -21,6 +21,19 @@ int output_done(OutFile *of, int status, Error *err)
     return outfile_commit(of, err);
 }
 
+const char *const compute_type_names[] = {"float32", "int8", NULL};
+const int compute_type_values[] = {COMPUTE_FLOAT32, COMPUTE_INT8};
+
+int prepare_model(Model *m, const char *path, int compute_type, Error *err)
+{
+    const ModelFamily *f = model_family(&m->dims);
+    if (compute_type == COMPUTE_INT8 && !f->prepare)
+        return error_set(err, "%s: --compute-type int8 is implemented for the Transformer only; decode this %s with "
+                              "float32", path, f->title);
+    model_prepare_decoding(m, (ComputeType)compute_type);
+    return 0;
+}
+
 int too_many_operands(const OptionTable *t, const Parsed *p, int max)
 {
     if (p->n_operands <= max) return 0;

@@ -93,6 +93,19 @@ int count_stdin(char *const *inputs, int n);
     .name = "--threads", .kind = OPT_INT, .at = offsetof(T, field), .size = sizeof(((T *)0)->field), \
     .lo = 0, .hi = 256, .metavar = "N"
 
+/* --compute-type float32|int8, nmt translate's and nmt eval's: how decoding computes
+ * its products (CTranslate2's compute_type; kernels/prepared.h). */
+extern const char *const compute_type_names[];
+extern const int compute_type_values[];
+#define OPTION_COMPUTE_TYPE(T, field)                                                                          \
+    .name = "--compute-type", .kind = OPT_CHOICE, .at = offsetof(T, field), .size = sizeof(((T *)0)->field), \
+    .choices = compute_type_names, .choice_values = compute_type_values, .metavar = "float32|int8",          \
+    .needs = "float32 or int8"
+/* Prepares a loaded model (read from path) for decoding with products of this
+ * ComputeType (model_prepare_decoding). 0, or -1 with err when the model's family has
+ * no int8 products and int8 was asked for. */
+int prepare_model(Model *m, const char *path, int compute_type, Error *err);
+
 /* --beam K and --length-penalty A, nmt translate's and nmt eval's. */
 #define OPTION_BEAM(T, field)                                                                   \
     .name = "--beam", .kind = OPT_INT, .at = offsetof(T, field), .size = sizeof(((T *)0)->field), \
