@@ -225,6 +225,11 @@ $(BUILD)/bench_matmul: scripts/bench/bench_matmul.c $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
 bench-matmul: $(BUILD)/bench_matmul
 	sh scripts/bench/bench_matmul.sh $(BUILD)/bench_matmul
+# int8 decoding against float32 (issue 31): CPU seconds of nmt translate (greedy and
+# beam 5, line by line and --batch 64, one thread, alternated rounds) and nmt eval's BLEU,
+# on INT8_MODEL and its held-out INT8_TEST (scripts/bench/bench_int8.sh; minutes).
+bench-int8: nmt
+	sh scripts/bench/bench_int8.sh $(INT8_MODEL) $(INT8_TEST)
 # The sentiment classifier against the attention-pooling demonstration it reproduces
 # (docs/bench/sentiment.json, README's table): 6 settings x 5 seeds, about a minute.
 bench-sentiment: nmt
@@ -283,4 +288,4 @@ install-data:
 clean:
 	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-batching bench-matmul bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-batching bench-matmul bench-int8 bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean

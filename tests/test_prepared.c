@@ -1,11 +1,12 @@
 /* test_prepared.c — decoding with prepared weights (kernels/prepared.h,
  * model_prepare_decoding): float32 gives the very logits of the unprepared model; int8
- * stays close to them and gives a sentence the same logits whatever batch it is in.
+ * stays close to them, and a Transformer's gives a sentence the same logits whatever
+ * batch it is in.
  *
- * The models are random Transformers (pre-norm relu and post-norm gelu with tied
- * embeddings) decoded step by step through their Decoder with the same fed words, so
- * that every step's logits can be compared, for 1 row per sentence (greedy) and 5
- * (a beam's rows), and through the searches themselves. */
+ * The models are random Transformers and recurrent models (random_model) decoded step
+ * by step through their Decoder with the same fed words, so that every step's logits
+ * can be compared, for 1 row per sentence (greedy) and 5 (a beam's rows), and through
+ * the searches themselves. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,13 +22,22 @@
 
 enum { N_SRC = 9, STEPS = 6, MAX_S = 12 };
 
-static void random_model(Model *m, int post_gelu_tied)
+/* The models: 0 a pre-norm relu Transformer, 1 a post-norm gelu one with tied
+ * embeddings, 2 a GRU with Bahdanau attention, 3 a 2-layer LSTM with Luong's general
+ * attention and input feeding (every product the recurrent decoder has but the local
+ * kinds' and concat's). */
+enum { N_MODELS = 4, N_TRANSFORMERS = 2 };
+static void random_model(Model *m, int variant)
 {
     ModelDims d = {.type = MODEL_TRANSFORMER, .embed = 64, .hidden = 64, .heads = 4, .ff = 160, .src_vocab = 50,
                    .tgt_vocab = 301, .enc_layers = 2, .dec_layers = 2};
-    if (post_gelu_tied) d.norm = NORM_POST, d.activation = ACT_GELU, d.tie_embeddings = 1, d.dec_layers = 1;
+    if (variant == 1) d.norm = NORM_POST, d.activation = ACT_GELU, d.tie_embeddings = 1, d.dec_layers = 1;
+    if (variant >= 2)
+        d = (ModelDims){.type = MODEL_RNN, .embed = 40, .hidden = 48, .src_vocab = 50, .tgt_vocab = 301,
+                        .layers = variant == 3 ? 2 : 1, .cell = variant == 3 ? CELL_LSTM : CELL_GRU,
+                        .attention = variant == 3 ? ATT_LUONG_GENERAL : ATT_BAHDANAU, .input_feed = variant == 3};
     model_alloc(m, &d);
-    model_init_weights(m, 7 + post_gelu_tied);
+    model_init_weights(m, 7 + variant);
 }
 
 /* Source sentence n: lengths 1 to 12, ids from 4 (the specials excluded). */
@@ -89,7 +99,8 @@ static void test_float32_identical(int variant)
 }
 
 /* int8: within a few percent of the float logits, the same best word in most rows,
- * and each sentence's logits the same, bit for bit, decoded alone or in the batch. */
+ * and (a Transformer) each sentence's logits the same, bit for bit, decoded alone or in
+ * the batch. */
 static void test_int8(int variant)
 {
     Model m;
@@ -109,8 +120,10 @@ static void test_int8(int variant)
         same += best_word(i8 + r * V, V) == best_word(f32 + r * V, V);
     snprintf(label, sizeof label, "model %d: int8's best word is float32's in %ld of %ld rows", variant, same, rows);
     CHECK(same * 10 >= rows * 9, label);
-    /* Each sentence alone: (STEPS, K, V) against its rows of the batch's steps. */
-    for (int s = 0; s < N_SRC; s++) {
+    /* Each sentence alone: (STEPS, K, V) against its rows of the batch's steps. (A
+     * Transformer's: the recurrent encoder's products stay float, and their sums
+     * depend on the batch.) */
+    for (int s = 0; s < N_SRC && variant < N_TRANSFORMERS; s++) {
         step_logits(&m, s, 1, K, alone);
         int same_bits = 1;
         for (int t = 0; t < STEPS; t++)
@@ -125,12 +138,12 @@ static void test_int8(int variant)
     model_free(&m);
 }
 
-/* The searches over a prepared float32 model give the unprepared model's hypotheses:
+/* The searches over a prepared float32 model (a Transformer, a GRU) give the unprepared model's hypotheses:
  * the same words and the same log-probabilities, bit for bit. */
-static void test_searches(void)
+static void test_searches(int variant)
 {
     Model m;
-    random_model(&m, 0);
+    random_model(&m, variant);
     int buf[N_SRC][MAX_S], lens[N_SRC], *rows[N_SRC], limit[N_SRC];
     for (int n = 0; n < N_SRC; n++)
         lens[n] = source(n, buf[n]), rows[n] = buf[n], limit[n] = 8;
@@ -158,19 +171,20 @@ static void test_searches(void)
             hypothesis_free(&h[0][n * K + k]), hypothesis_free(&h[1][n * K + k]);
     }
     char label[120];
-    snprintf(label, sizeof label, "beam 5 n-best over 9 sentences: float32 prepared = unprepared (%d hypotheses)", checked);
+    snprintf(label, sizeof label, "model %d, beam 5 n-best over 9 sentences: float32 prepared = unprepared (%d "
+             "hypotheses)", variant, checked);
     CHECK(same && checked >= N_SRC, label);
     model_free(&m);
 }
 
-/* A family without a prepare op (the recurrent one) decodes as it is. */
+/* A family without a prepare op (the classifier) decodes as it is. */
 static void test_unprepared_family(void)
 {
-    ModelDims d = {.type = MODEL_RNN, .embed = 8, .hidden = 8, .src_vocab = 20, .tgt_vocab = 20, .layers = 1};
+    ModelDims d = {.type = MODEL_CLASSIFIER, .embed = 8, .hidden = 8, .src_vocab = 20, .tgt_vocab = 7, .layers = 1};
     Model m;
     model_alloc(&m, &d);
     model_prepare_decoding(&m, COMPUTE_INT8);
-    CHECK(!m.prepared && m.compute_type == COMPUTE_FLOAT32, "a recurrent model: nothing prepared, float32");
+    CHECK(!m.prepared && m.compute_type == COMPUTE_FLOAT32, "a classifier: nothing prepared, float32");
     model_free(&m);
 }
 
@@ -178,11 +192,12 @@ int main(int argc, char **argv)
 {
     (void)argc;
     blas_select_kernel(argv);   /* as nmt does: OpenBLAS's SkylakeX kernel where the CPU has AVX-512 */
-    for (int v = 0; v < 2; v++) {
+    for (int v = 0; v < N_MODELS; v++) {
         test_float32_identical(v);
         test_int8(v);
     }
-    test_searches();
+    test_searches(0);
+    test_searches(2);
     test_unprepared_family();
     return check_report("test_prepared");
 }

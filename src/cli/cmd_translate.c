@@ -36,10 +36,10 @@ static const Option translate_rows[] = {
      .help = "OpenBLAS threads (default 0: OpenBLAS's choice, one per core, or\n"
              "OPENBLAS_NUM_THREADS)"},
     {OPTION_COMPUTE_TYPE(TranslateArgs, compute_type),
-     .help = "int8: every product of decoding with int8 weights (one scale per\n"
+     .help = "int8: the products of decoding with int8 weights (one scale per\n"
              "output row) and inputs quantized on the fly, as CTranslate2's\n"
-             "compute_type int8 (a Transformer's; faster, within about a BLEU point);\n"
-             "default float32: the model's own float weights"},
+             "compute_type int8 (faster; BLEU within about a tenth of a point on\n"
+             "the held-out data measured); default float32: the model's own weights"},
     {"--batch", OPT_INT, OPTION_AT(TranslateArgs, opt.batch), .lo = 1, .hi = 4096, .metavar = "N",
      .help = "decode N lines together (faster for files; output comes in groups\n"
              "of N lines; default 1: each line is answered as soon as it is read)"},

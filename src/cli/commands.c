@@ -28,8 +28,8 @@ int prepare_model(Model *m, const char *path, int compute_type, Error *err)
 {
     const ModelFamily *f = model_family(&m->dims);
     if (compute_type == COMPUTE_INT8 && !f->prepare)
-        return error_set(err, "%s: --compute-type int8 is implemented for the Transformer only; decode this %s with "
-                              "float32", path, f->title);
+        return error_set(err, "%s: --compute-type int8: a %s has no int8 products; decode it with float32", path,
+                         f->title);
     model_prepare_decoding(m, (ComputeType)compute_type);
     return 0;
 }

@@ -102,8 +102,8 @@ extern const int compute_type_values[];
     .choices = compute_type_names, .choice_values = compute_type_values, .metavar = "float32|int8",          \
     .needs = "float32 or int8"
 /* Prepares a loaded model (read from path) for decoding with products of this
- * ComputeType (model_prepare_decoding). 0, or -1 with err when the model's family has
- * no int8 products and int8 was asked for. */
+ * ComputeType (model_prepare_decoding). 0, or -1 with err when int8 was asked for and
+ * the model's family has no int8 products. */
 int prepare_model(Model *m, const char *path, int compute_type, Error *err);
 
 /* --beam K and --length-penalty A, nmt translate's and nmt eval's. */

@@ -39,15 +39,15 @@ void prepared_weight_free(PreparedWeight *pw)
     memset(pw, 0, sizeof *pw);
 }
 
-void prepared_matmul_bias(float *y, int ld_y, const float *x, int ld_x, const float *w, const PreparedWeight *pw,
-                          const float *bias, int M, int N, int K)
+void prepared_matmul_bias(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w,
+                          const PreparedWeight *pw, const float *bias, int M, int N, int K)
 {
     if (pw && pw->type == COMPUTE_INT8) {
         int8_rows_quantize(pw->xq, x, ld_x, M, K);
         int8_matmul(y, ld_y, pw->xq, &pw->q8, bias);
         return;
     }
-    matmul_bias_prepacked(y, ld_y, x, ld_x, w, K, pw && pw->packed.panels ? &pw->packed : NULL, bias, M, N, K);
+    matmul_bias_prepacked(y, ld_y, x, ld_x, w, ld_w, pw && pw->packed.panels ? &pw->packed : NULL, bias, M, N, K);
 }
 
 void prepared_matmul_add(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w,

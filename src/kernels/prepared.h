@@ -15,7 +15,7 @@
  *   Int8Rows scratch = {0};              // shared by all the weights of a model
  *   PreparedWeight pw;
  *   prepared_weight_init(&pw, w, K, N, K, COMPUTE_INT8, &scratch);
- *   prepared_matmul_bias(y, N, x, K, w, &pw, bias, M, N, K);   // y (M, N) = x w^T + bias
+ *   prepared_matmul_bias(y, N, x, K, w, K, &pw, bias, M, N, K);   // y (M, N) = x w^T + bias
  *   prepared_weight_free(&pw);  int8_rows_free(&scratch);
  *
  * A NULL PreparedWeight is matmul_bias itself: training passes give NULL.
@@ -47,10 +47,10 @@ int prepared_weight_init(PreparedWeight *pw, const float *w, int ld_w, int N, in
                          Int8Rows *scratch);
 void prepared_weight_free(PreparedWeight *pw);
 
-/* y (M, N) = x (M, K) · w^T + bias (bias (N) or NULL), ld_* row strides, w (N, K) with
- * row stride K, as matmul_bias; pw: w prepared (with ld_w K), or NULL. */
-void prepared_matmul_bias(float *y, int ld_y, const float *x, int ld_x, const float *w, const PreparedWeight *pw,
-                          const float *bias, int M, int N, int K);
+/* y (M, N) = x (M, K) · w^T + bias (bias (N) or NULL), ld_* row strides, w (N, K), as
+ * matmul_bias; pw: the same (N, K) weight prepared, or NULL. */
+void prepared_matmul_bias(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w,
+                          const PreparedWeight *pw, const float *bias, int M, int N, int K);
 /* y (M, N) += x (M, K) · w^T; w has row stride ld_w, and pw holds the same (N, K)
  * block. */
 void prepared_matmul_add(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w,

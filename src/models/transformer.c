@@ -305,7 +305,7 @@ void transformer_decode(const Model *m, const float *memory, const int *src_len,
     for (int l = 0; l < d->dec_layers; l++)
         decoder_layer_forward(&ps, l, &p->tdec[l], x, x, x, x, bufs);
     if (d->norm == NORM_PRE) layernorm_forward(x, mean, rstd, x, p->tdec_ln.g, p->tdec_ln.b, (int)N, D);
-    prepared_matmul_bias(logits, d->tgt_vocab, x, D, p->out_w, prepared_out(m), p->out_b, (int)N, d->tgt_vocab, D);
+    prepared_matmul_bias(logits, d->tgt_vocab, x, D, p->out_w, D, prepared_out(m), p->out_b, (int)N, d->tgt_vocab, D);
 }
 
 void transformer_attention_heads(const Model *m, const int *src, int S, const int *words, int n, int layer,
@@ -468,7 +468,7 @@ static const float *td_step(void *ctx, int step, const int *prev, const float **
     for (int l = 0; l < d->dec_layers; l++)
         decoder_layer_forward(&ps, l, &p->tdec[l], t->x, t->x, t->x, t->x, bufs);
     if (d->norm == NORM_PRE) layernorm_forward(t->x, t->h, t->h + n, t->x, p->tdec_ln.g, p->tdec_ln.b, n, D);
-    prepared_matmul_bias(t->logits, V, t->x, D, p->out_w, prepared_out(t->m), p->out_b, n, V, D);
+    prepared_matmul_bias(t->logits, V, t->x, D, p->out_w, D, prepared_out(t->m), p->out_b, n, V, D);
     /* Back to the rows (live[i] >= i: from the last, nothing is overwritten before read). */
     for (int i = n - 1; t->rows && i >= 0; i--) {
         memmove(t->logits + (long)t->rows[i] * V, t->logits + (long)i * V, sizeof(float) * V);
