@@ -79,7 +79,7 @@ int cmd_classify(void *args, const Parsed *p)
     blas_set_threads(a->threads);
     if (modelfile_read(model, &mf, &err)) return fail(&err);
     int status = 0;
-    if (mf.model.dims.type != MODEL_CLASSIFIER)
+    if (!is_classifier(&mf))
         status = error_set(&err, "%s: a translation model, not a classifier: translate with nmt translate %s "
                                  "(nmt classify takes a model trained with model.type \"classifier\")", model, model);
     else if (opt->attention_svg && mf.model.dims.pooling != POOL_ATTENTION)

@@ -92,7 +92,7 @@ int cmd_eval(void *args, const Parsed *p)
     ModelFile mf;
     Error err;
     if (modelfile_read(model, &mf, &err)) return fail(&err);
-    int classifier = mf.model.dims.type == MODEL_CLASSIFIER;
+    int classifier = is_classifier(&mf);
     if (p->groups & (classifier ? FOR_TRANSLATION : FOR_CLASSIFIER)) {
         modelfile_free(&mf);
         return usage_error(&eval_options, classifier ? "eval: %s is a classifier: --beam, --length-penalty and the BLEU "

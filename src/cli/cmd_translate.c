@@ -128,6 +128,26 @@ static int check_attention_options(const TranslateOptions *opt, const ModelFile 
     return 0;
 }
 
+/* Reads a model of the run, checked as every model of an ensemble is checked: a
+ * translation model (a classifier has no decoder), and, after the first (NULL for the
+ * first itself), one that shares its vocabularies and text options. 0, or -1 with err
+ * naming the file (mf left empty). */
+static int read_translator(const char *path, ModelFile *mf, const ModelFile *first, const char *first_path, Error *err)
+{
+    if (modelfile_read(path, mf, err)) return -1;
+    char why[ERROR_LEN / 2];
+    if (is_classifier(mf))
+        error_set(err, "%s: a classifier (model.type \"classifier\"): label lines with nmt classify %s%s", path, path,
+                  first ? "; an ensemble is of translation models only" : "");
+    else if (first && modelfile_compatible(first, mf, 0, why, sizeof why))
+        error_set(err, "%s: cannot join %s in an ensemble (%s): an ensemble's models must share their vocabularies "
+                       "and the way they read text", path, first_path, why);
+    else
+        return 0;
+    modelfile_free(mf);
+    return -1;
+}
+
 int cmd_translate(void *args, const Parsed *p)
 {
     TranslateArgs *a = args;
@@ -157,25 +177,14 @@ int cmd_translate(void *args, const Parsed *p)
     UnkDict dict = {0};
     Error err;
     blas_set_threads(a->threads);
-    if (modelfile_read(model, &mf, &err)) return fail(&err);
+    if (read_translator(model, &mf, NULL, NULL, &err)) return fail(&err);
     if (mf.text.lowercase)
         fprintf(stderr, "nmt: note: %s writes lowercase: it was trained with data.lowercase true\n", model);
-    if (mf.model.dims.type == MODEL_CLASSIFIER) {
-        Error e;
-        error_set(&e, "%s: a classifier (model.type \"classifier\"): label lines with nmt classify %s", model, model);
-        modelfile_free(&mf);
-        return fail(&e);
-    }
     int status = 0, n_more = 0;
     ModelFile *more = xcalloc(n_models, sizeof(ModelFile));
-    for (int k = 1; k < n_models && status == 0; k++) {
-        char why[ERROR_LEN / 2];
-        if (modelfile_read(models[k], &more[n_more], &err)) status = -1;
-        else if (modelfile_compatible(&mf, &more[n_more++], 0, why, sizeof why))
-            status = error_set(&err, "%s: cannot join %s in an ensemble (%s): an ensemble's models must share "
-                                     "their vocabularies and the way they read text",
-                               models[k], model, why);
-    }
+    for (int k = 1; k < n_models && status == 0; k++)
+        if (read_translator(models[k], &more[n_more], &mf, model, &err)) status = -1;
+        else n_more++;
     ModelFile **more_models = xmalloc(sizeof(ModelFile *) * (n_more + 1));
     for (int k = 0; k < n_more; k++)
         more_models[k] = &more[k];

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+int is_classifier(const ModelFile *mf) { return mf->model.dims.type == MODEL_CLASSIFIER; }
+
 int fail(const Error *err)
 {
     fprintf(stderr, "nmt: %s\n", err->msg);

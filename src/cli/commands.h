@@ -51,6 +51,10 @@ int cmd_bpe(void *args, const Parsed *p);
 
 /* ---------------------------------------------------------------- shared by the commands */
 
+/* 1 if mf is a classifier (model.type "classifier"), 0 if a translation model: the one
+ * place the commands ask a model's kind. */
+int is_classifier(const ModelFile *mf);
+
 /* Writes "nmt: " and err's message to stderr; returns 1, the exit status of a failed job. */
 int fail(const Error *err);
 
