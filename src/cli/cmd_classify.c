@@ -1,12 +1,11 @@
 /* cmd_classify.c — nmt classify: a classifier's label for each line (decode/classify.h). */
-#include <errno.h>
 #include <stdio.h>
-#include <string.h>
-#include <sys/stat.h>
 
 #include "cli/commands.h"    /* defines: OptionTable, Parsed, usage_error, fail, output_done */
 #include "decode/classify.h" /* defines: ClassifyOptions, classify_stream */
+#include "decode/heatmap.h"  /* defines: heatmap_prepare_dir */
 #include "files/modelfile.h" /* defines: ModelFile, modelfile_read */
+#include "files/targets.h"   /* defines: TargetInput, target_check */
 #include "kernels/blas.h"    /* defines: blas_set_threads */
 #include "layers/pooling.h"  /* defines: POOL_ATTENTION, pooling_name */
 
@@ -76,6 +75,8 @@ int cmd_classify(void *args, const Parsed *p)
         return usage_error(&classify_options, "classify: standard input (-) can be read only once");
     ModelFile mf;
     Error err;
+    TargetInput model_input = {"the model", model};
+    if (a->out_path && target_check("-o", a->out_path, TARGET_TEXT, &model_input, 1, NULL, &err)) return fail(&err);
     blas_set_threads(a->threads);
     if (modelfile_read(model, &mf, &err)) return fail(&err);
     int status = 0;
@@ -85,8 +86,7 @@ int cmd_classify(void *args, const Parsed *p)
     else if (opt->attention_svg && mf.model.dims.pooling != POOL_ATTENTION)
         status = error_set(&err, "%s: --attention-svg draws attention pooling's weights; this classifier pools by "
                                  "%s", model, pooling_name(mf.model.dims.pooling));
-    if (status == 0 && opt->attention_svg && mkdir(opt->attention_svg, 0777) != 0 && errno != EEXIST)
-        status = error_set(&err, "%s: cannot create: %s", opt->attention_svg, strerror(errno));
+    if (status == 0 && opt->attention_svg) status = heatmap_prepare_dir(opt->attention_svg, &err);
     OutFile of = {.f = stdout};
     if (status == 0 && a->out_path) status = outfile_open(&of, a->out_path, &err);
     StreamJob job = {&mf, of.f, opt, 0};

@@ -8,6 +8,8 @@
 
 #include "cli/commands.h"   /* defines: OptionTable, Parsed, usage_error, fail */
 #include "files/config.h"   /* defines: Config, config_load_keys, config_set, config_check */
+#include "files/rundir.h"   /* defines: rundir_is_run_file */
+#include "files/targets.h"  /* defines: TargetInput, target_check */
 #include "train/dist.h"     /* defines: dist_init, dist_rank, dist_size, dist_barrier, dist_finalize, dist_abort */
 #include "train/train.h"    /* defines: TrainOptions, train_run, train_adopt_init_model */
 
@@ -106,6 +108,30 @@ static void print_shell_word(FILE *f, const char *s)
     fputc('\'', f);
 }
 
+/* --export-batches FILE may be none of the run's inputs, nor a model or a file of a run
+ * directory (files/targets.h), nor one of the names nmt train writes in output.dir
+ * (which the export claims as a run directory too). 0, or -1 with err. */
+static int check_export_target(const char *path, const Config *cfg, const char *config_path, Error *err)
+{
+    const TargetInput inputs[] = {{"the config", config_path}, {"data.train", cfg->train},
+                                  {"data.valid", cfg->valid}, {"data.spm_model", cfg->spm_model},
+                                  {"train.init_from", cfg->init_from}};
+    if (target_check("--export-batches", path, TARGET_TEXT, inputs, 5, NULL, err)) return -1;
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    char *dir = slash ? xstrdup(path) : xstrdup(".");
+    if (slash) dir[slash == path ? 1 : slash - path] = 0;
+    /* A directory that does not exist yet could be output.dir, which the run makes. */
+    struct stat st;
+    int status = 0;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        status = error_set(err, "%s: cannot write: %s is not a directory", path, dir);
+    else if (rundir_is_run_file(base) && same_file(dir, cfg->dir))
+        status = error_set(err, "%s: --export-batches names a file nmt train writes in output.dir %s: choose another "
+                                "name", path, cfg->dir);
+    free(dir);
+    return status;
+}
+
 int cmd_train(void *args, const Parsed *p)
 {
     TrainArgs *a = args;
@@ -151,6 +177,7 @@ int cmd_train(void *args, const Parsed *p)
         cfg.init_from = xstrdup(a->init_from);
     }
     if (status == 0 && cfg.init_from) status = train_adopt_init_model(&cfg, opt.config_path, &err);
+    if (status == 0 && opt.export_path) status = check_export_target(opt.export_path, &cfg, opt.config_path, &err);
     if (status == 0) status = train_run(&cfg, &opt, &err);
     if (status == SIGINT || status == SIGTERM) {
         /* Every rank stopped after the same step; rank 0 wrote the checkpoint. */

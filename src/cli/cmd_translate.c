@@ -1,15 +1,14 @@
 /* cmd_translate.c — nmt translate: lines of text through one model or an ensemble
  * (decode/translate.h), as a pipeline filter. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
 
 #include "cli/commands.h"     /* defines: OptionTable, Parsed, usage_error, fail, output_done */
+#include "decode/heatmap.h"   /* defines: heatmap_prepare_dir */
 #include "decode/translate.h" /* defines: TranslateOptions, translate_stream, NBEST_MOSES, NBEST_NMT */
 #include "decode/unkdict.h"   /* defines: UnkDict, unkdict_load */
 #include "files/modelfile.h"  /* defines: ModelFile, modelfile_read, modelfile_compatible */
+#include "files/targets.h"    /* defines: TargetInput, target_check */
 #include "kernels/blas.h"     /* defines: blas_set_threads */
 
 typedef struct {
@@ -128,6 +127,19 @@ static int check_attention_options(const TranslateOptions *opt, const ModelFile 
     return 0;
 }
 
+/* -o may name a text input (it is read to its end first), never a model or --unk-dict's
+ * file (files/targets.h). 0, or -1 with err. */
+static int check_translate_output(const char *out, char *const *models, int n_models, const char *dict, Error *err)
+{
+    TargetInput *inputs = xmalloc(sizeof(TargetInput) * (size_t)(n_models + 1));
+    for (int k = 0; k < n_models; k++)
+        inputs[k] = (TargetInput){"a model of the run", models[k]};
+    inputs[n_models] = (TargetInput){"--unk-dict's dictionary", dict};
+    int status = target_check("-o", out, TARGET_TEXT, inputs, n_models + 1, NULL, err);
+    free(inputs);
+    return status;
+}
+
 /* Reads a model of the run, checked as every model of an ensemble is checked: a
  * translation model (a classifier has no decoder), and, after the first (NULL for the
  * first itself), one that shares its vocabularies and text options. 0, or -1 with err
@@ -176,6 +188,7 @@ int cmd_translate(void *args, const Parsed *p)
     ModelFile mf;
     UnkDict dict = {0};
     Error err;
+    if (a->out_path && check_translate_output(a->out_path, models, n_models, a->dict_path, &err)) return fail(&err);
     blas_set_threads(a->threads);
     if (read_translator(model, &mf, NULL, NULL, &err)) return fail(&err);
     if (mf.text.lowercase)
@@ -192,8 +205,7 @@ int cmd_translate(void *args, const Parsed *p)
     opt.more_rs = xcalloc(n_more + 1, sizeof(RunState));
     opt.n_more = n_more;
     if (status == 0) status = check_attention_options(&opt, &mf, more, models, &err);
-    if (opt.attention_svg && mkdir(opt.attention_svg, 0777) != 0 && errno != EEXIST)
-        status = error_set(&err, "%s: cannot create: %s", opt.attention_svg, strerror(errno));
+    if (status == 0 && opt.attention_svg) status = heatmap_prepare_dir(opt.attention_svg, &err);
     if (status == 0 && a->dict_path) {
         status = unkdict_load(&dict, a->dict_path, &mf.text, &opt.lines, &err);
         opt.unk_dict = &dict;

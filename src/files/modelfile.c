@@ -699,6 +699,18 @@ done:
     return status;
 }
 
+int modelfile_has_magic(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char head[sizeof MODELFILE_MAGIC - 1];
+    struct stat st;
+    int model = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, head, sizeof head) == (ssize_t)sizeof head &&
+                !memcmp(head, MODELFILE_MAGIC, sizeof head);
+    close(fd);
+    return model;
+}
+
 void modelfile_free(ModelFile *mf)
 {
     if (mf->model.param_mem) model_free(&mf->model);

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "files/modelfile.h" /* defines: MODELFILE_MAGIC */
+#include "files/modelfile.h" /* defines: modelfile_has_magic */
 #include "io/outfile.h"   /* defines: outfile_temporary_target */
 
 /* train.lock's first line: what makes a directory an nmt run directory. */
@@ -100,17 +100,10 @@ done:
     return status;
 }
 
-/* 1 if path is a regular file that opens as an nmt model file does (its magic). */
-static int is_model_file(const char *path)
+int rundir_is_marked(const char *dir)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return 0;
-    char head[8];
-    struct stat st;
-    int model = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, head, 8) == 8 &&
-                !memcmp(head, MODELFILE_MAGIC, 8);
-    close(fd);
-    return model;
+    Error ignored;
+    return has_mark(dir, &ignored) == 1;
 }
 
 /* The checks of rundir.h on an existing directory. */
@@ -131,7 +124,7 @@ static int check_entries(const char *dir, const RunInput *inputs, int n, int res
         } else if (S_ISLNK(st.st_mode)) {
             status = error_set(err, "%s: a symbolic link where nmt train writes its %s: nmt does not write through "
                                     "links it did not make; remove it, or choose another output.dir", path, name);
-        } else if (!marked && strcmp(name, "train.lock") != 0 && !is_model_file(path)) {
+        } else if (!marked && strcmp(name, "train.lock") != 0 && !modelfile_has_magic(path)) {
             status = error_set(err, "%s: not written by nmt train (%s holds no train.lock, the mark of an nmt run "
                                     "directory), and a run there would replace it: move it, or choose a new or "
                                     "empty output.dir", path, dir);

@@ -36,6 +36,9 @@ typedef struct {
 /* 1 if name is one nmt train writes in output.dir (train.lock included). */
 int rundir_is_run_file(const char *name);
 
+/* 1 if dir holds the mark of an nmt run directory (a train.lock of nmt's), else 0. */
+int rundir_is_marked(const char *dir);
+
 /* Makes dir (and its parents) if missing, checks it as above against the n inputs
  * (NULL paths skipped; resumed_config: the config is the run's own config.json), marks
  * and locks it. Sets *lock_fd to the locked train.lock (-1 where the file system offers

@@ -1,9 +1,12 @@
 #include "io/svg.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <utf8proc.h>
 
 /* ---------------------------------------------------------------- text */
@@ -163,11 +166,15 @@ static void put_num_attr(FILE *f, const char *name, double v)
     fputc('"', f);
 }
 
+/* The root element's opening, as svg_begin writes it, up to the size. */
+#define SVG_ROOT "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\""
+
 void svg_begin(Svg *svg, FILE *f, double width, double height)
 {
     svg->f = f;
-    fputs("<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\"", f);
-    put_num_attr(f, "width", width);
+    fputs(SVG_ROOT, f);
+    put_num(f, width);
+    fputc('"', f);
     put_num_attr(f, "height", height);
     fputs(" viewBox=\"0 0 ", f);
     put_num(f, width);
@@ -177,6 +184,18 @@ void svg_begin(Svg *svg, FILE *f, double width, double height)
     put_attr(f, "font-family", SVG_FONT_FAMILY);
     fputs(">\n", f);
     svg_rect(svg, 0, 0, width, height, "white", NULL, NULL);
+}
+
+int svg_file_is_nmts(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char head[sizeof SVG_ROOT - 1];
+    struct stat st;
+    int nmts = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, head, sizeof head) == (ssize_t)sizeof head &&
+               !memcmp(head, SVG_ROOT, sizeof head);
+    close(fd);
+    return nmts;
 }
 
 void svg_end(Svg *svg)
