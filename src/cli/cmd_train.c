@@ -72,7 +72,9 @@ const OptionTable train_options = {
     .epilogue =
         "\n"
         "SIGINT (Ctrl-C) or SIGTERM stops training after the current step with a checkpoint\n"
-        "(a second one stops at once): exit status 130 or 143. Exit status 1: an error.\n",
+        "(a second one stops at once): exit status 130 or 143. Exit status 1: an error.\n"
+        "A reader of the messages that goes away (nmt train ... 2>&1 | head) does not stop\n"
+        "training: it goes on, and writes no more messages.\n",
     .args_size = sizeof(TrainArgs),
 };
 
@@ -178,6 +180,11 @@ int cmd_train(void *args, const Parsed *p)
     }
     if (status == 0 && cfg.init_from) status = train_adopt_init_model(&cfg, opt.config_path, &err);
     if (status == 0 && opt.export_path) status = check_export_target(opt.export_path, &cfg, opt.config_path, &err);
+    /* A reader of stderr that goes away (nmt train 2>&1 | head -3; tee killed by the
+     * Ctrl-C meant for training) must not end training by SIGPIPE: the write fails
+     * instead (EPIPE), the console stops writing, and training goes on (or stops at a
+     * checkpoint, for the Ctrl-C). */
+    if (status == 0) signal(SIGPIPE, SIG_IGN);
     if (status == 0) status = train_run(&cfg, &opt, &err);
     if (status == SIGINT || status == SIGTERM) {
         /* Every rank stopped after the same step; rank 0 wrote the checkpoint. */

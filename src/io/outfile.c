@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/signals.h"  /* defines: signals_cleanup_add, signals_cleanup_remove */
 #include "base/testhook.h" /* defines: testhook_full_disk */
 
 #define TEMP_SUFFIX ".tmp-XXXXXX"
@@ -88,11 +89,13 @@ int outfile_open(OutFile *o, const char *path, Error *err)
     }
     o->path = xstrdup(path);
     o->tmp = tmp;
+    signals_cleanup_add(tmp);  /* a signal that ends the process removes it */
     return 0;
 }
 
 static void outfile_free(OutFile *o)
 {
+    if (o->tmp) signals_cleanup_remove(o->tmp);
     free(o->path);
     free(o->tmp);
     memset(o, 0, sizeof *o);
