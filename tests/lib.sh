@@ -1,7 +1,7 @@
 # lib.sh — what the end-to-end shell tests share (sourced, not run: test_cli.sh,
 # test_mpi.sh, test_files.sh, test_limits.sh, test_failures.sh, test_mixups.sh,
-# test_stops.sh):
-# counting checks, running nmt with its output captured, and a tiny trained model.
+# test_stops.sh): counting checks, running nmt with its output captured, and a tiny
+# trained model.
 #
 # A test sets NAME (its closing line's name) before sourcing this file from the
 # repository root: . tests/lib.sh. It gets $NMT (absolute), $DATA (data/mar.txt), $T (a
