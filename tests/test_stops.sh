@@ -84,6 +84,20 @@ else
 fi
 rm -rf "$T/runs/long" "$T/pipe"
 
+# ---------------------------------------------------------------- a full disk under train.log
+
+# The disk fills at byte 1000 of train.log (NMT_FULL_DISK_AT=train.log@1000, the test
+# hook of src/base/testhook.h), in the middle of a line: every line after it is lost.
+env NMT_FULL_DISK_AT=train.log@1000 "$NMT" train "$T/tiny.json" --set output.dir="$T/runs/full" \
+    --set train.log_every=1 >"$T/out" 2>"$T/err"
+rc=$?
+check "train.log's disk full at byte 1000: a warning at once, naming train.log and the step" \
+    eval 'has "$T/err" "nmt: warning: $T/runs/full/train.log: cannot write (No space left on device): its lines from step"'
+check "... exit 1 at the end, saying how many lines are lost; model.bin whole" \
+    eval 'exits 1 && has "$T/err" "lines could not be written (the first at step" && "$NMT" info "$T/runs/full/model.bin" >/dev/null 2>&1'
+check "... train.log holds whole lines only (no torn line), under 1000 bytes" \
+    eval '[ "$(wc -c <"$T/runs/full/train.log")" -le 1000 ] && ! grep -qv "^{.*}\$" "$T/runs/full/train.log" && [ "$(tail -c 1 "$T/runs/full/train.log" | od -An -c | tr -d " ")" = "\\n" ]'
+
 # ---------------------------------------------------------------- signals while -o is written
 
 # A tiny classifier, for nmt classify.

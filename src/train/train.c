@@ -25,7 +25,7 @@
 #include "text/segment.h"    /* defines: tokenizer_kind, tokenizer_whitespace_only */
 #include "base/signals.h"    /* defines: SignalHandlers, signals_catch, signals_pending */
 #include "base/testhook.h"   /* defines: testhook_pause_at_step */
-#include "files/trainlog.h"   /* defines: LogLine, trainlog_write, trainlog_reopen */
+#include "files/trainlog.h"   /* defines: LogLine, TrainLog, trainlog_write, trainlog_create, trainlog_reopen */
 #include "files/trainstate.h" /* defines: TrainState */
 #include "train/validate.h"   /* defines: validate_loss, validate_bleu */
 
@@ -53,7 +53,7 @@ typedef struct {
     int checkpoint_current; /* nothing has changed since the last checkpoint */
     char checkpoint[1024];  /* the path of the last checkpoint written or resumed from */
     double t_start;         /* now_seconds() at training time 0 */
-    FILE *log;              /* train.log; NULL on ranks other than 0 */
+    TrainLog log;           /* train.log; not open on ranks other than 0 */
     char *path;             /* scratch for OUTPUT_DIR/... paths */
     size_t path_cap;
     float *class_weight;    /* a classifier's loss weight per class (train.class_weights), or NULL */
@@ -77,6 +77,32 @@ static int save(Run *run, const char *name, Error *err)
     run->mf.has_optimizer = 0;
     run->mf.has_train_state = 0;
     return modelfile_write(out_path(run, name), &run->mf, err);
+}
+
+/* Appends l to train.log. A line that cannot be written (a full disk) is left out
+ * whole (trainlog.h) and training goes on; the first such says so at once, and the run
+ * ends with an error naming the lines lost (lost_log_lines, below). */
+static void log_line(Run *run, const LogLine *l)
+{
+    if (trainlog_write(&run->log, l) == 0 || run->log.lost > 1) return;
+    console_warn(&run->con, "%s: cannot write (%s): its lines from step %ld are lost while this lasts; training "
+                            "goes on, and nmt train will end with an error saying how many", out_path(run, "train.log"),
+                 strerror(run->log.first_errno), run->log.first_step);
+}
+
+/* A run that lost train.log lines ends with an error saying so (status 0 becomes -1),
+ * or, stopped by a signal, keeps its status with a warning. */
+static int lost_log_lines(Run *run, int status, Error *err)
+{
+    char what[ERROR_LEN];
+    snprintf(what, sizeof what, "%s: %ld line%s could not be written (the first at step %ld: %s), and the log misses "
+                                "them", out_path(run, "train.log"), run->log.lost, run->log.lost == 1 ? "" : "s",
+             run->log.first_step, strerror(run->log.first_errno));
+    if (status) {
+        console_warn(&run->con, "%s", what);
+        return status;
+    }
+    return error_set(err, "%s; the training itself finished: %s is whole", what, out_path(run, "model.bin"));
 }
 
 /* ---------------------------------------------------------------- the step */
@@ -166,7 +192,7 @@ static int skipped_step(Run *run, int start, const Step *s, Error *err)
     LogLine l = {LOG_NONFINITE, .v = {[LF_STEP] = st->step, [LF_EPOCH] = st->epoch,
                                       [LF_BATCH] = start / run->cfg->batch_size + 1, [LF_LOSS] = s->loss,
                                       [LF_GRAD_NORM] = s->norm, [LF_IN_A_ROW] = st->nonfinite_in_a_row}};
-    trainlog_write(run->log, &l);
+    log_line(run, &l);
     if (run->ranks.rank == 0)
         console_warn(&run->con, "step %ld: non-finite loss or gradient, update skipped (%d in a row)", st->step + 1,
                      st->nonfinite_in_a_row);
@@ -211,7 +237,7 @@ static void account_step(Run *run, const Step *s, double seconds)
         log_put(&l, LF_RANKS, run->ranks.size);
         log_put(&l, LF_ALLREDUCE_S, allreduce);
     }
-    trainlog_write(run->log, &l);
+    log_line(run, &l);
     /* On a terminal the progress line shows this; --verbose prints it too. */
     if (!console_live(&run->con) || run->opt->verbose)
         console_say(&run->con, "step %ld  epoch %d  loss %.4f  %.0f tok/s  %.0fs", st->step, st->epoch, mean, tps,
@@ -274,7 +300,7 @@ static int validation(Run *run, int at_epoch_end, int *stop, Error *err)
         log_put(&l, LF_BLEU_PAIRS, run->data.n_bleu);
     }
     if (classifier) log_put(&l, LF_VALID_ACCURACY, accuracy);
-    trainlog_write(run->log, &l);
+    log_line(run, &l);
     char what[64] = "";
     if (with_bleu) snprintf(what, sizeof what, ", BLEU %.2f", bleu);
     if (classifier) snprintf(what, sizeof what, ", accuracy %.2f%%", 100 * accuracy);
@@ -288,7 +314,7 @@ static int validation(Run *run, int at_epoch_end, int *stop, Error *err)
 
     if (lr_schedule_validation(&run->schedule, vloss)) {
         double lr = lr_schedule_at(&run->schedule, st->step + 1);
-        trainlog_write(run->log, &(LogLine){LOG_LR_DECAY, .v = {[LF_STEP] = st->step, [LF_LEARNING_RATE] = lr}});
+        log_line(run, &(LogLine){LOG_LR_DECAY, .v = {[LF_STEP] = st->step, [LF_LEARNING_RATE] = lr}});
         console_say(&run->con, "validation loss not below its best (%.4f) %d time%s in a row: learning rate now %g",
                     run->schedule.best_loss, cfg->patience, cfg->patience == 1 ? "" : "s", lr);
     }
@@ -296,7 +322,7 @@ static int validation(Run *run, int at_epoch_end, int *stop, Error *err)
         LogLine e = {LOG_EARLY_STOP, .v = {[LF_STEP] = st->step, [LF_EPOCH] = st->epoch,
                                            [LF_BEST_STEP] = st->best_step}};
         log_put(&e, by_bleu ? LF_BEST_BLEU : by_accuracy ? LF_BEST_ACCURACY : LF_BEST_LOSS, st->best);
-        trainlog_write(run->log, &e);
+        log_line(run, &e);
         console_say(&run->con, "stopping early: validation %s not better for %d validation%s (best %.4f at step "
                                "%ld, in best.bin)", cfg->best_metric, st->since_best, st->since_best == 1 ? "" : "s",
                     st->best, st->best_step);
@@ -320,8 +346,7 @@ static void take_state(Run *run)
     s->lr_bad = run->schedule.bad;
     s->lr_decays = run->schedule.decays;
     s->elapsed_seconds = now_seconds() - run->t_start;
-    long at = run->log ? ftell(run->log) : 0;
-    s->log_bytes = at > 0 ? at : 0;
+    s->log_bytes = run->log.bytes;
     s->n_valid = run->data.n_valid;
     s->train_fingerprint = run->data.train_fingerprint;
     s->valid_fingerprint = run->data.valid_fingerprint;
@@ -374,7 +399,7 @@ static int stop_for_signal(Run *run, int sig, Error *err)
     if (!run->checkpoint_current && save_checkpoint(run, err)) return -1;
     LogLine l = {LOG_INTERRUPTED, .v = {[LF_STEP] = run->st.step, [LF_EPOCH] = run->st.epoch}};
     snprintf(l.text, sizeof l.text, "%s", sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
-    trainlog_write(run->log, &l);
+    log_line(run, &l);
     error_set(err, "interrupted at step %ld; checkpoint written to %s", run->st.step, run->checkpoint);
     return sig;
 }
@@ -409,7 +434,7 @@ static int end_epoch(Run *run, int *stop, Error *err)
                                   [LF_TARGET_SLOTS] = st->epoch_slots,
                                   [LF_TARGET_PADDING] = st->epoch_slots ? 1.0 - (double)st->epoch_tokens /
                                                                                     st->epoch_slots : 0.0}};
-    trainlog_write(run->log, &l);
+    log_line(run, &l);
     if (run->data.n_valid > 0 && st->step > 0 && st->last_validated != st->step && validation(run, 1, stop, err))
         return -1;
     st->epoch++;
@@ -672,8 +697,7 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
     st->epoch = 1;
     st->best = strcmp(cfg->best_metric, "loss") ? -INFINITY : INFINITY;  /* bleu, accuracy: higher is better */
     if (run->ranks.rank == 0) {
-        run->log = trainlog_create(out_path(run, "train.log"), err);
-        if (!run->log) return -1;
+        if (trainlog_create(&run->log, out_path(run, "train.log"), err)) return -1;
     }
     double baseline = dataset_unigram_baseline(&run->data, run->mf.tgt_vocab.size);
     if (run->mf.model.dims.type == MODEL_CLASSIFIER) {
@@ -692,7 +716,7 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
         bleu_signature(&run->data.bleu_metric, 0, l.text);
         log_put(&l, LF_BLEU_SIGNATURE, 0);
     }
-    trainlog_write(run->log, &l);
+    log_line(run, &l);
     run->t_start = now_seconds();
     return 0;
 }
@@ -717,12 +741,12 @@ static int start_resumed(Run *run, ModelFile *ck, Error *err)
     long cut = 0;
     if (run->ranks.rank == 0) {
         char warning[ERROR_LEN];
-        run->log = trainlog_reopen(out_path(run, "train.log"), st->log_bytes, &cut, warning, sizeof warning, err);
-        if (!run->log) return -1;
+        if (trainlog_reopen(&run->log, out_path(run, "train.log"), st->log_bytes, &cut, warning, sizeof warning, err))
+            return -1;
         if (warning[0]) console_warn(&run->con, "%s", warning);
     }
     int bs = run->cfg->batch_size;
-    trainlog_write(run->log, &(LogLine){LOG_RESUME, .v = {[LF_STEP] = st->step, [LF_EPOCH] = st->epoch,
+    log_line(run, &(LogLine){LOG_RESUME, .v = {[LF_STEP] = st->step, [LF_EPOCH] = st->epoch,
                                                           [LF_BATCH] = st->next / bs + 1, [LF_LINES_CUT] = cut}});
     console_say(&run->con, "resuming at step %ld (epoch %d, batch %d of %d) from %s", st->step, st->epoch,
                 st->next / bs + 1, (st->n_train + bs - 1) / bs, run->checkpoint);
@@ -879,9 +903,10 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     signals_catch(&handlers);
     status = train_loop(&run, err);
     signals_restore(&handlers);
+    if (run.log.lost && status >= 0) status = lost_log_lines(&run, status, err);
 done:
     console_clear(&run.con); /* the caller's message starts on a clean line */
-    if (run.log) fclose(run.log);
+    trainlog_close(&run.log);
     dataset_free(&run.data);
     free(run.st.order);
     runstate_free(&run.rs);
