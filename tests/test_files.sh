@@ -235,6 +235,23 @@ run train --quiet "$T/linked.json"
 check "links at NAME.tmp: exit 0, their target untouched" \
     eval 'exits 0 && [ "$(cat "$T/victim2.txt")" = precious ] && [ -s "$L/model.bin" ]'
 
+# --init-from LINK, LINK a symbolic link to a checkpoint of the finished run in
+# output.dir (whose checkpoints a new run there deletes): refused, by the file it leads
+# to, not by the spelling of its path; and so is a hard link to one.
+cp -r "$M" "$T/runs/fin"
+newest=$(ls "$T/runs/fin" | grep '^checkpoint-[0-9]*\.bin$' | tail -n 1)
+ln -s "$T/runs/fin/$newest" "$T/init-link.bin"
+ls "$T/runs/fin" >"$T/fin.before"
+run train "$T/tiny.json" --init-from "$T/init-link.bin" --set output.dir="$T/runs/fin"
+check "train --init-from LINK (to a checkpoint in output.dir): exit 1, naming it" \
+    eval 'exits 1 && has "$T/err" "train.init_from: $T/init-link.bin is in output.dir $T/runs/fin"'
+check "... the finished run's files all there, the link's target readable" \
+    eval 'ls "$T/runs/fin" | cmp -s - "$T/fin.before" && "$NMT" info "$T/init-link.bin" >/dev/null 2>&1'
+ln "$T/runs/fin/$newest" "$T/init-hard.bin"
+run train "$T/tiny.json" --init-from "$T/init-hard.bin" --set output.dir="$T/runs/fin"
+check "train --init-from HARDLINK (to a checkpoint in output.dir): exit 1; the run's files all there" \
+    eval 'exits 1 && has "$T/err" "is in output.dir" && ls "$T/runs/fin" | cmp -s - "$T/fin.before"'
+
 # A run directory of an older nmt (an empty train.lock) goes on being used.
 : >"$L/train.lock"
 run train --quiet "$T/linked.json"

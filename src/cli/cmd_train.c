@@ -78,17 +78,24 @@ const OptionTable train_options = {
     .args_size = sizeof(TrainArgs),
 };
 
-/* The config at path with the --set overrides applied, then checked as a whole. A run
- * directory's config.json is one nmt recorded (config.h: ConfigOrigin). Returns 0; -1
- * when the config file or the whole is wrong; -2 when a --set is (an unknown key, a
- * value the key refuses, a key that does not apply, a rule a --set value breaks: a
- * usage error). */
-static int load_config(Config *cfg, const char *path, ConfigOrigin origin, const StringList *sets, Error *err)
+/* The config at path with the --set overrides and --init-from (init_from, or NULL)
+ * applied, then checked as a whole; with train.init_from, the whole is checked once it
+ * has the model's architecture (train_adopt_init_model), which may make keys apply that
+ * do not apply to the config alone (model.heads for a Transformer). A run directory's
+ * config.json is one nmt recorded (config.h: ConfigOrigin). Returns 0; -1 when the
+ * config file or the whole is wrong; -2 when a --set is (an unknown key, a value the
+ * key refuses, a key that does not apply, a rule a --set value breaks: a usage error). */
+static int load_config(Config *cfg, const char *path, ConfigOrigin origin, const StringList *sets,
+                       const char *init_from, Error *err)
 {
     if (config_load_keys(cfg, path, origin, err)) return -1;
     for (int i = 0; i < sets->n; i++)
         if (config_set(cfg, sets->v[i], err)) return -2;
-    return config_check(cfg, path, err);
+    if (init_from) {
+        free(cfg->init_from);
+        cfg->init_from = xstrdup(init_from);
+    }
+    return cfg->init_from ? 0 : config_check(cfg, path, err);
 }
 
 /* s as one word a POSIX shell reads back as s: as it is if it is made of characters no
@@ -169,16 +176,16 @@ int cmd_train(void *args, const Parsed *p)
     }
     int rank = dist_rank();
     config_defaults(&cfg);
-    int status = load_config(&cfg, opt.config_path, run_dir ? CONFIG_RECORDED : CONFIG_WRITTEN, &a->sets, &err);
+    int status = load_config(&cfg, opt.config_path, run_dir ? CONFIG_RECORDED : CONFIG_WRITTEN, &a->sets,
+                             a->init_from, &err);
     if (status == 0 && run_dir) {
         free(cfg.dir);
         cfg.dir = xstrdup(path);
     }
-    if (status == 0 && a->init_from) {
-        free(cfg.init_from);
-        cfg.init_from = xstrdup(a->init_from);
-    }
-    if (status == 0 && cfg.init_from) status = train_adopt_init_model(&cfg, opt.config_path, &err);
+    ModelFile init;  /* train.init_from's model, read before anything is written (train.h) */
+    memset(&init, 0, sizeof init);
+    if (status == 0 && cfg.init_from) status = train_adopt_init_model(&cfg, opt.config_path, &init, &err);
+    if (status == 0 && cfg.init_from) opt.init_model = &init;
     if (status == 0 && opt.export_path) status = check_export_target(opt.export_path, &cfg, opt.config_path, &err);
     /* A reader of stderr that goes away (nmt train 2>&1 | head -3; tee killed by the
      * Ctrl-C meant for training) must not end training by SIGPIPE: the write fails
@@ -209,6 +216,7 @@ int cmd_train(void *args, const Parsed *p)
         if (dist_size() > 1) dist_abort(1);
         status = status == -2 ? 2 : 1;    /* a bad --set is a usage error */
     }
+    modelfile_free(&init);
     config_free(&cfg);
     free(config_path);
     dist_finalize();

@@ -528,6 +528,12 @@ int config_given(const Config *c, const char *key)
     return i < 0 ? -1 : c->given[i] != 0;
 }
 
+int config_given_by(const Config *c, const char *key)
+{
+    int i = key_index(key);
+    return i < 0 ? 0 : c->given[i];
+}
+
 int config_applies(const Config *c, const char *key)
 {
     for (int i = 0; i < n_rules(); i++) {
@@ -779,9 +785,11 @@ int config_difference(const Config *a, const Config *b, const char *const *skip,
 }
 
 /* The data keys that choose the data rather than describe how a model reads it: a run
- * from train.init_from takes them from its own config. */
+ * from train.init_from takes them from its own config. (data.min_count and
+ * data.max_vocab build a vocabulary, which such a run takes from the model: moot.) */
 static const char *const data_choice_keys[] = {"data.train", "data.valid", "data.valid_fraction", "data.max_len",
                                                "data.max_line_bytes", "data.min_count", "data.max_vocab", NULL};
+static const char *const vocabulary_keys[] = {"data.min_count", "data.max_vocab", NULL};
 
 static int is_model_key(const KeySpec *k, const char *name)
 {
@@ -794,6 +802,21 @@ static int is_model_key(const KeySpec *k, const char *name)
 
 int config_adopt_model(Config *c, const Config *model, const char *source, const char *model_path, Error *err)
 {
+    Config defaults;
+    config_defaults(&defaults);
+    for (int i = 0; vocabulary_keys[i]; i++) {
+        const KeySpec *k = &keys[key_index(vocabulary_keys[i])];
+        char given[128], otherwise[128];
+        value_text(c, k, given, sizeof given);
+        value_text(&defaults, k, otherwise, sizeof otherwise);
+        int by = config_given_by(c, vocabulary_keys[i]);
+        if (!by || !strcmp(given, otherwise)) continue;
+        error_set(err, "%s: %s %s builds a vocabulary, and a run from train.init_from keeps the model's (%s): remove "
+                       "it", by == CONFIG_GIVEN_SET ? "--set" : source, vocabulary_keys[i], given, model_path);
+        config_free(&defaults);
+        return by == CONFIG_GIVEN_SET ? -2 : -1;
+    }
+    config_free(&defaults);
     for (int i = 0; i < N_KEYS; i++) {
         const KeySpec *k = &keys[i];
         char name[160], was[128], now[128];
@@ -801,10 +824,13 @@ int config_adopt_model(Config *c, const Config *model, const char *source, const
         if (!is_model_key(k, name)) continue;
         value_text(model, k, was, sizeof was);
         value_text(c, k, now, sizeof now);
-        if (c->given[i] && config_applies(model, name) && strcmp(was, now))
-            return error_set(err, "%s: %s: the model %s has %s, the config says %s (train.init_from keeps the "
-                                  "model's architecture and text options: leave the key out or give the model's "
-                                  "value)", source, name, model_path, was, now);
+        if (c->given[i] && config_applies(model, name) && strcmp(was, now)) {
+            int by_set = c->given[i] == CONFIG_GIVEN_SET;
+            error_set(err, "%s: %s: the model %s has %s, %s says %s (train.init_from keeps the model's architecture "
+                           "and text options: leave the key out or give the model's value)",
+                      by_set ? "--set" : source, name, model_path, was, by_set ? "--set" : "the config", now);
+            return by_set ? -2 : -1;
+        }
         char *to = (char *)c + k->offset;
         const char *from = (const char *)model + k->offset;
         switch (k->type) {

@@ -100,6 +100,23 @@ done:
     return status;
 }
 
+int rundir_holds(const char *dir, const char *path)
+{
+    struct stat file;
+    if (stat(path, &file) != 0) return 0;
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int held = 0;
+    for (struct dirent *e; !held && (e = readdir(d)) != NULL;) {
+        struct stat st;
+        char *entry = path_in(dir, e->d_name);
+        held = stat(entry, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == file.st_dev && st.st_ino == file.st_ino;
+        free(entry);
+    }
+    closedir(d);
+    return held;
+}
+
 int rundir_is_marked(const char *dir)
 {
     Error ignored;

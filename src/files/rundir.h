@@ -36,6 +36,10 @@ typedef struct {
 /* 1 if name is one nmt train writes in output.dir (train.lock included). */
 int rundir_is_run_file(const char *name);
 
+/* 1 if the file path leads to (following links) is one of dir's entries (following
+ * theirs), by device and inode; 0 if not, or if either is missing. */
+int rundir_holds(const char *dir, const char *path);
+
 /* 1 if dir holds the mark of an nmt run directory (a train.lock of nmt's), else 0. */
 int rundir_is_marked(const char *dir);
 

@@ -30,7 +30,9 @@
 int resume_find(const char *dir, int resume, ModelFile *ck, char *path, size_t len, Console *con, Error *err);
 
 /* The config the checkpoint ck (at path) was trained with must be cfg, apart from
- * resume's free keys; config_name names cfg in messages. */
+ * resume's free keys; config_name names cfg in messages (--set, where --set gave the
+ * key). 0; -1 with err; -2 with err when the key that differs was --set's (a usage
+ * error). */
 int resume_check_config(const ModelFile *ck, const char *path, const Config *cfg, const char *config_name,
                         Error *err);
 

@@ -20,7 +20,8 @@
 #include "train/plot.h"       /* defines: plot_training */
 #include "train/ranks.h"      /* defines: Ranks, ranks_* */
 #include "train/resume.h"     /* defines: resume_find, resume_check_*, resume_adopt */
-#include "files/rundir.h"     /* defines: RunInput, rundir_open */
+#include "files/rundir.h"     /* defines: RunInput, rundir_open, rundir_holds */
+#include "layers/pooling.h"    /* defines: pooling_name */
 #include "layers/schedule.h"   /* defines: LrSchedule, lr_schedule_* */
 #include "text/segment.h"    /* defines: tokenizer_kind, tokenizer_whitespace_only */
 #include "base/signals.h"    /* defines: SignalHandlers, signals_catch, signals_pending */
@@ -567,18 +568,15 @@ static void say_model(Run *run)
 
 /* train.init_from must not be a file this run may delete or write over: one in
  * output.dir (a finished run's checkpoints are deleted when a new one starts there, and
- * model.bin and best.bin are rewritten). */
+ * model.bin and best.bin are rewritten). The file, not the spelling of its path: by
+ * device and inode, so a symbolic or hard link to a file there is refused too. (The
+ * model has been read already, train_adopt_init_model: this keeps the run from deleting
+ * or replacing what the user means to keep.) */
 static int probe_init_from(const Config *cfg, Error *err)
 {
-    if (!cfg->init_from) return 0;
-    char *parent = xstrdup(cfg->init_from), *slash = strrchr(parent, '/');
-    if (slash) slash[slash == parent] = 0;  /* "/m.bin" -> "/" */
-    int inside = same_file(slash ? parent : ".", cfg->dir);
-    free(parent);
-    if (inside)
-        return error_set(err, "train.init_from: %s is in output.dir %s, where this run writes and deletes model "
-                              "files: copy it elsewhere or choose another output.dir", cfg->init_from, cfg->dir);
-    return 0;
+    if (!cfg->init_from || !rundir_holds(cfg->dir, cfg->init_from)) return 0;
+    return error_set(err, "train.init_from: %s is in output.dir %s, where this run writes and deletes model files: "
+                          "copy it elsewhere or choose another output.dir", cfg->init_from, cfg->dir);
 }
 
 static int write_config(Run *run, Error *err)
@@ -819,11 +817,66 @@ static int probe_inputs(const Config *cfg, Error *err)
 }
 
 
-int train_adopt_init_model(Config *cfg, const char *config_name, Error *err)
+/* What value v of one of dims_disagree's fields is, as a config writes it. */
+static void dims_value(const char *key, int v, char *out, size_t len)
 {
-    ModelFile from;
+    static const char *const types[] = {"rnn", "transformer", "classifier"};
+    if (!strcmp(key, "model.type") && v >= 0 && v < MODEL_TYPES) snprintf(out, len, "\"%s\"", types[v]);
+    else if (!strcmp(key, "model.cell")) snprintf(out, len, "\"%s\"", v == CELL_LSTM ? "lstm" : "gru");
+    else if (!strcmp(key, "model.attention")) snprintf(out, len, "\"%s\"", attention_name(v));
+    else if (!strcmp(key, "model.activation")) snprintf(out, len, "\"%s\"", v == ACT_GELU ? "gelu" : "relu");
+    else if (!strcmp(key, "model.norm")) snprintf(out, len, "\"%s\"", v == NORM_POST ? "post" : "pre");
+    else if (!strcmp(key, "model.pooling")) snprintf(out, len, "\"%s\"", pooling_name(v));
+    else if (!strcmp(key, "model.bidirectional") || !strcmp(key, "model.input_feed") || !strcmp(key, "model.scaled") ||
+             !strcmp(key, "model.tie_embeddings") || !strcmp(key, "data.joint_vocab"))
+        snprintf(out, len, "%s", v ? "true" : "false");
+    else snprintf(out, len, "%d", v);
+}
+
+/* The first field in which a (a model file's architecture sections) and b (the model
+ * its stored config describes) differ where the model's kind uses it, named as its config
+ * key, with both values in the two buffers; NULL if they describe the same model. */
+static const char *dims_disagree(const ModelDims *a, const ModelDims *b, char *va, char *vb, size_t len)
+{
+    int rnn = a->type != MODEL_TRANSFORMER, translator = a->type != MODEL_CLASSIFIER;
+    int local = a->attention == ATT_LOCAL_MONOTONIC || a->attention == ATT_LOCAL_PREDICTIVE;
+    const struct {
+        const char *key;
+        int used, x, y;
+    } f[] = {
+        {"model.type", 1, a->type, b->type},
+        {"model.embed", 1, a->embed, b->embed},
+        {"model.hidden", rnn, a->hidden, b->hidden},
+        {"model.cell", rnn, a->cell, b->cell},
+        {"model.layers", rnn, a->layers ? a->layers : 1, b->layers ? b->layers : 1},
+        {"model.bidirectional", rnn, a->bidirectional, b->bidirectional},
+        {"model.attention", rnn && translator, a->attention, b->attention},
+        {"model.input_feed", rnn && translator, a->input_feed, b->input_feed},
+        {"model.window", rnn && translator && local, a->window, b->window},
+        {"model.scaled", rnn && translator, a->scaled, b->scaled},
+        {"model.tie_embeddings", translator, a->tie_embeddings, b->tie_embeddings},
+        {"model.heads", !rnn, a->heads, b->heads},
+        {"model.ff", !rnn, a->ff, b->ff},
+        {"model.activation", !rnn, a->activation, b->activation},
+        {"model.norm", !rnn, a->norm, b->norm},
+        {"model.encoder_layers", !rnn, a->enc_layers, b->enc_layers},
+        {"model.decoder_layers", !rnn, a->dec_layers, b->dec_layers},
+        {"data.joint_vocab", !rnn, a->share_src_emb, b->share_src_emb},
+        {"model.pooling", !translator, a->pooling, b->pooling},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (f[i].used && f[i].x != f[i].y) {
+            dims_value(f[i].key, f[i].x, va, len);
+            dims_value(f[i].key, f[i].y, vb, len);
+            return f[i].key;
+        }
+    return NULL;
+}
+
+int train_adopt_init_model(Config *cfg, const char *config_name, ModelFile *init, Error *err)
+{
     char why[ERROR_LEN];
-    if (modelfile_read(cfg->init_from, &from, err)) {
+    if (modelfile_read(cfg->init_from, init, err)) {
         snprintf(why, sizeof why, "%s", err->msg);
         return error_set(err, "train.init_from: %s", why);
     }
@@ -831,10 +884,24 @@ int train_adopt_init_model(Config *cfg, const char *config_name, Error *err)
     config_defaults(&model);
     char source[1100];
     snprintf(source, sizeof source, "%s (section CONF)", cfg->init_from);
-    int status = config_parse(&model, from.config_json, source, err);
+    int status = config_parse(&model, init->config_json, source, err);
+    /* One model: the architecture sections say what it is (as for nmt info and
+     * translate); the stored config must say the same, or the file is not one nmt
+     * wrote as it is. */
+    ModelDims said;
+    char va[32], vb[32];
+    const char *key = NULL;
+    if (status == 0) {
+        config_model_dims(&model, &said);
+        key = dims_disagree(&init->model.dims, &said, va, vb, sizeof va);
+    }
+    if (key)
+        status = error_set(err, "train.init_from: %s: its architecture sections and its stored config (section CONF) "
+                                "disagree on %s (%s and %s): a damaged or hand-edited file, which nmt does not "
+                                "fine-tune", cfg->init_from, key, va, vb);
     if (status == 0) status = config_adopt_model(cfg, &model, config_name ? config_name : "the config", cfg->init_from, err);
     config_free(&model);
-    modelfile_free(&from);
+    if (status) modelfile_free(init);
     return status;
 }
 
@@ -847,6 +914,10 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     ModelFile ck, init;  /* the checkpoint resumed from; the model of train.init_from */
     memset(&ck, 0, sizeof ck);
     memset(&init, 0, sizeof init);
+    if (opt->init_model) {  /* read before anything here is written or deleted: taken over */
+        init = *opt->init_model;
+        memset(opt->init_model, 0, sizeof *opt->init_model);
+    }
     int status = -1, resuming = 0, lock_fd = -1, rank0 = run.ranks.rank == 0;
     blas_set_threads(cfg->threads);
     run.threads = blas_thread_count();
@@ -869,7 +940,9 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     /* Everything about a resume is checked before anything in the directory changes. */
     resuming = find_checkpoint(&run, &ck, err);
     if (resuming < 0) goto done;
-    if (resuming && resume_check_config(&ck, run.checkpoint, cfg, opt->config_path, err)) goto done;
+    if (resuming && (status = resume_check_config(&ck, run.checkpoint, cfg, opt->config_path, err)) != 0)
+        goto done;  /* -2: a --set's doing, a usage error */
+    status = -1;
     if (resuming && ck.train_state.done && resume_more_to_do(&ck, cfg)) {
         console_say(&run.con, "the run in %s finished at step %ld; train.epochs %d and train.max_steps %ld let it go "
                               "on", cfg->dir, ck.train_state.step, cfg->epochs, cfg->max_steps);
