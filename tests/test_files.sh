@@ -201,6 +201,16 @@ cp "$T/here2/config.json" "$T/here2.before"
 rc=$?
 check "nmt train config.json with output.dir \".\": exit 1, config.json untouched" \
     eval 'exits 1 && has "$T/err" "config.json" && cmp -s "$T/here2/config.json" "$T/here2.before"'
+# output.dir holding a user's own model.bin (a model kept there) and no train.lock: not
+# a run directory, and the model not this run's to replace.
+mkdir "$T/kept"
+cp "$M/model.bin" "$T/kept/model.bin"
+sed -e "s|\"dir\": \"$M\"|\"dir\": \"$T/kept\"|" "$T/tiny.json" >"$T/kept.json"
+run train --quiet "$T/kept.json"
+check "output.dir holding a user's model.bin and no train.lock: exit 1, naming it" \
+    eval 'exits 1 && has "$T/err" "$T/kept/model.bin: an nmt model file, but not of a run here"'
+check "... the model untouched, nothing written" \
+    eval 'cmp -s "$T/kept/model.bin" "$M/model.bin" && [ "$(ls "$T/kept")" = model.bin ]'
 # A directory of other files is fine: nmt writes only its own names.
 mkdir "$T/here3"
 printf 'notes\n' >"$T/here3/notes.txt"

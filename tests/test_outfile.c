@@ -170,12 +170,15 @@ static void test_rundir(void)
     struct stat st;
     CHECK(stat(lock, &st) != 0 && !strcmp(text_of(cfg), "{}\n"), "... before anything is written");
 
-    const char *legacy = subdir("legacy");  /* an nmt from before the lock: model files only */
+    const char *kept = subdir("kept");  /* a user's model kept in a directory of its own */
     char model[512];
-    snprintf(model, sizeof model, "%s/checkpoint.bin", legacy);
+    snprintf(model, sizeof model, "%s/model.bin", kept);
     put(model, MODELFILE_MAGIC "rest");
-    CHECK(rundir_open(legacy, none, 1, 0, &fd, &err) == 0, "an unmarked directory holding nmt model files is taken");
-    close(fd);
+    CHECK(rundir_open(kept, none, 1, 0, &fd, &err) == -1 && strstr(err.msg, model) &&
+              strstr(err.msg, "an nmt model file, but not of a run here"),
+          "an unmarked directory holding an nmt model file at model.bin: refused, naming it");
+    snprintf(lock, sizeof lock, "%s/train.lock", kept);
+    CHECK(stat(lock, &st) != 0 && !strcmp(text_of(model), MODELFILE_MAGIC "rest"), "... before anything is written");
     const char *fake = subdir("fake");
     snprintf(model, sizeof model, "%s/model.bin", fake);
     put(model, "not a model\n");

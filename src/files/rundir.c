@@ -141,10 +141,11 @@ static int check_entries(const char *dir, const RunInput *inputs, int n, int res
         } else if (S_ISLNK(st.st_mode)) {
             status = error_set(err, "%s: a symbolic link where nmt train writes its %s: nmt does not write through "
                                     "links it did not make; remove it, or choose another output.dir", path, name);
-        } else if (!marked && strcmp(name, "train.lock") != 0 && !modelfile_has_magic(path)) {
-            status = error_set(err, "%s: not written by nmt train (%s holds no train.lock, the mark of an nmt run "
-                                    "directory), and a run there would replace it: move it, or choose a new or "
-                                    "empty output.dir", path, dir);
+        } else if (!marked && strcmp(name, "train.lock") != 0) {
+            status = error_set(err, "%s: %s (%s holds no train.lock, the mark of an nmt run directory), and a run "
+                                    "there would replace it: move it, or choose a new or empty output.dir", path,
+                               modelfile_has_magic(path) ? "an nmt model file, but not of a run here"
+                                                         : "not written by nmt train", dir);
         } else {
             for (int i = 0; i < n && status == 0; i++) {
                 if (!inputs[i].path || !same_file(inputs[i].path, path)) continue;

@@ -4,12 +4,13 @@
  * nmt train writes a fixed set of names in output.dir (config.json, train.log,
  * valid.tsv, model.bin, best.bin, training.svg, checkpoint.bin, checkpoint-STEP.bin,
  * and train.lock), replacing whatever holds them. So that it never replaces a file it
- * did not write, a directory is taken only when it holds none of those names but nmt
- * model files (by their magic), or when it holds the mark of an nmt run: train.lock,
- * made by nmt train, which says so in its first line (or is empty, as nmt 0.4 and
- * older left it). Anything else is refused before a byte is written, naming the file:
+ * did not write, a directory is taken only when it holds none of those names, or when
+ * it holds the mark of an nmt run: train.lock, made by nmt train, which says so in its
+ * first line (or is empty, as nmt 0.4 and older left it). Anything else is refused
+ * before a byte is written, naming the file:
  *   - a file of those names in an unmarked directory (a user's own config.json when
- *     output.dir is "."), unless it is an nmt model file;
+ *     output.dir is "."), an nmt model file too (a user's model.bin kept there: nmt
+ *     0.4 took it, and a run replaced it without a word);
  *   - a symbolic link, or anything not a regular file, at one of those names: nmt
  *     never writes through a link it did not make;
  *   - an input of the run (the config, data.train, data.valid, data.spm_model) that is
