@@ -1187,6 +1187,7 @@ check "resume with only checkpoint.bin left: exit 0" exits 0
 same_run "$T/runs/stable" "resumed from checkpoint.bin"
 mkdir -p "$T/runs/legacy"
 cp "$T/runs/straight/best.bin" "$T/runs/legacy/checkpoint.bin"
+: >"$T/runs/legacy/train.lock"  # a run directory (nmt 0.4's empty mark): model files alone are not one
 sed -e "s|\"dir\": \"$R\"|\"dir\": \"$T/runs/legacy\"|" "$C" >"$T/legacy.json"
 run train "$T/legacy.json" --resume
 check "resume from a checkpoint.bin without training state: exit 1, saying so" \

@@ -179,4 +179,32 @@ rc=$?
 check "train <&- >&- 2>&-: exit 0, no message in train.lock, train.log (JSON lines only) or config.json" \
     eval 'exits 0 && ! grep -q "nmt:" "$T/runs/closed/train.lock" "$T/runs/closed/train.log" "$T/runs/closed/config.json" && ! grep -qv "^{" "$T/runs/closed/train.log"'
 
+# ---------------------------------------------------------------- refusals before training
+
+# A run refused before it trains leaves no run directory behind: none made, and an
+# existing one as it was (a finished run's checkpoints, config.json and valid.tsv kept).
+grep '	1$' "$(pwd)/data/sentiment.tsv" | head -n 50 >"$T/one-class.tsv"
+cat >"$T/one.json" <<EOF
+{"data": {"train": "$T/one-class.tsv"}, "model": {"type": "classifier", "embed": 8, "hidden": 8},
+ "train": {"epochs": 1, "threads": 1}, "output": {"dir": "$T/new/a/b"}}
+EOF
+run train "$T/one.json"
+check "a one-class classifier refused: exit 1; output.dir and the parents it made gone" \
+    eval 'exits 1 && has "$T/err" "a classifier needs at least two classes" && [ ! -e "$T/new" ]'
+run train "$T/tiny.json" --set output.dir="$T/new/x" --set data.min_count=1000
+check "a min_count that keeps no word: exit 1; no output.dir" eval 'exits 1 && [ ! -e "$T/new" ]'
+mkdir "$T/empty"
+run train "$T/tiny.json" --set output.dir="$T/empty" --set data.min_count=1000
+check "... in an empty directory of the user's: it stays, empty (no train.lock)" \
+    eval 'exits 1 && [ -d "$T/empty" ] && [ -z "$(ls -A "$T/empty")" ]'
+cp -r "$M" "$T/done"
+( cd "$T/done" && ls -l --time-style=+%s . && cksum ./* ) >"$T/done.before"
+run train "$T/tiny.json" --set output.dir="$T/done" --set data.min_count=1000
+( cd "$T/done" && ls -l --time-style=+%s . && cksum ./* ) >"$T/done.after"
+check "... in a finished run's directory: its checkpoints, config.json, valid.tsv, every file as it was" \
+    eval 'exits 1 && [ -n "$(ls "$T/done" | grep checkpoint-)" ] && cmp -s "$T/done.before" "$T/done.after"'
+run train "$T/tiny.json" --set output.dir="$T/done"
+check "... and a run that is not refused starts over there: exit 0, the old checkpoints cleared" \
+    eval 'exits 0 && has "$T/err" "starting over in $T/done: deleted the" && [ -s "$T/done/model.bin" ]'
+
 finish

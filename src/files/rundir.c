@@ -46,14 +46,17 @@ static int is_leftover(const char *name)
     return (target > 0 && is_run_name(name, target)) || !strcmp(name, "checkpoint.bin.tmp");
 }
 
-static int make_dirs(const char *dir, Error *err)
+/* mkdir -p dir; *made gets the outermost directory made (malloc'd), or stays NULL. */
+static int make_dirs(const char *dir, char **made, Error *err)
 {
     char *p = xstrdup(dir);
     for (char *s = p + 1;; s++) {
         if (*s == '/' || *s == 0) {
             char c = *s;
             *s = 0;
-            if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            if (mkdir(p, 0777) == 0) {
+                if (!*made) *made = xstrdup(p);
+            } else if (errno != EEXIST) {
                 error_set(err, "%s: cannot create directory: %s", p, strerror(errno));
                 free(p);
                 return -1;
@@ -176,12 +179,14 @@ static void remove_leftovers(const char *dir)
     closedir(d);
 }
 
-/* Locks dir/train.lock, writing the mark into it if it is new or empty. */
-static int lock(const char *dir, int *fd, Error *err)
+/* Locks dir/train.lock, writing the mark into it if it is new or empty; *made: it is new. */
+static int lock(const char *dir, int *fd, int *made, Error *err)
 {
     char *path = path_in(dir, "train.lock");
     int status = 0;
-    *fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+    *fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    *made = *fd >= 0;
+    if (*fd < 0 && errno == EEXIST) *fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     if (*fd < 0) {
         status = error_set(err, "%s: cannot create: %s", path, strerror(errno));
         goto done;
@@ -207,15 +212,50 @@ done:
     return status;
 }
 
-int rundir_open(const char *dir, const RunInput *inputs, int n, int resumed_config, int *lock_fd, Error *err)
+int rundir_open(const char *dir, const RunInput *inputs, int n, int resumed_config, RunDir *rd, Error *err)
 {
-    *lock_fd = -1;
+    memset(rd, 0, sizeof *rd);
+    rd->lock_fd = -1;
     struct stat st;
     int existed = stat(dir, &st) == 0;
-    if (!existed && make_dirs(dir, err)) return -1;
+    if (!existed && make_dirs(dir, &rd->made_dir, err)) goto refused;
     if (existed && !S_ISDIR(st.st_mode)) return error_set(err, "%s: not a directory", dir);
     if (existed && check_entries(dir, inputs, n, resumed_config, err)) return -1;
-    if (lock(dir, lock_fd, err)) return -1;
+    if (lock(dir, &rd->lock_fd, &rd->made_lock, err)) goto refused;
     remove_leftovers(dir);  /* under the lock: no live run is writing them */
     return 0;
+refused:
+    rundir_abandon(rd, dir);
+    return -1;
+}
+
+void rundir_close(RunDir *rd)
+{
+    if (rd->lock_fd >= 0) close(rd->lock_fd);  /* releases the lock */
+    free(rd->made_dir);
+    memset(rd, 0, sizeof *rd);
+    rd->lock_fd = -1;
+}
+
+void rundir_abandon(RunDir *rd, const char *dir)
+{
+    if (rd->made_lock) {
+        char *path = path_in(dir, "train.lock");
+        unlink(path);
+        free(path);
+    }
+    /* The directories made, innermost first, as long as they are empty. */
+    if (rd->made_dir) {
+        char *p = xstrdup(dir);
+        size_t stop = strlen(rd->made_dir), n = strlen(p);
+        while (n > 1 && p[n - 1] == '/')
+            p[--n] = 0;
+        while (strlen(p) >= stop && rmdir(p) == 0) {
+            char *slash = strrchr(p, '/');
+            if (!slash || slash == p) break;
+            *slash = 0;
+        }
+        free(p);
+    }
+    rundir_close(rd);
 }

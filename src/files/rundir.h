@@ -44,10 +44,24 @@ int rundir_holds(const char *dir, const char *path);
 /* 1 if dir holds the mark of an nmt run directory (a train.lock of nmt's), else 0. */
 int rundir_is_marked(const char *dir);
 
+/* The run directory as rundir_open took it, and what it made there. */
+typedef struct {
+    int lock_fd;      /* the locked train.lock; -1 where the file system offers no locks (the
+                         run goes ahead unguarded) */
+    char *made_dir;   /* the outermost directory rundir_open made (dir or a parent of it),
+                         NULL if dir was there */
+    int made_lock;    /* train.lock is new: this run marked the directory */
+} RunDir;
+
 /* Makes dir (and its parents) if missing, checks it as above against the n inputs
  * (NULL paths skipped; resumed_config: the config is the run's own config.json), marks
- * and locks it. Sets *lock_fd to the locked train.lock (-1 where the file system offers
- * no locks: the run goes ahead unguarded); closing it releases the lock. -1 with err
- * on a refusal, naming the file, or when another process holds the lock. */
-int rundir_open(const char *dir, const RunInput *inputs, int n, int resumed_config, int *lock_fd, Error *err);
+ * and locks it. -1 with err on a refusal, naming the file, or when another process
+ * holds the lock (rd then holds nothing, and nothing was made). */
+int rundir_open(const char *dir, const RunInput *inputs, int n, int resumed_config, RunDir *rd, Error *err);
+/* Releases the lock (the files stay). */
+void rundir_close(RunDir *rd);
+/* For a run refused before it wrote anything in dir: takes away what rundir_open made
+ * (train.lock if it is new, the directories it made if they are empty), so that no run
+ * directory is left behind; then as rundir_close. */
+void rundir_abandon(RunDir *rd, const char *dir);
 #endif

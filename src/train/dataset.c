@@ -50,18 +50,26 @@ static int read_pairs(const Config *cfg, const ModelFile *mf, const char *path, 
  * target (or label) in column `second`, any other column up to the last empty: written
  * so that the model reads them back as it read the file. Sentence pairs are columns 1
  * and 2, as they were in the file. */
-static int write_valid(const char *path, const TsvCorpus *tsv, const PairTokens *pairs, const int *idx, int n,
-                       int first, int second, Error *err)
+static int write_valid(Dataset *ds, const char *path, const TsvCorpus *tsv, const PairTokens *pairs, const int *idx,
+                       int n, int first, int second, Error *err)
 {
     int columns = first > second ? first : second;
-    OutFile o;
-    if (outfile_open(&o, path, err)) return -1;
+    OutFile *o = &ds->valid_out;
+    if (outfile_open(o, path, err)) return -1;
+    ds->valid_pending = 1;  /* in place once the run is sure to start: dataset_commit_valid */
     for (int i = 0; i < n; i++) {
         const TsvPair *p = &tsv->pairs[pairs->index[idx[i]]];
         for (int c = 1; c <= columns; c++)
-            fprintf(o.f, "%s%s", c == first ? p->src : c == second ? p->tgt : "", c < columns ? "\t" : "\n");
+            fprintf(o->f, "%s%s", c == first ? p->src : c == second ? p->tgt : "", c < columns ? "\t" : "\n");
     }
-    return outfile_commit(&o, err);
+    return 0;
+}
+
+int dataset_commit_valid(Dataset *ds, Error *err)
+{
+    if (!ds->valid_pending) return 0;
+    ds->valid_pending = 0;
+    return outfile_commit(&ds->valid_out, err);
 }
 
 /* The validation pairs scored by BLEU: all of them, or train.valid_bleu_max spread
@@ -310,7 +318,8 @@ static int prepare_classifier(Dataset *ds, ModelFile *mf, const Config *cfg, con
     if (n_train == 0)
         status = error_set(err, "%s: no lines left for training after the validation split", cfg->train);
     else if (!cfg->valid && valid_tsv)
-        status = write_valid(valid_tsv, &tsv, &pairs, valid_idx, n_valid, cfg->text_column, label_column(cfg), err);
+        status = write_valid(ds, valid_tsv, &tsv, &pairs, valid_idx, n_valid, cfg->text_column, label_column(cfg),
+                             err);
     int given = mf->src_vocab.size > 0;  /* train.init_from: the model's own units and labels */
     if (status == 0 && !given) status = learn_segmenter(&mf->seg, cfg, &pairs, train_idx, n_train, con, err);
     if (status == 0 && !given) {
@@ -397,7 +406,7 @@ int dataset_prepare(Dataset *ds, ModelFile *mf, const Config *cfg, const char *v
     if (n_train == 0)
         status = error_set(err, "%s: no pairs left for training after the validation split", cfg->train);
     else if (!cfg->valid && valid_tsv)
-        status = write_valid(valid_tsv, &tsv, &pairs, valid_idx, n_valid, 1, 2, err);
+        status = write_valid(ds, valid_tsv, &tsv, &pairs, valid_idx, n_valid, 1, 2, err);
     int given = mf->src_vocab.size > 0;  /* train.init_from: the model's own units */
     if (status == 0 && !given) status = learn_segmenter(&mf->seg, cfg, &pairs, train_idx, n_train, con, err);
     if (status == 0) {
@@ -449,6 +458,7 @@ int dataset_prepare(Dataset *ds, ModelFile *mf, const Config *cfg, const char *v
 
 void dataset_free(Dataset *ds)
 {
+    if (ds->valid_pending) outfile_discard(&ds->valid_out);
     examples_free(ds->train, ds->n_train);
     examples_free(ds->valid, ds->n_valid);
     for (int i = 0; i < ds->n_bleu; i++) {

@@ -63,11 +63,16 @@ int resume_find(const char *dir, int resume, ModelFile *ck, char *path, size_t l
     if (!done)
         return error_set(err, "%s holds an unfinished run (%s, step %ld): continue it with --resume, or delete "
                               "%s/checkpoint-*.bin to start over", dir, path, step, dir);
+    path[0] = 0;
+    return 2;
+}
+
+int resume_clear_finished(const char *dir, Console *con, Error *err)
+{
     int removed = checkpoint_remove_all(dir, err);
     if (removed < 0) return -1;
     console_say(con, "starting over in %s: deleted the %d checkpoint%s of the run that finished there", dir, removed,
                 removed == 1 ? "" : "s");
-    path[0] = 0;
     return 0;
 }
 

@@ -19,8 +19,8 @@
 #include "io/outfile.h"    /* defines: OutFile, outfile_open, outfile_commit */
 #include "train/plot.h"       /* defines: plot_training */
 #include "train/ranks.h"      /* defines: Ranks, ranks_* */
-#include "train/resume.h"     /* defines: resume_find, resume_check_*, resume_adopt */
-#include "files/rundir.h"     /* defines: RunInput, rundir_open, rundir_holds */
+#include "train/resume.h"     /* defines: resume_find, resume_clear_finished, resume_check_*, resume_adopt */
+#include "files/rundir.h"     /* defines: RunInput, RunDir, rundir_open, rundir_close, rundir_abandon, rundir_holds */
 #include "layers/pooling.h"    /* defines: pooling_name */
 #include "layers/schedule.h"   /* defines: LrSchedule, lr_schedule_* */
 #include "text/segment.h"    /* defines: tokenizer_kind, tokenizer_whitespace_only */
@@ -58,6 +58,10 @@ typedef struct {
     char *path;             /* scratch for OUTPUT_DIR/... paths */
     size_t path_cap;
     float *class_weight;    /* a classifier's loss weight per class (train.class_weights), or NULL */
+    RunDir dir;             /* output.dir as rank 0 took it (rundir.h) */
+    int clear_finished;     /* output.dir holds a finished run's checkpoints, to delete */
+    int claimed;            /* something of this run has been written in output.dir: a
+                               refusal from here on no longer takes the directory away */
 } Run;
 
 static const char *out_path(Run *run, const char *name)
@@ -654,6 +658,18 @@ static int check_memory(const ModelDims *d, Error *err)
                                                   : "model.embed, model.hidden or model.layers");
 }
 
+/* The point of no return of a new run: everything that could refuse it has been
+ * checked (the data read, the model built), so now, and only now, output.dir changes: a
+ * finished run's checkpoints are cleared, config.json and valid.tsv are put in place.
+ * A run refused before this leaves output.dir as it found it (no run directory at all
+ * if it made it, rundir_abandon). Rank 0's. 0, or -1 with err. */
+static int claim_run_dir(Run *run, Error *err)
+{
+    run->claimed = 1;
+    if (run->clear_finished && resume_clear_finished(run->cfg->dir, &run->con, err)) return -1;
+    return write_config(run, err) || dataset_commit_valid(&run->data, err) ? -1 : 0;
+}
+
 static int start_fresh(Run *run, ModelFile *init, Error *err)
 {
     const Config *cfg = run->cfg;
@@ -694,9 +710,8 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
     rng_seed(&st->shuffle_rng, (uint64_t)cfg->seed + 1);
     st->epoch = 1;
     st->best = strcmp(cfg->best_metric, "loss") ? -INFINITY : INFINITY;  /* bleu, accuracy: higher is better */
-    if (run->ranks.rank == 0) {
-        if (trainlog_create(&run->log, out_path(run, "train.log"), err)) return -1;
-    }
+    if (run->ranks.rank == 0 && (claim_run_dir(run, err) || trainlog_create(&run->log, out_path(run, "train.log"), err)))
+        return -1;
     double baseline = dataset_unigram_baseline(&run->data, run->mf.tgt_vocab.size);
     if (run->mf.model.dims.type == MODEL_CLASSIFIER) {
         int majority;
@@ -780,9 +795,10 @@ static int finish_finished(Run *run, ModelFile *ck, Error *err)
     return finish(run, err);
 }
 
-/* Which checkpoint, if any, the run goes on from: rank 0 decides (resume_find, which
- * may clear a finished run's checkpoints first); the other ranks read the very file it
- * names, so that every rank starts from the same state. Returns 1 (ck read), 0 or -1. */
+/* Which checkpoint, if any, the run goes on from: rank 0 decides (resume_find; a
+ * finished run's checkpoints are left for claim_run_dir to clear); the other ranks read
+ * the very file it names, so that every rank starts from the same state. Returns 1 (ck
+ * read), 0 or -1. */
 static int find_checkpoint(Run *run, ModelFile *ck, Error *err)
 {
     int resuming = 0;
@@ -790,6 +806,10 @@ static int find_checkpoint(Run *run, ModelFile *ck, Error *err)
         resuming = resume_find(run->cfg->dir, run->opt->resume, ck, run->checkpoint, sizeof run->checkpoint,
                                &run->con, err);
         if (resuming < 0) return -1;
+        if (resuming == 2) {
+            run->clear_finished = 1;
+            resuming = 0;
+        }
     }
     if (ranks_share_checkpoint(&run->ranks, &resuming, run->checkpoint, sizeof run->checkpoint, err)) return -1;
     if (run->ranks.rank > 0 && resuming && modelfile_read(run->checkpoint, ck, err)) return -1;
@@ -918,7 +938,8 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
         init = *opt->init_model;
         memset(opt->init_model, 0, sizeof *opt->init_model);
     }
-    int status = -1, resuming = 0, lock_fd = -1, rank0 = run.ranks.rank == 0;
+    int status = -1, resuming = 0, rank0 = run.ranks.rank == 0;
+    run.dir.lock_fd = -1;
     blas_set_threads(cfg->threads);
     run.threads = blas_thread_count();
     run.mf.text.lowercase = cfg->lowercase;
@@ -929,11 +950,15 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     if (rank0) {
         RunInput inputs[] = {{"the config file", opt->config_path}, {"data.train", cfg->train},
                              {"data.valid", cfg->valid}, {"data.spm_model", cfg->spm_model}};
-        if (rundir_open(cfg->dir, inputs, 4, opt->resume, &lock_fd, err)) goto done;
+        if (rundir_open(cfg->dir, inputs, 4, opt->resume, &run.dir, err)) goto done;
     }
     if (opt->export_path) {  /* one file, rank 0's */
-        status = !rank0 ? 0 : dataset_prepare(&run.data, &run.mf, cfg, out_path(&run, "valid.tsv"), &run.con, err) ? -1
-                                : dataset_export(&run.data, cfg, &run.mf, opt->export_path, &run.con, err);
+        status = 0;
+        if (rank0 && dataset_prepare(&run.data, &run.mf, cfg, out_path(&run, "valid.tsv"), &run.con, err)) status = -1;
+        run.claimed = rank0 && status == 0;
+        if (run.claimed && (dataset_commit_valid(&run.data, err) ||
+                            dataset_export(&run.data, cfg, &run.mf, opt->export_path, &run.con, err)))
+            status = -1;
         goto done;
     }
     if (rank0 && probe_init_from(cfg, err)) goto done;
@@ -948,6 +973,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
                               "on", cfg->dir, ck.train_state.step, cfg->epochs, cfg->max_steps);
         ck.train_state.done = 0;
     }
+    run.claimed = resuming;  /* a run's own directory: a refusal leaves it as it is anyway */
     if (resuming && ck.train_state.done) {
         status = finish_finished(&run, &ck, err);
         goto done;
@@ -955,7 +981,6 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     if (resuming && resume_check_machine(&ck.train_state, run.checkpoint, cfg, run.ranks.size, &run.threads,
                                          &run.con, err))
         goto done;
-    if (!resuming && rank0 && write_config(&run, err)) goto done;
     if (cfg->init_from && take_init_units(&run, resuming ? &ck : &init, err)) goto done;
     if (dataset_prepare(&run.data, &run.mf, cfg, !resuming && rank0 ? out_path(&run, "valid.tsv") : NULL, &run.con,
                         err))
@@ -991,7 +1016,9 @@ done:
     modelfile_free(&run.mf);
     modelfile_free(&ck);
     modelfile_free(&init);
+    /* A run refused before it wrote anything takes away what it made (rundir.h). */
+    if (run.claimed) rundir_close(&run.dir);
+    else rundir_abandon(&run.dir, cfg->dir);
     free(run.path);
-    if (lock_fd >= 0) close(lock_fd);  /* releases the lock */
     return status;
 }
