@@ -89,4 +89,67 @@ run train "$T/ft-vocab.json" --init-from "$T/tf/model.bin"
 check "--init-from M with data.max_vocab 50 in the file: exit 1 naming the file and the key; no run directory" \
     eval 'exits 1 && has "$T/err" "$T/ft-vocab.json: data.max_vocab 50 builds a vocabulary" && [ ! -e "$T/ft" ]'
 
+# ---------------------------------------------------------------- a classifier's columns and labels
+
+# The text column is the label column: the classifier would learn each label from itself.
+cat >"$T/cl.json" <<EOF
+{"data": {"train": "$T/lab.tsv"}, "model": {"type": "classifier", "cell": "gru", "embed": 8, "hidden": 8},
+ "train": {"batch_size": 32, "epochs": 1, "threads": 1}, "output": {"dir": "$T/cl"}}
+EOF
+run train "$T/cl.json" --set data.label_column=1
+check "classifier, --set data.label_column=1 (the text column): usage error naming both keys; no run directory" \
+    eval 'usage_error train && has "$T/err" "data.label_column must not be data.text_column" && [ ! -e "$T/cl" ]'
+sed 's|"data": {|"data": {"text_column": 2, |' "$T/cl.json" >"$T/cl2.json"
+run train "$T/cl2.json"
+check "classifier, data.text_column 2 with the label the last column of 2: exit 1 naming line 1; no run directory" \
+    eval 'exits 1 && has "$T/err" "$T/lab.tsv: line 1: the label column (the last, 2) is the text column (2)" && [ ! -e "$T/cl" ]'
+run eval "$T/lc/model.bin" "$T/lab.tsv" --text-column 2 --label-column 2
+check "eval --text-column 2 --label-column 2: usage error" \
+    eval 'usage_error eval && has "$T/err" "are the same column"'
+run eval "$T/lc/model.bin" "$T/lab.tsv" --label-column 1
+check "eval --label-column 1 (the model's text column): exit 1, naming line 1, no accuracy" \
+    eval 'exits 1 && has "$T/err" "line 1: the label column (1) is the text column (1)" && [ ! -s "$T/out" ]'
+
+# Nothing to score: an error, as a translation model's eval of such a file is.
+: >"$T/empty.tsv"
+run eval "$T/lc/model.bin" "$T/empty.tsv"
+check "classifier eval of an empty file: exit 1, no accuracy printed" \
+    eval 'exits 1 && has "$T/err" "$T/empty.tsv: no line to score" && [ ! -s "$T/out" ]'
+printf 'Fine phone.\tgood\nAwful.\tbad\n' >"$T/unseen.tsv"
+run eval "$T/lc/model.bin" "$T/unseen.tsv"
+check "classifier eval where every label is unseen: exit 1, saying why" \
+    eval 'exits 1 && has "$T/err" "no line to score: 2 read, 2 with a label the model never saw" && [ ! -s "$T/out" ]'
+
+# A label column of nearly unique values: the columns swapped (the text as the label),
+# or an id column.
+awk -F'\t' '{print $2 "\t" $1}' "$T/lab.tsv" >"$T/swapped.tsv"
+sed "s|$T/lab.tsv|$T/swapped.tsv|" "$T/cl.json" >"$T/swapped.json"
+run train "$T/swapped.json"
+check "classifier on swapped columns (the text as the label): exit 1, counting the lines of unique labels; no run directory" \
+    eval 'exits 1 && has "$T/err" "training lines have a label no other line has" && has "$T/err" "the label column (the last column) holds ids or text" && [ ! -e "$T/cl" ]'
+awk -F'\t' '{print $1 "\tid-" NR "\t" $2}' "$T/lab.tsv" >"$T/ids.tsv"
+sed "s|$T/lab.tsv|$T/ids.tsv|" "$T/cl.json" >"$T/ids.json"
+run train "$T/ids.json" --set data.label_column=2
+check "classifier with data.label_column an id column: exit 1, naming column 2" \
+    eval 'exits 1 && has "$T/err" "(column 2, data.label_column) holds ids or text"'
+
+# 60 labels, three lines each: a classifier it trains, whose confusion matrix is not
+# printed (it grows with the square of the labels).
+awk 'BEGIN { for (k = 1; k <= 60; k++) for (j = 1; j <= 3; j++) printf "word%d other%d\tL%d\n", k, j, k }' >"$T/many.tsv"
+sed "s|$T/lab.tsv|$T/many.tsv|; s|\"dir\": \"$T/cl\"|\"dir\": \"$T/many\"|" "$T/cl.json" >"$T/many.json"
+run train "$T/many.json" --set data.valid_fraction=0 --quiet
+check "classifier of 60 labels, 3 lines each: trains (exit 0)" exits 0
+run eval "$T/many/model.bin" "$T/many.tsv"
+check "... eval: exit 0, the table of 60 labels, the matrix not shown (over 50 labels)" \
+    eval 'exits 0 && has "$T/out" "confusion matrix: not shown for 60 labels (more than 50)" && [ "$(lines "$T/out")" -lt 70 ]'
+run eval "$T/many/model.bin" "$T/many.tsv" --json
+check "... eval --json: \"confusion\": null" eval 'exits 0 && has "$T/out" "\"confusion\":null"'
+
+# nmt classify on the labelled file itself: the text column is read, not the gold label.
+cut -f 1 "$T/lab.tsv" >"$T/text.txt"
+"$NMT" classify "$T/lc/model.bin" --probs all "$T/text.txt" >"$T/text.out" 2>/dev/null
+run classify "$T/lc/model.bin" --probs all "$T/lab.tsv"
+check "classify MODEL labelled.tsv: the text column read (the same output as for the text alone), with a note" \
+    eval 'exits 0 && cmp -s "$T/out" "$T/text.out" && has "$T/err" "has tabs: such lines are read as the training data was, column 1 the text"'
+
 finish

@@ -2,7 +2,7 @@
 #include <stdio.h>
 
 #include "cli/commands.h"    /* defines: OptionTable, Parsed, usage_error, fail, output_done */
-#include "decode/classify.h" /* defines: ClassifyOptions, classify_stream */
+#include "decode/classify.h" /* defines: ClassifyOptions, classify_stream, classify_trained_columns */
 #include "decode/heatmap.h"  /* defines: heatmap_prepare_dir */
 #include "files/modelfile.h" /* defines: ModelFile, modelfile_read */
 #include "files/targets.h"   /* defines: TargetInput, target_check */
@@ -50,9 +50,10 @@ const OptionTable classify_options = {
     .epilogue =
         "\n"
         "A line with no words gets an empty output line and a warning; a line of more than\n"
-        "1000 words (pieces) is classified by its first 1000, with a warning. Exit 0, 1 on an\n"
-        "error (an unreadable model or input, a translation model, a write error), 2 usage\n"
-        "error.\n",
+        "1000 words (pieces) is classified by its first 1000, with a warning. A line with tabs\n"
+        "is read as training read data.train: its text is the model's data.text_column, the\n"
+        "other columns (a gold label) are left out, with a note. Exit 0, 1 on an error (an\n"
+        "unreadable model or input, a translation model, a write error), 2 usage error.\n",
     .args_size = sizeof(ClassifyArgs),
 };
 
@@ -65,7 +66,7 @@ static int classify_input(FILE *in, const char *name, void *ctx, Error *err)
 int cmd_classify(void *args, const Parsed *p)
 {
     ClassifyArgs *a = args;
-    const ClassifyOptions *opt = &a->opt;
+    ClassifyOptions *opt = &a->opt;
     if (p->n_operands == 0) return usage_error(&classify_options, "classify: missing MODEL.bin");
     const char *model = p->operands[0];
     char *const *inputs = p->operands + 1;
@@ -87,6 +88,9 @@ int cmd_classify(void *args, const Parsed *p)
         status = error_set(&err, "%s: --attention-svg draws attention pooling's weights; this classifier pools by "
                                  "%s", model, pooling_name(mf.model.dims.pooling));
     if (status == 0 && opt->attention_svg) status = heatmap_prepare_dir(opt->attention_svg, &err);
+    int label_column = -1;
+    opt->text_column = -1;
+    classify_trained_columns(&mf, &opt->text_column, &label_column);
     OutFile of = {.f = stdout};
     if (status == 0 && a->out_path) status = outfile_open(&of, a->out_path, &err);
     StreamJob job = {&mf, of.f, opt, 0};

@@ -100,6 +100,11 @@ int cmd_eval(void *args, const Parsed *p)
                                                      : "eval: %s is a translation model: --text-column and "
                                                        "--label-column apply only to classifiers", model);
     }
+    if (classifier && a->text_col >= 1 && a->text_col == a->label_col) {
+        modelfile_free(&mf);
+        return usage_error(&eval_options, "eval: --text-column %d and --label-column %d are the same column: the "
+                                          "labels would be read as the text", a->text_col, a->label_col);
+    }
     if (classifier) {
         int status = eval_classifier(&mf, model, test, a);
         modelfile_free(&mf);

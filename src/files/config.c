@@ -415,6 +415,8 @@ static int classifying(const Config *c) { return !strcmp(c->type, "classifier");
 /* data.max_vocab counts the four specials: 1 to 4 leaves room for no word. */
 static int room_for_words(const Config *c) { return c->max_vocab == 0 || c->max_vocab > 4; }
 static int translating(const Config *c) { return !classifying(c); }
+/* (A label column of 0, the last, is checked line by line: tsv_read_labelled.) */
+static int label_not_text(const Config *c) { return !classifying(c) || c->label_column != c->text_column; }
 /* best_metric accuracy is a classifier's, bleu a translator's. */
 static int metric_fits(const Config *c)
 {
@@ -433,6 +435,8 @@ static const ConfigRule config_rules[] = {
     CLASSIFIER_ONLY("data.text_column"),
     CLASSIFIER_ONLY("data.label_column"),
     CLASSIFIER_ONLY("train.class_weights"),
+    {RULE_VALUE, "data.label_column", {"data.text_column"}, label_not_text,
+     "data.label_column must not be data.text_column: a classifier would learn each label from itself", NULL},
     TRANSLATION_ONLY("data.max_len"),
     TRANSLATION_ONLY("data.joint_vocab"),
     TRANSLATION_ONLY("data.subword_format"),

@@ -297,6 +297,35 @@ static int label_column(const Config *cfg)
     return cfg->label_column ? cfg->label_column : cfg->text_column > 1 ? cfg->text_column + 1 : 2;
 }
 
+/* A label column of nearly unique values (an id column, or the text when the columns
+ * are swapped) makes a classifier of about as many classes as lines, which can learn
+ * nothing, and whose eval tables grow with the square of the classes: refused when more
+ * than half of the n training lines have a label no other training line has. 0, or -1
+ * with err naming data.train, the counts and a label. */
+static int check_label_spread(const Vocab *labels, char **train_labels, int n, const Config *cfg, Error *err)
+{
+    int classes = labels->size - VOCAB_SPECIALS, alone = 0, example = 0;
+    int *count = xcalloc(classes, sizeof(int));
+    for (int i = 0; i < n; i++) {
+        int c = vocab_label_class(labels, train_labels[i]);
+        if (c >= 0) count[c]++;
+    }
+    for (int c = classes - 1; c >= 0; c--)
+        if (count[c] == 1) {
+            alone++;
+            example = c;
+        }
+    free(count);
+    if (2 * alone <= n) return 0;
+    char column[64];
+    if (cfg->label_column) snprintf(column, sizeof column, "column %d, data.label_column", cfg->label_column);
+    else snprintf(column, sizeof column, "the last column");
+    return error_set(err, "%s: %d of the %d training lines have a label no other line has (%d labels in all, such as "
+                          "\"%.40s\"): the label column (%s) holds ids or text rather than labels, from which a "
+                          "classifier learns nothing; check data.label_column and data.text_column", cfg->train, alone,
+                     n, classes, vocab_class_label(labels, example), column);
+}
+
 /* dataset_prepare for model.type classifier: the same split and segmenter, the source
  * vocabulary from the training texts, the label set from the training labels (in
  * byte order). Training labels must make at least two classes; validation lines whose
@@ -333,6 +362,8 @@ static int prepare_classifier(Dataset *ds, ModelFile *mf, const Config *cfg, con
         } else if (mf->tgt_vocab.size - VOCAB_SPECIALS < 2) {
             status = error_set(err, "%s: every one of the %d training lines has the label \"%s\": a classifier needs "
                                     "at least two classes", cfg->train, n_train, labels[0]);
+        } else {
+            status = check_label_spread(&mf->tgt_vocab, labels, n_train, cfg, err);
         }
         free(labels);
     }
