@@ -684,6 +684,11 @@ static void test_applies(void)
          "\"train\": {\"lr_schedule\": \"plateau\"}", "train.lr_schedule is \"inverse_sqrt\"", "\"plateau\""},
         {"train.teacher_forcing_final", "0.25", "", "\"train\": {\"teacher_forcing_decay\": \"linear\"}",
          "train.teacher_forcing_decay is \"none\"", "set train.teacher_forcing_decay to \"linear\""},
+        /* The Transformer ignored them (its decoder has no scheduled sampling): issue 27. */
+        {"train.teacher_forcing", "0.8", "\"model\": {\"type\": \"transformer\"}", "",
+         "model.type is \"transformer\"", "set model.type to \"rnn\""},
+        {"train.teacher_forcing_decay", "\"linear\"", "\"model\": {\"type\": \"transformer\"}", "",
+         "model.type is \"transformer\"", "set model.type to \"rnn\""},
         {"train.validate_every", "50", "\"data\": {\"valid_fraction\": 0}", "\"data\": {\"valid_fraction\": 0.05}",
          "data.valid is unset, data.valid_fraction is 0", "give data.valid or a data.valid_fraction above 0"},
         {"train.valid_bleu_max", "10", "\"data\": {\"valid_fraction\": 0}", "",
@@ -915,7 +920,7 @@ static void test_readme(void)
         snprintf(label, sizeof label, "README: the row of %s says \"%s\"", key, phrase);
         CHECK(found && found < end, label);
     }
-    CHECK(i == 47, "README: the 47 rules of keys that apply only to some setups (test_applies has a case for each) checked");
+    CHECK(i == 50, "README: the 50 rules of keys that apply only to some setups (test_applies has a case for each) checked");
 }
 
 int main(void)

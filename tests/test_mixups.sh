@@ -152,4 +152,34 @@ run classify "$T/lc/model.bin" --probs all "$T/lab.tsv"
 check "classify MODEL labelled.tsv: the text column read (the same output as for the text alone), with a note" \
     eval 'exits 0 && cmp -s "$T/out" "$T/text.out" && has "$T/err" "has tabs: such lines are read as the training data was, column 1 the text"'
 
+# ---------------------------------------------------------------- what would be ignored is refused
+
+run translate "$T/lt/model.bin" "$T/two.txt" --length-penalty 1
+check "translate --length-penalty without beam search: usage error, not ignored" \
+    eval 'usage_error translate && has "$T/err" "--length-penalty scores beam search"'
+run translate "$T/lt/model.bin" "$T/two.txt" --nbest-format nmt
+check "translate --nbest-format without --nbest: usage error" \
+    eval 'usage_error translate && has "$T/err" "--nbest-format is the layout of --nbest'"'"'s lines"'
+run translate "$T/tf/model.bin" "$T/two.txt" --align-layer 1
+check "translate --align-layer with nothing that shows attention: usage error" \
+    eval 'usage_error translate && has "$T/err" "--align-layer chooses the attention"'
+run eval "$T/lt/model.bin" "$T/lab.tsv" --length-penalty 1
+check "eval --length-penalty without --beam: usage error" \
+    eval 'usage_error eval && has "$T/err" "--length-penalty scores beam search"'
+run train "$T/tf.json" --set train.teacher_forcing=0.8 --set output.dir="$T/tf2"
+check "train a Transformer with --set train.teacher_forcing=0.8 (its decoder reads gold words only): usage error" \
+    eval 'usage_error train && has "$T/err" "train.teacher_forcing applies only to recurrent translation models"'
+run train "$T/tf.json" --quiet --verbose --set output.dir="$T/tf2"
+check "train --quiet --verbose: usage error" eval 'usage_error train && [ ! -e "$T/tf2" ]'
+printf 'a b\n' >"$T/ref.txt"
+run score "$T/ref.txt" -i "$T/ref.txt" -l en-zh -tok 13a
+check "score -l en-zh -tok 13a: -tok wins, and a note says -l's choice is not used" \
+    eval 'exits 0 && has "$T/err" "-tok 13a wins over the tokeniser -l en-zh would choose"'
+# --export-batches with --init-from: the batches in the model's units, as its training would be.
+run train "$T/ft.json" --init-from "$T/tf/model.bin" --set output.dir="$T/ex" --set data.train="$T/lab.tsv" \
+    --export-batches "$T/ex.bin"
+vocab_src=$("$NMT" info "$T/tf/model.bin" --json | sed -E 's/.*"src_vocab":([0-9]+).*/\1/')
+check "train --init-from M --export-batches F: exit 0, the batches in M's vocabulary ($vocab_src source units)" \
+    eval 'exits 0 && has "$T/err" "vocabularies: $vocab_src source"'
+
 finish

@@ -63,9 +63,17 @@ static void test_lines(void)
                                       [LF_UNIGRAM_VALID_LOSS] = 6.1234567}};
     check_line(&start, "{\"event\":\"start\",\"train_pairs\":30352,\"valid_pairs\":3373,\"src_vocab\":4919,"
                        "\"tgt_vocab\":10000,\"parameters\":8802546,\"unigram_valid_loss\":6.123457}\n", "start line");
-    LogLine valid = {LOG_VALIDATION, .v = {[LF_STEP] = 500, [LF_EPOCH] = 1, [LF_VALID_LOSS] = 2.5, [LF_VALID_PPL] = 12.18249,
+    LogLine valid = {LOG_VALIDATION, .v = {[LF_STEP] = 500, [LF_EPOCH] = 1, [LF_VALID_LOSS] = 0.5,
                                            [LF_LEARNING_RATE] = 0.001, [LF_BEST] = 1, [LF_SECONDS] = 3.456,
                                            [LF_ELAPSED] = 61.254}};
+    log_put(&valid, LF_VALID_ACCURACY, 0.8125);
+    check_line(&valid, "{\"event\":\"validation\",\"step\":500,\"epoch\":1,\"valid_loss\":0.500000,"
+                       "\"valid_accuracy\":0.812500,\"learning_rate\":0.001,\"best\":true,\"seconds\":3.46,"
+                       "\"elapsed\":61.25}\n", "a classifier's validation line: accuracy, no perplexity");
+    valid = (LogLine){LOG_VALIDATION, .v = {[LF_STEP] = 500, [LF_EPOCH] = 1, [LF_VALID_LOSS] = 2.5,
+                                            [LF_LEARNING_RATE] = 0.001, [LF_BEST] = 1, [LF_SECONDS] = 3.456,
+                                            [LF_ELAPSED] = 61.254}};
+    log_put(&valid, LF_VALID_PPL, 12.18249);
     check_line(&valid, "{\"event\":\"validation\",\"step\":500,\"epoch\":1,\"valid_loss\":2.500000,\"valid_ppl\":12.1825,"
                        "\"learning_rate\":0.001,\"best\":true,\"seconds\":3.46,\"elapsed\":61.25}\n",
                "validation line without BLEU");

@@ -150,6 +150,8 @@ int cmd_train(void *args, const Parsed *p)
     const char *path = p->operands[0];
     if (opt.resume && opt.export_path)
         return usage_error(&train_options, "train: --export-batches does not resume; drop --resume");
+    if (opt.quiet && opt.verbose)
+        return usage_error(&train_options, "train: --quiet and --verbose ask for opposite things; give one");
     if (a->init_from && opt.resume)
         return usage_error(&train_options, "train: --init-from starts a new run and --resume goes on with one; a "
                                            "resumed run keeps the train.init_from it started with");

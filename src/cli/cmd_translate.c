@@ -22,6 +22,9 @@ typedef struct {
 static const char *const nbest_formats[] = {"moses", "nmt", NULL};
 static const int nbest_format_values[] = {NBEST_MOSES, NBEST_NMT};
 
+/* Options that apply only with others (Option.group: Parsed.groups says they were given). */
+enum { GIVEN_LENGTH_PENALTY = 1, GIVEN_NBEST_FORMAT = 2 };
+
 static const Option translate_rows[] = {
     {"--max-len", OPT_INT, OPTION_AT(TranslateArgs, opt.max_len), .lo = 1, .hi = 10000, .metavar = "N",
      .help = "at most N output words (default: 2 x source words + 10)"},
@@ -37,7 +40,7 @@ static const Option translate_rows[] = {
      .help = "decode N lines together (faster for files; output comes in groups\n"
              "of N lines; default 1: each line is answered as soon as it is read)"},
     {OPTION_BEAM(TranslateArgs, opt.beam), .help = "beam search with K beams (default 1: greedy search)"},
-    {OPTION_LENGTH_PENALTY(TranslateArgs, opt.length_penalty),
+    {OPTION_LENGTH_PENALTY(TranslateArgs, opt.length_penalty), .group = GIVEN_LENGTH_PENALTY,
      .help = "beam scores are log P / ((5 + length) / 6)^A (default 0.6; 0: none;\n"
              "avg: log P / length, the average log-probability per word)"},
     {"--nbest", OPT_INT, OPTION_AT(TranslateArgs, opt.nbest), .lo = 1, .hi = 100, .metavar = "N",
@@ -45,7 +48,7 @@ static const Option translate_rows[] = {
              "\"LINE ||| translation ||| F0= LOGPROB ||| SCORE\" (LINE counts from 0;\n"
              "LOGPROB = log P, SCORE = LOGPROB / length penalty; beam >= N)"},
     {"--nbest-format", OPT_CHOICE, OPTION_AT(TranslateArgs, opt.nbest_format), .choices = nbest_formats,
-     .choice_values = nbest_format_values, .metavar = "moses|nmt", .needs = "moses or nmt",
+     .choice_values = nbest_format_values, .metavar = "moses|nmt", .needs = "moses or nmt", .group = GIVEN_NBEST_FORMAT,
      .help = "nmt: nmt 0.1's \"LINE ||| translation ||| SCORE\" (alignment last)"},
     {"--align", OPT_FLAG, OPTION_AT(TranslateArgs, opt.align),
      .help = "append \" ||| \" and the hard alignment \"j-i ...\": output word i\n"
@@ -183,6 +186,15 @@ int cmd_translate(void *args, const Parsed *p)
                                                                   "needs --attention-svg DIR"
                     : opt.attention_heads && n_models > 1 ? "translate: --attention-heads draws one model's heads; "
                                                             "it does not combine with --models"
+                    /* Given, but nothing would use them: refused rather than ignored. */
+                    : (p->groups & GIVEN_LENGTH_PENALTY) && opt.beam <= 1 && !opt.nbest
+                        ? "translate: --length-penalty scores beam search; greedy search (no --beam K above 1, no "
+                          "--nbest) has no use for it"
+                    : (p->groups & GIVEN_NBEST_FORMAT) && !opt.nbest
+                        ? "translate: --nbest-format is the layout of --nbest's lines: it needs --nbest N"
+                    : opt.align_layer && !(opt.align || opt.attention_json || opt.attention_svg || opt.replace_unk)
+                        ? "translate: --align-layer chooses the attention that --align, --attention-json, "
+                          "--attention-svg or --replace-unk use: it needs one of them"
                     : NULL;
     if (bad) return usage_error(&translate_options, "%s", bad);
     ModelFile mf;

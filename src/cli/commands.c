@@ -101,7 +101,11 @@ void metric_resolve(const MetricArgs *a, MetricOptions *m, int *tokenize_given)
         *tokenize_given = 1;
     }
     if (a->tokenize) {
+        BleuTokenize by_pair = m->tokenize;
         bleu_tokenize_parse(a->tokenize, &m->tokenize);
+        if (*tokenize_given == 1 && by_pair != m->tokenize)  /* -l chose otherwise: said, not ignored silently */
+            fprintf(stderr, "nmt: note: -tok %s wins over the tokeniser -l %s would choose\n", a->tokenize,
+                    a->language_pair);
         *tokenize_given = 2;
     }
 }

@@ -415,6 +415,9 @@ static int classifying(const Config *c) { return !strcmp(c->type, "classifier");
 /* data.max_vocab counts the four specials: 1 to 4 leaves room for no word. */
 static int room_for_words(const Config *c) { return c->max_vocab == 0 || c->max_vocab > 4; }
 static int translating(const Config *c) { return !classifying(c); }
+/* Scheduled sampling feeds the recurrent decoder its own words; the Transformer's
+ * decoder reads the gold previous words only (all positions at once). */
+static int recurrent_or_classifier(const Config *c) { return strcmp(c->type, "transformer") != 0; }
 /* (A label column of 0, the last, is checked line by line: tsv_read_labelled.) */
 static int label_not_text(const Config *c) { return !classifying(c) || c->label_column != c->text_column; }
 /* best_metric accuracy is a classifier's, bleu a translator's. */
@@ -444,6 +447,14 @@ static const ConfigRule config_rules[] = {
     TRANSLATION_ONLY("train.teacher_forcing"),
     TRANSLATION_ONLY("train.teacher_forcing_decay"),
     TRANSLATION_ONLY("train.teacher_forcing_final"),
+#define RECURRENT_ONLY(key) \
+    {RULE_APPLIES, key, {"model.type"}, recurrent_or_classifier, \
+     key " applies only to recurrent translation models (the Transformer's decoder reads the gold previous words)", \
+     "set model.type to \"rnn\""}
+    RECURRENT_ONLY("train.teacher_forcing"),
+    RECURRENT_ONLY("train.teacher_forcing_decay"),
+    RECURRENT_ONLY("train.teacher_forcing_final"),
+#undef RECURRENT_ONLY
     {RULE_VALUE, "train.best_metric", {"model.type"}, metric_fits,
      "train.best_metric must be loss or accuracy for a classifier, loss or bleu for a translation model", NULL},
     {RULE_VALUE, "data.max_vocab", {NULL}, room_for_words,

@@ -85,7 +85,7 @@ static const struct {
                              REQ(LF_TGT_VOCAB, 0), REQ(LF_PARAMETERS, 0), REQ(LF_UNIGRAM_VALID_LOSS, "%.6f"),
                              OPT(LF_BLEU_SIGNATURE, 0), END}},
     [LOG_VALIDATION] = {"validation", {REQ(LF_STEP, 0), REQ(LF_EPOCH, 0), REQ(LF_VALID_LOSS, "%.6f"),
-                                       REQ(LF_VALID_PPL, "%.4f"), OPT(LF_VALID_BLEU, "%.4f"), OPT(LF_BLEU_PAIRS, 0),
+                                       OPT(LF_VALID_PPL, "%.4f"), OPT(LF_VALID_BLEU, "%.4f"), OPT(LF_BLEU_PAIRS, 0),
                                        OPT(LF_VALID_ACCURACY, "%.6f"),
                                        REQ(LF_LEARNING_RATE, "%g"), REQ(LF_BEST, 0), REQ(LF_SECONDS, "%.2f"),
                                        REQ(LF_ELAPSED, "%.2f"), END}},

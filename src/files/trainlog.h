@@ -12,8 +12,10 @@
  *                the ranks of a data-parallel job
  *   start        train_pairs valid_pairs src_vocab tgt_vocab parameters
  *                unigram_valid_loss
- *   validation   step epoch valid_loss valid_ppl [valid_bleu bleu_pairs] learning_rate
- *                best seconds elapsed
+ *   validation   step epoch valid_loss [valid_ppl] [valid_bleu bleu_pairs]
+ *                [valid_accuracy] learning_rate best seconds elapsed
+ *                valid_ppl: a translation model's (a classifier's loss is per line, not
+ *                per token; it has valid_accuracy instead)
  *                seconds: the validation's own time; elapsed: the run's clock when it
  *                began (seconds of training and earlier validations since step 0,
  *                across resumes), the x of a quality-against-time curve

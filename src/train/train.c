@@ -276,7 +276,9 @@ static int validation(Run *run, int at_epoch_end, int *stop, Error *err)
      * compare or keep a best.bin by: the run ends here, saying when. */
     if (!isfinite(exp(vloss))) {
         char what[64];
-        if (isfinite(vloss)) snprintf(what, sizeof what, "%.4g per token, too large for a perplexity", vloss);
+        if (isfinite(vloss))
+            snprintf(what, sizeof what, "%.4g per %s, too large for a%s", vloss, classifier ? "line" : "token",
+                     classifier ? "n exponent" : " perplexity");
         else snprintf(what, sizeof what, "not finite (%s)", isnan(vloss) ? "NaN" : "infinite");
         return error_set(err, "step %ld: the validation loss is %s: the model's outputs overflow, its weights have "
                               "diverged (lower train.learning_rate?); %s%s", st->step, what,
@@ -297,25 +299,27 @@ static int validation(Run *run, int at_epoch_end, int *stop, Error *err)
         st->since_best++;
     }
     LogLine l = {LOG_VALIDATION, .v = {[LF_STEP] = st->step, [LF_EPOCH] = st->epoch, [LF_VALID_LOSS] = vloss,
-                                       [LF_VALID_PPL] = exp(vloss), [LF_LEARNING_RATE] = run->mf.opt.lr,
-                                       [LF_BEST] = improved, [LF_SECONDS] = seconds,
-                                       [LF_ELAPSED] = t0 - run->t_start}};
+                                       [LF_LEARNING_RATE] = run->mf.opt.lr, [LF_BEST] = improved,
+                                       [LF_SECONDS] = seconds, [LF_ELAPSED] = t0 - run->t_start}};
+    if (!classifier) log_put(&l, LF_VALID_PPL, exp(vloss));  /* a perplexity is a language model's */
     if (with_bleu) {
         log_put(&l, LF_VALID_BLEU, bleu);
         log_put(&l, LF_BLEU_PAIRS, run->data.n_bleu);
     }
     if (classifier) log_put(&l, LF_VALID_ACCURACY, accuracy);
     log_line(run, &l);
-    char what[64] = "";
-    if (with_bleu) snprintf(what, sizeof what, ", BLEU %.2f", bleu);
-    if (classifier) snprintf(what, sizeof what, ", accuracy %.2f%%", 100 * accuracy);
+    /* A classifier's loss is per line, with its accuracy; a translation model's per
+     * token, with its perplexity and BLEU. */
+    char what[96];
+    snprintf(what, sizeof what, " (perplexity %.2f)", exp(vloss));
+    if (with_bleu) snprintf(what + strlen(what), sizeof what - strlen(what), ", BLEU %.2f", bleu);
+    if (classifier) snprintf(what, sizeof what, " per line, accuracy %.2f%%", 100 * accuracy);
     if (at_epoch_end)
-        console_say(&run->con, "epoch %d done at step %ld: validation loss %.4f (perplexity %.2f)%s%s, %.0fs",
-                    st->epoch, st->step, vloss, exp(vloss), what, improved ? ", best so far" : "",
-                    now_seconds() - run->t_start);
+        console_say(&run->con, "epoch %d done at step %ld: validation loss %.4f%s%s, %.0fs", st->epoch, st->step, vloss,
+                    what, improved ? ", best so far" : "", now_seconds() - run->t_start);
     else
-        console_say(&run->con, "step %ld  validation loss %.4f (perplexity %.2f)%s%s, %.0fs", st->step, vloss,
-                    exp(vloss), what, improved ? ", best so far" : "", now_seconds() - run->t_start);
+        console_say(&run->con, "step %ld  validation loss %.4f%s%s, %.0fs", st->step, vloss, what,
+                    improved ? ", best so far" : "", now_seconds() - run->t_start);
 
     if (lr_schedule_validation(&run->schedule, vloss)) {
         double lr = lr_schedule_at(&run->schedule, st->step + 1);
@@ -542,30 +546,25 @@ static float *balanced_weights(const Dataset *ds, int classes)
 static void say_model(Run *run)
 {
     const Config *cfg = run->cfg;
-    if (!strcmp(cfg->type, "classifier")) {
-        console_say(&run->con, "model: classifier, %s, %d layer%s%s, %s pooling, embed %d, hidden %d, %d classes, %ld "
-                               "parameters; OpenBLAS kernel %s, %d threads; output in %s",
-                    cfg->cell, cfg->layers, cfg->layers > 1 ? "s" : "", cfg->bidirectional ? ", bidirectional" : "",
-                    cfg->pooling, cfg->embed, cfg->hidden, model_classes(&run->mf.model.dims), run->mf.model.n_params,
-                    blas_kernel_name(), run->threads, cfg->dir);
-        return;
-    }
-    if (!strcmp(cfg->type, "transformer")) {
-        const ModelDims *d = &run->mf.model.dims;
-        console_say(&run->con, "model: Transformer, %d+%d layers, %d heads, d_model %d, feed-forward %d, %s-norm, %ld "
-                               "parameters; OpenBLAS kernel %s, %d threads; output in %s", d->enc_layers, d->dec_layers,
-                    d->heads, d->embed, d->ff, cfg->norm, run->mf.model.n_params, blas_kernel_name(), run->threads,
-                    cfg->dir);
-        return;
-    }
-    console_say(&run->con, "model: %s, %d layer%s%s, %s attention, embed %d, hidden %d, %ld parameters; OpenBLAS "
-                           "kernel %s, %d threads; output in %s",
-                cfg->cell, cfg->layers, cfg->layers > 1 ? "s" : "", cfg->bidirectional ? ", bidirectional" : "",
-                cfg->attention, cfg->embed, cfg->hidden, run->mf.model.n_params, blas_kernel_name(), run->threads,
-                cfg->dir);
+    const ModelDims *d = &run->mf.model.dims;
+    char what[512];
+    if (!strcmp(cfg->type, "classifier"))
+        snprintf(what, sizeof what, "classifier, %s, %d layer%s%s, %s pooling, embed %d, hidden %d, %d classes",
+                 cfg->cell, cfg->layers, cfg->layers > 1 ? "s" : "", cfg->bidirectional ? ", bidirectional" : "",
+                 cfg->pooling, cfg->embed, cfg->hidden, model_classes(d));
+    else if (!strcmp(cfg->type, "transformer"))
+        snprintf(what, sizeof what, "Transformer, %d+%d layers, %d heads, d_model %d, feed-forward %d, %s-norm",
+                 d->enc_layers, d->dec_layers, d->heads, d->embed, d->ff, cfg->norm);
+    else
+        snprintf(what, sizeof what, "%s, %d layer%s%s, %s attention, embed %d, hidden %d", cfg->cell, cfg->layers,
+                 cfg->layers > 1 ? "s" : "", cfg->bidirectional ? ", bidirectional" : "", cfg->attention, cfg->embed,
+                 cfg->hidden);
+    console_say(&run->con, "model: %s, %ld parameters; OpenBLAS kernel %s, %d thread%s; output in %s", what,
+                run->mf.model.n_params, blas_kernel_name(), run->threads, run->threads == 1 ? "" : "s", cfg->dir);
     if (run->ranks.size > 1)
-        console_say(&run->con, "data-parallel over %d ranks (MPI): %d threads each; a batch of %d pairs is %d to %d "
-                               "per rank; %ld bytes summed per step", run->ranks.size, run->threads, cfg->batch_size,
+        console_say(&run->con, "data-parallel over %d ranks (MPI): %d thread%s each; a batch of %d %s is %d to %d per "
+                               "rank; %ld bytes summed per step", run->ranks.size, run->threads,
+                    run->threads == 1 ? "" : "s", cfg->batch_size, strcmp(cfg->type, "classifier") ? "pairs" : "lines",
                     cfg->batch_size / run->ranks.size, (cfg->batch_size + run->ranks.size - 1) / run->ranks.size,
                     (long)sizeof(float) * ranks_summed_floats(&run->mf.model));
 }
@@ -952,9 +951,10 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
                              {"data.valid", cfg->valid}, {"data.spm_model", cfg->spm_model}};
         if (rundir_open(cfg->dir, inputs, 4, opt->resume, &run.dir, err)) goto done;
     }
-    if (opt->export_path) {  /* one file, rank 0's */
+    if (opt->export_path) {  /* one file, rank 0's; with train.init_from in the model's units, as training */
         status = 0;
-        if (rank0 && dataset_prepare(&run.data, &run.mf, cfg, out_path(&run, "valid.tsv"), &run.con, err)) status = -1;
+        if (rank0 && cfg->init_from && take_init_units(&run, &init, err)) status = -1;
+        if (rank0 && status == 0 && dataset_prepare(&run.data, &run.mf, cfg, out_path(&run, "valid.tsv"), &run.con, err)) status = -1;
         run.claimed = rank0 && status == 0;
         if (run.claimed && (dataset_commit_valid(&run.data, err) ||
                             dataset_export(&run.data, cfg, &run.mf, opt->export_path, &run.con, err)))
