@@ -156,6 +156,17 @@ run train "$T/tiny.json" --set output.dir="$T/runs/export" --export-batches "$T/
 check "train --export-batches OUTPUT_DIR/train.log (a new directory): exit 1, nothing written there" \
     eval 'exits 1 && has "$T/err" "a file nmt train writes in output.dir" && [ -z "$(ls "$T/runs/export")" ]'
 
+# -o - is standard output, as - is standard input: no file named "-" appears.
+mkdir "$T/dash"
+(cd "$T/dash" && $LIMIT "$NMT" translate "$M/model.bin" "$T/five.txt" -o - >"$T/out" 2>"$T/err")
+rc=$?
+check "translate -o -: exit 0, the translations on standard output, no file named -" \
+    eval 'exits 0 && cmp -s "$T/out" "$T/expected.txt" && [ -z "$(ls -A "$T/dash")" ]'
+(cd "$T/dash" && $LIMIT "$NMT" average "$M/model.bin" "$M/model.bin" -o - >"$T/out" 2>"$T/err")
+rc=$?
+check "average ... -o -: exit 0, a model file on standard output" \
+    eval 'exits 0 && [ "$(head -c 8 "$T/out")" = NMTMODEL ] && [ -z "$(ls -A "$T/dash")" ]'
+
 # ---------------------------------------------------------------- the run directory
 
 # data.train inside output.dir at a name nmt writes: refused before anything is written.

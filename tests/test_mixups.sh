@@ -175,6 +175,15 @@ printf 'a b\n' >"$T/ref.txt"
 run score "$T/ref.txt" -i "$T/ref.txt" -l en-zh -tok 13a
 check "score -l en-zh -tok 13a: -tok wins, and a note says -l's choice is not used" \
     eval 'exits 0 && has "$T/err" "-tok 13a wins over the tokeniser -l en-zh would choose"'
+# data.valid that is data.train's file: validation on the training pairs.
+run train "$T/lt.json" --set data.valid="$T/lab.tsv" --set output.dir="$T/vt"
+check "train with data.valid = data.train: usage error naming --set and both keys; no run directory" \
+    eval 'usage_error train && has "$T/err" "data.valid $T/lab.tsv is data.train'"'"'s file" && [ ! -e "$T/vt" ]'
+ln -s "$T/lab.tsv" "$T/lab-link.tsv"
+sed "s|\"max_len\": 400|\"max_len\": 400, \"valid\": \"$T/lab-link.tsv\"|; s|\"dir\": \"$T/lt\"|\"dir\": \"$T/vt\"|" "$T/lt.json" >"$T/vt.json"
+run train "$T/vt.json"
+check "train with data.valid a link to data.train, in the file: exit 1 naming the config" \
+    eval 'exits 1 && has "$T/err" "$T/vt.json: data.valid" && [ ! -e "$T/vt" ]'
 # --export-batches with --init-from: the batches in the model's units, as its training would be.
 run train "$T/ft.json" --init-from "$T/tf/model.bin" --set output.dir="$T/ex" --set data.train="$T/lab.tsv" \
     --export-batches "$T/ex.bin"

@@ -1,5 +1,6 @@
 /* cmd_average.c — nmt average: the mean of several checkpoints' weights (train/average.h). */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/commands.h"  /* defines: OptionTable, Parsed, usage_error, fail */
 #include "files/targets.h" /* defines: target_check */
@@ -46,6 +47,7 @@ int cmd_average(void *args, const Parsed *p)
     /* (average_models refuses an output that is one of the models itself.) */
     if (target_check("-o", out, TARGET_MODEL, NULL, 0, NULL, &err)) return fail(&err);
     if (average_models((const char *const *)p->operands, p->n_operands, out, &err)) return fail(&err);
-    fprintf(stderr, "nmt: wrote %s, the average of %d models\n", out, p->n_operands);
+    fprintf(stderr, "nmt: wrote %s, the average of %d models\n", strcmp(out, "-") ? out : "standard output",
+            p->n_operands);
     return 0;
 }

@@ -117,6 +117,20 @@ static void print_shell_word(FILE *f, const char *s)
     fputc('\'', f);
 }
 
+/* data.valid naming data.train's file (by device and inode) would validate on the
+ * training pairs: every validation figure, best.bin and early stopping would measure
+ * memory, not translation, without a word. 0; -1 with err; -2 when --set gave it. */
+static int check_valid_not_train(const Config *cfg, const char *config_path, Error *err)
+{
+    if (!cfg->valid || !same_file(cfg->valid, cfg->train)) return 0;
+    int by_set = config_given_by(cfg, "data.valid") == CONFIG_GIVEN_SET ||
+                 config_given_by(cfg, "data.train") == CONFIG_GIVEN_SET;
+    error_set(err, "%s: data.valid %s is data.train's file: validation would score the training pairs; give held-out "
+                   "pairs, or leave data.valid out (data.valid_fraction holds a share of data.train out)",
+              by_set ? "--set" : config_path, cfg->valid);
+    return by_set ? -2 : -1;
+}
+
 /* --export-batches FILE may be none of the run's inputs, nor a model or a file of a run
  * directory (files/targets.h), nor one of the names nmt train writes in output.dir
  * (which the export claims as a run directory too). 0, or -1 with err. */
@@ -188,6 +202,8 @@ int cmd_train(void *args, const Parsed *p)
     memset(&init, 0, sizeof init);
     if (status == 0 && cfg.init_from) status = train_adopt_init_model(&cfg, opt.config_path, &init, &err);
     if (status == 0 && cfg.init_from) opt.init_model = &init;
+    /* (A run that started so, before nmt refused it, resumes as it started.) */
+    if (status == 0 && !opt.resume) status = check_valid_not_train(&cfg, opt.config_path, &err);
     if (status == 0 && opt.export_path) status = check_export_target(opt.export_path, &cfg, opt.config_path, &err);
     /* A reader of stderr that goes away (nmt train 2>&1 | head -3; tee killed by the
      * Ctrl-C meant for training) must not end training by SIGPIPE: the write fails

@@ -15,7 +15,7 @@ int fail(const Error *err)
 
 int output_done(OutFile *of, int status, Error *err)
 {
-    if (of->f == stdout) return status;
+    if (of->f == stdout && !of->path) return status;  /* no -o */
     if (status) {
         outfile_discard(of);
         return status;

@@ -20,7 +20,7 @@ int target_check(const char *option, const char *path, TargetKind kind, const Ta
                  const char *own_run_file, Error *err)
 {
     struct stat t;
-    if (lstat(path, &t) != 0) return 0;  /* a new file */
+    if (!strcmp(path, "-") || lstat(path, &t) != 0) return 0;  /* standard output; a new file */
     for (int i = 0; i < n; i++)
         if (inputs[i].path && is_input(&t, inputs[i].path))
             return error_set(err, "%s: %s names %s (%s), which the output would replace: write the output elsewhere",

@@ -15,7 +15,8 @@
  *     of the names nmt train manages there (config.json, train.log, model.bin, ...),
  *     which a resumed or restarted run would replace or take for its own; the command's
  *     own name there excepted (nmt plot's training.svg).
- * Each is refused before anything is written, naming the file and why.
+ * Each is refused before anything is written, naming the file and why. "-" is
+ * standard output (io/outfile.h), which replaces nothing.
  */
 #ifndef TARGETS_H
 #define TARGETS_H

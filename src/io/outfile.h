@@ -11,7 +11,8 @@
  * less the umask, as fopen would give it).
  *
  * A target that exists and is not a regular file (/dev/null, /dev/stdout, a pipe) is
- * written in place: there is nothing to rename over.
+ * written in place: there is nothing to rename over. The path "-" is standard output
+ * (as "-" is standard input to every command), flushed by outfile_commit and left open.
  *
  *   OutFile o;
  *   if (outfile_open(&o, "out.txt", &err)) ... err.msg
