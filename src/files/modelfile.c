@@ -701,14 +701,7 @@ done:
 
 int modelfile_has_magic(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return 0;
-    char head[sizeof MODELFILE_MAGIC - 1];
-    struct stat st;
-    int model = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, head, sizeof head) == (ssize_t)sizeof head &&
-                !memcmp(head, MODELFILE_MAGIC, sizeof head);
-    close(fd);
-    return model;
+    return file_begins_with(path, MODELFILE_MAGIC, sizeof MODELFILE_MAGIC - 1);
 }
 
 void modelfile_free(ModelFile *mf)

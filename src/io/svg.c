@@ -1,12 +1,9 @@
 #include "io/svg.h"
 
-#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <utf8proc.h>
 
 /* ---------------------------------------------------------------- text */
@@ -186,17 +183,7 @@ void svg_begin(Svg *svg, FILE *f, double width, double height)
     svg_rect(svg, 0, 0, width, height, "white", NULL, NULL);
 }
 
-int svg_file_is_nmts(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return 0;
-    char head[sizeof SVG_ROOT - 1];
-    struct stat st;
-    int nmts = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, head, sizeof head) == (ssize_t)sizeof head &&
-               !memcmp(head, SVG_ROOT, sizeof head);
-    close(fd);
-    return nmts;
-}
+int svg_file_is_nmts(const char *path) { return file_begins_with(path, SVG_ROOT, sizeof SVG_ROOT - 1); }
 
 void svg_end(Svg *svg)
 {
