@@ -11,7 +11,8 @@
 #include "files/rundir.h"   /* defines: rundir_is_run_file */
 #include "files/targets.h"  /* defines: TargetInput, target_check */
 #include "train/dist.h"     /* defines: dist_init, dist_rank, dist_size, dist_barrier, dist_finalize, dist_abort */
-#include "train/train.h"    /* defines: TrainOptions, train_run, train_adopt_init_model */
+#include "train/init_model.h" /* defines: train_adopt_init_model */
+#include "train/train.h"    /* defines: TrainOptions, train_run */
 
 typedef struct {
     TrainOptions opt;         /* --quiet, --verbose, --resume, --export-batches */

@@ -81,19 +81,10 @@ typedef struct {
     const char *export_path;   /* set: write the batches instead of training (below) */
     int resume;                /* go on from OUTPUT_DIR's newest checkpoint */
     const char *config_path;   /* names the config in messages (may be NULL) */
-    ModelFile *init_model;     /* train.init_from's file as train_adopt_init_model read it:
-                                  train_run takes its contents (NULL: read it there) */
+    ModelFile *init_model;     /* train.init_from's file as train_adopt_init_model read it
+                                  (init_model.h): train_run takes its contents (NULL: read
+                                  it there) */
 } TrainOptions;
-
-/* train.init_from (nmt train --init-from MODEL.bin): reads the model file it names into
- * *init, once, before anything of the run is written or deleted (it may be a file of a
- * finished run that the new one clears away), checks that its stored config (section
- * CONF) describes the model of its architecture sections (the ones nmt info and
- * translate read), and gives cfg the model's architecture and text options
- * (config_adopt_model). Returns 0; -1 with err (an unreadable model, sections that
- * disagree, a key the config file gives otherwise); -2 when a --set does (a usage
- * error). *init is empty unless 0 is returned. */
-int train_adopt_init_model(Config *cfg, const char *config_name, ModelFile *init, Error *err);
 
 /* With opt->export_path, train_run prepares the data exactly as for training and then,
  * instead of training, writes the first train.max_steps batches (all epochs' batches
