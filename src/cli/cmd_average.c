@@ -46,6 +46,7 @@ int cmd_average(void *args, const Parsed *p)
     Error err;
     /* (average_models refuses an output that is one of the models itself.) */
     if (target_check("-o", out, TARGET_MODEL, NULL, 0, NULL, &err)) return fail(&err);
+    keep_going_without_reader(out);
     if (average_models((const char *const *)p->operands, p->n_operands, out, &err)) return fail(&err);
     fprintf(stderr, "nmt: wrote %s, the average of %d models\n", strcmp(out, "-") ? out : "standard output",
             p->n_operands);

@@ -107,6 +107,7 @@ int cmd_bpe(void *args, const Parsed *p)
     if (a->out_path && target_check("-o", a->out_path, TARGET_TEXT, &codes, 1, NULL, &err)) return fail(&err);
     OutFile of = {.f = stdout};
     if (a->out_path && outfile_open(&of, a->out_path, &err)) return fail(&err);
+    keep_going_without_reader(a->out_path);
     int status = learn ? bpe_tool_learn(inputs, n_inputs, of.f, opt, &err)
                : apply ? bpe_tool_apply(inputs, n_inputs, of.f, opt, &err)
                        : bpe_tool_join(inputs, n_inputs, of.f, &opt->lines, &err);

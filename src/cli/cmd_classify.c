@@ -93,6 +93,7 @@ int cmd_classify(void *args, const Parsed *p)
     classify_trained_columns(&mf, &opt->text_column, &label_column);
     OutFile of = {.f = stdout};
     if (status == 0 && a->out_path) status = outfile_open(&of, a->out_path, &err);
+    keep_going_without_reader(a->out_path);
     StreamJob job = {&mf, of.f, opt, 0};
     if (status == 0) status = read_inputs(inputs, n_inputs, classify_input, &job, &err);
     status = output_done(&of, status, &err);

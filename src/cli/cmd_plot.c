@@ -62,6 +62,7 @@ int cmd_plot(void *args, const Parsed *p)
     char warning[ERROR_LEN];
     Error err;
     if (check_plot_output(p->operands[0], a->out, &err)) return fail(&err);
+    keep_going_without_reader(a->out ? a->out : p->operands[0]);  /* without -o: RUN_DIR/training.svg */
     int status = plot_training(p->operands[0], a->out, warning, sizeof warning, &err);
     if (warning[0]) fprintf(stderr, "nmt: warning: %s\n", warning);
     return status ? fail(&err) : 0;

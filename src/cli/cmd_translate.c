@@ -224,6 +224,7 @@ int cmd_translate(void *args, const Parsed *p)
     }
     OutFile of = {.f = stdout};
     if (status == 0 && a->out_path) status = outfile_open(&of, a->out_path, &err);
+    keep_going_without_reader(a->out_path);
     StreamJob job = {&mf, of.f, &opt, 0};
     if (status == 0) status = read_inputs(inputs, n_inputs, translate_input, &job, &err);
     status = output_done(&of, status, &err);

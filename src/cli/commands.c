@@ -2,6 +2,7 @@
 #include "cli/commands.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +12,11 @@ int fail(const Error *err)
 {
     fprintf(stderr, "nmt: %s\n", err->msg);
     return 1;
+}
+
+void keep_going_without_reader(const char *out_path)
+{
+    if (out_path && strcmp(out_path, "-")) signal(SIGPIPE, SIG_IGN);
 }
 
 int output_done(OutFile *of, int status, Error *err)

@@ -58,6 +58,13 @@ int is_classifier(const ModelFile *mf);
 /* Writes "nmt: " and err's message to stderr; returns 1, the exit status of a failed job. */
 int fail(const Error *err);
 
+/* A command whose output goes to a file (out_path set, not "-") keeps going when the
+ * reader of its messages goes away (nmt translate IN -o OUT 2>&1 | head): SIGPIPE is
+ * ignored, a message that cannot be written is dropped, and the file is finished. With
+ * its output on standard output (no -o, -o -) a reader that goes away still ends it
+ * quietly by SIGPIPE, as it ends cat. */
+void keep_going_without_reader(const char *out_path);
+
 /* The end of a command's output: standard output stays open; an -o file becomes the
  * target if the command succeeded (status 0), else the target is left as it was.
  * Returns the command's status, or -1 with err if writing the file failed. */
