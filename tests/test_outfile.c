@@ -165,16 +165,16 @@ static void test_rundir(void)
               !strcmp(rd.made_dir, in_dir("fresh")),
           "the outermost directory made is known");
     struct stat st;
-    rundir_abandon(&rd, fresh);
+    rundir_abandon(&rd);
     CHECK(stat(in_dir("fresh"), &st) != 0 && stat(dir, &st) == 0, "rundir_abandon: the directories it made are gone");
     const char *users = subdir("users");
     CHECK(rundir_open(users, none, 1, 0, &rd, &err) == 0 && rd.made_lock && !rd.made_dir, "an empty directory taken");
-    rundir_abandon(&rd, users);
+    rundir_abandon(&rd);
     snprintf(lock, sizeof lock, "%s/train.lock", users);
     CHECK(stat(users, &st) == 0 && stat(lock, &st) != 0, "... abandoned: it stays, without the train.lock made");
     made = in_dir("new/run");  /* (in_dir's buffers are reused) */
     CHECK(rundir_open(made, none, 1, 0, &rd, &err) == 0 && !rd.made_lock && !rd.made_dir, "a run directory taken");
-    rundir_abandon(&rd, made);
+    rundir_abandon(&rd);
     snprintf(lock, sizeof lock, "%s/train.lock", made);
     CHECK(stat(lock, &st) == 0, "... abandoned: its train.lock stays");
 

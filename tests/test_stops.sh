@@ -159,6 +159,22 @@ finish_bg
 check "translate -o OUT, stderr's reader gone, at a warning: exit 0, OUT whole (2 lines), no OUT.tmp-XXXXXX left" \
     eval 'exits 0 && [ -z "$(temporaries "$T/sig")" ] && [ "$(lines "$T/sig/out.txt")" = 2 ]'
 
+# Ctrl-C while nmt train reads its data (data.train a pipe that stays open and empty):
+# once train.lock is there, SIGINT; the directories and train.lock it made go with it.
+rm -rf "$T/sig"
+mkdir "$T/sig"
+mkfifo "$T/sig/data"
+$DEFAULT_INT "$NMT" train "$T/tiny.json" --set data.train="$T/sig/data" --set output.dir="$T/sig/run/a" \
+    >"$T/out" 2>"$T/err" &
+pid=$!
+exec 7>"$T/sig/data"
+wait_for "train.lock" test -e "$T/sig/run/a/train.lock"
+kill -INT "$pid"
+finish_bg
+exec 7>&-
+check "train, Ctrl-C while reading its data: exit 130, the directories and train.lock it made gone" \
+    eval 'exits 130 && [ ! -e "$T/sig/run" ]'
+
 # ---------------------------------------------------------------- closed standard descriptors
 
 # Started with a standard descriptor closed, nothing meant for it may reach a file nmt

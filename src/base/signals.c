@@ -35,6 +35,7 @@ int signals_pending(void) { return stop_signal; }
  * blocked in the calling thread (a handler running on another thread, OpenBLAS's,
  * reads a pointer that is whole either way). */
 static const char *volatile cleanup_paths[SIGNALS_CLEANUP_MAX];
+static volatile sig_atomic_t cleanup_is_dir[SIGNALS_CLEANUP_MAX];
 static const int fatal_signals[] = {SIGHUP, SIGINT, SIGPIPE, SIGTERM};
 #define N_FATAL (int)(sizeof fatal_signals / sizeof fatal_signals[0])
 
@@ -42,7 +43,11 @@ static void on_fatal_signal(int sig)
 {
     for (int i = 0; i < SIGNALS_CLEANUP_MAX; i++) {
         const char *path = cleanup_paths[i];
-        if (path) unlink(path);
+        if (path && !cleanup_is_dir[i]) unlink(path);
+    }
+    for (int i = SIGNALS_CLEANUP_MAX - 1; i >= 0; i--) {
+        const char *path = cleanup_paths[i];
+        if (path && cleanup_is_dir[i]) rmdir(path);
     }
     /* The default action, at once: it is blocked in the handler, so raise leaves it
      * pending until the handler returns. */
@@ -70,17 +75,23 @@ static void cleanup_begin(sigset_t *old)
             sigaction(fatal_signals[i], &sa, NULL);
 }
 
-void signals_cleanup_add(const char *path)
+/* The first free slot takes path. (Directories are added outermost first and taken off
+ * together, so the slots keep them in that order for the handler's reverse walk.) */
+static void cleanup_add(const char *path, int is_dir)
 {
     sigset_t old;
     cleanup_begin(&old);
     for (int i = 0; i < SIGNALS_CLEANUP_MAX; i++)
         if (!cleanup_paths[i]) {
+            cleanup_is_dir[i] = is_dir;
             cleanup_paths[i] = path;
             break;
         }
     sigprocmask(SIG_SETMASK, &old, NULL);
 }
+
+void signals_cleanup_add(const char *path) { cleanup_add(path, 0); }
+void signals_cleanup_add_dir(const char *path) { cleanup_add(path, 1); }
 
 void signals_cleanup_remove(const char *path)
 {

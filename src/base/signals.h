@@ -33,7 +33,10 @@ int signals_pending(void);
  * removes the files and lets the signal end the process as it would have, with the
  * same status. At most SIGNALS_CLEANUP_MAX files at once; past that a file is left to
  * the caller alone. path must stay valid until signals_cleanup_remove(path). */
-#define SIGNALS_CLEANUP_MAX 8
+#define SIGNALS_CLEANUP_MAX 16
 void signals_cleanup_add(const char *path);
+/* A directory to remove (rmdir: only if empty) after the files, the last added first. */
+void signals_cleanup_add_dir(const char *path);
+/* Takes path (a file or a directory) off the list. */
 void signals_cleanup_remove(const char *path);
 #endif

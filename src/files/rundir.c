@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/signals.h"    /* defines: signals_cleanup_add, signals_cleanup_add_dir, signals_cleanup_remove */
 #include "files/modelfile.h" /* defines: modelfile_has_magic */
 #include "io/outfile.h"   /* defines: outfile_temporary_target */
 
@@ -46,8 +47,17 @@ static int is_leftover(const char *name)
     return (target > 0 && is_run_name(name, target)) || !strcmp(name, "checkpoint.bin.tmp");
 }
 
-/* mkdir -p dir; *made gets the outermost directory made (malloc'd), or stays NULL. */
-static int make_dirs(const char *dir, char **made, Error *err)
+/* Notes path (malloc'd, taken) as made by rundir_open, for rundir_abandon and signals. */
+static void note_made(RunDir *rd, char *path, int is_dir)
+{
+    rd->made = xrealloc(rd->made, sizeof(char *) * (size_t)(rd->n_made + 1));
+    rd->made[rd->n_made++] = path;
+    if (is_dir) signals_cleanup_add_dir(path);
+    else signals_cleanup_add(path);
+}
+
+/* mkdir -p dir, each directory made noted (rd->made_dir the outermost). */
+static int make_dirs(const char *dir, RunDir *rd, Error *err)
 {
     char *p = xstrdup(dir);
     for (char *s = p + 1;; s++) {
@@ -55,7 +65,8 @@ static int make_dirs(const char *dir, char **made, Error *err)
             char c = *s;
             *s = 0;
             if (mkdir(p, 0777) == 0) {
-                if (!*made) *made = xstrdup(p);
+                if (!rd->made_dir) rd->made_dir = xstrdup(p);
+                note_made(rd, xstrdup(p), 1);
             } else if (errno != EEXIST) {
                 error_set(err, "%s: cannot create directory: %s", p, strerror(errno));
                 free(p);
@@ -218,44 +229,44 @@ int rundir_open(const char *dir, const RunInput *inputs, int n, int resumed_conf
     rd->lock_fd = -1;
     struct stat st;
     int existed = stat(dir, &st) == 0;
-    if (!existed && make_dirs(dir, &rd->made_dir, err)) goto refused;
+    if (!existed && make_dirs(dir, rd, err)) goto refused;
     if (existed && !S_ISDIR(st.st_mode)) return error_set(err, "%s: not a directory", dir);
     if (existed && check_entries(dir, inputs, n, resumed_config, err)) return -1;
     if (lock(dir, &rd->lock_fd, &rd->made_lock, err)) goto refused;
+    if (rd->made_lock) note_made(rd, path_in(dir, "train.lock"), 0);
     remove_leftovers(dir);  /* under the lock: no live run is writing them */
     return 0;
 refused:
-    rundir_abandon(rd, dir);
+    rundir_abandon(rd);
     return -1;
+}
+
+void rundir_keep(RunDir *rd)
+{
+    for (int i = 0; i < rd->n_made; i++) {
+        signals_cleanup_remove(rd->made[i]);
+        free(rd->made[i]);
+    }
+    free(rd->made);
+    rd->made = NULL;
+    rd->n_made = rd->made_lock = 0;
 }
 
 void rundir_close(RunDir *rd)
 {
+    rundir_keep(rd);
     if (rd->lock_fd >= 0) close(rd->lock_fd);  /* releases the lock */
     free(rd->made_dir);
     memset(rd, 0, sizeof *rd);
     rd->lock_fd = -1;
 }
 
-void rundir_abandon(RunDir *rd, const char *dir)
+void rundir_abandon(RunDir *rd)
 {
-    if (rd->made_lock) {
-        char *path = path_in(dir, "train.lock");
-        unlink(path);
-        free(path);
-    }
-    /* The directories made, innermost first, as long as they are empty. */
-    if (rd->made_dir) {
-        char *p = xstrdup(dir);
-        size_t stop = strlen(rd->made_dir), n = strlen(p);
-        while (n > 1 && p[n - 1] == '/')
-            p[--n] = 0;
-        while (strlen(p) >= stop && rmdir(p) == 0) {
-            char *slash = strrchr(p, '/');
-            if (!slash || slash == p) break;
-            *slash = 0;
-        }
-        free(p);
+    /* Innermost first: train.lock, then the directories, as long as they are empty. */
+    for (int i = rd->n_made - 1; i >= 0; i--) {
+        if (rd->made_lock && i == rd->n_made - 1) unlink(rd->made[i]);
+        else rmdir(rd->made[i]);
     }
     rundir_close(rd);
 }

@@ -51,6 +51,10 @@ typedef struct {
     char *made_dir;   /* the outermost directory rundir_open made (dir or a parent of it),
                          NULL if dir was there */
     int made_lock;    /* train.lock is new: this run marked the directory */
+    /* What it made, outermost first, the new train.lock last: removed by rundir_abandon,
+     * and by a signal that ends the process before rundir_close (signals.h). */
+    char **made;
+    int n_made;
 } RunDir;
 
 /* Makes dir (and its parents) if missing, checks it as above against the n inputs
@@ -58,10 +62,14 @@ typedef struct {
  * and locks it. -1 with err on a refusal, naming the file, or when another process
  * holds the lock (rd then holds nothing, and nothing was made). */
 int rundir_open(const char *dir, const RunInput *inputs, int n, int resumed_config, RunDir *rd, Error *err);
-/* Releases the lock (the files stay). */
+/* The run has begun writing: what rundir_open made stays, whatever happens next (a
+ * signal no longer removes it, rundir_abandon keeps it). */
+void rundir_keep(RunDir *rd);
+/* Releases the lock; what was made stays, and a signal no longer removes it. */
 void rundir_close(RunDir *rd);
-/* For a run refused before it wrote anything in dir: takes away what rundir_open made
+/* For a run refused before it wrote anything in its directory: takes away what rundir_open made
  * (train.lock if it is new, the directories it made if they are empty), so that no run
- * directory is left behind; then as rundir_close. */
-void rundir_abandon(RunDir *rd, const char *dir);
+ * directory is left behind; then as rundir_close. Until rundir_close or this, a signal
+ * that ends the process (Ctrl-C while the data is read) does the same. */
+void rundir_abandon(RunDir *rd);
 #endif

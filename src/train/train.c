@@ -20,7 +20,8 @@
 #include "train/plot.h"       /* defines: plot_training */
 #include "train/ranks.h"      /* defines: Ranks, ranks_* */
 #include "train/resume.h"     /* defines: resume_find, resume_clear_finished, resume_check_*, resume_adopt */
-#include "files/rundir.h"     /* defines: RunInput, RunDir, rundir_open, rundir_close, rundir_abandon, rundir_holds */
+#include "files/rundir.h"     /* defines: RunInput, RunDir, rundir_open, rundir_keep, rundir_close, rundir_abandon,
+                                  rundir_holds */
 #include "layers/schedule.h"   /* defines: LrSchedule, lr_schedule_* */
 #include "text/segment.h"    /* defines: tokenizer_kind, tokenizer_whitespace_only */
 #include "base/signals.h"    /* defines: SignalHandlers, signals_catch, signals_pending */
@@ -664,6 +665,7 @@ static int check_memory(const ModelDims *d, Error *err)
 static int claim_run_dir(Run *run, Error *err)
 {
     run->claimed = 1;
+    rundir_keep(&run->dir);
     if (run->clear_finished && resume_clear_finished(run->cfg->dir, &run->con, err)) return -1;
     return write_config(run, err) || dataset_commit_valid(&run->data, err) ? -1 : 0;
 }
@@ -867,6 +869,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
         if (rank0 && cfg->init_from && take_init_units(&run, &init, err)) status = -1;
         if (rank0 && status == 0 && dataset_prepare(&run.data, &run.mf, cfg, out_path(&run, "valid.tsv"), &run.con, err)) status = -1;
         run.claimed = rank0 && status == 0;
+        if (run.claimed) rundir_keep(&run.dir);
         if (run.claimed && (dataset_commit_valid(&run.data, err) ||
                             dataset_export(&run.data, cfg, &run.mf, opt->export_path, &run.con, err)))
             status = -1;
@@ -929,7 +932,7 @@ done:
     modelfile_free(&init);
     /* A run refused before it wrote anything takes away what it made (rundir.h). */
     if (run.claimed) rundir_close(&run.dir);
-    else rundir_abandon(&run.dir, cfg->dir);
+    else rundir_abandon(&run.dir);
     free(run.path);
     return status;
 }
