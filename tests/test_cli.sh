@@ -904,9 +904,20 @@ check "average: the model translates" eval 'exits 0 && [ "$(lines "$T/out")" = 2
 # The mean of a model with itself is that model: the same translations, to the bit.
 run translate "$R/model.bin" --nbest 2 "$T/two.txt"
 cp "$T/out" "$T/self1.txt"
-run average "$R/model.bin" "$R/model.bin" -o "$T/self.bin"
+cp "$R/model.bin" "$T/model-copy.bin"
+run average "$R/model.bin" "$T/model-copy.bin" -o "$T/self.bin"
 run translate "$T/self.bin" --nbest 2 "$T/two.txt"
-check "average of a model with itself: the same n-best lists and scores" cmp -s "$T/out" "$T/self1.txt"
+check "average of a model with a copy of itself: the same n-best lists and scores" cmp -s "$T/out" "$T/self1.txt"
+# run/checkpoint*.bin names the newest checkpoint twice (checkpoint.bin is a hard link to
+# it): it counts once, with a note, so the average is that of the three checkpoints.
+run average "$R"/checkpoint*.bin -o "$T/avg-glob.bin"
+check "average run/checkpoint*.bin: checkpoint.bin counts once, with a note; the average of 3 models" \
+    eval 'exits 0 && [ "$(lines "$T/err")" = 2 ] &&
+        has "$T/err" "nmt: note: $R/checkpoint.bin is the same file as $R/checkpoint-102.bin; it counts once" &&
+        has "$T/err" "nmt: wrote $T/avg-glob.bin, the average of 3 models" && cmp -s "$T/avg-glob.bin" "$T/avg.bin"'
+run average "$R/model.bin" "$R/model.bin" -o "$T/self2.bin"
+check "average of one file named twice: usage error, nothing written" \
+    eval 'usage_error average && has "$T/err" "are the same file" && [ ! -e "$T/self2.bin" ]'
 cp "$T/avg.bin" "$T/avg.copy"
 run average "$R/model.bin" "$T/avg.bin" -o "$T/avg.bin"
 PREFIX="nmt: $T/avg.bin: is one of the models to average"
