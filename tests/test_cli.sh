@@ -1430,6 +1430,28 @@ check "char, English to Chinese: 32 lines of Han characters, no spaces, no @@" \
 run info "$T/runs/zh/model.bin"
 check "char: info says characters" eval 'grep -q "^tokenizer: char$" "$T/out"'
 
+# Validation sets too small to mean anything. None (valid_fraction 0): no baseline "a model
+# must beat", but what a run without one lacks. One pair: a warning naming the count.
+awk 'NR % 97 == 0' "$DATA" | head -n 200 >"$T/small-train.tsv"
+head -n 1 "$T/small-train.tsv" >"$T/one-valid.tsv"
+for v in '"valid_fraction": 0' "\"valid\": \"$T/one-valid.tsv\""; do
+    printf '{"data": {"train": "%s", %s}, "model": {"embed": 8, "hidden": 8},
+ "train": {"batch_size": 32, "max_steps": 2, "threads": 1}, "output": {"dir": "%s"}}\n' \
+        "$T/small-train.tsv" "$v" "$T/runs/small-valid" >"$T/small-valid.json"
+    rm -rf "$T/runs/small-valid"
+    run train "$T/small-valid.json"
+    case $v in
+    *valid_fraction*)
+        check "no validation set: says so and what it means (no best.bin), no 'validation loss 0.000' baseline" \
+            eval 'exits 0 && has "$T/err" "nmt: no validation set (no data.valid, and data.valid_fraction leaves none): no validation loss or BLEU, so no best.bin" &&
+                ! has "$T/err" "must beat" && [ ! -e "$T/runs/small-valid/best.bin" ]' ;;
+    *)
+        check "1 validation pair: a warning naming the count and why it is too few" \
+            eval 'exits 0 && has "$T/err" "nmt: warning: only 1 validation pair: too few for the validation loss and BLEU to mean much" &&
+                has "$T/err" "give 100 or more"' ;;
+    esac
+done
+
 # nmt bpe: learn, apply, join as pipeline tools.
 cut -f1 "$DATA" | head -n 2000 >"$T/en.txt"
 run bpe learn --merges 500 "$T/en.txt" -o "$T/codes"
