@@ -28,6 +28,7 @@
 #include "base/testhook.h"   /* defines: testhook_pause_at_step */
 #include "files/trainlog.h"   /* defines: LogLine, TrainLog, trainlog_write, trainlog_create, trainlog_reopen */
 #include "files/trainstate.h" /* defines: TrainState */
+#include "train/progress.h"   /* defines: progress_updates_left */
 #include "train/validate.h"   /* defines: validate_loss, validate_bleu */
 
 /* Everything one run holds. */
@@ -223,8 +224,11 @@ static void account_step(Run *run, const Step *s, double seconds)
     if (console_live(&run->con)) {
         int bs = cfg->batch_size;
         long per_epoch = (st->n_train + bs - 1) / bs, done = (st->next + bs - 1) / bs;
-        double eta = done > run->epoch_first ? (now_seconds() - run->epoch_clock) / (double)(done - run->epoch_first) *
-                                                   (double)(per_epoch - done) : -1.0;
+        /* The run's ETA: this epoch's pace so far times the updates left in the run. */
+        long left = progress_updates_left(st->epoch, cfg->epochs, done, per_epoch, st->step, cfg->max_steps);
+        double eta = done > run->epoch_first && left > 0
+                         ? (now_seconds() - run->epoch_clock) / (double)(done - run->epoch_first) * (double)left
+                         : -1.0;
         console_progress(&run->con, st->epoch, cfg->epochs, done, per_epoch, st->step, mean, tps,
                          now_seconds() - run->t_start, eta);
     }
