@@ -1835,6 +1835,9 @@ check "classifier: says its classes and the majority baseline" \
 acc=$(grep '"event":"validation"' "$CLS/train.log" | tail -1 | sed 's/.*"valid_accuracy":\([0-9.]*\).*/\1/')
 check "classifier: train.log's validation accuracy after 3 epochs (${acc:-?}) > 0.6 (the majority class: 0.49)" \
     awk -v a="${acc:-0}" 'BEGIN { exit !(a > 0.6) }'
+check "classifier: train.log's start line has its 2 classes; training.svg its losses per example and its accuracy" \
+    eval 'head -n 1 "$CLS/train.log" | grep -q "\"classes\":2" && has "$CLS/training.svg" ">loss per example (line)</text>" &&
+        has "$CLS/training.svg" ">validation accuracy (%)</text>" && ! has "$CLS/training.svg" "target token"'
 check "classifier: valid.tsv holds the 400 held-out lines, text and label" \
     eval '[ "$(lines "$CLS/valid.tsv")" = 400 ] && ! grep -qvE "	[01]\$" "$CLS/valid.tsv"'
 run info "$CLS/model.bin"

@@ -730,6 +730,7 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
     LogLine l = {LOG_START, .v = {[LF_TRAIN_PAIRS] = run->data.n_train, [LF_VALID_PAIRS] = run->data.n_valid,
                                   [LF_SRC_VOCAB] = run->mf.src_vocab.size, [LF_TGT_VOCAB] = run->mf.tgt_vocab.size,
                                   [LF_PARAMETERS] = run->mf.model.n_params, [LF_UNIGRAM_VALID_LOSS] = baseline}};
+    if (model_classifies(&run->mf.model.dims)) log_put(&l, LF_CLASSES, model_classes(&run->mf.model.dims));
     if (run->data.n_bleu > 0) {     /* what the validation BLEU will mean */
         bleu_signature(&run->data.bleu_metric, 0, l.text);
         log_put(&l, LF_BLEU_SIGNATURE, 0);
