@@ -184,9 +184,10 @@ echo "Show me." | $LIMIT "$NMT" translate "$RUN/checkpoint.bin" >"$T/c.txt" 2>/d
 check "translate: checkpoint.bin of the last step translates as model.bin does" \
     eval '[ -s "$T/m.txt" ] && cmp -s "$T/m.txt" "$T/c.txt"'
 
-# --quiet: a one-step run prints nothing.
+# --quiet: a one-step run prints nothing (with 102 validation pairs: fewer than 100 would
+# be warned about, as warnings show even with --quiet).
 sed -e 's/"epochs": 30/"epochs": 1, "max_steps": 1/' -e "s|$RUN|$T/runs/quiet|" "$T/tiny.json" >"$T/quiet.json"
-run train "$T/quiet.json" --quiet
+run train "$T/quiet.json" --quiet --set data.valid_fraction=0.34
 check "train --quiet: exit 0, nothing on stderr, model.bin written" \
     eval 'exits 0 && [ ! -s "$T/err" ] && [ -s "$T/runs/quiet/model.bin" ]'
 
@@ -458,12 +459,35 @@ check "eval with a missing TSV: exit 1, naming it" eval 'exits 1 && grep -q "^nm
 # ---------------------------------------------------------------- 8. beam search, batching, determinism
 
 cut -f1 "$T/train.tsv" | head -n 60 >"$T/src60.txt"
-run translate "$M" <"$T/src60.txt"
+run translate "$M" --batch 1 <"$T/src60.txt"
 cp "$T/out" "$T/greedy.txt"
-run translate "$M" --beam 1 <"$T/src60.txt"
+run translate "$M" --beam 1 --batch 1 <"$T/src60.txt"
 check "translate --beam 1: the same output as greedy" cmp -s "$T/out" "$T/greedy.txt"
 run translate "$M" --batch 16 <"$T/src60.txt"
 check "translate --batch 16: the same output as one line at a time" cmp -s "$T/out" "$T/greedy.txt"
+# --batch's default: 64 lines together from a file (named, or stdin redirected from one),
+# one at a time from a pipe or a terminal. The same output either way; what shows the
+# batch is the order of a warning about line 2 and the answer to line 1 (2>&1): a batch
+# reads (and warns about) its lines before it answers any of them.
+run translate "$M" "$T/src60.txt"
+check "translate FILE (default --batch 64): the same output as --batch 1" cmp -s "$T/out" "$T/greedy.txt"
+run translate "$M" <"$T/src60.txt"
+check "translate <FILE (default --batch 64): the same output as --batch 1" cmp -s "$T/out" "$T/greedy.txt"
+run translate "$M" --beam 3 --align --batch 1 "$T/src60.txt"
+cp "$T/out" "$T/beam1.txt"
+run translate "$M" --beam 3 --align "$T/src60.txt"
+check "translate --beam 3 --align FILE (default batch): the same output as --batch 1" cmp -s "$T/out" "$T/beam1.txt"
+{ printf 'Show me.\n'; head -c 2000 /dev/zero | tr '\0' a; printf '\nWe will go.\n'; } >"$T/warn3.txt"
+order() { grep -n "" "$1" | sed -n 's/^\([0-9]*\):nmt: warning: .*line 2: .*/\1/p'; }
+$LIMIT "$NMT" translate "$M" --max-line-bytes 1024 "$T/warn3.txt" >"$T/mixed" 2>&1
+check "translate FILE: a batch by default (line 2's warning before line 1's answer)" [ "$(order "$T/mixed")" = 1 ]
+$LIMIT "$NMT" translate "$M" --max-line-bytes 1024 <"$T/warn3.txt" >"$T/mixed" 2>&1
+check "translate <FILE: a batch by default (line 2's warning before line 1's answer)" [ "$(order "$T/mixed")" = 1 ]
+cat "$T/warn3.txt" | $LIMIT "$NMT" translate "$M" --max-line-bytes 1024 >"$T/mixed" 2>&1
+check "translate from a pipe: one line at a time by default (line 1's answer before line 2's warning)" \
+    [ "$(order "$T/mixed")" = 2 ]
+$LIMIT "$NMT" translate "$M" --max-line-bytes 1024 --batch 1 "$T/warn3.txt" >"$T/mixed" 2>&1
+check "translate FILE --batch 1: --batch wins (line 1's answer before line 2's warning)" [ "$(order "$T/mixed")" = 2 ]
 run translate "$M" --beam 5 --batch 7 <"$T/src60.txt"
 check "translate --beam 5: exit 0, one line per input line" eval 'exits 0 && [ "$(lines "$T/out")" = 60 ]'
 check "translate --beam 5: output differs from nothing (non-empty lines)" [ "$(grep -c . "$T/out")" -ge 55 ]
@@ -1320,7 +1344,7 @@ check "train --set with nothing after it: usage error" exits 2
 run train "$T/tiny.json" --set train.max_steps=20 --set "output.dir=$T/runs/plain"
 check "progress, not a terminal: plain 'nmt: step' lines and no escape codes" \
     eval 'exits 0 && grep -q "^nmt: step 10  epoch 1  loss " "$T/err" && ! grep -q "$(printf "\033")" "$T/err"'
-run train "$T/tiny.json" --set train.max_steps=20 --set "output.dir=$T/runs/quiet2" --quiet
+run train "$T/tiny.json" --set train.max_steps=20 --set "output.dir=$T/runs/quiet2" --set data.valid_fraction=0.34 --quiet
 check "progress --quiet: nothing on stderr" eval 'exits 0 && [ ! -s "$T/err" ]'
 # A terminal, through script(1) (util-linux/bsdutils): the live line replaces the step lines.
 if command -v script >/dev/null 2>&1; then
