@@ -41,6 +41,13 @@ for cmd in train translate eval; do
         eval 'exits 0 && grep -q "^usage: nmt $cmd " "$T/out"'
 done
 
+run --help
+check "nmt --help: says nmt runs on CPUs only, and what to use for a GPU" \
+    eval 'exits 0 && has "$T/out" "nmt runs on CPUs only" && has "$T/out" "GPU, use a GPU toolkit: OpenNMT-py, Marian or fairseq"'
+run train --help
+check "nmt train --help: configs/default.json is a quick recipe, where it differs from the built-in defaults" \
+    eval 'exits 0 && has "$T/out" "configs/default.json is not those defaults but a small, quick recipe"'
+
 run
 check "no arguments: exit 2" exits 2
 # One line, not the whole help (issue 34): the commands, and where the help is.
