@@ -191,6 +191,26 @@ echo "Show me." | $LIMIT "$NMT" translate "$RUN/checkpoint.bin" >"$T/c.txt" 2>/d
 check "translate: checkpoint.bin of the last step translates as model.bin does" \
     eval '[ -s "$T/m.txt" ] && cmp -s "$T/m.txt" "$T/c.txt"'
 
+# nmt info shows a model's quality: the validation at its update and the best up to it,
+# from the train.log of its run directory (a model file holds no validation figures).
+last_valid=$(grep '"event":"validation"' "$RUN/train.log" | tail -n 1)
+vstep=$(echo "$last_valid" | sed 's/.*"step":\([0-9]*\).*/\1/')
+vbleu=$(echo "$last_valid" | sed 's/.*"valid_bleu":\([0-9.]*\).*/\1/')
+run info "$RUN/model.bin"
+check "info model.bin: the validation at its update ($vstep), with its BLEU, naming train.log" \
+    eval 'exits 0 && grep -q "^validation at update $vstep: loss [0-9.]*, BLEU $(printf %.2f "$vbleu")" "$T/out" && has "$T/out" "($RUN/train.log)"'
+run info "$RUN/best.bin"
+check "info best.bin: the best validation by BLEU (train.best_metric)" \
+    eval 'exits 0 && grep -q "^validation at update [0-9]*: loss [0-9.]*, BLEU [0-9.]*; the best by bleu (" "$T/out"'
+run info "$RUN/model.bin" --json
+check "info --json model.bin: its validation and the best, with best_metric bleu" \
+    eval 'exits 0 && has "$T/out" "\"validation\":{\"step\":$vstep,\"loss\":" && has "$T/out" "\"best_metric\":\"bleu\"" &&
+        has "$T/out" "\"best\":{\"step\":" && has "$T/out" "\"train_log\":\"$RUN/train.log\""'
+cp "$RUN/model.bin" "$T/moved-model.bin"
+run info "$T/moved-model.bin"
+check "info on a model moved out of its run directory: no validation figures (none in the file)" \
+    eval 'exits 0 && ! grep -q "^validation at\|^best validation" "$T/out"'
+
 # --quiet: a one-step run prints nothing (with 102 validation pairs: fewer than 100 would
 # be warned about, as warnings show even with --quiet).
 sed -e 's/"epochs": 30/"epochs": 1, "max_steps": 1/' -e "s|$RUN|$T/runs/quiet|" "$T/tiny.json" >"$T/quiet.json"
@@ -1874,6 +1894,8 @@ check "classifier: valid.tsv holds the 400 held-out lines, text and label" \
 run info "$CLS/model.bin"
 check "classifier: info names the type, pooling and labels" \
     eval 'exits 0 && has "$T/out" "classifier" && has "$T/out" "attention pooling" && has "$T/out" "labels: 0, 1"'
+check "classifier: info shows its validation accuracy, the last in train.log (${acc:-?})" \
+    eval 'grep -q "^validation at update [0-9]*: loss [0-9.]*, accuracy $(awk -v a="${acc:-0}" "BEGIN { printf \"%.2f\", 100 * a }")%" "$T/out"'
 printf 'Great phone, works perfectly.\n\nTerrible service, never again.\n' >"$T/cls_in.txt"
 run classify "$CLS/model.bin" "$T/cls_in.txt"
 check "classify: one label per input line, the empty one empty and warned about" \
