@@ -5,7 +5,7 @@
 # lines of mixed lengths, empty and unreadable ones, over several look-ahead windows and
 # two input files; the n-best line numbers in order; a writer that waits for each answer
 # gets it (the look-ahead does not wait for lines that have not come); a failed write
-# stops at the first line; the default without --batch is still one line at a time;
+# stops at the first line; the default without --batch on a file is --batch 64;
 # --compute-type float32 changes nothing and int8 (a Transformer's) nothing with the batch.
 #
 # Run from the repository root after `make`: sh tests/test_translate_order.sh. About 10 s
@@ -96,12 +96,12 @@ run translate "$M" "$T/long.txt" --batch 32
 check "1,100 lines (two windows), --batch 32: the same words as --batch 1" \
     eval 'exits 0 && [ "$(lines "$T/out")" = 1100 ] && cmp -s "$T/out" "$T/long.one"'
 
-# Without --batch, a file is still translated one line at a time: byte for byte the
-# output of --batch 1, n-best scores included.
+# Without --batch, a file is translated 64 lines at a time (cli/cmd_translate.c's
+# default_batch): byte for byte the output of --batch 64, n-best scores included.
 run translate "$M" "$T/in.txt" --beam 3 --nbest 2
 cp "$T/out" "$T/default.txt"
-run translate "$M" "$T/in.txt" --beam 3 --nbest 2 --batch 1
-check "no --batch: byte for byte --batch 1 (the default is still one line at a time)" cmp -s "$T/out" "$T/default.txt"
+run translate "$M" "$T/in.txt" --beam 3 --nbest 2 --batch 64
+check "no --batch on a file: byte for byte --batch 64" cmp -s "$T/out" "$T/default.txt"
 
 # A writer that waits for each answer, through a fifo that this shell holds open: with
 # --batch 64 the look-ahead must not wait for lines that have not come (wait_lines:
