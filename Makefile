@@ -26,13 +26,14 @@
 CC      ?= cc
 CXX     ?= g++
 # CFLAGS is the optimisation/instrumentation part (make native and the sanitizer target
-# replace it); the flags every build needs are in ALL_CFLAGS. -fno-math-errno and
+# replace it); the flags every build needs are in ALL_CFLAGS (-pthread: the workers,
+# src/base/threadpool.h). -fno-math-errno and
 # -fno-trapping-math change no result (nmt reads neither errno after a math call nor
 # the floating-point exception flags), but without them GCC keeps sqrtf a library call
 # and will not vectorise a loop whose float operations sit behind a branch (the clamp
 # in expf_fast) unless the target can mask them, as only AVX-512 can.
 CFLAGS  ?= -O3 -g
-ALL_CFLAGS = $(CFLAGS) -fno-math-errno -fno-trapping-math -fopenmp-simd -std=c11 -D_POSIX_C_SOURCE=200809L \
+ALL_CFLAGS = $(CFLAGS) -pthread -fno-math-errno -fno-trapping-math -fopenmp-simd -std=c11 -D_POSIX_C_SOURCE=200809L \
              -Wall -Wextra -Wshadow -Isrc $(DEPS_CFLAGS)
 # The C++ file gets the same optimisation/instrumentation (CFLAGS) and warnings.
 ALL_CXXFLAGS = $(CFLAGS) -std=c++17 -Wall -Wextra -Wshadow -Isrc $(SPM_CFLAGS)
@@ -135,9 +136,11 @@ $(BUILD)/set_weights: tests/tools/set_weights.c $(OBJ)
 # Every test binary, then the end-to-end shell test against $(NMT_BIN) (./nmt) and the
 # test of the documentation machinery (tests/test_docs.sh), and the tests of what nmt does
 # with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh) and of
-# its options, man page and installed files (tests/test_options.sh).
+# its options, man page and installed files (tests/test_options.sh), and of nmt on several
+# threads (tests/test_parallel.sh).
 test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights
-	@NMT=$(NMT_BIN) TOOLS=$(BUILD) BUILD=$(BUILD) sh tests/run.sh $(TESTS) tests/test_layers.sh tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh
+	@NMT=$(NMT_BIN) TOOLS=$(BUILD) BUILD=$(BUILD) sh tests/run.sh $(TESTS) tests/test_layers.sh tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh \
+	    tests/test_parallel.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, objects,
 # test binaries and nmt in build-sanitize/.

@@ -38,7 +38,7 @@ typedef struct {
     ModelFile mf;          /* model, vocabularies, text options, optimizer */
     Dataset data;          /* training and validation examples */
     RunState rs;           /* training and validation loss (RUN_TRAIN) */
-    RunState decode_rs;    /* greedy decoding for validation BLEU (RUN_DECODE) */
+    Workers *decoders;     /* greedy decoding of run->mf for validation BLEU */
     Batch batch;
     LrSchedule schedule;
     /* Where training stands: the step, the epoch and the place in its example order
@@ -252,7 +252,7 @@ static int validation(Run *run, int at_epoch_end, int *stop, Error *err)
                          run->checkpoint[0] ? "the last checkpoint: " : "no checkpoint was written", run->checkpoint);
     }
     int with_bleu = run->data.n_bleu > 0;
-    double bleu = with_bleu ? validate_bleu(&run->mf, &run->decode_rs, &run->data) : NAN;
+    double bleu = with_bleu ? validate_bleu(run->decoders, &run->data) : NAN;
     double seconds = now_seconds() - t0;
     int by_bleu = !strcmp(cfg->best_metric, "bleu"), by_accuracy = !strcmp(cfg->best_metric, "accuracy");
     double metric = by_bleu ? bleu : by_accuracy ? accuracy : vloss;
@@ -874,6 +874,8 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     if (run.data.n_valid == 0)
         console_say(&run.con, "no validation pairs: no validation loss or BLEU, best.bin, plateau decay or early "
                               "stopping");
+    ModelFile *decoded[1] = {&run.mf};
+    if (!(run.decoders = workers_new(decoded, 1, 1, err))) goto done;
     SignalHandlers handlers;
     signals_catch(&handlers);
     status = train_loop(&run, err);
@@ -884,7 +886,7 @@ done:
     dataset_free(&run.data);
     free(run.st.order);
     runstate_free(&run.rs);
-    runstate_free(&run.decode_rs);
+    workers_free(run.decoders);
     batch_free(&run.batch);
     free(run.class_weight);
     run.mf.has_optimizer = run.mf.opt.m != NULL;

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "eval/bleu.h"      /* defines: BleuStats, bleu_stats_add, bleu_compute */
-#include "decode/translate.h" /* defines: translate_lines, TranslateOptions */
+#include "decode/translate.h" /* defines: workers_translate_lines, TranslateOptions */
 
 /* Validation sentences translated together for BLEU, as `nmt eval` does. */
 #define VALID_DECODE_BATCH 64
@@ -44,18 +44,16 @@ double validate_loss(Model *m, RunState *rs, Batch *batch, const Dataset *ds, in
     return tokens ? total / tokens : 0;
 }
 
-double validate_bleu(ModelFile *mf, RunState *rs, const Dataset *ds)
+double validate_bleu(Workers *w, const Dataset *ds)
 {
     TranslateOptions topt = {0};  /* greedy, at most 2 x source length + 10 words */
     BleuStats stats = {0};
-    char *hyp[VALID_DECODE_BATCH];
-    for (int start = 0; start < ds->n_bleu; start += VALID_DECODE_BATCH) {
-        int n = ds->n_bleu - start < VALID_DECODE_BATCH ? ds->n_bleu - start : VALID_DECODE_BATCH;
-        translate_lines(mf, rs, ds->bleu_src + start, n, &topt, hyp, NULL);
-        for (int i = 0; i < n; i++) {
-            bleu_stats_add(&stats, hyp[i], ds->bleu_ref[start + i], &ds->bleu_metric);
-            free(hyp[i]);
-        }
+    char **hyp = xmalloc(sizeof(char *) * (ds->n_bleu ? ds->n_bleu : 1));
+    workers_translate_lines(w, ds->bleu_src, ds->n_bleu, VALID_DECODE_BATCH, &topt, hyp, NULL);
+    for (int i = 0; i < ds->n_bleu; i++) {
+        bleu_stats_add(&stats, hyp[i], ds->bleu_ref[i], &ds->bleu_metric);
+        free(hyp[i]);
     }
+    free(hyp);
     return bleu_compute(&stats).score;
 }

@@ -9,6 +9,7 @@
 #include "train/dataset.h"   /* defines: Dataset */
 #include "files/modelfile.h" /* defines: ModelFile */
 #include "models/model.h"     /* defines: Model, RunState */
+#include "decode/workers.h"   /* defines: Workers */
 
 /* Teacher-forced cross-entropy per target token over ds's validation pairs, in batches
  * of batch_size sorted by length, without label smoothing (comparable across runs).
@@ -18,6 +19,6 @@
 double validate_loss(Model *m, RunState *rs, Batch *batch, const Dataset *ds, int batch_size, double *accuracy);
 
 /* Corpus BLEU of the greedy translations of ds's BLEU pairs (Dataset.bleu_src against
- * bleu_ref). rs (RUN_DECODE) grows as needed. */
-double validate_bleu(ModelFile *mf, RunState *rs, const Dataset *ds);
+ * bleu_ref) by the workers' model 0, their batches spread over the workers. */
+double validate_bleu(Workers *w, const Dataset *ds);
 #endif
