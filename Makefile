@@ -40,14 +40,16 @@ ALL_CXXFLAGS = $(CFLAGS) -std=c++17 -Wall -Wextra -Wshadow -Isrc $(SPM_CFLAGS)
 NATIVE_CFLAGS ?= -O3 -march=native -g
 
 # Include paths and libraries from pkg-config where Debian ships a .pc file (openblas.pc
-# from libopenblas*-dev, libutf8proc.pc, libcjson.pc); the plain -l flag where pkg-config
-# or the .pc file is missing (cblas.h and cjson/ are then found on the default paths).
+# from libopenblas*-dev, libutf8proc.pc, libcjson.pc, libmicrohttpd.pc: nmt serve's
+# HTTP); the plain -l flag where pkg-config or the .pc file is missing (cblas.h and
+# cjson/ are then found on the default paths).
 PKG_CONFIG ?= pkg-config
 pkg_cflags  = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
 pkg_libs    = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null || echo $(2))
-DEPS_CFLAGS := $(strip $(call pkg_cflags,openblas) $(call pkg_cflags,libutf8proc) $(call pkg_cflags,libcjson))
+DEPS_CFLAGS := $(strip $(call pkg_cflags,openblas) $(call pkg_cflags,libutf8proc) $(call pkg_cflags,libcjson) \
+               $(call pkg_cflags,libmicrohttpd))
 DEPS_LIBS   := $(strip $(call pkg_libs,openblas,-lopenblas) $(call pkg_libs,libutf8proc,-lutf8proc) \
-               $(call pkg_libs,libcjson,-lcjson))
+               $(call pkg_libs,libcjson,-lcjson) $(call pkg_libs,libmicrohttpd,-lmicrohttpd))
 # libsentencepiece-dev's sentencepiece.pc (the trainer is a library of its own).
 SPM_CFLAGS  := $(call pkg_cflags,sentencepiece)
 SPM_LIBS    := $(strip $(call pkg_libs,sentencepiece,-lsentencepiece -lsentencepiece_train))

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs the Debian packages nmt builds against (compilers, OpenBLAS, utf8proc, cJSON,
-# SentencePiece, and pkg-config, through which the Makefile finds their headers and
-# libraries; g++ compiles src/text/spm.cc, the C interface to the C++ libsentencepiece).
+# SentencePiece, GNU libmicrohttpd (nmt serve's HTTP), and pkg-config, through which the
+# Makefile finds their headers and libraries; g++ compiles src/text/spm.cc, the C
+# interface to the C++ libsentencepiece).
 # Uses sudo when not run as root.
 #
 #   sh scripts/install-deps.sh              what `make`, `make test` and `make demo` need
@@ -29,7 +30,7 @@
 # default clang (libclang-rt-14-dev on Debian 12); clang itself only recommends it, so
 # an install without recommends would lack -fsanitize=fuzzer.
 set -e
-PACKAGES="gcc g++ make libc6-dev pkgconf libopenblas-dev libutf8proc-dev libcjson-dev libsentencepiece-dev"
+PACKAGES="gcc g++ make libc6-dev pkgconf libopenblas-dev libutf8proc-dev libcjson-dev libsentencepiece-dev libmicrohttpd-dev"
 ARM64=0
 for arg in "$@"; do
     case $arg in
@@ -45,7 +46,8 @@ for arg in "$@"; do
              # Multi-Arch: same, and installing arm64's removes the host's, which the
              # build needs; check_portable.sh unpacks arm64's beside the build instead.
              PACKAGES="$PACKAGES qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu pkgconf:arm64"
-             PACKAGES="$PACKAGES libopenblas-dev:arm64 libutf8proc-dev:arm64 libcjson-dev:arm64 libstdc++6:arm64" ;;
+             PACKAGES="$PACKAGES libopenblas-dev:arm64 libutf8proc-dev:arm64 libcjson-dev:arm64 libstdc++6:arm64"
+             PACKAGES="$PACKAGES libmicrohttpd-dev:arm64" ;;
     *) echo "usage: sh scripts/install-deps.sh [--fuzz] [--valgrind] [--test-tools] [--mpi] [--qemu] [--arm64]" >&2
        exit 2 ;;
     esac

@@ -1,9 +1,12 @@
 #include "base/testhook.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/signals.h" /* defines: signals_pending */
 
@@ -56,4 +59,16 @@ int testhook_full_disk(const char *path)
 {
     const char *name = getenv("NMT_FULL_DISK_AT"), *base = strrchr(path, '/');
     return name && *name && !strcmp(name, base ? base + 1 : path);
+}
+
+void testhook_serve_gate(void)
+{
+    const char *path = getenv("NMT_SERVE_GATE");
+    if (!path || !*path) return;
+    int fd = open(path, O_RDONLY);  /* waits for the test to open its end */
+    if (fd < 0) return;
+    char b;
+    while (read(fd, &b, 1) < 0 && errno == EINTR) {
+    }
+    close(fd);
 }

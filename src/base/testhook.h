@@ -23,6 +23,12 @@
  * a full disk: its bytes go to /dev/full, so the flush fails with ENOSPC, through the
  * same error path a real full disk takes (tests/test_cli.sh: a checkpoint that cannot
  * be written leaves the one before it whole). Unset or empty: nothing happens.
+ *
+ * NMT_SERVE_GATE=FIFO makes each request of `nmt serve` that holds a worker read one
+ * byte from the named pipe FIFO before it decodes, so that a test decides when each
+ * one goes on: it can fill the workers and the queue, stop the server with requests in
+ * flight, and let a request wait past the time limit, all without a clock
+ * (tests/test_serve.sh). Unset or empty: nothing happens.
  */
 #ifndef TESTHOOK_H
 #define TESTHOOK_H
@@ -35,4 +41,7 @@ void testhook_pause_at_step(long step);
 
 /* 1 if NMT_FULL_DISK_AT names path's last component. */
 int testhook_full_disk(const char *path);
+
+/* With NMT_SERVE_GATE set, waits for one byte from that pipe (any thread may call it). */
+void testhook_serve_gate(void);
 #endif
