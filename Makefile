@@ -86,6 +86,9 @@ $(BUILD)/%.o: src/%.cc $(HEADERS) $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	$(CXX) $(ALL_CXXFLAGS) -c -o $@ $<
 
+# src/serve/page.c holds the bytes of page.html (the assembler's .incbin): in every build.
+$(BUILD)/serve/page.o build-mpi/serve/page.o build/fuzz/obj/serve/page.o: src/serve/page.html
+
 # The same program built with -march=native for this machine alone, beside ./nmt.
 native:
 	$(MAKE) BUILD=build-native NMT_BIN=nmt-native CFLAGS="$(NATIVE_CFLAGS) -DNMT_NO_CLONES" nmt-native

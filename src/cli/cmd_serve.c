@@ -1,4 +1,4 @@
-/* cmd_serve.c — nmt serve: models behind HTTP
+/* cmd_serve.c — nmt serve: models behind HTTP, with a page to look into them
  * (serve/http.h: the server, serve/api.h: the endpoints, serve/engine.h: the workers). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,11 +68,11 @@ const OptionTable serve_options = {
         "                 [--timeout S] [--connections N]\n"
         "\n"
         "Serve translation models (and classifiers) over HTTP: each model file is read once\n"
-        "and shared by the workers. GET /health, GET /models (each model's nmt info --json),\n"
-        "POST /translate {\"text\": [LINES], \"beam\": K, \"nbest\": N, \"length_penalty\": A,\n"
-        "\"attention\": true, \"heads\": true, \"layer\": N, \"model\": NAME, ...} answers as nmt\n"
-        "translate would, and POST /classify {\"text\": [LINES]} as nmt classify. A model's NAME\n"
-        "is its path as given.\n"
+        "and shared by the workers. GET / is a page to translate with and look at the\n"
+        "attention; GET /health, GET /models (each model's nmt info --json), POST /translate\n"
+        "{\"text\": [LINES], \"beam\": K, \"nbest\": N, \"length_penalty\": A, \"attention\": true,\n"
+        "\"heads\": true, \"layer\": N, \"model\": NAME, ...} answers as nmt translate would, and\n"
+        "POST /classify {\"text\": [LINES]} as nmt classify. A model's NAME is its path as given.\n"
         "Prints the address on standard output, one line per request on standard error.\n"
         "\n",
     OPTION_ROWS(serve_rows),

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "files/info.h"  /* defines: info_json */
+#include "serve/page.h"  /* defines: serve_page */
 
 static const char json_type[] = "application/json; charset=utf-8";
 
@@ -95,11 +96,12 @@ static void work(const Api *api, int classify, const char *body, size_t len, Rep
 }
 
 /* The paths and the method each takes. */
-typedef enum { ROUTE_HEALTH, ROUTE_MODELS, ROUTE_TRANSLATE, ROUTE_CLASSIFY } Route;
+typedef enum { ROUTE_PAGE, ROUTE_HEALTH, ROUTE_MODELS, ROUTE_TRANSLATE, ROUTE_CLASSIFY } Route;
 static const struct {
     const char *path, *method;
     Route route;
 } routes[] = {
+    {"/", "GET", ROUTE_PAGE},
     {"/health", "GET", ROUTE_HEALTH},
     {"/models", "GET", ROUTE_MODELS},
     {"/translate", "POST", ROUTE_TRANSLATE},
@@ -114,7 +116,7 @@ void api_respond(const Api *api, const char *method, const char *path, const cha
         r++;
     if (r == n) {
         char msg[300];
-        snprintf(msg, sizeof msg, "no such endpoint: %.200s (GET /health, /models; POST /translate, /classify)", path);
+        snprintf(msg, sizeof msg, "no such endpoint: %.200s (GET /, /health, /models; POST /translate, /classify)", path);
         api_error(reply, 404, msg);
         return;
     }
@@ -128,6 +130,10 @@ void api_respond(const Api *api, const char *method, const char *path, const cha
         return;
     }
     switch (routes[r].route) {
+    case ROUTE_PAGE:
+        *reply = (Reply){.status = 200, .type = "text/html; charset=utf-8", .body = (char *)serve_page,
+                         .len = serve_page_len, .fixed = 1};
+        break;
     case ROUTE_HEALTH: health(api, reply); break;
     case ROUTE_MODELS: models(api, reply); break;
     case ROUTE_TRANSLATE: work(api, 0, body, len, reply); break;

@@ -2,6 +2,8 @@
  * status, type and body of the answer out. No sockets here (http.c carries the bytes),
  * so every endpoint can be called, and tested, as a function.
  *
+ *   GET  /            the page (page.html): a source box, translations, n-best lists,
+ *                     scores and the attention heatmaps, self-contained
  *   GET  /health      200 {"status": "ok", "models": M, "workers": N, "busy": B,
  *                     "waiting": W}
  *   GET  /models      200 {"models": [{"name": NAME, "task": "translate" | "classify",
