@@ -138,14 +138,18 @@ $(BUILD)/test_%: tests/test_%.c tests/*.h $(OBJ)
 $(BUILD)/set_weights: tests/tools/set_weights.c $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
 
+# A tool of tests/test_serve.sh: values out of the server's JSON answers (cJSON alone).
+$(BUILD)/json_get: tests/tools/json_get.c
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
+
 # Every test binary, then the end-to-end shell test against $(NMT_BIN) (./nmt) and the
 # test of the documentation machinery (tests/test_docs.sh), and the tests of what nmt does
 # with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh) and of
-# its options, man page and installed files (tests/test_options.sh), and of nmt on several
-# threads (tests/test_parallel.sh).
-test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights
+# its options, man page and installed files (tests/test_options.sh), of nmt on several
+# threads (tests/test_parallel.sh), and of nmt serve (tests/test_serve.sh).
+test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights $(BUILD)/json_get
 	@NMT=$(NMT_BIN) TOOLS=$(BUILD) BUILD=$(BUILD) sh tests/run.sh $(TESTS) tests/test_layers.sh tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh \
-	    tests/test_parallel.sh
+	    tests/test_parallel.sh tests/test_serve.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, objects,
 # test binaries and nmt in build-sanitize/.

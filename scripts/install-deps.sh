@@ -15,7 +15,8 @@
 #                                           man page), python3 (parsing JSON output),
 #                                           sentencepiece (spm_train: a .model file made
 #                                           by SentencePiece itself), GNU time (peak
-#                                           memory, tests/test_limits.sh)
+#                                           memory, tests/test_limits.sh), curl (the
+#                                           requests of tests/test_serve.sh)
 #   sh scripts/install-deps.sh --mpi        also OpenMPI (mpicc, mpirun), for `make mpi`
 #                                           (./nmt-mpi) and `make test-mpi` (with procps:
 #                                           its pgrep finds the ranks)
@@ -36,7 +37,7 @@ for arg in "$@"; do
     case $arg in
     --fuzz) PACKAGES="$PACKAGES clang libclang-rt-dev" ;;
     --valgrind) PACKAGES="$PACKAGES valgrind" ;;
-    --test-tools) PACKAGES="$PACKAGES bsdutils groff-base python3 sentencepiece time" ;;
+    --test-tools) PACKAGES="$PACKAGES bsdutils groff-base python3 sentencepiece time curl" ;;
     --mpi) PACKAGES="$PACKAGES libopenmpi-dev openmpi-bin procps" ;;
     --qemu) PACKAGES="$PACKAGES qemu-user" ;;
     # pkgconf:arm64 brings aarch64-linux-gnu-pkg-config; the libraries bring arm64's libc
