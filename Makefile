@@ -146,10 +146,11 @@ $(BUILD)/json_get: tests/tools/json_get.c
 # test of the documentation machinery (tests/test_docs.sh), and the tests of what nmt does
 # with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh) and of
 # its options, man page and installed files (tests/test_options.sh), of nmt on several
-# threads (tests/test_parallel.sh), and of nmt serve (tests/test_serve.sh).
+# threads (tests/test_parallel.sh), and of nmt serve (tests/test_serve.sh, and its page in
+# Chromium: tests/test_browser.sh).
 test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights $(BUILD)/json_get
 	@NMT=$(NMT_BIN) TOOLS=$(BUILD) BUILD=$(BUILD) sh tests/run.sh $(TESTS) tests/test_layers.sh tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh \
-	    tests/test_parallel.sh tests/test_serve.sh
+	    tests/test_parallel.sh tests/test_serve.sh tests/test_browser.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, objects,
 # test binaries and nmt in build-sanitize/.

@@ -17,6 +17,9 @@
 #                                           by SentencePiece itself), GNU time (peak
 #                                           memory, tests/test_limits.sh), curl (the
 #                                           requests of tests/test_serve.sh)
+#   sh scripts/install-deps.sh --browser    also Chromium, its WebDriver and python3, for
+#                                           tests/test_browser.sh (nmt serve's page in a
+#                                           real browser)
 #   sh scripts/install-deps.sh --mpi        also OpenMPI (mpicc, mpirun), for `make mpi`
 #                                           (./nmt-mpi) and `make test-mpi` (with procps:
 #                                           its pgrep finds the ranks)
@@ -38,6 +41,7 @@ for arg in "$@"; do
     --fuzz) PACKAGES="$PACKAGES clang libclang-rt-dev" ;;
     --valgrind) PACKAGES="$PACKAGES valgrind" ;;
     --test-tools) PACKAGES="$PACKAGES bsdutils groff-base python3 sentencepiece time curl" ;;
+    --browser) PACKAGES="$PACKAGES chromium chromium-driver python3" ;;
     --mpi) PACKAGES="$PACKAGES libopenmpi-dev openmpi-bin procps" ;;
     --qemu) PACKAGES="$PACKAGES qemu-user" ;;
     # pkgconf:arm64 brings aarch64-linux-gnu-pkg-config; the libraries bring arm64's libc
@@ -49,7 +53,8 @@ for arg in "$@"; do
              PACKAGES="$PACKAGES qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu pkgconf:arm64"
              PACKAGES="$PACKAGES libopenblas-dev:arm64 libutf8proc-dev:arm64 libcjson-dev:arm64 libstdc++6:arm64"
              PACKAGES="$PACKAGES libmicrohttpd-dev:arm64" ;;
-    *) echo "usage: sh scripts/install-deps.sh [--fuzz] [--valgrind] [--test-tools] [--mpi] [--qemu] [--arm64]" >&2
+    *) echo "usage: sh scripts/install-deps.sh [--fuzz] [--valgrind] [--test-tools] [--browser] [--mpi] [--qemu]" \
+            "[--arm64]" >&2
        exit 2 ;;
     esac
 done
