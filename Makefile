@@ -142,15 +142,21 @@ $(BUILD)/set_weights: tests/tools/set_weights.c $(OBJ)
 $(BUILD)/json_get: tests/tools/json_get.c
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
 
+# A tool of tests/test_mixups.sh: a model file whose stored config and architecture
+# disagree, with valid checksums.
+$(BUILD)/set_config: tests/tools/set_config.c $(OBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
+
 # Every test binary, then the end-to-end shell test against $(NMT_BIN) (./nmt) and the
 # test of the documentation machinery (tests/test_docs.sh), and the tests of what nmt does
-# with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh) and of
-# its options, man page and installed files (tests/test_options.sh), of nmt on several
-# threads (tests/test_parallel.sh), and of nmt serve (tests/test_serve.sh, and its page in
-# Chromium: tests/test_browser.sh).
-test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights $(BUILD)/json_get
+# with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh), of
+# its options, man page and installed files (tests/test_options.sh), of a careless
+# user's mix-ups (tests/test_mixups.sh), of jobs that stop (tests/test_stops.sh), of nmt
+# on several threads (tests/test_parallel.sh), and of nmt serve (tests/test_serve.sh, and
+# its page in Chromium: tests/test_browser.sh).
+test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights $(BUILD)/set_config $(BUILD)/json_get
 	@NMT=$(NMT_BIN) TOOLS=$(BUILD) BUILD=$(BUILD) sh tests/run.sh $(TESTS) tests/test_layers.sh tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh \
-	    tests/test_parallel.sh tests/test_serve.sh tests/test_browser.sh
+	    tests/test_mixups.sh tests/test_stops.sh tests/test_parallel.sh tests/test_serve.sh tests/test_browser.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, objects,
 # test binaries and nmt in build-sanitize/.
