@@ -245,6 +245,13 @@ bench-sentiment: nmt
 bench-bpe-long-word: nmt
 	sh scripts/bench/bench_bpe_long_word.sh
 
+# nmt serve under load (scripts/bench/bench_serve.py, with wrk: sh scripts/install-deps.sh
+# --bench): requests/s, CPU per sentence and p50/p99 latency at 1, 4 and 16 clients against
+# nmt translate on the same lines, alternated, and a soak of three minutes for memory;
+# about 10 minutes. Writes docs/bench/serve.json; BENCHMARKS.md's section renders it.
+bench-serve: nmt
+	/usr/bin/python3 scripts/bench/bench_serve.py
+
 # The generated blocks of README.md, BENCHMARKS.md and docs/*.md (scripts/docs/docs.py):
 # `make docs` reruns every block's command and writes its output in place (hours: the
 # model family trains 14 models; DOCS="NAME ..." for some: python3 scripts/docs/docs.py
@@ -294,4 +301,4 @@ install-data:
 clean:
 	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-batching bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-serve bench-transformer bench-ttq bench-transformer-quality bench-batching bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean

@@ -20,6 +20,7 @@
 #   sh scripts/install-deps.sh --browser    also Chromium, its WebDriver and python3, for
 #                                           tests/test_browser.sh (nmt serve's page in a
 #                                           real browser)
+#   sh scripts/install-deps.sh --bench      also wrk, the load of make bench-serve
 #   sh scripts/install-deps.sh --mpi        also OpenMPI (mpicc, mpirun), for `make mpi`
 #                                           (./nmt-mpi) and `make test-mpi` (with procps:
 #                                           its pgrep finds the ranks)
@@ -42,6 +43,7 @@ for arg in "$@"; do
     --valgrind) PACKAGES="$PACKAGES valgrind" ;;
     --test-tools) PACKAGES="$PACKAGES bsdutils groff-base python3 sentencepiece time curl" ;;
     --browser) PACKAGES="$PACKAGES chromium chromium-driver python3" ;;
+    --bench) PACKAGES="$PACKAGES wrk" ;;
     --mpi) PACKAGES="$PACKAGES libopenmpi-dev openmpi-bin procps" ;;
     --qemu) PACKAGES="$PACKAGES qemu-user" ;;
     # pkgconf:arm64 brings aarch64-linux-gnu-pkg-config; the libraries bring arm64's libc
@@ -53,8 +55,8 @@ for arg in "$@"; do
              PACKAGES="$PACKAGES qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu pkgconf:arm64"
              PACKAGES="$PACKAGES libopenblas-dev:arm64 libutf8proc-dev:arm64 libcjson-dev:arm64 libstdc++6:arm64"
              PACKAGES="$PACKAGES libmicrohttpd-dev:arm64" ;;
-    *) echo "usage: sh scripts/install-deps.sh [--fuzz] [--valgrind] [--test-tools] [--browser] [--mpi] [--qemu]" \
-            "[--arm64]" >&2
+    *) echo "usage: sh scripts/install-deps.sh [--fuzz] [--valgrind] [--test-tools] [--browser] [--bench] [--mpi]" \
+            "[--qemu] [--arm64]" >&2
        exit 2 ;;
     esac
 done
