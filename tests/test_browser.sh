@@ -20,14 +20,7 @@ for tool in chromium chromedriver python3; do
     fi
 done
 
-awk 'NR % 20 == 0' "$DATA" | head -n 800 >"$T/train.tsv"
-cat >"$T/tr.json" <<JSON
-{"data": {"train": "$T/train.tsv"},
- "model": {"type": "transformer", "embed": 32, "heads": 4, "ff": 64, "layers": 2},
- "train": {"batch_size": 32, "epochs": 2, "learning_rate": 0.002, "threads": 1, "valid_bleu_max": 0},
- "output": {"dir": "$T/tr"}}
-JSON
-$LIMIT "$NMT" train "$T/tr.json" --quiet 2>"$T/tr.err" || { bad "setup: training the Transformer"; finish; }
+small_model transformer "$T/tr"
 
 # Port 0: the kernel picks a free one, and nmt serve prints it once it listens.
 $LIMIT "$NMT" serve "$T/tr/model.bin" --listen 127.0.0.1:0 >"$T/url" 2>"$T/serve.log" &

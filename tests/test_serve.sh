@@ -25,28 +25,9 @@ fi
 
 # ---------------------------------------------------------------- models and lines
 
-awk 'NR % 20 == 0' "$DATA" | head -n 800 >"$T/train.tsv"
-cat >"$T/gru.json" <<EOF
-{"data": {"train": "$T/train.tsv"}, "model": {"embed": 32, "hidden": 48},
- "train": {"batch_size": 32, "epochs": 2, "learning_rate": 0.003, "threads": 1, "valid_bleu_max": 0},
- "output": {"dir": "$T/gru"}}
-EOF
-cat >"$T/tr.json" <<EOF
-{"data": {"train": "$T/train.tsv"},
- "model": {"type": "transformer", "embed": 32, "heads": 4, "ff": 64, "layers": 2},
- "train": {"batch_size": 32, "epochs": 2, "learning_rate": 0.002, "threads": 1, "valid_bleu_max": 0},
- "output": {"dir": "$T/tr"}}
-EOF
-cat >"$T/cls.json" <<EOF
-{"data": {"train": "$(pwd)/data/sentiment.tsv", "valid_fraction": 0.2, "lowercase": true},
- "model": {"type": "classifier", "embed": 16, "hidden": 24, "pooling": "attention"},
- "train": {"epochs": 1, "batch_size": 32, "learning_rate": 0.003, "threads": 1},
- "output": {"dir": "$T/cls"}}
-EOF
-for m in gru tr cls; do
-    $LIMIT "$NMT" train "$T/$m.json" --quiet 2>"$T/$m.err" ||
-        { bad "setup: training the $m model"; sed 's/^/    | /' "$T/$m.err" | tail -n 5; finish; }
-done
+small_model gru "$T/gru"
+small_model transformer "$T/tr"
+small_model classifier "$T/cls"
 GRU=$T/gru/model.bin TR=$T/tr/model.bin CLS=$T/cls/model.bin
 # 40 source lines of all lengths, an empty one among them.
 cut -f1 "$DATA" | awk 'NR % 97 == 0' | head -n 39 >"$T/src.txt"
