@@ -149,7 +149,7 @@ compare() {   # compare WHAT REQUEST-KEYS NMT-TRANSLATE-OPTIONS... (answer: the 
     show_diff
 }
 compare "greedy (the default model, the default --batch 16)" "" "$GRU" --batch 16
-compare "greedy, batch 1" ", \"batch\": 1" "$GRU"
+compare "greedy, batch 1" ", \"batch\": 1" "$GRU" --batch 1
 compare "beam 4" ", \"beam\": 4" "$GRU" --beam 4 --batch 16
 compare "the Transformer, beam 3, length penalty 1" ", \"model\": \"$TR\", \"beam\": 3, \"length_penalty\": 1" \
     "$TR" --beam 3 --length-penalty 1 --batch 16
