@@ -1,6 +1,7 @@
 # lib.sh — what the end-to-end shell tests share (sourced, not run: test_cli.sh,
-# test_mpi.sh, test_files.sh, test_limits.sh, test_failures.sh): counting checks,
-# running nmt with its output captured, and a tiny trained model.
+# test_mpi.sh, test_files.sh, test_limits.sh, test_failures.sh, test_threads.sh):
+# counting checks, running nmt with its output captured, a tiny trained model, and nmt
+# in the background stopped at a known step.
 #
 # A test sets NAME (its closing line's name) before sourcing this file from the
 # repository root: . tests/lib.sh. It gets $NMT (absolute), $DATA (data/mar.txt), $T (a
@@ -15,6 +16,9 @@
 #   usage_error CMD                       $rc is 2 and stderr one line, "nmt: ...; see
 #                                         'nmt CMD --help'" (CMD empty: 'nmt --help')
 #   tiny_model DIR                        trains a small model into DIR (DIR/model.bin)
+#   start ARGS... / start_paused K ARGS... / stopped
+#                                         nmt in the background, stopping itself after
+#                                         update K; wait until it has (see below)
 #   finish                                prints "NAME: N passed, M failed, K skipped"
 # Nothing here depends on a clock; the time limit only keeps a hung nmt from hanging
 # the suite.
@@ -55,6 +59,28 @@ nth_line() { sed -n "${1}p" "$2"; }
 usage_error() {
     exits 2 && [ "$(lines "$T/err")" = 1 ] || return 1
     case $(cat "$T/err") in "nmt: "*"; see 'nmt ${1:+$1 }--help'") return 0 ;; esac
+    return 1
+}
+
+# start ARGS... — nmt in the background (no timeout wrapper: signals must reach nmt
+# itself), stderr to $T/bg.err; sets $pid. SIGINT is reset to its default, which a
+# non-interactive shell sets to ignored for background commands (nmt then leaves it so).
+# start_paused K ARGS... — the same, stopping itself with SIGSTOP right after update K
+# and its train.log line (NMT_PAUSE_AT_STEP, src/base/testhook.h; 0: it does not stop).
+if env --default-signal=INT true 2>/dev/null; then DEFAULT_INT="env --default-signal=INT"; else DEFAULT_INT=; fi
+start() { $DEFAULT_INT "$NMT" "$@" 2>>"$T/bg.err" & pid=$!; }
+start_paused() { pause=$1; shift; env NMT_PAUSE_AT_STEP="$pause" $DEFAULT_INT "$NMT" "$@" 2>>"$T/bg.err" & pid=$!; }
+# stopped — waits until $pid has stopped itself (state T in /proc/PID/stat: 0), or has
+# ended instead (1). The 300 s bound only keeps a hung nmt from hanging the suite.
+stopped() {
+    i=0
+    while [ $i -lt 30000 ]; do
+        st=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)
+        [ "$st" = T ] && return 0
+        [ -z "$st" ] || [ "$st" = Z ] && return 1
+        sleep 0.01
+        i=$((i + 1))
+    done
     return 1
 }
 

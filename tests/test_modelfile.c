@@ -888,6 +888,7 @@ static void make_resumable(ModelFile *mf)
     s->last_validated = 7;
     s->threads = 2;
     s->ranks = 2;
+    s->workers = 3;
     strcpy(s->blas_kernel, "Haswell");
 }
 
@@ -905,8 +906,8 @@ static void test_train_state(void)
         CHECK(back.has_train_state && b->step == a->step && b->epoch == 2 && b->next == 3 && b->n_train == 5 &&
                   !memcmp(b->order, a->order, sizeof(int) * 5) && b->shuffle_rng.state == a->shuffle_rng.state &&
                   b->model_rng.inc == a->model_rng.inc && b->best == a->best && b->lr_best_loss == 2.5 &&
-                  !strcmp(b->blas_kernel, "Haswell"),
-              "the training state reads back (order, random streams, -inf best)");
+                  b->ranks == 2 && b->workers == 3 && !strcmp(b->blas_kernel, "Haswell"),
+              "the training state reads back (order, random streams, -inf best, ranks and workers)");
         modelfile_free(&back);
     }
     /* A model file (no optimizer) never carries one. */
