@@ -223,6 +223,14 @@ bench-ttq: nmt
 # hours): docs/bench/transformer_quality.json and BENCHMARKS.md's section.
 bench-transformer-quality: nmt
 	/usr/bin/python3 scripts/bench/transformer_quality.py
+
+# How nmt's speed grows with the cores (issue 30; scripts/bench/bench_scaling.py; about an hour on
+# 2 cores): training tokens/s and `nmt translate --batch 64` sentences/s with 1, 2, 4, ... workers
+# up to the machine's cores, PyTorch beside them, and callgrind's instruction counts of a step
+# (its serial fraction, Amdahl's prediction): docs/bench/scaling.json and BENCHMARKS.md's section.
+bench-scaling: nmt
+	/usr/bin/python3 scripts/bench/bench_scaling.py
+
 bench-batching: nmt
 	sh scripts/bench/bench_batching.sh --write
 # The sentiment classifier against the attention-pooling demonstration it reproduces
@@ -283,4 +291,4 @@ install-data:
 clean:
 	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-batching bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-batching bench-scaling bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean
