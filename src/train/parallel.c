@@ -97,10 +97,7 @@ static void worker_pass(void *ctx, int w)
     k->tokens = k->right = 0;
     if (hi <= lo) return;  /* a batch smaller than the shards leaves some nothing to do */
     model_fill_batch(m, batch, p->ex, p->idx + lo, hi - lo);
-    if (!training) {
-        runstate_ensure(rs, &m->dims, RUN_TRAIN, hi - lo, batch->S, batch->T);
-        rs->label_smoothing = 0;
-    }
+    if (!training) runstate_ensure(rs, &m->dims, RUN_TRAIN, hi - lo, batch->S, batch->T);
     k->loss = model_forward(m, rs, batch, training);
     if (training) model_backward(m, rs, batch);
     k->tokens = batch->n_tokens;
@@ -157,6 +154,9 @@ double train_workers_gradients(TrainWorkers *t, Model *m, RunState *rs, Batch *b
 double train_workers_score(TrainWorkers *t, Model *m, RunState *rs, Batch *batch, const Example *ex,
                            const int *idx, int n, long *tokens, long *right)
 {
+    /* Held-out loss is never smoothed. Set here, before the workers start: each of them
+     * copies rs's options, so worker 0 writing rs while they read would be a race. */
+    rs->label_smoothing = 0;
     Pass p = {t, m, rs, batch, ex, idx, n, NULL, 0, 0};
     threadpool_for(t->pool, t->n, worker_pass, &p);
     double loss = 0;

@@ -77,7 +77,8 @@ void train_workers_adam(TrainWorkers *t, Adam *opt, float *params, float *grad, 
  * as a step splits them, forward passes only, without label smoothing (RUN_TRAIN run
  * states, as validate.h scores). Returns the summed loss; *tokens gets the examples'
  * target tokens; *right (classifiers) how many examples' most likely class is their
- * label. rs and batch are worker 0's; every run state grows as needed. */
+ * label. rs and batch are worker 0's (rs's label_smoothing is set to 0); every run
+ * state grows as needed. */
 double train_workers_score(TrainWorkers *t, Model *m, RunState *rs, Batch *batch, const Example *ex,
                            const int *idx, int n, long *tokens, long *right);
 #endif
