@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "data/corpus.h"    /* defines: encode_tokens */
+#include "files/config.h"   /* defines: Config, config_parse */
 #include "io/lines.h"     /* defines: lines_read_batches */
 #include "layers/pooling.h"   /* defines: POOL_ATTENTION */
-#include "io/outfile.h"   /* defines: OutFile, outfile_open, outfile_commit */
-#include "io/svg.h"       /* defines: Svg, svg_* */
+#include "decode/heatmap.h"  /* defines: heatmap_write_row_svg */
 #include "decode/translate.h" /* defines: source_units */
 #include "text/vocab.h"     /* defines: vocab_class_label */
 
@@ -85,49 +85,15 @@ void worker_classify(Worker *k, int model, char *const *lines, int n, int *class
     classify_lines(worker_model(k, model), worker_state(k, model), lines, n, classes, probs, attn, units, cut);
 }
 
-/* DIR/LINE.svg: the tokens in a row, each on a box shaded by its attention weight
- * (viridis, scaled to the line's largest weight), the weight below it; the label
- * and its probability as the title. */
+/* DIR/LINE.svg: the line's tokens in a row, shaded by their attention weights, the label
+ * and its probability as the title (heatmap.h). */
 static int write_picture(const char *dir, long number, const TokenList *tok, const float *a, const char *label,
                          double prob, Error *err)
 {
-    char path[4096];
+    char path[4096], title[512];
     snprintf(path, sizeof path, "%s/%06ld.svg", dir, number);
-    OutFile o;
-    if (outfile_open(&o, path, err)) return -1;
-    const double size = 14, pad = 6, top_y = 40, box_h = 28;
-    double top = 0, width = 2 * pad;
-    for (int j = 0; j < tok->n; j++) {
-        if (a[j] > top) top = a[j];
-        width += svg_text_width(tok->tokens[j], size) + 2 * pad;
-    }
-    char title[512];
     snprintf(title, sizeof title, "%s (%.4f)", label, prob);
-    double title_w = svg_text_width(title, size) + 2 * pad;
-    Svg svg;
-    svg_begin(&svg, o.f, width > title_w ? width : title_w, top_y + box_h + 30);
-    SvgText st = svg_text_style(size);
-    st.bold = 1;
-    svg_text(&svg, pad, 22, title, &st);
-    SvgText word = svg_text_style(size), weight = svg_text_style(10);
-    word.anchor = weight.anchor = SVG_ANCHOR_MIDDLE;
-    word.middle_baseline = 1;
-    double x = pad;
-    for (int j = 0; j < tok->n; j++) {
-        double w = svg_text_width(tok->tokens[j], size) + 2 * pad, t = top > 0 ? a[j] / top : 0;
-        char fill[8], tip[64];
-        svg_viridis(t, fill);
-        snprintf(tip, sizeof tip, "attention %.4f", a[j]);
-        svg_rect(&svg, x, top_y, w - 2, box_h, fill, NULL, tip);
-        word.fill = t > 0.6 ? "black" : "white";  /* readable on viridis' dark and light ends */
-        svg_text(&svg, x + w / 2, top_y + box_h / 2, tok->tokens[j], &word);
-        char value[16];
-        snprintf(value, sizeof value, "%.3f", a[j]);
-        svg_text(&svg, x + w / 2, top_y + box_h + 16, value, &weight);
-        x += w;
-    }
-    svg_end(&svg);
-    return outfile_commit(&o, err);
+    return heatmap_write_row_svg(path, title, (const char *const *)tok->tokens, tok->n, a, err);
 }
 
 /* A group of lines on its way through the workers: its lines (a copy when queued: the
@@ -235,6 +201,7 @@ typedef struct {
     FILE *out;
     const char *in_name;
     const ClassifyOptions *opt;
+    int told_columns;  /* the note on lines with tabs is said */
 } StreamJob;
 
 typedef struct {
@@ -266,27 +233,79 @@ static int queued_finish(void *ctx, void *job, int failed, Error *err)
     return status;
 }
 
+/* Each line with a tab cut down to its text column, in place, as training read its
+ * data (classify.h); one without it emptied, with a warning (warned[i] set). */
+static void take_text_columns(StreamJob *j, char **lines, char *warned, int n, long first_number)
+{
+    int k = j->opt->text_column > 0 ? j->opt->text_column : 1;
+    for (int i = 0; i < n; i++) {
+        char *at = lines[i];
+        if (!strchr(at, '\t')) continue;
+        if (!j->told_columns) {
+            fprintf(stderr, "nmt: note: %s line %ld has tabs: such lines are read as the training data was, column %d "
+                            "the text (data.text_column), the others left out\n", j->in_name, first_number + i, k);
+            j->told_columns = 1;
+        }
+        for (int c = 1; c < k && at; c++) {
+            at = strchr(at, '\t');
+            if (at) at++;
+        }
+        if (!at) {
+            fprintf(stderr, "nmt: warning: %s line %ld: no column %d (the text, data.text_column): an empty line "
+                            "out\n", j->in_name, first_number + i, k);
+            warned[i] = 1;
+            lines[i][0] = 0;
+            continue;
+        }
+        size_t len = strcspn(at, "\t");
+        memmove(lines[i], at, len);
+        lines[i][len] = 0;
+    }
+}
+
 static int flush_job(void *ctx, char **lines, const char *warned, int n, long first_number, Error *err)
 {
     StreamJob *j = ctx;
     int C = model_classes(&workers_model(j->w, 0)->model.dims);
+    /* The text columns are cut out here, on the reader's thread, so the note on tabs
+     * comes once, before any line it concerns is written. */
+    char *told = xmalloc((size_t)(n ? n : 1));
+    memcpy(told, warned, (size_t)n);
+    take_text_columns(j, lines, told, n, first_number);
+    int status;
     if (j->queue) {
         QueuedGroup *q = xmalloc(sizeof *q);
-        q->g = group_new(lines, warned, n, first_number, C, j->opt, 1);
+        q->g = group_new(lines, told, n, first_number, C, j->opt, 1);
         q->j = j;
-        return ordered_submit(j->queue, q, err);
+        status = ordered_submit(j->queue, q, err);
+    } else {
+        LineGroup *g = group_new(lines, told, n, first_number, C, j->opt, 0);
+        classify_group(j, g);
+        status = write_lines(workers_model(j->w, 0), g, j->base, j->out, j->in_name, j->opt, err);
+        group_free(g);
     }
-    LineGroup *g = group_new(lines, warned, n, first_number, C, j->opt, 0);
-    classify_group(j, g);
-    int status = write_lines(workers_model(j->w, 0), g, j->base, j->out, j->in_name, j->opt, err);
-    group_free(g);
+    free(told);
     return status;
+}
+
+void classify_trained_columns(const ModelFile *mf, int *text_col, int *label_col)
+{
+    Config cfg;
+    Error err;
+    config_defaults(&cfg);
+    if (mf->config_json && config_parse(&cfg, mf->config_json, "the model's config", &err) == 0) {
+        if (*text_col < 0) *text_col = cfg.text_column;
+        if (*label_col < 0) *label_col = cfg.label_column;
+    }
+    config_free(&cfg);
+    if (*text_col < 0) *text_col = 1;
+    if (*label_col < 0) *label_col = 0;
 }
 
 int classify_stream(Workers *w, FILE *in, FILE *out, const char *in_name, const ClassifyOptions *opt,
                     long *lines_before, Error *err)
 {
-    StreamJob job = {w, NULL, *lines_before, out, in_name, opt};
+    StreamJob job = {w, NULL, *lines_before, out, in_name, opt, 0};
     if (workers_threads(w)) {
         OrderedJobs jobs = {.run = queued_run, .finish = queued_finish, .ctx = &job};
         job.queue = ordered_new(workers_threads(w), 2 * workers_count(w), &jobs);

@@ -11,7 +11,8 @@
  *     (no normalisation: the caller's tokens are what the reader sees);
  *   - text inherits one font-family list, set on the root element (SVG_FONT_FAMILY),
  *     that covers Latin, Devanagari, Cyrillic and CJK where those fonts are installed
- *     (Debian: fonts-dejavu-core, fonts-noto-core, fonts-noto-cjk).
+ *     (Debian: fonts-dejavu-core for Latin and Cyrillic; fonts-noto-core or
+ *     fonts-lohit-deva for Devanagari, which DejaVu lacks; fonts-noto-cjk).
  *
  * Write errors are not checked per call: stdio keeps the stream's error flag, and
  * outfile_commit checks it once at the end (src/io/outfile.h: the file is written whole
@@ -39,9 +40,12 @@
 #include "base/util.h"   /* defines: Error */
 
 /* Fonts for every script nmt is used with; the browser takes each character from the
- * first family that has it. */
-#define SVG_FONT_FAMILY \
-    "DejaVu Sans, Noto Sans, Noto Sans Devanagari, Noto Sans CJK SC, Noto Sans CJK JP, sans-serif"
+ * first family that has it. DejaVu has no Devanagari: a machine with only DejaVu shows
+ * Marathi or Hindi as empty boxes, so two Devanagari families follow, from Debian's
+ * fonts-noto-core and fonts-lohit-deva, then Windows' and macOS' own. */
+#define SVG_FONT_FAMILY                                                                                       \
+    "DejaVu Sans, Noto Sans, Noto Sans Devanagari, Lohit Devanagari, Nirmala UI, Kohinoor Devanagari, "       \
+    "Noto Sans CJK SC, Noto Sans CJK JP, sans-serif"
 
 typedef struct {
     FILE *f;           /* where the document goes; not owned */
@@ -50,6 +54,10 @@ typedef struct {
 /* Starts a document on an open stream: the root <svg> element with width, height and
  * a matching viewBox, a white background and the font family. */
 void svg_begin(Svg *svg, FILE *f, double width, double height);
+/* 1 if path is a regular file (not a symbolic link) whose first line opens as
+ * svg_begin's root element does (its namespace and version, then a size): a picture
+ * nmt drew. */
+int svg_file_is_nmts(const char *path);
 /* Ends the document (</svg>). The stream stays open. */
 void svg_end(Svg *svg);
 
