@@ -230,10 +230,11 @@ bench-ttq: nmt
 bench-transformer-quality: nmt
 	/usr/bin/python3 scripts/bench/transformer_quality.py
 
-# How nmt's speed grows with the cores (issue 30; scripts/bench/bench_scaling.py; about an hour on
-# 2 cores): training tokens/s and `nmt translate --batch 64` sentences/s with 1, 2, 4, ... workers
-# up to the machine's cores, PyTorch beside them, and callgrind's instruction counts of a step
-# (its serial fraction, Amdahl's prediction): docs/bench/scaling.json and BENCHMARKS.md's section.
+# How nmt's speed grows with the cores (issue 30; scripts/bench/bench_scaling.py; needs idle
+# cores, and the callgrind counts take CPU-minutes per run): training tokens/s and `nmt translate
+# --batch 64` sentences/s with 1, 2, 4, ... workers up to the machine's cores, PyTorch beside
+# them, and callgrind's instruction counts of a step (its serial fraction, Amdahl's prediction):
+# docs/bench/scaling.json and BENCHMARKS.md's section.
 bench-scaling: nmt
 	/usr/bin/python3 scripts/bench/bench_scaling.py
 

@@ -2,7 +2,7 @@
 
     /usr/bin/python3 scripts/bench/bench_scaling.py [--quick] [--rounds N] [--threads 1,2,...]
                      [--train-steps N] [--lines N] [--models DIR] [--no-torch]
-                     [--no-timing] [--no-instructions] [--cg-workers 1,2,16] [--cg-steps 2] [--cg-jobs N]
+                     [--no-timing] [--no-instructions] [--cg-workers 1,2,16] [--cg-steps 1] [--cg-jobs N]
     /usr/bin/python3 scripts/bench/bench_scaling.py --render docs/bench/scaling.json
 
 Timing (--no-timing leaves it out): for 1, 2, 4, ... threads up to the machine's cores
@@ -35,8 +35,10 @@ Instructions (--no-instructions leaves them out; needs valgrind): callgrind coun
 training step's instructions with each of --cg-workers workers (the first --cg-steps steps,
 each counted on its own: callgrind dumps its counts as each step begins), those of
 the work the workers share out and the rest: the step's serial part. Callgrind runs a process's threads one at a time and its
-counts do not depend on the machine's load, so a 16-worker step can be counted on two busy
-cores. From the counts, Amdahl's law predicts the speed-up on N cores, one worker's
+counts do not depend on the machine's load, so a 16-worker step can be counted on any
+machine; but slowly (OpenBLAS's AVX2 kernels run at a few million instructions per
+CPU-second under callgrind: CPU-minutes per counted step of the models above), so
+--cg-jobs runs them at once, one per core by default. From the counts, Amdahl's law predicts the speed-up on N cores, one worker's
 instructions over (serial + parallel / N) of the N-worker step: a prediction, not a
 measurement (it counts instructions, not time).
 
@@ -69,6 +71,10 @@ BATCH = 64
 # gradients' sum, the norm's blocks, Adam's slices; with one worker the norm and Adam are
 # grad_norm and adam_update, called directly (the same work on one thread).
 PARALLEL_WORK = ("worker_pass", "sum_slice", "norm_slice", "adam_slice", "grad_norm", "adam_update")
+# A step's work, all of it: what train_step calls on the caller's thread (each of these
+# includes the caller's share of the tasks and the starting and joining of them), and
+# the tasks the pool's threads run (for_helper).
+STEP_WORK = ("train_workers_gradients", "train_workers_grad_norm", "train_workers_adam", "for_helper")
 MODELS = {
     "gru": {"title": "GRU (embed 256, hidden 512)", "config": os.path.join(ROOT, "configs", "default.json"),
             "sets": ["model.embed=256", "model.hidden=512"]},
@@ -250,8 +256,8 @@ class Bench:
         shutil.rmtree(cg_dir, ignore_errors=True)
         if len(counts) != steps:
             sys.exit(f"bench_scaling.py: callgrind wrote {len(counts)} step parts, expected {steps}")
-        total = statistics.mean(c["total"] for c in counts)
-        parallel = statistics.mean(sum(c["functions"].values()) for c in counts)
+        total = statistics.mean(sum(c["functions"].get(f, 0) for f in STEP_WORK) for c in counts)
+        parallel = statistics.mean(sum(c["functions"].get(f, 0) for f in PARALLEL_WORK) for c in counts)
         return {"steps": steps, "per_step": total, "parallel_per_step": parallel, "serial_per_step": total - parallel,
                 "each_step": counts}
 
@@ -267,7 +273,8 @@ def dump_complete(path):
 
 
 def annotate(path):
-    """A callgrind file's total instructions and the inclusive counts of PARALLEL_WORK."""
+    """A callgrind file's total instructions and the inclusive counts of PARALLEL_WORK
+    and STEP_WORK."""
     r = run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", path])
     total, functions = None, {}
     for line in r.stdout.splitlines():
@@ -277,7 +284,7 @@ def annotate(path):
         count = int(m.group(1).replace(",", ""))
         if m.group(2) == "PROGRAM TOTALS":
             total = count
-        elif m.group(3) in PARALLEL_WORK:
+        elif m.group(3) in PARALLEL_WORK + STEP_WORK:
             functions[m.group(3)] = functions.get(m.group(3), 0) + count
     if total is None:
         sys.exit(f"bench_scaling.py: no PROGRAM TOTALS in callgrind_annotate {path}")
@@ -478,6 +485,13 @@ def render_timing(raw):
     return L
 
 
+def how_counted(steps):
+    """How step_instructions counts: the words for the rendering."""
+    return ((f"its first step" if steps == 1 else f"its first {steps} steps, each")
+            + " counted between two of callgrind's dumps (`--dump-before=train_workers_gradients`)"
+            + ("" if steps == 1 else ", their mean taken"))
+
+
 def amdahl(f, n):
     return 1 / (f + (1 - f) / n)
 
@@ -504,16 +518,16 @@ def render_instructions(raw):
     L.append(f"Instructions counted by callgrind (`valgrind --tool=callgrind`, deterministic, whatever the "
              f"machine's load; callgrind runs a process's threads one at a time, so any worker count can be "
              f"counted on any machine): `nmt train` on data/mar.txt, batch {raw['settings']['batch']}, no "
-             f"validation, one OpenBLAS thread; "
-             + (f"its first step" if steps == 1 else f"its first {steps} steps, each")
-             + f" counted between two of callgrind's dumps (`--dump-before=train_workers_gradients`)"
-             + ("" if steps == 1 else ", their mean taken")
-             + f": the same batch{'' if steps == 1 else 'es'} whatever the workers, the startup and the final write "
-             f"left out. Parallel: the inclusive counts of what "
-             f"the workers share out (train/parallel.c: each worker's forward and backward pass, the gradients' "
-             f"sum, the norm's blocks, Adam's slices; one worker: the pass, grad_norm, adam_update); serial: the "
-             f"rest of a step (choosing and counting the batch, the loss, the learning rate, the log line, "
-             f"starting and joining the tasks). Predicted speed-up on N cores: one worker's instructions a step "
+             f"validation, one OpenBLAS thread; {m.get('how') or how_counted(steps)}: the same "
+             f"batch{'' if steps == 1 else 'es'} whatever the workers. A step: the inclusive counts of what "
+             f"train_step calls, train_workers_gradients, train_workers_grad_norm and train_workers_adam (on the "
+             f"caller's thread, with its share of the tasks), and of the pool's threads' tasks (for_helper). "
+             f"Parallel: what the workers share out (train/parallel.c: each worker's forward and backward pass, "
+             f"the gradients' sum, the norm's blocks, Adam's slices; one worker: the pass, grad_norm, "
+             f"adam_update); serial: the rest of the step (starting and joining the tasks, adding up the "
+             f"workers' losses and the norm's blocks; the loop's own bookkeeping between two steps, choosing "
+             f"the batch, counting its tokens, the learning rate, the log line, is not counted). "
+             f"Predicted speed-up on N cores: one worker's instructions a step "
              f"over (serial + parallel / N) of the N-worker run: Amdahl's law with the work that splitting "
              f"adds, counted. **A prediction, not a measurement**: it counts instructions, not time, so it "
              f"leaves out memory bandwidth, the products' lower efficiency on shards of "
@@ -561,7 +575,7 @@ def main():
     ap.add_argument("--no-instructions", action="store_true", help="leave out the callgrind counts")
     ap.add_argument("--cg-workers", default="1,2,16",
                     help="worker counts whose instructions callgrind counts (any count: it runs them one at a time)")
-    ap.add_argument("--cg-steps", type=int, default=2, help="steps counted in each callgrind run (one more runs uncounted, with the final write)")
+    ap.add_argument("--cg-steps", type=int, default=1, help="steps counted in each callgrind run (stopped once they are written)")
     ap.add_argument("--cg-jobs", type=int, default=cores(), help="callgrind runs at once (default: the cores)")
     ap.add_argument("--render", metavar="RAW")
     args = ap.parse_args()
@@ -585,8 +599,11 @@ def main():
         f.write("\n")
     print(render(raw))
     print(f"wrote {path}")
-    if not args.quick:
-        subprocess.run([PYTHON, os.path.join(ROOT, "scripts", "docs", "docs.py"), "regenerate", "scaling"], cwd=ROOT)
+    if not args.quick and subprocess.run([PYTHON, os.path.join(ROOT, "scripts", "docs", "docs.py"), "regenerate",
+                                          "scaling"], cwd=ROOT).returncode != 0:
+        print("bench_scaling.py: BENCHMARKS.md's block scaling was not regenerated: its markers are in "
+              "BENCHMARKS.md's section \"Using the cores\" (put them in place, then: python3 scripts/docs/docs.py "
+              "regenerate scaling)", file=sys.stderr)
     return 0
 
 
