@@ -428,40 +428,27 @@ def render_timing(raw):
         med = statistics.median(values)
         return f"{med:,.0f}" if t == 1 else f"{med:,.0f} ({ratios(values, base):.2f}x)"
 
+    def row(label, t, kind, base, cells):
+        """A table row: cells(values, base values) for each model's training, then translation."""
+        k = str(t)
+        return (f"| {label} |" + "".join(f" {cells(tr[n][kind][k], tr[n][base]['1'])} |" for n in names)
+                + "".join(f" {cells(sp[n][kind][k], sp[n][base]['1'])} |" for n in names))
+
     for t in threads:
-        k = str(t)
-        row = f"| {t} |"
-        for n in names:
-            row += f" {cell(tr[n]['workers'][k], tr[n]['workers']['1'], t)} |"
-        for n in names:
-            row += f" {cell(sp[n]['workers'][k], sp[n]['workers']['1'], t)} |"
-        L.append(row)
+        L.append(row(t, t, "workers", "workers", lambda v, b: cell(v, b, t)))
     for t in threads[1:]:
-        k = str(t)
-        row = f"| {t}, OpenBLAS threads in one worker |"
-        for n in names:
-            row += f" {cell(tr[n]['blas'][k], tr[n]['workers']['1'], t)} |"
-        for n in names:
-            row += f" {cell(sp[n]['blas'][k], sp[n]['workers']['1'], t)} |"
-        L.append(row)
+        L.append(row(f"{t}, OpenBLAS threads in one worker", t, "blas", "workers", lambda v, b: cell(v, b, t)))
     if s.get("torch"):
         for t in threads:
             k = str(t)
-            row = f"| {t}, PyTorch |"
-            for n in names:
-                row += f" {cell(tr[n]['torch'][k], tr[n]['torch']['1'], t)} |"
-            row += " – |" * len(names)
-            L.append(row)
+            L.append(f"| {t}, PyTorch |" + "".join(f" {cell(tr[n]['torch'][k], tr[n]['torch']['1'], t)} |"
+                                                    for n in names) + " – |" * len(names))
     cpu_t, cpu_d = raw.get("train_cpu_seconds"), raw.get("translate_cpu_seconds")
     if cpu_t and cpu_d:
+        tr, sp = cpu_t, cpu_d  # the same rows, of CPU seconds
         for t in threads[1:]:
-            k = str(t)
-            row = f"| {t}: CPU seconds over 1 thread's |"
-            for n in names:
-                row += f" {ratios(cpu_t[n]['workers'][k], cpu_t[n]['workers']['1']):.2f}x |"
-            for n in names:
-                row += f" {ratios(cpu_d[n]['workers'][k], cpu_d[n]['workers']['1']):.2f}x |"
-            L.append(row)
+            L.append(row(f"{t}: CPU seconds over 1 thread's", t, "workers", "workers",
+                         lambda v, b: f"{ratios(v, b):.2f}x"))
     L.append("")
     L.append(f"N threads: `train.workers N` and `nmt translate --workers N` (one OpenBLAS thread each); "
              f"\"OpenBLAS threads in one worker\": `train.threads N` and `--threads N` with one worker, as nmt "
