@@ -45,6 +45,74 @@ for block in benchmarks speed mpi_throughput family_speed time_to_quality time_t
         eval '$DOCS check $block >"$T/out" 2>"$T/err"'
 done
 
+# Every relative link and anchor of README.md, BENCHMARKS.md, CONTRIBUTING.md,
+# CHANGELOG.md and docs/*.md leads to a file and heading that exist, and every
+# repository path in their code spans exists (scripts/docs/links.py).
+check "links: every relative link, anchor and repository path of the documents exists" \
+    eval 'python3 scripts/docs/links.py >"$T/out" 2>&1'
+
+# The configuration reference lists every key of src/files/config.c's table, and no
+# other: a key added to the table without its row (or a row left of a key removed) fails.
+sed -n '/^static const KeySpec keys\[\]/,/^};/p' src/files/config.c |
+    grep -oE 'K(_OPEN)?\("[a-z]+", "[a-z_]+"' | sed -E 's/K(_OPEN)?\("([a-z]+)", "([a-z_]+)"/\2.\3/' |
+    sort >"$T/keys"
+sed -n '/^## The keys/,$p' docs/configuration.md | grep -oE '^\| `[a-z_]+\.[a-z_]+`' |
+    sed -E 's/^\| `(.*)`/\1/' | sort >"$T/rows"
+check "configuration.md: config.c's table has keys ($(wc -l <"$T/keys") of them) for this test to compare" \
+    [ "$(wc -l <"$T/keys")" -gt 50 ]
+missing=$(comm -23 "$T/keys" "$T/rows" | tr '\n' ' ')
+check "configuration.md: a row for every key of config.c's table (missing: ${missing:-none})" [ -z "$missing" ]
+extra=$(comm -13 "$T/keys" "$T/rows" | tr '\n' ' ')
+check "configuration.md: no row of a key config.c does not have (extra: ${extra:-none})" [ -z "$extra" ]
+dup=$(uniq -d "$T/rows" | tr '\n' ' ')
+check "configuration.md: each key once (twice: ${dup:-none})" [ -z "$dup" ]
+
+# Its table of where configs/default.json differs from the built-in defaults is true,
+# and a config that changes, or a default that changes, makes it fail.
+check "configuration.md: the table of configs/default.json's differences from the defaults is true" \
+    eval 'python3 scripts/docs/config_defaults.py >"$T/out" 2>&1'
+C=$T/cfgroot
+mkdir -p "$C/docs" "$C/configs"
+cp docs/configuration.md "$C/docs/"
+sed 's/"epochs": 3,/"epochs": 4,/' configs/default.json >"$C/configs/default.json"
+python3 scripts/docs/config_defaults.py --root "$C" >"$T/out" 2>&1
+rc=$?
+check "configuration.md: ... a changed value in configs/default.json fails, naming the key" \
+    eval '[ $rc -eq 1 ] && has "$T/out" "train.epochs: the table of differences says (10, 3)"'
+sed 's/"clip_norm": 5.0,/"clip_norm": 1.0,/' configs/default.json >"$C/configs/default.json"
+python3 scripts/docs/config_defaults.py --root "$C" >"$T/out" 2>&1
+rc=$?
+check "configuration.md: ... a new difference the table does not list fails, naming it" \
+    eval '[ $rc -eq 1 ] && has "$T/out" "train.clip_norm: configs/default.json has 1.0, the default is 5.0"'
+
+# docs/commands.md against the option tables (`nmt CMD --help`, which the man page is
+# generated from): a row for every command, every option it names one some command
+# takes, every option a command takes named on it.
+NMT=${NMT:-./nmt}
+if [ -x "$NMT" ]; then
+    cmds=$("$NMT" --help | sed -n '/^commands:/,/^$/p' | grep -oE '^  [a-z]+' | tr -d ' ' | sort -u)
+    : >"$T/helpopts"
+    missing=
+    for c in $cmds; do
+        grep -q "^| \`nmt $c[ \`]" docs/commands.md || missing="$missing $c"
+        "$NMT" $c --help >>"$T/helpopts" 2>&1
+    done
+    for c in learn apply join; do "$NMT" bpe $c --help >>"$T/helpopts" 2>&1; done
+    "$NMT" --help >>"$T/helpopts" 2>&1
+    grep -oE -- '--[a-z][a-z0-9-]*' "$T/helpopts" | sort -u >"$T/known"
+    grep -oE -- '(^|[^a-z0-9-])--[a-z][a-z0-9-]*' docs/commands.md | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u >"$T/named"
+    check "commands.md: nmt --help lists commands ($(echo $cmds)) and they have options for this test" \
+        eval '[ "$(echo $cmds | wc -w)" -ge 8 ] && [ "$(wc -l <"$T/known")" -gt 30 ]'
+    check "commands.md: a row for every command nmt --help lists (missing:${missing:- none})" [ -z "$missing" ]
+    unknown=$(comm -13 "$T/known" "$T/named" | tr '\n' ' ')
+    check "commands.md: every option it names is one a command takes (unknown: ${unknown:-none})" [ -z "$unknown" ]
+    unnamed=$(comm -23 "$T/known" "$T/named" | tr '\n' ' ')
+    check "commands.md: names every option the commands take (not named: ${unnamed:-none})" [ -z "$unnamed" ]
+else
+    echo "skip commands.md against the option tables: no $NMT (run make first)"
+    skipped=$((skipped + 1))
+fi
+
 # The real rules of the worked example, against the README's own block: the last
 # validation loss moved by 0.0041 (the issue's 2.0047 against 2.0088) passes; by 0.06
 # fails, naming it.
@@ -215,5 +283,40 @@ check "raw results: a file that names no machine fails lint (exit 1)" \
 $D check demo >"$T/out" 2>&1
 rc=$?
 check "raw results: ... and fails any check too" [ $rc -eq 1 ]
+
+# ---------------------------------------------------------------- 3. links.py on a scratch repository
+
+L=$T/links
+mkdir -p "$L/docs" "$L/configs"
+echo '{}' >"$L/configs/a.json"
+{
+    echo "# Title"; echo; echo "## A section: with \`code\`, punctuation (and more)"; echo
+    echo "See [the guide](docs/guide.md#the-part), [here](#a-section-with-code-punctuation-and-more),"
+    echo "\`configs/a.json\`, [a picture](docs/pic.svg) and [a site](https://example.org/x)."
+    echo '```'; echo "[inside a code block](nowhere.md) is not a link"; echo '```'
+} >"$L/README.md"
+printf '# Guide\n\n## The part\n\nBack to [the README](../README.md#title).\n' >"$L/docs/guide.md"
+echo '<svg/>' >"$L/docs/pic.svg"
+python3 scripts/docs/links.py --root "$L" >"$T/out" 2>&1
+rc=$?
+check "links scratch: files, anchors (punctuation and code in a heading), code-span paths that exist pass (exit 0)" [ $rc -eq 0 ]
+cp "$L/README.md" "$T/links.orig"
+sed -i 's|docs/guide.md#the-part|docs/guide.md#the-whole|' "$L/README.md"
+python3 scripts/docs/links.py --root "$L" >"$T/out" 2>&1
+rc=$?
+check "links scratch: an anchor no heading has fails (exit 1), naming the file, line and anchor" \
+    eval '[ $rc -eq 1 ] && has "$T/out" "README.md:5: link docs/guide.md#the-whole: docs/guide.md has no heading whose anchor is #the-whole"'
+cp "$T/links.orig" "$L/README.md"
+rm "$L/docs/pic.svg"
+python3 scripts/docs/links.py --root "$L" >"$T/out" 2>&1
+rc=$?
+check "links scratch: a link to a file that does not exist fails, naming it" \
+    eval '[ $rc -eq 1 ] && has "$T/out" "README.md:6: link docs/pic.svg: docs/pic.svg does not exist"'
+echo '<svg/>' >"$L/docs/pic.svg"
+rm "$L/configs/a.json"
+python3 scripts/docs/links.py --root "$L" >"$T/out" 2>&1
+rc=$?
+check "links scratch: a repository path in a code span that does not exist fails, naming it" \
+    eval '[ $rc -eq 1 ] && has "$T/out" "README.md:6: \`configs/a.json\`: no such file in the repository"'
 
 finish
