@@ -67,6 +67,33 @@ check "configuration.md: no row of a key config.c does not have (extra: ${extra:
 dup=$(uniq -d "$T/rows" | tr '\n' ' ')
 check "configuration.md: each key once (twice: ${dup:-none})" [ -z "$dup" ]
 
+# The configs the documents show (a line of a code block that is a JSON object with a
+# "data" section) are JSON whose every key is one of config.c's.
+cat README.md docs/*.md | grep -E '^    \{"data"' >"$T/configs"
+check "documents: configs to check ($(wc -l <"$T/configs") of them)" [ -s "$T/configs" ]
+python3 -c '
+import json, sys
+keys = set(open(sys.argv[1]).read().split())
+bad = 0
+for line in open(sys.argv[2]):
+    try:
+        c = json.loads(line)
+    except ValueError as e:
+        print("not JSON:", line.strip(), e); bad = 1; continue
+    for s, kv in c.items():
+        for k in kv:
+            if s + "." + k not in keys:
+                print("no key", s + "." + k, "in", line.strip()); bad = 1
+sys.exit(bad)' "$T/keys" "$T/configs" >"$T/out" 2>&1
+check "documents: every config they show is JSON of known keys" [ $? -eq 0 ]
+
+# The README's two commands are the ones it has always given, and make has their targets.
+check "README: the install-and-demo command and the test command, as before" \
+    eval 'grep -qxF "    sh scripts/install-deps.sh && make demo     # install, build, train the default, translate, score" README.md &&
+          grep -qx "    make test  *# the test suite" README.md'
+check "README: make knows demo and test, and scripts/install-deps.sh exists" \
+    eval 'make -n demo >/dev/null 2>&1 && make -n test >/dev/null 2>&1 && [ -f scripts/install-deps.sh ]'
+
 # Its table of where configs/default.json differs from the built-in defaults is true,
 # and a config that changes, or a default that changes, makes it fail.
 check "configuration.md: the table of configs/default.json's differences from the defaults is true" \
