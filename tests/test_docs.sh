@@ -116,6 +116,7 @@ check "configuration.md: ... a new difference the table does not list fails, nam
 # generated from): a row for every command, every option it names one some command
 # takes, every option a command takes named on it.
 NMT=${NMT:-./nmt}
+case $NMT in /*) ;; *) NMT=$(pwd)/$NMT ;; esac    # make test gives "nmt"
 if [ -x "$NMT" ]; then
     cmds=$("$NMT" --help | sed -n '/^commands:/,/^$/p' | grep -oE '^  [a-z]+' | tr -d ' ' | sort -u)
     : >"$T/helpopts"
