@@ -1,12 +1,14 @@
 #!/bin/sh
-# test_docs.sh — the machinery that keeps README.md, BENCHMARKS.md and docs/*.md true
-# (scripts/docs/): the comparison fails beyond a tolerance and only then, naming the
-# block, the figure and both values; regenerating splices a block in and nothing else;
+# test_docs.sh — the machinery that keeps README.md, BENCHMARKS.md, CONTRIBUTING.md and
+# docs/*.md true (scripts/docs/): their links, config keys and options checked against
+# the files, config.c's key table and the commands' option tables; the comparison of a
+# generated block fails beyond a tolerance and only then, naming the block, the figure
+# and both values; regenerating splices a block in and nothing else;
 # broken markers, stale tolerance rules and raw results without a machine are refused;
 # and the repository's own documents pass the checks that need no training: their
 # markers and rules are sound, every block rendered from docs/bench/*.json is exactly
 # that rendering (no hand edits), and the examples that need no trained model print
-# exactly what the README shows. The blocks that train (the worked example, ...) are
+# exactly what the documents show. The blocks that train (the worked example, ...) are
 # checked by `make check-docs` and CI, not here.
 #
 # Run from the repository root after `make` (tests/run.sh does): sh tests/test_docs.sh.
