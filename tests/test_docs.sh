@@ -89,6 +89,19 @@ for line in open(sys.argv[2]):
 sys.exit(bad)' "$T/keys" "$T/configs" >"$T/out" 2>&1
 check "documents: every config they show is JSON of known keys" [ $? -eq 0 ]
 
+# The README's table of which model for which budget quotes measured figures only: each
+# is in the section its row links to; a figure changed in the table fails.
+check "README: every figure of the which-model table is in the section it links to" \
+    eval 'python3 scripts/docs/budget_table.py >"$T/out" 2>&1'
+B=$T/budget
+mkdir -p "$B/docs"
+cp docs/measurements.md "$B/docs/"
+sed 's/| 29\.21 \/ 30\.43 |/| 29.21 \/ 31.43 |/' README.md >"$B/README.md"
+python3 scripts/docs/budget_table.py --root "$B" >"$T/out" 2>&1
+rc=$?
+check "README: ... a figure that is not in its source fails, naming it" \
+    eval '[ $rc -eq 1 ] && has "$T/out" "31.43 (row \`configs/family/luong_concat.json\`"'
+
 # The README's two commands are the ones it has always given, and make has their targets.
 check "README: the install-and-demo command and the test command, as before" \
     eval 'grep -qxF "    sh scripts/install-deps.sh && make demo     # install, build, train the default, translate, score" README.md &&
