@@ -141,6 +141,10 @@ $(BUILD)/set_weights: tests/tools/set_weights.c $(OBJ)
 # A tool of tests/test_serve.sh: values out of the server's JSON answers (cJSON alone).
 $(BUILD)/json_get: tests/tools/json_get.c
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
+# A tool of tests/test_threads.sh (and of the MPI test, built there with mpicc): the
+# largest difference between two models' weights.
+$(BUILD)/weights_diff: tests/tools/weights_diff.c $(OBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
 
 # A tool of tests/test_mixups.sh: a model file whose stored config and architecture
 # disagree, with valid checksums.
@@ -152,11 +156,11 @@ $(BUILD)/set_config: tests/tools/set_config.c $(OBJ)
 # with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh), of
 # its options, man page and installed files (tests/test_options.sh), of a careless
 # user's mix-ups (tests/test_mixups.sh), of jobs that stop (tests/test_stops.sh), of nmt
-# on several threads (tests/test_parallel.sh), and of nmt serve (tests/test_serve.sh, and
+# on several threads (tests/test_threads.sh), and of nmt serve (tests/test_serve.sh, and
 # its page in Chromium: tests/test_browser.sh).
-test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights $(BUILD)/set_config $(BUILD)/json_get
+test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights $(BUILD)/set_config $(BUILD)/weights_diff $(BUILD)/json_get
 	@NMT=$(NMT_BIN) TOOLS=$(BUILD) BUILD=$(BUILD) sh tests/run.sh $(TESTS) tests/test_layers.sh tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh \
-	    tests/test_mixups.sh tests/test_stops.sh tests/test_parallel.sh tests/test_serve.sh tests/test_browser.sh
+	    tests/test_mixups.sh tests/test_stops.sh tests/test_threads.sh tests/test_serve.sh tests/test_browser.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, objects,
 # test binaries and nmt in build-sanitize/.
@@ -211,7 +215,7 @@ demo: nmt
 	./nmt eval runs/default/model.bin runs/default/valid.tsv
 
 # nmt against PyTorch (scripts/bench/bench.py; needs python3-torch): writes the raw results to
-# docs/bench/pytorch.json and renders BENCHMARKS.md and README's Speed table from them.
+# docs/bench/pytorch.json and renders BENCHMARKS.md and docs/measurements.md's Speed table from them.
 bench: nmt
 	/usr/bin/python3 scripts/bench/bench.py
 
@@ -234,10 +238,19 @@ bench-ttq: nmt
 # hours): docs/bench/transformer_quality.json and BENCHMARKS.md's section.
 bench-transformer-quality: nmt
 	/usr/bin/python3 scripts/bench/transformer_quality.py
+
+# How nmt's speed grows with the cores (issue 30; scripts/bench/bench_scaling.py; needs idle
+# cores, and the callgrind counts take CPU-minutes per run): training tokens/s and `nmt translate
+# --batch 64` sentences/s with 1, 2, 4, ... workers up to the machine's cores, PyTorch beside
+# them, and callgrind's instruction counts of a step (its serial fraction, Amdahl's prediction):
+# docs/bench/scaling.json and BENCHMARKS.md's section.
+bench-scaling: nmt
+	/usr/bin/python3 scripts/bench/bench_scaling.py
+
 bench-batching: nmt
 	sh scripts/bench/bench_batching.sh --write
 # The sentiment classifier against the attention-pooling demonstration it reproduces
-# (docs/bench/sentiment.json, README's table): 6 settings x 5 seeds, about a minute.
+# (docs/bench/sentiment.json, the table in docs/measurements.md): 6 settings x 5 seeds, about a minute.
 bench-sentiment: nmt
 	python3 scripts/bench/sentiment_experiment.py --jobs 2
 # BPE on a 40,000-letter word and on a normal corpus, against the nmt of 9c1acf3 (built
@@ -252,7 +265,8 @@ bench-bpe-long-word: nmt
 bench-serve: nmt
 	/usr/bin/python3 scripts/bench/bench_serve.py
 
-# The generated blocks of README.md, BENCHMARKS.md and docs/*.md (scripts/docs/docs.py):
+# The generated blocks of README.md, BENCHMARKS.md, CONTRIBUTING.md and docs/*.md
+# (scripts/docs/docs.py):
 # `make docs` reruns every block's command and writes its output in place (hours: the
 # model family trains 14 models; DOCS="NAME ..." for some: python3 scripts/docs/docs.py
 # list names them), `make check-docs` reruns them and fails where a block differs beyond
@@ -286,9 +300,10 @@ install: nmt install-data
 
 # What nmt's files need no build for: the man page (share/man/man1), the example configs
 # (share/nmt/configs, family/ too) and the documentation (share/doc/nmt: README.md and
-# the documents beside it, docs/*.md and the pictures, as README.md links them).
+# the documents beside it, docs/*.md, the pictures and the man page's source, as the
+# documents link them).
 DOC_FILES = README.md $(wildcard BENCHMARKS.md CHANGELOG.md CONTRIBUTING.md)
-DOC_DOCS  = $(wildcard docs/*.md docs/*.svg)
+DOC_DOCS  = $(wildcard docs/*.md docs/*.svg) docs/nmt.1
 install-data:
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/nmt/configs/family \
 	    $(DESTDIR)$(PREFIX)/share/doc/nmt/docs
@@ -301,4 +316,4 @@ install-data:
 clean:
 	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-serve bench-transformer bench-ttq bench-transformer-quality bench-batching bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-serve bench-transformer bench-ttq bench-transformer-quality bench-batching bench-scaling bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean

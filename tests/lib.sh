@@ -1,7 +1,8 @@
 # lib.sh — what the end-to-end shell tests share (sourced, not run: test_cli.sh,
 # test_mpi.sh, test_files.sh, test_limits.sh, test_failures.sh, test_mixups.sh,
-# test_stops.sh, test_serve.sh, test_browser.sh): counting checks, running nmt with its
-# output captured, and tiny and small trained models.
+# test_stops.sh, test_threads.sh, test_serve.sh, test_browser.sh): counting checks,
+# running nmt with its output captured, tiny and small trained models, and nmt in the
+# background stopped at a known step.
 #
 # A test sets NAME (its closing line's name) before sourcing this file from the
 # repository root: . tests/lib.sh. It gets $NMT (absolute), $DATA (data/mar.txt), $T (a
@@ -20,6 +21,9 @@
 #                                         into DIR, one that outputs something
 #   $DEFAULT_INT COMMAND...               COMMAND with SIGINT at its default action (a
 #                                         background job of a script starts ignoring it)
+#   start ARGS... / start_paused K ARGS...
+#                                         nmt in the background, stopping itself after
+#                                         update K (see below)
 #   stopped                               waits until $pid has stopped itself (SIGSTOP)
 #   finish_bg                             waits for $pid to end; sets $rc
 #   finish                                prints "NAME: N passed, M failed, K skipped"
@@ -86,6 +90,14 @@ usage_error() {
     case $(cat "$T/err") in "nmt: "*"; see 'nmt ${1:+$1 }--help'") return 0 ;; esac
     return 1
 }
+
+# start ARGS... — nmt in the background (no timeout wrapper: signals must reach nmt
+# itself), stderr to $T/bg.err; sets $pid. SIGINT is reset to its default, which a
+# non-interactive shell sets to ignored for background commands (nmt then leaves it so).
+# start_paused K ARGS... — the same, stopping itself with SIGSTOP right after update K
+# and its train.log line (NMT_PAUSE_AT_STEP, src/base/testhook.h; 0: it does not stop).
+start() { $DEFAULT_INT "$NMT" "$@" 2>>"$T/bg.err" & pid=$!; }
+start_paused() { pause=$1; shift; env NMT_PAUSE_AT_STEP="$pause" $DEFAULT_INT "$NMT" "$@" 2>>"$T/bg.err" & pid=$!; }
 
 # tiny_model DIR — 200 pairs of data/mar.txt, one epoch of a 16-unit GRU: a model file
 # to read, translate with and break, not one that translates well.

@@ -14,6 +14,7 @@
 #include "decode/translate.h" /* defines: source_units */
 #include "text/vocab.h"     /* defines: vocab_class_label */
 
+
 void classify_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, int *classes, float *probs,
                     float **attn, TokenList *units, int *cut)
 {
@@ -202,6 +203,35 @@ typedef struct {
     int told_columns;  /* the note on lines with tabs is said */
 } StreamJob;
 
+typedef struct {
+    LineGroup *g;
+    StreamJob *j;
+} QueuedGroup;
+
+static void classify_group(StreamJob *j, LineGroup *g)
+{
+    Worker *k = workers_borrow(j->w);
+    worker_classify(k, 0, g->lines, g->n, g->classes, g->probs, g->attn, g->units, g->cut);
+    workers_return(j->w, k);
+}
+
+static void queued_run(void *job)
+{
+    QueuedGroup *q = job;
+    classify_group(q->j, q->g);
+}
+
+static int queued_finish(void *ctx, void *job, int failed, Error *err)
+{
+    (void)ctx;
+    QueuedGroup *q = job;
+    StreamJob *j = q->j;
+    int status = failed ? 0 : write_lines(workers_model(j->w, 0), q->g, j->base, j->out, j->in_name, j->opt, err);
+    group_free(q->g);
+    free(q);
+    return status;
+}
+
 /* Each line with a tab cut down to its text column, in place, as training read its
  * data (classify.h); one without it emptied, with a warning (warned[i] set). */
 static void take_text_columns(StreamJob *j, char **lines, char *warned, int n, long first_number)
@@ -232,40 +262,13 @@ static void take_text_columns(StreamJob *j, char **lines, char *warned, int n, l
     }
 }
 
-typedef struct {
-    LineGroup *g;
-    StreamJob *j;
-} QueuedGroup;
-
-static void classify_group(StreamJob *j, LineGroup *g)
-{
-    Worker *k = workers_borrow(j->w);
-    worker_classify(k, 0, g->lines, g->n, g->classes, g->probs, g->attn, g->units, g->cut);
-    workers_return(j->w, k);
-}
-
-static void queued_run(void *job)
-{
-    QueuedGroup *q = job;
-    classify_group(q->j, q->g);
-}
-
-static int queued_finish(void *ctx, void *job, int failed, Error *err)
-{
-    (void)ctx;
-    QueuedGroup *q = job;
-    StreamJob *j = q->j;
-    int status = failed ? 0 : write_lines(workers_model(j->w, 0), q->g, j->base, j->out, j->in_name, j->opt, err);
-    group_free(q->g);
-    free(q);
-    return status;
-}
-
 static int flush_job(void *ctx, char **lines, const char *warned, int n, long first_number, Error *err)
 {
     StreamJob *j = ctx;
     int C = model_classes(&workers_model(j->w, 0)->model.dims);
-    char *told = xmalloc((size_t)n);
+    /* The text columns are cut out here, on the reader's thread, so the note on tabs
+     * comes once, before any line it concerns is written. */
+    char *told = xmalloc((size_t)(n ? n : 1));
     memcpy(told, warned, (size_t)n);
     take_text_columns(j, lines, told, n, first_number);
     int status;

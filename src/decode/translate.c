@@ -380,7 +380,9 @@ static LineGroup *group_new(char **lines, int n, long first_number, const Transl
             g->lines[i] = xstrdup(lines[i]);
     }
     g->result = xmalloc(sizeof(Translation) * n * k);
-    g->count = xmalloc(sizeof(int) * n);
+    /* Zero translations until translated: a group that an earlier write error keeps
+     * from being translated is finished (freed) with nothing to free. */
+    g->count = xcalloc(n ? n : 1, sizeof(int));
     g->bad = xmalloc(sizeof(int) * n);
     return g;
 }

@@ -105,16 +105,17 @@ int classeval_run(Workers *w, const char *model_path, const char *tsv_path, int 
             note_unseen(res, tsv.pairs[i].tgt);
             continue;
         }
-        if (cb.classes[i] < 0) {
+        int guess = cb.classes[i];
+        if (guess < 0) {
             res->no_text++;
             continue;
         }
         res->scored++;
-        res->right += cb.classes[i] == truth;
-        if (res->confusion) res->confusion[(long)truth * C + cb.classes[i]]++;
+        res->right += guess == truth;
+        if (res->confusion) res->confusion[(long)truth * C + guess]++;
         res->support[truth]++;
-        res->predicted[cb.classes[i]]++;
-        res->true_positive[truth] += cb.classes[i] == truth;
+        res->predicted[guess]++;
+        res->true_positive[truth] += guess == truth;
         /* A NaN probability (logits that overflowed) must not pass as a tiny one. */
         float p = cb.probs[(long)i * C + truth];
         nll -= isnan(p) ? p : log(p > 1e-30f ? p : 1e-30f);

@@ -8,19 +8,10 @@
 /* Validation sentences translated together for BLEU, as `nmt eval` does. */
 #define VALID_DECODE_BATCH 64
 
-/* The first index of the largest of x[0..n-1]. */
-static int argmax(const float *x, int n)
-{
-    int best = 0;
-    for (int k = 1; k < n; k++)
-        if (x[k] > x[best]) best = k;
-    return best;
-}
-
-double validate_loss(Model *m, RunState *rs, Batch *batch, const Dataset *ds, int batch_size, double *accuracy)
+double validate_loss(TrainWorkers *t, Model *m, RunState *rs, Batch *batch, const Dataset *ds, int batch_size,
+                     double *accuracy)
 {
     long right = 0;
-    int C = model_classes(&m->dims);
     int *order = xmalloc(sizeof(int) * (ds->n_valid ? ds->n_valid : 1));
     for (int i = 0; i < ds->n_valid; i++)
         order[i] = i;
@@ -30,14 +21,10 @@ double validate_loss(Model *m, RunState *rs, Batch *batch, const Dataset *ds, in
     long tokens = 0;
     for (int start = 0; start < ds->n_valid; start += batch_size) {
         int n = ds->n_valid - start < batch_size ? ds->n_valid - start : batch_size;
-        model_fill_batch(m, batch, ds->valid, order + start, n);
-        runstate_ensure(rs, &m->dims, RUN_TRAIN, n, batch->S, batch->T);
-        rs->label_smoothing = 0;
-        total += model_forward(m, rs, batch, 0);
-        tokens += batch->n_tokens;
-        if (model_classifies(&m->dims))
-            for (int b = 0; b < n; b++)
-                right += argmax(rs->logits + (long)b * C, C) == batch->label[b];
+        long batch_tokens, batch_right;
+        total += train_workers_score(t, m, rs, batch, ds->valid, order + start, n, &batch_tokens, &batch_right);
+        tokens += batch_tokens;
+        right += batch_right;
     }
     if (accuracy) *accuracy = ds->n_valid ? (double)right / ds->n_valid : 0;
     free(order);
