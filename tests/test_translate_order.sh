@@ -6,7 +6,9 @@
 # two input files; the n-best line numbers in order; a writer that waits for each answer
 # gets it (the look-ahead does not wait for lines that have not come); a failed write
 # stops at the first line; the default without --batch on a file is --batch 64;
-# --compute-type float32 changes nothing and int8 (a Transformer's) nothing with the batch.
+# --compute-type float32 changes nothing and int8 (a Transformer's) nothing with the batch;
+# with --workers 2 (the window's batches translated at once, issue 30) the same bytes as
+# one worker, int8 included, and the pipe and write-error cases behave the same.
 #
 # Run from the repository root after `make`: sh tests/test_translate_order.sh. About 10 s
 # on 2 cores (two tiny models are trained). Nothing depends on a clock; the time limits
@@ -95,6 +97,19 @@ cp "$T/out" "$T/long.one"
 run translate "$M" "$T/long.txt" --batch 32
 check "1,100 lines (two windows), --batch 32: the same words as --batch 1" \
     eval 'exits 0 && [ "$(lines "$T/out")" = 1100 ] && cmp -s "$T/out" "$T/long.one"'
+run translate "$M" "$T/long.txt" --batch 32 --workers 2
+check "1,100 lines, --batch 32 --workers 2: byte for byte one worker" eval 'exits 0 && cmp -s "$T/out" "$T/long.one"'
+
+# int8 weights are prepared once and shared by the workers (each product quantizes its
+# input rows in a buffer of its own): two workers write byte for byte what one writes,
+# for both families, over two windows, n-best scores included.
+for model in gru tr; do
+    run translate "$T/$model/model.bin" "$T/long.txt" --batch 16 --beam 2 --nbest 2 --compute-type int8 --workers 1
+    cp "$T/out" "$T/int8.w1"
+    run translate "$T/$model/model.bin" "$T/long.txt" --batch 16 --beam 2 --nbest 2 --compute-type int8 --workers 2
+    check "$model: int8 --workers 2: byte for byte --workers 1 (1,100 lines, n-best scores included)" \
+        eval 'exits 0 && [ "$(lines "$T/out")" = 2200 ] && cmp -s "$T/out" "$T/int8.w1"'
+done
 
 # Without --batch, a file is translated 64 lines at a time (cli/cmd_translate.c's
 # default_batch): byte for byte the output of --batch 64, n-best scores included.
@@ -105,33 +120,38 @@ check "no --batch on a file: byte for byte --batch 64" cmp -s "$T/out" "$T/defau
 
 # A writer that waits for each answer, through a fifo that this shell holds open: with
 # --batch 64 the look-ahead must not wait for lines that have not come (wait_lines:
-# tests/lib.sh).
+# tests/lib.sh), with one worker or two.
 mkfifo "$T/fifo"
-: >"$T/fifo.out"
-exec 3<>"$T/fifo"
-"$NMT" translate "$M" --batch 64 <"$T/fifo" >"$T/fifo.out" 2>"$T/fifo.err" 3>&- &
-pid=$!
-printf 'Show me.\nWe will go.\n' >&3
-check "pipe, --batch 64: both answers arrive while stdin is open" wait_lines "$T/fifo.out" 2
-check "pipe, --batch 64: nmt is still waiting for input" kill -0 $pid
-printf 'I like it.\n' >&3
-check "pipe, --batch 64: the 3rd answer arrives while stdin is open" wait_lines "$T/fifo.out" 3
-exec 3>&-
-wait $pid
-rc=$?
 printf 'Show me.\nWe will go.\nI like it.\n' >"$T/three.txt"
 run translate "$M" "$T/three.txt" --batch 1
-check "pipe, --batch 64: exit 0, the answers of one line at a time" \
-    eval '[ "$rc" -eq 0 ] && cmp -s "$T/fifo.out" "$T/out"'
+cp "$T/out" "$T/three.one"
+for w in 1 2; do
+    : >"$T/fifo.out"
+    exec 3<>"$T/fifo"
+    "$NMT" translate "$M" --batch 64 --workers $w <"$T/fifo" >"$T/fifo.out" 2>"$T/fifo.err" 3>&- &
+    pid=$!
+    printf 'Show me.\nWe will go.\n' >&3
+    check "pipe, --batch 64 --workers $w: both answers arrive while stdin is open" wait_lines "$T/fifo.out" 2
+    check "pipe, --batch 64 --workers $w: nmt is still waiting for input" kill -0 $pid
+    printf 'I like it.\n' >&3
+    check "pipe, --batch 64 --workers $w: the 3rd answer arrives while stdin is open" wait_lines "$T/fifo.out" 3
+    exec 3>&-
+    wait $pid
+    rc=$?
+    check "pipe, --batch 64 --workers $w: exit 0, the answers of one line at a time" \
+        eval '[ "$rc" -eq 0 ] && cmp -s "$T/fifo.out" "$T/three.one"'
+done
 
 # A failed write stops at the first line of the batch (each line is flushed as written):
 # no warning about the invalid line 2 that follows.
 if [ -w /dev/full ]; then
     printf 'Show me.\n\377 bad\nWe will go.\n' >"$T/bad2.txt"
-    $LIMIT "$NMT" translate "$M" "$T/bad2.txt" --batch 8 >/dev/full 2>"$T/err"
-    rc=$?
-    check "--batch 8 >/dev/full: exit 1, writing the translation, nothing about line 2" \
-        eval 'exits 1 && has "$T/err" "writing the translation: No space left" && ! has "$T/err" "line 2"'
+    for w in 1 2; do
+        $LIMIT "$NMT" translate "$M" "$T/bad2.txt" --batch 8 --workers $w >/dev/full 2>"$T/err"
+        rc=$?
+        check "--batch 8 --workers $w >/dev/full: exit 1, writing the translation, nothing about line 2" \
+            eval 'exits 1 && has "$T/err" "writing the translation: No space left" && ! has "$T/err" "line 2"'
+    done
 else
     skip "--batch 8 >/dev/full" "/dev/full is not writable here"
 fi

@@ -58,7 +58,7 @@ static int write_heatmap(const char *dir, long number, const Translation *t, con
 
 static int wants_attention(const TranslateOptions *opt)
 {
-    return opt->align || opt->attention_json || opt->attention_svg || opt->replace_unk;
+    return opt->attention || opt->align || opt->attention_json || opt->attention_svg || opt->replace_unk;
 }
 
 /* The source position row `row` of attn (n_src wide) attends to most. */
@@ -121,9 +121,12 @@ int source_units(const ModelFile *mf, const char *line, TokenList *out, Error *e
     return 0;
 }
 
-void translate_batch(ModelFile *mf, RunState *rs, char *const *lines, int n, const TranslateOptions *opt,
-                     Translation *out, int *count, int *bad)
+/* The engine under worker_translate: models[0..nm-1] (models[0] reads and writes the
+ * text), each decoding with its own states[e]. */
+static void translate_batch(ModelFile *const *files, RunState *const *states, int nm, char *const *lines, int n,
+                            const TranslateOptions *opt, Translation *out, int *count, int *bad)
 {
+    ModelFile *mf = files[0];
     int k = opt->nbest > 1 ? opt->nbest : 1, beam = opt->beam > k ? opt->beam : k;
     int want_attn = wants_attention(opt);
     TokenList *tok = xcalloc(n, sizeof(TokenList));
@@ -154,15 +157,10 @@ void translate_batch(ModelFile *mf, RunState *rs, char *const *lines, int n, con
     }
     if (n_live > 0) {
         Hypothesis *hyp = xcalloc((long)n_live * k, sizeof(Hypothesis));
-        int *got = xmalloc(sizeof(int) * n_live), nm = 1 + opt->n_more;
+        int *got = xmalloc(sizeof(int) * n_live);
         Model **models = xmalloc(sizeof(Model *) * nm);
-        RunState **states = xmalloc(sizeof(RunState *) * nm);
-        models[0] = &mf->model;
-        states[0] = rs;
-        for (int e = 0; e < opt->n_more; e++) {
-            models[1 + e] = &opt->more_models[e]->model;
-            states[1 + e] = &opt->more_rs[e];
-        }
+        for (int e = 0; e < nm; e++)
+            models[e] = &files[e]->model;
         for (int e = 0; e < nm; e++)
             states[e]->attn_layer = opt->align_layer;
         if (beam > 1 || opt->nbest >= 1) {
@@ -202,7 +200,6 @@ void translate_batch(ModelFile *mf, RunState *rs, char *const *lines, int n, con
         free(hyp);
         free(got);
         free(models);
-        free(states);
     }
     for (int i = 0; i < n; i++) {
         if (!out[(long)i * k].text) out[(long)i * k].text = xstrdup("");
@@ -215,21 +212,62 @@ void translate_batch(ModelFile *mf, RunState *rs, char *const *lines, int n, con
     free(live);
 }
 
-void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, const TranslateOptions *opt,
-                     char **out, int *bad)
+void worker_translate(Worker *k, char *const *lines, int n, const TranslateOptions *opt, Translation *out,
+                      int *count, int *bad)
+{
+    int all = worker_models(k), nm = opt->ensemble ? all : 1, first = opt->ensemble ? 0 : opt->model;
+    ModelFile **files = xmalloc(sizeof(ModelFile *) * nm);
+    RunState **states = xmalloc(sizeof(RunState *) * nm);
+    for (int e = 0; e < nm; e++) {
+        files[e] = worker_model(k, first + e);
+        states[e] = worker_state(k, first + e);
+    }
+    translate_batch(files, states, nm, lines, n, opt, out, count, bad);
+    free(files);
+    free(states);
+}
+
+void worker_translate_lines(Worker *k, char *const *lines, int n, const TranslateOptions *opt, char **out, int *bad)
 {
     TranslateOptions one = *opt;
     one.nbest = 0;
-    one.align = one.attention_json = one.replace_unk = 0;
+    one.align = one.attention_json = one.replace_unk = one.attention = one.attention_heads = 0;
     one.attention_svg = NULL;
     Translation *t = xmalloc(sizeof(Translation) * (n ? n : 1));
-    translate_batch(mf, rs, lines, n, &one, t, NULL, bad);
+    worker_translate(k, lines, n, &one, t, NULL, bad);
     for (int i = 0; i < n; i++) {
         out[i] = t[i].text;
         t[i].text = NULL;
         translation_free(&t[i]);
     }
     free(t);
+}
+
+/* workers_translate_lines' batches: batch b is lines [b * size, (b + 1) * size). */
+typedef struct {
+    Workers *w;
+    char *const *lines;
+    int n, size;
+    const TranslateOptions *opt;
+    char **out;
+    int *bad;
+} LineBatches;
+
+static void translate_lines_batch(void *ctx, int b)
+{
+    LineBatches *l = ctx;
+    int start = b * l->size, n = l->n - start < l->size ? l->n - start : l->size;
+    Worker *k = workers_borrow(l->w);
+    worker_translate_lines(k, l->lines + start, n, l->opt, l->out + start, l->bad ? l->bad + start : NULL);
+    workers_return(l->w, k);
+}
+
+void workers_translate_lines(Workers *w, char *const *lines, int n, int batch, const TranslateOptions *opt,
+                             char **out, int *bad)
+{
+    if (batch < 1) batch = 1;
+    LineBatches l = {w, lines, n, batch, opt, out, bad};
+    threadpool_for(workers_threads(w), (n + batch - 1) / batch, translate_lines_batch, &l);
 }
 
 /* " ||| j-i j-i ...": for each output word i the source token j it attends to most. */
@@ -317,46 +355,41 @@ static int flushed(FILE *out, Error *err)
     return 0;
 }
 
-/* What the readers' callbacks need besides the lines. */
+/* A window of lines on its way through the workers: the lines (its own copy when the
+ * workers read ahead: the reader reuses its buffers), their order of translation (by
+ * length, or as read), and the translations, each written once it and every line
+ * before it are done. Its batches translate into their own lines' slots of result,
+ * count and bad; only the batches' finish (one at a time, in order) reads done and next. */
 typedef struct {
-    ModelFile *mf;
-    RunState *rs;
+    char **lines;
+    int n, copied;
+    long first_number;
+    int *order;            /* (n) the lines in their batches' order */
+    Translation *result;   /* (n * k), line i's at i * k */
+    int *count, *bad;      /* (n) */
+    int *done;             /* (n) 1 once line i's batch is finished */
+    int next;              /* the first line not yet written */
+    int batches_left;      /* batches not yet finished: the last frees the window */
+    int failed;            /* a write failed: write nothing more */
+} LineWindow;
+
+/* One batch of a window: lines order[from .. from + n - 1]. */
+typedef struct {
+    LineWindow *win;
+    int from, n;
+    struct StreamJob *j;
+} WindowBatch;
+
+/* What the stream's batches need besides their lines. */
+typedef struct StreamJob {
+    Workers *w;
+    OrderedQueue *queue;  /* several workers: the batches in flight; NULL: one at a time */
     long base;
     FILE *out;
     const char *in_name;
     const TranslateOptions *opt;
-    int batch;       /* lines decoded together */
+    int batch;            /* lines decoded together */
 } StreamJob;
-
-/* Translates and writes lines[0..n-1] (lines first_number... of in_name) as one batch,
- * in order: the line-by-line answers (--batch 1, a terminal) and --batch N's groups
- * where no look-ahead is wanted. */
-static int flush_lines(StreamJob *j, char **lines, int n, long first_number, Error *err)
-{
-    const TranslateOptions *opt = j->opt;
-    int k = opt->nbest > 1 ? opt->nbest : 1, status = 0;
-    Translation *result = xmalloc(sizeof(Translation) * n * k);
-    int *bad = xmalloc(sizeof(int) * n), *count = xmalloc(sizeof(int) * n);
-    translate_batch(j->mf, j->rs, lines, n, opt, result, count, bad);
-    for (int i = 0; i < n; i++) {
-        if (status == 0)
-            status = write_record(j->out, &result[(long)i * k], count[i], bad[i], first_number + i, j->base,
-                                  j->in_name, opt, err);
-        for (int c = 0; c < count[i]; c++)
-            translation_free(&result[(long)i * k + c]);
-    }
-    if (status == 0) status = flushed(j->out, err);
-    free(result);
-    free(bad);
-    free(count);
-    return status;
-}
-
-static int flush_job(void *ctx, char **lines, const char *warned, int n, long first_number, Error *err)
-{
-    (void)warned; /* a line passed empty is translated as empty, as the warning said */
-    return flush_lines(ctx, lines, n, first_number, err);
-}
 
 /* Byte length, then input order: the sort of a window's lines into batches. */
 typedef struct {
@@ -371,68 +404,188 @@ static int by_length(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
-/* A window of lines: sorted by length into batches of j->batch (sentences of a batch
- * then need about as many steps, and the padding of the short ones costs little),
- * translated batch after batch; each line is written, in input order, as soon as it and
- * every line before it are translated, and flushed. */
-static int flush_window(void *ctx, char **lines, const char *warned, int n, long first_number, Error *err)
+int translate_sorts(const TranslateOptions *opt) { return opt->batch > 1 && !wants_attention(opt); }
+
+void translate_length_order(char *const *lines, int n, int *order)
 {
-    (void)warned;
-    StreamJob *j = ctx;
-    const TranslateOptions *opt = j->opt;
-    int k = opt->nbest > 1 ? opt->nbest : 1, status = 0, next = 0;
-    LineKey *keys = xmalloc(sizeof(LineKey) * n);
+    LineKey *keys = xmalloc(sizeof(LineKey) * (n ? n : 1));
     for (int i = 0; i < n; i++)
         keys[i] = (LineKey){strlen(lines[i]), i};
     qsort(keys, n, sizeof(LineKey), by_length);
-    Translation *result = xmalloc(sizeof(Translation) * n * k), *part = xmalloc(sizeof(Translation) * j->batch * k);
-    int *bad = xmalloc(sizeof(int) * n), *count = xmalloc(sizeof(int) * n), *done = xcalloc(n, sizeof(int));
-    int *part_bad = xmalloc(sizeof(int) * j->batch), *part_count = xmalloc(sizeof(int) * j->batch);
-    char **group = xmalloc(sizeof(char *) * j->batch);
-    for (int b0 = 0; b0 < n && status == 0; b0 += j->batch) {
-        int m = n - b0 < j->batch ? n - b0 : j->batch;
-        for (int i = 0; i < m; i++)
-            group[i] = lines[keys[b0 + i].index];
-        translate_batch(j->mf, j->rs, group, m, opt, part, part_count, part_bad);
-        for (int i = 0; i < m; i++) {
-            int at = keys[b0 + i].index;
-            memcpy(&result[(long)at * k], &part[(long)i * k], sizeof(Translation) * k);
-            count[at] = part_count[i];
-            bad[at] = part_bad[i];
-            done[at] = 1;
-        }
-        for (; status == 0 && next < n && done[next]; next++) {
-            status = write_record(j->out, &result[(long)next * k], count[next], bad[next], first_number + next, j->base,
-                                  j->in_name, opt, err);
-            if (status == 0) status = flushed(j->out, err);
-            for (int c = 0; c < count[next]; c++)
-                translation_free(&result[(long)next * k + c]);
+    for (int i = 0; i < n; i++)
+        order[i] = keys[i].index;
+    free(keys);
+}
+
+void worker_translate_ordered(Worker *k, char *const *lines, const int *order, int n, int batch,
+                              const TranslateOptions *opt, Translation *out, int *count, int *bad)
+{
+    int per_line = opt->nbest > 1 ? opt->nbest : 1, m = n < batch ? n : batch;
+    char **group = xmalloc(sizeof(char *) * (m ? m : 1));
+    Translation *part = xmalloc(sizeof(Translation) * (m ? m : 1) * per_line);
+    int *part_count = xmalloc(sizeof(int) * (m ? m : 1)), *part_bad = xmalloc(sizeof(int) * (m ? m : 1));
+    for (int from = 0; from < n; from += batch) {
+        int len = n - from < batch ? n - from : batch;
+        for (int i = 0; i < len; i++)
+            group[i] = lines[order[from + i]];
+        worker_translate(k, group, len, opt, part, part_count, part_bad);
+        for (int i = 0; i < len; i++) {
+            int at = order[from + i];
+            memcpy(&out[(long)at * per_line], &part[(long)i * per_line], sizeof(Translation) * per_line);
+            if (count) count[at] = part_count[i];
+            if (bad) bad[at] = part_bad[i];
         }
     }
-    for (int i = next; i < n; i++) /* after an error: translated, not written */
-        for (int c = 0; done[i] && c < count[i]; c++)
-            translation_free(&result[(long)i * k + c]);
-    free(keys);
-    free(result);
-    free(part);
-    free(bad);
-    free(count);
-    free(done);
-    free(part_bad);
-    free(part_count);
     free(group);
+    free(part);
+    free(part_count);
+    free(part_bad);
+}
+
+static LineWindow *window_new(char **lines, int n, long first_number, int sort, int copy, const StreamJob *j)
+{
+    int k = j->opt->nbest > 1 ? j->opt->nbest : 1;
+    LineWindow *win = xcalloc(1, sizeof *win);
+    win->n = n;
+    win->first_number = first_number;
+    win->copied = copy;
+    win->lines = lines;
+    if (copy) {
+        win->lines = xmalloc(sizeof(char *) * (n ? n : 1));
+        for (int i = 0; i < n; i++)
+            win->lines[i] = xstrdup(lines[i]);
+    }
+    win->order = xmalloc(sizeof(int) * (n ? n : 1));
+    if (sort) {
+        translate_length_order(lines, n, win->order);
+    } else {
+        for (int i = 0; i < n; i++)
+            win->order[i] = i;
+    }
+    win->result = xmalloc(sizeof(Translation) * (n ? n : 1) * k);
+    /* Zero translations until translated: a batch that an earlier write error keeps from
+     * being translated is finished with nothing to free. */
+    win->count = xcalloc(n ? n : 1, sizeof(int));
+    win->bad = xcalloc(n ? n : 1, sizeof(int));
+    win->done = xcalloc(n ? n : 1, sizeof(int));
+    win->batches_left = (n + j->batch - 1) / j->batch;
+    return win;
+}
+
+/* Frees win's translations not written (after an error), its lines if copied, and win. */
+static void window_free(LineWindow *win, int k)
+{
+    for (int i = win->next; i < win->n; i++)
+        for (int c = 0; win->done[i] && c < win->count[i]; c++)
+            translation_free(&win->result[(long)i * k + c]);
+    for (int i = 0; win->copied && i < win->n; i++)
+        free(win->lines[i]);
+    if (win->copied) free(win->lines);
+    free(win->order);
+    free(win->result);
+    free(win->count);
+    free(win->bad);
+    free(win->done);
+    free(win);
+}
+
+/* Translates batch b on a borrowed worker into its lines' slots of the window (any
+ * number of batches at once: each writes only its own lines' slots). */
+static void batch_run(void *job)
+{
+    WindowBatch *b = job;
+    LineWindow *win = b->win;
+    Worker *w = workers_borrow(b->j->w);
+    worker_translate_ordered(w, win->lines, win->order + b->from, b->n, b->n, b->j->opt, win->result, win->count,
+                             win->bad);
+    workers_return(b->j->w, w);
+}
+
+/* Batch b is translated (or, failed, dropped): its lines are done; the window's lines
+ * from next on are written and flushed, in input order, while done; the window's last
+ * batch frees it. Batches of a stream finish one at a time, in the order submitted. */
+static int batch_finish(void *ctx, void *job, int failed, Error *err)
+{
+    (void)ctx;
+    WindowBatch *b = job;
+    LineWindow *win = b->win;
+    StreamJob *j = b->j;
+    int k = j->opt->nbest > 1 ? j->opt->nbest : 1, status = 0;
+    for (int i = 0; i < b->n; i++)
+        win->done[win->order[b->from + i]] = 1;
+    if (failed) win->failed = 1;
+    for (; !win->failed && win->next < win->n && win->done[win->next]; win->next++) {
+        int i = win->next;
+        status = write_record(j->out, &win->result[(long)i * k], win->count[i], win->bad[i], win->first_number + i,
+                              j->base, j->in_name, j->opt, err);
+        if (status == 0) status = flushed(j->out, err);
+        for (int c = 0; c < win->count[i]; c++)
+            translation_free(&win->result[(long)i * k + c]);
+        if (status != 0) {
+            win->failed = 1;
+            win->next++;
+            break;
+        }
+    }
+    if (--win->batches_left == 0) window_free(win, k);
+    free(b);
     return status;
 }
 
-int translate_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const TranslateOptions *opt,
+/* Lines lines[0..n-1] (lines first_number... of in_name) in batches of j->batch, sorted
+ * by length when sort (sentences of a batch then need about as many steps, and the
+ * padding of the short ones costs little), else as read: with several workers, each
+ * batch queued (translated concurrently, finished in order); else each translated and
+ * written in turn. Every batch is finished, after an error too: the last frees the
+ * window. */
+static int flush_lines(StreamJob *j, char **lines, int n, long first_number, int sort, Error *err)
+{
+    if (n == 0) return 0;
+    LineWindow *win = window_new(lines, n, first_number, sort, j->queue != NULL, j);
+    int status = 0;
+    for (int from = 0; from < n; from += j->batch) {
+        WindowBatch *b = xmalloc(sizeof *b);
+        *b = (WindowBatch){win, from, n - from < j->batch ? n - from : j->batch, j};
+        if (j->queue) {
+            int s = ordered_submit(j->queue, b, err);
+            if (status == 0) status = s;
+        } else {
+            if (status == 0) batch_run(b);
+            int s = batch_finish(NULL, b, status != 0, err);
+            if (status == 0) status = s;
+        }
+    }
+    return status;
+}
+
+/* lines_read_batches' callback: a batch (one line at a time, or attention outputs), as read. */
+static int flush_job(void *ctx, char **lines, const char *warned, int n, long first_number, Error *err)
+{
+    (void)warned; /* a line passed empty is translated as empty, as the warning said */
+    return flush_lines(ctx, lines, n, first_number, 0, err);
+}
+
+/* lines_read_windows' callback: a window of lines, sorted by length into batches; each
+ * line is written, in input order, as soon as it and every line before it are
+ * translated, and flushed. */
+static int flush_window(void *ctx, char **lines, const char *warned, int n, long first_number, Error *err)
+{
+    (void)warned;
+    return flush_lines(ctx, lines, n, first_number, 1, err);
+}
+
+int translate_stream(Workers *w, FILE *in, FILE *out, const char *in_name, const TranslateOptions *opt,
                      long *lines_before, Error *err)
 {
-    RunState rs = {0};
-    int batch = opt->batch > 0 ? opt->batch : isatty(fileno(in)) ? 1 : TRANSLATE_DEFAULT_BATCH;
-    StreamJob job = {mf, &rs, *lines_before, out, in_name, opt, batch};
+    int batch = opt->batch > 0 ? opt->batch : 1;
+    StreamJob job = {w, NULL, *lines_before, out, in_name, opt, batch};
+    if (workers_threads(w)) {
+        OrderedJobs jobs = {.run = batch_run, .finish = batch_finish, .ctx = &job};
+        job.queue = ordered_new(workers_threads(w), 2 * workers_count(w), &jobs);
+    }
     long count = 0;
     int status;
-    if (batch == 1 || wants_attention(opt)) {
+    if (!translate_sorts(opt)) {
         /* One line at a time; or the lines' attention matrices, which are large, a
          * batch at a time, as read. */
         status = lines_read_batches(in, in_name, batch, "translate", &opt->lines, "translated as empty",
@@ -442,7 +595,8 @@ int translate_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, co
         status = lines_read_windows(in, in_name, window, TRANSLATE_WINDOW_BYTES, "translate", &opt->lines,
                                     "translated as empty", "translated as empty", flush_window, &job, &count, err);
     }
+    /* Whatever was read is written (or, after a write error, dropped) before returning. */
+    status = ordered_close(job.queue, status, err);
     *lines_before += count;
-    runstate_free(&rs);
     return status;
 }

@@ -34,6 +34,7 @@
 #include "io/lines.h"     /* defines: LineLimit */
 #include "files/modelfile.h" /* defines: ModelFile */
 #include "decode/unkdict.h"   /* defines: UnkDict */
+#include "decode/workers.h"   /* defines: Workers, Worker */
 
 /* A source line as the model's units: normalised and tokenised as the training data
  * was, then segmented (BPE, characters, SentencePiece). -1 with err (and an empty
@@ -45,24 +46,18 @@ int source_units(const ModelFile *mf, const char *line, TokenList *out, Error *e
 
 enum { NBEST_MOSES, NBEST_NMT };   /* --nbest-format moses | nmt */
 
-/* translate_stream's batches when TranslateOptions.batch is 0 (not given) and the input
- * is a file or a pipe (a terminal always gets one line at a time). Still 1, as before:
- * batched decoding computes the same words but not yet the same bits as one line at a
- * time (OpenBLAS sums a product of 1 to 4 rows, sgemv, in another order than one of
- * more, and the encoder's and attention's products change shape with the batch), so
- * scores in the 6th decimal (--nbest, --attention-json) would change with the default.
- * 64 (issue 34: 2.6x faster) once every product of decoding is row-invariant (issue
- * 31: kernels/matmul_packed.h). */
-#define TRANSLATE_DEFAULT_BATCH 1
 /* The look-ahead: lines read before they are sorted into batches (at least a batch),
  * and the bytes that end a window earlier. */
 #define TRANSLATE_WINDOW 1024
 #define TRANSLATE_WINDOW_BYTES (8L << 20)
 
+/* What one call translates with and how: the search, what to keep of it, and (for
+ * translate_stream) how to write it. A zeroed struct is greedy search with model 0, the
+ * defaults of `nmt translate`; a server fills one per request. Grows with the options
+ * (append fields whose zero is the old behaviour). */
 typedef struct {
     int max_len;   /* output words at most; 0: 2 * source length + 10 */
-    int batch;     /* lines decoded together: 1, one at a time, each answered at once;
-                      0: 1 on a terminal, else TRANSLATE_DEFAULT_BATCH */
+    int batch;     /* lines decoded together (0 or 1: one at a time, each answered at once) */
     int beam;      /* beam size; 0 or 1: greedy search */
     float length_penalty;  /* GNMT alpha for beam search (decode.h) */
     int nbest;     /* hypotheses written per line (0 or 1: the best only); implies beam >= nbest */
@@ -73,16 +68,17 @@ typedef struct {
     int align_layer;       /* a Transformer's decoder layer (1-based) whose cross-attention,
                               averaged over heads, is the attention above; 0: the last */
     int attention_heads;   /* with attention_svg, a Transformer's: also one heatmap per
-                              head of that layer */
+                              head of that layer (with attention: the per-head maps) */
     int replace_unk;       /* replace output <unk> through attention */
     const UnkDict *unk_dict;    /* for replace_unk, or NULL: copy the source token */
-    /* Ensemble decoding: n_more models besides the one translate_batch is given, each
-     * with its own RunState (zero-initialised, freed by the caller), all of one target
-     * vocabulary and one way of reading text (modelfile_compatible); their next-word
-     * probabilities are averaged each step (decode.h, ensemble_decoder). */
-    ModelFile *const *more_models;
-    RunState *more_rs;
-    int n_more;
+    /* Which of the workers' models translate (workers.h): model `model` (0-based) alone,
+     * or with ensemble all of them together, model 0 reading and writing the text, their
+     * next-word probabilities averaged each step (decode.h, ensemble_decoder; they share
+     * one target vocabulary and one way of reading text: modelfile_compatible). */
+    int model;
+    int ensemble;
+    int attention;         /* keep the tokens and the attention matrix in each Translation
+                              (implied by align, attention_json, attention_svg, replace_unk) */
     /* The longest input line (lines.h; nmt translate's --max-line-bytes): a longer line
      * to translate is translated as empty, with a warning; in nmt eval's TEST.tsv and an
      * --unk-dict file, an error. */
@@ -107,34 +103,58 @@ typedef struct {
 
 void translation_free(Translation *t);
 
-/* Translates n lines together (one decoder batch). out[i * k + j] (k = max(1,
- * opt->nbest)) receives line i's j-th best hypothesis for j < count[i] (count may be
- * NULL when k is 1; an unreadable or empty line gets one empty hypothesis). bad[i] (may
- * be NULL) is set to 1 for a line that is not valid UTF-8, 2 for one longer than
- * TRANSLATE_MAX_SOURCE tokens (only its start is translated), else 0. */
-void translate_batch(ModelFile *mf, RunState *rs, char *const *lines, int n, const TranslateOptions *opt,
-                     Translation *out, int *count, int *bad);
+/* On worker k (workers.h), translates n lines together (one decoder batch) with the
+ * models opt->model and opt->ensemble choose. out[i * k + j] (k = max(1, opt->nbest))
+ * receives line i's j-th best hypothesis for j < count[i] (count may be NULL when k is
+ * 1; an unreadable or empty line gets one empty hypothesis). bad[i] (may be NULL) is set
+ * to 1 for a line that is not valid UTF-8, 2 for one longer than TRANSLATE_MAX_SOURCE
+ * tokens (only its start is translated), else 0. Writes nothing but out, count, bad and
+ * the worker's own state: any number of workers may translate at once. */
+void worker_translate(Worker *k, char *const *lines, int n, const TranslateOptions *opt, Translation *out,
+                      int *count, int *bad);
+
+/* On worker k, translates lines[order[0]], ..., lines[order[n - 1]] in batches of
+ * `batch` lines, in that order, each line's results in its own slots (out[order[i] * k
+ * + j], count[order[i]], bad[order[i]], as worker_translate; count and bad may be
+ * NULL). Writes nothing else shared: batches of one window may run on several workers. */
+void worker_translate_ordered(Worker *k, char *const *lines, const int *order, int n, int batch,
+                              const TranslateOptions *opt, Translation *out, int *count, int *bad);
+
+/* 1 when translate_stream sorts a window's lines by length into batches: opt->batch > 1
+ * and no attention outputs (which come a batch at a time, as read). */
+int translate_sorts(const TranslateOptions *opt);
+/* order (n) = 0 .. n-1 sorted by the lines' byte length, then input order: how
+ * translate_stream orders a window of lines into batches. */
+void translate_length_order(char *const *lines, int n, int *order);
 
 /* The best translation of each of n lines as a malloc'd sentence in out[i] (the
- * plain-text view of translate_batch, used by eval and validation). */
-void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, const TranslateOptions *opt,
-                     char **out, int *bad);
+ * plain-text view of worker_translate, used by eval and validation). */
+void worker_translate_lines(Worker *k, char *const *lines, int n, const TranslateOptions *opt, char **out,
+                            int *bad);
+
+/* The best translations of n lines, out[i] for lines[i] (malloc'd), in batches of
+ * `batch` lines (worker_translate_lines), the batches spread over the workers: the same
+ * sentences whatever the number of workers. bad as for worker_translate (may be NULL). */
+void workers_translate_lines(Workers *w, char *const *lines, int n, int batch, const TranslateOptions *opt,
+                             char **out, int *bad);
 
 /* Reads lines from in until EOF and writes one record per line (see above) to out, in
  * input order, so that it works inside a pipeline:
  *   - one line at a time, each answered and flushed before the next is read, when
- *     opt->batch is 1, or 0 and in is a terminal;
- *   - else (batch lines together; TRANSLATE_DEFAULT_BATCH for 0) the lines read so far,
- *     up to TRANSLATE_WINDOW of them (or TRANSLATE_WINDOW_BYTES), are sorted by length
- *     into batches, and each line is written and flushed as soon as it and the lines
- *     before it are translated. The window closes early when a pipe or terminal has
- *     nothing more yet (lines.h, lines_read_windows): a writer that waits for each
- *     answer gets it. With attention outputs (--align, JSON, heatmaps, --replace-unk)
- *     the window is one batch, in input order.
- * Warnings name in_name and the line in it
- * (one longer than opt->lines is translated as empty); n-best, JSON and heatmap records
- * count on from *lines_before (the lines of earlier inputs), which grows by the lines
- * read. Returns 0, or -1 on a read or write error ("NAME: read error: REASON"). */
-int translate_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const TranslateOptions *opt,
+ *     opt->batch is 0 or 1;
+ *   - else (opt->batch lines together) the lines read so far, up to TRANSLATE_WINDOW of
+ *     them (or TRANSLATE_WINDOW_BYTES), are sorted by length into batches, and each
+ *     line is written and flushed as soon as it and the lines before it are translated.
+ *     The window closes early when a pipe or terminal has nothing more yet (lines.h,
+ *     lines_read_windows): a writer that waits for each answer gets it. With attention
+ *     outputs (--align, JSON, heatmaps, --replace-unk) the window is one batch, in input
+ *     order.
+ * With several workers, up to two batches per worker are read ahead and translated at
+ * once: the same bytes, in the same order, as one worker writes. Warnings name in_name
+ * and the line in it (one longer than opt->lines is translated as empty); n-best, JSON
+ * and heatmap records count on from *lines_before (the lines of earlier inputs), which
+ * grows by the lines read. Returns 0, or -1 on a read or write error ("NAME: read
+ * error: REASON"). */
+int translate_stream(Workers *w, FILE *in, FILE *out, const char *in_name, const TranslateOptions *opt,
                      long *lines_before, Error *err);
 #endif

@@ -10,8 +10,7 @@
 
 const char *compute_type_name(ComputeType type) { return type == COMPUTE_INT8 ? "int8" : "float32"; }
 
-int prepared_weight_init(PreparedWeight *pw, const float *w, int ld_w, int N, int K, ComputeType type,
-                         Int8Rows *scratch)
+int prepared_weight_init(PreparedWeight *pw, const float *w, int ld_w, int N, int K, ComputeType type)
 {
     memset(pw, 0, sizeof *pw);
     pw->n = N, pw->k = K, pw->type = type;
@@ -28,7 +27,6 @@ int prepared_weight_init(PreparedWeight *pw, const float *w, int ld_w, int N, in
     int rc = int8_matrix_init(&pw->q8, q, scale, N, K);
     free(q);
     free(scale);
-    pw->xq = scratch;
     return rc;
 }
 
@@ -43,8 +41,10 @@ void prepared_matmul_bias(float *y, int ld_y, const float *x, int ld_x, const fl
                           const PreparedWeight *pw, const float *bias, int M, int N, int K)
 {
     if (pw && pw->type == COMPUTE_INT8) {
-        int8_rows_quantize(pw->xq, x, ld_x, M, K);
-        int8_matmul(y, ld_y, pw->xq, &pw->q8, bias);
+        Int8Rows xq = {0}; /* this call's: the weight is shared by the decoding threads */
+        int8_rows_quantize(&xq, x, ld_x, M, K);
+        int8_matmul(y, ld_y, &xq, &pw->q8, bias);
+        int8_rows_free(&xq);
         return;
     }
     matmul_bias_prepacked(y, ld_y, x, ld_x, w, ld_w, pw && pw->packed.panels ? &pw->packed : NULL, bias, M, N, K);
@@ -54,8 +54,10 @@ void prepared_matmul_add(float *y, int ld_y, const float *x, int ld_x, const flo
                          const PreparedWeight *pw, int M, int N, int K)
 {
     if (pw && pw->type == COMPUTE_INT8) {
-        int8_rows_quantize(pw->xq, x, ld_x, M, K);
-        int8_matmul_isa(KERNEL_ISA_AVX512VNNI, y, ld_y, pw->xq, &pw->q8, NULL, 1, 0, N);
+        Int8Rows xq = {0};
+        int8_rows_quantize(&xq, x, ld_x, M, K);
+        int8_matmul_isa(KERNEL_ISA_AVX512VNNI, y, ld_y, &xq, &pw->q8, NULL, 1, 0, N);
+        int8_rows_free(&xq);
         return;
     }
     matmul_add_prepacked(y, ld_y, x, ld_x, w, ld_w, pw && pw->packed.panels ? &pw->packed : NULL, M, N, K);

@@ -12,14 +12,15 @@
  *                    rows quantized on the fly (matmul_int8.h): the same bits on every
  *                    CPU, whatever the batch.
  *
- *   Int8Rows scratch = {0};              // shared by all the weights of a model
  *   PreparedWeight pw;
- *   prepared_weight_init(&pw, w, K, N, K, COMPUTE_INT8, &scratch);
+ *   prepared_weight_init(&pw, w, K, N, K, COMPUTE_INT8);
  *   prepared_matmul_bias(y, N, x, K, w, K, &pw, bias, M, N, K);   // y (M, N) = x w^T + bias
- *   prepared_weight_free(&pw);  int8_rows_free(&scratch);
+ *   prepared_weight_free(&pw);
  *
  * A NULL PreparedWeight is matmul_bias itself: training passes give NULL.
- * The scratch makes a product not reentrant: one decoding thread per prepared model.
+ * A prepared weight is read-only once made: the products write only y (an int8 product
+ * quantizes its input rows into a buffer of its own call), so any number of decoding
+ * threads (decode/workers.h) may share one prepared model.
  */
 #ifndef PREPARED_H
 #define PREPARED_H
@@ -37,14 +38,12 @@ typedef struct {
     ComputeType type;
     PackedMatrix packed;   /* float32, when packed_matches_blas(); else empty */
     Int8Matrix q8;         /* int8 */
-    Int8Rows *xq;          /* int8: where the input rows are quantized (shared) */
 } PreparedWeight;
 
-/* Prepares w (N, K), row stride ld_w (a column block of a wider weight: K < ld_w). scratch is used by int8 products (and must outlive
- * pw). 0, or -1 for an int8 weight that cannot be quantized (K > INT8_MAX_K). Aborts
- * only when out of memory. */
-int prepared_weight_init(PreparedWeight *pw, const float *w, int ld_w, int N, int K, ComputeType type,
-                         Int8Rows *scratch);
+/* Prepares w (N, K), row stride ld_w (a column block of a wider weight: K < ld_w). 0,
+ * or -1 for an int8 weight that cannot be quantized (K > INT8_MAX_K). Aborts only when
+ * out of memory. */
+int prepared_weight_init(PreparedWeight *pw, const float *w, int ld_w, int N, int K, ComputeType type);
 void prepared_weight_free(PreparedWeight *pw);
 
 /* y (M, N) = x (M, K) · w^T + bias (bias (N) or NULL), ld_* row strides, w (N, K), as

@@ -28,7 +28,6 @@
  * are. Layer 0's input weight is two column blocks: the embedding's (GH, E) and the
  * context's or fed output's (GH, H). */
 typedef struct {
-    Int8Rows scratch;
     PreparedWeight emb_in, ctx_in;       /* dec[0].w_ih's columns [0, E) and [E, E + H) */
     PreparedWeight ih[MAX_LAYERS];       /* dec[l].w_ih, l > 0 */
     PreparedWeight hh[MAX_LAYERS];       /* dec[l].w_hh; the top layer's with att_w_query
@@ -72,7 +71,7 @@ void *rnn_prepare(const Model *m, ComputeType type)
     int ld[RNN_MAX_PREPARED], n[RNN_MAX_PREPARED], k[RNN_MAX_PREPARED];
     int count = rnn_prepared_list(m, pr, pw, w, ld, n, k);
     for (int i = 0; i < count; i++)
-        prepared_weight_init(pw[i], w[i], ld[i], n[i], k[i], type, &pr->scratch);
+        prepared_weight_init(pw[i], w[i], ld[i], n[i], k[i], type);
     return pr;
 }
 
@@ -84,7 +83,6 @@ void rnn_prepared_free(void *prepared)
         prepared_weight_free(all[i]);   /* an unused one is zero: a no-op */
     for (int l = 0; l < MAX_LAYERS; l++)
         prepared_weight_free(&pr->ih[l]), prepared_weight_free(&pr->hh[l]);
-    int8_rows_free(&pr->scratch);
     free(pr);
 }
 

@@ -108,27 +108,25 @@ static void transformer_layout(const ModelDims *d, Params *p, ParamLayout *lo)
 /* Model.prepared of a Transformer: every product's weight of the inference passes
  * (encoder, decoder, output layer), prepared once (kernels/prepared.h). */
 typedef struct {
-    Int8Rows scratch;                  /* the int8 products' quantized inputs */
     PreparedTLayer enc[MAX_LAYERS], dec[MAX_LAYERS];
     PreparedWeight out;                /* (Vt, D) */
 } TPrepared;
 
-static void prepare_att(PreparedAtt *pa, const AttWeights *w, int D, ComputeType type, Int8Rows *scratch)
+static void prepare_att(PreparedAtt *pa, const AttWeights *w, int D, ComputeType type)
 {
-    prepared_weight_init(&pa->q, w->wq, D, D, D, type, scratch);
-    prepared_weight_init(&pa->k, w->wk, D, D, D, type, scratch);
-    prepared_weight_init(&pa->v, w->wv, D, D, D, type, scratch);
-    prepared_weight_init(&pa->o, w->wo, D, D, D, type, scratch);
+    prepared_weight_init(&pa->q, w->wq, D, D, D, type);
+    prepared_weight_init(&pa->k, w->wk, D, D, D, type);
+    prepared_weight_init(&pa->v, w->wv, D, D, D, type);
+    prepared_weight_init(&pa->o, w->wo, D, D, D, type);
 }
 
-static void prepare_layer(PreparedTLayer *pl, const TLayer *w, int cross, const ModelDims *d, ComputeType type,
-                          Int8Rows *scratch)
+static void prepare_layer(PreparedTLayer *pl, const TLayer *w, int cross, const ModelDims *d, ComputeType type)
 {
     int D = d->embed, F = d->ff;
-    prepare_att(&pl->self, &w->self, D, type, scratch);
-    if (cross) prepare_att(&pl->cross, &w->cross, D, type, scratch);
-    prepared_weight_init(&pl->w1, w->ff.w1, D, F, D, type, scratch);
-    prepared_weight_init(&pl->w2, w->ff.w2, F, D, F, type, scratch);
+    prepare_att(&pl->self, &w->self, D, type);
+    if (cross) prepare_att(&pl->cross, &w->cross, D, type);
+    prepared_weight_init(&pl->w1, w->ff.w1, D, F, D, type);
+    prepared_weight_init(&pl->w2, w->ff.w2, F, D, F, type);
 }
 
 /* (D and ff are at most MODEL_MAX_WIDTH and 4 times it, within INT8_MAX_K: the int8
@@ -139,10 +137,10 @@ static void *transformer_prepare(const Model *m, ComputeType type)
     const Params *p = &m->params;
     TPrepared *tp = xcalloc(1, sizeof *tp);
     for (int l = 0; l < d->enc_layers; l++)
-        prepare_layer(&tp->enc[l], &p->tenc[l], 0, d, type, &tp->scratch);
+        prepare_layer(&tp->enc[l], &p->tenc[l], 0, d, type);
     for (int l = 0; l < d->dec_layers; l++)
-        prepare_layer(&tp->dec[l], &p->tdec[l], 1, d, type, &tp->scratch);
-    prepared_weight_init(&tp->out, p->out_w, d->embed, d->tgt_vocab, d->embed, type, &tp->scratch);
+        prepare_layer(&tp->dec[l], &p->tdec[l], 1, d, type);
+    prepared_weight_init(&tp->out, p->out_w, d->embed, d->tgt_vocab, d->embed, type);
     return tp;
 }
 
@@ -166,7 +164,6 @@ static void transformer_prepared_free(void *prepared)
             prepared_weight_free(&layers[e][l].w2);
         }
     prepared_weight_free(&tp->out);
-    int8_rows_free(&tp->scratch);
     free(tp);
 }
 
