@@ -841,15 +841,17 @@ check "malformed input, translate --nbest 2: exit 0, lines numbered 0..5" \
 # of state a checkpoint must carry: dropout and scheduled sampling draw from the model's
 # random stream, bucketed batches from the shuffling stream, the plateau schedule and
 # best.bin from the validations (every 10 steps), label smoothing and a decaying
-# teacher-forcing rate from the step count; checkpoints every 7 steps, so that kills
-# land between them and the work since the last one is redone. 6 epochs of 17 steps.
+# teacher-forcing rate from the step count; Adam's constants from the config (its
+# checkpoint section holds the moments, not these); checkpoints every 7 steps, so that
+# kills land between them and the work since the last one is redone. 6 epochs of 17
+# steps.
 R=$T/runs/resume
 C=$T/resume.json
 cat >"$C" <<EOF2
 {
   "data": {"train": "$T/train.tsv"},
   "model": {"embed": 32, "hidden": 64, "dropout": 0.2},
-  "train": {"batch_size": 16, "epochs": 6, "learning_rate": 0.003, "threads": 1, "log_every": 1,
+  "train": {"batch_size": 16, "epochs": 6, "learning_rate": 0.003, "adam_beta2": 0.98, "threads": 1, "log_every": 1,
             "checkpoint_every": 7, "validate_every": 10, "valid_bleu_max": 10, "lr_schedule": "plateau",
             "label_smoothing": 0.1, "teacher_forcing": 0.9, "teacher_forcing_decay": "linear",
             "teacher_forcing_final": 0.5},

@@ -75,6 +75,9 @@ static const KeySpec keys[] = {
     K("train", "epochs", KEY_INT, epochs, 1, CONFIG_MAX_EPOCHS, NULL),
     K("train", "max_steps", KEY_LONG, max_steps, 0, CONFIG_MAX_STEPS, NULL),
     K("train", "learning_rate", KEY_DOUBLE, learning_rate, 1e-9, 10, NULL),
+    K_OPEN("train", "adam_beta1", adam_beta1, 0, 0, 1, 1),
+    K_OPEN("train", "adam_beta2", adam_beta2, 0, 0, 1, 1),
+    K_OPEN("train", "adam_eps", adam_eps, 0, 1, 1, 0),
     K("train", "clip_norm", KEY_DOUBLE, clip_norm, 0, 1e9, NULL),
     K("train", "seed", KEY_LONG, seed, 0, 9007199254740991.0, NULL),
     K("train", "threads", KEY_INT, threads, 0, 1024, NULL),
@@ -150,6 +153,9 @@ void config_defaults(Config *c)
     c->epochs = 10;
     c->max_steps = 0;
     c->learning_rate = 0.001;
+    c->adam_beta1 = 0.9;   /* torch.optim.Adam's: as float, exactly the values nmt used before the keys */
+    c->adam_beta2 = 0.999;
+    c->adam_eps = 1e-8;
     c->clip_norm = 5.0;
     c->seed = 1;
     c->threads = 2;

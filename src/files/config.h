@@ -72,6 +72,9 @@
  *   train.epochs         10
  *   train.max_steps      0      stop after this many updates (0: no limit)
  *   train.learning_rate  0.001  Adam
+ *   train.adam_beta1     0.9    Adam's first-moment decay, [0, 1)
+ *   train.adam_beta2     0.999  Adam's second-moment decay, [0, 1) (Transformers: often 0.98)
+ *   train.adam_eps       1e-8   Adam's epsilon, (0, 1]
  *   train.clip_norm      5.0    global gradient-norm clipping (0: off)
  *   train.seed           1      weights, split and shuffling
  *   train.threads        2      OpenBLAS threads (0: all cores)
@@ -145,6 +148,7 @@ typedef struct {
     int batch_size, epochs;
     long max_steps;
     double learning_rate, clip_norm;
+    double adam_beta1, adam_beta2, adam_eps;
     long seed;
     int threads, log_every, checkpoint_every;
     /* training controls */

@@ -79,6 +79,15 @@ static int save(Run *run, const char *name, Error *err)
     return modelfile_write(out_path(run, name), &run->mf, err);
 }
 
+/* Adam's constants (train.adam_beta1, adam_beta2, adam_eps). A checkpoint's optimizer
+ * section holds the moments and the step, not these: a resumed run sets them again. */
+static void adam_settings(Adam *opt, const Config *cfg)
+{
+    opt->beta1 = (float)cfg->adam_beta1;
+    opt->beta2 = (float)cfg->adam_beta2;
+    opt->eps = (float)cfg->adam_eps;
+}
+
 /* ---------------------------------------------------------------- the step */
 
 /* The probability of feeding the gold previous word at update `step` (0-based) of
@@ -665,6 +674,7 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
                                "its vocabularies", cfg->init_from, 100 * unk[0], 100 * unk[1]);
     }
     adam_init(&run->mf.opt, run->mf.model.n_params, (float)cfg->learning_rate);
+    adam_settings(&run->mf.opt, cfg);
     say_model(run);
     TrainState *st = &run->st;
     rng_seed(&run->rs.rng, (uint64_t)cfg->seed ^ 0x64726f706f7574ull);
@@ -704,6 +714,7 @@ static int start_resumed(Run *run, ModelFile *ck, Error *err)
     if (resume_check_data(ck, run->checkpoint, &run->mf, &run->data, run->cfg, err)) return -1;
     char *limits = resume_config_text(ck, run->cfg);  /* NULL: the limits the run started with */
     resume_adopt(&run->mf, ck);
+    adam_settings(&run->mf.opt, run->cfg);
     if (limits) {
         free(run->mf.config_json);
         run->mf.config_json = limits;
