@@ -416,6 +416,19 @@ static void test_shared_embedding(void)
     snprintf(label, sizeof label, "init: ff.w1 (256, 64) within the Xavier bound %.4f, reaching %.4f", bound, wmax);
     CHECK(wmax <= bound && wmax > 0.95 * bound, label);
     CHECK(zero && ones, "init: biases 0, layer-norm gains 1 and biases 0");
+    /* Wq, Wk, Wv as nn.MultiheadAttention's in_proj_weight, one (3d, d) matrix (and
+     * fairseq's, each part with gain 1/sqrt(2)): sqrt(6 / (4d)); Wo a (d, d) matrix. */
+    const float *in_proj[4] = {m.params.tenc[0].self.wq, m.params.tenc[0].self.wk, m.params.tdec[0].cross.wv,
+                               m.params.tenc[0].self.wo};
+    const char *in_name[4] = {"enc self wq", "enc self wk", "dec cross wv", "enc self wo"};
+    for (int k = 0; k < 4; k++) {
+        double want = k < 3 ? sqrt(6.0 / (4 * 64)) : sqrt(6.0 / (2 * 64)), top = 0;
+        for (long i = 0; i < 64 * 64; i++)
+            top = fmax(top, fabs(in_proj[k][i]));
+        snprintf(label, sizeof label, "init: %s within %s's Xavier bound %.4f, reaching %.4f", in_name[k],
+                 k < 3 ? "the (3d, d) in_proj" : "a (d, d) matrix", want, top);
+        CHECK(top <= want && top > 0.95 * want, label);
+    }
     model_free(&m);
 }
 

@@ -392,10 +392,21 @@ void model_alloc(Model *m, const ModelDims *d)
     params_point(&m->grads, m->grad_mem, &m->dims);
 }
 
+/* An attention's query, key or value projection: nn.MultiheadAttention holds the three
+ * as one (3d, d) matrix, in_proj_weight, whose Xavier bound is sqrt(6 / (3d + d)); fairseq
+ * draws each (d, d) part with gain 1/sqrt(2), the same bound. A (d, d) matrix's own bound
+ * would be sqrt(2) wider. */
+static int in_projection(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 3 && (!strcmp(name + n - 3, ".wq") || !strcmp(name + n - 3, ".wk") || !strcmp(name + n - 3, ".wv"));
+}
+
 /* The recurrent models: PyTorch's defaults (nn.Linear, nn.GRU: uniform within
  * 1/sqrt(fan-in); nn.Embedding: N(0, 1)). The Transformer: as fairseq, OpenNMT-py and
  * nn.Transformer's reset_parameters do it, Xavier-uniform matrices (within
- * sqrt(6 / (fan-in + fan-out))), zero biases, and embeddings N(0, 1/d_model), which the
+ * sqrt(6 / (fan-in + fan-out)), the query, key and value projections as the one matrix
+ * they are there: in_projection), zero biases, and embeddings N(0, 1/d_model), which the
  * input scales by sqrt(d_model) back to unit size (and which, tied, are the output layer). */
 void model_init_weights(Model *m, uint64_t seed)
 {
@@ -410,9 +421,10 @@ void model_init_weights(Model *m, uint64_t seed)
         float *t = *lo.slot[i];
         long rows = lo.shape[i].rows, cols = lo.shape[i].cols, n = rows * cols;
         int units = lo.units[i];
+        long fan_out = xavier && in_projection(lo.shape[i].name) ? 3 * rows : rows;
         float bound = units <= 0 ? 0.0f
                       : !xavier  ? 1.0f / sqrtf((float)units)
-                      : cols > 1 ? sqrtf(6.0f / (float)(rows + cols))
+                      : cols > 1 ? sqrtf(6.0f / (float)(fan_out + cols))
                                  : 0.0f;   /* a Transformer's bias */
         for (long k = 0; k < n; k++)
             t[k] = units == INIT_ONES    ? 1.0f
