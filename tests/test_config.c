@@ -24,7 +24,8 @@ static int config_equal(const Config *a, const Config *b)
            a->embed == b->embed && a->hidden == b->hidden && same_str(a->attention, b->attention) &&
            same_str(a->cell, b->cell) && a->layers == b->layers && a->bidirectional == b->bidirectional &&
            a->input_feed == b->input_feed && a->window == b->window && a->scaled == b->scaled &&
-           a->dropout == b->dropout && a->tie_embeddings == b->tie_embeddings && a->batch_size == b->batch_size &&
+           a->dropout == b->dropout && a->attention_dropout == b->attention_dropout &&
+           a->activation_dropout == b->activation_dropout && a->tie_embeddings == b->tie_embeddings && a->batch_size == b->batch_size &&
            a->epochs == b->epochs && a->max_steps == b->max_steps && a->learning_rate == b->learning_rate &&
            a->clip_norm == b->clip_norm && a->adam_beta1 == b->adam_beta1 && a->adam_beta2 == b->adam_beta2 &&
            a->adam_eps == b->adam_eps && a->seed == b->seed && a->threads == b->threads &&
@@ -644,6 +645,8 @@ static void test_difference(void)
 #define CLASSIFIER "\"model\": {\"type\": \"classifier\"}"
 #define CLASSIFIER_IS "model.type is \"classifier\""
 #define TRANSLATION "set model.type to \"rnn\" or \"transformer\""
+#define TRANSFORMER "\"model\": {\"type\": \"transformer\"}"
+#define TO_TRANSFORMER "set model.type to \"transformer\""
 static void test_applies(void)
 {
     static const struct {
@@ -724,6 +727,9 @@ static void test_applies(void)
         {"train.teacher_forcing_decay", "\"linear\"", CLASSIFIER, "", CLASSIFIER_IS, TRANSLATION},
         {"train.teacher_forcing_final", "0.25", CLASSIFIER, "\"train\": {\"teacher_forcing_decay\": \"linear\"}",
          CLASSIFIER_IS, TRANSLATION},
+        /* The Transformer's own dropout rates. */
+        {"model.attention_dropout", "0.1", "", TRANSFORMER, "model.type is \"rnn\"", TO_TRANSFORMER},
+        {"model.activation_dropout", "0", CLASSIFIER, TRANSFORMER, CLASSIFIER_IS, TO_TRANSFORMER},
     };
     char text[600], label[200], set[80];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -896,6 +902,44 @@ static void test_model_rules(void)
                  "model.hidden is 16");
 }
 
+/* model.attention_dropout and model.activation_dropout: model.dropout's unless given, in
+ * training (config_*_dropout), in config_to_json and in comparisons (a resume). */
+static void test_dropout_rates(void)
+{
+    Config c, d;
+    Error err;
+    config_defaults(&c);
+    CHECK(c.attention_dropout < 0 && c.activation_dropout < 0 && config_attention_dropout(&c) == c.dropout &&
+              config_activation_dropout(&c) == c.dropout, "dropout rates: unset by default, model.dropout's");
+    config_free(&c);
+    const char *tr = "{\"data\": {\"train\": \"t\"}, \"model\": {\"type\": \"transformer\", \"dropout\": 0.3}}";
+    CHECK(written(&c, tr, &err) == 0 && config_attention_dropout(&c) == 0.3 && config_activation_dropout(&c) == 0.3,
+          "dropout rates: a Transformer with model.dropout 0.3 alone drops 0.3 everywhere");
+    char *json = config_to_json(&c);
+    CHECK(strstr(json, "\"attention_dropout\":\t0.3") && strstr(json, "\"activation_dropout\":\t0.3"),
+          "dropout rates: config_to_json records the rates used, 0.3");
+    CHECK(written(&d, json, &err) == 0 && config_attention_dropout(&d) == 0.3 && config_activation_dropout(&d) == 0.3,
+          "dropout rates: the recorded config reads back with the same rates");
+    char key[64], va[64], vb[64];
+    CHECK(config_difference(&c, &d, NULL, key, va, vb, sizeof key) == 0,
+          "dropout rates: unset and given as model.dropout's value compare equal (a resume may give either)");
+    free(json);
+    config_free(&d);
+    CHECK(written(&d, "{\"data\": {\"train\": \"t\"}, \"model\": {\"type\": \"transformer\", \"dropout\": 0.3, "
+                      "\"attention_dropout\": 0, \"activation_dropout\": 0.05}}", &err) == 0 &&
+              config_attention_dropout(&d) == 0 && config_activation_dropout(&d) == 0.05,
+          "dropout rates: given (0 and 0.05), they are their own, model.dropout 0.3 elsewhere");
+    int differ = config_difference(&c, &d, NULL, key, va, vb, sizeof key);
+    CHECK(differ && !strcmp(key, "model.attention_dropout") && !strcmp(va, "0.3") && !strcmp(vb, "0"),
+          "dropout rates: a different rate is a difference naming the key and both values (0.3, 0)");
+    config_free(&c);
+    config_free(&d);
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"type\": \"transformer\", \"attention_dropout\": 1}}",
+                 "attention_dropout 1", "model.attention_dropout must be a number >= 0 and < 1");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"type\": \"transformer\", \"activation_dropout\": -0.1}}",
+                 "activation_dropout < 0", "model.activation_dropout must be a number >= 0 and < 1");
+}
+
 /* README's configuration reference says of each key that applies only to some setups
  * what the rule's text says ("applies only to local attention kinds"). */
 static void test_readme(void)
@@ -922,7 +966,7 @@ static void test_readme(void)
         snprintf(label, sizeof label, "README: the row of %s says \"%s\"", key, phrase);
         CHECK(found && found < end, label);
     }
-    CHECK(i == 47, "README: the 47 rules of keys that apply only to some setups (test_applies has a case for each) checked");
+    CHECK(i == 49, "README: the 49 rules of keys that apply only to some setups (test_applies has a case for each) checked");
 }
 
 int main(void)
@@ -935,6 +979,7 @@ int main(void)
     test_load();
     test_applies();
     test_model_rules();
+    test_dropout_rates();
     test_readme();
     return check_report("test_config");
 }

@@ -40,7 +40,36 @@ EOF
 DIFF=${TOOLS:-build}/weights_diff
 if [ ! -x "$DIFF" ]; then
     bad "setup: need $DIFF (make test builds it)"
-    finish
+    # ---------------------------------------------------------------- 2. the Transformer's dropout rates
+
+# model.attention_dropout and activation_dropout default to model.dropout: given as its
+# value they change nothing; given otherwise they change the run, which still resumes
+# exactly (one epoch, then a resumed second = two epochs, bit for bit).
+run train "$T/tr.json" --quiet --set model.dropout=0.2 --set output.dir="$T/runs/drop"
+cp "$T/runs/drop/model.bin" "$T/drop_one.bin"
+rm -rf "$T/runs/drop"
+run train "$T/tr.json" --quiet --set model.dropout=0.2 --set model.attention_dropout=0.2 \
+    --set model.activation_dropout=0.2 --set output.dir="$T/runs/drop"
+check "dropout: attention and activation dropout given as model.dropout's 0.2: the same model file, bit for bit" \
+    eval 'exits 0 && cmp -s "$T/runs/drop/model.bin" "$T/drop_one.bin"'
+check "dropout: config.json records the rates used (0.2) though the keys were left out" \
+    eval 'grep -q "\"attention_dropout\":.0.2" "$T/runs/drop/config.json" && grep -q "\"activation_dropout\":.0.2" "$T/runs/drop/config.json"'
+SPLIT="--set model.dropout=0.2 --set model.attention_dropout=0 --set model.activation_dropout=0.3"
+run train "$T/tr.json" --quiet $SPLIT --set output.dir="$T/runs/split_ref"
+check "dropout: attention 0 and activation 0.3 beside model.dropout 0.2 train other weights" \
+    eval 'exits 0 && ! weights_within "$T/runs/split_ref/model.bin" "$T/drop_one.bin" 1e-4'
+run train "$T/tr.json" --quiet $SPLIT --set train.epochs=1 --set output.dir="$T/runs/split"
+run train --resume "$T/runs/split" --quiet --set train.epochs=2
+check "dropout: with the three rates, one epoch and a resumed second = two epochs, bit for bit" \
+    eval 'exits 0 && weights_within "$T/runs/split/model.bin" "$T/runs/split_ref/model.bin" 0'
+run train "$T/runs/split/config.json" --resume --set model.attention_dropout=0.1 --set output.dir="$T/runs/split"
+check "dropout: a resume with another model.attention_dropout: refused, naming both values" \
+    eval '[ $rc -ne 0 ] && grep -q "model.attention_dropout: the checkpoint .* has 0, the config says 0.1" "$T/err"'
+run train "$T/rnn.json" --set model.attention_dropout=0.1 --set output.dir="$T/runs/x"
+check "dropout: model.attention_dropout for a recurrent model: refused, naming the key" \
+    eval '[ $rc -ne 0 ] && grep -q "model.attention_dropout applies only to the Transformer (model.type is \"rnn\")" "$T/err"'
+
+finish
 fi
 # weights_within A B TOL — the models' weights differ by at most TOL relative to the
 # largest weight (tests/tools/weights_diff.c; 0: the same bits).
@@ -62,5 +91,34 @@ check "adam: beta2 0.98 trains other weights" \
 run train "$T/rnn.json" --set train.adam_beta2=1 --set output.dir="$T/runs/x"
 check "adam: train.adam_beta2 1 refused, naming the key" \
     eval '[ $rc -ne 0 ] && grep -q "^nmt: --set: train.adam_beta2 must be a number >= 0 and < 1" "$T/err"'
+
+# ---------------------------------------------------------------- 2. the Transformer's dropout rates
+
+# model.attention_dropout and activation_dropout default to model.dropout: given as its
+# value they change nothing; given otherwise they change the run, which still resumes
+# exactly (one epoch, then a resumed second = two epochs, bit for bit).
+run train "$T/tr.json" --quiet --set model.dropout=0.2 --set output.dir="$T/runs/drop"
+cp "$T/runs/drop/model.bin" "$T/drop_one.bin"
+rm -rf "$T/runs/drop"
+run train "$T/tr.json" --quiet --set model.dropout=0.2 --set model.attention_dropout=0.2 \
+    --set model.activation_dropout=0.2 --set output.dir="$T/runs/drop"
+check "dropout: attention and activation dropout given as model.dropout's 0.2: the same model file, bit for bit" \
+    eval 'exits 0 && cmp -s "$T/runs/drop/model.bin" "$T/drop_one.bin"'
+check "dropout: config.json records the rates used (0.2) though the keys were left out" \
+    eval 'grep -q "\"attention_dropout\":.0.2" "$T/runs/drop/config.json" && grep -q "\"activation_dropout\":.0.2" "$T/runs/drop/config.json"'
+SPLIT="--set model.dropout=0.2 --set model.attention_dropout=0 --set model.activation_dropout=0.3"
+run train "$T/tr.json" --quiet $SPLIT --set output.dir="$T/runs/split_ref"
+check "dropout: attention 0 and activation 0.3 beside model.dropout 0.2 train other weights" \
+    eval 'exits 0 && ! weights_within "$T/runs/split_ref/model.bin" "$T/drop_one.bin" 1e-4'
+run train "$T/tr.json" --quiet $SPLIT --set train.epochs=1 --set output.dir="$T/runs/split"
+run train --resume "$T/runs/split" --quiet --set train.epochs=2
+check "dropout: with the three rates, one epoch and a resumed second = two epochs, bit for bit" \
+    eval 'exits 0 && weights_within "$T/runs/split/model.bin" "$T/runs/split_ref/model.bin" 0'
+run train "$T/runs/split/config.json" --resume --set model.attention_dropout=0.1 --set output.dir="$T/runs/split"
+check "dropout: a resume with another model.attention_dropout: refused, naming both values" \
+    eval '[ $rc -ne 0 ] && grep -q "model.attention_dropout: the checkpoint .* has 0, the config says 0.1" "$T/err"'
+run train "$T/rnn.json" --set model.attention_dropout=0.1 --set output.dir="$T/runs/x"
+check "dropout: model.attention_dropout for a recurrent model: refused, naming the key" \
+    eval '[ $rc -ne 0 ] && grep -q "model.attention_dropout applies only to the Transformer (model.type is \"rnn\")" "$T/err"'
 
 finish

@@ -25,13 +25,19 @@ typedef struct {
     double min, max;
     const char *choices;  /* for strings: allowed values separated by '|', or NULL */
     int open_min, open_max; /* doubles: the bound itself is refused */
+    int falls_back;       /* a double left unset (negative) takes the value of the double at */
+    size_t fallback;      /* this offset: as the person expects it, in messages and config.json */
 } KeySpec;
 
-#define K(sec, name, type, field, lo, hi, choices) {sec, name, type, offsetof(Config, field), lo, hi, choices, 0, 0}
+#define K(sec, name, type, field, lo, hi, choices) {sec, name, type, offsetof(Config, field), lo, hi, choices, 0, 0, 0, 0}
 /* A number whose range excludes an end: label smoothing of 1 or a decay factor of 0 or 1
  * would make training meaningless. */
 #define K_OPEN(sec, name, field, lo, lo_open, hi, hi_open) \
-    {sec, name, KEY_DOUBLE, offsetof(Config, field), lo, hi, NULL, lo_open, hi_open}
+    {sec, name, KEY_DOUBLE, offsetof(Config, field), lo, hi, NULL, lo_open, hi_open, 0, 0}
+/* A probability in [0, 1) that is another key's unless given (model.attention_dropout is
+ * model.dropout's): unset, the field holds -1. */
+#define K_FALLBACK(sec, name, field, other) \
+    {sec, name, KEY_DOUBLE, offsetof(Config, field), 0, 1, NULL, 0, 1, 1, offsetof(Config, other)}
 static const KeySpec keys[] = {
     K("data", "train", KEY_STRING, train, 0, 0, NULL),
     K("data", "valid", KEY_STRING, valid, 0, 0, NULL),
@@ -62,6 +68,8 @@ static const KeySpec keys[] = {
     K("model", "window", KEY_INT, window, 1, MODEL_MAX_WINDOW, NULL),
     K("model", "scaled", KEY_BOOL, scaled, 0, 1, NULL),
     K_OPEN("model", "dropout", dropout, 0, 0, 1, 1),
+    K_FALLBACK("model", "attention_dropout", attention_dropout, dropout),
+    K_FALLBACK("model", "activation_dropout", activation_dropout, dropout),
     K("model", "tie_embeddings", KEY_BOOL, tie_embeddings, 0, 1, NULL),
     K("model", "type", KEY_STRING, type, 0, 0, "rnn|transformer|classifier"),
     K("model", "pooling", KEY_STRING, pooling, 0, 0, "attention|last|mean|max"),
@@ -149,6 +157,7 @@ void config_defaults(Config *c)
     c->text_column = 1;
     c->class_weights = xstrdup("none");
     c->window = 10;
+    c->attention_dropout = c->activation_dropout = -1;  /* model.dropout's */
     c->batch_size = 64;
     c->epochs = 10;
     c->max_steps = 0;
@@ -334,6 +343,13 @@ done:
 
 /* ---------------------------------------------------------------- the rules */
 
+/* A double key's value: its own, or for an unset one that falls back, the other key's. */
+static double key_double(const Config *c, const KeySpec *k)
+{
+    double v = *(const double *)((const char *)c + k->offset);
+    return k->falls_back && v < 0 ? *(const double *)((const char *)c + k->fallback) : v;
+}
+
 /* A key's value as text for messages: as config_to_json writes it, strings unquoted. */
 static void value_text(const Config *c, const KeySpec *k, char *out, size_t len)
 {
@@ -342,7 +358,7 @@ static void value_text(const Config *c, const KeySpec *k, char *out, size_t len)
     case KEY_INT: snprintf(out, len, "%d", *(const int *)field); break;
     case KEY_LONG: snprintf(out, len, "%ld", *(const long *)field); break;
     case KEY_DOUBLE: {
-        double v = *(const double *)field;
+        double v = key_double(c, k);
         for (int digits = 15; digits <= 17; digits++) {
             snprintf(out, len, "%.*g", digits, v);
             if (strtod(out, NULL) == v) break;
@@ -421,6 +437,7 @@ static int classifying(const Config *c) { return !strcmp(c->type, "classifier");
 /* data.max_vocab counts the four specials: 1 to 4 leaves room for no word. */
 static int room_for_words(const Config *c) { return c->max_vocab == 0 || c->max_vocab > 4; }
 static int translating(const Config *c) { return !classifying(c); }
+static int transformer_model(const Config *c) { return !strcmp(c->type, "transformer"); }
 /* best_metric accuracy is a classifier's, bleu a translator's. */
 static int metric_fits(const Config *c)
 {
@@ -435,7 +452,12 @@ static int metric_fits(const Config *c)
 #define TRANSLATION_ONLY(key) \
     {RULE_APPLIES, key, {"model.type"}, translating, key " applies only to translation models", \
      "set model.type to \"rnn\" or \"transformer\""}
+#define TRANSFORMER_ONLY(key) \
+    {RULE_APPLIES, key, {"model.type"}, transformer_model, key " applies only to the Transformer", \
+     "set model.type to \"transformer\""}
 static const ConfigRule config_rules[] = {
+    TRANSFORMER_ONLY("model.attention_dropout"),
+    TRANSFORMER_ONLY("model.activation_dropout"),
     CLASSIFIER_ONLY("data.text_column"),
     CLASSIFIER_ONLY("data.label_column"),
     CLASSIFIER_ONLY("train.class_weights"),
@@ -494,6 +516,7 @@ static const ConfigRule config_rules[] = {
 #undef GIVE_VALIDATION
 #undef CLASSIFIER_ONLY
 #undef TRANSLATION_ONLY
+#undef TRANSFORMER_ONLY
 #define N_CONFIG_RULES (int)(sizeof config_rules / sizeof config_rules[0])
 
 /* One rule of either table evaluated on a config: config_check, config_applies and
@@ -726,7 +749,7 @@ char *config_to_json(const Config *c)
             switch (k->type) {
             case KEY_INT: add_exact_number(sec, k->name, *(const int *)field, 1); break;
             case KEY_LONG: add_exact_number(sec, k->name, (double)*(const long *)field, 1); break;
-            case KEY_DOUBLE: add_exact_number(sec, k->name, *(const double *)field, 0); break;
+            case KEY_DOUBLE: add_exact_number(sec, k->name, key_double(c, k), 0); break;
             case KEY_BOOL: cJSON_AddBoolToObject(sec, k->name, *(const int *)field); break;
             case KEY_STRING: {
                 /* An unset path (data.valid) is left out rather than written as null,

@@ -57,7 +57,10 @@
  *   model.window         10     only local kinds: D, the half-width of the window
  *   model.scaled         false  only dot-product kinds: divide scores by sqrt(hidden)
  *   model.dropout        0      training only, [0, 1): on embeddings and between layers
- *                               (Transformer: also sub-layer outputs, attention, feed-forward)
+ *                               (Transformer: also sub-layer outputs; attention and
+ *                               feed-forward too, unless the next two keys are given)
+ *   model.attention_dropout  model.dropout  only transformer: on the attention probabilities
+ *   model.activation_dropout model.dropout  only transformer: after the feed-forward activation
  *   model.tie_embeddings false  output layer shares the target embeddings (embed = hidden)
  *   model.type           "rnn"  or "transformer" (Vaswani et al. 2017)
  *   model.heads          4      only transformer: attention heads (divide model.embed)
@@ -140,6 +143,7 @@ typedef struct {
     char *attention, *cell;
     int layers, bidirectional, input_feed, window, scaled, tie_embeddings;
     double dropout;
+    double attention_dropout, activation_dropout;  /* -1: model.dropout's (config_*_dropout) */
     char *type;                 /* model.type: "rnn", "transformer" or "classifier" */
     char *pooling;              /* a classifier's (model.type "classifier") */
     int heads, ff;              /* the Transformer's (model.type "transformer") */
@@ -205,6 +209,16 @@ int config_applies(const Config *c, const char *key);
  * the i-th such rule's key and its text ("model.window applies only to local attention
  * kinds"); returns 0 when i is past the last. */
 int config_applies_only(int i, const char **key, const char **text);
+/* The Transformer's dropout rates as training uses them: model.attention_dropout and
+ * model.activation_dropout, each model.dropout's where it was not given. */
+static inline double config_attention_dropout(const Config *c)
+{
+    return c->attention_dropout >= 0 ? c->attention_dropout : c->dropout;
+}
+static inline double config_activation_dropout(const Config *c)
+{
+    return c->activation_dropout >= 0 ? c->activation_dropout : c->dropout;
+}
 /* The model c describes (vocabulary sizes 0: the data decides them). */
 void config_model_dims(const Config *c, ModelDims *d);
 /* The config as pretty JSON (malloc'd): every key that applies (config_applies) and has

@@ -585,6 +585,7 @@ void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int 
     int nb = B > rs->cap_B ? B : rs->cap_B, ns = S > rs->cap_S ? S : rs->cap_S, nt = T > rs->cap_T ? T : rs->cap_T;
     /* The training options survive the reallocation. */
     float dropout = rs->dropout, smoothing = rs->label_smoothing, sampling = rs->sample_prob;
+    float attention_dropout = rs->attention_dropout, activation_dropout = rs->activation_dropout;
     long loss_tokens = rs->loss_tokens;
     int attn_layer = rs->attn_layer;
     const float *class_weight = rs->class_weight;
@@ -592,6 +593,8 @@ void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int 
     runstate_free(rs);
     runstate_alloc(rs, d, mode, nb, ns, nt);
     rs->dropout = dropout;
+    rs->attention_dropout = attention_dropout;
+    rs->activation_dropout = activation_dropout;
     rs->label_smoothing = smoothing;
     rs->sample_prob = sampling;
     rs->loss_tokens = loss_tokens;
@@ -1030,8 +1033,10 @@ static double transformer_model_forward(Model *m, RunState *rs, const Batch *bat
         for (int t = 0; t < T; t++)
             rs->tr_tgt_len[b] += batch->tgt_in[t * B + b] != VOCAB_PAD;
     }
+    TDropout drop = {0};
+    if (training) drop = (TDropout){rs->dropout, rs->attention_dropout, rs->activation_dropout};
     float *logits = transformer_forward_train(m, rs->tr, batch->src, rs->tr_src_len, S, batch->tgt_in,
-                                              rs->tr_tgt_len, T, B, training ? rs->dropout : 0.0f, &rs->rng);
+                                              rs->tr_tgt_len, T, B, drop, &rs->rng);
     long rows;
     const int *targets = trun_targets(rs->tr, batch->tgt_out, &rows);
     long tokens = rs->loss_tokens > 0 ? rs->loss_tokens : batch->n_tokens;

@@ -260,6 +260,8 @@ typedef struct {
     float *work;      /* (S + H) */
     /* Training options, set by the caller after allocation (zero = off). */
     float dropout;          /* probability of zeroing, training mode only */
+    float attention_dropout;   /* the Transformer's on the attention probabilities, */
+    float activation_dropout;  /* and after the feed-forward activation (TDropout) */
     Rng rng;                /* draws the dropout masks */
     float label_smoothing;
     long loss_tokens;       /* the target tokens the loss is a mean over; 0: the batch's own

@@ -181,7 +181,7 @@ typedef struct {
 struct TRun {
     float *mem;                   /* the one allocation the floats below point into */
     unsigned char *masks;         /* and the dropout masks (training runs only) */
-    float p;                      /* this pass's dropout probability (0: none) */
+    float p, p_att, p_act;        /* this pass's dropout probabilities (TDropout; 0: none) */
     Rng *rng;                     /* draws the masks */
     unsigned char *ekeep[2];      /* the embeddings' keep masks (S*B, D), (T*B, D) */
     int cap_S, cap_T, cap_B;
@@ -328,7 +328,8 @@ typedef struct {
     SubKind kind;
     int causal;           /* self-attention of the decoder */
     int ln, Tq, Tk, B;
-    float p;              /* dropout probability of this pass (0: none) */
+    float p, p_att, p_act;  /* dropout probabilities of this pass: the sub-layer's output,
+                               the attention probabilities, the feed-forward activation */
     Rng *rng;
     const int *len_q, *len_k;      /* (B) */
     const int *start_q, *start_k;  /* (B) the packed rows' starts */
@@ -343,7 +344,7 @@ static MhaGrads att_grads(AttWeights *g) { return (MhaGrads){g->wq, g->bq, g->wk
 
 static MhaConfig sub_cfg(const Sub *c)
 {
-    return (MhaConfig){.d = c->d->embed, .heads = c->d->heads, .causal = c->causal, .dropout = c->p};
+    return (MhaConfig){.d = c->d->embed, .heads = c->d->heads, .causal = c->causal, .dropout = c->p_att};
 }
 
 /* f(in) into y (N, D): the sub-layer's own function. */
@@ -353,17 +354,17 @@ static void sub_f(const Sub *c, SubRun *u, const float *in, float *y)
     MhaConfig cfg = sub_cfg(c);
     if (c->kind == SUB_FF) {
         FfnParams ff = ff_params(&c->w->ff);
-        if (c->p > 0) draw_keep(u->fkeep, (long)N * c->d->ff, c->p, c->rng);
+        if (c->p_act > 0) draw_keep(u->fkeep, (long)N * c->d->ff, c->p_act, c->rng);
         ffn_forward(&ff, c->d->activation == ACT_GELU ? FFN_GELU : FFN_RELU, in, u->fh, u->fa, y,
-                    c->p > 0 ? u->fkeep : NULL, c->p, N, D, c->d->ff);
+                    c->p_act > 0 ? u->fkeep : NULL, c->p_act, N, D, c->d->ff);
         return;
     }
     const AttWeights *aw = c->kind == SUB_SELF ? &c->w->self : &c->w->cross;
     MhaParams att = att_params(aw);
     mha_workspace_init(&u->ws, &cfg, u->ws_mem, c->Tq, c->Tk, c->B);
-    if (c->p > 0) draw_keep(u->akeep, (long)c->B * c->d->heads * c->Tq * c->Tk, c->p, c->rng);
+    if (c->p_att > 0) draw_keep(u->akeep, (long)c->B * c->d->heads * c->Tq * c->Tk, c->p_att, c->rng);
     mha_forward_packed(&cfg, &att, in, c->kind == SUB_SELF ? in : c->memory, c->start_q, c->len_q, c->rows_q,
-                       c->start_k, c->len_k, c->rows_k, c->p > 0 ? u->akeep : NULL, y, &u->ws, c->Tq, c->Tk, c->B);
+                       c->start_k, c->len_k, c->rows_k, c->p_att > 0 ? u->akeep : NULL, y, &u->ws, c->Tq, c->Tk, c->B);
 }
 
 /* u->stream holds the input; writes next (N, D). */
@@ -393,7 +394,7 @@ static void sub_f_backward(const Sub *c, SubRun *u, const float *in, const float
         FfnParams ff = ff_params(&c->w->ff);
         FfnGrads fg = {c->g->ff.w1, c->g->ff.b1, c->g->ff.w2, c->g->ff.b2};
         ffn_backward(&ff, c->d->activation == ACT_GELU ? FFN_GELU : FFN_RELU, &fg, dy, in, u->fh, u->fa,
-                     c->p > 0 ? u->fkeep : NULL, c->p, dn, ff_work, N, D, c->d->ff);
+                     c->p_act > 0 ? u->fkeep : NULL, c->p_act, dn, ff_work, N, D, c->d->ff);
         return;
     }
     MhaConfig cfg = sub_cfg(c);
@@ -402,7 +403,7 @@ static void sub_f_backward(const Sub *c, SubRun *u, const float *in, const float
     MhaGrads ag = att_grads(self ? &c->g->self : &c->g->cross);
     memset(dn, 0, sizeof(float) * N * D);
     mha_backward_packed(&cfg, &att, &ag, dy, in, self ? in : c->memory, c->start_q, c->len_q, c->rows_q, c->start_k,
-                        c->len_k, c->rows_k, c->p > 0 ? u->akeep : NULL, dn, self ? dn : c->d_memory, &u->ws, c->Tq,
+                        c->len_k, c->rows_k, c->p_att > 0 ? u->akeep : NULL, dn, self ? dn : c->d_memory, &u->ws, c->Tq,
                         c->Tk, c->B);
 }
 
@@ -462,7 +463,8 @@ static int pack(int *out, int *start, const int *ids, const int *len, int T, int
 static Sub enc_sub(const Model *m, TRun *r, int l, int k)
 {
     return (Sub){.d = &m->dims, .w = &m->params.tenc[l], .g = (TLayer *)&m->grads.tenc[l], .kind = k ? SUB_FF : SUB_SELF,
-                 .ln = k, .p = r->p, .rng = r->rng, .Tq = r->S, .Tk = r->S, .B = r->B, .len_q = r->src_len, .len_k = r->src_len,
+                 .ln = k, .p = r->p, .p_att = r->p_att, .p_act = r->p_act, .rng = r->rng, .Tq = r->S, .Tk = r->S,
+                 .B = r->B, .len_q = r->src_len, .len_k = r->src_len,
                  .start_q = r->start_s, .start_k = r->start_s, .rows_q = r->Ns, .rows_k = r->Ns};
 }
 
@@ -470,7 +472,7 @@ static Sub dec_sub(const Model *m, TRun *r, int l, int k)
 {
     SubKind kind = k == 0 ? SUB_SELF : k == 1 ? SUB_CROSS : SUB_FF;
     return (Sub){.d = &m->dims, .w = &m->params.tdec[l], .g = (TLayer *)&m->grads.tdec[l], .kind = kind,
-                 .causal = kind == SUB_SELF, .ln = k, .p = r->p, .rng = r->rng,
+                 .causal = kind == SUB_SELF, .ln = k, .p = r->p, .p_att = r->p_att, .p_act = r->p_act, .rng = r->rng,
                  .Tq = r->T, .Tk = kind == SUB_CROSS ? r->S : r->T, .B = r->B, .len_q = r->tgt_len,
                  .len_k = kind == SUB_CROSS ? r->src_len : r->tgt_len, .start_q = r->start_t,
                  .start_k = kind == SUB_CROSS ? r->start_s : r->start_t, .rows_q = r->Nt,
@@ -478,7 +480,7 @@ static Sub dec_sub(const Model *m, TRun *r, int l, int k)
 }
 
 float *transformer_forward_train(const Model *m, TRun *r, const int *src, const int *src_len, int S,
-                                 const int *tgt_in, const int *tgt_len, int T, int B, float drop, Rng *rng)
+                                 const int *tgt_in, const int *tgt_len, int T, int B, TDropout drop, Rng *rng)
 {
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
@@ -486,7 +488,9 @@ float *transformer_forward_train(const Model *m, TRun *r, const int *src, const 
     r->S = S, r->T = T, r->B = B, r->src_len = src_len, r->tgt_len = tgt_len;
     long Ns = r->Ns = pack(r->src, r->start_s, src, src_len, S, B);
     long Nt = r->Nt = pack(r->tgt_in, r->start_t, tgt_in, tgt_len, T, B);
-    r->p = r->masks ? drop : 0.0f, r->rng = rng;
+    int masks = r->masks != NULL;  /* an inference TRun has no room for them */
+    r->p = masks ? drop.residual : 0.0f, r->p_att = masks ? drop.attention : 0.0f;
+    r->p_act = masks ? drop.activation : 0.0f, r->rng = rng;
     int L = d->enc_layers;
     embed(r->enc[0][0].stream, p->src_emb, r->src, r->start_s, src_len, B, r->pe, D);
     if (r->p > 0) dropout(r->enc[0][0].stream, r->ekeep[0], Ns * D, r->p, rng);

@@ -880,6 +880,8 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     lr_schedule_kind(cfg->lr_schedule, &kind);  /* the config has checked the name */
     lr_schedule_init(&run.schedule, kind, cfg->learning_rate, cfg->warmup_steps, cfg->lr_decay, cfg->patience);
     run.rs.dropout = (float)cfg->dropout;
+    run.rs.attention_dropout = (float)config_attention_dropout(cfg);
+    run.rs.activation_dropout = (float)config_activation_dropout(cfg);
     if (!strcmp(cfg->class_weights, "balanced") && !strcmp(cfg->type, "classifier"))
         run.rs.class_weight = run.class_weight = balanced_weights(&run.data, run.mf.tgt_vocab.size - VOCAB_SPECIALS);
     if (resuming ? start_resumed(&run, &ck, err) : start_fresh(&run, cfg->init_from ? &init : NULL, err)) goto done;
