@@ -873,37 +873,7 @@ same_run() {
     steady_log "$ref/train.log" >"$T/log.b"
     check "$2: train.log the same apart from timings and resume events" eval '[ -s "$T/log.a" ] && cmp -s "$T/log.a" "$T/log.b"'
 }
-# start ARGS... — nmt in the background (no timeout wrapper: signals must reach nmt
-# itself), stderr to $T/bg.err; sets $pid. SIGINT is reset to its default, which a
-# non-interactive shell sets to ignored for background commands (nmt then leaves it so).
-# start_paused K ARGS... — the same, stopping itself with SIGSTOP right after update K
-# and its train.log line (NMT_PAUSE_AT_STEP, src/base/testhook.h; 0: it does not stop).
-if env --default-signal=INT true 2>/dev/null; then DEFAULT_INT="env --default-signal=INT"; else DEFAULT_INT=; fi
-start() { $DEFAULT_INT "$NMT" "$@" 2>>"$T/bg.err" & pid=$!; }
-start_paused() { pause=$1; shift; env NMT_PAUSE_AT_STEP="$pause" $DEFAULT_INT "$NMT" "$@" 2>>"$T/bg.err" & pid=$!; }
-# stopped — waits until $pid has stopped itself (state T in /proc/PID/stat: 0), or has
-# ended instead (1). The 300 s bound only keeps a hung nmt from hanging the suite.
-stopped() {
-    i=0
-    while [ $i -lt 30000 ]; do
-        st=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)
-        [ "$st" = T ] && return 0
-        [ -z "$st" ] || [ "$st" = Z ] && return 1
-        sleep 0.01
-        i=$((i + 1))
-    done
-    return 1
-}
-# last_step LOG — the step of LOG's last step line.
-last_step() { grep -v '"event"' "$1" 2>/dev/null | field step /dev/stdin | tail -n 1; }
-# finish_bg — waits for $pid to end (killing it after 300 s, a hang guard); sets $rc.
-finish_bg() {
-    i=0
-    while kill -0 "$pid" 2>/dev/null && [ $i -lt 6000 ]; do sleep 0.05; i=$((i + 1)); done
-    kill -9 "$pid" 2>/dev/null
-    { wait "$pid"; } 2>/dev/null
-    rc=$?
-}
+# start, start_paused, stopped, last_step, finish_bg: tests/lib.sh.
 nth_checkpoints() { ls "$R" | grep -c '^checkpoint-[0-9]*\.bin$'; }
 
 # The uninterrupted run.

@@ -1,15 +1,13 @@
 #!/bin/sh
 # test_train_keys.sh — end-to-end tests of the training keys of issue 29 (quality per
 # minute): Adam's constants, the Transformer's separate dropout rates, batches by target
-# tokens, gradient accumulation, the time budget (train.max_minutes) and what a run
-# stopped by a signal leaves behind.
+# tokens and gradient accumulation.
 #
 # Run from the repository root after `make` (tests/run.sh does): sh tests/test_train_keys.sh.
 # Uses only data/mar.txt and a temporary directory; a few seconds on 2 cores.
 #
-# Nothing here depends on a clock: the time budget is tested with the fake training clock
-# of NMT_SECONDS_PER_STEP (src/base/testhook.h), and a run to be interrupted stops itself
-# at a known step (NMT_PAUSE_AT_STEP) before the test signals it.
+# Nothing here depends on a clock: a run to be interrupted stops itself at a known step
+# (NMT_PAUSE_AT_STEP, src/base/testhook.h) before the test acts.
 
 NAME=test_train_keys
 . tests/lib.sh
@@ -40,40 +38,19 @@ EOF
 DIFF=${TOOLS:-build}/weights_diff
 if [ ! -x "$DIFF" ]; then
     bad "setup: need $DIFF (make test builds it)"
-    # ---------------------------------------------------------------- 2. the Transformer's dropout rates
-
-# model.attention_dropout and activation_dropout default to model.dropout: given as its
-# value they change nothing; given otherwise they change the run, which still resumes
-# exactly (one epoch, then a resumed second = two epochs, bit for bit).
-run train "$T/tr.json" --quiet --set model.dropout=0.2 --set output.dir="$T/runs/drop"
-cp "$T/runs/drop/model.bin" "$T/drop_one.bin"
-rm -rf "$T/runs/drop"
-run train "$T/tr.json" --quiet --set model.dropout=0.2 --set model.attention_dropout=0.2 \
-    --set model.activation_dropout=0.2 --set output.dir="$T/runs/drop"
-check "dropout: attention and activation dropout given as model.dropout's 0.2: the same model file, bit for bit" \
-    eval 'exits 0 && cmp -s "$T/runs/drop/model.bin" "$T/drop_one.bin"'
-check "dropout: config.json records the rates used (0.2) though the keys were left out" \
-    eval 'grep -q "\"attention_dropout\":.0.2" "$T/runs/drop/config.json" && grep -q "\"activation_dropout\":.0.2" "$T/runs/drop/config.json"'
-SPLIT="--set model.dropout=0.2 --set model.attention_dropout=0 --set model.activation_dropout=0.3"
-run train "$T/tr.json" --quiet $SPLIT --set output.dir="$T/runs/split_ref"
-check "dropout: attention 0 and activation 0.3 beside model.dropout 0.2 train other weights" \
-    eval 'exits 0 && ! weights_within "$T/runs/split_ref/model.bin" "$T/drop_one.bin" 1e-4'
-run train "$T/tr.json" --quiet $SPLIT --set train.epochs=1 --set output.dir="$T/runs/split"
-run train --resume "$T/runs/split" --quiet --set train.epochs=2
-check "dropout: with the three rates, one epoch and a resumed second = two epochs, bit for bit" \
-    eval 'exits 0 && weights_within "$T/runs/split/model.bin" "$T/runs/split_ref/model.bin" 0'
-run train "$T/runs/split/config.json" --resume --set model.attention_dropout=0.1 --set output.dir="$T/runs/split"
-check "dropout: a resume with another model.attention_dropout: refused, naming both values" \
-    eval '[ $rc -ne 0 ] && grep -q "model.attention_dropout: the checkpoint .* has 0, the config says 0.1" "$T/err"'
-run train "$T/rnn.json" --set model.attention_dropout=0.1 --set output.dir="$T/runs/x"
-check "dropout: model.attention_dropout for a recurrent model: refused, naming the key" \
-    eval '[ $rc -ne 0 ] && grep -q "model.attention_dropout applies only to the Transformer (model.type is \"rnn\")" "$T/err"'
-
-finish
+    finish
 fi
 # weights_within A B TOL — the models' weights differ by at most TOL relative to the
 # largest weight (tests/tools/weights_diff.c; 0: the same bits).
 weights_within() { "$DIFF" "$1" "$2" "$3" >"$T/diff.txt" 2>&1; }
+
+# The plain run, the reference of several checks below.
+run train "$T/rnn.json" --quiet --set output.dir="$T/runs/rnn_plain"
+if [ "$rc" -ne 0 ]; then
+    bad "setup: the plain run"
+    sed 's/^/    | /' "$T/err" | tail -n 5
+    finish
+fi
 
 # ---------------------------------------------------------------- 1. Adam's constants
 
@@ -120,5 +97,66 @@ check "dropout: a resume with another model.attention_dropout: refused, naming b
 run train "$T/rnn.json" --set model.attention_dropout=0.1 --set output.dir="$T/runs/x"
 check "dropout: model.attention_dropout for a recurrent model: refused, naming the key" \
     eval '[ $rc -ne 0 ] && grep -q "model.attention_dropout applies only to the Transformer (model.type is \"rnn\")" "$T/err"'
+
+# ---------------------------------------------------------------- 3. gradient accumulation
+
+# train.accumulate 2 with batches of 32 makes the updates batches of 64 make, up to the
+# order of the float sums: every step's loss and the final weights agree closely (no
+# dropout, one thread), and as many updates are made; batches of 32 alone are another run.
+run train "$T/rnn.json" --quiet --set train.batch_size=64 --set output.dir="$T/runs/b64"
+run train "$T/rnn.json" --quiet --set train.batch_size=32 --set train.accumulate=2 --set output.dir="$T/runs/b32x2"
+check "accumulate 2 x 32: exit 0, as many updates as batches of 64 ($(last_step "$T/runs/b64/train.log"))" \
+    eval 'exits 0 && [ -n "$(last_step "$T/runs/b64/train.log")" ] &&
+          [ "$(last_step "$T/runs/b32x2/train.log")" = "$(last_step "$T/runs/b64/train.log")" ]'
+check "accumulate 2 x 32: the weights of batches of 64, within 2e-5 of the largest weight" \
+    weights_within "$T/runs/b64/model.bin" "$T/runs/b32x2/model.bin" 2e-5
+sed 's/^/    | /' "$T/diff.txt"
+field loss "$T/runs/b64/train.log" >"$T/l64"
+field loss "$T/runs/b32x2/train.log" >"$T/l32x2"
+check "accumulate 2 x 32: every logged loss within 1e-5 (relative) of batches of 64's" \
+    eval '[ -s "$T/l64" ] && paste "$T/l64" "$T/l32x2" | awk "{ d = \$1 - \$2; if (d < 0) d = -d; if (d > 1e-5 * \$1 || NF != 2) bad = 1 } END { exit bad }"'
+run train "$T/rnn.json" --quiet --set train.batch_size=32 --set output.dir="$T/runs/b32"
+check "accumulate: batches of 32 without it are another run (weights apart by more than 1e-3)" \
+    eval '! weights_within "$T/runs/b64/model.bin" "$T/runs/b32/model.bin" 1e-3'
+# The Transformer (packed rows, label smoothing): the same.
+run train "$T/tr.json" --quiet --set train.batch_size=64 --set train.label_smoothing=0.1 --set output.dir="$T/runs/tb64"
+run train "$T/tr.json" --quiet --set train.batch_size=16 --set train.accumulate=4 --set train.label_smoothing=0.1 \
+    --set output.dir="$T/runs/tb16x4"
+check "accumulate 4 x 16, a Transformer: the weights of batches of 64, within 2e-5" \
+    eval 'exits 0 && weights_within "$T/runs/tb64/model.bin" "$T/runs/tb16x4/model.bin" 2e-5'
+sed 's/^/    | /' "$T/diff.txt"
+run train "$T/rnn.json" --set train.accumulate=0 --set output.dir="$T/runs/x"
+check "accumulate 0: refused, naming the key" \
+    eval '[ $rc -ne 0 ] && grep -q "^nmt: --set: train.accumulate must be an integer from 1 to 1024" "$T/err"'
+
+# ---------------------------------------------------------------- 4. batches by target tokens
+
+# A batch is the next pairs of the shuffled order up to train.batch_tokens target tokens:
+# each holds at most 100, and all but an epoch's last more than 100 - 21 (a target has at
+# most 20 words and <eos>), so an epoch of N target tokens has ceil(N / 100) to
+# ceil(N / 79) updates.
+run train "$T/rnn.json" --quiet --set train.batch_tokens=100 --set train.batch_size=64 --set output.dir="$T/runs/tok"
+epoch1=$(grep '"event":"epoch"' "$T/runs/tok/train.log" | head -n 1)
+n_tok=$(echo "$epoch1" | sed -n 's/.*"target_tokens":\([0-9]*\).*/\1/p')
+n_upd=$(echo "$epoch1" | sed -n 's/.*"step":\([0-9]*\).*/\1/p')
+check "batch_tokens 100: an epoch of $n_tok target tokens in $n_upd updates, between N/100 and N/79" \
+    eval 'exits 0 && [ -n "$n_upd" ] && [ "$n_upd" -ge $(( (n_tok + 99) / 100 )) ] && [ "$n_upd" -le $(( (n_tok + 78) / 79 )) ]'
+run train "$T/rnn.json" --quiet --set train.batch_tokens=1000000 --set output.dir="$T/runs/tok_all"
+check "batch_tokens above every batch's tokens: batches of train.batch_size, the very weights" \
+    eval 'exits 0 && weights_within "$T/runs/tok_all/model.bin" "$T/runs/rnn_plain/model.bin" 0'
+run train "$T/rnn.json" --set train.batch_tokens=100 --set train.bucket=true --set output.dir="$T/runs/x"
+check "batch_tokens with bucketed batches: refused, naming both keys" \
+    eval '[ $rc -ne 0 ] && grep -q "train.batch_tokens applies only to shuffled batches (train.bucket is true)" "$T/err"'
+# Resumed inside an epoch (killed after update 11, the checkpoint at update 9), with
+# batches by tokens and accumulation: the run ends as the uninterrupted one, bit for bit.
+KEYS="--set train.batch_tokens=120 --set train.accumulate=2 --set train.checkpoint_every=3"
+run train "$T/rnn.json" --quiet $KEYS --set output.dir="$T/runs/tok_ref"
+: >"$T/bg.err"
+start_paused 11 train "$T/rnn.json" --quiet $KEYS --set output.dir="$T/runs/tok_kill"
+if stopped && kill -9 "$pid"; then { wait "$pid"; } 2>/dev/null; killed=1; else killed=0; fi
+run train --resume "$T/runs/tok_kill" --quiet
+check "batch_tokens and accumulate: killed after update 11, resumed from update 9: the uninterrupted run's weights" \
+    eval '[ $killed = 1 ] && exits 0 && grep -q "\"event\":\"resume\",\"step\":9," "$T/runs/tok_kill/train.log" &&
+          weights_within "$T/runs/tok_kill/model.bin" "$T/runs/tok_ref/model.bin" 0'
 
 finish

@@ -81,6 +81,8 @@ static const KeySpec keys[] = {
     K("model", "decoder_layers", KEY_INT, decoder_layers, 0, MAX_LAYERS, NULL),
     K("train", "batch_size", KEY_INT, batch_size, 1, 65536, NULL),
     K("train", "epochs", KEY_INT, epochs, 1, CONFIG_MAX_EPOCHS, NULL),
+    K("train", "batch_tokens", KEY_INT, batch_tokens, 0, CONFIG_MAX_BATCH_TOKENS, NULL),
+    K("train", "accumulate", KEY_INT, accumulate, 1, 1024, NULL),
     K("train", "max_steps", KEY_LONG, max_steps, 0, CONFIG_MAX_STEPS, NULL),
     K("train", "learning_rate", KEY_DOUBLE, learning_rate, 1e-9, 10, NULL),
     K_OPEN("train", "adam_beta1", adam_beta1, 0, 0, 1, 1),
@@ -161,6 +163,8 @@ void config_defaults(Config *c)
     c->batch_size = 64;
     c->epochs = 10;
     c->max_steps = 0;
+    c->batch_tokens = 0;
+    c->accumulate = 1;
     c->learning_rate = 0.001;
     c->adam_beta1 = 0.9;   /* torch.optim.Adam's: as float, exactly the values nmt used before the keys */
     c->adam_beta2 = 0.999;
@@ -430,6 +434,7 @@ static int presegmented(const Config *c) { return !strcmp(c->tokenizer, "none");
 static int sentencepiece(const Config *c) { return !strcmp(c->tokenizer, "spm"); }
 static int spm_trained(const Config *c) { return !c->spm_model; }
 static int plateau(const Config *c) { return !strcmp(c->lr_schedule, "plateau"); }
+static int shuffled(const Config *c) { return !c->bucket; }
 static int linear_decay(const Config *c) { return !strcmp(c->teacher_forcing_decay, "linear"); }
 static int decays_down(const Config *c) { return !linear_decay(c) || c->teacher_forcing_final <= c->teacher_forcing; }
 static int bleu_measured(const Config *c) { return strcmp(c->best_metric, "bleu") || c->valid_bleu_max > 0; }
@@ -492,6 +497,8 @@ static const ConfigRule config_rules[] = {
      "remove data.spm_model"},
     {RULE_APPLIES, "data.spm_model", {"data.tokenizer"}, sentencepiece, "data.spm_model applies only to the spm tokenizer",
      "set data.tokenizer to \"spm\""},
+    {RULE_APPLIES, "train.batch_tokens", {"train.bucket"}, shuffled,
+     "train.batch_tokens applies only to shuffled batches", "set train.bucket to false"},
     {RULE_APPLIES, "train.lr_decay", {"train.lr_schedule"}, plateau,
      "train.lr_decay applies only to the plateau schedule", "set train.lr_schedule to \"plateau\""},
     {RULE_APPLIES, "train.patience", {"train.lr_schedule"}, plateau,

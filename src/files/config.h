@@ -71,7 +71,12 @@
  *   model.encoder_layers 0      only transformer: encoder layers (0: model.layers)
  *   model.decoder_layers 0      only transformer: decoder layers (0: model.layers)
  *   model.hidden, cell, attention, bidirectional, input_feed, window, scaled: only rnn
- *   train.batch_size     64     sentence pairs per step
+ *   train.batch_size     64     sentence pairs per batch (with batch_tokens: at most)
+ *   train.batch_tokens   0      only shuffled batches: a batch is the next pairs of the
+ *                               shuffled order up to this many target tokens (<eos>
+ *                               included), at least one pair (0: batch_size pairs)
+ *   train.accumulate     1      batches per update: their gradients are summed, and the
+ *                               loss is the mean over all their target tokens
  *   train.epochs         10
  *   train.max_steps      0      stop after this many updates (0: no limit)
  *   train.learning_rate  0.001  Adam
@@ -123,6 +128,8 @@
  * are checked against them too). */
 #define CONFIG_MAX_EPOCHS 1000000
 #define CONFIG_MAX_STEPS 1000000000000000L
+/* The largest train.batch_tokens. */
+#define CONFIG_MAX_BATCH_TOKENS 16777216
 
 /* config.c's table of keys has at most this many rows. */
 #define CONFIG_MAX_KEYS 96
@@ -150,6 +157,7 @@ typedef struct {
     char *activation, *norm;
     int encoder_layers, decoder_layers;  /* 0: model.layers */
     int batch_size, epochs;
+    int batch_tokens, accumulate;
     long max_steps;
     double learning_rate, clip_norm;
     double adam_beta1, adam_beta2, adam_eps;

@@ -515,6 +515,28 @@ void dataset_epoch_order(const Dataset *ds, const Config *cfg, int *order, Rng *
     else batch_shuffled_order(order, ds->n_train, rng);
 }
 
+int dataset_batch_at(const Dataset *ds, const Config *cfg, const int *order, int start, int end)
+{
+    int most = end - start < cfg->batch_size ? end - start : cfg->batch_size;
+    if (cfg->batch_tokens <= 0) return most;
+    long tokens = ds->train[order[start]].tgt_len + 1;
+    int n = 1;
+    while (n < most && tokens + ds->train[order[start + n]].tgt_len + 1 <= cfg->batch_tokens)
+        tokens += ds->train[order[start + n++]].tgt_len + 1;
+    return n;
+}
+
+long dataset_batches_per_epoch(const Dataset *ds, const Config *cfg)
+{
+    long by_size = (ds->n_train + cfg->batch_size - 1) / cfg->batch_size;
+    if (cfg->batch_tokens <= 0) return by_size;
+    long tokens = 0;
+    for (int i = 0; i < ds->n_train; i++)
+        tokens += ds->train[i].tgt_len + 1;
+    long by_tokens = (tokens + cfg->batch_tokens - 1) / cfg->batch_tokens;
+    return by_tokens > by_size ? by_tokens : by_size;
+}
+
 /* ---------------------------------------------------------------- export */
 
 static void put_record(FILE *f, const char *name, const int *data, int ndim, const int *dims)
@@ -534,12 +556,29 @@ static void put_record(FILE *f, const char *name, const int *data, int ndim, con
 int dataset_export(const Dataset *ds, const Config *cfg, const ModelFile *mf, const char *path, Console *con,
                    Error *err)
 {
-    int bs = cfg->batch_size, per_epoch = (ds->n_train + bs - 1) / bs;
-    long total = cfg->max_steps > 0 ? cfg->max_steps : (long)per_epoch * cfg->epochs;
-    if (total > (long)per_epoch * cfg->epochs) total = (long)per_epoch * cfg->epochs;
+    /* Batches, not updates: with train.accumulate an update is several of them. With
+     * train.batch_tokens an epoch's count depends on its order: all epochs' batches are
+     * counted by drawing them. */
+    long wanted = cfg->max_steps > 0 ? cfg->max_steps * cfg->accumulate : -1;
+    long all = dataset_batches_per_epoch(ds, cfg) * cfg->epochs;
+    Rng rng;
+    int *order = xmalloc(sizeof(int) * ds->n_train);
+    if (cfg->batch_tokens > 0) {
+        rng_seed(&rng, (uint64_t)cfg->seed + 1);
+        all = 0;
+        for (int epoch = 1; epoch <= cfg->epochs && (wanted < 0 || all < wanted); epoch++) {
+            dataset_epoch_order(ds, cfg, order, &rng);
+            for (int start = 0; start < ds->n_train; all++)
+                start += dataset_batch_at(ds, cfg, order, start, ds->n_train);
+        }
+    }
+    long total = wanted >= 0 && wanted < all ? wanted : all;
     int n_test = ds->n_valid < 2000 ? ds->n_valid : 2000;
     OutFile o;
-    if (outfile_open(&o, path, err)) return -1;
+    if (outfile_open(&o, path, err)) {
+        free(order);
+        return -1;
+    }
     FILE *f = o.f;
     int count = 3 * (int)total + 3;
     fwrite("NMTFIX01", 1, 8, f);
@@ -547,16 +586,14 @@ int dataset_export(const Dataset *ds, const Config *cfg, const ModelFile *mf, co
     int header[4] = {mf->src_vocab.size, mf->tgt_vocab.size, (int)total, n_test}, four = 4;
     put_record(f, "dims", header, 1, &four);
     /* The same order training draws: same seed, same calls. */
-    Rng rng;
     rng_seed(&rng, (uint64_t)cfg->seed + 1);
-    int *order = xmalloc(sizeof(int) * ds->n_train);
     Batch batch = {0};
     long k = 0;
     char name[64];
     for (int epoch = 1; k < total; epoch++) {
         dataset_epoch_order(ds, cfg, order, &rng);
-        for (int start = 0; start < ds->n_train && k < total; start += bs, k++) {
-            int n = ds->n_train - start < bs ? ds->n_train - start : bs;
+        for (int start = 0, n; start < ds->n_train && k < total; start += n, k++) {
+            n = dataset_batch_at(ds, cfg, order, start, ds->n_train);
             batch_fill(&batch, ds->train, order + start, n);
             int sd[2] = {batch.S, n}, td[2] = {batch.T, n};
             snprintf(name, sizeof name, "batch.%ld.src", k);

@@ -68,6 +68,18 @@ double dataset_majority_accuracy(const Dataset *ds, int classes, int *majority);
  * (train.bucket) or shuffled, drawn from rng. */
 void dataset_epoch_order(const Dataset *ds, const Config *cfg, int *order, Rng *rng);
 
+/* The number of training examples in the batch that starts at order[start], at most
+ * end - start: train.batch_size of them, or with train.batch_tokens the longest run of
+ * the next ones (at most batch_size, at least one) whose target tokens, <eos> included,
+ * come to at most batch_tokens. */
+int dataset_batch_at(const Dataset *ds, const Config *cfg, const int *order, int start, int end);
+
+/* About how many batches an epoch has: exact for batches of train.batch_size pairs; with
+ * train.batch_tokens the training split's target tokens over batch_tokens, or more when
+ * batch_size caps the batches (for the progress line and the planned updates of a
+ * teacher-forcing decay: it depends only on the data, never on an epoch's order). */
+long dataset_batches_per_epoch(const Dataset *ds, const Config *cfg);
+
 /* Writes the first train.max_steps batches (all epochs' batches when max_steps is 0),
  * drawn as training draws them, and up to 2000 validation sources as token ids, for
  * scripts/bench_torch.py to train and decode on the very same data. The tensor format

@@ -47,6 +47,7 @@ typedef struct {
      * schedule, everything a checkpoint records (take_state). */
     TrainState st;
     int agreed_stop;        /* the signal that stops training, as the last sum told every rank */
+    long epoch_batches;     /* dataset_batches_per_epoch */
     double epoch_clock;     /* now_seconds() when this process began its part of the epoch, */
     long epoch_first;       /* at this batch: its pace, for the progress line's ETA */
     int threads;            /* OpenBLAS threads */
@@ -102,43 +103,48 @@ static double teacher_forcing(const Config *cfg, long step, long planned)
 
 /* What one step computed. */
 typedef struct {
-    long tokens;   /* the batch's target tokens (<eos> included) */
-    int T;         /* its longest target, <eos> included */
-    double loss;   /* mean loss per target token over the whole batch */
+    long tokens;   /* the update's target tokens (<eos> included), all its batches' */
+    long slots;    /* its batches' target slots: each batch's longest target times its pairs */
+    double loss;   /* mean loss per target token over the whole update */
     double norm;   /* the gradient's norm before clipping */
 } Step;
 
-/* One step on the batch of n examples at st.order[start]: forward and backward over
- * this rank's shard of it (the whole batch for one rank), the gradient added into the
- * model's as a part of the whole batch's mean loss; the sum over the ranks; then, if
- * the loss and the gradient are finite, the update (clipped, Adam). The gradients are
- * zero when it starts and when it returns. Returns 1 if the update was made, 0 if it
- * was skipped because something was not finite, -1 if the ranks lost contact. */
+/* One update from the examples st.order[start .. start + n): their batches
+ * (dataset_batch_at: train.accumulate of them, or fewer at an epoch's end) one after
+ * another, forward and backward over this rank's shard of each (the whole batch for one
+ * rank), every gradient added into the model's as a part of the update's mean loss over
+ * all their target tokens (so that 2 batches of 32 make the update one batch of 64
+ * would, up to the order of float sums); the sum over the ranks; then, if the loss and
+ * the gradient are finite, the update (clipped, Adam). The gradients are zero when it
+ * starts and when it returns. Returns 1 if the update was made, 0 if it was skipped
+ * because something was not finite, -1 if the ranks lost contact. */
 static int train_step(Run *run, int start, int n, double forcing, Step *s, Error *err)
 {
     const Config *cfg = run->cfg;
     Model *m = &run->mf.model;
-    const int *batch_order = run->st.order + start;
-    /* The whole batch's target tokens: every rank knows them without asking the others,
-     * and the loss is a mean over those tokens whichever rank computes a part. */
-    s->tokens = 0;
-    s->T = 1;
-    for (int i = 0; i < n; i++) {
-        const Example *e = &run->data.train[batch_order[i]];
-        s->tokens += e->tgt_len + 1;
-        if (e->tgt_len + 1 > s->T) s->T = e->tgt_len + 1;
-    }
+    const int *order = run->st.order;
+    /* The update's target tokens: every rank knows them without asking the others, and
+     * the loss is a mean over those tokens whichever rank computes a part. */
+    s->tokens = s->slots = 0;
+    for (int i = 0; i < n; i++)
+        s->tokens += run->data.train[order[start + i]].tgt_len + 1;
     run->rs.label_smoothing = (float)cfg->label_smoothing;
     run->rs.sample_prob = 1.0f - (float)forcing;
     run->rs.loss_tokens = s->tokens;
     ranks_step_stream(&run->ranks, &run->rs.rng, cfg->seed, run->st.step);
-    int lo, hi;
-    ranks_shard(&run->ranks, n, &lo, &hi);
     double sum = 0;
-    if (hi > lo) {  /* a batch smaller than the job leaves some ranks nothing to add */
-        model_fill_batch(&run->mf.model, &run->batch, run->data.train, batch_order + lo, hi - lo);
-        sum = model_forward(m, &run->rs, &run->batch, 1);
-        model_backward(m, &run->rs, &run->batch);
+    for (int at = start, b; at < start + n; at += b) {
+        b = dataset_batch_at(&run->data, cfg, order, at, start + n);
+        int T = 1, lo, hi;
+        for (int i = 0; i < b; i++)
+            if (run->data.train[order[at + i]].tgt_len + 1 > T) T = run->data.train[order[at + i]].tgt_len + 1;
+        s->slots += (long)T * b;
+        ranks_shard(&run->ranks, b, &lo, &hi);
+        if (hi > lo) {  /* a batch smaller than the job leaves some ranks nothing to add */
+            model_fill_batch(&run->mf.model, &run->batch, run->data.train, order + at + lo, hi - lo);
+            sum += model_forward(m, &run->rs, &run->batch, 1);
+            model_backward(m, &run->rs, &run->batch);
+        }
     }
     s->loss = sum / s->tokens;
     if (ranks_sum_step(&run->ranks, m, &s->loss, signals_pending(), &run->agreed_stop, run->st.step + 1,
@@ -166,6 +172,22 @@ static int stop_requested(const Run *run)
     return run->ranks.size == 1 ? signals_pending() : run->agreed_stop;
 }
 
+/* The updates an epoch has (about, with train.batch_tokens: dataset_batches_per_epoch),
+ * and how many of them lie before the example at st.order[next]: exact for batches of
+ * train.batch_size pairs, in proportion with batch_tokens. For the progress line, the
+ * planned updates, and the batch numbers in messages and train.log. */
+static long updates_per_epoch(const Run *run)
+{
+    return (run->epoch_batches + run->cfg->accumulate - 1) / run->cfg->accumulate;
+}
+
+static long updates_done(const Run *run, int next)
+{
+    long per_update = (long)run->cfg->batch_size * run->cfg->accumulate;
+    if (run->cfg->batch_tokens <= 0) return (next + per_update - 1) / per_update;
+    return (long)((double)next / run->st.n_train * (double)updates_per_epoch(run) + 0.5);
+}
+
 /* A step whose loss or gradient was not finite made no update: logged and warned about;
  * train.max_nonfinite of them in a row end training with an error (-1). */
 static int skipped_step(Run *run, int start, const Step *s, Error *err)
@@ -173,7 +195,7 @@ static int skipped_step(Run *run, int start, const Step *s, Error *err)
     TrainState *st = &run->st;
     st->nonfinite_in_a_row++;
     LogLine l = {LOG_NONFINITE, .v = {[LF_STEP] = st->step, [LF_EPOCH] = st->epoch,
-                                      [LF_BATCH] = start / run->cfg->batch_size + 1, [LF_LOSS] = s->loss,
+                                      [LF_BATCH] = updates_done(run, start) + 1, [LF_LOSS] = s->loss,
                                       [LF_GRAD_NORM] = s->norm, [LF_IN_A_ROW] = st->nonfinite_in_a_row}};
     trainlog_write(run->log, &l);
     if (run->ranks.rank == 0)
@@ -199,8 +221,7 @@ static void account_step(Run *run, const Step *s, double seconds)
     st->window_steps++;
     double mean = st->window_loss / st->window_steps, tps = st->window_tokens / st->window_seconds;
     if (console_live(&run->con)) {
-        int bs = cfg->batch_size;
-        long per_epoch = (st->n_train + bs - 1) / bs, done = (st->next + bs - 1) / bs;
+        long per_epoch = updates_per_epoch(run), done = updates_done(run, st->next);
         double eta = done > run->epoch_first ? (now_seconds() - run->epoch_clock) / (double)(done - run->epoch_first) *
                                                    (double)(per_epoch - done) : -1.0;
         console_progress(&run->con, st->epoch, cfg->epochs, done, per_epoch, st->step, mean, tps,
@@ -449,10 +470,11 @@ static int train_loop(Run *run, Error *err)
 {
     const Config *cfg = run->cfg;
     TrainState *st = &run->st;
-    int bs = cfg->batch_size, stop = 0;
-    runstate_ensure(&run->rs, &run->mf.model.dims, RUN_TRAIN, bs, run->data.max_src, run->data.max_tgt + 1);
+    int stop = 0;
+    runstate_ensure(&run->rs, &run->mf.model.dims, RUN_TRAIN, cfg->batch_size, run->data.max_src,
+                    run->data.max_tgt + 1);
     /* The updates this run will make if nothing stops it early. */
-    long planned = (long)((st->n_train + bs - 1) / bs) * cfg->epochs;
+    long planned = updates_per_epoch(run) * cfg->epochs;
     if (cfg->max_steps > 0 && cfg->max_steps < planned) planned = cfg->max_steps;
     model_zero_grad(&run->mf.model);
     while (!st->done) {
@@ -463,20 +485,22 @@ static int train_loop(Run *run, Error *err)
             st->epoch_tokens = st->epoch_slots = 0;
         }
         run->epoch_clock = now_seconds();
-        run->epoch_first = (st->next + bs - 1) / bs;
+        run->epoch_first = updates_done(run, st->next);
         while (st->next < st->n_train && !stop) {
             /* Between steps: everything up to here is in the state a checkpoint takes. */
             if (stop_requested(run)) return stop_for_signal(run, stop_requested(run), err);
             run->checkpoint_current = 0;
             double t0 = now_seconds();
-            /* train.batch_size is the whole batch, shared out among the ranks. */
-            int start = st->next, n = st->n_train - start < bs ? st->n_train - start : bs;
-            st->next = start + n;
+            /* The update's batches: train.accumulate of them (fewer at the epoch's end),
+             * each shared out among the ranks. */
+            int start = st->next;
+            for (int k = 0; k < cfg->accumulate && st->next < st->n_train; k++)
+                st->next += dataset_batch_at(&run->data, cfg, st->order, st->next, st->n_train);
             Step s;
-            int updated = train_step(run, start, n, teacher_forcing(cfg, st->step, planned), &s, err);
+            int updated = train_step(run, start, st->next - start, teacher_forcing(cfg, st->step, planned), &s, err);
             if (updated < 0) return -1;
             st->epoch_tokens += s.tokens;
-            st->epoch_slots += (long)s.T * n;
+            st->epoch_slots += s.slots;
             if (!updated) {
                 if (skipped_step(run, start, &s, err)) return -1;
                 continue;
@@ -732,11 +756,11 @@ static int start_resumed(Run *run, ModelFile *ck, Error *err)
         if (!run->log) return -1;
         if (warning[0]) console_warn(&run->con, "%s", warning);
     }
-    int bs = run->cfg->batch_size;
+    long batch = updates_done(run, st->next) + 1;
     trainlog_write(run->log, &(LogLine){LOG_RESUME, .v = {[LF_STEP] = st->step, [LF_EPOCH] = st->epoch,
-                                                          [LF_BATCH] = st->next / bs + 1, [LF_LINES_CUT] = cut}});
-    console_say(&run->con, "resuming at step %ld (epoch %d, batch %d of %d) from %s", st->step, st->epoch,
-                st->next / bs + 1, (st->n_train + bs - 1) / bs, run->checkpoint);
+                                                          [LF_BATCH] = batch, [LF_LINES_CUT] = cut}});
+    console_say(&run->con, "resuming at step %ld (epoch %d, batch %ld of %ld) from %s", st->step, st->epoch, batch,
+                updates_per_epoch(run), run->checkpoint);
     say_model(run);
     run->checkpoint_current = 1;
     return 0;
@@ -875,6 +899,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
                         err))
         goto done;
     run.st.n_train = run.data.n_train;
+    run.epoch_batches = dataset_batches_per_epoch(&run.data, cfg);
     run.st.order = xmalloc(sizeof(int) * run.data.n_train);
     LrScheduleKind kind = LR_CONSTANT;
     lr_schedule_kind(cfg->lr_schedule, &kind);  /* the config has checked the name */

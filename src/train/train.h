@@ -37,6 +37,10 @@
  * checkpoints of a finished one are deleted. Either way, a directory another nmt train
  * is working in (it holds an fcntl lock on OUTPUT_DIR/train.lock) is refused.
  *
+ * train.batch_tokens makes batches of about equal target tokens instead of equal pairs
+ * (dataset.h: dataset_batch_at), and train.accumulate sums the gradients of that many
+ * batches into one update, its loss the mean over all their target tokens.
+ *
  * SIGINT and SIGTERM stop training between two steps, with a checkpoint: train_run
  * then returns the signal's number and err says where the checkpoint is. Non-finite
  * losses or gradients skip the update (a "nonfinite" event in train.log);
