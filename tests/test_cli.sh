@@ -1110,11 +1110,13 @@ fi
 finish_bg
 check "SIG$SIG sent while stopped after step 30 (at ${stopped_at:-?}): exit $WANT" \
     eval '[ $sent = 1 ] && [ "$stopped_at" = 30 ] && exits $WANT'
-ck=$(sed -n 's/^nmt: interrupted at step 30; checkpoint written to \(.*\); resume with: nmt train --resume .*$/\1/p' "$T/bg.err")
+ck=$(sed -n 's/^nmt: interrupted at step 30; checkpoint written to \([^;]*\); .*resume with: nmt train --resume .*$/\1/p' "$T/bg.err")
 check "SIG$SIG: 'nmt: interrupted at step 30; checkpoint written to $R/checkpoint-30.bin; resume with: nmt train --resume RUN_DIR'" \
     eval '[ "$ck" = "$R/checkpoint-30.bin" ] && [ -s "$ck" ] && grep -q "resume with: nmt train --resume $R\$" "$T/bg.err"'
 check "SIG$SIG: an interrupted event at step 30 in train.log" \
     grep -q "\"event\":\"interrupted\",\"step\":30,.*\"signal\":\"SIG$SIG\"" "$R/train.log"
+check "SIG$SIG: training.svg written, and best.bin (validated at step 30) named as the model to translate with meanwhile" \
+    eval '[ -s "$R/training.svg" ] && grep -q "; to translate meanwhile: $R/best.bin, the best validation loss ([0-9.]*, step 30); resume with" "$T/bg.err"'
 # Forgetting --resume must not throw the run away; neither may a changed config.
 cp "$R/train.log" "$T/log.before"
 run train "$C"
@@ -1144,7 +1146,7 @@ fi
 finish_bg
 check "SIGTERM sent while stopped after step 70 (at ${stopped_at:-?}): exit 143" \
     eval '[ $sent = 1 ] && [ "$stopped_at" = 70 ] && exits 143'
-ck=$(sed -n 's/^nmt: interrupted at step 70; checkpoint written to \(.*\); resume with: .*/\1/p' "$T/bg.err" | tail -n 1)
+ck=$(sed -n 's/^nmt: interrupted at step 70; checkpoint written to \([^;]*\); .*resume with: .*/\1/p' "$T/bg.err" | tail -n 1)
 check "SIGTERM: 'interrupted at step 70', and the checkpoint it names, checkpoint-70.bin, exists" \
     eval '[ "$ck" = "$R/checkpoint-70.bin" ] && [ -s "$ck" ]'
 # train.deterministic (default true): a resume keeps the thread count the run started

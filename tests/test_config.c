@@ -26,7 +26,7 @@ static int config_equal(const Config *a, const Config *b)
            a->input_feed == b->input_feed && a->window == b->window && a->scaled == b->scaled &&
            a->dropout == b->dropout && a->attention_dropout == b->attention_dropout &&
            a->activation_dropout == b->activation_dropout && a->tie_embeddings == b->tie_embeddings && a->batch_size == b->batch_size &&
-           a->epochs == b->epochs && a->max_steps == b->max_steps &&
+           a->epochs == b->epochs && a->max_steps == b->max_steps && a->max_minutes == b->max_minutes &&
            a->batch_tokens == b->batch_tokens && a->accumulate == b->accumulate && a->learning_rate == b->learning_rate &&
            a->clip_norm == b->clip_norm && a->adam_beta1 == b->adam_beta1 && a->adam_beta2 == b->adam_beta2 &&
            a->adam_eps == b->adam_eps && a->seed == b->seed && a->threads == b->threads &&
@@ -48,7 +48,7 @@ static const char *const all_keys[] = {
     "model.embed", "model.hidden", "model.attention", "model.cell", "model.layers", "model.bidirectional",
     "model.input_feed", "model.window", "model.scaled", "model.dropout", "model.tie_embeddings",
     "train.batch_size", "train.batch_tokens", "train.accumulate", "train.epochs", "train.max_steps",
-    "train.learning_rate", "train.adam_beta1",
+    "train.max_minutes", "train.learning_rate", "train.adam_beta1",
     "train.adam_beta2", "train.adam_eps", "train.clip_norm", "train.seed",
     "train.threads", "train.log_every", "train.checkpoint_every", "train.keep_checkpoints", "train.deterministic",
     "train.max_nonfinite", "train.label_smoothing", "train.lr_schedule", "train.warmup_steps", "train.lr_decay",
@@ -118,7 +118,8 @@ static void test_defaults(void)
     CHECK(c.batch_size == 64 && c.epochs == 10 && c.max_steps == 0 && c.learning_rate == 0.001 &&
           c.clip_norm == 5.0 && c.seed == 1 && c.threads == 2 && c.log_every == 100 && c.checkpoint_every == 1000,
           "train defaults");
-    CHECK(c.batch_tokens == 0 && c.accumulate == 1, "batches of batch_size pairs, one per update");
+    CHECK(c.batch_tokens == 0 && c.accumulate == 1 && c.max_minutes == 0,
+          "batches of batch_size pairs, one per update, no time budget");
     CHECK(c.adam_beta1 == 0.9 && c.adam_beta2 == 0.999 && c.adam_eps == 1e-8,
           "Adam's defaults: torch.optim.Adam's betas (0.9, 0.999) and eps 1e-8");
     CHECK(c.label_smoothing == 0 && !strcmp(c.lr_schedule, "constant") && c.warmup_steps == 0 &&
@@ -170,7 +171,7 @@ static const char *every_key_text =
     "           \"tie_embeddings\": true},"
     " \"train\": {\"batch_size\": 32, \"epochs\": 3, \"max_steps\": 123456789012, \"learning_rate\": 0.0003,"
     "           \"adam_beta1\": 0.8, \"adam_beta2\": 0.98, \"adam_eps\": 1e-6, \"batch_tokens\": 500,"
-    "           \"accumulate\": 2,"
+    "           \"accumulate\": 2, \"max_minutes\": 12.5,"
     "           \"clip_norm\": 0, \"seed\": 9007199254740991, \"threads\": 0, \"log_every\": 7,"
     "           \"checkpoint_every\": 0, \"keep_checkpoints\": 0, \"deterministic\": false, \"max_nonfinite\": 1,"
     "           \"label_smoothing\": 0.1, \"lr_schedule\": \"plateau\", \"warmup_steps\": 4000, \"lr_decay\": 0.25,"
@@ -312,6 +313,10 @@ static void test_errors(void)
                  "train.accumulate must be an integer from 1 to 1024");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"accumulate\": 2.5}}", "accumulate 2.5",
                  "train.accumulate must be an integer");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"max_minutes\": -1}}", "max_minutes < 0",
+                 "train.max_minutes must be a number from 0 to 1e+07");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"max_minutes\": \"5\"}}", "max_minutes a string",
+                 "train.max_minutes must be a number");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"adam_beta1\": 1}}", "adam_beta1 1",
                  "train.adam_beta1 must be a number >= 0 and < 1");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"adam_beta2\": -0.5}}", "adam_beta2 < 0",

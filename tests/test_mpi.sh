@@ -172,6 +172,16 @@ check "two ranks with batch_tokens and accumulate: every step's loss within 1e-4
     close "$T/loss1" "$T/loss2" 1e-4
 check "two ranks with batch_tokens and accumulate: final weights within 1e-4 of one process's" \
     weights_close "$T/one_acc/model.bin" "$T/two_acc/model.bin" 1e-4
+# The time budget: rank 0's clock decides, the sum tells every rank, and all stop after
+# the same update (the tests' clock, NMT_SECONDS_PER_STEP, says 6 s an update: 1 minute
+# is update 10), with model.bin and best.bin written as at any end.
+$LIMIT $MPIRUN -x NMT_SECONDS_PER_STEP=6 "$NMT_MPI" train "$T/tiny.json" --set train.max_minutes=1 \
+    --set "output.dir=$T/two_budget" >/dev/null 2>"$T/budget.err"
+rc=$?
+check "two ranks, train.max_minutes 1 at 6 s an update: exit 0, both stop after update 10" \
+    eval '[ $rc -eq 0 ] && [ "$(last_step "$T/two_budget/train.log")" = 10 ] &&
+          grep -q "^\[1,0\]<stderr>:nmt: train.max_minutes 1: 1.0 minutes of training at step 10; stopping" "$T/budget.err" &&
+          [ -s "$T/two_budget/model.bin" ] && [ -s "$T/two_budget/best.bin" ]'
 
 # ---------------------------------------------------------------- 2. rank 0 alone speaks
 

@@ -1,13 +1,15 @@
 #!/bin/sh
 # test_train_keys.sh — end-to-end tests of the training keys of issue 29 (quality per
 # minute): Adam's constants, the Transformer's separate dropout rates, batches by target
-# tokens and gradient accumulation.
+# tokens, gradient accumulation, the time budget (train.max_minutes) and what a run
+# stopped by a signal leaves behind.
 #
 # Run from the repository root after `make` (tests/run.sh does): sh tests/test_train_keys.sh.
 # Uses only data/mar.txt and a temporary directory; a few seconds on 2 cores.
 #
-# Nothing here depends on a clock: a run to be interrupted stops itself at a known step
-# (NMT_PAUSE_AT_STEP, src/base/testhook.h) before the test acts.
+# Nothing here depends on a clock: the time budget is tested with the fake training clock
+# of NMT_SECONDS_PER_STEP (src/base/testhook.h), and a run to be interrupted stops itself
+# at a known step (NMT_PAUSE_AT_STEP) before the test signals it.
 
 NAME=test_train_keys
 . tests/lib.sh
@@ -158,5 +160,76 @@ run train --resume "$T/runs/tok_kill" --quiet
 check "batch_tokens and accumulate: killed after update 11, resumed from update 9: the uninterrupted run's weights" \
     eval '[ $killed = 1 ] && exits 0 && grep -q "\"event\":\"resume\",\"step\":9," "$T/runs/tok_kill/train.log" &&
           weights_within "$T/runs/tok_kill/model.bin" "$T/runs/tok_ref/model.bin" 0'
+
+# ---------------------------------------------------------------- 5. the time budget
+
+# NMT_SECONDS_PER_STEP=6: the training clock says 6 s per update, so train.max_minutes 1
+# is reached at update 10, whatever the machine does. The run ends there as after its
+# last epoch: a validation, best.bin, model.bin, training.svg, and which file to use.
+run_budget() { NMT_SECONDS_PER_STEP=6 $LIMIT "$NMT" train "$@" >"$T/out" 2>"$T/err"; rc=$?; }
+B=$T/runs/budget
+run_budget "$T/rnn.json" --set train.max_minutes=1 --set output.dir="$B"
+check "max_minutes 1 at 6 s a step: exit 0, the last update 10 ($(last_step "$B/train.log"))" \
+    eval 'exits 0 && [ "$(last_step "$B/train.log")" = 10 ]'
+check "max_minutes: says it stops at the budget" grep -q "^nmt: train.max_minutes 1: 1.0 minutes of training at step 10; stopping" "$T/err"
+check "max_minutes: a validation at step 10, model.bin, best.bin, training.svg and a checkpoint written" \
+    eval 'grep -q "\"event\":\"validation\",\"step\":10," "$B/train.log" && [ -s "$B/model.bin" ] && [ -s "$B/best.bin" ] &&
+          [ -s "$B/training.svg" ] && [ -s "$B/checkpoint-10.bin" ]'
+check "max_minutes: the last line names best.bin as the model to translate with" \
+    eval 'tail -n 1 "$T/err" | grep -q "^nmt: the best validation loss, [0-9.]*, was at step 10: $B/best.bin, the model to translate with"'
+run_budget --resume "$B"
+check "max_minutes: resumed with the same budget: nothing to do" \
+    eval 'exits 0 && grep -q "finished at step 10; .* up to date: nothing to do" "$T/err"'
+run_budget --resume "$B" --set train.max_minutes=2.5
+check "max_minutes: resumed with 2.5: goes on from step 10 to step 25" \
+    eval 'exits 0 && grep -q "finished at step 10; train.epochs 2 and train.max_steps 0 (train.max_minutes 2.5) let it go on" "$T/err" &&
+          [ "$(last_step "$B/train.log")" = 25 ]'
+run_budget "$T/rnn.json" --set train.max_minutes=2.5 --set output.dir="$T/runs/budget25"
+check "max_minutes: 1 then resumed with 2.5 = 2.5 at once, bit for bit (the budget's validation at step 10 aside)" \
+    eval 'exits 0 && [ "$(last_step "$T/runs/budget25/train.log")" = 25 ] &&
+          weights_within "$B/model.bin" "$T/runs/budget25/model.bin" 0'
+check "max_minutes: config.json records the raised budget" grep -q '"max_minutes":.2.5' "$B/config.json"
+# Reached at an epoch's end (17 updates an epoch, 1.7 minutes at 6 s): the epoch's end
+# is the stop; no budget past the run's epochs changes anything.
+run_budget "$T/rnn.json" --set train.max_minutes=1.7 --set output.dir="$T/runs/budget17"
+last_validation() { grep '"event":"validation"' "$1" | tail -n 1 | sed -n 's/.*"step":\([0-9]*\).*/\1/p'; }
+check "max_minutes reached at the first epoch's end (update 17): ends there, model.bin written" \
+    eval 'exits 0 && [ "$(last_validation "$T/runs/budget17/train.log")" = 17 ] &&
+          [ "$(last_step "$T/runs/budget17/train.log")" = 15 ] && [ -s "$T/runs/budget17/model.bin" ]'
+run_budget "$T/rnn.json" --set train.max_minutes=100 --set output.dir="$T/runs/budget100"
+check "max_minutes past the run's 2 epochs: the run without a budget, bit for bit" \
+    eval 'exits 0 && weights_within "$T/runs/budget100/model.bin" "$T/runs/rnn_plain/model.bin" 0'
+# An unfinished run (killed after update 20; its checkpoint at the first epoch's end,
+# 17 updates, 1.7 minutes) resumed with a budget it has used up: refused, naming it.
+: >"$T/bg.err"
+NMT_SECONDS_PER_STEP=6 start_paused 20 train "$T/rnn.json" --quiet --set output.dir="$T/runs/budget_kill"
+if stopped && kill -9 "$pid"; then { wait "$pid"; } 2>/dev/null; fi
+run_budget --resume "$T/runs/budget_kill" --set train.max_minutes=1.5
+check "max_minutes: an unfinished run resumed with a budget it has used: exit 1, naming both" \
+    eval 'exits 1 && grep -q "train.max_minutes: the checkpoint .*checkpoint-17.bin has trained 1.70 minutes, train.max_minutes 1.5 is not beyond it" "$T/err"'
+run train "$T/rnn.json" --set train.max_minutes=-1 --set output.dir="$T/runs/x"
+check "max_minutes -1: refused, naming the key" \
+    eval '[ $rc -ne 0 ] && grep -q "^nmt: --set: train.max_minutes must be a number from 0 to" "$T/err"'
+# From a model's weights (--init-from) the budget counts the new run's updates.
+run_budget "$T/rnn.json" --init-from "$T/runs/rnn_plain/model.bin" --set train.max_minutes=0.5 \
+    --set output.dir="$T/runs/budget_init"
+check "max_minutes with --init-from: the new run stops at its update 5" \
+    eval 'exits 0 && [ "$(last_step "$T/runs/budget_init/train.log")" = 5 ] && [ -s "$T/runs/budget_init/model.bin" ]'
+
+# ---------------------------------------------------------------- 6. a run stopped by a signal
+
+# SIGTERM after update 5, before any validation: the checkpoint, training.svg, no
+# model.bin, and the message names the checkpoint as the file to translate with.
+S=$T/runs/stopped
+: >"$T/bg.err"
+start_paused 5 train "$T/rnn.json" --quiet --set output.dir="$S"
+if stopped; then kill -TERM "$pid" && kill -CONT "$pid"; fi
+finish_bg
+check "SIGTERM after update 5: exit 143, checkpoint-5.bin and training.svg, no model.bin" \
+    eval '[ $rc -eq 143 ] && [ -s "$S/checkpoint-5.bin" ] && [ -s "$S/training.svg" ] && [ ! -e "$S/model.bin" ]'
+check "SIGTERM before any validation: the message says there is no best.bin yet and names the checkpoint" \
+    grep -q "^nmt: interrupted at step 5; checkpoint written to $S/checkpoint-5.bin; to translate meanwhile: $S/checkpoint-5.bin, the weights at step 5 (no validation yet, so no best.bin); resume with: nmt train --resume $S\$" "$T/bg.err"
+echo "Hello." | $LIMIT "$NMT" translate "$S/checkpoint-5.bin" >"$T/out" 2>"$T/err"
+check "... and that checkpoint translates" eval '[ $? -eq 0 ] && [ "$(lines "$T/out")" = 1 ]'
 
 finish

@@ -84,6 +84,7 @@ static const KeySpec keys[] = {
     K("train", "batch_tokens", KEY_INT, batch_tokens, 0, CONFIG_MAX_BATCH_TOKENS, NULL),
     K("train", "accumulate", KEY_INT, accumulate, 1, 1024, NULL),
     K("train", "max_steps", KEY_LONG, max_steps, 0, CONFIG_MAX_STEPS, NULL),
+    K("train", "max_minutes", KEY_DOUBLE, max_minutes, 0, CONFIG_MAX_MINUTES, NULL),
     K("train", "learning_rate", KEY_DOUBLE, learning_rate, 1e-9, 10, NULL),
     K_OPEN("train", "adam_beta1", adam_beta1, 0, 0, 1, 1),
     K_OPEN("train", "adam_beta2", adam_beta2, 0, 0, 1, 1),
@@ -163,6 +164,7 @@ void config_defaults(Config *c)
     c->batch_size = 64;
     c->epochs = 10;
     c->max_steps = 0;
+    c->max_minutes = 0;
     c->batch_tokens = 0;
     c->accumulate = 1;
     c->learning_rate = 0.001;

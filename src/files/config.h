@@ -79,6 +79,8 @@
  *                               loss is the mean over all their target tokens
  *   train.epochs         10
  *   train.max_steps      0      stop after this many updates (0: no limit)
+ *   train.max_minutes    0      stop after this many minutes of training, validations
+ *                               included (0: no limit); see train.h
  *   train.learning_rate  0.001  Adam
  *   train.adam_beta1     0.9    Adam's first-moment decay, [0, 1)
  *   train.adam_beta2     0.999  Adam's second-moment decay, [0, 1) (Transformers: often 0.98)
@@ -128,7 +130,8 @@
  * are checked against them too). */
 #define CONFIG_MAX_EPOCHS 1000000
 #define CONFIG_MAX_STEPS 1000000000000000L
-/* The largest train.batch_tokens. */
+/* The largest train.max_minutes (about 19 years) and train.batch_tokens. */
+#define CONFIG_MAX_MINUTES 1e7
 #define CONFIG_MAX_BATCH_TOKENS 16777216
 
 /* config.c's table of keys has at most this many rows. */
@@ -159,6 +162,7 @@ typedef struct {
     int batch_size, epochs;
     int batch_tokens, accumulate;
     long max_steps;
+    double max_minutes;
     double learning_rate, clip_norm;
     double adam_beta1, adam_beta2, adam_eps;
     long seed;

@@ -47,6 +47,7 @@ typedef struct {
      * schedule, everything a checkpoint records (take_state). */
     TrainState st;
     int agreed_stop;        /* the signal that stops training, as the last sum told every rank */
+    int time_up;            /* the training clock passed train.max_minutes, as the last sum told */
     long epoch_batches;     /* dataset_batches_per_epoch */
     double epoch_clock;     /* now_seconds() when this process began its part of the epoch, */
     long epoch_first;       /* at this batch: its pace, for the progress line's ETA */
@@ -109,6 +110,14 @@ typedef struct {
     double norm;   /* the gradient's norm before clipping */
 } Step;
 
+/* The training clock that train.max_minutes reads, with `steps` updates made: the time
+ * since training began (validations and checkpoints in it; a resumed run's clock goes
+ * on from its checkpoint's), or the tests' clock (testhook.h). */
+static double training_clock(const Run *run, long steps)
+{
+    return testhook_clock(steps, now_seconds() - run->t_start);
+}
+
 /* One update from the examples st.order[start .. start + n): their batches
  * (dataset_batch_at: train.accumulate of them, or fewer at an epoch's end) one after
  * another, forward and backward over this rank's shard of each (the whole batch for one
@@ -116,8 +125,10 @@ typedef struct {
  * all their target tokens (so that 2 batches of 32 make the update one batch of 64
  * would, up to the order of float sums); the sum over the ranks; then, if the loss and
  * the gradient are finite, the update (clipped, Adam). The gradients are zero when it
- * starts and when it returns. Returns 1 if the update was made, 0 if it was skipped
- * because something was not finite, -1 if the ranks lost contact. */
+ * starts and when it returns. Sets run->time_up when the clock has passed
+ * train.max_minutes (rank 0's clock, as the sum tells every rank). Returns 1 if the
+ * update was made, 0 if it was skipped because something was not finite, -1 if the
+ * ranks lost contact. */
 static int train_step(Run *run, int start, int n, double forcing, Step *s, Error *err)
 {
     const Config *cfg = run->cfg;
@@ -147,8 +158,10 @@ static int train_step(Run *run, int start, int n, double forcing, Step *s, Error
         }
     }
     s->loss = sum / s->tokens;
-    if (ranks_sum_step(&run->ranks, m, &s->loss, signals_pending(), &run->agreed_stop, run->st.step + 1,
-                       run->checkpoint, err))
+    run->time_up = run->ranks.rank == 0 && cfg->max_minutes > 0 &&
+                   training_clock(run, run->st.step + 1) >= 60 * cfg->max_minutes;
+    if (ranks_sum_step(&run->ranks, m, &s->loss, signals_pending(), &run->agreed_stop, &run->time_up,
+                       run->st.step + 1, run->checkpoint, err))
         return -1;
     /* From here on every rank holds the same gradient and loss, so the checks and the
      * update below come out alike everywhere. */
@@ -349,7 +362,7 @@ static void take_state(Run *run)
     s->lr_best_loss = run->schedule.best_loss;
     s->lr_bad = run->schedule.bad;
     s->lr_decays = run->schedule.decays;
-    s->elapsed_seconds = now_seconds() - run->t_start;
+    s->elapsed_seconds = training_clock(run, run->st.step);
     long at = run->log ? ftell(run->log) : 0;
     s->log_bytes = at > 0 ? at : 0;
     s->n_valid = run->data.n_valid;
@@ -397,15 +410,45 @@ static int save_checkpoint(Run *run, Error *err)
     return status;
 }
 
-/* A signal asked training to stop: checkpoint (unless the last one is current) and
- * return the signal's number, with err saying where the checkpoint is. */
+/* Which model file to translate with, for the last message of a run: best.bin when a
+ * validation wrote one ("DIR/best.bin, the best validation loss (2.3456, step 200)"),
+ * else `otherwise` (model.bin at the end, the checkpoint when stopped early). */
+static void model_to_use(Run *run, const char *otherwise, char *out, size_t len)
+{
+    const TrainState *st = &run->st;
+    if (st->best_step > 0)
+        snprintf(out, len, "%s, the best validation %s (%.4f, step %ld)", out_path(run, "best.bin"),
+                 run->cfg->best_metric, st->best, st->best_step);
+    else
+        snprintf(out, len, "%s (%s)", otherwise, run->data.n_valid > 0 ? "no validation yet, so no best.bin" :
+                                                                         "no validation pairs, so no best.bin");
+}
+
+/* The loss curves of train.log as written so far: a chart that cannot be drawn fails
+ * no run (a warning). */
+static void draw_training(Run *run)
+{
+    Error plot_err;
+    if (plot_training(run->cfg->dir, NULL, NULL, 0, &plot_err)) console_warn(&run->con, "%s", plot_err.msg);
+    else console_say(&run->con, "wrote %s", out_path(run, "training.svg"));
+}
+
+/* A signal asked training to stop: checkpoint (unless the last one is current), the
+ * loss chart, and the signal's number, with err saying where the checkpoint is and
+ * which file to translate with meanwhile. No validation: it would take time a person
+ * who pressed Ctrl-C does not expect, and change what the resumed run does. */
 static int stop_for_signal(Run *run, int sig, Error *err)
 {
     if (!run->checkpoint_current && save_checkpoint(run, err)) return -1;
     LogLine l = {LOG_INTERRUPTED, .v = {[LF_STEP] = run->st.step, [LF_EPOCH] = run->st.epoch}};
     snprintf(l.text, sizeof l.text, "%s", sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
     trainlog_write(run->log, &l);
-    error_set(err, "interrupted at step %ld; checkpoint written to %s", run->st.step, run->checkpoint);
+    if (run->ranks.rank == 0) draw_training(run);
+    char use[2 * sizeof run->checkpoint + 160], ck[sizeof run->checkpoint + 32];
+    snprintf(ck, sizeof ck, "%s, the weights at step %ld", run->checkpoint, run->st.step);
+    model_to_use(run, ck, use, sizeof use);
+    error_set(err, "interrupted at step %ld; checkpoint written to %s; to translate meanwhile: %s", run->st.step,
+              run->checkpoint, use);
     return sig;
 }
 
@@ -418,14 +461,13 @@ static int finish(Run *run, Error *err)
     if (run->ranks.rank > 0) return 0;
     if (save(run, "model.bin", err)) return -1;
     console_say(&run->con, "wrote %s", out_path(run, "model.bin"));
-    /* The loss curves, from the log as written so far; a chart that cannot be drawn
-     * does not fail a finished training run. */
-    Error plot_err;
-    if (plot_training(cfg->dir, NULL, NULL, 0, &plot_err)) console_warn(&run->con, "%s", plot_err.msg);
-    else console_say(&run->con, "wrote %s", out_path(run, "training.svg"));
+    draw_training(run);
     if (run->st.best_step > 0)
-        console_say(&run->con, "the best validation %s, %.4f, was at step %ld: %s", cfg->best_metric, run->st.best,
-                    run->st.best_step, out_path(run, "best.bin"));
+        console_say(&run->con, "the best validation %s, %.4f, was at step %ld: %s, the model to translate with",
+                    cfg->best_metric, run->st.best, run->st.best_step, out_path(run, "best.bin"));
+    else
+        console_say(&run->con, "the model to translate with: %s (no validation, so no best.bin)",
+                    out_path(run, "model.bin"));
     return 0;
 }
 
@@ -501,6 +543,7 @@ static int train_loop(Run *run, Error *err)
             if (updated < 0) return -1;
             st->epoch_tokens += s.tokens;
             st->epoch_slots += s.slots;
+            if (run->time_up) stop = 1;
             if (!updated) {
                 if (skipped_step(run, start, &s, err)) return -1;
                 continue;
@@ -511,6 +554,9 @@ static int train_loop(Run *run, Error *err)
             account_step(run, &s, now_seconds() - t0);
             testhook_pause_at_step(st->step);  /* NMT_PAUSE_AT_STEP: the tests' known step */
             if (cfg->max_steps > 0 && st->step >= cfg->max_steps) stop = 1;
+            if (run->time_up)
+                console_say(&run->con, "train.max_minutes %g: %.1f minutes of training at step %ld; stopping",
+                            cfg->max_minutes, training_clock(run, st->step) / 60, st->step);
             /* The last batch of an epoch is validated and checkpointed by end_epoch; so is
              * a step that ends training. */
             int later = st->next < st->n_train && !stop;
@@ -731,19 +777,29 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
     return 0;
 }
 
+/* " (train.max_minutes M)" in out when the config sets that limit, for the messages
+ * that name the limits a resumed run goes by; "" otherwise. */
+static const char *minutes_limit(const Config *cfg, char *out, size_t len)
+{
+    if (cfg->max_minutes > 0) snprintf(out, len, " (train.max_minutes %g)", cfg->max_minutes);
+    else out[0] = 0;
+    return out;
+}
+
 /* A resumed run: the data checked against the checkpoint ck, its model, optimizer and
  * state adopted, train.log cut back to where it stood, with a resume line. */
 static int start_resumed(Run *run, ModelFile *ck, Error *err)
 {
     if (resume_check_data(ck, run->checkpoint, &run->mf, &run->data, run->cfg, err)) return -1;
     char *limits = resume_config_text(ck, run->cfg);  /* NULL: the limits the run started with */
+    char minutes[64];
     resume_adopt(&run->mf, ck);
     adam_settings(&run->mf.opt, run->cfg);
     if (limits) {
         free(run->mf.config_json);
         run->mf.config_json = limits;
-        console_say(&run->con, "train.epochs %d, train.max_steps %ld from now on (config.json rewritten)",
-                    run->cfg->epochs, run->cfg->max_steps);
+        console_say(&run->con, "train.epochs %d, train.max_steps %ld%s from now on (config.json rewritten)",
+                    run->cfg->epochs, run->cfg->max_steps, minutes_limit(run->cfg, minutes, sizeof minutes));
         if (run->ranks.rank == 0 && write_config(run, err)) return -1;
     }
     free(run->st.order);
@@ -859,6 +915,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     memset(&ck, 0, sizeof ck);
     memset(&init, 0, sizeof init);
     int status = -1, resuming = 0, lock_fd = -1, rank0 = run.ranks.rank == 0;
+    char minutes[64];
     blas_set_threads(cfg->threads);
     run.threads = blas_thread_count();
     run.mf.text.lowercase = cfg->lowercase;
@@ -882,8 +939,9 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     if (resuming < 0) goto done;
     if (resuming && resume_check_config(&ck, run.checkpoint, cfg, opt->config_path, err)) goto done;
     if (resuming && ck.train_state.done && resume_more_to_do(&ck, cfg)) {
-        console_say(&run.con, "the run in %s finished at step %ld; train.epochs %d and train.max_steps %ld let it go "
-                              "on", cfg->dir, ck.train_state.step, cfg->epochs, cfg->max_steps);
+        console_say(&run.con, "the run in %s finished at step %ld; train.epochs %d and train.max_steps %ld%s let it "
+                              "go on", cfg->dir, ck.train_state.step, cfg->epochs, cfg->max_steps,
+                    minutes_limit(cfg, minutes, sizeof minutes));
         ck.train_state.done = 0;
     }
     if (resuming && ck.train_state.done) {
