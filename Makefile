@@ -218,6 +218,10 @@ bench-ttq: nmt
 # hours): docs/bench/transformer_quality.json and BENCHMARKS.md's section.
 bench-transformer-quality: nmt
 	/usr/bin/python3 scripts/transformer_quality.py
+# The sentence classifier against a bag-of-words naive Bayes on amazon and yelp, in-domain
+# and across (scripts/bench/naive_bayes.py; docs/bench/naive_bayes.json): a few minutes.
+bench-naive-bayes: nmt
+	python3 scripts/bench/naive_bayes.py --jobs 2
 bench-batching: nmt
 	sh scripts/bench_batching.sh --write
 # The sentiment classifier against the attention-pooling demonstration it reproduces
@@ -260,4 +264,4 @@ install: nmt
 clean:
 	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-batching bench-sentiment bench-bpe-long-word docs check-docs install clean
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-naive-bayes bench-batching bench-sentiment bench-bpe-long-word docs check-docs install clean
