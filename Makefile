@@ -7,14 +7,16 @@
 #                       install command and `make install` use this build.
 #   make native         ./nmt-native, -march=native (objects in build-native/): for this
 #                       machine only, a CPU without its instruction sets stops it with
-#                       SIGILL; never installed. scripts/bench_portable.sh compares the two.
+#                       SIGILL; never installed. scripts/bench/bench_portable.sh compares the two.
 #   make test           the unit tests and tests/test_cli.sh against ./nmt
 #   make test-sanitize  the same suite built with ASan/UBSan in build-sanitize/ (its own
 #                       nmt); ./nmt and build/ are left as they are
 #   make mpi            ./nmt-mpi, the same program able to train over MPI ranks
-#   make install        ./nmt and the man page under PREFIX (default /usr/local)
+#   make install        ./nmt, the man page, the example configs and the docs under PREFIX
+#                       (default /usr/local); make install-data the last three alone
+#   make man            docs/nmt.1's option lists and version from nmt's option tables
 #
-# Cross-compiling, e.g. for arm64 (scripts/check_portable.sh --arm64):
+# Cross-compiling, e.g. for arm64 (scripts/ci/check_portable.sh --arm64):
 #   make CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ \
 #        PKG_CONFIG=aarch64-linux-gnu-pkg-config BUILD=build-arm64 NMT_BIN=nmt-arm64
 #
@@ -137,9 +139,11 @@ $(BUILD)/weights_diff: tests/tools/weights_diff.c $(OBJ)
 
 # Every test binary, then the end-to-end shell test against $(NMT_BIN) (./nmt) and the
 # test of the documentation machinery (tests/test_docs.sh), and the tests of what nmt does
-# with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh).
+# with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh), of
+# its options, man page and installed files (tests/test_options.sh) and of issue 29's
+# training keys (tests/test_train_keys.sh).
 test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights $(BUILD)/weights_diff
-	@NMT=$(NMT_BIN) TOOLS=$(BUILD) sh tests/run.sh $(TESTS) tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh \
+	@NMT=$(NMT_BIN) TOOLS=$(BUILD) BUILD=$(BUILD) sh tests/run.sh $(TESTS) tests/test_layers.sh tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh \
 	    tests/test_train_keys.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, objects,
@@ -149,7 +153,7 @@ test-sanitize:
 	$(MAKE) BUILD=build-sanitize NMT_BIN=build-sanitize/nmt CFLAGS="$(SANITIZE_CFLAGS)" test
 
 # libFuzzer targets (tests/fuzz/fuzz_*.c), built with clang: FUZZ_SECONDS of fuzzing
-# each, non-zero on a crash with the saved input named (scripts/fuzz.sh). Needs clang
+# each, non-zero on a crash with the saved input named (scripts/ci/fuzz.sh). Needs clang
 # and its compiler-rt: sh scripts/install-deps.sh --fuzz. (-Wno-pass-failed: at -O1
 # clang does not vectorise, and would warn at every `#pragma omp simd`.)
 FUZZ_CC      ?= clang
@@ -183,9 +187,9 @@ build/fuzz/seed_modelfile: tests/fuzz/seed_modelfile.c $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
 
 fuzz:
-	@sh scripts/fuzz.sh --check $(FUZZ_CC)
+	@sh scripts/ci/fuzz.sh --check $(FUZZ_CC)
 	$(MAKE) $(FUZZERS) build/fuzz/seed_modelfile
-	@sh scripts/fuzz.sh $(FUZZ_SECONDS) $(FUZZERS)
+	@sh scripts/ci/fuzz.sh $(FUZZ_SECONDS) $(FUZZERS)
 
 # The shipped default: train on data/mar.txt, translate a few sentences, score the
 # held-out split.
@@ -194,44 +198,44 @@ demo: nmt
 	./nmt translate runs/default/model.bin < data/examples.txt
 	./nmt eval runs/default/model.bin runs/default/valid.tsv
 
-# nmt against PyTorch (scripts/bench.py; needs python3-torch): writes the raw results to
+# nmt against PyTorch (scripts/bench/bench.py; needs python3-torch): writes the raw results to
 # docs/bench/pytorch.json and renders BENCHMARKS.md and README's Speed table from them.
 bench: nmt
-	/usr/bin/python3 scripts/bench.py
+	/usr/bin/python3 scripts/bench/bench.py
 
-# nmt's Transformer against PyTorch's nn.Transformer modules (issue 17; scripts/bench_transformer.py,
+# nmt's Transformer against PyTorch's nn.Transformer modules (issue 17; scripts/bench/bench_transformer.py,
 # 30-45 minutes): training, greedy and beam decoding against a cached and a recomputing
 # PyTorch decoder, memory and the roofline; docs/bench/transformer.json and BENCHMARKS.md's
 # section rendered from it.
 bench-transformer: nmt
-	/usr/bin/python3 scripts/bench_transformer.py
+	/usr/bin/python3 scripts/bench/bench_transformer.py
 
 # Time to quality, nmt against PyTorch on mar, swe and fra from ../shared/data
-# (scripts/time_to_quality.py; hours): docs/bench/time_to_quality.json and BENCHMARKS.md's
-# section. What shuffled batches cost against bucketed ones: scripts/bench_batching.sh.
+# (scripts/bench/time_to_quality.py; hours): docs/bench/time_to_quality.json and BENCHMARKS.md's
+# section. What shuffled batches cost against bucketed ones: scripts/bench/bench_batching.sh.
 bench-ttq: nmt
-	/usr/bin/python3 scripts/time_to_quality.py
+	/usr/bin/python3 scripts/bench/time_to_quality.py
 
 # Time to quality of the Transformer (configs/transformer.json) against the best
 # recurrent config (configs/family/luong_concat.json) on mar, swe and fra, greedy and
-# beam-5 BLEU at 2, 5, 10 and 20 minutes of training (scripts/transformer_quality.py;
+# beam-5 BLEU at 2, 5, 10 and 20 minutes of training (scripts/bench/transformer_quality.py;
 # hours): docs/bench/transformer_quality.json and BENCHMARKS.md's section.
 bench-transformer-quality: nmt
-	/usr/bin/python3 scripts/transformer_quality.py
+	/usr/bin/python3 scripts/bench/transformer_quality.py
 # The sentence classifier against a bag-of-words naive Bayes on amazon and yelp, in-domain
 # and across (scripts/bench/naive_bayes.py; docs/bench/naive_bayes.json): a few minutes.
 bench-naive-bayes: nmt
 	python3 scripts/bench/naive_bayes.py --jobs 2
 bench-batching: nmt
-	sh scripts/bench_batching.sh --write
+	sh scripts/bench/bench_batching.sh --write
 # The sentiment classifier against the attention-pooling demonstration it reproduces
 # (docs/bench/sentiment.json, README's table): 6 settings x 5 seeds, about a minute.
 bench-sentiment: nmt
-	python3 scripts/sentiment_experiment.py --jobs 2
+	python3 scripts/bench/sentiment_experiment.py --jobs 2
 # BPE on a 40,000-letter word and on a normal corpus, against the nmt of 9c1acf3 (built
 # from git archive): the learner linear, the applier n log n (issue 19). 2-3 minutes.
 bench-bpe-long-word: nmt
-	sh scripts/bench_bpe_long_word.sh
+	sh scripts/bench/bench_bpe_long_word.sh
 
 # The generated blocks of README.md, BENCHMARKS.md and docs/*.md (scripts/docs/docs.py):
 # `make docs` reruns every block's command and writes its output in place (hours: the
@@ -245,23 +249,41 @@ docs: nmt
 check-docs: nmt
 	sh scripts/docs/check.sh $(DOCS)
 
-# Installs the binary and the man page under PREFIX (default /usr/local), and
-# nmt-mpi when `make mpi` has built it. Refuses a binary built with -march=native
-# (make CFLAGS=...): on a CPU without this one's instruction sets it stops with SIGILL.
+# The man page's option lists and version, from nmt's own tables (scripts/docs/man.sh;
+# tests/test_options.sh fails when docs/nmt.1 disagrees with them).
+man: nmt
+	NMT=./nmt sh scripts/docs/man.sh
+
+# Installs the binary, and nmt-mpi when `make mpi` has built it, under PREFIX (default
+# /usr/local), with install-data. Refuses a binary built with -march=native (make
+# CFLAGS=...): on a CPU without this one's instruction sets it stops with SIGILL.
 PREFIX ?= /usr/local
-install: nmt
+install: nmt install-data
 	@for d in $(BUILD) $(if $(wildcard nmt-mpi),build-mpi); do \
 	    if grep -q -e '-march=native' -e '-mcpu=native' -e '-mtune=native' $$d/flags; then \
 	        echo "nmt: make install: $$d was compiled for this CPU only ($$d/flags says -march=native);" \
 	             "run plain make (make install does) for a build any CPU runs" >&2; exit 1; \
 	    fi; \
 	done
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 nmt $(DESTDIR)$(PREFIX)/bin/nmt
 	if [ -x nmt-mpi ]; then install -m 755 nmt-mpi $(DESTDIR)$(PREFIX)/bin/nmt-mpi; fi
+
+# What nmt's files need no build for: the man page (share/man/man1), the example configs
+# (share/nmt/configs, family/ too) and the documentation (share/doc/nmt: README.md and
+# the documents beside it, docs/*.md and the pictures, as README.md links them).
+DOC_FILES = README.md $(wildcard BENCHMARKS.md CHANGELOG.md CONTRIBUTING.md)
+DOC_DOCS  = $(wildcard docs/*.md docs/*.svg)
+install-data:
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/nmt/configs/family \
+	    $(DESTDIR)$(PREFIX)/share/doc/nmt/docs
 	install -m 644 docs/nmt.1 $(DESTDIR)$(PREFIX)/share/man/man1/nmt.1
+	install -m 644 configs/*.json $(DESTDIR)$(PREFIX)/share/nmt/configs
+	install -m 644 configs/family/*.json $(DESTDIR)$(PREFIX)/share/nmt/configs/family
+	install -m 644 $(DOC_FILES) $(DESTDIR)$(PREFIX)/share/doc/nmt
+	install -m 644 $(DOC_DOCS) $(DESTDIR)$(PREFIX)/share/doc/nmt/docs
 
 clean:
 	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-naive-bayes bench-batching bench-sentiment bench-bpe-long-word docs check-docs install clean
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-naive-bayes bench-batching bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean

@@ -7,7 +7,7 @@
 #   sh scripts/install-deps.sh              what `make`, `make test` and `make demo` need
 #   sh scripts/install-deps.sh --fuzz       also clang and its compiler-rt (libFuzzer and
 #                                           the sanitizer runtimes), for `make fuzz`
-#   sh scripts/install-deps.sh --valgrind   also valgrind, for scripts/valgrind.sh
+#   sh scripts/install-deps.sh --valgrind   also valgrind, for scripts/ci/valgrind.sh
 #   sh scripts/install-deps.sh --test-tools also what a few checks of tests/test_cli.sh
 #                                           use when present and skip otherwise: script(1)
 #                                           (a terminal for the progress line), groff (the
@@ -18,7 +18,7 @@
 #   sh scripts/install-deps.sh --mpi        also OpenMPI (mpicc, mpirun), for `make mpi`
 #                                           (./nmt-mpi) and `make test-mpi` (with procps:
 #                                           its pgrep finds the ranks)
-#   sh scripts/install-deps.sh --qemu       also qemu-user, for scripts/check_portable.sh
+#   sh scripts/install-deps.sh --qemu       also qemu-user, for scripts/ci/check_portable.sh
 #                                           (./nmt under emulated older x86-64 CPUs)
 #   sh scripts/install-deps.sh --arm64      also the arm64 cross compilers and the arm64
 #                                           libraries (adds the arm64 architecture to

@@ -1,5 +1,5 @@
-/* fixture.h — reads the tensors that scripts/reference.py writes (format in
- * scripts/fixture.py): "NMTFIX01", int32 count, then per record int32 name length, name,
+/* fixture.h — reads the tensors that scripts/reference/reference.py writes (format in
+ * scripts/reference/fixture.py): "NMTFIX01", int32 count, then per record int32 name length, name,
  * int32 dtype (0 float32, 1 int32), int32 ndim, int32 dims[ndim], data.
  * For tests only: a malformed fixture aborts the test with a message. */
 #ifndef FIXTURE_H

@@ -12,6 +12,8 @@
 #   has FILE STRING                       FILE contains STRING (fixed string)
 #   lines FILE                            FILE's line count
 #   nth_line N FILE                       line N of FILE
+#   usage_error CMD                       $rc is 2 and stderr one line, "nmt: ...; see
+#                                         'nmt CMD --help'" (CMD empty: 'nmt --help')
 #   tiny_model DIR                        trains a small model into DIR (DIR/model.bin)
 #   start / start_paused K ARGS...        nmt ARGS in the background (stopping itself after
 #                                         update K), stderr to $T/bg.err; sets $pid
@@ -54,6 +56,11 @@ exits() { [ "$rc" -eq "$1" ]; }
 has() { grep -qF -- "$2" "$1"; }
 lines() { wc -l <"$1" | tr -d ' '; }
 nth_line() { sed -n "${1}p" "$2"; }
+usage_error() {
+    exits 2 && [ "$(lines "$T/err")" = 1 ] || return 1
+    case $(cat "$T/err") in "nmt: "*"; see 'nmt ${1:+$1 }--help'") return 0 ;; esac
+    return 1
+}
 
 # tiny_model DIR — 200 pairs of data/mar.txt, one epoch of a 16-unit GRU: a model file
 # to read, translate with and break, not one that translates well.

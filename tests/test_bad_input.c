@@ -1,5 +1,5 @@
 /* test_bad_input.c — regression tests for what the fuzz targets (tests/fuzz/) and
- * valgrind (scripts/valgrind.sh) found: each input that once crashed, leaked, hit
+ * valgrind (scripts/ci/valgrind.sh) found: each input that once crashed, leaked, hit
  * undefined behaviour or broke a documented promise stays here, inlined, so that the
  * plain `make test` (no clang needed) and `make test-sanitize` keep checking it. Also
  * the few kinds of bad input in docs/bad-input.md's table that no other test pinned.

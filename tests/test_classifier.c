@@ -1,5 +1,5 @@
 /* test_classifier.c — the sentence classifier (model.type classifier): the whole model
- * against the PyTorch reference (scripts/reference_classifier.py, fixtures
+ * against the PyTorch reference (scripts/reference/reference_classifier.py, fixtures
  * tests/fixtures/classifier_*.bin: encoder states, pooling weights, pooled vectors,
  * logits, the weighted loss and every gradient), on packed batches (training) and
  * padded ones; then each pooling layer and the whole classifier (with dropout, label

@@ -43,7 +43,9 @@ done
 
 run
 check "no arguments: exit 2" exits 2
-check "no arguments: usage on stderr" has "$T/err" "usage: nmt COMMAND"
+# One line, not the whole help (issue 34): the commands, and where the help is.
+check "no arguments: one line on stderr naming the commands and nmt --help" \
+    eval 'usage_error "" && has "$T/err" "nmt: missing COMMAND (train, translate, classify, eval, info, score, plot, average, bpe)"'
 
 run frobnicate
 check "unknown command: exit 2" exits 2
@@ -535,7 +537,7 @@ check "scheduled sampling: the model translates" eval 'exits 0 && [ "$(lines "$T
 # ---------------------------------------------------------------- 10. score
 
 # tests/fixtures/score: 300 model translations and references, and what nmt score must
-# print for them, computed by scripts/sacrebleu_reference.py (an independent
+# print for them, computed by scripts/reference/sacrebleu_reference.py (an independent
 # re-implementation of sacreBLEU's defaults; see tests/test_score.c).
 FX=$(pwd)/tests/fixtures/score
 run score --help
@@ -625,7 +627,7 @@ check "score with two empty files: exit 1 with a message" eval 'exits 1 && grep 
 for args in "" "HYP REF" "REF -i HYP REF" "REF -i HYP -i HYP" "REF -i HYP --frob" "- -i -" "REF -tok intl" \
         "REF -l enzh" "REF -i"; do
     run score $(echo "$args" | sed -e "s#HYP#$FX/hyp.txt#g" -e "s#REF#$FX/ref.txt#g") </dev/null
-    check "score ${args:-(no arguments)}: usage error, exit 2" eval 'exits 2 && grep -q "^usage: nmt score" "$T/err"'
+    check "score ${args:-(no arguments)}: usage error, exit 2, one line naming nmt score --help" usage_error score
 done
 run score "$FX/hyp.txt" "$FX/ref.txt"
 check "score HYP REF: the message names sacreBLEU's order" grep -q "^nmt: .*nmt score REF.txt -i HYP.txt" "$T/err"
@@ -904,7 +906,7 @@ PREFIX="nmt: $T/avg.bin: is one of the models to average"
 check "average -o one of the inputs: exit 1, the file untouched" eval 'exits 1 && one_error && cmp -s "$T/avg.bin" "$T/avg.copy"'
 for args in "" "ONE" "ONE -o" "ONE ONE" "ONE ONE -o X -o Y" "ONE ONE --frob -o X"; do
     run average $(echo "$args" | sed -e "s#ONE#$R/model.bin#g" -e "s#X#$T/x.bin#" -e "s#Y#$T/y.bin#")
-    check "average ${args:-(no arguments)}: usage error, exit 2" eval 'exits 2 && grep -q "^usage: nmt average" "$T/err"'
+    check "average ${args:-(no arguments)}: usage error, exit 2, one line naming nmt average --help" usage_error average
 done
 run average "$R/model.bin" "$T/no_such.bin" -o "$T/x.bin"
 check "average with a missing file: exit 1 naming it, nothing written" \
@@ -988,7 +990,7 @@ run train "$CL" --init-from "$T/runs/limits_ref/model.bin" --set "output.dir=$T/
 check "--init-from with a model key given otherwise: exit 1, naming the key and both values" \
     eval 'exits 1 && [ "$(lines "$T/err")" = 1 ] && grep -q "^nmt: $CL: model.hidden: the model $T/runs/limits_ref/model.bin has 64, the config says 32" "$T/err"'
 run train "$CL" --init-from "$T/runs/limits_ref/model.bin" --resume
-check "--init-from with --resume: usage error (exit 2)" eval 'exits 2 && grep -q "^usage: nmt train" "$T/err"'
+check "--init-from with --resume: usage error (exit 2), one line" eval 'usage_error train && has "$T/err" "--init-from starts a new run"'
 cp "$T/runs/limits_ref/model.bin" "$T/model.copy"
 run train "$CL" --init-from "$T/runs/limits_ref/model.bin" --set "output.dir=$T/runs/limits_ref"
 check "--init-from a model inside output.dir: exit 1, the model untouched" \
@@ -1290,8 +1292,8 @@ check "train --set unknown key: a usage error (exit 2) suggesting the right one"
 run train "$T/tiny.json" --set model.hidden
 check "train --set without =VALUE: a usage error (exit 2), saying the form" eval 'exits 2 && grep -q "SECTION.KEY=VALUE" "$T/err"'
 run train "$T/tiny.json" --set model.bidirectional=true --set model.hidden=7
-check "train --set: keys that must fit together are checked after the overrides" \
-    eval 'exits 1 && grep -q "model.hidden must be even" "$T/err"'
+check "train --set: keys that must fit together are checked after the overrides (a --set's doing: exit 2)" \
+    eval 'usage_error train && grep -q "^nmt: --set: model.hidden must be even" "$T/err"'
 run train "$T/tiny.json" --set
 check "train --set with nothing after it: usage error" exits 2
 
@@ -1477,7 +1479,7 @@ check "bpe apply --codes-format subword-nmt: byte-level codes refused (exit 1)" 
 run bpe apply "$T/snmt.codes" --codes-format subword-nmt "$T/bad_utf8.txt"
 check "bpe apply --codes-format subword-nmt on invalid UTF-8: exit 1, naming the file and line" \
     eval 'exits 1 && has "$T/err" "bad_utf8.txt:2: invalid UTF-8 at byte 4"'
-# 200 Marathi lines and edge cases; codes and pieces from scripts/subword_nmt_reference.py,
+# 200 Marathi lines and edge cases; codes and pieces from scripts/reference/subword_nmt_reference.py,
 # a re-implementation of subword-nmt's learn-bpe and apply-bpe (no subword-nmt here).
 F=$(pwd)/tests/fixtures/subword_nmt
 run bpe apply "$F/mar.codes" --codes-format subword-nmt "$F/mar.txt"
@@ -1577,8 +1579,8 @@ check "none: models of one vocabulary but different subword formats make no ense
 
 # data.subword_format applies only to tokenizer none.
 run train "$T/tiny.json" --set data.subword_format=bpe_at
-check "--set data.subword_format with the word tokenizer: exit 1, one line naming the key and data.tokenizer" \
-    eval 'exits 1 && [ "$(lines "$T/err")" = 1 ] &&
+check "--set data.subword_format with the word tokenizer: a usage error (exit 2), one line naming the key and data.tokenizer" \
+    eval 'usage_error train &&
           has "$T/err" "nmt: --set: data.subword_format applies only to the none tokenizer (text segmented elsewhere) (data.tokenizer is \"word\"): remove it, or set data.tokenizer to \"none\""'
 printf '{"data": {"train": "%s", "tokenizer": "bpe", "subword_format": "spm"}}\n' "$T/train.tsv" >"$T/fmt.json"
 run train "$T/fmt.json"
@@ -1690,14 +1692,14 @@ check "spm: too few pieces for the characters: exit 1, naming the key and Senten
 
 # The keys that apply only to SentencePiece, and to the model nmt trains.
 run train "$T/tiny.json" --set data.spm_type=bpe
-check "--set data.spm_type with the word tokenizer: exit 1, naming the key and data.tokenizer" \
-    eval 'exits 1 && has "$T/err" "nmt: --set: data.spm_type applies only to the spm tokenizer (data.tokenizer is \"word\"): remove it, or set data.tokenizer to \"spm\""'
+check "--set data.spm_type with the word tokenizer: a usage error (exit 2), naming the key and data.tokenizer" \
+    eval 'usage_error train && has "$T/err" "nmt: --set: data.spm_type applies only to the spm tokenizer (data.tokenizer is \"word\"): remove it, or set data.tokenizer to \"spm\""'
 run train "$T/tiny.json" --set data.tokenizer=spm --set data.spm_model="$T/garbage.model" --set data.spm_vocab_size=100
-check "--set data.spm_vocab_size with data.spm_model: exit 1, naming both keys" \
-    eval 'exits 1 && has "$T/err" "nmt: --set: data.spm_vocab_size applies only to a SentencePiece model nmt trains (without data.spm_model) (data.spm_model is \"$T/garbage.model\"): remove it, or remove data.spm_model"'
+check "--set data.spm_vocab_size with data.spm_model: a usage error (exit 2), naming both keys" \
+    eval 'usage_error train && has "$T/err" "nmt: --set: data.spm_vocab_size applies only to a SentencePiece model nmt trains (without data.spm_model) (data.spm_model is \"$T/garbage.model\"): remove it, or remove data.spm_model"'
 run train "$T/tiny.json" --set data.tokenizer=bpe --set data.spm_model="$T/garbage.model"
-check "--set data.spm_model with the bpe tokenizer: exit 1, naming the key" \
-    eval 'exits 1 && has "$T/err" "data.spm_model applies only to the spm tokenizer (data.tokenizer is \"bpe\")"'
+check "--set data.spm_model with the bpe tokenizer: a usage error (exit 2), naming the key" \
+    eval 'usage_error train && has "$T/err" "data.spm_model applies only to the spm tokenizer (data.tokenizer is \"bpe\")"'
 
 # ---------------------------------------------------------------- 18. the man page
 
@@ -1722,8 +1724,8 @@ fi
 # leaves such keys out and trains again as it is; a run directory whose config.json
 # lists every key, as nmt 0.1.0 wrote it, still resumes.
 run train "$T/tiny.json" --set model.window=5
-check "--set model.window=5 with bahdanau: exit 1, one line naming the key, model.attention's value and what to do" \
-    eval 'exits 1 && [ "$(lines "$T/err")" = 1 ] &&
+check "--set model.window=5 with bahdanau: a usage error (exit 2), one line naming the key, model.attention's value and what to do" \
+    eval 'usage_error train &&
           has "$T/err" "nmt: --set: model.window applies only to local attention kinds (model.attention is \"bahdanau\"): remove it, or choose local_monotonic or local_predictive"'
 sed 's/"learning_rate": 0.003,/"learning_rate": 0.003, "lr_decay": 0.25,/' "$T/tiny.json" >"$T/decay.json"
 run train "$T/decay.json"
@@ -1845,8 +1847,8 @@ run train "$T/cls_bad.json"
 check "classifier: a single class: exit 1, saying a classifier needs two" \
     eval 'exits 1 && has "$T/err" "has the label \"1\": a classifier needs at least two classes"'
 run train "$T/cls.json" --set model.attention=luong_dot --set output.dir="$T/runs/cls_x"
-check "classifier: a translation key given is refused, naming it" \
-    eval 'exits 1 && has "$T/err" "model.attention applies only to translation models (model.type is \"classifier\")"'
+check "classifier: a translation key given with --set is refused (exit 2), naming it" \
+    eval 'usage_error train && has "$T/err" "model.attention applies only to translation models (model.type is \"classifier\")"'
 # Exact resume: 1 epoch, then resumed to 3, is the 3-epoch run bit for bit.
 mv "$CLS" "$T/runs/cls_ref"
 run train "$T/cls.json" --set train.epochs=1 --quiet

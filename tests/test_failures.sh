@@ -182,11 +182,16 @@ check "... train.log has no validation line, and no best.bin" \
 
 # ---------------------------------------------------------------- 3. vocabularies of the specials alone
 # A vocabulary holding only <pad>, <unk>, <sos> and <eos> trains a model that can say
-# nothing. data.max_vocab 1..4 is refused with the config, before anything is written.
+# nothing. data.max_vocab 1..4 is refused with the config, before anything is written:
+# from the file, exit 1 naming it; from --set, a usage error (exit 2) naming --set.
 for n in 1 4; do
     run train "$T/tiny.json" --set data.max_vocab=$n --set output.dir="$T/vocab$n"
-    check "data.max_vocab $n: exit 1, names the key and the 4 specials, nothing written" \
-        eval 'exits 1 && has "$T/err" "$T/tiny.json: data.max_vocab counts the 4 special tokens" && has "$T/err" "(data.max_vocab is $n)" && [ ! -e "$T/vocab$n" ]'
+    check "data.max_vocab $n with --set: exit 2, names --set, the key and the 4 specials, nothing written" \
+        eval 'exits 2 && has "$T/err" "nmt: --set: data.max_vocab counts the 4 special tokens" && has "$T/err" "(data.max_vocab is $n)" && [ ! -e "$T/vocab$n" ]'
+    sed "s/\"data\": {/\"data\": {\"max_vocab\": $n, /" "$T/tiny.json" >"$T/vocab$n.json"
+    run train "$T/vocab$n.json" --set output.dir="$T/vocab$n"
+    check "data.max_vocab $n in the file: exit 1, names the file, the key and the 4 specials, nothing written" \
+        eval 'exits 1 && has "$T/err" "$T/vocab$n.json: data.max_vocab counts the 4 special tokens" && has "$T/err" "(data.max_vocab is $n)" && [ ! -e "$T/vocab$n" ]'
 done
 # data.min_count above every word's count: refused once the words are counted, with
 # both sizes, the key, the most frequent word; no model, no log, no checkpoint.

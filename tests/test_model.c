@@ -1,4 +1,4 @@
-/* test_model.c — the whole model against the PyTorch reference (scripts/reference.py):
+/* test_model.c — the whole model against the PyTorch reference (scripts/reference/reference.py):
  * activations, loss, every gradient, and one clipped Adam step, from
  * tests/fixtures/reference.bin. */
 #include <string.h>

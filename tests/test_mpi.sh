@@ -219,7 +219,7 @@ check "two ranks, uninterrupted 1500 steps: exit 0" [ $rc -eq 0 ]
 # decides the step, both ranks wait for a signal after step 20 (NMT_WAIT_AT_STEP: a
 # SIGCONT does not wake them), and the test signals mpirun once both say so: the
 # SIGTERM, whenever it comes, stops them after step 21. Rank 0 writes the checkpoint
-# and says where, and no rank exits before that (src/cli/main.c), which is what would let
+# and says where, and no rank exits before that (src/cli/cmd_train.c), which is what would let
 # mpirun's SIGKILL come early. The ranks print nothing per step (--quiet): while mpirun
 # waits it does not drain their stderr, and a rank that filled the pipe blocked in
 # write (seen in CI: stuck at step 920, no checkpoint). The signal goes to mpirun's own

@@ -3,7 +3,7 @@
  *
  * WHERE THE EXPECTED NUMBERS COME FROM. sacreBLEU cannot be installed here, so
  * tests/fixtures/score/expected.json was NOT made by running sacreBLEU. It was written
- * by scripts/sacrebleu_reference.py, an independent Python re-implementation of
+ * by scripts/reference/sacrebleu_reference.py, an independent Python re-implementation of
  * sacreBLEU 2.x's defaults (same regular expressions, same floating-point operations
  * in the same order; no code shared with src/eval/bleu.c). That script checks itself
  * (`sacrebleu_reference.py self-test`) against numbers sacreBLEU printed in its README
@@ -253,7 +253,7 @@ static void test_cases(const cJSON *fx)
 }
 
 /* The cases for sacreBLEU's other tokenisers and its lowercasing (the fixture's
- * option_cases, from scripts/sacrebleu_reference.py's OPTION_CASES, whose Python runs
+ * option_cases, from scripts/reference/sacrebleu_reference.py's OPTION_CASES, whose Python runs
  * sacreBLEU's own regular expressions, ranges and str.lower()): the words BLEU counts,
  * corpus and sentence BLEU, chrF2 and its statistics. */
 static void test_option_cases(const cJSON *fx)

@@ -1,5 +1,6 @@
 /* test_subword.c — BPE learning and applying, character segmentation, joining,
- * codes text (src/text/subword.c); text segmented elsewhere back into sentences
+ * codes text (src/text/bpe_core.c, bpe_learn.c, bpe_apply.c, bpe_codes.c); text
+ * segmented elsewhere back into sentences
  * (src/text/segment.c). */
 #include <stdlib.h>
 #include <string.h>

@@ -18,7 +18,7 @@
  * encoder-decoder step over projected memory equals the forward's real rows; positions
  * against the formula written another way (exp/log), and a hand example.
  *
- * Then PyTorch (tests/fixtures/transformer_layers.bin, scripts/reference_layers.py):
+ * Then PyTorch (tests/fixtures/transformer_layers.bin, scripts/reference/reference_layers.py):
  * nn.MultiheadAttention with key_padding_mask, cross and causal self-attention, its
  * in_proj_weight split into Wq, Wk, Wv as mha.h documents; nn.LayerNorm; Linear, gelu,
  * Linear. Outputs, probabilities and every gradient to 1e-5 of each tensor's largest entry.

@@ -1,5 +1,5 @@
 /* test_transformer_model.c — the Transformer as a whole model against its PyTorch
- * specification (scripts/reference_transformer.py, tests/fixtures/transformer_*.bin).
+ * specification (scripts/reference/reference_transformer.py, tests/fixtures/transformer_*.bin).
  *
  * So far: the parameter layout. Each fixture lists the parameters in the order the C
  * model keeps them in memory (model.c's layout()); the names and shapes must agree one

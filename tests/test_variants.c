@@ -1,5 +1,5 @@
 /* test_variants.c — every member of the model family against the PyTorch reference
- * (scripts/reference_variants.py, fixtures tests/fixtures/variant_*.bin): encoder
+ * (scripts/reference/reference_variants.py, fixtures tests/fixtures/variant_*.bin): encoder
  * states, attention weights, logits, the loss and the gradient of every tensor.
  *
  * The fixture names its architecture in an "arch" record; the parameters are loaded by

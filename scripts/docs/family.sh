@@ -1,6 +1,6 @@
 #!/bin/sh
 # family.sh — README's table of the model family: every config in configs/family/
-# trained by scripts/compare_family.sh (same data, size and budget; each into
+# trained by scripts/bench/compare_family.sh (same data, size and budget; each into
 # runs/family/NAME), one row each from the files it leaves: parameters, the final
 # model's validation loss (nmt eval's teacher-forced loss on the held-out split), BLEU
 # greedy and with beam 5, chrF2 greedy. The "what differs" column is written here, one
@@ -35,7 +35,7 @@ describe() {
 for cfg in configs/family/*.json; do describe "$(basename "$cfg" .json)" >/dev/null; done
 
 rm -rf runs/family          # an interrupted run there would be refused, not overwritten
-sh scripts/compare_family.sh configs/family/*.json >&2
+sh scripts/bench/compare_family.sh configs/family/*.json >&2
 
 # num FILE KEY: the number after "KEY": in FILE (one JSON object).
 num() { sed -E "s/.*\"$2\":([-0-9.eE+]*).*/\1/" "$1"; }

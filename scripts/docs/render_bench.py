@@ -1,15 +1,15 @@
 """render_bench.py — Markdown for the speed tables that are not BENCHMARKS.md's, from
 the raw results their scripts record in docs/bench/ (BENCHMARKS.md and README's Speed
-figures are rendered by scripts/bench.py --render). A document's block is exactly
+figures are rendered by scripts/bench/bench.py --render). A document's block is exactly
 this script's output for the committed raw files, so a table cannot be edited by hand
 and stay green under scripts/docs/check.sh.
 
     python3 scripts/docs/render_bench.py mpi docs/bench/mpi-batch64.json docs/bench/mpi-batch256.json
-        docs/distributed.md's throughput table: scripts/bench_mpi.sh's runs, one
-        column group per file (RAW=FILE sh scripts/bench_mpi.sh ROUNDS STEPS BATCH)
+        docs/distributed.md's throughput table: scripts/bench/bench_mpi.sh's runs, one
+        column group per file (RAW=FILE sh scripts/bench/bench_mpi.sh ROUNDS STEPS BATCH)
     python3 scripts/docs/render_bench.py family_speed docs/bench/family_speed.json
         README's training speed of the model family against the baseline
-        (RAW=FILE sh scripts/family_speed.sh ROUNDS)
+        (RAW=FILE sh scripts/bench/family_speed.sh ROUNDS)
 
 Raw files hold what was measured, per round, with the machine, date, commit and
 command; medians and ratios are computed here. A file transcribed from an older

@@ -1,6 +1,6 @@
 #!/bin/sh
 # spm_comparison.sh — README's table of SentencePiece against nmt's own BPE:
-# scripts/compare_tokenizers.sh with bpe:8000 (8,000 merges per side), spm:8000
+# scripts/bench/compare_tokenizers.sh with bpe:8000 (8,000 merges per side), spm:8000
 # (SentencePiece unigram, 8,000 pieces per side) and spmbpe:8000 (SentencePiece BPE) on
 # configs/default.json, i.e. data/mar.txt, and on the same config reading swe.txt from
 # the shared Tatoeba data (SHARED, default ../shared/data), then a line naming the
@@ -20,7 +20,7 @@ for corpus in mar swe; do
     rm -rf runs/tokenizers      # an interrupted run there would be refused, not overwritten
     echo "$corpus.txt:"
     echo
-    sh scripts/compare_tokenizers.sh "$cfg" bpe:8000 spm:8000 spmbpe:8000
+    sh scripts/bench/compare_tokenizers.sh "$cfg" bpe:8000 spm:8000 spmbpe:8000
     echo
 done
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)

@@ -5,10 +5,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "layers/pooling.h" /* defines: pooling_name */
-#include "text/vocab.h"   /* defines: vocab_class_label */
+#include "models/model.h" /* defines: model_family, ModelFacts */
 
-static const char *cell_name(int cell) { return cell == CELL_LSTM ? "lstm" : "gru"; }
+/* The JSON members of a model's facts (ModelFacts, model.h): ctx is the object. */
+static void fact_text(void *ctx, const char *key, const char *value) { cJSON_AddStringToObject(ctx, key, value); }
+static void fact_number(void *ctx, const char *key, double value) { cJSON_AddNumberToObject(ctx, key, value); }
+static void fact_flag(void *ctx, const char *key, int value) { cJSON_AddBoolToObject(ctx, key, value); }
+static void fact_texts(void *ctx, const char *key, const char *const *values, int n)
+{
+    cJSON *list = cJSON_AddArrayToObject(ctx, key);
+    for (int i = 0; i < n; i++)
+        cJSON_AddItemToArray(list, cJSON_CreateString(values[i]));
+}
 
 /* train.best_metric of the config the file records ("loss" unless it says otherwise). */
 static void best_metric(const ModelFile *mf, char *name, size_t len)
@@ -34,41 +42,9 @@ static void print_json(const char *path, const ModelFile *mf, FILE *out)
     cJSON_AddNumberToObject(o, "format_version", MODELFILE_VERSION);
     cJSON_AddStringToObject(o, "kind", mf->has_train_state ? "checkpoint" : mf->has_optimizer ? "checkpoint (no training state)" : "model");
     cJSON *a = cJSON_AddObjectToObject(o, "model");
-    cJSON_AddStringToObject(a, "type", d->type == MODEL_TRANSFORMER ? "transformer"
-                                       : d->type == MODEL_CLASSIFIER ? "classifier"
-                                                                     : "rnn");
-    if (d->type == MODEL_CLASSIFIER) {
-        cJSON_AddStringToObject(a, "cell", cell_name(d->cell));
-        cJSON_AddNumberToObject(a, "layers", d->layers);
-        cJSON_AddBoolToObject(a, "bidirectional", d->bidirectional);
-        cJSON_AddStringToObject(a, "pooling", pooling_name(d->pooling));
-        cJSON_AddNumberToObject(a, "embed", d->embed);
-        cJSON_AddNumberToObject(a, "hidden", d->hidden);
-        cJSON *labels = cJSON_AddArrayToObject(a, "labels");
-        for (int c = 0; c < model_classes(d); c++)
-            cJSON_AddItemToArray(labels, cJSON_CreateString(vocab_class_label(&mf->tgt_vocab, c)));
-    } else if (d->type == MODEL_TRANSFORMER) {
-        cJSON_AddNumberToObject(a, "encoder_layers", d->enc_layers);
-        cJSON_AddNumberToObject(a, "decoder_layers", d->dec_layers);
-        cJSON_AddNumberToObject(a, "heads", d->heads);
-        cJSON_AddNumberToObject(a, "ff", d->ff);
-        cJSON_AddStringToObject(a, "activation", d->activation == ACT_GELU ? "gelu" : "relu");
-        cJSON_AddStringToObject(a, "norm", d->norm == NORM_POST ? "post" : "pre");
-        cJSON_AddBoolToObject(a, "tie_embeddings", d->tie_embeddings);
-        cJSON_AddBoolToObject(a, "shared_source_embedding", d->share_src_emb);
-        cJSON_AddNumberToObject(a, "embed", d->embed);
-    } else {
-        cJSON_AddStringToObject(a, "cell", cell_name(d->cell));
-        cJSON_AddNumberToObject(a, "layers", d->layers);
-        cJSON_AddBoolToObject(a, "bidirectional", d->bidirectional);
-        cJSON_AddStringToObject(a, "attention", attention_name(d->attention));
-        cJSON_AddBoolToObject(a, "input_feed", d->input_feed);
-        cJSON_AddNumberToObject(a, "window", d->window);
-        cJSON_AddBoolToObject(a, "scaled", d->scaled);
-        cJSON_AddBoolToObject(a, "tie_embeddings", d->tie_embeddings);
-        cJSON_AddNumberToObject(a, "embed", d->embed);
-        cJSON_AddNumberToObject(a, "hidden", d->hidden);
-    }
+    const ModelFamily *f = model_family(d);
+    cJSON_AddStringToObject(a, "type", f->name);
+    f->facts(d, &mf->tgt_vocab, &(ModelFacts){a, fact_text, fact_number, fact_flag, fact_texts});
     cJSON_AddNumberToObject(o, "parameters", (double)mf->model.n_params);
     cJSON_AddNumberToObject(o, "src_vocab", mf->src_vocab.size);
     cJSON_AddNumberToObject(o, "tgt_vocab", mf->tgt_vocab.size);
@@ -135,29 +111,7 @@ void info_print(const char *path, const ModelFile *mf, int json, FILE *out)
     const ModelDims *d = &mf->model.dims;
     fprintf(out, "file: %s (format version %d, %s)\n", path, MODELFILE_VERSION,
             mf->has_train_state ? "a resumable checkpoint" : mf->has_optimizer ? "a checkpoint" : "a model");
-    if (d->type == MODEL_TRANSFORMER) {
-        fprintf(out, "model: Transformer, %d encoder and %d decoder layers, %d heads, %s-norm, %s%s\n", d->enc_layers,
-                d->dec_layers, d->heads, d->norm == NORM_POST ? "post" : "pre", d->activation == ACT_GELU ? "gelu" : "relu",
-                d->share_src_emb ? ", one embedding for source, target and output"
-                : d->tie_embeddings ? ", tied target embeddings" : "");
-        fprintf(out, "sizes: d_model %d, feed-forward %d, %ld parameters\n", d->embed, d->ff, mf->model.n_params);
-    } else if (d->type == MODEL_CLASSIFIER) {
-        fprintf(out, "model: classifier, %s, %d layer%s%s, %s pooling, %d classes\n", cell_name(d->cell), d->layers,
-                d->layers > 1 ? "s" : "", d->bidirectional ? ", bidirectional encoder" : "", pooling_name(d->pooling),
-                model_classes(d));
-        fprintf(out, "labels: ");
-        for (int c = 0; c < model_classes(d); c++)
-            fprintf(out, "%s%s", c ? ", " : "", vocab_class_label(&mf->tgt_vocab, c));
-        fprintf(out, "\nsizes: embed %d, hidden %d, %ld parameters\n", d->embed, d->hidden, mf->model.n_params);
-    } else {
-        fprintf(out, "model: %s, %d layer%s%s, %s attention%s%s", cell_name(d->cell), d->layers,
-                d->layers > 1 ? "s" : "", d->bidirectional ? ", bidirectional encoder" : "", attention_name(d->attention),
-                d->input_feed ? ", input feeding" : "", d->scaled ? ", scaled scores" : "");
-        if (d->attention == ATT_LOCAL_MONOTONIC || d->attention == ATT_LOCAL_PREDICTIVE)
-            fprintf(out, ", window %d", d->window);
-        fprintf(out, "%s\n", d->tie_embeddings ? ", tied target embeddings" : "");
-        fprintf(out, "sizes: embed %d, hidden %d, %ld parameters\n", d->embed, d->hidden, mf->model.n_params);
-    }
+    model_family(d)->describe(d, mf->model.n_params, &mf->tgt_vocab, out);
     const Segmenter *seg = &mf->seg;
     fprintf(out, "vocabularies: %d source, %d target %s%s\n", mf->src_vocab.size, mf->tgt_vocab.size,
             tokenizer_units(seg->kind), seg->joint ? " (one joint vocabulary)" : "");

@@ -1,7 +1,7 @@
 /* info.h — `nmt info MODEL.bin`: what a model or checkpoint file holds.
  *
  * The file format version, whether it is a model or a resumable checkpoint, the
- * architecture (every ModelDims field), vocabulary sizes, parameter count, text options,
+ * architecture (as its family describes it: ModelFamily.describe and .facts), vocabulary sizes, parameter count, text options,
  * training progress (updates and epochs), the best validation so far when the file is a
  * checkpoint, and the config it was trained with. As readable text, or with json as one JSON object for tools.
  */

@@ -4,8 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/fastmath.h"    /* defines: expf_fast */
-#include "models/transformer.h" /* defines: TDecoder, tdecoder_* */
+#include "kernels/fastmath.h" /* defines: expf_fast */
 #include "base/util.h"        /* defines: xmalloc */
 #include "text/vocab.h"    /* defines: VOCAB_UNK, VOCAB_SOS, VOCAB_EOS */
 
@@ -271,75 +270,6 @@ void beam_search(const Decoder *dec, const Batch *src, int K, int nbest, const i
     free(best);
 }
 
-/* ---------------------------------------------------------------- the recurrent model as a Decoder */
-
-/* The recurrent model behind the Decoder interface: model.h's step-by-step pieces over
- * a batch of R rows. Its encoder runs per row, so with K > 1 every source is repeated
- * K times and encoded K times (identical rows; beam search always did so). */
-typedef struct {
-    Model *m;
-    RunState *rs;
-    const Batch *rows;  /* the R rows being decoded: the sources themselves, or repeated */
-    Batch repeated;     /* K > 1: source n as rows n*K .. n*K+K-1 */
-} RnnDecoder;
-
-/* dst = each of src's N sources K times, rows n*K .. n*K+K-1, laid out by
- * batch_fill_source exactly as it lays out the sentences themselves. */
-static void repeat_sources(Batch *dst, const Batch *src, int K)
-{
-    int N = src->B, S = src->S, R = N * K;
-    int *ids = xmalloc(sizeof(int) * (long)N * S), **rows = xmalloc(sizeof(int *) * R), *lens = xmalloc(sizeof(int) * R);
-    for (int n = 0; n < N; n++) {
-        int len = source_length(src, n);
-        for (int t = 0; t < len; t++)
-            ids[(long)n * S + t] = src->src[(long)t * N + n];
-        for (int k = 0; k < K; k++) {
-            rows[n * K + k] = ids + (long)n * S;
-            lens[n * K + k] = len;
-        }
-    }
-    batch_fill_source(dst, rows, lens, R);
-    free(ids);
-    free(rows);
-    free(lens);
-}
-
-static void rnn_start(void *ctx, const Batch *src, int K, int max_steps, int want_attn)
-{
-    RnnDecoder *d = ctx;
-    (void)want_attn; /* the attention weights are part of every step anyway */
-    d->rows = src;
-    if (K > 1) {
-        repeat_sources(&d->repeated, src, K);
-        d->rows = &d->repeated;
-    }
-    runstate_ensure(d->rs, &d->m->dims, RUN_DECODE, d->rows->B, d->rows->S, max_steps);
-    model_encode(d->m, d->rs, d->rows);
-}
-
-static const float *rnn_step(void *ctx, int t, const int *prev, const float **attn)
-{
-    RnnDecoder *d = ctx;
-    int R = d->rows->B;
-    model_decoder_input(d->m, d->rs, t, prev, R);
-    model_decoder_step(d->m, d->rs, d->rows, t);
-    model_step_logits(d->m, d->rs, t, R, d->rs->logits);
-    *attn = d->rs->attn + (long)t * R * d->rows->S; /* (T, R, S): step t's rows */
-    return d->rs->logits;
-}
-
-static void rnn_reorder(void *ctx, int t, const int *parent)
-{
-    RnnDecoder *d = ctx;
-    model_reorder_state(d->m, d->rs, t, parent, d->rows->B);
-}
-
-static Decoder rnn_decoder(RnnDecoder *d)
-{
-    return (Decoder){.ctx = d, .vocab = d->m->dims.tgt_vocab, .start = rnn_start, .step = rnn_step,
-                     .reorder = rnn_reorder};
-}
-
 /* ---------------------------------------------------------------- ensembles */
 
 static void ensemble_start(void *ctx, const Batch *src, int K, int max_steps, int want_attn)
@@ -422,10 +352,8 @@ void ensemble_free(Ensemble *e)
 
 /* ---------------------------------------------------------------- searches over models */
 
-/* One Decoder for the n models: the model's own, or the ensemble of them. */
+/* One Decoder for the n models: the model's own (its family's), or the ensemble of them. */
 typedef struct {
-    RnnDecoder *rnn;    /* (n) */
-    TDecoder **tr;      /* (n): the Transformers' (NULL for a recurrent model) */
     Decoder *members;   /* (n) */
     Ensemble ensemble;
     Decoder dec;
@@ -435,31 +363,18 @@ typedef struct {
 static void models_open(Models *ms, Model *const *m, RunState *const *rs, int n)
 {
     ms->n = n;
-    ms->rnn = xcalloc(n, sizeof(RnnDecoder));
     ms->members = xcalloc(n, sizeof(Decoder));
     ms->ensemble = (Ensemble){0};
-    ms->tr = xcalloc(n, sizeof(TDecoder *));
-    for (int i = 0; i < n; i++) {
-        ms->rnn[i] = (RnnDecoder){.m = m[i], .rs = rs[i]};
-        if (m[i]->dims.type == MODEL_TRANSFORMER) {
-            ms->tr[i] = tdecoder_new(m[i], rs[i]->attn_layer);
-            ms->members[i] = tdecoder_decoder(ms->tr[i]);
-        } else {
-            ms->members[i] = rnn_decoder(&ms->rnn[i]);
-        }
-    }
+    for (int i = 0; i < n; i++)
+        ms->members[i] = model_family(&m[i]->dims)->decoder(m[i], rs[i]);
     ms->dec = n == 1 ? ms->members[0] : ensemble_decoder(&ms->ensemble, ms->members, n);
 }
 
 static void models_close(Models *ms)
 {
-    for (int i = 0; i < ms->n; i++) {
-        batch_free(&ms->rnn[i].repeated);
-        tdecoder_free(ms->tr[i]);
-    }
-    free(ms->tr);
+    for (int i = 0; i < ms->n; i++)
+        decoder_close(&ms->members[i]);
     ensemble_free(&ms->ensemble);
-    free(ms->rnn);
     free(ms->members);
 }
 

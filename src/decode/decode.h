@@ -5,17 +5,12 @@
  * instead. Either way a batch of sentences (and all their beams) is decoded together,
  * one matrix product per step for all of them; each sentence stops on its own.
  *
- * The searches do not know the model: they drive a Decoder, a model seen as R rows
- * (partial sentences) that each advance by one word per step. The recurrent model is
- * one implementation (decode_greedy / decode_beam wrap it); another model (a
- * Transformer with per-layer key/value caches) or a test's hand-written table is
- * another. A search runs
- *
- *     dec->start(dec->ctx, src, K, max_steps, want_attn);      R = src->B * K rows
- *     for t = 0, 1, ...:
- *         logits = dec->step(dec->ctx, t, prev, &attn);        prev: (R) words fed
- *         ... choose each row's next word; beam search also picks which rows survive ...
- *         dec->reorder(dec->ctx, t, parent);                   beam search only
+ * The searches do not know the model: they drive a Decoder (models/decoder.h), a
+ * model seen as R rows (partial sentences) that each advance by one word per step.
+ * Each translation family implements it (its ModelFamily.decoder: the recurrent
+ * model's, the Transformer's with per-layer key/value caches), and a test's
+ * hand-written table is another; decode_greedy and decode_beam take the models and
+ * ask their families for their Decoders.
  *
  * A result is a Hypothesis: the words, whether it ended with <eos>, its score, and
  * optionally the attention weights of every step (for alignments, heatmaps and
@@ -24,49 +19,9 @@
 #ifndef DECODE_H
 #define DECODE_H
 
-#include "data/batch.h" /* defines: Batch */
-#include "models/model.h" /* defines: Model, RunState */
-
-/* ---------------------------------------------------------------- the decoder interface */
-
-/* What a search needs from a model. ctx is the model's own state (weights, caches,
- * scratch); the search passes it back unchanged and never frees it.
- *
- * start(ctx, src, K, max_steps, want_attn)
- *     src holds N source sentences (batch_fill_source: src->src and src->mask are (S, N),
- *     time-major). The search decodes R = N*K rows: row r = n*K + k continues sentence
- *     n = r / K (greedy: K = 1; beam search: K beams per sentence, so a model may encode
- *     each source once and share it between its K rows). Encodes the sources and puts
- *     every row in the decoder's initial state; at most max_steps steps follow. This is
- *     where a model allocates what the steps need (per batch, never per step). src stays
- *     valid and unchanged until the search returns.
- * step(ctx, t, prev, &attn) -> logits
- *     Step t = 0, 1, ... (in order, t < max_steps): row r is fed the word prev[r] (R ids:
- *     <sos> at t = 0, then the word the search chose for the row at step t - 1; the rows
- *     of a sentence that is already done are fed some word and their output ignored) and
- *     advances one position. Returns the logits (R, V) of the next word, V = vocab,
- *     unnormalised (the search takes the log-softmax). With want_attn, *attn is set to
- *     (R, S): row r's attention weights over its source at this step, of which the first
- *     src_len[r / K] are read (a Transformer reports its cross-attention averaged over
- *     heads, and layers if it likes); without want_attn *attn may be left NULL. Both
- *     buffers belong to ctx and are read before the next call.
- * reorder(ctx, t, parent)
- *     After step t, the rows that survive: row r's whole state (for a Transformer, its
- *     key/value cache rows of every layer for steps 0..t) becomes a copy of row
- *     parent[r]'s as it was before the call (R ids; parent[r] / K == r / K; a row may be
- *     the parent of several). Beam search calls it after every step; greedy never.
- * retire(ctx, r)   (optional: NULL if the model has no use for it)
- *     Row r's sentence is done: the search reads neither its logits nor its attention
- *     again, and never names it as a parent, so a model may stop computing it (its rows
- *     of later steps' outputs are then unspecified). */
-typedef struct {
-    void *ctx;
-    int vocab; /* V: the width of a logits row */
-    void (*start)(void *ctx, const Batch *src, int K, int max_steps, int want_attn);
-    const float *(*step)(void *ctx, int t, const int *prev, const float **attn);
-    void (*reorder)(void *ctx, int t, const int *parent);
-    void (*retire)(void *ctx, int row);
-} Decoder;
+#include "data/batch.h"     /* defines: Batch */
+#include "models/decoder.h" /* defines: Decoder, best_word */
+#include "models/model.h"   /* defines: Model, RunState, model_family */
 
 /* ---------------------------------------------------------------- results */
 
@@ -133,11 +88,13 @@ typedef struct {
 Decoder ensemble_decoder(Ensemble *e, const Decoder *members, int n);
 void ensemble_free(Ensemble *e);
 
-/* ---------------------------------------------------------------- the recurrent model */
+/* ---------------------------------------------------------------- searches over models */
 
-/* The searches over n_models recurrent models (model.h) of one target vocabulary, each
- * with its own RunState: one model, or an ensemble of them (ensemble_decoder). batch
- * holds B sources (batch_fill_source); each rs grows as needed (RUN_DECODE mode). */
+/* The searches over n_models translation models (model.h) of one target vocabulary,
+ * each with its own RunState, each decoding through its family's Decoder: one model,
+ * or an ensemble of them (ensemble_decoder; the members may be of different
+ * families). batch holds B sources (batch_fill_source); each rs grows as needed
+ * (RUN_DECODE mode). */
 void decode_greedy(Model *const *m, RunState *const *rs, int n_models, const Batch *batch, const int *limit, int want_attn,
                    Hypothesis *out);
 /* N source sentences src[n] (src_len[n] ids); the other arguments as for beam_search. */

@@ -11,7 +11,6 @@
 #include "decode/heatmap.h" /* defines: heatmap_write_svg */
 #include "text/segment.h" /* defines: segmenter_apply, segmenter_detokenize */
 #include "io/lines.h"       /* defines: lines_read_batches */
-#include "models/transformer.h" /* defines: transformer_attention_heads */
 
 /* Most output words for a source of src_len tokens. */
 static int output_limit(const TranslateOptions *opt, int src_len)
@@ -176,6 +175,7 @@ void translate_batch(ModelFile *mf, RunState *rs, char *const *lines, int n, con
                 got[s] = 1;
             batch_free(&batch);
         }
+        const ModelFamily *family = model_family(&mf->model.dims);  /* its attention_heads, if any */
         for (int s = 0; s < n_live; s++) {
             int i = live[s];
             if (count) count[i] = got[s];
@@ -183,15 +183,15 @@ void translate_batch(ModelFile *mf, RunState *rs, char *const *lines, int n, con
                 Hypothesis *h = &hyp[(long)s * k + j];
                 Translation *t = &out[(long)i * k + j];
                 *t = make_translation(mf, h, &tok[i], opt);
-                if (j == 0 && opt->attention_heads && mf->model.dims.type == MODEL_TRANSFORMER && t->n_out > 0) {
+                if (j == 0 && opt->attention_heads && family->attention_heads && t->n_out > 0) {
                     /* The words again through the whole decoder, for each head's map. */
                     int *words = xmalloc(sizeof(int) * t->n_out);
                     memcpy(words, h->words, sizeof(int) * h->len);
                     if (h->finished) words[h->len] = VOCAB_EOS;
                     t->heads = mf->model.dims.heads;
                     t->head_attn = xmalloc(sizeof(float) * t->heads * t->n_out * src_len[s]);
-                    transformer_attention_heads(&mf->model, src[s], src_len[s], words, t->n_out, opt->align_layer,
-                                                t->head_attn);
+                    family->attention_heads(&mf->model, src[s], src_len[s], words, t->n_out, opt->align_layer,
+                                            t->head_attn);
                     free(words);
                 }
                 hypothesis_free(h);

@@ -71,7 +71,7 @@ static const KeySpec keys[] = {
     K_FALLBACK("model", "attention_dropout", attention_dropout, dropout),
     K_FALLBACK("model", "activation_dropout", activation_dropout, dropout),
     K("model", "tie_embeddings", KEY_BOOL, tie_embeddings, 0, 1, NULL),
-    K("model", "type", KEY_STRING, type, 0, 0, "rnn|transformer|classifier"),
+    K("model", "type", KEY_STRING, type, 0, 0, MODEL_TYPE_NAMES),
     K("model", "pooling", KEY_STRING, pooling, 0, 0, "attention|last|mean|max"),
     K("model", "heads", KEY_INT, heads, 1, MODEL_MAX_WIDTH, NULL),
     K("model", "ff", KEY_INT, ff, 1, 4 * MODEL_MAX_WIDTH, NULL),
@@ -394,26 +394,16 @@ static void key_is(const Config *c, const char *full, char *out, size_t len)
 
 void config_model_dims(const Config *c, ModelDims *d)
 {
+    const ModelFamily *f = model_family_named(c->type);  /* config_check has checked the name */
     *d = (ModelDims){.embed = c->embed, .hidden = c->hidden, .cell = strcmp(c->cell, "lstm") ? CELL_GRU : CELL_LSTM,
                      .layers = c->layers, .bidirectional = c->bidirectional,
                      .attention = attention_kind(c->attention), .input_feed = c->input_feed, .window = c->window,
-                     .scaled = c->scaled, .tie_embeddings = c->tie_embeddings};
-    if (!strcmp(c->type, "classifier")) {
-        d->type = MODEL_CLASSIFIER;
-        d->pooling = pooling_kind(c->pooling);
-        return;
-    }
-    if (strcmp(c->type, "transformer")) return;
-    /* d_model is the width everywhere: what the recurrent models call hidden too. */
-    d->type = MODEL_TRANSFORMER;
-    d->hidden = c->embed;
-    d->heads = c->heads;
-    d->ff = c->ff;
-    d->activation = strcmp(c->activation, "gelu") ? ACT_RELU : ACT_GELU;
-    d->norm = strcmp(c->norm, "post") ? NORM_PRE : NORM_POST;
-    d->enc_layers = c->encoder_layers ? c->encoder_layers : c->layers;
-    d->dec_layers = c->decoder_layers ? c->decoder_layers : c->layers;
-    d->share_src_emb = c->tie_embeddings && c->joint_vocab;
+                     .scaled = c->scaled, .tie_embeddings = c->tie_embeddings, .type = f ? (int)f->type : -1,
+                     .heads = c->heads, .ff = c->ff, .activation = strcmp(c->activation, "gelu") ? ACT_RELU : ACT_GELU,
+                     .norm = strcmp(c->norm, "post") ? NORM_PRE : NORM_POST, .enc_layers = c->encoder_layers,
+                     .dec_layers = c->decoder_layers, .share_src_emb = c->tie_embeddings && c->joint_vocab,
+                     .pooling = pooling_kind(c->pooling)};
+    if (f) f->settle_dims(d);  /* what the family reads of them */
 }
 
 /* The rules about the keys outside the model section, as model.h describes the model's
@@ -440,11 +430,20 @@ static int shuffled(const Config *c) { return !c->bucket; }
 static int linear_decay(const Config *c) { return !strcmp(c->teacher_forcing_decay, "linear"); }
 static int decays_down(const Config *c) { return !linear_decay(c) || c->teacher_forcing_final <= c->teacher_forcing; }
 static int bleu_measured(const Config *c) { return strcmp(c->best_metric, "bleu") || c->valid_bleu_max > 0; }
-static int classifying(const Config *c) { return !strcmp(c->type, "classifier"); }
+static int classifying(const Config *c)
+{
+    const ModelFamily *f = model_family_named(c->type);
+    return f && f->task == MODEL_CLASSIFIES;
+}
 /* data.max_vocab counts the four specials: 1 to 4 leaves room for no word. */
 static int room_for_words(const Config *c) { return c->max_vocab == 0 || c->max_vocab > 4; }
 static int translating(const Config *c) { return !classifying(c); }
-static int transformer_model(const Config *c) { return !strcmp(c->type, "transformer"); }
+/* The Transformer's dropout keys apply to the family that reads the Transformer's keys. */
+static int transformer_model(const Config *c)
+{
+    const ModelFamily *f = model_family_named(c->type);
+    return f && (f->keys & MODEL_KEYS_TRANSFORMER);
+}
 /* best_metric accuracy is a classifier's, bleu a translator's. */
 static int metric_fits(const Config *c)
 {
@@ -612,6 +611,12 @@ static int rule_error(const Config *c, const Rule *r, const char *source, Error 
     return error_set(err, "%s: %s (%s): remove it, or %s", source, r->text, values, r->remedy);
 }
 
+/* Whether --set gave key (NULL: no). */
+static int set_gave(const Config *c, const char *key)
+{
+    return key && config_given(c, key) > 0 && c->given[key_index(key)] == CONFIG_GIVEN_SET;
+}
+
 int config_check(const Config *c, const char *source, Error *err)
 {
     if (!c->train) return error_set(err, "%s: data.train is required (a TSV file of sentence pairs)", source);
@@ -619,8 +624,17 @@ int config_check(const Config *c, const char *source, Error *err)
         Rule r = rule_at(i, c);
         if (r.holds) continue;
         int given = config_given(c, r.key) > 0 ? c->given[key_index(r.key)] : 0;
+        /* A value rule --set had a part in (its key or one it depends on), or a key --set
+         * gave where it does not apply: the message names --set, and it is a usage error. */
+        int by_set = r.kind == RULE_VALUE ? set_gave(c, r.key) || set_gave(c, r.depends[0]) ||
+                                                (r.depends[0] && set_gave(c, r.depends[1]))
+                                          : given == CONFIG_GIVEN_SET;
+        if (by_set) {
+            rule_error(c, &r, "--set", err);
+            return -2;
+        }
         if (r.kind == RULE_VALUE) return rule_error(c, &r, source, err);
-        if (given) return rule_error(c, &r, given == CONFIG_GIVEN_SET ? "--set" : source, err);
+        if (given) return rule_error(c, &r, source, err);
         /* Not given, but switched on: a recorded config describing no valid model. */
         if (r.in_use) return rule_error(c, &r, source, err);
     }

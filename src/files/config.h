@@ -209,8 +209,11 @@ int config_load_keys(Config *c, const char *path, ConfigOrigin origin, Error *er
  * 0.5, true, "text"), else taken as a string (gru). The key counts as given. */
 int config_set(Config *c, const char *assignment, Error *err);
 /* The checks that involve several keys: data.train given, every rule of model.c's
- * table and config.c's (a key given where it does not apply among them; its message
- * names "--set" as the source when --set gave it). config_parse and config_load run it. */
+ * table and config.c's (a key given where it does not apply among them). Returns 0;
+ * -1 with err naming source; or -2 with err naming "--set" when the broken rule is
+ * --set's doing: the key it refuses where it does not apply was given by --set, or a
+ * value rule's key or a key it depends on was (nmt train makes that a usage error).
+ * config_parse and config_load run it. */
 int config_check(const Config *c, const char *source, Error *err);
 /* Whether c's key ("model.window") was given by a person (file or --set): 1 or 0, or
  * -1 if there is no such key. */

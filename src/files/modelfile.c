@@ -13,7 +13,6 @@
 
 #include "files/config.h" /* defines: CONFIG_MAX_EPOCHS, CONFIG_MAX_STEPS */
 #include "io/outfile.h" /* defines: OutFile, outfile_open, outfile_commit, outfile_discard */
-#include "layers/pooling.h" /* defines: POOL_KINDS */
 
 /* ---------------------------------------------------------------- CRC-32 */
 
@@ -45,16 +44,44 @@ uint32_t crc32_bytes(const void *data, size_t n) { return crc32_update(0, data, 
 
 /* Every section a file may hold, and whether a file without it is readable. A tag
  * outside this list is damage (the CRC covers payloads, not tags), and each tag may
- * appear once, so a reader can index sections by kind. */
-typedef enum { S_DIMS, S_ARCH, S_CONF, S_SVOC, S_TVOC, S_SUBW, S_WGTS, S_ADAM, S_TRST, S_TRFM, S_CLSF, N_SECTIONS } SectionKind;
+ * appear once, so a reader can index sections by kind. After these come the model
+ * families' own sections (ModelFamily.file_section: "TRFM", "CLSF"), kind S_FIXED + the
+ * family's type; a file holds at most one of them. */
+typedef enum { S_DIMS, S_ARCH, S_CONF, S_SVOC, S_TVOC, S_SUBW, S_WGTS, S_ADAM, S_TRST, S_FIXED } SectionKind;
+#define N_SECTIONS (S_FIXED + MODEL_TYPES)
 static const struct {
     char tag[5];
     int required;
-} section_kinds[N_SECTIONS] = {
+} section_kinds[S_FIXED] = {
     [S_DIMS] = {"DIMS", 1}, [S_ARCH] = {"ARCH", 0}, [S_CONF] = {"CONF", 1}, [S_SVOC] = {"SVOC", 1},
     [S_TVOC] = {"TVOC", 1}, [S_SUBW] = {"SUBW", 0}, [S_WGTS] = {"WGTS", 1}, [S_ADAM] = {"ADAM", 0},
-    [S_TRST] = {"TRST", 0}, [S_TRFM] = {"TRFM", 0}, [S_CLSF] = {"CLSF", 0},
+    [S_TRST] = {"TRST", 0},
 };
+
+/* The family whose section kind k is, or NULL (a fixed kind, or a family without one). */
+static const ModelFamily *section_family(int k)
+{
+    ModelDims d = {.type = k - S_FIXED};
+    const ModelFamily *f = k >= S_FIXED ? model_family(&d) : NULL;
+    return f && f->file_section ? f : NULL;
+}
+
+/* Kind k's tag, or NULL for a kind no section has. */
+static const char *section_tag(int k)
+{
+    if (k < S_FIXED) return section_kinds[k].tag;
+    const ModelFamily *f = section_family(k);
+    return f ? f->file_section->tag : NULL;
+}
+
+/* How many sections a file may hold: the fixed ones and the families'. */
+static int max_sections(void)
+{
+    int n = S_FIXED;
+    for (int k = S_FIXED; k < N_SECTIONS; k++)
+        n += section_tag(k) != NULL;
+    return n;
+}
 
 /* ---------------------------------------------------------------- the fixed fields */
 
@@ -141,34 +168,39 @@ static const Field format_fields[] = {
 static const Field adam_fields[] = {
     FIELD("step", F_LONG, opt.step, 0, MAX_COUNT, 0),
 };
-/* TRFM: the Transformer's dimensions (model.type transformer), after ARCH; a file without
- * it holds a recurrent model. */
-static const Field trfm_fields[] = {
-    FIELD("type", F_INT, model.dims.type, MODEL_TRANSFORMER, MODEL_TYPES - 1, MODEL_RNN),
-    FIELD("heads", F_INT, model.dims.heads, 1, MODEL_MAX_WIDTH, 0),
-    FIELD("ff", F_INT, model.dims.ff, 1, 4 * MODEL_MAX_WIDTH, 0),
-    FIELD("activation", F_INT, model.dims.activation, ACT_RELU, ACT_GELU, 0),
-    FIELD("norm", F_INT, model.dims.norm, NORM_PRE, NORM_POST, 0),
-    FIELD("enc_layers", F_INT, model.dims.enc_layers, 1, MAX_LAYERS, 0),
-    FIELD("dec_layers", F_INT, model.dims.dec_layers, 1, MAX_LAYERS, 0),
-    FIELD("share_src_emb", F_INT, model.dims.share_src_emb, 0, 1, 0),
-};
-
-/* CLSF: a classifier's (model.type classifier), after ARCH; read only when present (a
- * file without it holds a translation model, and TRFM's absence already says which). */
-static const Field clsf_fields[] = {
-    FIELD("type", F_INT, model.dims.type, MODEL_CLASSIFIER, MODEL_CLASSIFIER, MODEL_RNN),
-    FIELD("pooling", F_INT, model.dims.pooling, 0, POOL_KINDS - 1, 0),
-};
-
 #undef FIELD
 
 #define LAYOUT(kind, fields, whole) {kind, fields, (int)(sizeof fields / sizeof fields[0]), whole}
 static const Layout dims_layout = LAYOUT(S_DIMS, dims_fields, 1), arch_layout = LAYOUT(S_ARCH, arch_fields, 1),
-                    trfm_layout = LAYOUT(S_TRFM, trfm_fields, 1), clsf_layout = LAYOUT(S_CLSF, clsf_fields, 1),
                     subw_layout = LAYOUT(S_SUBW, subw_fields, 0), adam_layout = LAYOUT(S_ADAM, adam_fields, 0),
                     format_layout = LAYOUT(S_SUBW, format_fields, 0);
 #undef LAYOUT
+
+/* A family's section (model.h's ModelSection: ints of ModelDims) as this file's
+ * Layout, built in place (t points into fields). */
+#define MAX_FAMILY_FIELDS 16
+typedef struct {
+    Layout t;
+    Field fields[MAX_FAMILY_FIELDS];
+} FamilyLayout;
+
+/* 1 and fl filled if f has a section of its own, else 0. */
+static int family_layout(const ModelFamily *f, FamilyLayout *fl)
+{
+    const ModelSection *sec = f ? f->file_section : NULL;
+    if (!sec) return 0;
+    if (sec->n > MAX_FAMILY_FIELDS) {  /* a family's table, not a file's content */
+        fprintf(stderr, "nmt: internal error: section %s has more than %d fields\n", sec->tag, MAX_FAMILY_FIELDS);
+        abort();
+    }
+    for (int i = 0; i < sec->n; i++) {
+        const ModelField *mfld = &sec->fields[i];
+        fl->fields[i] = (Field){mfld->name, F_INT, offsetof(ModelFile, model.dims) + mfld->offset, mfld->min, mfld->max,
+                                mfld->absent};
+    }
+    fl->t = (Layout){(SectionKind)(S_FIXED + f->type), fl->fields, sec->n, 1};
+    return 1;
+}
 
 static size_t layout_bytes(const Layout *t) { return 8 * (size_t)t->n; }
 
@@ -190,7 +222,7 @@ static void field_set(const Field *f, ModelFile *mf, int64_t v)
 static int field_range(const Layout *t, const Field *f, int64_t v, const char *prefix, Error *err)
 {
     if (v >= f->min && v <= f->max) return 0;
-    return error_set(err, "%ssection %s: field %s is %lld, must be %lld..%lld", prefix, section_kinds[t->kind].tag,
+    return error_set(err, "%ssection %s: field %s is %lld, must be %lld..%lld", prefix, section_tag(t->kind),
                      f->name, (long long)v, (long long)f->min, (long long)f->max);
 }
 
@@ -279,7 +311,7 @@ static int write_all(FILE *f, const void *data, size_t n) { return n == 0 || fwr
 static int write_section(FILE *f, SectionKind kind, const void *payload, uint64_t n)
 {
     uint32_t crc = crc32_bytes(payload, n);
-    if (write_all(f, section_kinds[kind].tag, 4) || write_all(f, &n, 8) || write_all(f, &crc, 4)) return -1;
+    if (write_all(f, section_tag(kind), 4) || write_all(f, &n, 8) || write_all(f, &crc, 4)) return -1;
     return write_all(f, payload, n);
 }
 
@@ -305,10 +337,10 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
     const Model *m = &mf->model;
     int with_subw = mf->seg.kind != TOKENIZER_WORD;
     int with_state = mf->has_optimizer && mf->has_train_state;
-    int with_trfm = m->dims.type == MODEL_TRANSFORMER, with_clsf = m->dims.type == MODEL_CLASSIFIER;
+    FamilyLayout fam;  /* the model family's own section, if it has one */
+    int with_fam = family_layout(model_family(&m->dims), &fam);
     if (fields_writable(&dims_layout, mf, path, err) || fields_writable(&arch_layout, mf, path, err) ||
-        (with_trfm && fields_writable(&trfm_layout, mf, path, err)) ||
-        (with_clsf && fields_writable(&clsf_layout, mf, path, err)) ||
+        (with_fam && fields_writable(&fam.t, mf, path, err)) ||
         (with_subw && fields_writable(&subw_layout, mf, path, err)) ||
         (mf->seg.kind == TOKENIZER_NONE && fields_writable(&format_layout, mf, path, err)) ||
         (mf->has_optimizer && fields_writable(&adam_layout, mf, path, err)))
@@ -322,11 +354,10 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
     OutFile o;
     if (outfile_open(&o, path, err)) return -1;
     FILE *f = o.f;
-    Bytes dims = {0}, arch = {0}, trfm = {0}, clsf = {0}, conf = {0}, svoc = {0}, tvoc = {0}, subw = {0};
+    Bytes dims = {0}, arch = {0}, family = {0}, conf = {0}, svoc = {0}, tvoc = {0}, subw = {0};
     put_fields(&dims, &dims_layout, mf);
     put_fields(&arch, &arch_layout, mf);
-    if (with_trfm) put_fields(&trfm, &trfm_layout, mf);
-    if (with_clsf) put_fields(&clsf, &clsf_layout, mf);
+    if (with_fam) put_fields(&family, &fam.t, mf);
     const char *cj = mf->config_json ? mf->config_json : "{}";
     put(&conf, cj, strlen(cj));
     put_vocab(&svoc, &mf->src_vocab);
@@ -337,11 +368,10 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
     }
 
     uint32_t header[3] = {MODELFILE_VERSION, 0x01020304u,
-                          6u + (with_trfm ? 1u : 0u) + (with_clsf ? 1u : 0u) + (with_subw ? 1u : 0u) + (mf->has_optimizer ? 1u : 0u) + (with_state ? 1u : 0u)};
+                          6u + (with_fam ? 1u : 0u) + (with_subw ? 1u : 0u) + (mf->has_optimizer ? 1u : 0u) + (with_state ? 1u : 0u)};
     int bad = write_all(f, MODELFILE_MAGIC, 8) || write_all(f, header, sizeof header) ||
               write_section(f, S_DIMS, dims.p, dims.len) || write_section(f, S_ARCH, arch.p, arch.len) ||
-              (with_trfm && write_section(f, S_TRFM, trfm.p, trfm.len)) ||
-              (with_clsf && write_section(f, S_CLSF, clsf.p, clsf.len)) ||
+              (with_fam && write_section(f, fam.t.kind, family.p, family.len)) ||
               write_section(f, S_CONF, conf.p, conf.len) || write_section(f, S_SVOC, svoc.p, svoc.len) ||
               write_section(f, S_TVOC, tvoc.p, tvoc.len) || (with_subw && write_section(f, S_SUBW, subw.p, subw.len)) ||
               write_section(f, S_WGTS, m->param_mem, sizeof(float) * m->n_params) ||
@@ -355,8 +385,7 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
     int saved = errno ? errno : EIO;
     free(dims.p);
     free(arch.p);
-    free(trfm.p);
-    free(clsf.p);
+    free(family.p);
     free(conf.p);
     free(svoc.p);
     free(tvoc.p);
@@ -405,8 +434,9 @@ static int split_sections(const unsigned char *data, size_t len, const char *pat
     if (header[1] != 0x01020304u) return error_set(err, "%s: written on a machine of the other byte order", path);
     if (header[0] != MODELFILE_VERSION)
         return error_set(err, "%s: format version %u, this nmt reads version %d", path, header[0], MODELFILE_VERSION);
-    if (header[2] > N_SECTIONS)
-        return error_set(err, "%s: damaged header (%u sections, a file has at most %d)", path, header[2], N_SECTIONS);
+    if (header[2] > (uint32_t)max_sections())
+        return error_set(err, "%s: damaged header (%u sections, a file has at most %d)", path, header[2],
+                         max_sections());
     for (uint32_t i = 0; i < header[2]; i++) {
         char tag[4];
         uint64_t n;
@@ -422,13 +452,13 @@ static int split_sections(const unsigned char *data, size_t len, const char *pat
         /* The CRC covers the payload only, so a damaged tag must be caught here: an
          * unknown tag would otherwise be skipped (a checkpoint's ADAM quietly lost). */
         int k = 0;
-        while (k < N_SECTIONS && memcmp(tag, section_kinds[k].tag, 4)) k++;
+        while (k < N_SECTIONS && (!section_tag(k) || memcmp(tag, section_tag(k), 4))) k++;
         if (k == N_SECTIONS) return error_set(err, "%s: unknown section \"%.4s\" (damaged file?)", path, tag);
         if (sec[k].present) return error_set(err, "%s: section %.4s appears twice", path, tag);
         sec[k] = (Section){1, p, n};
     }
     if (r.at != r.len) return error_set(err, "%s: %zu unexpected bytes after the last section", path, r.len - r.at);
-    for (int k = 0; k < N_SECTIONS; k++)
+    for (int k = 0; k < S_FIXED; k++)
         if (section_kinds[k].required && !sec[k].present)
             return error_set(err, "%s: required section %s is missing", path, section_kinds[k].tag);
     return 0;
@@ -445,7 +475,7 @@ static int get_fields(const Layout *t, const Section *s, ModelFile *mf, const ch
     }
     size_t need = layout_bytes(t);
     if (t->whole ? s->len != need : s->len < need)
-        return error_set(err, "%s: section %s has %llu bytes, expected %s%zu", path, section_kinds[t->kind].tag,
+        return error_set(err, "%s: section %s has %llu bytes, expected %s%zu", path, section_tag(t->kind),
                          (unsigned long long)s->len, t->whole ? "" : "at least ", need);
     char prefix[ERROR_LEN];
     snprintf(prefix, sizeof prefix, "%s: ", path);
@@ -664,12 +694,22 @@ int modelfile_read(const char *path, ModelFile *mf, Error *err)
     if (get_fields(&dims_layout, &sec[S_DIMS], mf, path, err)) goto done;
     int dims_attention = mf->model.dims.attention;
     long dims_params = mf->model.n_params;
-    if (sec[S_TRFM].present && sec[S_CLSF].present) {
-        error_set(err, "%s: sections TRFM and CLSF both present: a model is a Transformer or a classifier", path);
-        goto done;
+    /* A model family's own section: at most one (a file without any holds a recurrent
+     * model, as files from before the other families do). */
+    int fam_kind = -1;
+    for (int k = S_FIXED; k < N_SECTIONS; k++) {
+        if (!sec[k].present) continue;
+        if (fam_kind >= 0) {
+            error_set(err, "%s: sections %s and %s both present: a model is a %s or a %s", path, section_tag(fam_kind),
+                      section_tag(k), section_family(fam_kind)->title, section_family(k)->title);
+            goto done;
+        }
+        fam_kind = k;
     }
-    if (get_fields(&arch_layout, &sec[S_ARCH], mf, path, err) || get_fields(&trfm_layout, &sec[S_TRFM], mf, path, err) ||
-        (sec[S_CLSF].present && get_fields(&clsf_layout, &sec[S_CLSF], mf, path, err)) ||
+    FamilyLayout fam;
+    int with_fam = fam_kind >= 0 && family_layout(section_family(fam_kind), &fam);
+    if (get_fields(&arch_layout, &sec[S_ARCH], mf, path, err) ||
+        (with_fam && get_fields(&fam.t, &sec[fam_kind], mf, path, err)) ||
         subw_kind_known(&sec[S_SUBW], path, err) ||
         get_fields(&subw_layout, &sec[S_SUBW], mf, path, err) ||
         check_dims(mf, dims_attention, dims_params, sec, path, err))
@@ -746,8 +786,19 @@ static int spm_models_differ(const SpmModel *a, const SpmModel *b)
 
 int modelfile_compatible(const ModelFile *a, const ModelFile *b, int same_architecture, char *msg, size_t n)
 {
-    const Layout *layouts[] = {&dims_layout, &arch_layout, &trfm_layout, &clsf_layout, &subw_layout, &format_layout};
-    for (int k = 0; k < 6; k++) {
+    /* DIMS, ARCH, every family's section (a file without one reads as its fields'
+     * absent values), SUBW's head and format. */
+    FamilyLayout fams[MODEL_TYPES];
+    const Layout *layouts[4 + MODEL_TYPES];
+    int n_layouts = 0, n_families;
+    const ModelFamily *const *families = model_families(&n_families);
+    layouts[n_layouts++] = &dims_layout;
+    layouts[n_layouts++] = &arch_layout;
+    for (int k = 0; k < n_families; k++)
+        if (family_layout(families[k], &fams[k])) layouts[n_layouts++] = &fams[k].t;
+    layouts[n_layouts++] = &subw_layout;
+    layouts[n_layouts++] = &format_layout;
+    for (int k = 0; k < n_layouts; k++) {
         const Layout *t = layouts[k];
         for (int i = 0; i < t->n; i++) {
             const Field *f = &t->fields[i];

@@ -15,6 +15,9 @@
  *   "ARCH"  i64 × 8: cell, layers, bidirectional, attention, input_feed, window, scaled,
  *                    tie_embeddings (ModelDims); absent in files written before the
  *                    model family, which read as one GRU layer with Bahdanau attention
+ *   then at most one model family's own section (ModelFamily.file_section, whose
+ *   fields its family's file describes: transformer.c, classifier.c); none: a
+ *   recurrent model
  *   "TRFM"  (Transformers) i64 x 8: type, heads, ff, activation, norm, enc_layers,
  *           dec_layers, share_src_emb
  *   "CLSF"  (classifiers) i64 x 2: type (MODEL_CLASSIFIER), pooling (Pooling); the label

@@ -33,7 +33,7 @@
  *   - NMT_NO_CLONES defined: `make native` (-march=native) compiles for this CPU
  *     anyway.
  * NMT_CLONES_NO_AVX512 leaves out the x86-64-v4 version, so that a CPU with AVX-512
- * runs the AVX2 one: scripts/bench_portable.sh measures what a CPU without AVX-512
+ * runs the AVX2 one: scripts/bench/bench_portable.sh measures what a CPU without AVX-512
  * gets that way.
  */
 #ifndef DISPATCH_H

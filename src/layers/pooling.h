@@ -13,7 +13,7 @@
  *   max        elementwise max over t (the gradient goes to the first maximum)
  *
  * The backward functions add into dh (S, B, H) and, for attention, into dw and db.
- * scripts/reference_classifier.py is their specification.
+ * scripts/reference/reference_classifier.py is their specification.
  */
 #ifndef POOLING_H
 #define POOLING_H

@@ -1,48 +1,63 @@
-/* model.h — the attention encoder-decoder family: parameters, activations, forward, backward.
+/* model.h — the model interface: what every model family is, and what generic code
+ * (training, scoring, decoding, the model file, `nmt info`) may ask of a model.
  *
- * One architecture with options (ModelDims); in summary, with H = hidden:
- *   encoder  `layers` stacked GRU or LSTM layers over src_emb[x]; bidirectional layers
- *            have H/2 units per direction and output [forward; reverse] (width H).
- *            States are carried through padding, so each direction's final state is
- *            the one after the sentence's last (forward) or first (reverse) real token.
- *   bridge   decoder layer l starts from encoder layer l's final state; bidirectional:
- *            s0 = tanh(bridge_w [h_fwd; h_rev] + bridge_b), LSTM c0 = [c_fwd; c_rev].
- *   decoder  bahdanau:  c_t from attention with query s_{t-1}; the layers read
- *                       [tgt_emb[y_{t-1}]; c_t]; output o_t = s_t.
- *            Luong kinds: the layers read tgt_emb[y_{t-1}] (and o_{t-1} with input
- *                       feeding); then attention with query s_t; o_t = tanh(W_out [c_t; s_t]).
- *            logits_t = out_w o_t + out_b (out_w is tgt_emb when tie_embeddings).
- *   scores   bahdanau, luong_concat: v . tanh(W_key h_j + W_query s + b_query)
- *            luong_dot: s . h_j   luong_general, local_*: s . (W h_j)   (scaled: / sqrt(H))
- *            local_*: only a window |j - p_t| <= D, weighted by a Gaussian around p_t,
- *            p_t = t (monotonic) or len * sigmoid(v_p . tanh(W_p s_t)) (predictive).
- *   loss     token-mean cross-entropy over non-pad targets (teacher forcing).
- * scripts/reference_variants.py is the same family in PyTorch, and the specification.
+ * nmt has several model families: the recurrent encoder-decoder (models/rnn.h), the
+ * Transformer (models/transformer.h) and the sentence classifier (models/classifier.h).
+ * They share this header's types:
+ *   ModelDims  the hyper-parameters of any family (each family reads its own fields);
+ *   Params     the weights, as named tensors carved out of one float array; the
+ *              gradients are the same struct over a second array, so the optimizer is
+ *              one loop;
+ *   Model      dimensions, weights and gradients;
+ *   RunState   the activations of one batch shape, allocated once per shape.
+ * What differs between families is a table of operations, a ModelFamily (below): the
+ * tensor layout, the run state, the batch layout, the teacher-forced forward and
+ * backward passes, the Decoder the searches drive (models/decoder.h), what `nmt info`
+ * says, and the model file section of the family's own fields. The registry
+ * (models/registry.c) maps model.type to its family; the generic functions at the end
+ * of this header (model_alloc, model_forward, ...) go through it. Generic code asks a
+ * family (model_family) or one of its properties (model_classifies), never model.type.
+ * Adding a family, or a variant of one (another precision), is one more ModelType and
+ * registry row, and the family's own files.
  *
- * All activations are time-major, row (t*B + b). The parameters are one float array
- * carved into named tensors (Params); the gradients use the same struct over a second
- * array, so the optimizer is one loop. For the additive scores the query weights
- * directly follow the top decoder layer's recurrent weights (att_w_query after its
- * w_hh, att_b_query after its b_hh), so that the recurrent product and the attention
- * query are one matrix product with a (G*H + H, H) matrix.
+ *     Model m;
+ *     model_alloc(&m, &dims);                  // dims_problem(&dims) == NULL
+ *     model_init_weights(&m, seed);
+ *     RunState rs = {0};
+ *     runstate_ensure(&rs, &m.dims, RUN_TRAIN, B, S, T);
+ *     model_fill_batch(&m, &batch, examples, idx, B);
+ *     double loss = model_forward(&m, &rs, &batch, 1);    // summed; / batch.n_tokens
+ *     model_zero_grad(&m);   model_backward(&m, &rs, &batch);   // then the optimizer
+ *
+ * The recurrent family's architecture (the attention kinds and their options below) is
+ * described in models/rnn.h, the Transformer's in models/transformer.h, the
+ * classifier's in models/classifier.h.
  */
 #ifndef MODEL_H
 #define MODEL_H
 
 #include <stdint.h>
+#include <stdio.h>
 
-#include "data/batch.h" /* defines: Batch */
-#include "base/util.h"  /* defines: Rng */
+#include "data/batch.h"     /* defines: Batch, Example */
+#include "models/decoder.h" /* defines: Decoder */
+#include "base/util.h"      /* defines: Rng */
+#include "text/vocab.h"     /* defines: Vocab */
+
+/* ---------------------------------------------------------------- dimensions */
 
 typedef enum { CELL_GRU, CELL_LSTM } CellKind;
 typedef enum {
     ATT_BAHDANAU, ATT_LUONG_DOT, ATT_LUONG_GENERAL, ATT_LUONG_CONCAT,
     ATT_LOCAL_MONOTONIC, ATT_LOCAL_PREDICTIVE, ATT_KINDS
 } AttentionKind;
-/* model.type: the recurrent family, the Transformer (issue 17), or a sentence classifier
- * (issue 18: the recurrent encoder, a pooling layer (pooling.h) and a softmax over the
- * label set, whose labels are the target vocabulary after its four reserved ids). */
+/* model.type: one per family, numbered as the registry (registry.c) lists them and as
+ * model files store them: the recurrent family, the Transformer (issue 17), or a
+ * sentence classifier (issue 18: the recurrent encoder, a pooling layer (pooling.h)
+ * and a softmax over the label set, whose labels are the target vocabulary after its
+ * four reserved ids). MODEL_TYPE_NAMES is model.type's values in a config, in order. */
 typedef enum { MODEL_RNN, MODEL_TRANSFORMER, MODEL_CLASSIFIER, MODEL_TYPES } ModelType;
+#define MODEL_TYPE_NAMES "rnn|transformer|classifier"
 typedef enum { ACT_RELU, ACT_GELU } Activation;
 typedef enum { NORM_PRE, NORM_POST } NormPlacement;
 #define MAX_LAYERS 8
@@ -88,7 +103,7 @@ const char *attention_name(int kind);   /* "bahdanau", "luong_dot", ... */
 int attention_kind(const char *name);   /* -1 if unknown */
 int attention_is_luong(int kind);       /* every kind but bahdanau */
 
-/* The rules the options must keep, each stated once, in one table (model.c) that a
+/* The rules the options must keep, each stated once, in one table (rules.c) that a
  * config and a model file are checked against alike. A rule is about one option (key,
  * named as a config names it) and the options whose values decide it (depends):
  *   RULE_VALUE    the option's value must satisfy holds(d):
@@ -100,9 +115,9 @@ int attention_is_luong(int kind);       /* every kind but bahdanau */
  *                 (in_use; NULL for an option that is a size, not a switch).
  * text starts with the key, so that it reads whole in any message. config.c adds the
  * values ("(model.attention is "bahdanau")") and the remedy; modelfile.c prints text
- * for a file's ARCH section. New options (a Transformer's model.heads, its rule that
- * the heads divide model.embed, the keys that apply only to recurrent models) add
- * their rows to the same table. */
+ * for a file's ARCH section. Which family's keys apply is asked of the family
+ * (ModelFamily.options, .task), so that a new family of an existing kind needs no
+ * new rule. */
 typedef enum { RULE_VALUE, RULE_APPLIES } RuleKind;
 typedef struct {
     RuleKind kind;
@@ -123,6 +138,8 @@ const ModelRule *model_rule_broken(const ModelDims *d);
 /* The broken rule's text ("model.hidden must be even ..."), or NULL. */
 const char *dims_problem(const ModelDims *d);
 
+/* ---------------------------------------------------------------- parameters */
+
 /* The weights of one recurrent layer (one direction), PyTorch's nn.GRU/nn.LSTM layout. */
 typedef struct {
     float *w_ih;   /* (G*U, in) */
@@ -132,8 +149,8 @@ typedef struct {
 } RnnParams;
 
 /* The Transformer's weights (model.type transformer), PyTorch's orientation: a weight
- * (out, in), used as y = x W^T + b; scripts/reference_transformer.py is their
- * specification and layout() their order. */
+ * (out, in), used as y = x W^T + b; scripts/reference/reference_transformer.py is their
+ * specification and transformer_layout() their order. */
 typedef struct { float *g, *b; } LnWeights;                          /* (d), (d) */
 typedef struct { float *wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo; } AttWeights;  /* (d, d), (d) */
 typedef struct { float *w1, *b1, *w2, *b2; } FfWeights;              /* (ff, d), (ff), (d, ff), (d) */
@@ -143,6 +160,8 @@ typedef struct {
     FfWeights ff;
 } TLayer;
 
+/* Every family's named tensors: a family points the ones it has (its layout) and
+ * leaves the others NULL. */
 typedef struct {
     float *src_emb;                      /* (Vs, E) */
     RnnParams enc[MAX_LAYERS][2];        /* [layer][direction] */
@@ -173,6 +192,23 @@ typedef struct {
     long rows, cols;     /* cols = 1 for vectors */
 } TensorShape;
 
+/* A family's tensors in memory order, each with its slot in a Params and how it is
+ * initialised: one enumeration (the family's layout op) serves shapes, pointers and
+ * initialisation. */
+typedef struct {
+    int n;
+    TensorShape shape[MAX_TENSORS];
+    float **slot[MAX_TENSORS];
+    int units[MAX_TENSORS];   /* fan-in of a uniform init; 0 for embeddings (normal init);
+                                 INIT_ONES, INIT_ZEROS for layer norms' gains and biases */
+    long fan_out[MAX_TENSORS];  /* a Xavier init's fan-out: rows (param_add's), or what the
+                                   family sets (the Transformer's Wq, Wk, Wv: 3 x rows) */
+} ParamLayout;
+enum { INIT_ONES = -1, INIT_ZEROS = -2 };
+/* Appends a (rows, cols) tensor named by fmt with sfx (printf: fmt has one %s) whose
+ * pointer goes to *slot, its fan-out rows. */
+void param_add(ParamLayout *lo, float **slot, long rows, long cols, int units, const char *fmt, const char *sfx);
+
 /* Names and shapes in memory order; returns the number of tensors. */
 int params_shapes(const ModelDims *d, TensorShape out[MAX_TENSORS]);
 long params_count(const ModelDims *d);
@@ -196,22 +232,25 @@ typedef struct {
 /* Allocates parameters (zeroed) and gradients for these dimensions (dims_problem must
  * be NULL). */
 void model_alloc(Model *m, const ModelDims *d);
-/* PyTorch's default initialisation: embeddings N(0,1), recurrent and linear weights
- * uniform(+-1/sqrt(units)). */
+/* The family's initialisation (ModelFamily.init): PyTorch's defaults, embeddings
+ * N(0,1), recurrent and linear weights uniform(+-1/sqrt(units)); or Xavier's. */
 void model_init_weights(Model *m, uint64_t seed);
 void model_zero_grad(Model *m);
 void model_free(Model *m);
 
+/* ---------------------------------------------------------------- activations */
+
 /* The activations of one recurrent layer (one direction) over n steps. */
 typedef struct {
-    float *h, *c;       /* (n+1, B, U) states (c: LSTM only); see model.c for the order */
+    float *h, *c;       /* (n+1, B, U) states (c: LSTM only); see rnn.c for the order */
     float *gi, *gh;     /* (n, B, G*U) pre-activations; gh of the decoder's top layer with an
                            additive score is (n, B, G*H + H): [W_hh s + b_hh | query] */
     float *cache;       /* (n, B, G*U) gate values kept for backward */
 } RnnRun;
 
 /* Activations and their gradients for batches up to (B, S, T), allocated once: a
- * training step makes no allocation. */
+ * training step makes no allocation. The fields are the recurrent family's and the
+ * classifier's; another family keeps its own activations behind `own`. */
 typedef struct {
     int cap_B, cap_S, cap_T, mode;
     float *mem;
@@ -274,10 +313,10 @@ typedef struct {
     int dropping;           /* set by model_forward: dropout is on for this pass */
     int sampling;           /* set by model_forward: some inputs are the model's own */
     int *fed;               /* (T, B) the words fed to the decoder when sampling */
-    /* model.type transformer: its training pass's activations (transformer.h), and the
-     * batch's lengths */
-    struct TRun *tr;
-    int *tr_src_len, *tr_tgt_len;   /* (B) */
+    /* A family's own activations (the Transformer's training pass, transformer.h),
+     * freed with own_free by runstate_free; NULL for the recurrent families. */
+    void *own;
+    void (*own_free)(void *own);
     /* model.type classifier: the pooling's activations (pooling.h), in batch order */
     float *pool_attn, *pool_score;  /* (B, S) attention weights a_t and scores e_t */
     int *pool_arg;                  /* (B, H) max pooling's positions */
@@ -305,6 +344,107 @@ void runstate_free(RunState *rs);
  * was allocated with. */
 void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int S, int T);
 
+/* The recurrent encoder's memory h_1..h_S (S, B, H) in rs, after a forward pass of a
+ * model with that encoder (the recurrent family, the classifier): rs->memory. */
+const float *model_memory(const Model *m, const RunState *rs);
+
+/* ---------------------------------------------------------------- the families */
+
+/* What a family is for: generic code asks this, not model.type. */
+typedef enum { MODEL_TRANSLATES, MODEL_CLASSIFIES } ModelTask;
+/* The groups of model keys a family reads (ModelFamily.options), which decide the
+ * rules' "applies only to": the recurrent encoder's (model.hidden, cell, layers,
+ * bidirectional, and for translation the attention keys), the Transformer's
+ * (model.heads, ff, activation, norm, encoder_layers, decoder_layers), pooling. */
+enum { MODEL_KEYS_RECURRENT = 1, MODEL_KEYS_TRANSFORMER = 2, MODEL_KEYS_POOLING = 4 };
+/* How model_init_weights fills the tensors: PyTorch's defaults (nn.Linear, nn.GRU:
+ * uniform within 1/sqrt(fan-in); nn.Embedding: N(0, 1)), or as fairseq, OpenNMT-py and
+ * nn.Transformer's reset_parameters do it: Xavier-uniform matrices (within
+ * sqrt(6 / (fan-in + fan-out)), the fan-out ParamLayout's), zero biases, and embeddings
+ * N(0, 1/d_model). */
+typedef enum { INIT_PYTORCH, INIT_XAVIER } ParamInit;
+
+/* One field of a family's model file section: an int of ModelDims, stored as i64, with
+ * the values a reader accepts and what a file without the section reads as. */
+typedef struct {
+    const char *name;
+    size_t offset;          /* offsetof(ModelDims, ...) */
+    int64_t min, max, absent;
+} ModelField;
+/* A family's own section of the model file (modelfile.h), after ARCH: its tag and its
+ * fields in file order. A file holds at most one family's section; a file without
+ * any holds a recurrent model (as files before the other families do). */
+typedef struct {
+    char tag[5];            /* "TRFM" */
+    const ModelField *fields;
+    int n;
+} ModelSection;
+
+/* What `nmt info --json` says of a model's architecture, one fact at a time, in order
+ * (cli/info.c writes them as JSON members). */
+typedef struct {
+    void *ctx;
+    void (*text)(void *ctx, const char *key, const char *value);
+    void (*number)(void *ctx, const char *key, double value);
+    void (*flag)(void *ctx, const char *key, int value);
+    void (*texts)(void *ctx, const char *key, const char *const *values, int n);
+} ModelFacts;
+
+/* A family: its table of operations. Every member is set unless it says NULL. */
+typedef struct ModelFamily {
+    ModelType type;         /* model.type's number (model files store it) */
+    const char *name;       /* model.type's value in a config: "rnn", "transformer", ... */
+    const char *title;      /* in messages: "recurrent model", "Transformer", "classifier" */
+    ModelTask task;
+    unsigned keys;          /* the model keys it reads: MODEL_KEYS_* */
+    const char *size_keys;  /* the keys that make it smaller, for a message:
+                               "model.embed, model.hidden or model.layers" */
+    /* Dimensions: d holds every model key's value as a config gives it (with type
+     * set); keeps what the family reads, zeroes the rest, derives what it implies
+     * (the Transformer's hidden = embed). */
+    void (*settle_dims)(ModelDims *d);
+    /* Parameters: the tensors in memory order (appended to lo, which starts empty),
+     * pointing into p's slots; and how they are initialised. */
+    void (*layout)(const ModelDims *d, Params *p, ParamLayout *lo);
+    ParamInit init;
+    /* Activations: allocates rs (zeroed by the caller; runstate_alloc sets mode and
+     * the capacities) for batches up to (B, S, T). */
+    void (*runstate_alloc)(RunState *rs, const ModelDims *d, RunMode mode, int B, int S, int T);
+    /* Training and scoring: the batch layout it trains on, the teacher-forced forward
+     * pass and the backward pass (model_fill_batch, model_forward, model_backward). */
+    void (*fill_batch)(Batch *batch, const Example *ex, const int *idx, int n);
+    double (*forward)(Model *m, RunState *rs, const Batch *batch, int want_grad);
+    void (*backward)(Model *m, RunState *rs, const Batch *batch);
+    /* Decoding (NULL for a classifier): a Decoder over m that decodes with rs (grown
+     * as needed, RUN_DECODE), to be closed with decoder_close. */
+    Decoder (*decoder)(Model *m, RunState *rs);
+    /* Each attention head's weights while the model reads src (S ids) and emits words
+     * (n ids), decoder layer `layer` (1-based; 0: the last): attn (dims.heads, n, S).
+     * NULL: the family has one attention, which the Decoder reports. */
+    void (*attention_heads)(const Model *m, const int *src, int S, const int *words, int n, int layer,
+                            float *attn);
+    /* What `nmt info` says of the architecture: the "model:" and "sizes:" lines (and a
+     * classifier's "labels:"), and the same as facts for --json. tgt is the model's
+     * target vocabulary (a classifier's labels). */
+    void (*describe)(const ModelDims *d, long n_params, const Vocab *tgt, FILE *out);
+    void (*facts)(const ModelDims *d, const Vocab *tgt, const ModelFacts *out);
+    /* Its model file section; NULL: none (the recurrent family, whose fields are ARCH's). */
+    const ModelSection *file_section;
+} ModelFamily;
+
+/* ---------------------------------------------------------------- the registry (registry.c) */
+
+/* The family of d->type, or NULL for a type no family has. */
+const ModelFamily *model_family(const ModelDims *d);
+/* The family of a config's model.type ("rnn", ...), or NULL. */
+const ModelFamily *model_family_named(const char *name);
+/* All families, in ModelType order; *n gets their number. */
+const ModelFamily *const *model_families(int *n);
+/* d's family classifies sentences (a classifier) rather than translating them. */
+int model_classifies(const ModelDims *d);
+
+/* ---------------------------------------------------------------- through the family */
+
 /* Teacher-forced forward pass (rs in RUN_TRAIN or RUN_SCORE mode). Returns the summed
  * cross-entropy over the batch's non-pad targets (divide by batch->n_tokens for the
  * mean). With want_grad, the logits buffer is replaced by dLoss/dlogits of the
@@ -319,26 +459,6 @@ double model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad);
 /* The batch layout the model trains on: packed for the recurrent models (packseq.h),
  * padded and time-major for the Transformer, which attends over whole sentences. */
 void model_fill_batch(const Model *m, Batch *batch, const Example *ex, const int *idx, int n);
-/* The most likely word of a logits row (V), never <pad> or <sos>: the first index of
- * the maximum. Greedy decoding and scheduled sampling both choose with it. */
-int best_word(const float *logits, int V);
 /* Accumulates the gradient of the token-mean loss into m->grads. */
 void model_backward(Model *m, RunState *rs, const Batch *batch);
-
-/* Pieces for step-by-step decoding (decode.c):
- * model_encode runs the encoder over batch->src and sets the decoder's initial state;
- * model_decoder_input puts tgt_emb[ids] into the step's input and its projection;
- * model_decoder_step runs step t (attention and the layers);
- * model_step_output is o_t (B, H), what the output layer reads;
- * model_step_logits writes logits (B, Vt) of step t;
- * model_reorder_state makes row r of the state after step t a copy of row from[r]
- * (beam search). */
-void model_encode(Model *m, RunState *rs, const Batch *batch);
-void model_decoder_input(Model *m, RunState *rs, int t, const int *ids, int B);
-void model_decoder_step(Model *m, RunState *rs, const Batch *batch, int t);
-const float *model_step_output(const Model *m, const RunState *rs, int t, int B);
-void model_step_logits(Model *m, RunState *rs, int t, int B, float *logits);
-void model_reorder_state(Model *m, RunState *rs, int t, const int *from, int B);
-/* The encoder memory h_1..h_S, (S, B, H). */
-const float *model_memory(const Model *m, const RunState *rs);
 #endif

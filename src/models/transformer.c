@@ -1,34 +1,114 @@
-/* transformer.c — the Transformer's passes; see transformer.h. */
+/* transformer.c — the Transformer family (transformer.h): its operations behind the
+ * model interface (tensors, run state, training entry points, description, model file
+ * section), the inference passes, and the Decoder for the searches.
+ *
+ * The layers themselves are transformer_layer.c, written once for the three passes
+ * that run them (inference here, training in transformer_train.c, incremental decoding
+ * in the Decoder below); this file says, per pass, how the attention runs and where
+ * the activations go. */
 #include "models/transformer.h"
 
-#include <cblas.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "layers/ffn.h"       /* defines: ffn_forward, FfnParams */
-#include "layers/layernorm.h" /* defines: layernorm_forward */
-#include "kernels/linalg.h"    /* defines: matmul_bias, linear_grads */
-#include "layers/mha.h"       /* defines: mha_forward, MhaConfig, MhaParams, MhaWorkspace */
-#include "layers/posenc.h"    /* defines: posenc_add */
-#include "base/util.h"      /* defines: xcalloc */
-#include "text/vocab.h"     /* defines: VOCAB_SOS */
+#include "kernels/linalg.h"           /* defines: matmul_bias */
+#include "layers/layernorm.h"         /* defines: layernorm_forward */
+#include "layers/loss.h"              /* defines: softmax_xent */
+#include "layers/mha.h"               /* defines: mha_forward, mha_step_forward, mha_cross_step_forward, ... */
+#include "layers/posenc.h"            /* defines: posenc_add */
+#include "models/transformer_layer.h" /* defines: encoder_layer_forward, decoder_layer_forward, TPass, SubBufs */
+#include "base/util.h"                /* defines: xmalloc, xcalloc */
+#include "text/vocab.h"               /* defines: VOCAB_SOS, VOCAB_PAD */
 
-static MhaParams att_params(const AttWeights *w)
+/* ---------------------------------------------------------------- dimensions, parameters */
+
+/* d_model is the width everywhere (what the recurrent models call hidden too); the
+ * encoder and decoder have model.layers layers unless their own keys say otherwise. */
+static void transformer_settle_dims(ModelDims *d)
 {
-    return (MhaParams){w->wq, w->bq, w->wk, w->bk, w->wv, w->bv, w->wo, w->bo};
+    d->hidden = d->embed;
+    if (!d->enc_layers) d->enc_layers = d->layers;
+    if (!d->dec_layers) d->dec_layers = d->layers;
+    d->pooling = 0;
 }
 
-static FfnParams ff_params(const FfWeights *w) { return (FfnParams){w->w1, w->b1, w->w2, w->b2}; }
-
-/* The encoder's scratch: a normalised copy, a sub-layer's output, layer norm statistics,
- * the feed-forward block's two (N, ff) tensors and the attention workspace. */
-long transformer_encode_floats(const ModelDims *d, int S, int B)
+static void add_ln(ParamLayout *lo, LnWeights *w, long D, const char *name)
 {
-    long N = (long)S * B;
-    MhaConfig cfg = {.d = d->embed, .heads = d->heads};
-    return 2 * N * d->embed + 2 * N + 2 * N * d->ff + mha_workspace_floats(&cfg, S, S, B);
+    param_add(lo, &w->g, D, 1, INIT_ONES, "%s.g", name);
+    param_add(lo, &w->b, D, 1, INIT_ZEROS, "%s.b", name);
 }
+
+/* An attention's tensors. Wq, Wk and Wv are initialised as the one (3D, D) matrix they
+ * are in nn.MultiheadAttention (in_proj_weight), within Xavier's sqrt(6 / (3D + D));
+ * fairseq draws each (D, D) part with gain 1/sqrt(2), the same bound. A (D, D) matrix's
+ * own bound would be sqrt(2) wider. */
+static void add_att(ParamLayout *lo, AttWeights *w, long D, const char *name)
+{
+    float **slot[8] = {&w->wq, &w->bq, &w->wk, &w->bk, &w->wv, &w->bv, &w->wo, &w->bo};
+    const char *part[8] = {"wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo"};
+    char full[40];
+    for (int i = 0; i < 8; i++) {
+        snprintf(full, sizeof full, "%s.%s", name, part[i]);
+        param_add(lo, slot[i], D, i % 2 ? 1 : D, (int)D, "%s", full);
+        if (i < 6 && i % 2 == 0) lo->fan_out[lo->n - 1] = 3 * D;  /* Wq, Wk, Wv: in_proj's part */
+    }
+}
+
+static void add_ff(ParamLayout *lo, FfWeights *w, long D, long F, const char *name)
+{
+    char full[40];
+    snprintf(full, sizeof full, "%s.w1", name);
+    param_add(lo, &w->w1, F, D, (int)D, "%s", full);
+    snprintf(full, sizeof full, "%s.b1", name);
+    param_add(lo, &w->b1, F, 1, (int)D, "%s", full);
+    snprintf(full, sizeof full, "%s.w2", name);
+    param_add(lo, &w->w2, D, F, (int)F, "%s", full);
+    snprintf(full, sizeof full, "%s.b2", name);
+    param_add(lo, &w->b2, D, 1, (int)F, "%s", full);
+}
+
+/* The Transformer's tensors, in scripts/reference/reference_transformer.py's order. */
+static void transformer_layout(const ModelDims *d, Params *p, ParamLayout *lo)
+{
+    long D = d->embed, F = d->ff;
+    char name[24];
+    if (!d->share_src_emb) param_add(lo, &p->src_emb, d->src_vocab, D, 0, "src_emb%s", "");
+    param_add(lo, &p->tgt_emb, d->tgt_vocab, D, 0, "tgt_emb%s", "");
+    for (int l = 0; l < d->enc_layers; l++) {
+        TLayer *w = &p->tenc[l];
+        snprintf(name, sizeof name, "enc.%d.ln1", l);
+        add_ln(lo, &w->ln1, D, name);
+        snprintf(name, sizeof name, "enc.%d.self", l);
+        add_att(lo, &w->self, D, name);
+        snprintf(name, sizeof name, "enc.%d.ln2", l);
+        add_ln(lo, &w->ln2, D, name);
+        snprintf(name, sizeof name, "enc.%d.ff", l);
+        add_ff(lo, &w->ff, D, F, name);
+    }
+    if (d->norm == NORM_PRE) add_ln(lo, &p->tenc_ln, D, "enc.ln");
+    for (int l = 0; l < d->dec_layers; l++) {
+        TLayer *w = &p->tdec[l];
+        snprintf(name, sizeof name, "dec.%d.ln1", l);
+        add_ln(lo, &w->ln1, D, name);
+        snprintf(name, sizeof name, "dec.%d.self", l);
+        add_att(lo, &w->self, D, name);
+        snprintf(name, sizeof name, "dec.%d.ln2", l);
+        add_ln(lo, &w->ln2, D, name);
+        snprintf(name, sizeof name, "dec.%d.cross", l);
+        add_att(lo, &w->cross, D, name);
+        snprintf(name, sizeof name, "dec.%d.ln3", l);
+        add_ln(lo, &w->ln3, D, name);
+        snprintf(name, sizeof name, "dec.%d.ff", l);
+        add_ff(lo, &w->ff, D, F, name);
+    }
+    if (d->norm == NORM_PRE) add_ln(lo, &p->tdec_ln, D, "dec.ln");
+    if (!d->tie_embeddings) param_add(lo, &p->out_w, d->tgt_vocab, D, (int)D, "out_w%s", "");
+    param_add(lo, &p->out_b, d->tgt_vocab, 1, (int)D, "out_b%s", "");
+}
+
+/* ---------------------------------------------------------------- inference passes */
 
 /* P (B, heads, T, S) attention probabilities -> out (B, T, S), their mean over heads. */
 static void average_heads(const float *P, int B, int heads, int T, int S, float *out)
@@ -47,10 +127,52 @@ static void average_heads(const float *P, int B, int heads, int T, int S, float 
     }
 }
 
-static void add_into(float *x, const float *y, long n)
+/* The attention of the padded passes: mha_forward over whole (padded) sentences. The
+ * encoder's self-attention (queries and keys: len_q), or the decoder's causal
+ * self-attention (len_q) and its cross-attention (queries len_q, keys the memory's
+ * len_k), which reports cross_out's layer when asked. ps->ctx is a PaddedAttention. */
+typedef struct {
+    MhaConfig self_cfg, cross_cfg;
+    MhaWorkspace self_ws, cross_ws;
+    const int *len_q, *len_k;    /* (B) */
+    const float *memory;         /* (Tk, B, D) the encoder's output */
+    int Tq, Tk, B;
+    const TCrossOut *cross_out;  /* or NULL */
+    int cross_layer;             /* the layer cross_out asks for, 0-based */
+} PaddedAttention;
+
+static void attend_padded(const TPass *ps, int l, SubKind kind, const AttWeights *w, const float *in, float *y,
+                          SubBufs *u)
 {
-    for (long i = 0; i < n; i++)
-        x[i] += y[i];
+    PaddedAttention *a = ps->ctx;
+    MhaParams att = att_params(w);
+    (void)u;
+    if (kind == SUB_SELF) {
+        mha_forward(&a->self_cfg, &att, in, in, a->len_q, a->len_q, NULL, y, &a->self_ws, a->Tq, a->Tq, a->B);
+        return;
+    }
+    mha_forward(&a->cross_cfg, &att, in, a->memory, a->len_q, a->len_k, NULL, y, &a->cross_ws, a->Tq, a->Tk, a->B);
+    const TCrossOut *out = a->cross_out;
+    if (!out || l != a->cross_layer) return;
+    if (out->per_head) memcpy(out->attn, a->cross_ws.P, sizeof(float) * a->B * ps->d->heads * a->Tq * a->Tk);
+    else average_heads(a->cross_ws.P, a->B, ps->d->heads, a->Tq, a->Tk, out->attn);
+}
+
+/* The encoder's scratch: a normalised copy, a sub-layer's output, layer norm statistics,
+ * the feed-forward block's two (N, ff) tensors and the attention workspace. */
+long transformer_encode_floats(const ModelDims *d, int S, int B)
+{
+    long N = (long)S * B;
+    MhaConfig cfg = {.d = d->embed, .heads = d->heads};
+    return 2 * N * d->embed + 2 * N + 2 * N * d->ff + mha_workspace_floats(&cfg, S, S, B);
+}
+
+/* x (N, D) = emb[ids] * sqrt(D) + the positions' encodings, time-major (T, B). */
+static void embed_padded(float *x, const float *emb, const int *ids, int T, int B, int D)
+{
+    for (long r = 0; r < (long)T * B; r++)
+        memcpy(x + r * D, emb + (long)ids[r] * D, sizeof(float) * D);
+    posenc_add(x, T, B, D, 0, sqrtf((float)D));
 }
 
 void transformer_encode(const Model *m, const int *src, const int *len, int S, int B, float *work, float *x)
@@ -60,33 +182,14 @@ void transformer_encode(const Model *m, const int *src, const int *len, int S, i
     int D = d->embed;
     long N = (long)S * B, n = N * D;
     float *h = work, *y = h + n, *mean = y + n, *rstd = mean + N, *fh = rstd + N, *fa = fh + N * d->ff;
-    MhaConfig cfg = {.d = D, .heads = d->heads};
-    MhaWorkspace ws;
-    mha_workspace_init(&ws, &cfg, fa + N * d->ff, S, S, B);
-    FfnActivation act = d->activation == ACT_GELU ? FFN_GELU : FFN_RELU;
-    for (long r = 0; r < N; r++)
-        memcpy(x + r * D, p->src_emb + (long)src[r] * D, sizeof(float) * D);
-    posenc_add(x, S, B, D, 0, sqrtf((float)D));
-    for (int l = 0; l < d->enc_layers; l++) {
-        const TLayer *w = &p->tenc[l];
-        MhaParams att = att_params(&w->self);
-        FfnParams ff = ff_params(&w->ff);
-        if (d->norm == NORM_PRE) {
-            layernorm_forward(h, mean, rstd, x, w->ln1.g, w->ln1.b, (int)N, D);
-            mha_forward(&cfg, &att, h, h, len, len, NULL, y, &ws, S, S, B);
-            add_into(x, y, n);
-            layernorm_forward(h, mean, rstd, x, w->ln2.g, w->ln2.b, (int)N, D);
-            ffn_forward(&ff, act, h, fh, fa, y, NULL, 0.0f, (int)N, D, d->ff);
-            add_into(x, y, n);
-        } else {
-            mha_forward(&cfg, &att, x, x, len, len, NULL, y, &ws, S, S, B);
-            add_into(x, y, n);
-            layernorm_forward(x, mean, rstd, x, w->ln1.g, w->ln1.b, (int)N, D);
-            ffn_forward(&ff, act, x, fh, fa, y, NULL, 0.0f, (int)N, D, d->ff);
-            add_into(x, y, n);
-            layernorm_forward(x, mean, rstd, x, w->ln2.g, w->ln2.b, (int)N, D);
-        }
-    }
+    PaddedAttention a = {.self_cfg = {.d = D, .heads = d->heads}, .len_q = len, .Tq = S, .B = B};
+    mha_workspace_init(&a.self_ws, &a.self_cfg, fa + N * d->ff, S, S, B);
+    TPass ps = {.d = d, .rows = (int)N, .attend = attend_padded, .ctx = &a};
+    SubBufs u = {.n = h, .y = y, .mean = mean, .rstd = rstd, .fh = fh, .fa = fa};
+    SubBufs *const bufs[2] = {&u, &u};
+    embed_padded(x, p->src_emb, src, S, B, D);
+    for (int l = 0; l < d->enc_layers; l++)
+        encoder_layer_forward(&ps, l, &p->tenc[l], x, x, x, bufs);
     if (d->norm == NORM_PRE) layernorm_forward(x, mean, rstd, x, p->tenc_ln.g, p->tenc_ln.b, (int)N, D);
 }
 
@@ -103,43 +206,23 @@ void transformer_decode(const Model *m, const float *memory, const int *src_len,
 {
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
-    int D = d->embed, pre = d->norm == NORM_PRE;
+    int D = d->embed;
     long N = (long)T * B, n = N * D;
     float *x = work, *h = x + n, *y = h + n, *mean = y + n, *rstd = mean + N, *fh = rstd + N, *fa = fh + N * d->ff;
-    MhaConfig self_cfg = {.d = D, .heads = d->heads, .causal = 1}, cross_cfg = {.d = D, .heads = d->heads};
-    MhaWorkspace self_ws, cross_ws;
+    PaddedAttention a = {.self_cfg = {.d = D, .heads = d->heads, .causal = 1}, .cross_cfg = {.d = D, .heads = d->heads},
+                         .len_q = tgt_len, .len_k = src_len, .memory = memory, .Tq = T, .Tk = S, .B = B,
+                         .cross_out = cross_out};
+    if (cross_out) a.cross_layer = cross_out->layer >= 1 ? cross_out->layer - 1 : d->dec_layers - 1;
     float *ws_mem = fa + N * d->ff;
-    mha_workspace_init(&self_ws, &self_cfg, ws_mem, T, T, B);
-    mha_workspace_init(&cross_ws, &cross_cfg, ws_mem + mha_workspace_floats(&self_cfg, T, T, B), T, S, B);
-    FfnActivation act = d->activation == ACT_GELU ? FFN_GELU : FFN_RELU;
-    for (long r = 0; r < N; r++)
-        memcpy(x + r * D, p->tgt_emb + (long)tgt_in[r] * D, sizeof(float) * D);
-    posenc_add(x, T, B, D, 0, sqrtf((float)D));
-    for (int l = 0; l < d->dec_layers; l++) {
-        const TLayer *w = &p->tdec[l];
-        MhaParams self = att_params(&w->self), cross = att_params(&w->cross);
-        FfnParams ff = ff_params(&w->ff);
-        /* Each sub-layer: pre-norm reads LN(x) and adds to x; post-norm reads x, adds,
-         * then normalises x. */
-        const float *in = x;
-        if (pre) in = (layernorm_forward(h, mean, rstd, x, w->ln1.g, w->ln1.b, (int)N, D), h);
-        mha_forward(&self_cfg, &self, in, in, tgt_len, tgt_len, NULL, y, &self_ws, T, T, B);
-        add_into(x, y, n);
-        if (!pre) layernorm_forward(x, mean, rstd, x, w->ln1.g, w->ln1.b, (int)N, D);
-        if (pre) in = (layernorm_forward(h, mean, rstd, x, w->ln2.g, w->ln2.b, (int)N, D), h);
-        mha_forward(&cross_cfg, &cross, in, memory, tgt_len, src_len, NULL, y, &cross_ws, T, S, B);
-        if (cross_out && l == (cross_out->layer >= 1 ? cross_out->layer - 1 : d->dec_layers - 1)) {
-            if (cross_out->per_head) memcpy(cross_out->attn, cross_ws.P, sizeof(float) * B * d->heads * T * S);
-            else average_heads(cross_ws.P, B, d->heads, T, S, cross_out->attn);
-        }
-        add_into(x, y, n);
-        if (!pre) layernorm_forward(x, mean, rstd, x, w->ln2.g, w->ln2.b, (int)N, D);
-        if (pre) in = (layernorm_forward(h, mean, rstd, x, w->ln3.g, w->ln3.b, (int)N, D), h);
-        ffn_forward(&ff, act, in, fh, fa, y, NULL, 0.0f, (int)N, D, d->ff);
-        add_into(x, y, n);
-        if (!pre) layernorm_forward(x, mean, rstd, x, w->ln3.g, w->ln3.b, (int)N, D);
-    }
-    if (pre) layernorm_forward(x, mean, rstd, x, p->tdec_ln.g, p->tdec_ln.b, (int)N, D);
+    mha_workspace_init(&a.self_ws, &a.self_cfg, ws_mem, T, T, B);
+    mha_workspace_init(&a.cross_ws, &a.cross_cfg, ws_mem + mha_workspace_floats(&a.self_cfg, T, T, B), T, S, B);
+    TPass ps = {.d = d, .rows = (int)N, .attend = attend_padded, .ctx = &a};
+    SubBufs u = {.n = h, .y = y, .mean = mean, .rstd = rstd, .fh = fh, .fa = fa};
+    SubBufs *const bufs[3] = {&u, &u, &u};
+    embed_padded(x, p->tgt_emb, tgt_in, T, B, D);
+    for (int l = 0; l < d->dec_layers; l++)
+        decoder_layer_forward(&ps, l, &p->tdec[l], x, x, x, x, bufs);
+    if (d->norm == NORM_PRE) layernorm_forward(x, mean, rstd, x, p->tdec_ln.g, p->tdec_ln.b, (int)N, D);
     matmul_bias(logits, d->tgt_vocab, x, D, p->out_w, D, p->out_b, (int)N, d->tgt_vocab, D);
 }
 
@@ -161,46 +244,7 @@ void transformer_attention_heads(const Model *m, const int *src, int S, const in
     free(tgt_in);
 }
 
-/* ---------------------------------------------------------------- training */
-
-/* One sub-layer (attention or feed-forward) around its residual connection, and what
- * its backward pass reads:
- *   pre:  n = LN(stream); y = f(n);      next = stream + y
- *   post: y = f(stream);  sum = stream + y; next = LN(sum)
- * stream is the residual stream entering it (the previous sub-layer's next). */
-typedef struct {
-    float *stream, *n, *sum, *mean, *rstd;   /* (N, D), (N, D), (N, D), (N), (N) */
-    MhaWorkspace ws;                         /* attention sub-layers */
-    float *ws_mem;
-    float *fh, *fa;                          /* the feed-forward sub-layer: (N, ff) */
-    unsigned char *rkeep;                    /* training: residual dropout's keep mask (N, D) */
-    unsigned char *akeep;                    /* attention dropout's (B, heads, Tq, Tk) */
-    unsigned char *fkeep;                    /* the feed-forward block's (N, ff) */
-} SubRun;
-
-struct TRun {
-    float *mem;                   /* the one allocation the floats below point into */
-    unsigned char *masks;         /* and the dropout masks (training runs only) */
-    float p, p_att, p_act;        /* this pass's dropout probabilities (TDropout; 0: none) */
-    Rng *rng;                     /* draws the masks */
-    unsigned char *ekeep[2];      /* the embeddings' keep masks (S*B, D), (T*B, D) */
-    int cap_S, cap_T, cap_B;
-    int S, T, B;                  /* the batch: longest source, longest target, sentences */
-    /* Packed rows: sentence b's source positions are rows start_s[b] .. start_s[b] +
-     * src_len[b] - 1 of every encoder tensor (Ns rows in all), its target positions rows
-     * start_t[b] .. of every decoder tensor (Nt): no row for padding. */
-    const int *src_len, *tgt_len;
-    int Ns, Nt;
-    int *start_s, *start_t;       /* (B) */
-    int *src, *tgt_in, *tgt_out;  /* (Ns), (Nt), (Nt) the ids of the rows */
-    float *pe;                    /* (max(cap_S, cap_T), D) the position encodings */
-    int *ints;                    /* the allocation of the ints above */
-    SubRun enc[MAX_LAYERS][2], dec[MAX_LAYERS][3];
-    float *enc_out, *dec_out;     /* the streams leaving the last layers (N, D) */
-    float *memory, *enc_fn, *dec_fn, *fn_mean[2], *fn_rstd[2];  /* pre-norm: after the final LNs */
-    float *logits;                /* (Nt, Vt); the caller makes them dLoss/dlogits */
-    float *d_a, *d_c, *d_n, *d_memory, *ff_work;   /* backward scratch */
-};
+/* ---------------------------------------------------------------- decoding */
 
 static float *take(float **at, long n)
 {
@@ -208,372 +252,6 @@ static float *take(float **at, long n)
     *at += n;
     return p;
 }
-
-/* A (n) keep mask for dropout probability p: each entry 1 with probability 1 - p. */
-static void draw_keep(unsigned char *keep, long n, float p, Rng *rng)
-{
-    uint32_t cut = (uint32_t)(p * 4294967296.0);
-    for (long i = 0; i < n; i++)
-        keep[i] = rng_next(rng) >= cut;
-}
-
-/* Draws keep (n) and applies it to x: inverted dropout, x * keep / (1 - p). */
-static void dropout(float *x, unsigned char *keep, long n, float p, Rng *rng)
-{
-    float scale = 1.0f / (1.0f - p);
-    draw_keep(keep, n, p, rng);
-    for (long i = 0; i < n; i++)
-        x[i] = keep[i] ? x[i] * scale : 0.0f;
-}
-
-/* The backward of dropout: dx = dy * keep / (1 - p), in place. */
-static void dropout_backward(float *dx, const unsigned char *keep, long n, float p)
-{
-    float scale = 1.0f / (1.0f - p);
-    for (long i = 0; i < n; i++)
-        dx[i] = keep[i] ? dx[i] * scale : 0.0f;
-}
-
-static unsigned char *take_bytes(unsigned char **at, long n)
-{
-    unsigned char *p = *at;
-    *at += n;
-    return p;
-}
-
-TRun *trun_new(const ModelDims *d, int S, int T, int B, int train)
-{
-    TRun *r = xcalloc(1, sizeof *r);
-    r->cap_S = S, r->cap_T = T, r->cap_B = B;
-    long D = d->embed, F = d->ff, Ns = (long)S * B, Nt = (long)T * B, M = Ns > Nt ? Ns : Nt;
-    MhaConfig c = {.d = (int)D, .heads = d->heads};
-    long wss = mha_workspace_floats(&c, S, S, B), wst = mha_workspace_floats(&c, T, T, B),
-         wsx = mha_workspace_floats(&c, T, S, B);
-    long sub_n = 3 * D + 2;  /* per row: stream, n, sum, mean, rstd */
-    long total = (long)d->enc_layers * (2 * Ns * sub_n + wss + 2 * Ns * F) +
-                 (long)d->dec_layers * (3 * Nt * sub_n + wst + wsx + 2 * Nt * F) + 2 * Ns * D + 2 * Nt * D + Ns * D +
-                 2 * (Ns + Nt) + Nt * d->tgt_vocab + 4 * M * D + M * F + (long)(S > T ? S : T) * D;
-    float *mem = xcalloc(total, sizeof(float)), *at = mem;
-    for (int l = 0; l < d->enc_layers; l++)
-        for (int k = 0; k < 2; k++) {
-            SubRun *u = &r->enc[l][k];
-            u->stream = take(&at, Ns * D), u->n = take(&at, Ns * D), u->sum = take(&at, Ns * D);
-            u->mean = take(&at, Ns), u->rstd = take(&at, Ns);
-            if (k == 0) u->ws_mem = take(&at, wss);
-            else u->fh = take(&at, Ns * F), u->fa = take(&at, Ns * F);
-        }
-    for (int l = 0; l < d->dec_layers; l++)
-        for (int k = 0; k < 3; k++) {
-            SubRun *u = &r->dec[l][k];
-            u->stream = take(&at, Nt * D), u->n = take(&at, Nt * D), u->sum = take(&at, Nt * D);
-            u->mean = take(&at, Nt), u->rstd = take(&at, Nt);
-            if (k == 0) u->ws_mem = take(&at, wst);
-            else if (k == 1) u->ws_mem = take(&at, wsx);
-            else u->fh = take(&at, Nt * F), u->fa = take(&at, Nt * F);
-        }
-    r->enc_out = take(&at, Ns * D), r->memory = take(&at, Ns * D), r->enc_fn = r->memory;
-    r->dec_out = take(&at, Nt * D), r->dec_fn = take(&at, Nt * D);
-    r->fn_mean[0] = take(&at, Ns), r->fn_rstd[0] = take(&at, Ns);
-    r->fn_mean[1] = take(&at, Nt), r->fn_rstd[1] = take(&at, Nt);
-    r->logits = take(&at, Nt * d->tgt_vocab);
-    r->d_a = take(&at, M * D), r->d_c = take(&at, M * D), r->d_n = take(&at, M * D);
-    r->d_memory = take(&at, Ns * D), r->ff_work = take(&at, M * F);
-    r->pe = take(&at, (long)(S > T ? S : T) * D);
-    posenc_add(r->pe, S > T ? S : T, 1, (int)D, 0, 0.0f);  /* the encodings alone, once */
-    r->mem = mem;
-    int *ip = r->ints = xcalloc(2 * (long)B + Ns + 2 * Nt, sizeof(int));
-    r->start_s = ip, r->start_t = ip + B, r->src = ip + 2 * B, r->tgt_in = r->src + Ns, r->tgt_out = r->tgt_in + Nt;
-    if (!train) return r;
-    /* Dropout masks, a byte per entry: residual (N, D) per sub-layer, the feed-forward
-     * blocks' (N, ff), attention's (B, heads, Tq, Tk), the two embeddings'. */
-    long H = d->heads, bytes = (long)d->enc_layers * (2 * Ns * D + Ns * F + B * H * S * S) +
-                               (long)d->dec_layers * (3 * Nt * D + Nt * F + B * H * T * (T + S)) + (Ns + Nt) * D;
-    unsigned char *bat = r->masks = xcalloc(bytes, 1);
-    for (int l = 0; l < d->enc_layers; l++)
-        for (int k = 0; k < 2; k++) {
-            SubRun *u = &r->enc[l][k];
-            u->rkeep = take_bytes(&bat, Ns * D);
-            if (k == 0) u->akeep = take_bytes(&bat, B * H * S * S);
-            else u->fkeep = take_bytes(&bat, Ns * F);
-        }
-    for (int l = 0; l < d->dec_layers; l++)
-        for (int k = 0; k < 3; k++) {
-            SubRun *u = &r->dec[l][k];
-            u->rkeep = take_bytes(&bat, Nt * D);
-            if (k == 0) u->akeep = take_bytes(&bat, B * H * T * T);
-            else if (k == 1) u->akeep = take_bytes(&bat, B * H * T * S);
-            else u->fkeep = take_bytes(&bat, Nt * F);
-        }
-    r->ekeep[0] = take_bytes(&bat, Ns * D), r->ekeep[1] = take_bytes(&bat, Nt * D);
-    return r;
-}
-
-void trun_free(TRun *r)
-{
-    if (!r) return;
-    free(r->mem);
-    free(r->masks);
-    free(r->ints);
-    free(r);
-}
-
-typedef enum { SUB_SELF, SUB_CROSS, SUB_FF } SubKind;
-
-/* Where a sub-layer runs: its layer's weights (and gradients), its kind and layer norm
- * (0: ln1, 1: ln2, 2: ln3), the lengths and, for cross-attention, the memory. */
-typedef struct {
-    const ModelDims *d;
-    const TLayer *w;
-    TLayer *g;            /* backward only */
-    SubKind kind;
-    int causal;           /* self-attention of the decoder */
-    int ln, Tq, Tk, B;
-    float p, p_att, p_act;  /* dropout probabilities of this pass: the sub-layer's output,
-                               the attention probabilities, the feed-forward activation */
-    Rng *rng;
-    const int *len_q, *len_k;      /* (B) */
-    const int *start_q, *start_k;  /* (B) the packed rows' starts */
-    int rows_q, rows_k;
-    const float *memory;
-    float *d_memory;      /* backward of cross-attention: += */
-} Sub;
-
-static const LnWeights *sub_ln(const TLayer *w, int k) { return k == 0 ? &w->ln1 : k == 1 ? &w->ln2 : &w->ln3; }
-static LnWeights *sub_ln_grad(TLayer *g, int k) { return k == 0 ? &g->ln1 : k == 1 ? &g->ln2 : &g->ln3; }
-static MhaGrads att_grads(AttWeights *g) { return (MhaGrads){g->wq, g->bq, g->wk, g->bk, g->wv, g->bv, g->wo, g->bo}; }
-
-static MhaConfig sub_cfg(const Sub *c)
-{
-    return (MhaConfig){.d = c->d->embed, .heads = c->d->heads, .causal = c->causal, .dropout = c->p_att};
-}
-
-/* f(in) into y (N, D): the sub-layer's own function. */
-static void sub_f(const Sub *c, SubRun *u, const float *in, float *y)
-{
-    int N = c->rows_q, D = c->d->embed;
-    MhaConfig cfg = sub_cfg(c);
-    if (c->kind == SUB_FF) {
-        FfnParams ff = ff_params(&c->w->ff);
-        if (c->p_act > 0) draw_keep(u->fkeep, (long)N * c->d->ff, c->p_act, c->rng);
-        ffn_forward(&ff, c->d->activation == ACT_GELU ? FFN_GELU : FFN_RELU, in, u->fh, u->fa, y,
-                    c->p_act > 0 ? u->fkeep : NULL, c->p_act, N, D, c->d->ff);
-        return;
-    }
-    const AttWeights *aw = c->kind == SUB_SELF ? &c->w->self : &c->w->cross;
-    MhaParams att = att_params(aw);
-    mha_workspace_init(&u->ws, &cfg, u->ws_mem, c->Tq, c->Tk, c->B);
-    if (c->p_att > 0) draw_keep(u->akeep, (long)c->B * c->d->heads * c->Tq * c->Tk, c->p_att, c->rng);
-    mha_forward_packed(&cfg, &att, in, c->kind == SUB_SELF ? in : c->memory, c->start_q, c->len_q, c->rows_q,
-                       c->start_k, c->len_k, c->rows_k, c->p_att > 0 ? u->akeep : NULL, y, &u->ws, c->Tq, c->Tk, c->B);
-}
-
-/* u->stream holds the input; writes next (N, D). */
-static void sub_forward(const Sub *c, SubRun *u, float *next)
-{
-    int N = c->rows_q, D = c->d->embed;
-    long n = (long)N * D;
-    const LnWeights *ln = sub_ln(c->w, c->ln);
-    if (c->d->norm == NORM_PRE) {
-        layernorm_forward(u->n, u->mean, u->rstd, u->stream, ln->g, ln->b, N, D);
-        sub_f(c, u, u->n, next);
-        if (c->p > 0) dropout(next, u->rkeep, n, c->p, c->rng);
-        add_into(next, u->stream, n);
-    } else {
-        sub_f(c, u, u->stream, u->sum);
-        if (c->p > 0) dropout(u->sum, u->rkeep, n, c->p, c->rng);
-        add_into(u->sum, u->stream, n);
-        layernorm_forward(next, u->mean, u->rstd, u->sum, ln->g, ln->b, N, D);
-    }
-}
-
-/* The gradient with respect to f's input, dn (N, D) (written), from dy. */
-static void sub_f_backward(const Sub *c, SubRun *u, const float *in, const float *dy, float *dn, float *ff_work)
-{
-    int N = c->rows_q, D = c->d->embed;
-    if (c->kind == SUB_FF) {
-        FfnParams ff = ff_params(&c->w->ff);
-        FfnGrads fg = {c->g->ff.w1, c->g->ff.b1, c->g->ff.w2, c->g->ff.b2};
-        ffn_backward(&ff, c->d->activation == ACT_GELU ? FFN_GELU : FFN_RELU, &fg, dy, in, u->fh, u->fa,
-                     c->p_act > 0 ? u->fkeep : NULL, c->p_act, dn, ff_work, N, D, c->d->ff);
-        return;
-    }
-    MhaConfig cfg = sub_cfg(c);
-    int self = c->kind == SUB_SELF;
-    MhaParams att = att_params(self ? &c->w->self : &c->w->cross);
-    MhaGrads ag = att_grads(self ? &c->g->self : &c->g->cross);
-    memset(dn, 0, sizeof(float) * N * D);
-    mha_backward_packed(&cfg, &att, &ag, dy, in, self ? in : c->memory, c->start_q, c->len_q, c->rows_q, c->start_k,
-                        c->len_k, c->rows_k, c->p_att > 0 ? u->akeep : NULL, dn, self ? dn : c->d_memory, &u->ws, c->Tq,
-                        c->Tk, c->B);
-}
-
-/* ds (N, D): in, dL/d next; out, dL/d stream. dn, dsum, ff_work: scratch. */
-static void sub_backward(const Sub *c, SubRun *u, float *ds, float *dn, float *dsum, float *ff_work)
-{
-    int N = c->rows_q, D = c->d->embed;
-    long n = (long)N * D;
-    const LnWeights *ln = sub_ln(c->w, c->ln);
-    LnWeights *lg = sub_ln_grad(c->g, c->ln);
-    if (c->d->norm == NORM_PRE) {
-        const float *dy = ds;
-        if (c->p > 0) {
-            memcpy(dsum, ds, sizeof(float) * n);
-            dropout_backward(dsum, u->rkeep, n, c->p);
-            dy = dsum;
-        }
-        sub_f_backward(c, u, u->n, dy, dn, ff_work);
-        layernorm_backward(dn, lg->g, lg->b, dn, u->stream, u->mean, u->rstd, ln->g, N, D);
-        add_into(ds, dn, n);
-    } else {
-        layernorm_backward(dsum, lg->g, lg->b, ds, u->sum, u->mean, u->rstd, ln->g, N, D);
-        memcpy(ds, dsum, sizeof(float) * n);
-        if (c->p > 0) dropout_backward(dsum, u->rkeep, n, c->p);
-        sub_f_backward(c, u, u->stream, dsum, dn, ff_work);
-        add_into(ds, dn, n);
-    }
-}
-
-/* x (rows, D): the rows' embeddings times sqrt(D) plus their positions' encodings (pe). */
-static void embed(float *x, const float *emb, const int *ids, const int *start, const int *len, int B, const float *pe,
-                  int D)
-{
-    float scale = sqrtf((float)D);
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < len[b]; t++) {
-            float *v = x + (long)(start[b] + t) * D;
-            const float *e = emb + (long)ids[start[b] + t] * D, *q = pe + (long)t * D;
-            for (int k = 0; k < D; k++)
-                v[k] = scale * e[k] + q[k];
-        }
-}
-
-/* Packs the time-major (T, B) ids of the real positions (t < len[b]) into out, sentence
- * after sentence, with start[b] the row of sentence b's first; returns the rows. */
-static int pack(int *out, int *start, const int *ids, const int *len, int T, int B)
-{
-    int n = 0;
-    for (int b = 0; b < B; b++) {
-        start[b] = n;
-        for (int t = 0; t < len[b] && t < T; t++)
-            out[n++] = ids[(long)t * B + b];
-    }
-    return n;
-}
-
-static Sub enc_sub(const Model *m, TRun *r, int l, int k)
-{
-    return (Sub){.d = &m->dims, .w = &m->params.tenc[l], .g = (TLayer *)&m->grads.tenc[l], .kind = k ? SUB_FF : SUB_SELF,
-                 .ln = k, .p = r->p, .p_att = r->p_att, .p_act = r->p_act, .rng = r->rng, .Tq = r->S, .Tk = r->S,
-                 .B = r->B, .len_q = r->src_len, .len_k = r->src_len,
-                 .start_q = r->start_s, .start_k = r->start_s, .rows_q = r->Ns, .rows_k = r->Ns};
-}
-
-static Sub dec_sub(const Model *m, TRun *r, int l, int k)
-{
-    SubKind kind = k == 0 ? SUB_SELF : k == 1 ? SUB_CROSS : SUB_FF;
-    return (Sub){.d = &m->dims, .w = &m->params.tdec[l], .g = (TLayer *)&m->grads.tdec[l], .kind = kind,
-                 .causal = kind == SUB_SELF, .ln = k, .p = r->p, .p_att = r->p_att, .p_act = r->p_act, .rng = r->rng,
-                 .Tq = r->T, .Tk = kind == SUB_CROSS ? r->S : r->T, .B = r->B, .len_q = r->tgt_len,
-                 .len_k = kind == SUB_CROSS ? r->src_len : r->tgt_len, .start_q = r->start_t,
-                 .start_k = kind == SUB_CROSS ? r->start_s : r->start_t, .rows_q = r->Nt,
-                 .rows_k = kind == SUB_CROSS ? r->Ns : r->Nt, .memory = r->memory, .d_memory = r->d_memory};
-}
-
-float *transformer_forward_train(const Model *m, TRun *r, const int *src, const int *src_len, int S,
-                                 const int *tgt_in, const int *tgt_len, int T, int B, TDropout drop, Rng *rng)
-{
-    const ModelDims *d = &m->dims;
-    const Params *p = &m->params;
-    int D = d->embed, V = d->tgt_vocab, pre = d->norm == NORM_PRE;
-    r->S = S, r->T = T, r->B = B, r->src_len = src_len, r->tgt_len = tgt_len;
-    long Ns = r->Ns = pack(r->src, r->start_s, src, src_len, S, B);
-    long Nt = r->Nt = pack(r->tgt_in, r->start_t, tgt_in, tgt_len, T, B);
-    int masks = r->masks != NULL;  /* an inference TRun has no room for them */
-    r->p = masks ? drop.residual : 0.0f, r->p_att = masks ? drop.attention : 0.0f;
-    r->p_act = masks ? drop.activation : 0.0f, r->rng = rng;
-    int L = d->enc_layers;
-    embed(r->enc[0][0].stream, p->src_emb, r->src, r->start_s, src_len, B, r->pe, D);
-    if (r->p > 0) dropout(r->enc[0][0].stream, r->ekeep[0], Ns * D, r->p, rng);
-    for (int l = 0; l < L; l++)
-        for (int k = 0; k < 2; k++) {
-            Sub c = enc_sub(m, r, l, k);
-            float *next = k == 0 ? r->enc[l][1].stream : l + 1 < L ? r->enc[l + 1][0].stream : r->enc_out;
-            sub_forward(&c, &r->enc[l][k], next);
-        }
-    if (pre) layernorm_forward(r->memory, r->fn_mean[0], r->fn_rstd[0], r->enc_out, p->tenc_ln.g, p->tenc_ln.b,
-                               (int)Ns, D);
-    else memcpy(r->memory, r->enc_out, sizeof(float) * Ns * D);
-    L = d->dec_layers;
-    embed(r->dec[0][0].stream, p->tgt_emb, r->tgt_in, r->start_t, tgt_len, B, r->pe, D);
-    if (r->p > 0) dropout(r->dec[0][0].stream, r->ekeep[1], Nt * D, r->p, rng);
-    for (int l = 0; l < L; l++)
-        for (int k = 0; k < 3; k++) {
-            Sub c = dec_sub(m, r, l, k);
-            float *next = k < 2 ? r->dec[l][k + 1].stream : l + 1 < L ? r->dec[l + 1][0].stream : r->dec_out;
-            sub_forward(&c, &r->dec[l][k], next);
-        }
-    if (pre) layernorm_forward(r->dec_fn, r->fn_mean[1], r->fn_rstd[1], r->dec_out, p->tdec_ln.g, p->tdec_ln.b,
-                               (int)Nt, D);
-    else memcpy(r->dec_fn, r->dec_out, sizeof(float) * Nt * D);
-    matmul_bias(r->logits, V, r->dec_fn, D, p->out_w, D, p->out_b, (int)Nt, V, D);
-    return r->logits;
-}
-
-int trun_fits(const TRun *r, int S, int T, int B) { return S <= r->cap_S && T <= r->cap_T && B <= r->cap_B; }
-
-const int *trun_targets(TRun *r, const int *tgt_out, long *rows)
-{
-    pack(r->tgt_out, r->start_t, tgt_out, r->tgt_len, r->T, r->B);
-    *rows = r->Nt;
-    return r->tgt_out;
-}
-
-static void embed_backward(float *g_emb, const float *dx, const int *ids, long N, int D)
-{
-    float scale = sqrtf((float)D);
-    for (long r = 0; r < N; r++) {
-        float *g = g_emb + (long)ids[r] * D;
-        for (int k = 0; k < D; k++)
-            g[k] += scale * dx[r * D + k];
-    }
-}
-
-void transformer_backward(Model *m, TRun *r)
-{
-    const ModelDims *d = &m->dims;
-    const Params *p = &m->params;
-    Params *g = &m->grads;
-    int D = d->embed, V = d->tgt_vocab, pre = d->norm == NORM_PRE;
-    long Ns = r->Ns, Nt = r->Nt;
-    float *ds = r->d_a;
-    /* The output layer: logits = dec_fn W^T + b. */
-    const float *dlogits = r->logits;  /* the caller's loss turned them into dLoss/dlogits */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)Nt, D, V, 1.0f, dlogits, V, p->out_w, D, 0.0f, ds,
-                D);
-    linear_grads(g->out_w, g->out_b, dlogits, V, r->dec_fn, D, (int)Nt, V, D);
-    if (pre) layernorm_backward(ds, g->tdec_ln.g, g->tdec_ln.b, ds, r->dec_out, r->fn_mean[1], r->fn_rstd[1],
-                                p->tdec_ln.g, (int)Nt, D);
-    memset(r->d_memory, 0, sizeof(float) * Ns * D);
-    for (int l = d->dec_layers - 1; l >= 0; l--)
-        for (int k = 2; k >= 0; k--) {
-            Sub c = dec_sub(m, r, l, k);
-            sub_backward(&c, &r->dec[l][k], ds, r->d_n, r->d_c, r->ff_work);
-        }
-    if (r->p > 0) dropout_backward(ds, r->ekeep[1], Nt * D, r->p);
-    embed_backward(g->tgt_emb, ds, r->tgt_in, Nt, D);
-    memcpy(ds, r->d_memory, sizeof(float) * Ns * D);
-    if (pre) layernorm_backward(ds, g->tenc_ln.g, g->tenc_ln.b, ds, r->enc_out, r->fn_mean[0], r->fn_rstd[0],
-                                p->tenc_ln.g, (int)Ns, D);
-    for (int l = d->enc_layers - 1; l >= 0; l--)
-        for (int k = 1; k >= 0; k--) {
-            Sub c = enc_sub(m, r, l, k);
-            sub_backward(&c, &r->enc[l][k], ds, r->d_n, r->d_c, r->ff_work);
-        }
-    if (r->p > 0) dropout_backward(ds, r->ekeep[0], Ns * D, r->p);
-    embed_backward(g->src_emb, ds, r->src, Ns, D);
-}
-
-/* ---------------------------------------------------------------- decoding */
 
 struct TDecoder {
     const Model *m;
@@ -592,6 +270,8 @@ struct TDecoder {
     long cap;
     int *ints;
     long int_cap;
+    int step;                              /* the step running, for attend_step */
+    const int *rows;                       /* its rows: live, or NULL for every row in order */
 };
 
 TDecoder *tdecoder_new(const Model *m, int attn_layer)
@@ -664,6 +344,25 @@ static void td_start(void *ctx, const Batch *src, int K, int max_steps, int want
     }
 }
 
+/* The decoder's attention one position at a time: causal self-attention over the
+ * row's cached keys and values (appending this position's), cross-attention over the
+ * keys and values start projected once per source. ps->ctx is the TDecoder. */
+static void attend_step(const TPass *ps, int l, SubKind kind, const AttWeights *w, const float *in, float *y,
+                        SubBufs *u)
+{
+    TDecoder *t = ps->ctx;
+    int n = ps->rows, H = ps->d->heads;
+    MhaConfig cfg = {.d = ps->d->embed, .heads = H, .causal = 1};
+    MhaParams att = att_params(w);
+    (void)u;
+    if (kind == SUB_SELF) {
+        mha_step_forward(&cfg, &att, in, t->step, t->sk[l], t->sv[l], t->rows, t->R, y, t->probs, t->work, n);
+        return;
+    }
+    mha_cross_step_forward(&cfg, &att, in, t->ck[l], t->cv[l], t->src_of, t->N, t->len, y, t->cprobs, t->work, t->S, n);
+    if (t->want_attn && l == t->attn_layer) average_heads(t->cprobs, n, H, 1, t->S, t->attn);
+}
+
 /* Runs the rows the search still reads (all but the retired ones), compacted: x's row i
  * is row live[i]; the logits and attention rows go back to their rows at the end. */
 static const float *td_step(void *ctx, int step, const int *prev, const float **attn)
@@ -671,47 +370,26 @@ static const float *td_step(void *ctx, int step, const int *prev, const float **
     TDecoder *t = ctx;
     const ModelDims *d = &t->m->dims;
     const Params *p = &t->m->params;
-    int R = t->R, S = t->S, D = d->embed, H = d->heads, V = d->tgt_vocab, pre = d->norm == NORM_PRE, n = 0;
+    int R = t->R, S = t->S, D = d->embed, V = d->tgt_vocab, n = 0;
     for (int r = 0; r < R; r++)
         if (!t->retired[r]) t->live[n] = r, t->src_of[n] = r / t->K, n++;
-    const int *rows = n == R ? NULL : t->live;  /* NULL: every row, in order */
-    long nD = (long)n * D;
-    MhaConfig cfg = {.d = D, .heads = H, .causal = 1};
-    FfnActivation act = d->activation == ACT_GELU ? FFN_GELU : FFN_RELU;
+    t->step = step;
+    t->rows = n == R ? NULL : t->live;  /* NULL: every row, in order */
     for (int i = 0; i < n; i++)
         memcpy(t->x + (long)i * D, p->tgt_emb + (long)prev[t->live[i]] * D, sizeof(float) * D);
     posenc_add(t->x, 1, n, D, step, sqrtf((float)D));
-    float *mean = t->fh, *rstd = t->fh + n;  /* layer norm statistics: the ff scratch is free then */
-    for (int l = 0; l < d->dec_layers; l++) {
-        const TLayer *w = &p->tdec[l];
-        MhaParams self = att_params(&w->self), cross = att_params(&w->cross);
-        FfnParams ff = ff_params(&w->ff);
-        const LnWeights *ln[3] = {&w->ln1, &w->ln2, &w->ln3};
-        for (int k = 0; k < 3; k++) {
-            const float *in = t->x;
-            if (pre) {
-                layernorm_forward(t->h, mean, rstd, t->x, ln[k]->g, ln[k]->b, n, D);
-                in = t->h;
-            }
-            if (k == 0) {
-                mha_step_forward(&cfg, &self, in, step, t->sk[l], t->sv[l], rows, R, t->y, t->probs, t->work, n);
-            } else if (k == 1) {
-                mha_cross_step_forward(&cfg, &cross, in, t->ck[l], t->cv[l], t->src_of, t->N, t->len, t->y, t->cprobs,
-                                       t->work, S, n);
-                if (t->want_attn && l == t->attn_layer) average_heads(t->cprobs, n, H, 1, S, t->attn);
-            } else {
-                ffn_forward(&ff, act, in, t->fh, t->fa, t->y, NULL, 0.0f, n, D, d->ff);
-            }
-            add_into(t->x, t->y, nD);
-            if (!pre) layernorm_forward(t->x, t->h, t->h + n, t->x, ln[k]->g, ln[k]->b, n, D);
-        }
-    }
-    if (pre) layernorm_forward(t->x, t->h, t->h + n, t->x, p->tdec_ln.g, p->tdec_ln.b, n, D);
+    /* The layers in place on x (layer norm statistics in the ff scratch, free then). */
+    TPass ps = {.d = d, .rows = n, .attend = attend_step, .ctx = t};
+    SubBufs u = {.n = t->h, .y = t->y, .mean = t->fh, .rstd = t->fh + n, .fh = t->fh, .fa = t->fa};
+    SubBufs *const bufs[3] = {&u, &u, &u};
+    for (int l = 0; l < d->dec_layers; l++)
+        decoder_layer_forward(&ps, l, &p->tdec[l], t->x, t->x, t->x, t->x, bufs);
+    if (d->norm == NORM_PRE) layernorm_forward(t->x, t->h, t->h + n, t->x, p->tdec_ln.g, p->tdec_ln.b, n, D);
     matmul_bias(t->logits, V, t->x, D, p->out_w, D, p->out_b, n, V, D);
     /* Back to the rows (live[i] >= i: from the last, nothing is overwritten before read). */
-    for (int i = n - 1; rows && i >= 0; i--) {
-        memmove(t->logits + (long)rows[i] * V, t->logits + (long)i * V, sizeof(float) * V);
-        if (t->want_attn) memmove(t->attn + (long)rows[i] * S, t->attn + (long)i * S, sizeof(float) * S);
+    for (int i = n - 1; t->rows && i >= 0; i--) {
+        memmove(t->logits + (long)t->rows[i] * V, t->logits + (long)i * V, sizeof(float) * V);
+        if (t->want_attn) memmove(t->attn + (long)t->rows[i] * S, t->attn + (long)i * S, sizeof(float) * S);
     }
     *attn = t->want_attn ? t->attn : NULL;
     return t->logits;
@@ -753,3 +431,136 @@ Decoder tdecoder_decoder(TDecoder *d)
     return (Decoder){.ctx = d, .vocab = d->m->dims.tgt_vocab, .start = td_start, .step = td_step,
                      .reorder = td_reorder, .retire = td_retire};
 }
+
+/* ---------------------------------------------------------------- the family */
+
+/* The training pass's activations (transformer_train.c) and the batch's lengths,
+ * behind RunState.own. */
+typedef struct {
+    TRun *tr;
+    int *src_len, *tgt_len;  /* (B) */
+} TrainRun;
+
+static void train_run_free(void *own)
+{
+    TrainRun *t = own;
+    trun_free(t->tr);
+    free(t->src_len);
+    free(t->tgt_len);
+    free(t);
+}
+
+static void transformer_runstate(RunState *rs, const ModelDims *d, RunMode mode, int B, int S, int T)
+{
+    TrainRun *t = xcalloc(1, sizeof *t);
+    t->tr = trun_new(d, S, T, B, mode == RUN_TRAIN);
+    t->src_len = xcalloc(B, sizeof(int));
+    t->tgt_len = xcalloc(B, sizeof(int));
+    rs->own = t;
+    rs->own_free = train_run_free;
+    rs->mem = xcalloc(1, sizeof(float));  /* allocated: runstate_ensure's test */
+}
+
+/* The training pass over a padded batch (model_fill_batch: batch_fill), computed on its
+ * real positions only; the loss as for the recurrent models. */
+static double transformer_forward(Model *m, RunState *rs, const Batch *batch, int want_grad)
+{
+    TrainRun *tr = rs->own;
+    int S = batch->S, T = batch->T, B = batch->B, V = m->dims.tgt_vocab;
+    int training = want_grad && rs->mode == RUN_TRAIN;
+    for (int b = 0; b < B; b++) {
+        tr->src_len[b] = tr->tgt_len[b] = 0;
+        for (int j = 0; j < S; j++)
+            tr->src_len[b] += batch->mask[j * B + b] != 0.0f;
+        for (int t = 0; t < T; t++)
+            tr->tgt_len[b] += batch->tgt_in[t * B + b] != VOCAB_PAD;
+    }
+    TDropout drop = {0};
+    if (training) drop = (TDropout){rs->dropout, rs->attention_dropout, rs->activation_dropout};
+    float *logits = transformer_forward_train(m, tr->tr, batch->src, tr->src_len, S, batch->tgt_in, tr->tgt_len, T, B,
+                                              drop, &rs->rng);
+    long rows;
+    const int *targets = trun_targets(tr->tr, batch->tgt_out, &rows);
+    long tokens = rs->loss_tokens > 0 ? rs->loss_tokens : batch->n_tokens;
+    float scale = tokens > 0 ? 1.0f / tokens : 0.0f;
+    return softmax_xent(logits, targets, (int)rows, V, scale, training ? rs->label_smoothing : 0.0f,
+                        want_grad ? logits : NULL);
+}
+
+static void transformer_backward_batch(Model *m, RunState *rs, const Batch *batch)
+{
+    (void)batch;
+    transformer_backward(m, ((TrainRun *)rs->own)->tr);
+}
+
+static void td_close(void *ctx) { tdecoder_free(ctx); }
+
+static Decoder transformer_decoder(Model *m, RunState *rs)
+{
+    Decoder dec = tdecoder_decoder(tdecoder_new(m, rs->attn_layer));
+    dec.close = td_close;
+    return dec;
+}
+
+static const char *norm_name(const ModelDims *d) { return d->norm == NORM_POST ? "post" : "pre"; }
+static const char *activation_name(const ModelDims *d) { return d->activation == ACT_GELU ? "gelu" : "relu"; }
+
+static void transformer_describe(const ModelDims *d, long n_params, const Vocab *tgt, FILE *out)
+{
+    (void)tgt;
+    fprintf(out, "model: Transformer, %d encoder and %d decoder layers, %d heads, %s-norm, %s%s\n", d->enc_layers,
+            d->dec_layers, d->heads, norm_name(d), activation_name(d),
+            d->share_src_emb ? ", one embedding for source, target and output"
+            : d->tie_embeddings ? ", tied target embeddings" : "");
+    fprintf(out, "sizes: d_model %d, feed-forward %d, %ld parameters\n", d->embed, d->ff, n_params);
+}
+
+static void transformer_facts(const ModelDims *d, const Vocab *tgt, const ModelFacts *f)
+{
+    (void)tgt;
+    f->number(f->ctx, "encoder_layers", d->enc_layers);
+    f->number(f->ctx, "decoder_layers", d->dec_layers);
+    f->number(f->ctx, "heads", d->heads);
+    f->number(f->ctx, "ff", d->ff);
+    f->text(f->ctx, "activation", activation_name(d));
+    f->text(f->ctx, "norm", norm_name(d));
+    f->flag(f->ctx, "tie_embeddings", d->tie_embeddings);
+    f->flag(f->ctx, "shared_source_embedding", d->share_src_emb);
+    f->number(f->ctx, "embed", d->embed);
+}
+
+/* TRFM: the Transformer's dimensions, after ARCH. */
+#define FIELD(name, member, lo, hi) {name, offsetof(ModelDims, member), lo, hi, 0}
+static const ModelField trfm_fields[] = {
+    {"type", offsetof(ModelDims, type), MODEL_TRANSFORMER, MODEL_TYPES - 1, MODEL_RNN},
+    FIELD("heads", heads, 1, MODEL_MAX_WIDTH),
+    FIELD("ff", ff, 1, 4 * MODEL_MAX_WIDTH),
+    FIELD("activation", activation, ACT_RELU, ACT_GELU),
+    FIELD("norm", norm, NORM_PRE, NORM_POST),
+    FIELD("enc_layers", enc_layers, 1, MAX_LAYERS),
+    FIELD("dec_layers", dec_layers, 1, MAX_LAYERS),
+    FIELD("share_src_emb", share_src_emb, 0, 1),
+};
+#undef FIELD
+static const ModelSection trfm_section = {"TRFM", trfm_fields, (int)(sizeof trfm_fields / sizeof trfm_fields[0])};
+
+const ModelFamily transformer_family = {
+    .type = MODEL_TRANSFORMER,
+    .name = "transformer",
+    .title = "Transformer",
+    .task = MODEL_TRANSLATES,
+    .keys = MODEL_KEYS_TRANSFORMER,
+    .size_keys = "model.embed, model.ff or the layers",
+    .settle_dims = transformer_settle_dims,
+    .layout = transformer_layout,
+    .init = INIT_XAVIER,
+    .runstate_alloc = transformer_runstate,
+    .fill_batch = batch_fill,
+    .forward = transformer_forward,
+    .backward = transformer_backward_batch,
+    .decoder = transformer_decoder,
+    .attention_heads = transformer_attention_heads,
+    .describe = transformer_describe,
+    .facts = transformer_facts,
+    .file_section = &trfm_section,
+};

@@ -1,8 +1,11 @@
 /* transformer.h — the Transformer encoder-decoder (model.type "transformer", Vaswani et
- * al. 2017): scripts/reference_transformer.py is its specification.
+ * al. 2017): scripts/reference/reference_transformer.py is its specification.
  *
  * The forward passes as inference uses them (nothing kept for a backward pass), the
- * training pass with its backward pass, and a Decoder for search. The encoder:
+ * training pass with its backward pass, and a Decoder for search, in three files:
+ * transformer.c (the family's operations, inference, the Decoder), transformer_train.c
+ * (training) and transformer_layer.c (the encoder and decoder layers all three run).
+ * The encoder:
  *
  *   x_0    = src_emb[src] * sqrt(d) + PE                         (posenc.h)
  *   pre:   x = x + SelfAttn(LN1(x)); x = x + FFN(LN2(x)); memory = LN_enc(x_L)
@@ -19,8 +22,11 @@
 #ifndef TRANSFORMER_H
 #define TRANSFORMER_H
 
-#include "decode/decode.h" /* defines: Decoder */
-#include "models/model.h"  /* defines: Model, ModelDims */
+#include "models/decoder.h" /* defines: Decoder */
+#include "models/model.h"   /* defines: Model, ModelDims, ModelFamily */
+
+/* The family's table of operations (model.h), which the registry lists. */
+extern const ModelFamily transformer_family;
 
 /* The decoder over teacher-forced inputs and the output layer:
  *   y_0 = tgt_emb[tgt_in] * sqrt(d) + PE
@@ -84,7 +90,7 @@ void transformer_backward(Model *m, TRun *r);
 int trun_fits(const TRun *r, int S, int T, int B);
 
 /* ---------------------------------------------------------------- decoding
- * A Decoder (decode.h) over a Transformer: start encodes each source once, gives each
+ * A Decoder (decoder.h) over a Transformer: start encodes each source once, gives each
  * of its K rows the memory and projects every decoder layer's cross-attention keys and
  * values once; a step embeds one position per row and runs each layer on it with the
  * layer's self-attention keys and values of the earlier positions cached (mha.h's step

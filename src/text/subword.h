@@ -104,7 +104,7 @@ typedef struct {
  * grows with the merges made inside it (a word of n letters seen twice can make
  * merges of every length up to n). Applying merges has no limit: a word of n symbols
  * takes O(n log n) time (subword_segment). */
-#ifndef BPE_MAX_WORD_BYTES   /* a build may set it (scripts/bench_bpe_long_word.sh lifts it) */
+#ifndef BPE_MAX_WORD_BYTES   /* a build may set it (scripts/bench/bench_bpe_long_word.sh lifts it) */
 #define BPE_MAX_WORD_BYTES 4096
 #endif
 

@@ -82,8 +82,8 @@ long dataset_batches_per_epoch(const Dataset *ds, const Config *cfg);
 
 /* Writes the first train.max_steps batches (all epochs' batches when max_steps is 0),
  * drawn as training draws them, and up to 2000 validation sources as token ids, for
- * scripts/bench_torch.py to train and decode on the very same data. The tensor format
- * of scripts/fixture.py: records "dims" [src_vocab, tgt_vocab, batches, test
+ * scripts/bench/bench_torch.py to train and decode on the very same data. The tensor format
+ * of scripts/reference/fixture.py: records "dims" [src_vocab, tgt_vocab, batches, test
  * sentences], "batch.K.src" (S, B), "batch.K.tgt_in" (T, B), "batch.K.tgt_out" (T, B),
  * "test.src" (N, S_max) padded with 0, "test.len" (N). Returns 0 or -1 with err. */
 int dataset_export(const Dataset *ds, const Config *cfg, const ModelFile *mf, const char *path, Console *con,

@@ -282,7 +282,7 @@ static int validation(Run *run, int at_epoch_end, int *stop, Error *err)
     st->last_validated = st->step;
     double t0 = now_seconds();
     double accuracy = NAN;
-    int classifier = run->mf.model.dims.type == MODEL_CLASSIFIER;
+    int classifier = model_classifies(&run->mf.model.dims);
     double vloss = validate_loss(&run->mf.model, &run->rs, &run->batch, &run->data, cfg->batch_size, &accuracy);
     /* A loss that is not a number, or whose perplexity is not, is not a figure to log,
      * compare or keep a best.bin by: the run ends here, saying when. */
@@ -706,8 +706,7 @@ static int check_memory(const ModelDims *d, Error *err)
                           "Adam's two moments): %.2f GB before any activation, %.2f GB over this machine's memory limit "
                           "of %.2f GB (%s); make %s smaller",
                      n, need / 1e9, (need - limit) / 1e9, limit / 1e9, what,
-                     d->type == MODEL_TRANSFORMER ? "model.embed, model.ff or the layers"
-                                                  : "model.embed, model.hidden or model.layers");
+                     model_family(d)->size_keys);
 }
 
 static int start_fresh(Run *run, ModelFile *init, Error *err)
@@ -756,7 +755,7 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
         if (!run->log) return -1;
     }
     double baseline = dataset_unigram_baseline(&run->data, run->mf.tgt_vocab.size);
-    if (run->mf.model.dims.type == MODEL_CLASSIFIER) {
+    if (model_classifies(&run->mf.model.dims)) {
         int majority;
         double share = dataset_majority_accuracy(&run->data, model_classes(&run->mf.model.dims), &majority);
         console_say(&run->con, "baselines: the class frequencies score validation loss %.3f per example; always "

@@ -105,8 +105,8 @@ int train_adopt_init_model(Config *cfg, const char *config_name, Error *err);
 /* With opt->export_path, train_run prepares the data exactly as for training and then,
  * instead of training, writes the first train.max_steps batches (all epochs' batches
  * when max_steps is 0) and up to 2000 held-out source sentences as token ids, for
- * scripts/bench_torch.py to train and decode on the very same data. The file uses the
- * tensor format of scripts/fixture.py: records "dims" [src_vocab, tgt_vocab, batches,
+ * scripts/bench/bench_torch.py to train and decode on the very same data. The file uses the
+ * tensor format of scripts/reference/fixture.py: records "dims" [src_vocab, tgt_vocab, batches,
  * test sentences], "batch.K.src" (S, B), "batch.K.tgt_in" (T, B), "batch.K.tgt_out"
  * (T, B), "test.src" (N, S_max) padded with 0, "test.len" (N). */
 

@@ -35,7 +35,7 @@ double validate_loss(Model *m, RunState *rs, Batch *batch, const Dataset *ds, in
         rs->label_smoothing = 0;
         total += model_forward(m, rs, batch, 0);
         tokens += batch->n_tokens;
-        if (m->dims.type == MODEL_CLASSIFIER)
+        if (model_classifies(&m->dims))
             for (int b = 0; b < n; b++)
                 right += argmax(rs->logits + (long)b * C, C) == batch->label[b];
     }

@@ -9,7 +9,7 @@
  *   - config_to_json of an accepted config parses back, and the second config writes
  *     the very same JSON: what `nmt train` saves as OUTPUT_DIR/config.json loads again.
  *
- * Built and run by `make fuzz` (scripts/fuzz.sh) with tests/fuzz/config.dict; seeds
+ * Built and run by `make fuzz` (scripts/ci/fuzz.sh) with tests/fuzz/config.dict; seeds
  * in tests/fuzz/corpus/config/.
  */
 #include <stdint.h>

@@ -11,7 +11,7 @@
  *
  * Promises checked (modelfile.h):
  *   - a refusal is -1 with a message naming the file, and leaves the ModelFile empty;
- *   - nothing allocates much more than the file's size (scripts/fuzz.sh runs this target
+ *   - nothing allocates much more than the file's size (scripts/ci/fuzz.sh runs this target
  *     with -malloc_limit_mb, so a corrupt length that is trusted is a crash);
  *   - an accepted file is consistent: valid dimensions (dims_problem) within the
  *     field tables' ranges, the parameter count those dimensions need, vocabularies of the sizes DIMS gives that start with
@@ -20,7 +20,7 @@
  *   - an accepted file writes out, reads back equal, and writes out again byte for byte
  *     the same (modelfile_write is deterministic).
  *
- * Built and run by `make fuzz` (scripts/fuzz.sh) with tests/fuzz/modelfile.dict; seeds
+ * Built and run by `make fuzz` (scripts/ci/fuzz.sh) with tests/fuzz/modelfile.dict; seeds
  * in tests/fuzz/corpus/modelfile/ (made by tests/fuzz/seed_modelfile.c).
  */
 #define _GNU_SOURCE /* memfd_create */
@@ -59,7 +59,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     if (memfd < 0) { perror("memfd_create"); exit(1); }
     snprintf(memfd_path, sizeof memfd_path, "/proc/self/fd/%d", memfd);
     /* Round trips write real files (modelfile_write renames PATH.tmp over PATH).
-     * scripts/fuzz.sh names a directory in RAM that it removes however the run ends
+     * scripts/ci/fuzz.sh names a directory in RAM that it removes however the run ends
      * (NMT_FUZZ_TMPDIR). Run by hand, the target makes its own, in /dev/shm when it
      * can, and removes it at a normal exit; after a crash libFuzzer exits at once,
      * and the directory stays. */

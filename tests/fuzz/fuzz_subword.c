@@ -1,5 +1,5 @@
 /* fuzz_subword.c — libFuzzer target: byte-pair encoding and subword joining
- * (src/text/subword.c).
+ * (src/text/bpe_core.c, bpe_learn.c, bpe_apply.c, bpe_codes.c).
  *
  * The first byte picks what the rest is:
  *   even: codes text for bpe_from_text. A refusal names the source and leaves the Bpe
@@ -13,7 +13,7 @@
  *         ends in "@@" and the last does not, and subword_join gives the tokens back;
  *         the learned merges write out and read back unchanged.
  *
- * Built and run by `make fuzz` (scripts/fuzz.sh); seeds in tests/fuzz/corpus/subword/.
+ * Built and run by `make fuzz` (scripts/ci/fuzz.sh); seeds in tests/fuzz/corpus/subword/.
  */
 #include <stdint.h>
 #include <stdlib.h>

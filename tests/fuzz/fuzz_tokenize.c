@@ -17,7 +17,7 @@
  * ones) for text_detokenize alone, which must join them without reading or writing
  * out of bounds.
  *
- * Built and run by `make fuzz` (scripts/fuzz.sh); seeds in tests/fuzz/corpus/tokenize/.
+ * Built and run by `make fuzz` (scripts/ci/fuzz.sh); seeds in tests/fuzz/corpus/tokenize/.
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
  *   - tsv_describe_skipped never writes past its buffer, whatever its size.
  * A broken promise aborts, and libFuzzer saves the input.
  *
- * Built and run by `make fuzz` (scripts/fuzz.sh); seeds in tests/fuzz/corpus/tsv/.
+ * Built and run by `make fuzz` (scripts/ci/fuzz.sh); seeds in tests/fuzz/corpus/tsv/.
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -1,0 +1,98 @@
+/* cmd_classify.c — nmt classify: a classifier's label for each line (decode/classify.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/commands.h"    /* defines: OptionTable, Parsed, usage_error, fail, output_done */
+#include "decode/classify.h" /* defines: ClassifyOptions, classify_stream */
+#include "files/modelfile.h" /* defines: ModelFile, modelfile_read */
+#include "kernels/blas.h"    /* defines: blas_set_threads */
+#include "layers/pooling.h"  /* defines: POOL_ATTENTION, pooling_name */
+
+typedef struct {
+    ClassifyOptions opt;
+    const char *out_path;   /* -o */
+    int threads;
+} ClassifyArgs;
+
+static const char *const probs_words[] = {"all", NULL};
+static const int probs_values[] = {2};
+
+static const Option classify_rows[] = {
+    {"--output", OPT_STRING, OPTION_AT(ClassifyArgs, out_path), .alias = "-o", .metavar = "FILE",
+     .help = "write there instead of standard output"},
+    {"--probs", OPT_CHOICE, OPTION_AT(ClassifyArgs, opt.probs), .choices = probs_words, .choice_values = probs_values,
+     .bare = 1, .help = "the label, a tab and its probability"},
+    OPTION_MORE("--probs all", "every label and its probability, tab-separated, in the\n"
+                               "model's label order (nmt info lists it)"),
+    {"--batch", OPT_INT, OPTION_AT(ClassifyArgs, opt.batch), .lo = 1, .hi = 4096, .metavar = "N",
+     .help = "lines scored together (default 64)"},
+    {"--attention-svg", OPT_STRING, OPTION_AT(ClassifyArgs, opt.attention_svg), .metavar = "DIR",
+     .help = "also DIR/LINE.svg: the line's words shaded by their attention\n"
+             "weight (attention pooling only)"},
+    {OPTION_THREADS(ClassifyArgs, threads), .help = "OpenBLAS threads (default: all cores)"},
+    {OPTION_MAX_LINE_BYTES(ClassifyArgs, opt.lines.max_bytes),
+     .help = "the longest input line, in bytes (default 1048576; 1024 to\n"
+             "2^30): a longer one gets an empty output line and a warning"},
+};
+
+const OptionTable classify_options = {
+    .name = "classify",
+    .usage =
+        "usage: nmt classify MODEL.bin [INPUT ...] [-o OUTPUT] [--probs [all]] [--batch N]\n"
+        "                    [--attention-svg DIR] [--threads N] [--max-line-bytes N]\n"
+        "\n"
+        "Label each line of the INPUT files (standard input without any, or -) with a classifier\n"
+        "(a model trained with model.type \"classifier\"): one output line per input line.\n"
+        "\n",
+    OPTION_ROWS(classify_rows),
+    .column = 25,
+    .epilogue =
+        "\n"
+        "A line with no words gets an empty output line and a warning; a line of more than\n"
+        "1000 words (pieces) is classified by its first 1000, with a warning. Exit 0, 1 on an\n"
+        "error (an unreadable model or input, a translation model, a write error), 2 usage\n"
+        "error.\n",
+    .args_size = sizeof(ClassifyArgs),
+};
+
+static int classify_input(FILE *in, const char *name, void *ctx, Error *err)
+{
+    StreamJob *job = ctx;
+    return classify_stream(job->mf, in, job->out, name, job->opt, &job->lines, err);
+}
+
+int cmd_classify(void *args, const Parsed *p)
+{
+    ClassifyArgs *a = args;
+    const ClassifyOptions *opt = &a->opt;
+    if (p->n_operands == 0) return usage_error(&classify_options, "classify: missing MODEL.bin");
+    const char *model = p->operands[0];
+    char *const *inputs = p->operands + 1;
+    int n_inputs = p->n_operands - 1;
+    inputs_or_stdin(&inputs, &n_inputs);
+    if (count_stdin(inputs, n_inputs) > 1)
+        return usage_error(&classify_options, "classify: standard input (-) can be read only once");
+    ModelFile mf;
+    Error err;
+    blas_set_threads(a->threads);
+    if (modelfile_read(model, &mf, &err)) return fail(&err);
+    int status = 0;
+    if (!model_classifies(&mf.model.dims))
+        status = error_set(&err, "%s: a translation model, not a classifier: translate with nmt translate %s "
+                                 "(nmt classify takes a model trained with model.type \"classifier\")", model, model);
+    else if (opt->attention_svg && mf.model.dims.pooling != POOL_ATTENTION)
+        status = error_set(&err, "%s: --attention-svg draws attention pooling's weights; this classifier pools by "
+                                 "%s", model, pooling_name(mf.model.dims.pooling));
+    if (status == 0 && opt->attention_svg && mkdir(opt->attention_svg, 0777) != 0 && errno != EEXIST)
+        status = error_set(&err, "%s: cannot create: %s", opt->attention_svg, strerror(errno));
+    OutFile of = {.f = stdout};
+    if (status == 0 && a->out_path) status = outfile_open(&of, a->out_path, &err);
+    StreamJob job = {&mf, of.f, opt, 0};
+    if (status == 0) status = read_inputs(inputs, n_inputs, classify_input, &job, &err);
+    status = output_done(&of, status, &err);
+    if (status) fail(&err);
+    modelfile_free(&mf);
+    return status ? 1 : 0;
+}

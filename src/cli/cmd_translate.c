@@ -1,0 +1,208 @@
+/* cmd_translate.c — nmt translate: lines of text through one model or an ensemble
+ * (decode/translate.h), as a pipeline filter. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/commands.h"     /* defines: OptionTable, Parsed, usage_error, fail, output_done */
+#include "decode/translate.h" /* defines: TranslateOptions, translate_stream, NBEST_MOSES, NBEST_NMT */
+#include "decode/unkdict.h"   /* defines: UnkDict, unkdict_load */
+#include "files/modelfile.h"  /* defines: ModelFile, modelfile_read, modelfile_compatible */
+#include "kernels/blas.h"     /* defines: blas_set_threads */
+
+typedef struct {
+    TranslateOptions opt;
+    const char *out_path;     /* -o */
+    const char *dict_path;    /* --unk-dict */
+    int threads;
+    StringList models;        /* --models */
+} TranslateArgs;
+
+static const char *const nbest_formats[] = {"moses", "nmt", NULL};
+static const int nbest_format_values[] = {NBEST_MOSES, NBEST_NMT};
+
+static const Option translate_rows[] = {
+    {"--max-len", OPT_INT, OPTION_AT(TranslateArgs, opt.max_len), .lo = 1, .hi = 10000, .metavar = "N",
+     .help = "at most N output words (default: 2 x source words + 10)"},
+    {"--models", OPT_LIST, OPTION_AT(TranslateArgs, models), .lo = 2, .needs = "two or more MODEL.bin files",
+     .metavar = "MODEL.bin MODEL.bin ...",
+     .help = "an ensemble: every model's next-word probabilities averaged at each\n"
+             "step (they must share their vocabularies and text options; the\n"
+             "first reads and writes the text); the files up to the next option"},
+    {OPTION_THREADS(TranslateArgs, threads),
+     .help = "OpenBLAS threads (default 0: OpenBLAS's choice, one per core, or\n"
+             "OPENBLAS_NUM_THREADS)"},
+    {"--batch", OPT_INT, OPTION_AT(TranslateArgs, opt.batch), .lo = 1, .hi = 4096, .metavar = "N",
+     .help = "decode N lines together (faster for files; output comes in groups\n"
+             "of N lines; default 1: each line is answered as soon as it is read)"},
+    {OPTION_BEAM(TranslateArgs, opt.beam), .help = "beam search with K beams (default 1: greedy search)"},
+    {OPTION_LENGTH_PENALTY(TranslateArgs, opt.length_penalty),
+     .help = "beam scores are log P / ((5 + length) / 6)^A (default 0.6; 0: none;\n"
+             "avg: log P / length, the average log-probability per word)"},
+    {"--nbest", OPT_INT, OPTION_AT(TranslateArgs, opt.nbest), .lo = 1, .hi = 100, .metavar = "N",
+     .help = "the N best translations per line, as Moses/Marian n-best lines\n"
+             "\"LINE ||| translation ||| F0= LOGPROB ||| SCORE\" (LINE counts from 0;\n"
+             "LOGPROB = log P, SCORE = LOGPROB / length penalty; beam >= N)"},
+    {"--nbest-format", OPT_CHOICE, OPTION_AT(TranslateArgs, opt.nbest_format), .choices = nbest_formats,
+     .choice_values = nbest_format_values, .metavar = "moses|nmt", .needs = "moses or nmt",
+     .help = "nmt: nmt 0.1's \"LINE ||| translation ||| SCORE\" (alignment last)"},
+    {"--align", OPT_FLAG, OPTION_AT(TranslateArgs, opt.align),
+     .help = "append \" ||| \" and the hard alignment \"j-i ...\": output word i\n"
+             "attends most to source token j (both counted from 0)"},
+    {"--attention-json", OPT_FLAG, OPTION_AT(TranslateArgs, opt.attention_json),
+     .help = "one JSON object per line instead: source and output tokens,\n"
+             "translation, score and the attention matrix"},
+    {"--attention-svg", OPT_STRING, OPTION_AT(TranslateArgs, opt.attention_svg), .metavar = "DIR",
+     .help = "also write DIR/LINE.svg, a heatmap of each line's attention"},
+    {"--attention-heads", OPT_FLAG, OPTION_AT(TranslateArgs, opt.attention_heads),
+     .help = "a Transformer's: also DIR/LINE.hK.svg, the map of each head K"},
+    {"--align-layer", OPT_INT, OPTION_AT(TranslateArgs, opt.align_layer), .lo = 1, .hi = MAX_LAYERS, .metavar = "N",
+     .needs = "a layer number from 1 to 8",
+     .help = "a Transformer's attention is decoder layer N's cross-attention,\n"
+             "averaged over its heads (default: the last layer)"},
+    {"--replace-unk", OPT_FLAG, OPTION_AT(TranslateArgs, opt.replace_unk),
+     .help = "replace each output <unk> by the source word it attends to most"},
+    {"--unk-dict", OPT_STRING, OPTION_AT(TranslateArgs, dict_path), .metavar = "FILE",
+     .help = "... or by that word's translation in FILE (source<TAB>target lines);\n"
+             "implies --replace-unk"},
+    {OPTION_MAX_LINE_BYTES(TranslateArgs, opt.lines.max_bytes),
+     .help = "the longest input line, in bytes (default 1048576, 1 MiB; 1024 to\n"
+             "2^30); a longer line is translated as empty, with a warning naming\n"
+             "it, and does not make nmt hold it in memory"},
+    {"--output", OPT_STRING, OPTION_AT(TranslateArgs, out_path), .alias = "-o", .metavar = "FILE",
+     .help = "write there instead of standard output (a new file, in place once\n"
+             "every line is translated; on an error the old one is left as it was)"},
+};
+_Static_assert(MAX_LAYERS == 8, "--align-layer's message names the range");
+
+static const TranslateArgs translate_defaults = {.opt = {.length_penalty = 0.6f}};
+
+const OptionTable translate_options = {
+    .name = "translate",
+    .usage =
+        "usage: nmt translate MODEL.bin [INPUT ...] [-o OUTPUT] [--max-len N] [--batch N] [--beam K]\n"
+        "                     [--threads N]\n"
+        "       nmt translate [INPUT ...] [options] --models MODEL.bin MODEL.bin ...\n"
+        "                     [--length-penalty A] [--nbest N] [--align] [--attention-json]\n"
+        "                     [--attention-svg DIR [--attention-heads]] [--align-layer N]\n"
+        "                     [--replace-unk] [--unk-dict FILE] [--max-line-bytes N]\n"
+        "\n"
+        "Translate each line of the INPUT files in turn (standard input if none, or for -);\n"
+        "write one line per input line, flushed, to standard output (or -o OUTPUT), so it\n"
+        "can sit in a pipeline. Empty lines stay empty.\n"
+        "\n",
+    OPTION_ROWS(translate_rows),
+    .column = 16,
+    .epilogue =
+        "\n"
+        "Exit status: 0 translated; 1 an input or a model cannot be read (a read error\n"
+        "included) or the output cannot be written; 2 usage error.\n",
+    .args_size = sizeof(TranslateArgs),
+    .defaults = &translate_defaults,
+};
+
+static int translate_input(FILE *in, const char *name, void *ctx, Error *err)
+{
+    StreamJob *job = ctx;
+    return translate_stream(job->mf, in, job->out, name, job->opt, &job->lines, err);
+}
+
+/* The models' own options: a Transformer's attention options need every model of the
+ * run to be one, with the layer asked for. Returns 0, or -1 with err. */
+static int check_attention_options(const TranslateOptions *opt, const ModelFile *mf, const ModelFile *more,
+                                   char *const *models, Error *err)
+{
+    for (int k = -1; k < opt->n_more && (opt->align_layer || opt->attention_heads); k++) {
+        const ModelDims *d = k < 0 ? &mf->model.dims : &more[k].model.dims;
+        const char *name = models[k + 1];
+        const char *option = opt->align_layer ? "--align-layer" : "--attention-heads";
+        if (!model_family(d)->attention_heads)
+            return error_set(err, "%s: %s applies only to a Transformer (model.type \"transformer\"); a recurrent "
+                                  "model has one attention", name, option);
+        if (opt->align_layer > d->dec_layers)
+            return error_set(err, "%s: --align-layer %d: the model has %d decoder layer%s", name, opt->align_layer,
+                             d->dec_layers, d->dec_layers > 1 ? "s" : "");
+    }
+    return 0;
+}
+
+int cmd_translate(void *args, const Parsed *p)
+{
+    TranslateArgs *a = args;
+    TranslateOptions opt = a->opt;
+    if (a->dict_path) opt.replace_unk = 1;
+    /* Without --models the first operand is the model, the rest the text to translate. */
+    char *const *models = a->models.v, *const *inputs = p->operands;
+    int n_models = a->models.n, n_inputs = p->n_operands;
+    if (n_models == 0 && n_inputs > 0) {
+        models = inputs++;
+        n_models = 1;
+        n_inputs--;
+    }
+    inputs_or_stdin(&inputs, &n_inputs);
+    const char *model = n_models > 0 ? models[0] : NULL;
+    const char *bad = !model ? "translate: missing MODEL.bin"
+                    : count_stdin(inputs, n_inputs) > 1 ? "translate: standard input (-) can be read only once"
+                    : opt.attention_json && opt.nbest ? "translate: --attention-json writes the best translation only; "
+                                                        "it does not combine with --nbest"
+                    : opt.attention_heads && !opt.attention_svg ? "translate: --attention-heads draws heatmaps: it "
+                                                                  "needs --attention-svg DIR"
+                    : opt.attention_heads && n_models > 1 ? "translate: --attention-heads draws one model's heads; "
+                                                            "it does not combine with --models"
+                    : NULL;
+    if (bad) return usage_error(&translate_options, "%s", bad);
+    ModelFile mf;
+    UnkDict dict = {0};
+    Error err;
+    blas_set_threads(a->threads);
+    if (modelfile_read(model, &mf, &err)) return fail(&err);
+    if (mf.text.lowercase)
+        fprintf(stderr, "nmt: note: %s writes lowercase: it was trained with data.lowercase true\n", model);
+    if (model_classifies(&mf.model.dims)) {
+        Error e;
+        error_set(&e, "%s: a classifier (model.type \"classifier\"): label lines with nmt classify %s", model, model);
+        modelfile_free(&mf);
+        return fail(&e);
+    }
+    int status = 0, n_more = 0;
+    ModelFile *more = xcalloc(n_models, sizeof(ModelFile));
+    for (int k = 1; k < n_models && status == 0; k++) {
+        char why[ERROR_LEN / 2];
+        if (modelfile_read(models[k], &more[n_more], &err)) status = -1;
+        else if (modelfile_compatible(&mf, &more[n_more++], 0, why, sizeof why))
+            status = error_set(&err, "%s: cannot join %s in an ensemble (%s): an ensemble's models must share "
+                                     "their vocabularies and the way they read text",
+                               models[k], model, why);
+    }
+    ModelFile **more_models = xmalloc(sizeof(ModelFile *) * (n_more + 1));
+    for (int k = 0; k < n_more; k++)
+        more_models[k] = &more[k];
+    opt.more_models = more_models;
+    opt.more_rs = xcalloc(n_more + 1, sizeof(RunState));
+    opt.n_more = n_more;
+    if (status == 0) status = check_attention_options(&opt, &mf, more, models, &err);
+    if (opt.attention_svg && mkdir(opt.attention_svg, 0777) != 0 && errno != EEXIST)
+        status = error_set(&err, "%s: cannot create: %s", opt.attention_svg, strerror(errno));
+    if (status == 0 && a->dict_path) {
+        status = unkdict_load(&dict, a->dict_path, &mf.text, &opt.lines, &err);
+        opt.unk_dict = &dict;
+    }
+    OutFile of = {.f = stdout};
+    if (status == 0 && a->out_path) status = outfile_open(&of, a->out_path, &err);
+    StreamJob job = {&mf, of.f, &opt, 0};
+    if (status == 0) status = read_inputs(inputs, n_inputs, translate_input, &job, &err);
+    status = output_done(&of, status, &err);
+    if (status) fail(&err);
+    unkdict_free(&dict);
+    for (int k = 0; k < n_more; k++) {
+        runstate_free(&opt.more_rs[k]);
+        modelfile_free(&more[k]);
+    }
+    free(opt.more_rs);
+    free(more_models);
+    free(more);
+    modelfile_free(&mf);
+    return status ? 1 : 0;
+}

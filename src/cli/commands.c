@@ -1,0 +1,105 @@
+/* commands.c — what nmt's commands share; see commands.h. */
+#include "cli/commands.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+int fail(const Error *err)
+{
+    fprintf(stderr, "nmt: %s\n", err->msg);
+    return 1;
+}
+
+int output_done(OutFile *of, int status, Error *err)
+{
+    if (of->f == stdout) return status;
+    if (status) {
+        outfile_discard(of);
+        return status;
+    }
+    return outfile_commit(of, err);
+}
+
+int too_many_operands(const OptionTable *t, const Parsed *p, int max)
+{
+    if (p->n_operands <= max) return 0;
+    return usage_error(t, "%s: unexpected argument %s", t->name, p->operands[max]);
+}
+
+int read_inputs(char *const *inputs, int n_inputs, InputReader read, void *ctx, Error *err)
+{
+    for (int k = 0; k < n_inputs; k++) {
+        int is_stdin = !strcmp(inputs[k], "-");
+        FILE *in = is_stdin ? stdin : fopen(inputs[k], "r");
+        if (!in) return error_set(err, "%s: %s", inputs[k], strerror(errno));
+        int status = read(in, is_stdin ? "stdin" : inputs[k], ctx, err);
+        if (!is_stdin) fclose(in);
+        if (status) return status;
+    }
+    return 0;
+}
+
+void inputs_or_stdin(char *const **inputs, int *n_inputs)
+{
+    static char dash[] = "-";
+    static char *const standard_input[] = {dash, NULL};
+    if (*n_inputs > 0) return;
+    *inputs = standard_input;
+    *n_inputs = 1;
+}
+
+int count_stdin(char *const *inputs, int n)
+{
+    int stdins = 0;
+    for (int k = 0; k < n; k++)
+        stdins += !strcmp(inputs[k], "-");
+    return stdins;
+}
+
+/* ---------------------------------------------------------------- sacreBLEU's options */
+
+int check_tokenizer(const char *value, const char *next, char *why, size_t why_len)
+{
+    (void)next;
+    BleuTokenize t;
+    if (bleu_tokenize_parse(value, &t) == 0) return 0;
+    snprintf(why, why_len, "unknown tokeniser %.100s (13a, zh, char or none)", value);
+    return -1;
+}
+
+/* The target's code of SRC-TGT, or NULL if pair is not of that form. */
+static const char *target_language(const char *pair)
+{
+    const char *dash = strchr(pair, '-');
+    if (!dash || dash == pair || !dash[1] || strchr(dash + 1, '-') || strlen(dash + 1) > 8) return NULL;
+    return dash + 1;
+}
+
+int check_language_pair(const char *value, const char *next, char *why, size_t why_len)
+{
+    (void)next;
+    if (target_language(value)) return 0;
+    snprintf(why, why_len, "-l %.100s: expected SRC-TGT language codes, such as en-zh", value);
+    return -1;
+}
+
+void metric_resolve(const MetricArgs *a, MetricOptions *m, int *tokenize_given)
+{
+    m->lowercase = a->lowercase;
+    *tokenize_given = 0;
+    if (a->language_pair) {
+        const char *target = target_language(a->language_pair);
+        int substitute;
+        m->tokenize = bleu_tokenize_for_language(target, &substitute);
+        if (substitute)
+            fprintf(stderr, "nmt: note: sacreBLEU scores a %s target with MeCab (%s-mecab), which nmt does not have; "
+                            "tok:char here, not comparable with %s-mecab scores\n",
+                    target, target, target);
+        *tokenize_given = 1;
+    }
+    if (a->tokenize) {
+        bleu_tokenize_parse(a->tokenize, &m->tokenize);
+        *tokenize_given = 2;
+    }
+}

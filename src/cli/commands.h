@@ -1,0 +1,128 @@
+/* commands.h — nmt's commands, one file each (cli/cmd_NAME.c), and what they share.
+ *
+ * Each command file defines its option table (options.h: the options, where their
+ * values go, the command's --help text) and its run function, which gets the parsed
+ * arguments. main.c's table of commands (cli_commands) names them all; it parses a
+ * command's arguments by its table, runs it, and turns its status into the exit status:
+ *
+ *     0 success; 1 the job failed (the message said why); 2 a usage error;
+ *     128 + a signal's number: nmt train stopped by SIGINT or SIGTERM.
+ */
+#ifndef COMMANDS_H
+#define COMMANDS_H
+
+#include <stdio.h>
+
+#include "cli/options.h"    /* defines: OptionTable, Option, Parsed, usage_error */
+#include "decode/decode.h"  /* defines: LENGTH_AVERAGE */
+#include "eval/bleu.h"      /* defines: MetricOptions */
+#include "files/modelfile.h" /* defines: ModelFile */
+#include "io/lines.h"       /* defines: LINES_MAX_BYTES_MIN, LINES_MAX_BYTES_MAX */
+#include "io/outfile.h"     /* defines: OutFile */
+#include "base/util.h"      /* defines: Error */
+
+/* A command's run function: args is the struct of its option table (already parsed),
+ * p its operands. Returns the exit status. */
+typedef int (*CommandRun)(void *args, const Parsed *p);
+
+/* A row of main.c's table of commands. */
+typedef struct {
+    const OptionTable *options;   /* its name, options and help */
+    CommandRun run;
+    int uses_blas;                /* multiplies matrices (OpenBLAS): refused under a memory
+                                     limit too low for OpenBLAS's buffers (blas.h) */
+    const char *summary;          /* its line(s) in nmt --help, after the two spaces */
+} Command;
+
+/* Every command, in the order nmt --help lists them (main.c). */
+const Command *cli_commands(int *n);
+
+extern const OptionTable train_options, translate_options, classify_options, eval_options, info_options,
+    score_options, plot_options, average_options, bpe_options;
+int cmd_train(void *args, const Parsed *p);
+int cmd_translate(void *args, const Parsed *p);
+int cmd_classify(void *args, const Parsed *p);
+int cmd_eval(void *args, const Parsed *p);
+int cmd_info(void *args, const Parsed *p);
+int cmd_score(void *args, const Parsed *p);
+int cmd_plot(void *args, const Parsed *p);
+int cmd_average(void *args, const Parsed *p);
+int cmd_bpe(void *args, const Parsed *p);
+
+/* ---------------------------------------------------------------- shared by the commands */
+
+/* Writes "nmt: " and err's message to stderr; returns 1, the exit status of a failed job. */
+int fail(const Error *err);
+
+/* The end of a command's output: standard output stays open; an -o file becomes the
+ * target if the command succeeded (status 0), else the target is left as it was.
+ * Returns the command's status, or -1 with err if writing the file failed. */
+int output_done(OutFile *of, int status, Error *err);
+
+/* A usage error naming p's first operand past the first max ("unexpected argument"),
+ * returning 2; 0 when there are no more than max. */
+int too_many_operands(const OptionTable *t, const Parsed *p, int max);
+
+/* Calls read(in, name, ctx, err) for each input in turn (a path, or "-": standard input,
+ * named "stdin"), stopping at the first non-zero return; an input that cannot be opened
+ * is an error naming it. Returns 0, or -1 with err. */
+typedef int (*InputReader)(FILE *in, const char *name, void *ctx, Error *err);
+int read_inputs(char *const *inputs, int n_inputs, InputReader read, void *ctx, Error *err);
+/* The ctx of translate's and classify's InputReader: the model, the output, the
+ * command's options (TranslateOptions, ClassifyOptions), the lines read so far. */
+typedef struct {
+    ModelFile *mf;
+    FILE *out;
+    const void *opt;
+    long lines;
+} StreamJob;
+
+/* Makes an empty list of inputs the one input "-", standard input. */
+void inputs_or_stdin(char *const **inputs, int *n_inputs);
+
+/* The count of "-" (standard input) among inputs. */
+int count_stdin(char *const *inputs, int n);
+
+/* The rows several commands have (each with its own help text):
+ *   {OPTION_MAX_LINE_BYTES(T, field), .help = "..."} */
+#define OPTION_MAX_LINE_BYTES(T, field)                                                                   \
+    .name = "--max-line-bytes", .kind = OPT_INT, .at = offsetof(T, field), .size = sizeof(((T *)0)->field), \
+    .lo = LINES_MAX_BYTES_MIN, .hi = LINES_MAX_BYTES_MAX, .metavar = "N",                                 \
+    .needs = "a number of bytes from 1024 to 1073741824"
+#define OPTION_THREADS(T, field)                                                                   \
+    .name = "--threads", .kind = OPT_INT, .at = offsetof(T, field), .size = sizeof(((T *)0)->field), \
+    .lo = 0, .hi = 256, .metavar = "N"
+
+/* --beam K and --length-penalty A, nmt translate's and nmt eval's. */
+#define OPTION_BEAM(T, field)                                                                   \
+    .name = "--beam", .kind = OPT_INT, .at = offsetof(T, field), .size = sizeof(((T *)0)->field), \
+    .lo = 1, .hi = 100, .metavar = "K"
+#define OPTION_LENGTH_PENALTY(T, field)                                                                   \
+    .name = "--length-penalty", .kind = OPT_FLOAT, .at = offsetof(T, field), .size = sizeof(((T *)0)->field), \
+    .lo = 0, .hi = 5, .word = "avg", .word_value = LENGTH_AVERAGE, .metavar = "A",                          \
+    .needs = "a number from 0 to 5 or avg"
+
+/* sacreBLEU's scoring options, shared by nmt score and nmt eval: -tok/--tokenize NAME,
+ * -l/--language-pair SRC-TGT, -lc/--lowercase, as the options left them. */
+typedef struct {
+    const char *tokenize;        /* -tok's NAME, or NULL */
+    const char *language_pair;   /* -l's SRC-TGT, or NULL */
+    int lowercase;
+} MetricArgs;
+/* The checks of -tok's and -l's values (Option.check). */
+int check_tokenizer(const char *value, const char *next, char *why, size_t why_len);
+int check_language_pair(const char *value, const char *next, char *why, size_t why_len);
+/* What they say: an explicit -tok wins over -l's choice, whatever the order; -l chooses
+ * by the target's code (bleu_tokenize_for_language, with a note on stderr where nmt has
+ * no MeCab). *tokenize_given: 0 neither, 1 by -l, 2 by -tok. */
+void metric_resolve(const MetricArgs *a, MetricOptions *m, int *tokenize_given);
+#define OPTION_TOKENIZE(T, field)                                                                   \
+    .name = "--tokenize", .kind = OPT_STRING, .at = offsetof(T, field), .size = sizeof(((T *)0)->field), \
+    .alias = "-tok", .metavar = "NAME", .check = check_tokenizer, .needs = "a tokeniser: 13a, zh, char or none"
+#define OPTION_LANGUAGE_PAIR(T, field)                                                              \
+    .name = "--language-pair", .kind = OPT_STRING, .at = offsetof(T, field), .size = sizeof(((T *)0)->field), \
+    .alias = "-l", .metavar = "SRC-TGT", .check = check_language_pair, .needs = "SRC-TGT language codes, such as en-zh"
+#define OPTION_LOWERCASE(T, field)                                                                 \
+    .name = "--lowercase", .kind = OPT_FLAG, .at = offsetof(T, field), .size = sizeof(((T *)0)->field), \
+    .alias = "-lc"
+#endif

@@ -1,0 +1,352 @@
+/* rnn_decoder.c — the recurrent family's attention decoder, forward and backward
+ * (rnn.h): step by step, the attention over the encoder's memory and the stacked
+ * recurrent layers; teacher-forced training runs the same steps over a whole batch.
+ *
+ * Why a file of its own: the decoder is most of the recurrent family (six attention
+ * kinds, input feeding, the fused Bahdanau query), and its forward and backward passes
+ * read best side by side. */
+#include "models/rnn.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+#include "kernels/linalg.h"   /* defines: matmul_bias, matmul_add, linear_grads */
+#include "layers/attention.h" /* defines: attention_bahdanau_*, attention_dot_*, DotAttention */
+#include "layers/embedding.h" /* defines: embedding_forward/_backward */
+#include "layers/gru.h"       /* defines: gru_gates_forward/_backward */
+#include "layers/lstm.h"      /* defines: lstm_gates_forward/_backward */
+
+/* ---------------------------------------------------------------- forward */
+
+/* The keys k_j the scores read: W h_j, or h_j itself for the plain dot product. */
+static const float *score_keys(const Model *m, const RunState *rs)
+{
+    return m->dims.attention == ATT_LUONG_DOT ? model_memory(m, rs) : rs->keys;
+}
+
+static DotAttention dot_config(const ModelDims *d)
+{
+    return (DotAttention){d->scaled ? 1.0f / sqrtf((float)d->hidden) : 1.0f, rnn_is_local(d->attention) ? d->window : 0};
+}
+
+/* The encoder (rnn_encoder.c), then the attention's keys W h_j, once per batch. */
+void model_encode(Model *m, RunState *rs, const Batch *batch)
+{
+    const ModelDims *d = &m->dims;
+    const Params *p = &m->params;
+    int B = batch->B, S = batch->S, H = d->hidden;
+    rnn_encode(m, rs, batch, 1);
+    const float *mem = model_memory(m, rs);
+    if (rnn_is_additive(d->attention))
+        matmul_bias(rs->keys, H, mem, H, p->att_w_key, H, NULL, S * B, H, H);
+    else if (rnn_has_att_w(d->attention))
+        matmul_bias(rs->keys, H, mem, H, p->att_w, H, NULL, S * B, H, H);
+}
+
+void model_decoder_input(Model *m, RunState *rs, int t, const int *ids, int B)
+{
+    const ModelDims *d = &m->dims;
+    int E = d->embed, GH = rnn_gates(d) * d->hidden, X = rnn_dec_in0(d);
+    float *x = rs->dec_x[0] + (long)t * B * X;
+    embedding_forward(x, X, m->params.tgt_emb, ids, B, E);
+    matmul_bias(rs->dec[0].gi + (long)t * B * GH, GH, x, X, m->params.dec[0].w_ih, X, m->params.dec[0].b_ih, B, GH, E);
+}
+
+/* Where the decoder's rows are (batch.h): step t's inputs, gates and outputs at row
+ * batch_step_at(t), batch_step_rows(t) of them; a state array holds the initial
+ * states in its first B rows and the states after step t at B + batch_step_at(t). A
+ * packed batch has only the sentences still going at each step, the first rows. */
+static long state_before(const Batch *b, int t) { return t ? b->B + batch_step_at(b, t - 1) : 0; }
+static long state_after(const Batch *b, int t) { return b->B + batch_step_at(b, t); }
+
+/* Weights a[j] and context for step t with the new state s_t (Luong kinds); the
+ * context goes into cat[t][:, :H], s_t into cat[t][:, H:], and o_t = tanh(W_out cat). */
+static void luong_attend(Model *m, RunState *rs, const Batch *batch, int t)
+{
+    const ModelDims *d = &m->dims;
+    const Params *p = &m->params;
+    int B = batch->B, Bt = batch_step_rows(batch, t), S = batch->S, H = d->hidden, A = d->attention;
+    long row = batch_step_at(batch, t);
+    const float *s = rs->dec[d->layers - 1].h + state_after(batch, t) * H, *mem = model_memory(m, rs);
+    float *cat = rs->cat + row * 2 * H, *attn = rs->attn + row * S;
+    if (A == ATT_LUONG_CONCAT) {
+        float *q = rs->query + row * H;
+        matmul_bias(q, H, s, H, p->att_w_query, H, p->att_b_query, Bt, H, H);
+        attention_bahdanau_forward(rs->keys, mem, batch->mask, q, H, p->att_v, attn, cat, 2 * H, S, B, Bt, H, H);
+    } else {
+        float *pos = rnn_is_local(A) ? rs->pos + row : NULL;
+        if (A == ATT_LOCAL_MONOTONIC)
+            for (int b = 0; b < Bt; b++)
+                pos[b] = (float)(t < rs->src_len[b] - 1 ? t : rs->src_len[b] - 1);
+        if (A == ATT_LOCAL_PREDICTIVE) {
+            float *ph = rs->pos_hidden + row * H;
+            matmul_bias(ph, H, s, H, p->att_w_pos, H, NULL, Bt, H, H);
+            tanh_inplace(ph, (long)Bt * H);
+            for (int b = 0; b < Bt; b++) {
+                float u = 0.0f;
+                for (int k = 0; k < H; k++)
+                    u += p->att_v_pos[k] * ph[(long)b * H + k];
+                pos[b] = (float)rs->src_len[b] / (1.0f + expf(-u));
+            }
+        }
+        DotAttention cfg = dot_config(d);
+        attention_dot_forward(&cfg, score_keys(m, rs), mem, rs->src_len, s, H, pos, attn, cat, 2 * H, S, B, Bt, H);
+    }
+    for (int b = 0; b < Bt; b++)
+        memcpy(cat + (long)b * 2 * H + H, s + (long)b * H, sizeof(float) * H);
+    float *o = rs->out + row * H;
+    matmul_bias(o, H, cat, 2 * H, p->att_w_out, 2 * H, NULL, Bt, H, 2 * H);
+    tanh_inplace(o, (long)Bt * H);
+}
+
+void model_decoder_step(Model *m, RunState *rs, const Batch *batch, int t)
+{
+    const ModelDims *d = &m->dims;
+    const Params *p = &m->params;
+    int B = batch->B, Bt = batch_step_rows(batch, t), S = batch->S, E = d->embed, H = d->hidden, L = d->layers;
+    int X = rnn_dec_in0(d), GH = rnn_gates(d) * H, lstm = d->cell == CELL_LSTM;
+    long row = batch_step_at(batch, t), before = state_before(batch, t), after = state_after(batch, t);
+    float *x0 = rs->dec_x[0] + row * X, *gi0 = rs->dec[0].gi + row * GH;
+    if (d->attention == ATT_BAHDANAU) {
+        /* [W_hh; W_query] s_{t-1} + [b_hh; b_query] of the top layer: one product (the
+         * tensors are adjacent); then attention, whose context joins layer 0's input. */
+        RnnRun *top = &rs->dec[L - 1];
+        int ghw = GH + H;
+        float *gh = top->gh + row * ghw;
+        matmul_bias(gh, ghw, top->h + before * H, H, p->dec[L - 1].w_hh, H, p->dec[L - 1].b_hh, Bt, ghw, H);
+        attention_bahdanau_forward(rs->keys, model_memory(m, rs), batch->mask, gh + GH, ghw, p->att_v,
+                                   rs->attn + row * S, x0 + E, X, S, B, Bt, H, H);
+        matmul_add(gi0, GH, x0 + E, X, p->dec[0].w_ih + E, X, Bt, GH, H);
+    } else if (d->input_feed) {
+        long prev = t ? batch_step_at(batch, t - 1) : 0;
+        for (int b = 0; b < Bt; b++) {
+            float *dst = x0 + (long)b * X + E;
+            if (t == 0) memset(dst, 0, sizeof(float) * H);
+            else memcpy(dst, rs->out + (prev + b) * H, sizeof(float) * H);
+        }
+        matmul_add(gi0, GH, x0 + E, X, p->dec[0].w_ih + E, X, Bt, GH, H);
+    }
+    for (int l = 0; l < L; l++) {
+        RnnRun *run = &rs->dec[l];
+        const RnnParams *w = &p->dec[l];
+        int ghw = GH + (rnn_fused_query(d, l) ? H : 0);
+        const float *s_prev = run->h + before * H;
+        float *gi = run->gi + row * GH, *gh = run->gh + row * ghw;
+        if (l) {
+            float *x = rs->dec_x[l] + row * H;
+            memcpy(x, rs->dec[l - 1].h + after * H, sizeof(float) * Bt * H);
+            if (rs->dropping) rows_dropout(x, H, rs->dec_drop[l] + row * H, Bt, H, rs->dropout, &rs->rng);
+            matmul_bias(gi, GH, x, H, w->w_ih, H, w->b_ih, Bt, GH, H);
+        }
+        if (!rnn_fused_query(d, l)) matmul_bias(gh, ghw, s_prev, H, w->w_hh, H, w->b_hh, Bt, GH, H);
+        if (lstm)
+            lstm_gates_forward(gi, GH, gh, ghw, run->c + before * H, run->h + after * H, run->c + after * H,
+                               run->cache + row * GH, Bt, H);
+        else
+            gru_gates_forward(gi, GH, gh, ghw, s_prev, run->h + after * H, run->cache + row * GH, Bt, H);
+    }
+    if (attention_is_luong(d->attention)) luong_attend(m, rs, batch, t);
+}
+
+const float *model_step_output(const Model *m, const RunState *rs, int t, int B)
+{
+    const ModelDims *d = &m->dims;
+    if (attention_is_luong(d->attention)) return rs->out + (long)t * B * d->hidden;
+    return rs->dec[d->layers - 1].h + (long)(t + 1) * B * d->hidden;
+}
+
+void model_step_logits(Model *m, RunState *rs, int t, int B, float *logits)
+{
+    int H = m->dims.hidden, V = m->dims.tgt_vocab;
+    matmul_bias(logits, V, model_step_output(m, rs, t, B), H, m->params.out_w, H, m->params.out_b, B, V, H);
+}
+
+static void gather_rows(float *x, int w, const int *from, int B, float *scratch)
+{
+    for (int b = 0; b < B; b++)
+        memcpy(scratch + (long)b * w, x + (long)from[b] * w, sizeof(float) * w);
+    memcpy(x, scratch, sizeof(float) * B * w);
+}
+
+void model_reorder_state(Model *m, RunState *rs, int t, const int *from, int B)
+{
+    const ModelDims *d = &m->dims;
+    int H = d->hidden;
+    long at = (long)(t + 1) * B * H;
+    for (int l = 0; l < d->layers; l++) {
+        gather_rows(rs->dec[l].h + at, H, from, B, rs->d_step);
+        if (d->cell == CELL_LSTM) gather_rows(rs->dec[l].c + at, H, from, B, rs->d_step);
+    }
+    if (d->input_feed) gather_rows(rs->out + (long)t * B * H, H, from, B, rs->d_step);
+}
+
+/* The output o_t of step t's rows (o_t = s_t for Bahdanau): the output layer's input. */
+const float *rnn_step_output(const Model *m, const RunState *rs, const Batch *batch, int t)
+{
+    const ModelDims *d = &m->dims;
+    if (attention_is_luong(d->attention)) return rs->out + batch_step_at(batch, t) * d->hidden;
+    return rs->dec[d->layers - 1].h + state_after(batch, t) * d->hidden;
+}
+
+/* ---------------------------------------------------------------- backward */
+
+/* dLoss/ds_t of the top layer from the attention on s_t and the attentional state
+ * o_t = tanh(W_out [c_t; s_t]) (Luong kinds), added into rs->d_s[top]. */
+static void luong_attend_backward(Model *m, RunState *rs, const Batch *batch, int t)
+{
+    const ModelDims *d = &m->dims;
+    const Params *p = &m->params;
+    Params *g = &m->grads;
+    int B = batch->B, Bt = batch_step_rows(batch, t), S = batch->S, H = d->hidden, A = d->attention;
+    long row = batch_step_at(batch, t), BtH = (long)Bt * H;
+    float *ds = rs->d_s[d->layers - 1];
+    const float *s = rs->dec[d->layers - 1].h + state_after(batch, t) * H, *mem = model_memory(m, rs);
+    const float *o = rs->out + row * H, *attn = rs->attn + row * S;
+    float *dpre = rs->d_pre + row * H, *dout = rs->d_out + row * H;
+    for (long i = 0; i < BtH; i++)
+        dpre[i] = (dout[i] + (d->input_feed ? rs->d_feed[i] : 0.0f)) * (1.0f - o[i] * o[i]);
+    /* d[c; s] = dpre · W_out */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bt, 2 * H, H, 1.0f, dpre, H, p->att_w_out, 2 * H, 0.0f,
+                rs->d_cat, 2 * H);
+    for (int b = 0; b < Bt; b++)
+        for (int k = 0; k < H; k++)
+            ds[(long)b * H + k] += rs->d_cat[(long)b * 2 * H + H + k];
+    if (A == ATT_LUONG_CONCAT) {
+        float *dq = rs->d_query + row * H;
+        attention_bahdanau_backward(rs->d_cat, 2 * H, rs->keys, mem, batch->mask, rs->query + row * H, H, p->att_v,
+                                    attn, g->att_v, rs->d_keys, rs->d_enc, dq, H, rs->work, S, B, Bt, H, H);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bt, H, H, 1.0f, dq, H, p->att_w_query, H, 1.0f, ds, H);
+        return;
+    }
+    DotAttention cfg = dot_config(d);
+    float *dpos = A == ATT_LOCAL_PREDICTIVE ? rs->work + 2 * S + H : NULL;
+    float *dkeys = A == ATT_LUONG_DOT ? rs->d_enc : rs->d_keys;
+    attention_dot_backward(&cfg, rs->d_cat, 2 * H, score_keys(m, rs), mem, rs->src_len, s, H,
+                           rnn_is_local(A) ? rs->pos + row : NULL, attn, dkeys, rs->d_enc, rs->d_step, H, dpos, rs->work,
+                           S, B, Bt, H);
+    for (long i = 0; i < BtH; i++)
+        ds[i] += rs->d_step[i];
+    if (A == ATT_LOCAL_PREDICTIVE) {
+        /* p = len * sigmoid(u), u = v_p . tanh(W_p s) */
+        const float *ph = rs->pos_hidden + row * H;
+        float *dph = rs->d_pos + row * H;
+        for (int b = 0; b < Bt; b++) {
+            float len = (float)rs->src_len[b], sg = rs->pos[row + b] / len;
+            float du = dpos[b] * len * sg * (1.0f - sg);
+            for (int k = 0; k < H; k++) {
+                float h = ph[(long)b * H + k];
+                g->att_v_pos[k] += du * h;
+                dph[(long)b * H + k] = du * p->att_v_pos[k] * (1.0f - h * h);
+            }
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bt, H, H, 1.0f, dph, H, p->att_w_pos, H, 1.0f, ds, H);
+    }
+}
+
+/* The states each step started from, s_{t-1} of layer l, laid out like the step's own
+ * rows (a packed batch keeps the previous step's first rows), so that the recurrent
+ * weights' gradient over all steps is one product. Unpacked, they already are: h. */
+static const float *states_before(const RnnRun *run, const Batch *batch, int H, float *scratch)
+{
+    if (!batch->tgt_off) return run->h;
+    for (int t = 0; t < batch->T; t++)
+        memcpy(scratch + batch_step_at(batch, t) * H, run->h + state_before(batch, t) * H,
+               sizeof(float) * batch_step_rows(batch, t) * H);
+    return scratch;
+}
+
+/* The decoder, steps in reverse; leaves dLoss/ds_0 (and dc_0) in rs->d_s, rs->d_c. A
+ * sentence's rows take part from its last step down (the carries of the others stay
+ * 0 until then). */
+void rnn_decoder_backward(Model *m, RunState *rs, const Batch *batch)
+{
+    const ModelDims *d = &m->dims;
+    const Params *p = &m->params;
+    Params *g = &m->grads;
+    int B = batch->B, S = batch->S, T = batch->T, E = d->embed, H = d->hidden, L = d->layers, X = rnn_dec_in0(d);
+    int GH = rnn_gates(d) * H, lstm = d->cell == CELL_LSTM, luong = attention_is_luong(d->attention);
+    long BH = (long)B * H, N = batch_step_at(batch, T);
+    for (int l = 0; l < L; l++) {
+        memset(rs->d_s[l], 0, sizeof(float) * BH);
+        if (lstm) memset(rs->d_c[l], 0, sizeof(float) * BH);
+    }
+    memset(rs->d_feed, 0, sizeof(float) * BH);
+    for (int t = T - 1; t >= 0; t--) {
+        long row = batch_step_at(batch, t), before = state_before(batch, t), after = state_after(batch, t);
+        int Bt = batch_step_rows(batch, t);
+        long BtH = (long)Bt * H;
+        if (luong) {
+            luong_attend_backward(m, rs, batch, t);
+        } else {
+            const float *dout = rs->d_out + row * H;
+            for (long i = 0; i < BtH; i++)
+                rs->d_s[L - 1][i] += dout[i];
+        }
+        for (int l = L - 1; l >= 0; l--) {
+            RnnRun *run = &rs->dec[l];
+            int ghw = GH + (rnn_fused_query(d, l) ? H : 0);
+            float *dh = rs->d_s[l], *dgi = rs->d_dgi[l] + row * GH, *dgh = rs->d_dgh[l] + row * ghw;
+            if (lstm) {
+                lstm_gates_backward(dh, rs->d_c[l], run->cache + row * GH, run->c + before * H, run->c + after * H,
+                                    dgi, GH, rs->d_c[l], Bt, H);
+                for (int b = 0; b < Bt; b++)
+                    memcpy(dgh + (long)b * ghw, dgi + (long)b * GH, sizeof(float) * GH);
+                memset(dh, 0, sizeof(float) * BtH);
+            } else {
+                /* dh becomes the part of dLoss/ds_{t-1} that bypasses W_hh. */
+                gru_gates_backward(dh, run->cache + row * GH, run->gh + row * ghw, ghw, run->h + before * H, dgi, GH,
+                                   dgh, ghw, dh, Bt, H);
+            }
+            if (l) {
+                /* The layer's input was the layer below's s_t (after dropout). */
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bt, H, GH, 1.0f, dgi, GH, p->dec[l].w_ih, H,
+                            0.0f, rs->d_step, H);
+                if (rs->dropping) rows_multiply(rs->d_step, H, rs->dec_drop[l] + row * H, Bt, H);
+                for (long i = 0; i < BtH; i++)
+                    rs->d_s[l - 1][i] += rs->d_step[i];
+            } else if (X > E) {
+                /* Layer 0's second input: the context (bahdanau) or o_{t-1} (input feeding). */
+                float *dx = d->attention == ATT_BAHDANAU ? rs->d_ctx : rs->d_feed;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bt, H, GH, 1.0f, dgi, GH, p->dec[0].w_ih + E, X,
+                            0.0f, dx, H);
+                if (d->attention == ATT_BAHDANAU) {
+                    RnnRun *top = &rs->dec[L - 1];
+                    int tw = GH + H;
+                    attention_bahdanau_backward(rs->d_ctx, H, rs->keys, model_memory(m, rs), batch->mask,
+                                                top->gh + row * tw + GH, tw, p->att_v, rs->attn + row * S, g->att_v,
+                                                rs->d_keys, rs->d_enc, rs->d_dgh[L - 1] + row * tw + GH, tw, rs->work,
+                                                S, B, Bt, H, H);
+                }
+            }
+        }
+        /* ds_{t-1} += dgh · W_hh (with the query's rows for the fused top layer). */
+        for (int l = 0; l < L; l++) {
+            int ghw = GH + (rnn_fused_query(d, l) ? H : 0);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bt, H, ghw, 1.0f, rs->d_dgh[l] + row * ghw, ghw,
+                        p->dec[l].w_hh, H, 1.0f, rs->d_s[l], H);
+        }
+    }
+    /* Weight gradients over all steps at once (d_out, consumed above, holds the states
+     * each step started from when the batch is packed). */
+    for (int l = 0; l < L; l++) {
+        int ghw = GH + (rnn_fused_query(d, l) ? H : 0), in = l ? H : X;
+        linear_grads(g->dec[l].w_hh, g->dec[l].b_hh, rs->d_dgh[l], ghw, states_before(&rs->dec[l], batch, H, rs->d_out),
+                     H, N, ghw, H);
+        linear_grads(g->dec[l].w_ih, g->dec[l].b_ih, rs->d_dgi[l], GH, rs->dec_x[l], in, N, GH, in);
+    }
+    /* Target embeddings: d_emb = dgi · W_ih[:, :E] */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, E, GH, 1.0f, rs->d_dgi[0], GH, p->dec[0].w_ih, X, 0.0f,
+                rs->d_x, E);
+    if (rs->dropping) rows_multiply(rs->d_x, E, rs->dec_drop[0], N, E);
+    embedding_backward(g->tgt_emb, rs->d_x, E, rs->sampling ? rs->fed : batch->tgt_in, N, E);
+    if (!luong) return;
+    linear_grads(g->att_w_out, NULL, rs->d_pre, H, rs->cat, 2 * H, N, H, 2 * H);
+    const float *s_all = rs->dec[L - 1].h + (long)B * H;
+    if (d->attention == ATT_LUONG_CONCAT) {
+        linear_grads(g->att_w_query, g->att_b_query, rs->d_query, H, s_all, H, N, H, H);
+    }
+    if (d->attention == ATT_LOCAL_PREDICTIVE)
+        linear_grads(g->att_w_pos, NULL, rs->d_pos, H, s_all, H, N, H, H);
+}
+
