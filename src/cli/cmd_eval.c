@@ -15,14 +15,15 @@ typedef struct {
     int text_col, label_col;  /* a classifier's columns (-1: the model's) */
 } EvalArgs;
 
-/* The options of one kind of model only (Option.group). */
-enum { FOR_TRANSLATION = 1, FOR_CLASSIFIER = 2 };
+/* The options of one kind of model only (Option.group); and --length-penalty, which
+ * applies only with --beam. */
+enum { FOR_TRANSLATION = 1, FOR_CLASSIFIER = 2, GIVEN_LENGTH_PENALTY = 4 };
 
 static const Option eval_rows[] = {
     {"--json", OPT_FLAG, OPTION_AT(EvalArgs, json), .help = "one JSON object instead of text"},
     {OPTION_BEAM(EvalArgs, opt.beam), .group = FOR_TRANSLATION, .term = "--beam K, --length-penalty A", .gap = 3,
      .help = "decode as nmt translate does (default greedy)"},
-    {OPTION_LENGTH_PENALTY(EvalArgs, opt.length_penalty), .group = FOR_TRANSLATION},
+    {OPTION_LENGTH_PENALTY(EvalArgs, opt.length_penalty), .group = FOR_TRANSLATION | GIVEN_LENGTH_PENALTY},
     {OPTION_TOKENIZE(EvalArgs, metric.tokenize), .group = FOR_TRANSLATION,
      .term = "-tok, --tokenize NAME, -l, --language-pair SRC-TGT, -lc, --lowercase",
      .help = "BLEU's tokeniser and case, as for nmt score"},
@@ -84,6 +85,9 @@ int cmd_eval(void *args, const Parsed *p)
 {
     EvalArgs *a = args;
     if (too_many_operands(&eval_options, p, 2)) return 2;
+    if ((p->groups & GIVEN_LENGTH_PENALTY) && a->opt.beam <= 1)
+        return usage_error(&eval_options, "eval: --length-penalty scores beam search; greedy search (no --beam K "
+                                          "above 1) has no use for it");
     if (p->n_operands < 2) return usage_error(&eval_options, "eval: needs MODEL.bin and TEST.tsv");
     const char *model = p->operands[0], *test = p->operands[1];
     EvalScoring scoring = {0};
@@ -99,6 +103,11 @@ int cmd_eval(void *args, const Parsed *p)
                                                        "options apply only to translation models"
                                                      : "eval: %s is a translation model: --text-column and "
                                                        "--label-column apply only to classifiers", model);
+    }
+    if (classifier && a->text_col >= 1 && a->text_col == a->label_col) {
+        modelfile_free(&mf);
+        return usage_error(&eval_options, "eval: --text-column %d and --label-column %d are the same column: the "
+                                          "labels would be read as the text", a->text_col, a->label_col);
     }
     if (classifier) {
         int status = eval_classifier(&mf, model, test, a);

@@ -1,15 +1,14 @@
 /* cmd_translate.c — nmt translate: lines of text through one model or an ensemble
  * (decode/translate.h), as a pipeline filter. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
 
 #include "cli/commands.h"     /* defines: OptionTable, Parsed, usage_error, fail, output_done */
+#include "decode/heatmap.h"   /* defines: heatmap_prepare_dir */
 #include "decode/translate.h" /* defines: TranslateOptions, translate_stream, NBEST_MOSES, NBEST_NMT */
 #include "decode/unkdict.h"   /* defines: UnkDict, unkdict_load */
 #include "files/modelfile.h"  /* defines: ModelFile, modelfile_read, modelfile_compatible */
+#include "files/targets.h"    /* defines: TargetInput, target_check */
 #include "kernels/blas.h"     /* defines: blas_set_threads */
 
 typedef struct {
@@ -22,6 +21,9 @@ typedef struct {
 
 static const char *const nbest_formats[] = {"moses", "nmt", NULL};
 static const int nbest_format_values[] = {NBEST_MOSES, NBEST_NMT};
+
+/* Options that apply only with others (Option.group: Parsed.groups says they were given). */
+enum { GIVEN_LENGTH_PENALTY = 1, GIVEN_NBEST_FORMAT = 2 };
 
 static const Option translate_rows[] = {
     {"--max-len", OPT_INT, OPTION_AT(TranslateArgs, opt.max_len), .lo = 1, .hi = 10000, .metavar = "N",
@@ -38,7 +40,7 @@ static const Option translate_rows[] = {
      .help = "decode N lines together (faster for files; output comes in groups\n"
              "of N lines; default 1: each line is answered as soon as it is read)"},
     {OPTION_BEAM(TranslateArgs, opt.beam), .help = "beam search with K beams (default 1: greedy search)"},
-    {OPTION_LENGTH_PENALTY(TranslateArgs, opt.length_penalty),
+    {OPTION_LENGTH_PENALTY(TranslateArgs, opt.length_penalty), .group = GIVEN_LENGTH_PENALTY,
      .help = "beam scores are log P / ((5 + length) / 6)^A (default 0.6; 0: none;\n"
              "avg: log P / length, the average log-probability per word)"},
     {"--nbest", OPT_INT, OPTION_AT(TranslateArgs, opt.nbest), .lo = 1, .hi = 100, .metavar = "N",
@@ -46,7 +48,7 @@ static const Option translate_rows[] = {
              "\"LINE ||| translation ||| F0= LOGPROB ||| SCORE\" (LINE counts from 0;\n"
              "LOGPROB = log P, SCORE = LOGPROB / length penalty; beam >= N)"},
     {"--nbest-format", OPT_CHOICE, OPTION_AT(TranslateArgs, opt.nbest_format), .choices = nbest_formats,
-     .choice_values = nbest_format_values, .metavar = "moses|nmt", .needs = "moses or nmt",
+     .choice_values = nbest_format_values, .metavar = "moses|nmt", .needs = "moses or nmt", .group = GIVEN_NBEST_FORMAT,
      .help = "nmt: nmt 0.1's \"LINE ||| translation ||| SCORE\" (alignment last)"},
     {"--align", OPT_FLAG, OPTION_AT(TranslateArgs, opt.align),
      .help = "append \" ||| \" and the hard alignment \"j-i ...\": output word i\n"
@@ -128,6 +130,39 @@ static int check_attention_options(const TranslateOptions *opt, const ModelFile 
     return 0;
 }
 
+/* -o may name a text input (it is read to its end first), never a model or --unk-dict's
+ * file (files/targets.h). 0, or -1 with err. */
+static int check_translate_output(const char *out, char *const *models, int n_models, const char *dict, Error *err)
+{
+    TargetInput *inputs = xmalloc(sizeof(TargetInput) * (size_t)(n_models + 1));
+    for (int k = 0; k < n_models; k++)
+        inputs[k] = (TargetInput){"a model of the run", models[k]};
+    inputs[n_models] = (TargetInput){"--unk-dict's dictionary", dict};
+    int status = target_check("-o", out, TARGET_TEXT, inputs, n_models + 1, NULL, err);
+    free(inputs);
+    return status;
+}
+
+/* Reads a model of the run, checked as every model of an ensemble is checked: a
+ * translation model (a classifier has no decoder), and, after the first (NULL for the
+ * first itself), one that shares its vocabularies and text options. 0, or -1 with err
+ * naming the file (mf left empty). */
+static int read_translator(const char *path, ModelFile *mf, const ModelFile *first, const char *first_path, Error *err)
+{
+    if (modelfile_read(path, mf, err)) return -1;
+    char why[ERROR_LEN / 2];
+    if (model_classifies(&mf->model.dims))
+        error_set(err, "%s: a classifier (model.type \"classifier\"): label lines with nmt classify %s%s", path, path,
+                  first ? "; an ensemble is of translation models only" : "");
+    else if (first && modelfile_compatible(first, mf, 0, why, sizeof why))
+        error_set(err, "%s: cannot join %s in an ensemble (%s): an ensemble's models must share their vocabularies "
+                       "and the way they read text", path, first_path, why);
+    else
+        return 0;
+    modelfile_free(mf);
+    return -1;
+}
+
 int cmd_translate(void *args, const Parsed *p)
 {
     TranslateArgs *a = args;
@@ -151,31 +186,30 @@ int cmd_translate(void *args, const Parsed *p)
                                                                   "needs --attention-svg DIR"
                     : opt.attention_heads && n_models > 1 ? "translate: --attention-heads draws one model's heads; "
                                                             "it does not combine with --models"
+                    /* Given, but nothing would use them: refused rather than ignored. */
+                    : (p->groups & GIVEN_LENGTH_PENALTY) && opt.beam <= 1 && !opt.nbest
+                        ? "translate: --length-penalty scores beam search; greedy search (no --beam K above 1, no "
+                          "--nbest) has no use for it"
+                    : (p->groups & GIVEN_NBEST_FORMAT) && !opt.nbest
+                        ? "translate: --nbest-format is the layout of --nbest's lines: it needs --nbest N"
+                    : opt.align_layer && !(opt.align || opt.attention_json || opt.attention_svg || opt.replace_unk)
+                        ? "translate: --align-layer chooses the attention that --align, --attention-json, "
+                          "--attention-svg or --replace-unk use: it needs one of them"
                     : NULL;
     if (bad) return usage_error(&translate_options, "%s", bad);
     ModelFile mf;
     UnkDict dict = {0};
     Error err;
+    if (a->out_path && check_translate_output(a->out_path, models, n_models, a->dict_path, &err)) return fail(&err);
     blas_set_threads(a->threads);
-    if (modelfile_read(model, &mf, &err)) return fail(&err);
+    if (read_translator(model, &mf, NULL, NULL, &err)) return fail(&err);
     if (mf.text.lowercase)
         fprintf(stderr, "nmt: note: %s writes lowercase: it was trained with data.lowercase true\n", model);
-    if (model_classifies(&mf.model.dims)) {
-        Error e;
-        error_set(&e, "%s: a classifier (model.type \"classifier\"): label lines with nmt classify %s", model, model);
-        modelfile_free(&mf);
-        return fail(&e);
-    }
     int status = 0, n_more = 0;
     ModelFile *more = xcalloc(n_models, sizeof(ModelFile));
-    for (int k = 1; k < n_models && status == 0; k++) {
-        char why[ERROR_LEN / 2];
-        if (modelfile_read(models[k], &more[n_more], &err)) status = -1;
-        else if (modelfile_compatible(&mf, &more[n_more++], 0, why, sizeof why))
-            status = error_set(&err, "%s: cannot join %s in an ensemble (%s): an ensemble's models must share "
-                                     "their vocabularies and the way they read text",
-                               models[k], model, why);
-    }
+    for (int k = 1; k < n_models && status == 0; k++)
+        if (read_translator(models[k], &more[n_more], &mf, model, &err)) status = -1;
+        else n_more++;
     ModelFile **more_models = xmalloc(sizeof(ModelFile *) * (n_more + 1));
     for (int k = 0; k < n_more; k++)
         more_models[k] = &more[k];
@@ -183,14 +217,14 @@ int cmd_translate(void *args, const Parsed *p)
     opt.more_rs = xcalloc(n_more + 1, sizeof(RunState));
     opt.n_more = n_more;
     if (status == 0) status = check_attention_options(&opt, &mf, more, models, &err);
-    if (opt.attention_svg && mkdir(opt.attention_svg, 0777) != 0 && errno != EEXIST)
-        status = error_set(&err, "%s: cannot create: %s", opt.attention_svg, strerror(errno));
+    if (status == 0 && opt.attention_svg) status = heatmap_prepare_dir(opt.attention_svg, &err);
     if (status == 0 && a->dict_path) {
         status = unkdict_load(&dict, a->dict_path, &mf.text, &opt.lines, &err);
         opt.unk_dict = &dict;
     }
     OutFile of = {.f = stdout};
     if (status == 0 && a->out_path) status = outfile_open(&of, a->out_path, &err);
+    keep_going_without_reader(a->out_path);
     StreamJob job = {&mf, of.f, &opt, 0};
     if (status == 0) status = read_inputs(inputs, n_inputs, translate_input, &job, &err);
     status = output_done(&of, status, &err);

@@ -2,8 +2,10 @@
 #include "cli/commands.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+
 
 int fail(const Error *err)
 {
@@ -11,9 +13,14 @@ int fail(const Error *err)
     return 1;
 }
 
+void keep_going_without_reader(const char *out_path)
+{
+    if (out_path && strcmp(out_path, "-")) signal(SIGPIPE, SIG_IGN);
+}
+
 int output_done(OutFile *of, int status, Error *err)
 {
-    if (of->f == stdout) return status;
+    if (of->f == stdout && !of->path) return status;  /* no -o */
     if (status) {
         outfile_discard(of);
         return status;
@@ -99,7 +106,11 @@ void metric_resolve(const MetricArgs *a, MetricOptions *m, int *tokenize_given)
         *tokenize_given = 1;
     }
     if (a->tokenize) {
+        BleuTokenize by_pair = m->tokenize;
         bleu_tokenize_parse(a->tokenize, &m->tokenize);
+        if (*tokenize_given == 1 && by_pair != m->tokenize)  /* -l chose otherwise: said, not ignored silently */
+            fprintf(stderr, "nmt: note: -tok %s wins over the tokeniser -l %s would choose\n", a->tokenize,
+                    a->language_pair);
         *tokenize_given = 2;
     }
 }

@@ -51,8 +51,18 @@ int cmd_bpe(void *args, const Parsed *p);
 
 /* ---------------------------------------------------------------- shared by the commands */
 
+/* 1 if mf is a classifier (model.type "classifier"), 0 if a translation model: the one
+ * place the commands ask a model's kind. */
+
 /* Writes "nmt: " and err's message to stderr; returns 1, the exit status of a failed job. */
 int fail(const Error *err);
+
+/* A command whose output goes to a file (out_path set, not "-") keeps going when the
+ * reader of its messages goes away (nmt translate IN -o OUT 2>&1 | head): SIGPIPE is
+ * ignored, a message that cannot be written is dropped, and the file is finished. With
+ * its output on standard output (no -o, -o -) a reader that goes away still ends it
+ * quietly by SIGPIPE, as it ends cat. */
+void keep_going_without_reader(const char *out_path);
 
 /* The end of a command's output: standard output stays open; an -o file becomes the
  * target if the command succeeded (status 0), else the target is left as it was.
