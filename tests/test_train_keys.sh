@@ -94,8 +94,8 @@ run train --resume "$T/runs/split" --quiet --set train.epochs=2
 check "dropout: with the three rates, one epoch and a resumed second = two epochs, bit for bit" \
     eval 'exits 0 && weights_within "$T/runs/split/model.bin" "$T/runs/split_ref/model.bin" 0'
 run train "$T/runs/split/config.json" --resume --set model.attention_dropout=0.1 --set output.dir="$T/runs/split"
-check "dropout: a resume with another model.attention_dropout: refused, naming both values" \
-    eval '[ $rc -ne 0 ] && grep -q "model.attention_dropout: the checkpoint .* has 0, the config says 0.1" "$T/err"'
+check "dropout: a resume with another model.attention_dropout by --set: a usage error (exit 2), naming both values" \
+    eval 'exits 2 && grep -q "^nmt: --set: model.attention_dropout: the checkpoint .* has 0, --set says 0.1" "$T/err"'
 run train "$T/rnn.json" --set model.attention_dropout=0.1 --set output.dir="$T/runs/x"
 check "dropout: model.attention_dropout for a recurrent model: refused, naming the key" \
     eval '[ $rc -ne 0 ] && grep -q "model.attention_dropout applies only to the Transformer (model.type is \"rnn\")" "$T/err"'
@@ -205,8 +205,8 @@ check "max_minutes past the run's 2 epochs: the run without a budget, bit for bi
 NMT_SECONDS_PER_STEP=6 start_paused 20 train "$T/rnn.json" --quiet --set output.dir="$T/runs/budget_kill"
 if stopped && kill -9 "$pid"; then { wait "$pid"; } 2>/dev/null; fi
 run_budget --resume "$T/runs/budget_kill" --set train.max_minutes=1.5
-check "max_minutes: an unfinished run resumed with a budget it has used: exit 1, naming both" \
-    eval 'exits 1 && grep -q "train.max_minutes: the checkpoint .*checkpoint-17.bin has trained 1.70 minutes, train.max_minutes 1.5 is not beyond it" "$T/err"'
+check "max_minutes: an unfinished run resumed with a budget it has used (--set): exit 2, naming both" \
+    eval 'exits 2 && grep -q "^nmt: --set: train.max_minutes: the checkpoint .*checkpoint-17.bin has trained 1.70 minutes, train.max_minutes 1.5 is not beyond it" "$T/err"'
 run train "$T/rnn.json" --set train.max_minutes=-1 --set output.dir="$T/runs/x"
 check "max_minutes -1: refused, naming the key" \
     eval '[ $rc -ne 0 ] && grep -q "^nmt: --set: train.max_minutes must be a number from 0 to" "$T/err"'
