@@ -228,6 +228,21 @@ bench-ttq: nmt
 # hours): docs/bench/transformer_quality.json and BENCHMARKS.md's section.
 bench-transformer-quality: nmt
 	/usr/bin/python3 scripts/bench/transformer_quality.py
+# Which recipe for which budget, in CPU time (issue 29; scripts/bench/recipes.py): the
+# shipped translation configs on swe and mar from ../shared/data, validation loss and BLEU
+# per update (1 thread, deterministic) and CPU seconds per update (alternated runs), so
+# that a busy machine measures them as well as a quiet one; docs/bench/recipes.json and
+# BENCHMARKS.md's section. Hours of wall time (about 30 CPU minutes); RECIPES_WORK keeps
+# the runs, and a second make resumes where the first stopped.
+RECIPES_WORK ?= /tmp/nmt-recipes
+RECIPES = --recipe default=configs/default.json --recipe transformer=configs/transformer.json \
+          --recipe transformer-quick=configs/transformer-quick.json
+bench-recipes: nmt
+	python3 scripts/bench/recipes.py split --work $(RECIPES_WORK) --corpora swe mar
+	python3 scripts/bench/recipes.py quality --work $(RECIPES_WORK) $(RECIPES) --corpora swe mar --steps 1500 --every 250
+	python3 scripts/bench/recipes.py cost --work $(RECIPES_WORK) $(RECIPES) --reference default --corpora swe mar
+	python3 scripts/bench/recipes.py collect --work $(RECIPES_WORK)
+	python3 scripts/docs/docs.py regenerate recipes
 # The sentence classifier against a bag-of-words naive Bayes on amazon and yelp, in-domain
 # and across (scripts/bench/naive_bayes.py; docs/bench/naive_bayes.json): a few minutes.
 bench-naive-bayes: nmt
@@ -292,4 +307,4 @@ install-data:
 clean:
 	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-naive-bayes bench-batching bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-recipes bench-naive-bayes bench-batching bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean
