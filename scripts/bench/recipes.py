@@ -335,6 +335,7 @@ def collect(a):
            "date": f"{datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC",
            "commit": commit, "src_modified": dirty, "machine": machine, "budgets_cpu_min": list(BUDGETS_MIN),
            "labels": dict(x.split("=", 1) for x in a.label or []),
+           "note": a.note,
            "cost_as": dict(x.split("=", 1) for x in a.cost_as or []),
            "corpora": [corpus_info(a.work, c) for c in corpora], "cost": costs, "quality": quality_runs}
     with open(a.raw, "w") as f:
@@ -402,6 +403,10 @@ def render(raw, raw_file):
       "its last validation within them (validations and the start-up are outside the budget). \"–\": the run "
       "stopped before the budget's updates, so it says nothing there (and \"Highest BLEU\" leaves it out). Validation loss is per target unit: a BPE recipe's units are smaller "
       "than a word recipe's, so compare losses within one tokenisation; BLEU is on detokenised text either way.")
+    if raw.get("note"):
+        w(f"- {raw['note']}")
+    w("- To measure again: `make bench-recipes` (the shipped configs on swe and mar; a recipe labelled "
+      "\"CONFIG, ...\" is that config with the `--set`s its label names: `recipes.py quality --set NAME:KEY=VALUE`).")
     w("")
     for c in raw["corpora"]:
         cn = c["name"]
@@ -498,6 +503,7 @@ def main():
     k.add_argument("--work", required=True)
     k.add_argument("--raw", default=RAW)
     k.add_argument("--label", action="append", metavar="NAME=SHOWN", help="a recipe's name in the tables")
+    k.add_argument("--note", help="a line the rendering adds (how the runs were made, where it matters)")
     k.add_argument("--cost-as", action="append", metavar="NAME=TWIN",
                    help="NAME's CPU time per update is TWIN's (the same model and data)")
     rd = sub.add_parser("render")
