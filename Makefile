@@ -26,13 +26,14 @@
 CC      ?= cc
 CXX     ?= g++
 # CFLAGS is the optimisation/instrumentation part (make native and the sanitizer target
-# replace it); the flags every build needs are in ALL_CFLAGS. -fno-math-errno and
+# replace it); the flags every build needs are in ALL_CFLAGS (-pthread: the workers,
+# src/base/threadpool.h). -fno-math-errno and
 # -fno-trapping-math change no result (nmt reads neither errno after a math call nor
 # the floating-point exception flags), but without them GCC keeps sqrtf a library call
 # and will not vectorise a loop whose float operations sit behind a branch (the clamp
 # in expf_fast) unless the target can mask them, as only AVX-512 can.
 CFLAGS  ?= -O3 -g
-ALL_CFLAGS = $(CFLAGS) -fno-math-errno -fno-trapping-math -fopenmp-simd -std=c11 -D_POSIX_C_SOURCE=200809L \
+ALL_CFLAGS = $(CFLAGS) -pthread -fno-math-errno -fno-trapping-math -fopenmp-simd -std=c11 -D_POSIX_C_SOURCE=200809L \
              -Wall -Wextra -Wshadow -Isrc $(DEPS_CFLAGS)
 # The C++ file gets the same optimisation/instrumentation (CFLAGS) and warnings.
 ALL_CXXFLAGS = $(CFLAGS) -std=c++17 -Wall -Wextra -Wshadow -Isrc $(SPM_CFLAGS)
@@ -132,8 +133,8 @@ $(BUILD)/test_%: tests/test_%.c tests/*.h $(OBJ)
 $(BUILD)/set_weights: tests/tools/set_weights.c $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
 
-# How far apart two models' weights are (tests/test_train_keys.sh, and test_mpi.sh's
-# build-mpi/ copy).
+# A tool of tests/test_threads.sh and tests/test_train_keys.sh (and of the MPI test, built
+# there with mpicc): the largest difference between two models' weights.
 $(BUILD)/weights_diff: tests/tools/weights_diff.c $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
 
@@ -147,10 +148,11 @@ $(BUILD)/set_config: tests/tools/set_config.c $(OBJ)
 # with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh), of
 # its options, man page and installed files (tests/test_options.sh), of a careless
 # user's mix-ups (tests/test_mixups.sh), of jobs that stop (tests/test_stops.sh) and of
-# issue 29's training keys (tests/test_train_keys.sh).
+# nmt on several threads (tests/test_threads.sh) and of issue 29's training keys
+# (tests/test_train_keys.sh).
 test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights $(BUILD)/set_config $(BUILD)/weights_diff
 	@NMT=$(NMT_BIN) TOOLS=$(BUILD) BUILD=$(BUILD) sh tests/run.sh $(TESTS) tests/test_layers.sh tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh \
-	    tests/test_mixups.sh tests/test_stops.sh tests/test_train_keys.sh
+	    tests/test_mixups.sh tests/test_stops.sh tests/test_threads.sh tests/test_train_keys.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, objects,
 # test binaries and nmt in build-sanitize/.
@@ -247,6 +249,15 @@ bench-recipes: nmt
 # and across (scripts/bench/naive_bayes.py; docs/bench/naive_bayes.json): a few minutes.
 bench-naive-bayes: nmt
 	python3 scripts/bench/naive_bayes.py --jobs 2
+
+# How nmt's speed grows with the cores (issue 30; scripts/bench/bench_scaling.py; needs idle
+# cores, and the callgrind counts take CPU-minutes per run): training tokens/s and `nmt translate
+# --batch 64` sentences/s with 1, 2, 4, ... workers up to the machine's cores, PyTorch beside
+# them, and callgrind's instruction counts of a step (its serial fraction, Amdahl's prediction):
+# docs/bench/scaling.json and BENCHMARKS.md's section.
+bench-scaling: nmt
+	/usr/bin/python3 scripts/bench/bench_scaling.py
+
 bench-batching: nmt
 	sh scripts/bench/bench_batching.sh --write
 # The sentiment classifier against the attention-pooling demonstration it reproduces
@@ -309,4 +320,4 @@ install-data:
 clean:
 	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-recipes bench-naive-bayes bench-batching bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-recipes bench-naive-bayes bench-batching bench-scaling bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean

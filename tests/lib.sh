@@ -1,7 +1,7 @@
 # lib.sh — what the end-to-end shell tests share (sourced, not run: test_cli.sh,
 # test_mpi.sh, test_files.sh, test_limits.sh, test_failures.sh, test_mixups.sh,
-# test_stops.sh): counting checks, running nmt with its output captured, and a tiny
-# trained model.
+# test_stops.sh, test_threads.sh): counting checks, running nmt with its output
+# captured, a tiny trained model, and nmt in the background stopped at a known step.
 #
 # A test sets NAME (its closing line's name) before sourcing this file from the
 # repository root: . tests/lib.sh. It gets $NMT (absolute), $DATA (data/mar.txt), $T (a
@@ -18,8 +18,9 @@
 #   tiny_model DIR                        trains a small model into DIR (DIR/model.bin)
 #   $DEFAULT_INT COMMAND...               COMMAND with SIGINT at its default action (a
 #                                         background job of a script starts ignoring it)
-#   start / start_paused K ARGS...        nmt ARGS in the background (stopping itself after
-#                                         update K), stderr to $T/bg.err; sets $pid
+#   start ARGS... / start_paused K ARGS...
+#                                         nmt in the background, stopping itself after
+#                                         update K (see below)
 #   stopped                               waits until $pid has stopped itself (SIGSTOP)
 #   finish_bg                             waits for $pid to end; sets $rc
 #   last_step LOG                         the step of LOG's last step line

@@ -1,8 +1,8 @@
 #!/bin/sh
 # test_train_keys.sh — end-to-end tests of the training keys of issue 29 (quality per
 # minute): Adam's constants, the Transformer's separate dropout rates, batches by target
-# tokens, gradient accumulation, the time budget (train.max_minutes) and what a run
-# stopped by a signal leaves behind.
+# tokens, gradient accumulation (on one worker and on two), the time budget
+# (train.max_minutes) and what a run stopped by a signal leaves behind.
 #
 # Run from the repository root after `make` (tests/run.sh does): sh tests/test_train_keys.sh.
 # Uses only data/mar.txt and a temporary directory; a few seconds on 2 cores.
@@ -127,6 +127,18 @@ run train "$T/tr.json" --quiet --set train.batch_size=16 --set train.accumulate=
 check "accumulate 4 x 16, a Transformer: the weights of batches of 64, within 2e-5" \
     eval 'exits 0 && weights_within "$T/runs/tb64/model.bin" "$T/runs/tb16x4/model.bin" 2e-5'
 sed 's/^/    | /' "$T/diff.txt"
+# On 2 workers (train.workers) each batch of an update is split again between them and
+# every part's gradient is added to the update's: the same update (no dropout), up to the
+# order of the float sums: every logged loss as one worker's, the weights of batches of 64.
+run train "$T/rnn.json" --quiet --set train.batch_size=32 --set train.accumulate=2 --set train.workers=2 \
+    --set output.dir="$T/runs/b32x2w2"
+field loss "$T/runs/b32x2w2/train.log" >"$T/l32x2w2"
+check "accumulate 2 x 32 on 2 workers: exit 0, as many updates, every logged loss within 1e-5 (relative) of one worker's" \
+    eval 'exits 0 && [ "$(last_step "$T/runs/b32x2w2/train.log")" = "$(last_step "$T/runs/b32x2/train.log")" ] &&
+          [ -s "$T/l32x2" ] && paste "$T/l32x2" "$T/l32x2w2" | awk "{ d = \$1 - \$2; if (d < 0) d = -d; if (d > 1e-5 * \$1 || NF != 2) bad = 1 } END { exit bad }"'
+check "accumulate 2 x 32 on 2 workers: the weights of batches of 64, within 2e-5" \
+    weights_within "$T/runs/b64/model.bin" "$T/runs/b32x2w2/model.bin" 2e-5
+sed 's/^/    | /' "$T/diff.txt"
 run train "$T/rnn.json" --set train.accumulate=0 --set output.dir="$T/runs/x"
 check "accumulate 0: refused, naming the key" \
     eval '[ $rc -ne 0 ] && grep -q "^nmt: --set: train.accumulate must be an integer from 1 to 1024" "$T/err"'
@@ -160,6 +172,20 @@ run train --resume "$T/runs/tok_kill" --quiet
 check "batch_tokens and accumulate: killed after update 11, resumed from update 9: the uninterrupted run's weights" \
     eval '[ $killed = 1 ] && exits 0 && grep -q "\"event\":\"resume\",\"step\":9," "$T/runs/tok_kill/train.log" &&
           weights_within "$T/runs/tok_kill/model.bin" "$T/runs/tok_ref/model.bin" 0'
+
+# The same with the Transformer's three dropouts on 2 workers (each batch of an update
+# draws its own masks, worker 1's from a stream numbered by the step and the batch):
+# killed and resumed, the uninterrupted run's weights, bit for bit.
+KEYS="--set train.batch_tokens=120 --set train.accumulate=2 --set train.checkpoint_every=3 --set train.workers=2
+      --set model.dropout=0.2 --set model.attention_dropout=0.1 --set model.activation_dropout=0.3"
+run train "$T/tr.json" --quiet $KEYS --set output.dir="$T/runs/tok_w2_ref"
+: >"$T/bg.err"
+start_paused 11 train "$T/tr.json" --quiet $KEYS --set output.dir="$T/runs/tok_w2_kill"
+if stopped && kill -9 "$pid"; then { wait "$pid"; } 2>/dev/null; killed=1; else killed=0; fi
+run train --resume "$T/runs/tok_w2_kill" --quiet
+check "batch_tokens, accumulate, 2 workers, dropout: killed after update 11, resumed from 9: the same weights" \
+    eval '[ $killed = 1 ] && exits 0 && grep -q "\"event\":\"resume\",\"step\":9," "$T/runs/tok_w2_kill/train.log" &&
+          weights_within "$T/runs/tok_w2_kill/model.bin" "$T/runs/tok_w2_ref/model.bin" 0'
 
 # ---------------------------------------------------------------- 5. the time budget
 

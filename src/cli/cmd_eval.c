@@ -6,12 +6,11 @@
 #include "eval/classeval.h"   /* defines: ClassEvalResult, classeval_run, classeval_print */
 #include "eval/eval.h"        /* defines: EvalResult, EvalScoring, eval_run, eval_print */
 #include "files/modelfile.h"  /* defines: ModelFile, modelfile_read */
-#include "kernels/blas.h"     /* defines: blas_set_threads */
 
 typedef struct {
     TranslateOptions opt;   /* --beam, --length-penalty, --max-line-bytes */
     MetricArgs metric;
-    int json, threads;
+    int json, threads, workers;
     int text_col, label_col;  /* a classifier's columns (-1: the model's) */
 } EvalArgs;
 
@@ -30,6 +29,7 @@ static const Option eval_rows[] = {
     {OPTION_LANGUAGE_PAIR(EvalArgs, metric.language_pair), .group = FOR_TRANSLATION},
     {OPTION_LOWERCASE(EvalArgs, metric.lowercase), .group = FOR_TRANSLATION},
     {OPTION_THREADS(EvalArgs, threads), .help = "OpenBLAS threads, as for nmt translate"},
+    {OPTION_WORKERS(EvalArgs, workers), .help = "workers, as for nmt translate: the same figures"},
     {OPTION_MAX_LINE_BYTES(EvalArgs, opt.lines.max_bytes),
      .help = "the longest line of TEST.tsv, in bytes (default 1048576; 1024 to\n"
              "2^30): a longer one is an error naming it (exit 1)"},
@@ -43,15 +43,17 @@ static const Option eval_rows[] = {
              "the model's data.label_column)"},
 };
 
-static const EvalArgs eval_defaults = {.opt = {.length_penalty = 0.6f}, .text_col = -1, .label_col = -1};
+static const EvalArgs eval_defaults = {.opt = {.length_penalty = 0.6f}, .text_col = -1, .label_col = -1,
+                                       .workers = 1};
 
 const OptionTable eval_options = {
     .name = "eval",
     .usage =
         "usage: nmt eval MODEL.bin TEST.tsv [--json] [--beam K] [--length-penalty A]\n"
-        "                [-tok NAME] [-l SRC-TGT] [-lc] [--threads N] [--max-line-bytes N]\n"
-        "       nmt eval CLASSIFIER.bin TEST.tsv [--json] [--text-column N] [--label-column N]\n"
+        "                [-tok NAME] [-l SRC-TGT] [-lc] [--threads N] [--workers N]\n"
         "                [--max-line-bytes N]\n"
+        "       nmt eval CLASSIFIER.bin TEST.tsv [--json] [--text-column N] [--label-column N]\n"
+        "                [--workers N] [--max-line-bytes N]\n"
         "\n"
         "Translate column 1 of TEST.tsv, score it against column 2 as written with corpus BLEU\n"
         "and chrF2 (as sacreBLEU computes them), and report the teacher-forced loss and\n"
@@ -71,11 +73,11 @@ const OptionTable eval_options = {
 };
 
 /* nmt eval on a classifier: its own measures, and only its own options. */
-static int eval_classifier(ModelFile *mf, const char *model, const char *test, const EvalArgs *a)
+static int eval_classifier(Workers *w, const char *model, const char *test, const EvalArgs *a)
 {
     ClassEvalResult res;
     Error err;
-    if (classeval_run(mf, model, test, a->text_col, a->label_col, &a->opt.lines, &res, &err)) return fail(&err);
+    if (classeval_run(w, model, test, a->text_col, a->label_col, &a->opt.lines, &res, &err)) return fail(&err);
     classeval_print(&res, a->json, stdout);
     classeval_free(&res);
     return 0;
@@ -92,7 +94,7 @@ int cmd_eval(void *args, const Parsed *p)
     const char *model = p->operands[0], *test = p->operands[1];
     EvalScoring scoring = {0};
     metric_resolve(&a->metric, &scoring.metric, &scoring.tokenize_given);
-    blas_set_threads(a->threads);
+    if (workers_usage(&eval_options, a->workers, a->threads)) return 2;
     ModelFile mf;
     Error err;
     if (modelfile_read(model, &mf, &err)) return fail(&err);
@@ -109,14 +111,21 @@ int cmd_eval(void *args, const Parsed *p)
         return usage_error(&eval_options, "eval: --text-column %d and --label-column %d are the same column: the "
                                           "labels would be read as the text", a->text_col, a->label_col);
     }
-    if (classifier) {
-        int status = eval_classifier(&mf, model, test, a);
+    ModelFile *files[1] = {&mf};
+    Workers *w = command_workers(files, 1, a->workers, a->threads, &err);
+    if (!w) {
         modelfile_free(&mf);
-        return status;
+        return fail(&err);
     }
-    EvalResult res;
-    int status = eval_run(&mf, model, test, &a->opt, &scoring, &res, &err) ? fail(&err) : 0;
-    if (status == 0) eval_print(&res, a->json, stdout);
+    int status;
+    if (classifier) {
+        status = eval_classifier(w, model, test, a);
+    } else {
+        EvalResult res;
+        status = eval_run(w, model, test, &a->opt, &scoring, &res, &err) ? fail(&err) : 0;
+        if (status == 0) eval_print(&res, a->json, stdout);
+    }
+    workers_free(w);
     modelfile_free(&mf);
     return status;
 }

@@ -10,13 +10,12 @@
 #include "decode/unkdict.h"   /* defines: UnkDict, unkdict_load */
 #include "files/modelfile.h"  /* defines: ModelFile, modelfile_read, modelfile_compatible */
 #include "files/targets.h"    /* defines: TargetInput, target_check */
-#include "kernels/blas.h"     /* defines: blas_set_threads */
 
 typedef struct {
     TranslateOptions opt;
     const char *out_path;     /* -o */
     const char *dict_path;    /* --unk-dict */
-    int threads;
+    int threads, workers;
     StringList models;        /* --models */
 } TranslateArgs;
 
@@ -36,7 +35,8 @@ static const Option translate_rows[] = {
              "first reads and writes the text); the files up to the next option"},
     {OPTION_THREADS(TranslateArgs, threads),
      .help = "OpenBLAS threads (default 0: OpenBLAS's choice, one per core, or\n"
-             "OPENBLAS_NUM_THREADS)"},
+             "OPENBLAS_NUM_THREADS); for one worker"},
+    {OPTION_WORKERS(TranslateArgs, workers), .help = WORKERS_HELP},
     {"--batch", OPT_INT, OPTION_AT(TranslateArgs, opt.batch), .lo = 1, .hi = 4096, .metavar = "N",
      .help = "decode N lines together (faster; output comes in groups of N\n"
              "lines: the same translations, scores equal to about 6 digits);\n"
@@ -82,13 +82,13 @@ static const Option translate_rows[] = {
 };
 _Static_assert(MAX_LAYERS == 8, "--align-layer's message names the range");
 
-static const TranslateArgs translate_defaults = {.opt = {.length_penalty = 0.6f}};
+static const TranslateArgs translate_defaults = {.opt = {.length_penalty = 0.6f}, .workers = 1};
 
 const OptionTable translate_options = {
     .name = "translate",
     .usage =
         "usage: nmt translate MODEL.bin [INPUT ...] [-o OUTPUT] [--max-len N] [--batch N] [--beam K]\n"
-        "                     [--threads N]\n"
+        "                     [--threads N] [--workers N]\n"
         "       nmt translate [INPUT ...] [options] --models MODEL.bin MODEL.bin ...\n"
         "                     [--length-penalty A] [--nbest N] [--align] [--attention-json]\n"
         "                     [--attention-svg DIR [--attention-heads]] [--align-layer N]\n"
@@ -125,15 +125,15 @@ static int translate_input(FILE *in, const char *name, void *ctx, Error *err)
     StreamJob *job = ctx;
     TranslateOptions opt = *(const TranslateOptions *)job->opt;
     if (opt.batch == 0) opt.batch = default_batch(in);   /* --batch N always wins */
-    return translate_stream(job->mf, in, job->out, name, &opt, &job->lines, err);
+    return translate_stream(job->workers, in, job->out, name, &opt, &job->lines, err);
 }
 
 /* The models' own options: a Transformer's attention options need every model of the
  * run to be one, with the layer asked for. Returns 0, or -1 with err. */
 static int check_attention_options(const TranslateOptions *opt, const ModelFile *mf, const ModelFile *more,
-                                   char *const *models, Error *err)
+                                   int n_more, char *const *models, Error *err)
 {
-    for (int k = -1; k < opt->n_more && (opt->align_layer || opt->attention_heads); k++) {
+    for (int k = -1; k < n_more && (opt->align_layer || opt->attention_heads); k++) {
         const ModelDims *d = k < 0 ? &mf->model.dims : &more[k].model.dims;
         const char *name = models[k + 1];
         const char *option = opt->align_layer ? "--align-layer" : "--attention-heads";
@@ -214,11 +214,11 @@ int cmd_translate(void *args, const Parsed *p)
                           "--attention-svg or --replace-unk use: it needs one of them"
                     : NULL;
     if (bad) return usage_error(&translate_options, "%s", bad);
+    if (workers_usage(&translate_options, a->workers, a->threads)) return 2;
     ModelFile mf;
     UnkDict dict = {0};
     Error err;
     if (a->out_path && check_translate_output(a->out_path, models, n_models, a->dict_path, &err)) return fail(&err);
-    blas_set_threads(a->threads);
     if (read_translator(model, &mf, NULL, NULL, &err)) return fail(&err);
     if (mf.text.lowercase)
         fprintf(stderr, "nmt: note: %s writes lowercase: it was trained with data.lowercase true\n", model);
@@ -227,32 +227,33 @@ int cmd_translate(void *args, const Parsed *p)
     for (int k = 1; k < n_models && status == 0; k++)
         if (read_translator(models[k], &more[n_more], &mf, model, &err)) status = -1;
         else n_more++;
-    ModelFile **more_models = xmalloc(sizeof(ModelFile *) * (n_more + 1));
+    /* The workers' models: the first reads and writes the text; with --models, all of
+     * them decode together. */
+    ModelFile **files = xmalloc(sizeof(ModelFile *) * (n_more + 1));
+    files[0] = &mf;
     for (int k = 0; k < n_more; k++)
-        more_models[k] = &more[k];
-    opt.more_models = more_models;
-    opt.more_rs = xcalloc(n_more + 1, sizeof(RunState));
-    opt.n_more = n_more;
-    if (status == 0) status = check_attention_options(&opt, &mf, more, models, &err);
+        files[1 + k] = &more[k];
+    opt.ensemble = n_more > 0;
+    if (status == 0) status = check_attention_options(&opt, &mf, more, n_more, models, &err);
     if (status == 0 && opt.attention_svg) status = heatmap_prepare_dir(opt.attention_svg, &err);
     if (status == 0 && a->dict_path) {
         status = unkdict_load(&dict, a->dict_path, &mf.text, &opt.lines, &err);
         opt.unk_dict = &dict;
     }
+    Workers *workers = NULL;
+    if (status == 0 && !(workers = command_workers(files, n_more + 1, a->workers, a->threads, &err))) status = -1;
     OutFile of = {.f = stdout};
     if (status == 0 && a->out_path) status = outfile_open(&of, a->out_path, &err);
     keep_going_without_reader(a->out_path);
-    StreamJob job = {&mf, of.f, &opt, 0};
+    StreamJob job = {workers, of.f, &opt, 0};
     if (status == 0) status = read_inputs(inputs, n_inputs, translate_input, &job, &err);
     status = output_done(&of, status, &err);
     if (status) fail(&err);
+    workers_free(workers);
     unkdict_free(&dict);
-    for (int k = 0; k < n_more; k++) {
-        runstate_free(&opt.more_rs[k]);
+    for (int k = 0; k < n_more; k++)
         modelfile_free(&more[k]);
-    }
-    free(opt.more_rs);
-    free(more_models);
+    free(files);
     free(more);
     modelfile_free(&mf);
     return status ? 1 : 0;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/blas.h" /* defines: blas_set_threads */
 
 int fail(const Error *err)
 {
@@ -113,4 +114,18 @@ void metric_resolve(const MetricArgs *a, MetricOptions *m, int *tokenize_given)
                     a->language_pair);
         *tokenize_given = 2;
     }
+}
+
+int workers_usage(const OptionTable *t, int workers, int threads)
+{
+    if (threads > 1 && workers != 1)
+        return usage_error(t, "%s: --threads %d is OpenBLAS's threads for one worker; with --workers %d each worker "
+                              "computes on one thread (choose one of the two)", t->name, threads, workers);
+    return 0;
+}
+
+Workers *command_workers(ModelFile *const *models, int n_models, int workers, int threads, Error *err)
+{
+    if (workers == 1) blas_set_threads(threads);
+    return workers_new(models, n_models, workers, err);
 }

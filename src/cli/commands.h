@@ -15,6 +15,7 @@
 
 #include "cli/options.h"    /* defines: OptionTable, Option, Parsed, usage_error */
 #include "decode/decode.h"  /* defines: LENGTH_AVERAGE */
+#include "decode/workers.h" /* defines: Workers, WORKERS_MAX */
 #include "eval/bleu.h"      /* defines: MetricOptions */
 #include "files/modelfile.h" /* defines: ModelFile */
 #include "io/lines.h"       /* defines: LINES_MAX_BYTES_MIN, LINES_MAX_BYTES_MAX */
@@ -78,10 +79,11 @@ int too_many_operands(const OptionTable *t, const Parsed *p, int max);
  * is an error naming it. Returns 0, or -1 with err. */
 typedef int (*InputReader)(FILE *in, const char *name, void *ctx, Error *err);
 int read_inputs(char *const *inputs, int n_inputs, InputReader read, void *ctx, Error *err);
-/* The ctx of translate's and classify's InputReader: the model, the output, the
- * command's options (TranslateOptions, ClassifyOptions), the lines read so far. */
+/* The ctx of translate's and classify's InputReader: the workers over the model(s),
+ * the output, the command's options (TranslateOptions, ClassifyOptions), the lines read
+ * so far. */
 typedef struct {
-    ModelFile *mf;
+    Workers *workers;
     FILE *out;
     const void *opt;
     long lines;
@@ -102,6 +104,22 @@ int count_stdin(char *const *inputs, int n);
 #define OPTION_THREADS(T, field)                                                                   \
     .name = "--threads", .kind = OPT_INT, .at = offsetof(T, field), .size = sizeof(((T *)0)->field), \
     .lo = 0, .hi = 256, .metavar = "N"
+/* --workers N of translate, eval and classify (decode/workers.h); the command's defaults
+ * set it to 1. */
+#define OPTION_WORKERS(T, field)                                                                   \
+    .name = "--workers", .kind = OPT_INT, .at = offsetof(T, field), .size = sizeof(((T *)0)->field), \
+    .lo = 0, .hi = WORKERS_MAX, .metavar = "N", .needs = "a number of workers from 0 (one per core) to 64"
+/* The workers' help text (one per command would say the same). */
+#define WORKERS_HELP                                                                      \
+    "decode N batches at once, each on its own thread with one OpenBLAS\n"               \
+    "thread (0: one per core; default 1); the output is the same"
+/* --threads N > 1 sets OpenBLAS's threads for one worker; several workers compute on one
+ * thread each: a usage error (returns 2) when both ask for more than one, else 0. */
+int workers_usage(const OptionTable *t, int workers, int threads);
+/* The workers of a command that decodes with n_models models (read by the caller), after
+ * setting OpenBLAS's threads (--threads; 0 leaves them) for one worker: NULL with err if
+ * the memory limit leaves no room for several (workers_new). */
+Workers *command_workers(ModelFile *const *models, int n_models, int workers, int threads, Error *err);
 
 /* --beam K and --length-penalty A, nmt translate's and nmt eval's. */
 #define OPTION_BEAM(T, field)                                                                   \

@@ -87,7 +87,10 @@
  *   train.adam_eps       1e-8   Adam's epsilon, (0, 1]
  *   train.clip_norm      5.0    global gradient-norm clipping (0: off)
  *   train.seed           1      weights, split and shuffling
- *   train.threads        2      OpenBLAS threads (0: all cores)
+ *   train.threads        2      OpenBLAS threads (0: all cores), with one worker
+ *   train.workers        1      data-parallel workers: each computes its share of every
+ *                               batch on its own thread with one OpenBLAS thread
+ *                               (train/parallel.h); 0: one per core
  *   train.log_every      100    steps between log lines
  *   train.checkpoint_every 1000 steps between checkpoints (0: only at epoch ends)
  *   train.keep_checkpoints 3    OUTPUT_DIR/checkpoint-STEP.bin files kept, newest first
@@ -133,6 +136,8 @@
 /* The largest train.max_minutes (about 19 years) and train.batch_tokens. */
 #define CONFIG_MAX_MINUTES 1e7
 #define CONFIG_MAX_BATCH_TOKENS 16777216
+/* The most train.workers: decode/workers.h's WORKERS_MAX (OpenBLAS's buffers). */
+#define CONFIG_MAX_WORKERS 64
 
 /* config.c's table of keys has at most this many rows. */
 #define CONFIG_MAX_KEYS 96
@@ -166,7 +171,7 @@ typedef struct {
     double learning_rate, clip_norm;
     double adam_beta1, adam_beta2, adam_eps;
     long seed;
-    int threads, log_every, checkpoint_every;
+    int threads, workers, log_every, checkpoint_every;
     /* training controls */
     double label_smoothing;
     char *lr_schedule;
