@@ -40,14 +40,16 @@ ALL_CXXFLAGS = $(CFLAGS) -std=c++17 -Wall -Wextra -Wshadow -Isrc $(SPM_CFLAGS)
 NATIVE_CFLAGS ?= -O3 -march=native -g
 
 # Include paths and libraries from pkg-config where Debian ships a .pc file (openblas.pc
-# from libopenblas*-dev, libutf8proc.pc, libcjson.pc); the plain -l flag where pkg-config
-# or the .pc file is missing (cblas.h and cjson/ are then found on the default paths).
+# from libopenblas*-dev, libutf8proc.pc, libcjson.pc, libmicrohttpd.pc: nmt serve's
+# HTTP); the plain -l flag where pkg-config or the .pc file is missing (cblas.h and
+# cjson/ are then found on the default paths).
 PKG_CONFIG ?= pkg-config
 pkg_cflags  = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
 pkg_libs    = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null || echo $(2))
-DEPS_CFLAGS := $(strip $(call pkg_cflags,openblas) $(call pkg_cflags,libutf8proc) $(call pkg_cflags,libcjson))
+DEPS_CFLAGS := $(strip $(call pkg_cflags,openblas) $(call pkg_cflags,libutf8proc) $(call pkg_cflags,libcjson) \
+               $(call pkg_cflags,libmicrohttpd))
 DEPS_LIBS   := $(strip $(call pkg_libs,openblas,-lopenblas) $(call pkg_libs,libutf8proc,-lutf8proc) \
-               $(call pkg_libs,libcjson,-lcjson))
+               $(call pkg_libs,libcjson,-lcjson) $(call pkg_libs,libmicrohttpd,-lmicrohttpd))
 # libsentencepiece-dev's sentencepiece.pc (the trainer is a library of its own).
 SPM_CFLAGS  := $(call pkg_cflags,sentencepiece)
 SPM_LIBS    := $(strip $(call pkg_libs,sentencepiece,-lsentencepiece -lsentencepiece_train))
@@ -83,6 +85,9 @@ $(BUILD)/%.o: src/%.c $(HEADERS) $(BUILD)/flags
 $(BUILD)/%.o: src/%.cc $(HEADERS) $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	$(CXX) $(ALL_CXXFLAGS) -c -o $@ $<
+
+# src/serve/page.c holds the bytes of page.html (the assembler's .incbin): in every build.
+$(BUILD)/serve/page.o build-mpi/serve/page.o build/fuzz/obj/serve/page.o: src/serve/page.html
 
 # The same program built with -march=native for this machine alone, beside ./nmt.
 native:
@@ -133,6 +138,9 @@ $(BUILD)/test_%: tests/test_%.c tests/*.h $(OBJ)
 $(BUILD)/set_weights: tests/tools/set_weights.c $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
 
+# A tool of tests/test_serve.sh: values out of the server's JSON answers (cJSON alone).
+$(BUILD)/json_get: tests/tools/json_get.c
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
 # A tool of tests/test_threads.sh and tests/test_train_keys.sh (and of the MPI test, built
 # there with mpicc): the largest difference between two models' weights.
 $(BUILD)/weights_diff: tests/tools/weights_diff.c $(OBJ)
@@ -147,12 +155,14 @@ $(BUILD)/set_config: tests/tools/set_config.c $(OBJ)
 # test of the documentation machinery (tests/test_docs.sh), and the tests of what nmt does
 # with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh), of
 # its options, man page and installed files (tests/test_options.sh), of a careless
-# user's mix-ups (tests/test_mixups.sh), of jobs that stop (tests/test_stops.sh) and of
-# nmt on several threads (tests/test_threads.sh) and of issue 29's training keys
+# user's mix-ups (tests/test_mixups.sh), of jobs that stop (tests/test_stops.sh), of nmt
+# on several threads (tests/test_threads.sh), of nmt serve (tests/test_serve.sh, and its
+# page in Chromium: tests/test_browser.sh) and of issue 29's training keys
 # (tests/test_train_keys.sh).
-test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights $(BUILD)/set_config $(BUILD)/weights_diff
+test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights $(BUILD)/set_config $(BUILD)/weights_diff $(BUILD)/json_get
 	@NMT=$(NMT_BIN) TOOLS=$(BUILD) BUILD=$(BUILD) sh tests/run.sh $(TESTS) tests/test_layers.sh tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh \
-	    tests/test_mixups.sh tests/test_stops.sh tests/test_threads.sh tests/test_train_keys.sh
+	    tests/test_mixups.sh tests/test_stops.sh tests/test_threads.sh tests/test_serve.sh tests/test_browser.sh \
+	    tests/test_train_keys.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, objects,
 # test binaries and nmt in build-sanitize/.
@@ -269,6 +279,13 @@ bench-sentiment: nmt
 bench-bpe-long-word: nmt
 	sh scripts/bench/bench_bpe_long_word.sh
 
+# nmt serve under load (scripts/bench/bench_serve.py, with wrk: sh scripts/install-deps.sh
+# --bench): requests/s, CPU per sentence and p50/p99 latency at 1, 4 and 16 clients against
+# nmt translate on the same lines, alternated, and a soak of three minutes for memory;
+# about 10 minutes. Writes docs/bench/serve.json; BENCHMARKS.md's section renders it.
+bench-serve: nmt
+	/usr/bin/python3 scripts/bench/bench_serve.py
+
 # The generated blocks of README.md, BENCHMARKS.md, CONTRIBUTING.md and docs/*.md
 # (scripts/docs/docs.py):
 # `make docs` reruns every block's command and writes its output in place (hours: the
@@ -320,4 +337,4 @@ install-data:
 clean:
 	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-recipes bench-naive-bayes bench-batching bench-scaling bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-serve bench-transformer bench-ttq bench-transformer-quality bench-recipes bench-naive-bayes bench-batching bench-scaling bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean

@@ -39,7 +39,7 @@ typedef struct {
 const Command *cli_commands(int *n);
 
 extern const OptionTable train_options, translate_options, classify_options, eval_options, info_options,
-    score_options, plot_options, average_options, bpe_options;
+    score_options, plot_options, average_options, bpe_options, serve_options;
 int cmd_train(void *args, const Parsed *p);
 int cmd_translate(void *args, const Parsed *p);
 int cmd_classify(void *args, const Parsed *p);
@@ -49,6 +49,7 @@ int cmd_score(void *args, const Parsed *p);
 int cmd_plot(void *args, const Parsed *p);
 int cmd_average(void *args, const Parsed *p);
 int cmd_bpe(void *args, const Parsed *p);
+int cmd_serve(void *args, const Parsed *p);
 
 /* ---------------------------------------------------------------- shared by the commands */
 

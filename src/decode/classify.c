@@ -14,7 +14,6 @@
 #include "decode/translate.h" /* defines: source_units */
 #include "text/vocab.h"     /* defines: vocab_class_label */
 
-#define CLASSIFY_BATCH 64
 
 void classify_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, int *classes, float *probs,
                     float **attn, TokenList *units, int *cut)

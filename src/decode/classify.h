@@ -40,6 +40,9 @@ typedef struct {
     LineLimit lines;            /* the longest input line (--max-line-bytes) */
 } ClassifyOptions;
 
+/* The lines scored together when ClassifyOptions.batch is 0. */
+#define CLASSIFY_BATCH 64
+
 /* The most units (tokens, pieces) of a line that are classified: a longer line is cut
  * to its first CLASSIFY_MAX_UNITS, with a warning naming it. */
 #define CLASSIFY_MAX_UNITS 1000

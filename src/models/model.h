@@ -392,7 +392,7 @@ typedef struct {
 } ModelSection;
 
 /* What `nmt info --json` says of a model's architecture, one fact at a time, in order
- * (cli/info.c writes them as JSON members). */
+ * (files/info.c writes them as JSON members). */
 typedef struct {
     void *ctx;
     void (*text)(void *ctx, const char *key, const char *value);
