@@ -161,31 +161,28 @@ check "batch_tokens above every batch's tokens: batches of train.batch_size, the
 run train "$T/rnn.json" --set train.batch_tokens=100 --set train.bucket=true --set output.dir="$T/runs/x"
 check "batch_tokens with bucketed batches: refused, naming both keys" \
     eval '[ $rc -ne 0 ] && grep -q "train.batch_tokens applies only to shuffled batches (train.bucket is true)" "$T/err"'
-# Resumed inside an epoch (killed after update 11, the checkpoint at update 9), with
-# batches by tokens and accumulation: the run ends as the uninterrupted one, bit for bit.
-KEYS="--set train.batch_tokens=120 --set train.accumulate=2 --set train.checkpoint_every=3"
-run train "$T/rnn.json" --quiet $KEYS --set output.dir="$T/runs/tok_ref"
-: >"$T/bg.err"
-start_paused 11 train "$T/rnn.json" --quiet $KEYS --set output.dir="$T/runs/tok_kill"
-if stopped && kill -9 "$pid"; then { wait "$pid"; } 2>/dev/null; killed=1; else killed=0; fi
-run train --resume "$T/runs/tok_kill" --quiet
+# killed_and_resumed CONFIG NAME KEYS — CONFIG with KEYS (checkpoints every 3 updates) run
+# through into $T/runs/NAME_ref, and again into $T/runs/NAME_kill killed after update 11
+# and resumed (from update 9): passes when the kill came, the resume exited 0 from update
+# 9 and the weights are the uninterrupted run's, bit for bit.
+killed_and_resumed() {
+    run train "$1" --quiet $3 --set train.checkpoint_every=3 --set output.dir="$T/runs/$2_ref"
+    : >"$T/bg.err"
+    start_paused 11 train "$1" --quiet $3 --set train.checkpoint_every=3 --set output.dir="$T/runs/$2_kill"
+    if stopped && kill -9 "$pid"; then { wait "$pid"; } 2>/dev/null; killed=1; else killed=0; fi
+    run train --resume "$T/runs/$2_kill" --quiet
+    [ $killed = 1 ] && exits 0 && grep -q "\"event\":\"resume\",\"step\":9," "$T/runs/$2_kill/train.log" &&
+        weights_within "$T/runs/$2_kill/model.bin" "$T/runs/$2_ref/model.bin" 0
+}
+# Resumed inside an epoch, with batches by tokens and accumulation: the run ends as the
+# uninterrupted one, bit for bit.
 check "batch_tokens and accumulate: killed after update 11, resumed from update 9: the uninterrupted run's weights" \
-    eval '[ $killed = 1 ] && exits 0 && grep -q "\"event\":\"resume\",\"step\":9," "$T/runs/tok_kill/train.log" &&
-          weights_within "$T/runs/tok_kill/model.bin" "$T/runs/tok_ref/model.bin" 0'
-
+    killed_and_resumed "$T/rnn.json" tok "--set train.batch_tokens=120 --set train.accumulate=2"
 # The same with the Transformer's three dropouts on 2 workers (each batch of an update
-# draws its own masks, worker 1's from a stream numbered by the step and the batch):
-# killed and resumed, the uninterrupted run's weights, bit for bit.
-KEYS="--set train.batch_tokens=120 --set train.accumulate=2 --set train.checkpoint_every=3 --set train.workers=2
-      --set model.dropout=0.2 --set model.attention_dropout=0.1 --set model.activation_dropout=0.3"
-run train "$T/tr.json" --quiet $KEYS --set output.dir="$T/runs/tok_w2_ref"
-: >"$T/bg.err"
-start_paused 11 train "$T/tr.json" --quiet $KEYS --set output.dir="$T/runs/tok_w2_kill"
-if stopped && kill -9 "$pid"; then { wait "$pid"; } 2>/dev/null; killed=1; else killed=0; fi
-run train --resume "$T/runs/tok_w2_kill" --quiet
+# draws its own masks, worker 1's from a stream numbered by the step and the batch).
 check "batch_tokens, accumulate, 2 workers, dropout: killed after update 11, resumed from 9: the same weights" \
-    eval '[ $killed = 1 ] && exits 0 && grep -q "\"event\":\"resume\",\"step\":9," "$T/runs/tok_w2_kill/train.log" &&
-          weights_within "$T/runs/tok_w2_kill/model.bin" "$T/runs/tok_w2_ref/model.bin" 0'
+    killed_and_resumed "$T/tr.json" tok_w2 "--set train.batch_tokens=120 --set train.accumulate=2 --set train.workers=2
+        --set model.dropout=0.2 --set model.attention_dropout=0.1 --set model.activation_dropout=0.3"
 
 # ---------------------------------------------------------------- 5. the time budget
 
