@@ -20,6 +20,7 @@
 #include "train/parallel.h"   /* defines: TrainWorkers, train_workers_* */
 #include "train/plot.h"       /* defines: plot_training */
 #include "train/ranks.h"      /* defines: Ranks, ranks_* */
+#include "train/setup.h"      /* defines: setup_* (checks and settings before the run) */
 #include "train/resume.h"     /* defines: resume_find, resume_clear_finished, resume_check_*, resume_adopt */
 #include "files/rundir.h"     /* defines: RunInput, RunDir, rundir_open, rundir_keep, rundir_close, rundir_abandon,
                                   rundir_holds */
@@ -90,14 +91,6 @@ static int save(Run *run, const char *name, Error *err)
     return modelfile_write(out_path(run, name), &run->mf, err);
 }
 
-/* Adam's constants (train.adam_beta1, adam_beta2, adam_eps). A checkpoint's optimizer
- * section holds the moments and the step, not these: a resumed run sets them again. */
-static void adam_settings(Adam *opt, const Config *cfg)
-{
-    opt->beta1 = (float)cfg->adam_beta1;
-    opt->beta2 = (float)cfg->adam_beta2;
-    opt->eps = (float)cfg->adam_eps;
-}
 
 /* Appends l to train.log. A line that cannot be written (a full disk) is left out
  * whole (trainlog.h) and training goes on; the first such says so at once, and the run
@@ -127,15 +120,6 @@ static int lost_log_lines(Run *run, int status, Error *err)
 
 /* ---------------------------------------------------------------- the step */
 
-/* The probability of feeding the gold previous word at update `step` (0-based) of
- * `planned`: constant, or falling linearly to teacher_forcing_final by the last update
- * (scheduled sampling, Bengio et al. 2015). */
-static double teacher_forcing(const Config *cfg, long step, long planned)
-{
-    if (strcmp(cfg->teacher_forcing_decay, "linear") || planned <= 1) return cfg->teacher_forcing;
-    double f = (double)step / (double)(planned - 1);
-    return cfg->teacher_forcing + f * (cfg->teacher_forcing_final - cfg->teacher_forcing);
-}
 
 /* What one step computed. */
 typedef struct {
@@ -595,7 +579,7 @@ static int train_loop(Run *run, Error *err)
             for (int k = 0; k < cfg->accumulate && st->next < st->n_train; k++)
                 st->next += dataset_batch_at(&run->data, cfg, st->order, st->next, st->n_train);
             Step s;
-            int updated = train_step(run, start, st->next - start, teacher_forcing(cfg, st->step, planned), &s, err);
+            int updated = train_step(run, start, st->next - start, setup_teacher_forcing(cfg, st->step, planned), &s, err);
             if (updated < 0) return -1;
             st->epoch_tokens += s.tokens;
             st->epoch_slots += s.slots;
@@ -630,19 +614,6 @@ static int train_loop(Run *run, Error *err)
 
 /* ---------------------------------------------------------------- setting up */
 
-/* train.class_weights "balanced", as scikit-learn's: class c weighs
- * n / (classes * n_c) over the n training examples, n_c of them in class c. */
-static float *balanced_weights(const Dataset *ds, int classes)
-{
-    float *w = xcalloc(classes, sizeof(float));
-    long *count = xcalloc(classes, sizeof(long));
-    for (int i = 0; i < ds->n_train; i++)
-        count[ds->train[i].label]++;
-    for (int c = 0; c < classes; c++)
-        w[c] = count[c] ? (float)((double)ds->n_train / ((double)classes * count[c])) : 0.0f;
-    free(count);
-    return w;
-}
 
 static void say_model(Run *run)
 {
@@ -674,18 +645,6 @@ static void say_model(Run *run)
                     (long)sizeof(float) * ranks_summed_floats(&run->mf.model));
 }
 
-/* train.init_from must not be a file this run may delete or write over: one in
- * output.dir (a finished run's checkpoints are deleted when a new one starts there, and
- * model.bin and best.bin are rewritten). The file, not the spelling of its path: by
- * device and inode, so a symbolic or hard link to a file there is refused too. (The
- * model has been read already, train_adopt_init_model: this keeps the run from deleting
- * or replacing what the user means to keep.) */
-static int probe_init_from(const Config *cfg, Error *err)
-{
-    if (!cfg->init_from || !rundir_holds(cfg->dir, cfg->init_from)) return 0;
-    return error_set(err, "train.init_from: %s is in output.dir %s, where this run writes and deletes model files: "
-                          "copy it elsewhere or choose another output.dir", cfg->init_from, cfg->dir);
-}
 
 static int write_config(Run *run, Error *err)
 {
@@ -723,43 +682,7 @@ static int take_init_units(Run *run, ModelFile *from, Error *err)
     return 0;
 }
 
-/* The share of the training examples' units (source, target) that are <unk>: under a
- * vocabulary from train.init_from, how much of the new data the model cannot read. */
-static void unk_shares(const Dataset *ds, double share[2])
-{
-    long unk[2] = {0, 0}, all[2] = {0, 0};
-    for (int i = 0; i < ds->n_train; i++) {
-        const Example *e = &ds->train[i];
-        for (int j = 0; j < e->src_len; j++)
-            unk[0] += e->src[j] == VOCAB_UNK;
-        for (int j = 0; j < e->tgt_len; j++)
-            unk[1] += e->tgt[j] == VOCAB_UNK;
-        all[0] += e->src_len;
-        all[1] += e->tgt_len;
-    }
-    for (int k = 0; k < 2; k++)
-        share[k] = all[k] ? (double)unk[k] / (double)all[k] : 0.0;
-}
 
-/* A new run: the model initialised from the seed (or with init, train.init_from's model,
- * from its weights), the random streams seeded, train.log begun with the start line. */
-/* Training keeps four floats of every parameter (weights, gradients and Adam's two
- * moments) before any activation. A model whose four copies are more than the memory
- * this machine allows cannot train here: refused before anything is allocated, naming
- * the limit and by how much it is passed (it used to end in "out of memory allocating
- * N bytes", N the weights alone, or in the kernel's OOM killer). */
-static int check_memory(const ModelDims *d, Error *err)
-{
-    long n = params_count(d);
-    double need = 4.0 * sizeof(float) * (double)n, limit;
-    char what[96];
-    if ((limit = memory_limit_bytes(what, sizeof what)) <= 0 || need <= limit) return 0;
-    return error_set(err, "the model has %ld parameters, and training keeps 4 floats of each (weights, gradients, "
-                          "Adam's two moments): %.2f GB before any activation, %.2f GB over this machine's memory limit "
-                          "of %.2f GB (%s); make %s smaller",
-                     n, need / 1e9, (need - limit) / 1e9, limit / 1e9, what,
-                     model_family(d)->size_keys);
-}
 
 /* The point of no return of a new run: everything that could refuse it has been
  * checked (the data read, the model built), so now, and only now, output.dir changes: a
@@ -774,6 +697,8 @@ static int claim_run_dir(Run *run, Error *err)
     return write_config(run, err) || dataset_commit_valid(&run->data, err) ? -1 : 0;
 }
 
+/* A new run: the model initialised from the seed (or with init, train.init_from's model,
+ * from its weights), the random streams seeded, train.log begun with the start line. */
 static int start_fresh(Run *run, ModelFile *init, Error *err)
 {
     const Config *cfg = run->cfg;
@@ -784,7 +709,7 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
     const char *problem = dims_problem(&dims);  /* config_check applied the same rules: a guard */
     if (problem)
         return error_set(err, "%s: the model options do not fit together: %s", out_path(run, "config.json"), problem);
-    if (check_memory(&dims, err)) return -1;
+    if (setup_check_memory(&dims, err)) return -1;
     model_alloc(&run->mf.model, &dims);
     model_init_weights(&run->mf.model, (uint64_t)cfg->seed);
     if (init) {
@@ -802,13 +727,13 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
         }
         memcpy(run->mf.model.param_mem, init->model.param_mem, sizeof(float) * init->model.n_params);
         double unk[2];
-        unk_shares(&run->data, unk);
+        setup_unk_shares(&run->data, unk);
         console_say(&run->con, "starting from the weights, vocabularies and tokenizer of %s (a new optimizer, step 0); "
                                "%.2f%% of the training source units and %.2f%% of the target units are <unk> under "
                                "its vocabularies", cfg->init_from, 100 * unk[0], 100 * unk[1]);
     }
     adam_init(&run->mf.opt, run->mf.model.n_params, (float)cfg->learning_rate);
-    adam_settings(&run->mf.opt, cfg);
+    setup_adam(&run->mf.opt, cfg);
     say_model(run);
     TrainState *st = &run->st;
     rng_seed(&run->rs.rng, (uint64_t)cfg->seed ^ 0x64726f706f7574ull);
@@ -842,14 +767,6 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
     return 0;
 }
 
-/* " (train.max_minutes M)" in out when the config sets that limit, for the messages
- * that name the limits a resumed run goes by; "" otherwise. */
-static const char *minutes_limit(const Config *cfg, char *out, size_t len)
-{
-    if (cfg->max_minutes > 0) snprintf(out, len, " (train.max_minutes %g)", cfg->max_minutes);
-    else out[0] = 0;
-    return out;
-}
 
 /* Fewer validation pairs than this and the validation figures are mostly chance: one
  * pair's loss is a large share of their mean, and BLEU on a few dozen sentences moves by
@@ -861,6 +778,7 @@ static void say_validation_set(Run *run)
 {
     int classifies = model_classifies(&run->mf.model.dims), n = run->data.n_valid;
     const char *unit = classifies ? "line" : "pair";
+    if (run->ranks.rank != 0) return;  /* every rank has the same data: rank 0 says it */
     if (n == 0)
         console_say(&run->con, "no validation set (%s): no validation loss or %s, so no best.bin (model.bin is the "
                                "last step's weights), no plateau decay and no early stopping",
@@ -881,12 +799,12 @@ static int start_resumed(Run *run, ModelFile *ck, Error *err)
     char *limits = resume_config_text(ck, run->cfg);  /* NULL: the limits the run started with */
     char minutes[64];
     resume_adopt(&run->mf, ck);
-    adam_settings(&run->mf.opt, run->cfg);
+    setup_adam(&run->mf.opt, run->cfg);
     if (limits) {
         free(run->mf.config_json);
         run->mf.config_json = limits;
         console_say(&run->con, "train.epochs %d, train.max_steps %ld%s from now on (config.json rewritten)",
-                    run->cfg->epochs, run->cfg->max_steps, minutes_limit(run->cfg, minutes, sizeof minutes));
+                    run->cfg->epochs, run->cfg->max_steps, setup_minutes_limit(run->cfg, minutes, sizeof minutes));
         if (run->ranks.rank == 0 && write_config(run, err)) return -1;
     }
     free(run->st.order);
@@ -957,25 +875,6 @@ static int find_checkpoint(Run *run, ModelFile *ck, Error *err)
     return resuming;
 }
 
-/* Tries the data files before anything is written: a missing one is refused naming
- * its key, and so are a sentence-pair file that cannot be read (a directory) and one
- * with a line over data.max_line_bytes (lines_check_file reads it through once; a
- * small part of the time parsing it takes). */
-static int probe_inputs(const Config *cfg, Error *err)
-{
-    const char *inputs[3][2] = {{"data.train", cfg->train}, {"data.valid", cfg->valid}, {"data.spm_model", cfg->spm_model}};
-    LineLimit limit = dataset_line_limit(cfg);
-    for (int i = 0; i < 3; i++) {
-        if (!inputs[i][1]) continue;
-        FILE *probe = fopen(inputs[i][1], "rb");
-        if (!probe) return error_set(err, "%s: %s (from %s)", inputs[i][1], strerror(errno), inputs[i][0]);
-        fclose(probe);
-        Error why;
-        if (i < 2 && lines_check_file(inputs[i][1], &limit, &why))
-            return error_set(err, "%s (from %s)", why.msg, inputs[i][0]);
-    }
-    return 0;
-}
 
 
 int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
@@ -1002,7 +901,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     run.mf.text.nfkc = !strcmp(cfg->normalization, "nfkc");
     run.mf.text.whitespace_only = tokenizer_whitespace_only((TokenizerKind)tokenizer_kind(cfg->tokenizer));
     run.mf.config_json = config_to_json(cfg);
-    if (probe_inputs(cfg, err)) goto done;
+    if (setup_check_inputs(cfg, err)) goto done;
     if (rank0) {
         RunInput inputs[] = {{"the config file", opt->config_path}, {"data.train", cfg->train},
                              {"data.valid", cfg->valid}, {"data.spm_model", cfg->spm_model}};
@@ -1019,7 +918,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
             status = -1;
         goto done;
     }
-    if (rank0 && probe_init_from(cfg, err)) goto done;
+    if (rank0 && setup_check_init_from(cfg, err)) goto done;
     /* Everything about a resume is checked before anything in the directory changes. */
     resuming = find_checkpoint(&run, &ck, err);
     if (resuming < 0) goto done;
@@ -1029,7 +928,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     if (resuming && ck.train_state.done && resume_more_to_do(&ck, cfg)) {
         console_say(&run.con, "the run in %s finished at step %ld; train.epochs %d and train.max_steps %ld%s let it "
                               "go on", cfg->dir, ck.train_state.step, cfg->epochs, cfg->max_steps,
-                    minutes_limit(cfg, minutes, sizeof minutes));
+                    setup_minutes_limit(cfg, minutes, sizeof minutes));
         ck.train_state.done = 0;
     }
     run.claimed = resuming;  /* a run's own directory: a refusal leaves it as it is anyway */
@@ -1059,7 +958,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     run.rs.attention_dropout = (float)config_attention_dropout(cfg);
     run.rs.activation_dropout = (float)config_activation_dropout(cfg);
     if (!strcmp(cfg->class_weights, "balanced") && !strcmp(cfg->type, "classifier"))
-        run.rs.class_weight = run.class_weight = balanced_weights(&run.data, run.mf.tgt_vocab.size - VOCAB_SPECIALS);
+        run.rs.class_weight = run.class_weight = setup_balanced_weights(&run.data, run.mf.tgt_vocab.size - VOCAB_SPECIALS);
     if (resuming ? start_resumed(&run, &ck, err) : start_fresh(&run, cfg->init_from ? &init : NULL, err)) goto done;
     say_validation_set(&run);
     ModelFile *decoded[1] = {&run.mf};
