@@ -135,9 +135,10 @@ $(BUILD)/set_weights: tests/tools/set_weights.c $(OBJ)
 # Every test binary, then the end-to-end shell test against $(NMT_BIN) (./nmt) and the
 # test of the documentation machinery (tests/test_docs.sh), and the tests of what nmt does
 # with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh) and of
-# its options, man page and installed files (tests/test_options.sh).
+# its options, man page and installed files (tests/test_options.sh), and the decoding and
+# adaptation tools of issue 32 (tests/test_toolbox.sh).
 test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights
-	@NMT=$(NMT_BIN) TOOLS=$(BUILD) BUILD=$(BUILD) sh tests/run.sh $(TESTS) tests/test_layers.sh tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh
+	@NMT=$(NMT_BIN) TOOLS=$(BUILD) BUILD=$(BUILD) sh tests/run.sh $(TESTS) tests/test_layers.sh tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh tests/test_toolbox.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, objects,
 # test binaries and nmt in build-sanitize/.

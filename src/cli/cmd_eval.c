@@ -8,26 +8,44 @@
 #include "files/modelfile.h"  /* defines: ModelFile, modelfile_read */
 #include "kernels/blas.h"     /* defines: blas_set_threads */
 
+#include "eval/pairscore.h"   /* defines: pairscore_file */
+
 typedef struct {
     TranslateOptions opt;   /* --beam, --length-penalty, --max-line-bytes */
     MetricArgs metric;
     int json, threads;
     int text_col, label_col;  /* a classifier's columns (-1: the model's) */
+    StringList models;        /* --models */
+    int per_line, word_scores;
 } EvalArgs;
 
-/* The options of one kind of model only (Option.group). */
-enum { FOR_TRANSLATION = 1, FOR_CLASSIFIER = 2 };
+/* The options of one kind of model only, and of one use (Option.group): translating
+ * and scoring with BLEU, or scoring each pair (--per-line). */
+enum { FOR_TRANSLATION = 1, FOR_CLASSIFIER = 2, FOR_BLEU = 4, FOR_PER_LINE = 8, JSON = 16 };
 
 static const Option eval_rows[] = {
-    {"--json", OPT_FLAG, OPTION_AT(EvalArgs, json), .help = "one JSON object instead of text"},
-    {OPTION_BEAM(EvalArgs, opt.beam), .group = FOR_TRANSLATION, .term = "--beam K, --length-penalty A", .gap = 3,
+    {"--json", OPT_FLAG, OPTION_AT(EvalArgs, json), .group = JSON, .help = "one JSON object instead of text"},
+    {OPTION_BEAM(EvalArgs, opt.beam), .group = FOR_TRANSLATION | FOR_BLEU, .term = "--beam K, --length-penalty A", .gap = 3,
      .help = "decode as nmt translate does (default greedy)"},
-    {OPTION_LENGTH_PENALTY(EvalArgs, opt.length_penalty), .group = FOR_TRANSLATION},
-    {OPTION_TOKENIZE(EvalArgs, metric.tokenize), .group = FOR_TRANSLATION,
+    {OPTION_LENGTH_PENALTY(EvalArgs, opt.length_penalty), .group = FOR_TRANSLATION | FOR_BLEU},
+    {OPTION_TOKENIZE(EvalArgs, metric.tokenize), .group = FOR_TRANSLATION | FOR_BLEU,
      .term = "-tok, --tokenize NAME, -l, --language-pair SRC-TGT, -lc, --lowercase",
      .help = "BLEU's tokeniser and case, as for nmt score"},
-    {OPTION_LANGUAGE_PAIR(EvalArgs, metric.language_pair), .group = FOR_TRANSLATION},
-    {OPTION_LOWERCASE(EvalArgs, metric.lowercase), .group = FOR_TRANSLATION},
+    {OPTION_LANGUAGE_PAIR(EvalArgs, metric.language_pair), .group = FOR_TRANSLATION | FOR_BLEU},
+    {OPTION_LOWERCASE(EvalArgs, metric.lowercase), .group = FOR_TRANSLATION | FOR_BLEU},
+    {"--models", OPT_LIST, OPTION_AT(EvalArgs, models), .lo = 2, .needs = "two or more MODEL.bin files",
+     .metavar = "MODEL.bin MODEL.bin ...", .group = FOR_TRANSLATION,
+     .help = "an ensemble, as for nmt translate: it translates, and its loss is\n"
+             "that of the members' mean probability (TEST.tsv is then the one\n"
+             "operand)"},
+    {"--per-line", OPT_FLAG, OPTION_AT(EvalArgs, per_line), .group = FOR_TRANSLATION | FOR_PER_LINE,
+     .help = "instead, score each pair: one line per line of TEST.tsv,\n"
+             "\"LOGPROB<TAB>UNITS\": log P(target | source) (natural log, summed\n"
+             "over the target's units and <eos>) and that count (-(sum of LOGPROB)\n"
+             "/ (sum of UNITS) is the loss); an empty line, with a warning, where\n"
+             "a line is no pair"},
+    {"--word-scores", OPT_FLAG, OPTION_AT(EvalArgs, word_scores), .group = FOR_TRANSLATION | FOR_PER_LINE,
+     .help = "--per-line, and TAB each unit's log-probability (<eos> last)"},
     {OPTION_THREADS(EvalArgs, threads), .help = "OpenBLAS threads, as for nmt translate"},
     {OPTION_MAX_LINE_BYTES(EvalArgs, opt.lines.max_bytes),
      .help = "the longest line of TEST.tsv, in bytes (default 1048576; 1024 to\n"
@@ -49,6 +67,8 @@ const OptionTable eval_options = {
     .usage =
         "usage: nmt eval MODEL.bin TEST.tsv [--json] [--beam K] [--length-penalty A]\n"
         "                [-tok NAME] [-l SRC-TGT] [-lc] [--threads N] [--max-line-bytes N]\n"
+        "       nmt eval TEST.tsv --models MODEL.bin MODEL.bin ... [options]\n"
+        "       nmt eval MODEL.bin PAIRS.tsv --per-line [--word-scores] [--models ...]\n"
         "       nmt eval CLASSIFIER.bin TEST.tsv [--json] [--text-column N] [--label-column N]\n"
         "                [--max-line-bytes N]\n"
         "\n"
@@ -80,12 +100,28 @@ static int eval_classifier(ModelFile *mf, const char *model, const char *test, c
     return 0;
 }
 
+/* nmt eval --per-line: each pair's score. */
+static int eval_per_line(ModelFile *mf, const char *test, const EvalArgs *a, const TranslateOptions *opt)
+{
+    Error err;
+    if (pairscore_file(mf, opt, test, a->word_scores, stdout, &err)) return fail(&err);
+    return 0;
+}
+
 int cmd_eval(void *args, const Parsed *p)
 {
     EvalArgs *a = args;
-    if (too_many_operands(&eval_options, p, 2)) return 2;
-    if (p->n_operands < 2) return usage_error(&eval_options, "eval: needs MODEL.bin and TEST.tsv");
-    const char *model = p->operands[0], *test = p->operands[1];
+    int n_models = a->models.n;
+    if (too_many_operands(&eval_options, p, n_models ? 1 : 2)) return 2;
+    if (p->n_operands < (n_models ? 1 : 2))
+        return usage_error(&eval_options, n_models ? "eval: needs TEST.tsv" : "eval: needs MODEL.bin and TEST.tsv");
+    char *const *models = n_models ? a->models.v : p->operands;
+    const char *model = models[0], *test = p->operands[n_models ? 0 : 1];
+    if (n_models == 0) n_models = 1;
+    if (a->word_scores) a->per_line = 1;
+    if (a->per_line && (p->groups & (FOR_BLEU | JSON)))
+        return usage_error(&eval_options, "eval: --per-line scores the given targets, one line each: --beam, "
+                                          "--length-penalty, --json and the BLEU options do not apply");
     EvalScoring scoring = {0};
     metric_resolve(&a->metric, &scoring.metric, &scoring.tokenize_given);
     blas_set_threads(a->threads);
@@ -95,8 +131,9 @@ int cmd_eval(void *args, const Parsed *p)
     int classifier = model_classifies(&mf.model.dims);
     if (p->groups & (classifier ? FOR_TRANSLATION : FOR_CLASSIFIER)) {
         modelfile_free(&mf);
-        return usage_error(&eval_options, classifier ? "eval: %s is a classifier: --beam, --length-penalty and the BLEU "
-                                                       "options apply only to translation models"
+        return usage_error(&eval_options, classifier ? "eval: %s is a classifier: --beam, --length-penalty, --models, "
+                                                       "--per-line and the BLEU options apply only to translation "
+                                                       "models"
                                                      : "eval: %s is a translation model: --text-column and "
                                                        "--label-column apply only to classifiers", model);
     }
@@ -105,9 +142,14 @@ int cmd_eval(void *args, const Parsed *p)
         modelfile_free(&mf);
         return status;
     }
+    TranslateOptions opt = a->opt;
+    EnsembleFiles ensemble;
+    int status = ensemble_files_open(&ensemble, models, n_models, &mf, &opt, &err) ? fail(&err) : 0;
     EvalResult res;
-    int status = eval_run(&mf, model, test, &a->opt, &scoring, &res, &err) ? fail(&err) : 0;
-    if (status == 0) eval_print(&res, a->json, stdout);
+    if (status == 0 && a->per_line) status = eval_per_line(&mf, test, a, &opt);
+    else if (status == 0) status = eval_run(&mf, model, test, &opt, &scoring, &res, &err) ? fail(&err) : 0;
+    if (status == 0 && !a->per_line) eval_print(&res, a->json, stdout);
+    ensemble_files_close(&ensemble, &opt);
     modelfile_free(&mf);
     return status;
 }

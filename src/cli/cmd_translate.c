@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 #include "cli/commands.h"     /* defines: OptionTable, Parsed, usage_error, fail, output_done */
@@ -18,7 +19,12 @@ typedef struct {
     const char *dict_path;    /* --unk-dict */
     int threads;
     StringList models;        /* --models */
+    const char *prefix_path;  /* --prefix */
+    long seed;                /* --seed */
 } TranslateArgs;
+
+/* The sampling options given (Option.group, Parsed.groups). */
+enum { GIVEN_SAMPLE = 1, GIVEN_SAMPLE_P = 2, GIVEN_TEMPERATURE = 4, GIVEN_SEED = 8 };
 
 static const char *const nbest_formats[] = {"moses", "nmt", NULL};
 static const int nbest_format_values[] = {NBEST_MOSES, NBEST_NMT};
@@ -67,6 +73,34 @@ static const Option translate_rows[] = {
     {"--unk-dict", OPT_STRING, OPTION_AT(TranslateArgs, dict_path), .metavar = "FILE",
      .help = "... or by that word's translation in FILE (source<TAB>target lines);\n"
              "implies --replace-unk"},
+    {"--scores", OPT_FLAG, OPTION_AT(TranslateArgs, opt.scores),
+     .help = "the model's scores of its output: TAB log P(translation | source)\n"
+             "(natural log, <eos> included) TAB its units; with --nbest the\n"
+             "features F0=, QE= (the sentence's quality estimate: the mean over\n"
+             "its words of their units' mean log-probability) and WordQE= (each\n"
+             "word's); with --attention-json the same as fields"},
+    {"--word-scores", OPT_FLAG, OPTION_AT(TranslateArgs, opt.word_scores),
+     .help = "--scores, and each unit's log-probability (<eos> last)"},
+    {"--prefix", OPT_STRING, OPTION_AT(TranslateArgs, prefix_path), .metavar = "FILE",
+     .help = "line i of FILE begins line i's translation (tokenised as the model's\n"
+             "target side; an empty line: no prefix); FILE needs a line for each\n"
+             "input line"},
+    {"--sample", OPT_INT, OPTION_AT(TranslateArgs, opt.sample.top_k), .lo = 0, .hi = 1000000, .metavar = "K",
+     .group = GIVEN_SAMPLE,
+     .help = "draw each word at random among the K most probable (0: among all)\n"
+             "instead of searching; with --beam K or --nbest N, that many samples,\n"
+             "best first"},
+    {"--sample-p", OPT_FLOAT, OPTION_AT(TranslateArgs, opt.sample.top_p), .lo = 0, .hi = 1, .metavar = "P",
+     .needs = "a number above 0 and at most 1", .group = GIVEN_SAMPLE_P,
+     .help = "draw among the fewest most probable words whose probability\n"
+             "reaches P (nucleus sampling; with --sample K, of those K)"},
+    {"--temperature", OPT_FLOAT, OPTION_AT(TranslateArgs, opt.sample.temperature), .lo = 0, .hi = 100, .metavar = "T",
+     .needs = "a number above 0 and at most 100", .group = GIVEN_TEMPERATURE,
+     .help = "sample from softmax(logits / T) (default 1; below 1 sharper)"},
+    {"--seed", OPT_INT, OPTION_AT(TranslateArgs, seed), .lo = 0, .hi = 9007199254740991L, .metavar = "S",
+     .group = GIVEN_SEED,
+     .help = "the random draws' seed (default 1): the same seed, the same output,\n"
+             "whatever --batch and --threads"},
     {OPTION_MAX_LINE_BYTES(TranslateArgs, opt.lines.max_bytes),
      .help = "the longest input line, in bytes (default 1048576, 1 MiB; 1024 to\n"
              "2^30); a longer line is translated as empty, with a warning naming\n"
@@ -77,7 +111,8 @@ static const Option translate_rows[] = {
 };
 _Static_assert(MAX_LAYERS == 8, "--align-layer's message names the range");
 
-static const TranslateArgs translate_defaults = {.opt = {.length_penalty = 0.6f}};
+static const TranslateArgs translate_defaults = {
+    .opt = {.length_penalty = 0.6f, .sample = {.top_p = 1.0f, .temperature = 1.0f}}, .seed = 1};
 
 const OptionTable translate_options = {
     .name = "translate",
@@ -88,6 +123,8 @@ const OptionTable translate_options = {
         "                     [--length-penalty A] [--nbest N] [--align] [--attention-json]\n"
         "                     [--attention-svg DIR [--attention-heads]] [--align-layer N]\n"
         "                     [--replace-unk] [--unk-dict FILE] [--max-line-bytes N]\n"
+        "                     [--scores] [--word-scores] [--prefix FILE]\n"
+        "                     [--sample K] [--sample-p P] [--temperature T] [--seed S]\n"
         "\n"
         "Translate each line of the INPUT files in turn (standard input if none, or for -);\n"
         "write one line per input line, flushed, to standard output (or -o OUTPUT), so it\n"
@@ -128,6 +165,47 @@ static int check_attention_options(const TranslateOptions *opt, const ModelFile 
     return 0;
 }
 
+/* The scoring and sampling options' own rules; 1 with *bad the usage error. Sampling
+ * is on with --sample or --sample-p. */
+static int sampling_problem(TranslateOptions *opt, const TranslateArgs *a, unsigned given, const char **bad)
+{
+    if (opt->word_scores) opt->scores = 1;
+    opt->sampling = (given & (GIVEN_SAMPLE | GIVEN_SAMPLE_P)) != 0;
+    opt->sample.seed = (uint64_t)a->seed;
+    *bad = opt->scores && opt->nbest && opt->nbest_format == NBEST_NMT
+               ? "translate: --nbest-format nmt has no field for --scores; the default moses form has them"
+           : (given & GIVEN_SAMPLE_P) && !(opt->sample.top_p > 0) ? "translate: --sample-p needs a number above 0 and "
+                                                                     "at most 1"
+           : (given & GIVEN_TEMPERATURE) && !(opt->sample.temperature > 0) ? "translate: --temperature needs a number "
+                                                                             "above 0 and at most 100"
+           : (given & (GIVEN_TEMPERATURE | GIVEN_SEED)) && !opt->sampling ? "translate: --temperature and --seed shape "
+                                                                          "sampling: give --sample K or --sample-p P"
+           : NULL;
+    return *bad != NULL;
+}
+
+/* --prefix FILE: opened and read along with the input; after the input, a line left
+ * over is a warning. */
+static int open_prefix(const char *path, const LineLimit *limit, LineReader *r, FILE **f, Error *err)
+{
+    *f = fopen(path, "rb");
+    if (!*f) return error_set(err, "%s: %s (from --prefix)", path, strerror(errno));
+    line_reader_init(r, *f, limit);
+    return 0;
+}
+
+static void close_prefix(LineReader *r, FILE *f, const char *path, int status)
+{
+    char *buf = NULL;
+    size_t cap = 0;
+    if (status == 0 && line_read(r, &buf, &cap, 1) != LINE_EOF)
+        fprintf(stderr, "nmt: warning: %s: more lines than the input (%ld); the rest were not used\n", path,
+                r->number - 1);
+    free(buf);
+    line_reader_free(r);
+    fclose(f);
+}
+
 int cmd_translate(void *args, const Parsed *p)
 {
     TranslateArgs *a = args;
@@ -153,6 +231,7 @@ int cmd_translate(void *args, const Parsed *p)
                                                             "it does not combine with --models"
                     : NULL;
     if (bad) return usage_error(&translate_options, "%s", bad);
+    if (sampling_problem(&opt, a, p->groups, &bad)) return usage_error(&translate_options, "%s", bad);
     ModelFile mf;
     UnkDict dict = {0};
     Error err;
@@ -166,43 +245,31 @@ int cmd_translate(void *args, const Parsed *p)
         modelfile_free(&mf);
         return fail(&e);
     }
-    int status = 0, n_more = 0;
-    ModelFile *more = xcalloc(n_models, sizeof(ModelFile));
-    for (int k = 1; k < n_models && status == 0; k++) {
-        char why[ERROR_LEN / 2];
-        if (modelfile_read(models[k], &more[n_more], &err)) status = -1;
-        else if (modelfile_compatible(&mf, &more[n_more++], 0, why, sizeof why))
-            status = error_set(&err, "%s: cannot join %s in an ensemble (%s): an ensemble's models must share "
-                                     "their vocabularies and the way they read text",
-                               models[k], model, why);
-    }
-    ModelFile **more_models = xmalloc(sizeof(ModelFile *) * (n_more + 1));
-    for (int k = 0; k < n_more; k++)
-        more_models[k] = &more[k];
-    opt.more_models = more_models;
-    opt.more_rs = xcalloc(n_more + 1, sizeof(RunState));
-    opt.n_more = n_more;
-    if (status == 0) status = check_attention_options(&opt, &mf, more, models, &err);
+    EnsembleFiles ensemble;
+    int status = ensemble_files_open(&ensemble, models, n_models, &mf, &opt, &err);
+    if (status == 0) status = check_attention_options(&opt, &mf, ensemble.files, models, &err);
     if (opt.attention_svg && mkdir(opt.attention_svg, 0777) != 0 && errno != EEXIST)
         status = error_set(&err, "%s: cannot create: %s", opt.attention_svg, strerror(errno));
     if (status == 0 && a->dict_path) {
         status = unkdict_load(&dict, a->dict_path, &mf.text, &opt.lines, &err);
         opt.unk_dict = &dict;
     }
+    LineReader prefix;
+    FILE *prefix_file = NULL;
+    if (status == 0 && a->prefix_path) {
+        status = open_prefix(a->prefix_path, &opt.lines, &prefix, &prefix_file, &err);
+        opt.prefix = prefix_file ? &prefix : NULL;
+        opt.prefix_name = a->prefix_path;
+    }
     OutFile of = {.f = stdout};
     if (status == 0 && a->out_path) status = outfile_open(&of, a->out_path, &err);
     StreamJob job = {&mf, of.f, &opt, 0};
     if (status == 0) status = read_inputs(inputs, n_inputs, translate_input, &job, &err);
+    if (prefix_file) close_prefix(&prefix, prefix_file, a->prefix_path, status);
     status = output_done(&of, status, &err);
     if (status) fail(&err);
     unkdict_free(&dict);
-    for (int k = 0; k < n_more; k++) {
-        runstate_free(&opt.more_rs[k]);
-        modelfile_free(&more[k]);
-    }
-    free(opt.more_rs);
-    free(more_models);
-    free(more);
+    ensemble_files_close(&ensemble, &opt);
     modelfile_free(&mf);
     return status ? 1 : 0;
 }

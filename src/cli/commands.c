@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int fail(const Error *err)
@@ -102,4 +103,49 @@ void metric_resolve(const MetricArgs *a, MetricOptions *m, int *tokenize_given)
         bleu_tokenize_parse(a->tokenize, &m->tokenize);
         *tokenize_given = 2;
     }
+}
+
+int ensemble_files_open(EnsembleFiles *ef, char *const *models, int n_models, ModelFile *mf, TranslateOptions *opt,
+                        Error *err)
+{
+    ef->files = xcalloc(n_models, sizeof(ModelFile));
+    ef->pointers = xmalloc(sizeof(ModelFile *) * n_models);
+    ef->n = 0;
+    int status = 0;
+    for (int k = 1; k < n_models && status == 0; k++) {
+        char why[ERROR_LEN / 2];
+        ModelFile *m = &ef->files[ef->n];
+        if (modelfile_read(models[k], m, err)) {
+            status = -1;
+            break;
+        }
+        ef->pointers[ef->n] = m;
+        ef->n++;
+        if (modelfile_compatible(mf, m, 0, why, sizeof why))
+            status = error_set(err, "%s: cannot join %s in an ensemble (%s): an ensemble's models must share "
+                                    "their vocabularies and the way they read text",
+                               models[k], models[0], why);
+        else if (model_classifies(&m->model.dims))
+            status = error_set(err, "%s: a classifier (model.type \"classifier\") cannot join an ensemble of "
+                                    "translation models", models[k]);
+    }
+    opt->more_models = ef->pointers;
+    opt->more_rs = xcalloc(ef->n + 1, sizeof(RunState));
+    opt->n_more = ef->n;
+    return status;
+}
+
+void ensemble_files_close(EnsembleFiles *ef, TranslateOptions *opt)
+{
+    for (int k = 0; k < ef->n; k++) {
+        runstate_free(&opt->more_rs[k]);
+        modelfile_free(&ef->files[k]);
+    }
+    free(opt->more_rs);
+    free(ef->pointers);
+    free(ef->files);
+    opt->more_rs = NULL;
+    opt->more_models = NULL;
+    opt->n_more = 0;
+    memset(ef, 0, sizeof *ef);
 }

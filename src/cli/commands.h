@@ -15,6 +15,7 @@
 
 #include "cli/options.h"    /* defines: OptionTable, Option, Parsed, usage_error */
 #include "decode/decode.h"  /* defines: LENGTH_AVERAGE */
+#include "decode/translate.h" /* defines: TranslateOptions */
 #include "eval/bleu.h"      /* defines: MetricOptions */
 #include "files/modelfile.h" /* defines: ModelFile */
 #include "io/lines.h"       /* defines: LINES_MAX_BYTES_MIN, LINES_MAX_BYTES_MAX */
@@ -76,6 +77,24 @@ typedef struct {
     const void *opt;
     long lines;
 } StreamJob;
+
+/* The members of an ensemble (--models A B ...) after the first, read and checked as
+ * nmt translate and nmt eval check them: each must share the first's vocabularies
+ * and way of reading text (modelfile_compatible, what differs named) and translate.
+ * Held by an EnsembleFiles, which points opt's more_models, more_rs and n_more at
+ * them. */
+typedef struct {
+    ModelFile *files;       /* (n) */
+    ModelFile **pointers;   /* (n) opt->more_models */
+    int n;
+} EnsembleFiles;
+
+/* Reads models[1..n_models) beside mf (models[0]'s file) into ef and points opt at
+ * them. 0, or -1 with err naming the file that cannot be read or join; either way
+ * ensemble_files_close releases what was read. */
+int ensemble_files_open(EnsembleFiles *ef, char *const *models, int n_models, ModelFile *mf, TranslateOptions *opt,
+                        Error *err);
+void ensemble_files_close(EnsembleFiles *ef, TranslateOptions *opt);
 
 /* Makes an empty list of inputs the one input "-", standard input. */
 void inputs_or_stdin(char *const **inputs, int *n_inputs);

@@ -25,6 +25,27 @@
  * hypothesis' attention (LINE 1-based, six digits). --replace-unk replaces each output
  * <unk> by the source token it attends to most, or by that token's entry in the
  * --unk-dict dictionary (Luong et al. 2015).
+ *
+ * Scores (--scores; --word-scores adds each unit's): the model's log-probability of
+ * what it wrote, log P(output | source) in natural log, summed over the output units
+ * with <eos> (the unit count counts it too), and quality estimates as Bergamot's
+ * unsupervised QE makes them: a word's QE is the mean log-probability of its units
+ * (<eos> belongs to no word), the sentence's the mean of its words' (an output with
+ * no word: its <eos>'s log-probability). They are in (-inf, 0]; near 0 the model was
+ * sure of every word, and a low one marks a translation to check.
+ *   plain            the line, then TAB LOGPROB TAB UNITS (and TAB the units'
+ *                    log-probabilities, space-separated)
+ *   --nbest N        the features field "F0= LOGPROB QE= SENTENCE_QE WordQE= Q1 Q2 ..."
+ *                    (and "UnitLogProbs= L1 L2 ..."), Moses's dense features
+ *   --attention-json "logprob", "unit_scores" (one per output token), "words",
+ *                    "word_qe" and "qe"
+ * Without --scores every output is as before, byte for byte.
+ *
+ * Prefixes (--prefix FILE): line i of FILE, tokenised and segmented as the model's
+ * target side is, begins line i's translation (decode.h, SearchSpec); an empty line
+ * of FILE changes nothing. Sampling (--sample K, --sample-p P, --temperature T, --seed
+ * S): decode/sample.h; each line draws from the stream of its index in the whole
+ * input (counted over several input files), whatever the batch.
  */
 #ifndef TRANSLATE_H
 #define TRANSLATE_H
@@ -33,6 +54,7 @@
 
 #include "io/lines.h"     /* defines: LineLimit */
 #include "files/modelfile.h" /* defines: ModelFile */
+#include "decode/sample.h"    /* defines: Sampling */
 #include "decode/unkdict.h"   /* defines: UnkDict */
 
 /* A source line as the model's units: normalised and tokenised as the training data
@@ -72,6 +94,15 @@ typedef struct {
      * to translate is translated as empty, with a warning; in nmt eval's TEST.tsv and an
      * --unk-dict file, an error. */
     LineLimit lines;
+    /* --scores, --word-scores (above). */
+    int scores, word_scores;
+    /* Draw the words (--sample, --sample-p, --temperature, --seed) instead of searching. */
+    int sampling;
+    Sampling sample;
+    /* --prefix FILE: its lines, read along with the input's (one per input line), and
+     * its name for messages; NULL: none. */
+    LineReader *prefix;
+    const char *prefix_name;
 } TranslateOptions;
 
 /* One hypothesis for one input line. */
@@ -88,17 +119,42 @@ typedef struct {
     float *attn;           /* (n_out, n_src) attention weights */
     int heads;             /* with opt->attention_heads (best hypothesis only): */
     float *head_attn;      /* (heads, n_out, n_src) each head's weights */
+    /* Only with opt->scores: */
+    float *unit_logp;      /* (n_units) each output unit's log-probability, <eos> last if emitted */
+    int n_units;
+    char **words;          /* n_words words of the output (the units of each joined) */
+    float *word_qe;        /* (n_words) each word's quality estimate */
+    int n_words;
+    float qe;              /* the sentence's */
 } Translation;
 
 void translation_free(Translation *t);
 
+/* What translate_batch reports of a line in bad[i]: 0, or these bits. */
+enum {
+    TRANSLATE_BAD_UTF8 = 1,      /* the line is not valid UTF-8: translated as empty */
+    TRANSLATE_CUT = 2,           /* longer than TRANSLATE_MAX_SOURCE tokens: only its start translated */
+    TRANSLATE_BAD_PREFIX = 4,    /* its prefix is not valid UTF-8: no prefix */
+    TRANSLATE_PREFIX_CUT = 8,    /* its prefix is longer than TRANSLATE_MAX_SOURCE units: its start only */
+};
+
 /* Translates n lines together (one decoder batch). out[i * k + j] (k = max(1,
  * opt->nbest)) receives line i's j-th best hypothesis for j < count[i] (count may be
  * NULL when k is 1; an unreadable or empty line gets one empty hypothesis). bad[i] (may
- * be NULL) is set to 1 for a line that is not valid UTF-8, 2 for one longer than
- * TRANSLATE_MAX_SOURCE tokens (only its start is translated), else 0. */
+ * be NULL) gets the line's TRANSLATE_* bits. */
 void translate_batch(ModelFile *mf, RunState *rs, char *const *lines, int n, const TranslateOptions *opt,
                      Translation *out, int *count, int *bad);
+/* translate_batch for lines that are lines first_index.. (0-based) of the whole input
+ * (sampling's streams), with prefix[i] (NULL: none; a NULL entry: none) beginning line
+ * i's translation. */
+void translate_batch_at(ModelFile *mf, RunState *rs, char *const *lines, char *const *prefix, long first_index, int n,
+                        const TranslateOptions *opt, Translation *out, int *count, int *bad);
+
+/* The models opt decodes with: mf's and then opt->more_models', *n_models of them,
+ * each with its RunState (rs for mf's). *m and *states are malloc'd (the caller frees
+ * both arrays). */
+void translate_models(ModelFile *mf, RunState *rs, const TranslateOptions *opt, Model ***m, RunState ***states,
+                      int *n_models);
 
 /* The best translation of each of n lines as a malloc'd sentence in out[i] (the
  * plain-text view of translate_batch, used by eval and validation). */

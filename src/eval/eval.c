@@ -10,6 +10,7 @@
 #include "text/segment.h"   /* defines: segmenter_word_ends, segmenter_reference */
 #include "decode/translate.h" /* defines: translate_lines */
 #include "data/tsv.h"       /* defines: TsvCorpus */
+#include "eval/pairscore.h" /* defines: pairscore_examples */
 
 #define EVAL_BATCH 64
 
@@ -42,8 +43,11 @@ int eval_loss_problem(const char *model_path, const char *tsv_path, const char *
                           "outside any trained range", model_path, tsv_path, isnan(loss) ? "NaN" : "infinite");
 }
 
-/* Teacher-forced loss of the references, per target token; and the <unk> coverage. */
-static double reference_loss(ModelFile *mf, const TsvCorpus *tsv, long *tokens, EvalResult *res)
+/* Teacher-forced loss of the references, per target token; and the <unk> coverage. An
+ * ensemble's (opt's more_models) is the loss of the members' mean probability, by
+ * forced decoding (pairscore.h). */
+static double reference_loss(ModelFile *mf, const TranslateOptions *opt, const TsvCorpus *tsv, long *tokens,
+                             EvalResult *res)
 {
     PairTokens pairs;
     corpus_tokenize(tsv, &mf->text, TRANSLATE_MAX_SOURCE, &pairs);
@@ -58,6 +62,12 @@ static double reference_loss(ModelFile *mf, const TsvCorpus *tsv, long *tokens, 
         res->unk_tokens[k] = count[k][3] ? (double)count[k][2] / count[k][3] : 0;
     }
     Example *ex = corpus_encode(&pairs, NULL, pairs.n, &mf->src_vocab, &mf->tgt_vocab);
+    if (opt->n_more > 0) {
+        double sum = pairscore_examples(mf, opt, ex, pairs.n, tokens);
+        examples_free(ex, pairs.n);
+        pair_tokens_free(&pairs);
+        return *tokens ? sum / *tokens : NAN;
+    }
     RunState rs = {0};
     Batch batch = {0};
     int idx[EVAL_BATCH];
@@ -112,7 +122,7 @@ int eval_run(ModelFile *mf, const char *model_path, const char *tsv_path, const 
                         "references are scored as written (case:mixed); -lc compares lowercased text\n");
 
     /* The loss first: a model whose loss is not a number is not worth translating with. */
-    res->loss = reference_loss(mf, &tsv, &res->target_tokens, res);
+    res->loss = reference_loss(mf, opt, &tsv, &res->target_tokens, res);
     res->perplexity = exp(res->loss);
     if (!isfinite(res->perplexity)) {
         int status = eval_loss_problem(model_path, tsv_path, "per target token", res->loss, err);
