@@ -214,4 +214,46 @@ check "eval --per-line --models A A: A's scores" \
 run eval "$G" "$T/test.tsv" --models "$G" "$G"
 check "eval MODEL TEST --models ...: a usage error (TEST.tsv is the one operand)" usage_error eval
 
+# ---------------------------------------------------------------- protected symbols
+
+# A language tag before every source and a placeholder in some targets: kept whole by
+# BPE (learning and applying), SentencePiece and the word tokenizer, in training and in
+# translation (the model file carries them).
+awk -F'\t' 'NR % 3 { print "<2mr> " $1 "\t" $2; next } { print "<2mr> " $1 " {name}\t{name} " $2 }' "$T/train.tsv" \
+    >"$T/tagged.tsv"
+for tok in bpe spm word; do
+    case $tok in
+        bpe) data='"tokenizer": "bpe", "bpe_merges": 300' ;;
+        spm) data='"tokenizer": "spm", "spm_vocab_size": 400' ;;
+        word) data='"tokenizer": "word"' ;;
+    esac
+    cat >"$T/sym-$tok.json" <<EOF2
+{"data": {"train": "$T/tagged.tsv", $data, "user_symbols": ["<2mr>", "{name}"]},
+ "model": {"cell": "gru", "embed": 16, "hidden": 16},
+ "train": {"batch_size": 32, "epochs": 1, "threads": 1}, "output": {"dir": "$T/sym-$tok"}}
+EOF2
+    run train --quiet "$T/sym-$tok.json"
+    check "$tok: trains with data.user_symbols" exits 0
+    M=$T/sym-$tok/model.bin
+    echo "<2mr>Hello {name}, come." >"$T/tagged.txt"
+    run translate "$M" "$T/tagged.txt" --attention-json
+    check "$tok: translate keeps the symbols whole: the source's first token is <2mr>, {name} one token" \
+        eval 'exits 0 && grep -q "\"source\":\[\"[^\"]*<2mr>\"" "$T/out" && grep -q "\"[^\"]*{name}\"" "$T/out" &&
+              ! grep -q "\"{\"" "$T/out"'
+    run info "$M" --json
+    check "$tok: nmt info shows the symbols (the model's config)" eval 'exits 0 && has "$T/out" "<2mr>"'
+done
+printf '<2mr>Hello {name}x\n' | "$NMT" bpe apply "$T/sym-bpe/model.bin" >"$T/out" 2>"$T/err"
+check "bpe apply MODEL.bin: the model's symbols whole, split off the text around them" \
+    eval '[ "$(cut -d" " -f1 "$T/out")" = "<2mr>" ] && grep -q " {name} " "$T/out"'
+printf '<2mr>Hello {name}x\n' | "$NMT" bpe apply "$F" >"$T/out" 2>"$T/err"
+check "bpe apply of a model without symbols: the tag in pieces (as before)" grep -q "<@@" "$T/out"
+sed 's/"user_symbols": \["<2mr>", "{name}"\]/"user_symbols": ["<2mr>", "<2mr>"]/' "$T/sym-bpe.json" >"$T/twice.json"
+run train "$T/twice.json"
+check "data.user_symbols with a symbol twice: exit 1, naming it" eval 'exits 1 && has "$T/err" "data.user_symbols[1]: \"<2mr>\" is given twice"'
+run train "$T/sym-bpe.json" --set 'data.user_symbols=["a b"]' --set output.dir="$T/x"
+check "--set data.user_symbols with a space: a usage error" eval 'exits 2 && has "$T/err" "holds whitespace"'
+run translate --models "$T/sym-bpe/model.bin" "$F" "$T/src.txt"
+check "an ensemble of models with other symbols: refused" exits 1
+
 finish

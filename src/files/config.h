@@ -46,6 +46,8 @@
  *                        instead of training one
  *   data.joint_vocab     false  one vocabulary for both sides (bpe: one merge list
  *                               learned from both sides)
+ *   data.user_symbols    []     protected symbols (text/text.h): strings such as
+ *                               "<2da>" or "{name}" every tokenizer keeps whole
  *   model.embed          256    embedding size
  *   model.hidden         512    recurrent state size (and attention width)
  *   model.attention      "bahdanau", "luong_dot", "luong_general", "luong_concat",
@@ -121,6 +123,12 @@
 /* config.c's table of keys has at most this many rows. */
 #define CONFIG_MAX_KEYS 96
 
+/* A list of strings (data.user_symbols): v malloc'd, n of them. */
+typedef struct {
+    char **v;
+    int n;
+} ConfigStrings;
+
 typedef struct {
     char *train, *valid;
     double valid_fraction;
@@ -133,6 +141,7 @@ typedef struct {
     int text_column, label_column;  /* a classifier's columns (1-based; label 0: the last) */
     char *spm_type, *spm_model;
     int spm_vocab_size;
+    ConfigStrings user_symbols;
     int embed, hidden;
     char *attention, *cell;
     int layers, bidirectional, input_feed, window, scaled, tie_embeddings;

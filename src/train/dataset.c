@@ -146,7 +146,7 @@ static int learn_spm(Segmenter *s, const Config *cfg, const PairTokens *pairs, c
     if (s->joint) {
         char **lines = side_lines(pairs, idx, n, 1, 1, &count);
         status = segmenter_learn_spm(&s->spm_src, (const char *const *)lines, count, cfg->spm_type,
-                                     cfg->spm_vocab_size, err);
+                                     cfg->spm_vocab_size, s->symbols, err);
         if (status == 0)
             status = segmenter_load_spm(&s->spm_tgt, s->spm_src.proto, s->spm_src.n, "the trained model", err);
         free_lines(lines, count);
@@ -155,7 +155,7 @@ static int learn_spm(Segmenter *s, const Config *cfg, const PairTokens *pairs, c
         for (int side = 0; side < 2 && status == 0; side++) {
             char **lines = side_lines(pairs, idx, n, side == 0, side == 1, &count);
             status = segmenter_learn_spm(models[side], (const char *const *)lines, count, cfg->spm_type,
-                                         cfg->spm_vocab_size, err);
+                                         cfg->spm_vocab_size, s->symbols, err);
             free_lines(lines, count);
         }
     }
@@ -188,8 +188,8 @@ static int learn_segmenter(Segmenter *s, const Config *cfg, const PairTokens *pa
     double t0 = now_seconds();
     VocabCounter *sc = vocab_counter_new(), *tc = s->joint ? sc : vocab_counter_new();
     corpus_count(pairs, idx, n, sc, tc);
-    long too_long = segmenter_learn_bpe(&s->src, sc, cfg->bpe_merges, BPE_NMT);
-    long too_long_tgt = segmenter_learn_bpe(&s->tgt, tc, cfg->bpe_merges, BPE_NMT);
+    long too_long = segmenter_learn_bpe(&s->src, sc, cfg->bpe_merges, BPE_NMT, s->symbols);
+    long too_long_tgt = segmenter_learn_bpe(&s->tgt, tc, cfg->bpe_merges, BPE_NMT, s->symbols);
     if (!s->joint) too_long += too_long_tgt;   /* joint: both learned from one count */
     if (too_long)
         console_warn(con, "%s: %ld word%s longer than %d bytes left out of learning the BPE merges", cfg->train,

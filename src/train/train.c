@@ -589,6 +589,7 @@ static int take_init_units(Run *run, ModelFile *from, Error *err)
         return error_set(err, "train.init_from: %s", why);
     }
     move_units(&run->mf, from);
+    modelfile_point_symbols(&run->mf);  /* the segmenter came with from's pointer */
     return 0;
 }
 
@@ -829,6 +830,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     run.mf.text.nfkc = !strcmp(cfg->normalization, "nfkc");
     run.mf.text.whitespace_only = tokenizer_whitespace_only((TokenizerKind)tokenizer_kind(cfg->tokenizer));
     run.mf.config_json = config_to_json(cfg);
+    if (modelfile_set_symbols(&run.mf, cfg->user_symbols.v, cfg->user_symbols.n, err)) goto done;
     if (probe_inputs(cfg, err)) goto done;
     if (rank0) {
         RunInput inputs[] = {{"the config file", opt->config_path}, {"data.train", cfg->train},
