@@ -711,6 +711,9 @@ static void test_applies(void)
         {"train.teacher_forcing_decay", "\"linear\"", CLASSIFIER, "", CLASSIFIER_IS, TRANSLATION},
         {"train.teacher_forcing_final", "0.25", CLASSIFIER, "\"train\": {\"teacher_forcing_decay\": \"linear\"}",
          CLASSIFIER_IS, TRANSLATION},
+        /* Growing vocabularies: fine-tuning only. */
+        {"train.extend_vocab", "true", "", "\"train\": {\"init_from\": \"m.bin\"}", "train.init_from is unset",
+         "give train.init_from (nmt train --init-from MODEL.bin)"},
     };
     char text[600], label[200], set[80];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -911,7 +914,7 @@ static void test_readme(void)
         snprintf(label, sizeof label, "README: the row of %s says \"%s\"", key, phrase);
         CHECK(found && found < end, label);
     }
-    CHECK(i == 47, "README: the 47 rules of keys that apply only to some setups (test_applies has a case for each) checked");
+    CHECK(i == 48, "README: the 48 rules of keys that apply only to some setups (test_applies has a case for each) checked");
 }
 
 /* data.user_symbols: a list of protected symbols, each checked as text/text.h says;

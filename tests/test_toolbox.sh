@@ -256,4 +256,70 @@ check "--set data.user_symbols with a space: a usage error" eval 'exits 2 && has
 run translate --models "$T/sym-bpe/model.bin" "$F" "$T/src.txt"
 check "an ensemble of models with other symbols: refused" exits 1
 
+# ---------------------------------------------------------------- vocabularies that grow
+
+# A model trained on one part of the data, fine-tuned on another: with train.extend_vocab
+# its vocabularies grow by the new part's units, every old one keeping its id.
+awk 'NR % 11 == 3' "$DATA" | head -n 1500 >"$T/part-b.tsv"
+awk 'NR % 11 == 7' "$DATA" | head -n 200 >"$T/test-b.tsv"
+# vocab_sizes MODEL — "SOURCE TARGET" from nmt info's vocabularies line.
+vocab_sizes() { "$NMT" info "$1" | sed -n 's/^vocabularies: \([0-9]*\) source, \([0-9]*\) target.*/\1 \2/p'; }
+# unk_target MODEL — the share of the test targets' words that are <unk> (nmt eval --json).
+unk_target() { "$NMT" eval "$1" "$T/test-b.tsv" --json 2>/dev/null | sed -n 's/.*"unk_words":\[[^,]*,\([^]]*\)\].*/\1/p'; }
+for m in gru trf; do
+    printf '{"data": {"train": "%s"}, "train": {"batch_size": 32, "epochs": 1, "threads": 1, "extend_vocab": true},
+             "output": {"dir": "%s"}}\n' "$T/part-b.tsv" "$T/grow-$m" >"$T/grow-$m.json"
+    run train "$T/grow-$m.json" --init-from "$T/$m/model.bin"
+    check "$m: fine-tuned with train.extend_vocab: says how many units it added and the <unk> shares before and after" \
+        eval 'exits 0 && grep -q "the vocabularies grown by train.extend_vocab: [1-9][0-9]* source and [1-9][0-9]* target units of the new data added" "$T/err" &&
+              grep -q "<unk> in the training units: source [0-9.]*% -> 0.00%, target [0-9.]*% -> 0.00%" "$T/err"'
+    set -- $(vocab_sizes "$T/$m/model.bin") $(vocab_sizes "$T/grow-$m/model.bin")
+    s0=$1 t0=$2 s1=$3 t1=$4
+    check "$m: the vocabularies grew ($s0 -> $s1 source, $t0 -> $t1 target)" eval '[ "$s1" -gt "$s0" ] && [ "$t1" -gt "$t0" ]'
+    sed 's/, "extend_vocab": true//; s/grow-'$m'/same-'$m'/' "$T/grow-$m.json" >"$T/same-$m.json"
+    run train "$T/same-$m.json" --init-from "$T/$m/model.bin"
+    check "$m: fine-tuned without it: the model's vocabularies as they were" \
+        eval 'exits 0 && [ "$(vocab_sizes "$T/same-$m/model.bin")" = "$(vocab_sizes "$T/$m/model.bin")" ]'
+    u1=$(unk_target "$T/same-$m/model.bin")
+    u2=$(unk_target "$T/grow-$m/model.bin")
+    check "$m: on held-out pairs of the new data, fewer target words are <unk> ($u1 -> $u2)" below "$u2" "$u1"
+    run translate "$T/grow-$m/model.bin" "$T/src.txt" --beam 2
+    check "$m: the grown model translates" eval 'exits 0 && [ "$(lines "$T/out")" = 60 ]'
+done
+# A Transformer with one embedding matrix for both sides and the output (joint vocabulary,
+# tied): both sides grow alike.
+printf '{"data": {"train": "%s", "joint_vocab": true},
+         "model": {"type": "transformer", "embed": 16, "heads": 2, "ff": 32, "layers": 1, "tie_embeddings": true},
+         "train": {"batch_size": 32, "epochs": 1, "threads": 1}, "output": {"dir": "%s"}}\n' \
+    "$T/train.tsv" "$T/joint" >"$T/joint.json"
+"$NMT" train --quiet "$T/joint.json" >/dev/null 2>&1
+sed 's/grow-gru/grow-joint/' "$T/grow-gru.json" >"$T/grow-joint.json"
+run train "$T/grow-joint.json" --init-from "$T/joint/model.bin"
+set -- $(vocab_sizes "$T/joint/model.bin") $(vocab_sizes "$T/grow-joint/model.bin")
+s0=$1 t0=$2 s1=$3 t1=$4
+check "Transformer, shared embeddings: one vocabulary grown for both sides ($s0 -> $s1)" \
+    eval 'exits 0 && [ "$s1" -gt "$s0" ] && [ "$s1" = "$t1" ] && [ "$s0" = "$t0" ]'
+# A classifier's source side grows; its labels stay.
+head -n 1000 data/sentiment.tsv >"$T/sent-a.tsv"
+tail -n 1000 data/sentiment.tsv >"$T/sent-b.tsv"
+printf '{"data": {"train": "%s"}, "model": {"type": "classifier", "embed": 8, "hidden": 8},
+         "train": {"batch_size": 32, "epochs": 1, "threads": 1}, "output": {"dir": "%s"}}\n' \
+    "$T/sent-a.tsv" "$T/cls" >"$T/cls.json"
+"$NMT" train --quiet "$T/cls.json" >/dev/null 2>&1
+printf '{"data": {"train": "%s"}, "train": {"batch_size": 32, "epochs": 1, "threads": 1, "extend_vocab": true},
+         "output": {"dir": "%s"}}\n' "$T/sent-b.tsv" "$T/grow-cls" >"$T/grow-cls.json"
+run train "$T/grow-cls.json" --init-from "$T/cls/model.bin"
+set -- $(vocab_sizes "$T/cls/model.bin") $(vocab_sizes "$T/grow-cls/model.bin")
+s0=$1 t0=$2 s1=$3 t1=$4
+check "classifier: the source vocabulary grows ($s0 -> $s1), the labels stay ($t0)" \
+    eval 'exits 0 && [ "$s1" -gt "$s0" ] && [ "$t1" = "$t0" ]'
+# A grown run resumes: the same units again, nothing more added.
+run train --resume "$T/grow-gru" --set train.epochs=2
+check "a run with train.extend_vocab resumes and goes on, its vocabularies as they were" \
+    eval 'exits 0 && [ "$(vocab_sizes "$T/grow-gru/model.bin")" = "$(vocab_sizes "$T/grow-gru/best.bin")" ] &&
+          has "$T/err" "resum"'
+run train "$T/grow-gru.json"
+check "train.extend_vocab without train.init_from: exit 1, saying it needs one" \
+    eval 'exits 1 && has "$T/err" "train.extend_vocab applies only with train.init_from (a model to fine-tune)"'
+
 finish

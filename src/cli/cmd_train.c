@@ -79,11 +79,17 @@ const OptionTable train_options = {
  * when the config file or the whole is wrong; -2 when a --set is (an unknown key, a
  * value the key refuses, a key that does not apply, a rule a --set value breaks: a
  * usage error). */
-static int load_config(Config *cfg, const char *path, ConfigOrigin origin, const StringList *sets, Error *err)
+static int load_config(Config *cfg, const char *path, ConfigOrigin origin, const StringList *sets,
+                       const char *init_from, Error *err)
 {
     if (config_load_keys(cfg, path, origin, err)) return -1;
     for (int i = 0; i < sets->n; i++)
         if (config_set(cfg, sets->v[i], err)) return -2;
+    /* --init-from is train.init_from, and the keys that apply only with it do. */
+    if (init_from) {
+        free(cfg->init_from);
+        cfg->init_from = xstrdup(init_from);
+    }
     return config_check(cfg, path, err);
 }
 
@@ -141,14 +147,11 @@ int cmd_train(void *args, const Parsed *p)
     }
     int rank = dist_rank();
     config_defaults(&cfg);
-    int status = load_config(&cfg, opt.config_path, run_dir ? CONFIG_RECORDED : CONFIG_WRITTEN, &a->sets, &err);
+    int status = load_config(&cfg, opt.config_path, run_dir ? CONFIG_RECORDED : CONFIG_WRITTEN, &a->sets,
+                             a->init_from, &err);
     if (status == 0 && run_dir) {
         free(cfg.dir);
         cfg.dir = xstrdup(path);
-    }
-    if (status == 0 && a->init_from) {
-        free(cfg.init_from);
-        cfg.init_from = xstrdup(a->init_from);
     }
     if (status == 0 && cfg.init_from) status = train_adopt_init_model(&cfg, opt.config_path, &err);
     if (status == 0) status = train_run(&cfg, &opt, &err);

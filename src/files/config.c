@@ -100,6 +100,7 @@ static const KeySpec keys[] = {
     K("train", "teacher_forcing_decay", KEY_STRING, teacher_forcing_decay, 0, 0, "none|linear"),
     K("train", "teacher_forcing_final", KEY_DOUBLE, teacher_forcing_final, 0, 1, NULL),
     K("train", "init_from", KEY_STRING, init_from, 0, 0, NULL),
+    K("train", "extend_vocab", KEY_BOOL, extend_vocab, 0, 1, NULL),
     K("output", "dir", KEY_STRING, dir, 0, 0, NULL),
 };
 #undef K
@@ -471,6 +472,7 @@ static int spm_trained(const Config *c) { return !c->spm_model; }
 static int plateau(const Config *c) { return !strcmp(c->lr_schedule, "plateau"); }
 static int linear_decay(const Config *c) { return !strcmp(c->teacher_forcing_decay, "linear"); }
 static int decays_down(const Config *c) { return !linear_decay(c) || c->teacher_forcing_final <= c->teacher_forcing; }
+static int from_model(const Config *c) { return c->init_from != NULL; }
 static int bleu_measured(const Config *c) { return strcmp(c->best_metric, "bleu") || c->valid_bleu_max > 0; }
 static int classifying(const Config *c)
 {
@@ -543,6 +545,9 @@ static const ConfigRule config_rules[] = {
      "train.best_metric \"bleu\" needs validation BLEU, which train.valid_bleu_max 0 turns off", NULL},
     {RULE_APPLIES, "train.early_stop", VALIDATION, "train.early_stop applies only with validation pairs",
      GIVE_VALIDATION},
+    {RULE_APPLIES, "train.extend_vocab", {"train.init_from"}, from_model,
+     "train.extend_vocab applies only with train.init_from (a model to fine-tune)",
+     "give train.init_from (nmt train --init-from MODEL.bin)"},
     {RULE_APPLIES, "train.teacher_forcing_final", {"train.teacher_forcing_decay"}, linear_decay,
      "train.teacher_forcing_final applies only to the linear teacher-forcing decay",
      "set train.teacher_forcing_decay to \"linear\""},

@@ -102,6 +102,10 @@
  *   train.init_from      unset  a model file (model.bin, best.bin or a checkpoint) whose
  *                               weights the run starts from (nmt train --init-from);
  *                               see config_adopt_model
+ *   train.extend_vocab   false  only with train.init_from: the new training data's units
+ *                               the model's vocabularies lack (seen data.min_count
+ *                               times, up to data.max_vocab) are added, with fresh
+ *                               embedding and output rows; every old unit keeps its id
  *   train.teacher_forcing 1.0   probability of feeding the gold previous word (below 1:
  *                               otherwise the model's own best word, scheduled sampling)
  *   train.teacher_forcing_decay "none" or "linear": from teacher_forcing down to
@@ -169,6 +173,7 @@ typedef struct {
     double teacher_forcing, teacher_forcing_final;
     char *teacher_forcing_decay;
     char *init_from;
+    int extend_vocab;
     char *dir;
     /* Per key of config.c's table (in its order): 0 left at its default or read from a
      * recorded config, else how a person gave it (CONFIG_GIVEN_*). */

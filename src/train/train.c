@@ -651,18 +651,36 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
                    (a->layers ? a->layers : 1) == (dims.layers ? dims.layers : 1) &&
                    a->bidirectional == dims.bidirectional && a->attention == dims.attention &&
                    a->input_feed == dims.input_feed && a->scaled == dims.scaled &&
-                   a->tie_embeddings == dims.tie_embeddings && init->model.n_params == run->mf.model.n_params;
-        if (!same) {  /* the config took the model's keys: a model whose sections disagree */
+                   a->tie_embeddings == dims.tie_embeddings;
+        /* Without train.extend_vocab the vocabularies are the model's: the same weights. */
+        if (!same || (!cfg->extend_vocab && init->model.n_params != run->mf.model.n_params)) {
             snprintf(why, sizeof why, "%ld parameters, the config's model has %ld", init->model.n_params,
                      run->mf.model.n_params);
             return error_set(err, "train.init_from: %s: the model does not fit the config: %s", cfg->init_from, why);
         }
-        memcpy(run->mf.model.param_mem, init->model.param_mem, sizeof(float) * init->model.n_params);
+        /* Its weights; a grown vocabulary's new rows keep the family's initialisation. */
+        if (model_grow_from(&run->mf.model, &init->model, why, sizeof why))
+            return error_set(err, "train.init_from: %s: the model does not fit the config: %s", cfg->init_from, why);
         double unk[2];
         unk_shares(&run->data, unk);
-        console_say(&run->con, "starting from the weights, vocabularies and tokenizer of %s (a new optimizer, step 0); "
-                               "%.2f%% of the training source units and %.2f%% of the target units are <unk> under "
-                               "its vocabularies", cfg->init_from, 100 * unk[0], 100 * unk[1]);
+        if (cfg->extend_vocab && model_classifies(&dims))
+            console_say(&run->con, "starting from the weights, tokenizer, vocabulary and labels of %s (a new optimizer, "
+                                   "step 0), the vocabulary grown by train.extend_vocab: %d units of the new texts "
+                                   "added (%d now); <unk> in the training texts: %.2f%% -> %.2f%%",
+                        cfg->init_from, run->data.vocab_added[0], run->mf.src_vocab.size,
+                        100 * run->data.unk_before[0], 100 * unk[0]);
+        else if (cfg->extend_vocab)
+            console_say(&run->con, "starting from the weights, tokenizer and vocabularies of %s (a new optimizer, step "
+                                   "0), the vocabularies grown by train.extend_vocab: %d source and %d target units "
+                                   "of the new data added (%d and %d now); <unk> in the training units: source "
+                                   "%.2f%% -> %.2f%%, target %.2f%% -> %.2f%%",
+                        cfg->init_from, run->data.vocab_added[0], run->data.vocab_added[1], run->mf.src_vocab.size,
+                        run->mf.tgt_vocab.size, 100 * run->data.unk_before[0], 100 * unk[0],
+                        100 * run->data.unk_before[1], 100 * unk[1]);
+        else
+            console_say(&run->con, "starting from the weights, vocabularies and tokenizer of %s (a new optimizer, step "
+                                   "0); %.2f%% of the training source units and %.2f%% of the target units are <unk> "
+                                   "under its vocabularies", cfg->init_from, 100 * unk[0], 100 * unk[1]);
     }
     adam_init(&run->mf.opt, run->mf.model.n_params, (float)cfg->learning_rate);
     say_model(run);
