@@ -266,26 +266,19 @@ static int fields_writable(const Layout *t, const ModelFile *mf, const char *pat
     return 0;
 }
 
-static void put_vocab(Bytes *b, const Vocab *v)
+/* A list of strings as SVOC, TVOC and USYM hold them: u32 count, then per string u32
+ * byte length + bytes. */
+static void put_strings(Bytes *b, char *const *s, int count)
 {
-    put_u32(b, (uint32_t)v->size);
-    for (int i = 0; i < v->size; i++) {
-        uint32_t n = (uint32_t)strlen(v->words[i]);
+    put_u32(b, (uint32_t)count);
+    for (int i = 0; i < count; i++) {
+        uint32_t n = (uint32_t)strlen(s[i]);
         put_u32(b, n);
-        put(b, v->words[i], n);
+        put(b, s[i], n);
     }
 }
 
-/* USYM: the symbols as given, as a vocabulary section holds its words. */
-static void put_symbols(Bytes *b, const UserSymbols *u)
-{
-    put_u32(b, (uint32_t)u->n);
-    for (int i = 0; i < u->n; i++) {
-        uint32_t n = (uint32_t)strlen(u->given[i]);
-        put_u32(b, n);
-        put(b, u->given[i], n);
-    }
-}
+static void put_vocab(Bytes *b, const Vocab *v) { put_strings(b, v->words, v->size); }
 
 /* SUBW after its head: under bpe and char the source's and the target's merges as
  * codes text (subword.h), under spm their SentencePiece models as a .model file holds
@@ -367,7 +360,7 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
     FILE *f = o.f;
     Bytes dims = {0}, arch = {0}, family = {0}, conf = {0}, svoc = {0}, tvoc = {0}, subw = {0}, usym = {0};
     int with_usym = mf->symbols.n > 0;
-    if (with_usym) put_symbols(&usym, &mf->symbols);
+    if (with_usym) put_strings(&usym, mf->symbols.given, mf->symbols.n);  /* as given */
     put_fields(&dims, &dims_layout, mf);
     put_fields(&arch, &arch_layout, mf);
     if (with_fam) put_fields(&family, &fam.t, mf);
@@ -526,30 +519,57 @@ static int check_dims(const ModelFile *mf, int dims_attention, long dims_params,
     return 0;
 }
 
+/* A list of strings (put_strings) of section `tag`, of at least `least` strings, each
+ * called a `what` in messages: *out (malloc'd, *count strings; free_strings), or -1
+ * with err and *out NULL. */
+static int read_strings(const Section *s, const char *tag, const char *what, uint32_t least, char ***out,
+                        uint32_t *count, const char *path, Error *err)
+{
+    Reader r = {s->p, s->len, 0};
+    *out = NULL;
+    if (take(&r, count, 4) || *count < least || *count > (r.len - r.at) / 4)
+        return error_set(err, "%s: section %s: bad %s count", path, tag, what);
+    char **strings = xcalloc(*count ? *count : 1, sizeof(char *));
+    int status = 0;
+    for (uint32_t i = 0; i < *count && status == 0; i++) {
+        uint32_t n;
+        if (take(&r, &n, 4) || n > r.len - r.at) {
+            status = error_set(err, "%s: section %s: %s %u runs past the section end", path, tag, what, i);
+            break;
+        }
+        strings[i] = xmalloc(n + 1);
+        take(&r, strings[i], n);
+        strings[i][n] = 0;
+        if (strlen(strings[i]) != n) status = error_set(err, "%s: section %s: %s %u has a NUL byte", path, tag, what, i);
+    }
+    if (status == 0 && r.at != r.len)
+        status = error_set(err, "%s: section %s: %zu unexpected bytes after its last %s", path, tag, r.len - r.at, what);
+    if (status == 0) {
+        *out = strings;
+        return 0;
+    }
+    for (uint32_t i = 0; i < *count; i++)
+        free(strings[i]);
+    free(strings);
+    return -1;
+}
+
+static void free_strings(char **s, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        free(s[i]);
+    free(s);
+}
+
 /* A vocabulary section (put_vocab) of exactly `size` words, as DIMS's `field` says. */
 static int read_vocab(const Section *s, const char *tag, const char *field, int size, Vocab *v, const char *path,
                       Error *err)
 {
-    Reader r = {s->p, s->len, 0};
+    char **words;
     uint32_t count;
-    if (take(&r, &count, 4) || count < VOCAB_SPECIALS || count > (r.len - r.at) / 4)
-        return error_set(err, "%s: section %s: bad word count", path, tag);
-    char **words = xcalloc(count, sizeof(char *));
+    if (read_strings(s, tag, "word", VOCAB_SPECIALS, &words, &count, path, err)) return -1;
     int status = 0;
-    for (uint32_t i = 0; i < count && status == 0; i++) {
-        uint32_t n;
-        if (take(&r, &n, 4) || n > r.len - r.at) {
-            status = error_set(err, "%s: section %s: word %u runs past the section end", path, tag, i);
-            break;
-        }
-        words[i] = xmalloc(n + 1);
-        take(&r, words[i], n);
-        words[i][n] = 0;
-        if (strlen(words[i]) != n) status = error_set(err, "%s: section %s: word %u has a NUL byte", path, tag, i);
-    }
-    if (status == 0 && r.at != r.len)
-        status = error_set(err, "%s: section %s: %zu unexpected bytes after its last word", path, tag, r.len - r.at);
-    if (status == 0 && count != (uint32_t)size)
+    if (count != (uint32_t)size)
         status = error_set(err, "%s: section %s holds %u words, section DIMS: field %s says %d", path, tag, count,
                            field, size);
     if (status == 0 && vocab_from_words(v, words, (int)count, err) != 0) {
@@ -557,42 +577,24 @@ static int read_vocab(const Section *s, const char *tag, const char *field, int 
         snprintf(inner, sizeof inner, "%s", err->msg);
         status = error_set(err, "%s: section %s: %s", path, tag, inner);
     }
-    for (uint32_t i = 0; i < count; i++)
-        free(words[i]);
-    free(words);
+    free_strings(words, count);
     return status;
 }
 
-/* USYM (put_symbols): the symbols, checked and normalised as a config's are. */
+/* USYM: the symbols as given (put_strings), checked and normalised as a config's are. */
 static int read_symbols(const Section *s, ModelFile *mf, const char *path, Error *err)
 {
-    Reader r = {s->p, s->len, 0};
+    char **given;
     uint32_t count;
-    if (take(&r, &count, 4) || count > USER_SYMBOLS_MAX || count > (r.len - r.at) / 4)
-        return error_set(err, "%s: section USYM: bad symbol count", path);
-    char **given = xcalloc(count ? count : 1, sizeof(char *));
+    if (read_strings(s, "USYM", "symbol", 0, &given, &count, path, err)) return -1;
     int status = 0;
-    for (uint32_t i = 0; i < count && status == 0; i++) {
-        uint32_t n;
-        if (take(&r, &n, 4) || n > r.len - r.at) {
-            status = error_set(err, "%s: section USYM: symbol %u runs past the section end", path, i + 1);
-            break;
-        }
-        given[i] = xmalloc(n + 1);
-        take(&r, given[i], n);
-        given[i][n] = 0;
-        if (strlen(given[i]) != n) status = error_set(err, "%s: section USYM: symbol %u has a NUL byte", path, i + 1);
-    }
-    if (status == 0 && r.at != r.len)
-        status = error_set(err, "%s: section USYM: %zu unexpected bytes after its last symbol", path, r.len - r.at);
+    if (count > USER_SYMBOLS_MAX) status = error_set(err, "%s: section USYM: bad symbol count", path);
     if (status == 0 && modelfile_set_symbols(mf, given, (int)count, err)) {
         char inner[ERROR_LEN];
         snprintf(inner, sizeof inner, "%s", err->msg);
         status = error_set(err, "%s: section USYM: %s", path, inner);
     }
-    for (uint32_t i = 0; i < count; i++)
-        free(given[i]);
-    free(given);
+    free_strings(given, count);
     return status;
 }
 
