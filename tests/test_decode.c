@@ -33,6 +33,7 @@
 #include "check.h"  /* defines: CHECK, check_report */
 #include "decode/decode.h" /* defines: Decoder, greedy_search, beam_search, search_run, forced_search, Hypothesis */
 #include "decode/sample.h" /* defines: Sampling, sample_support, sample_word, sample_stream */
+#include "decode/translate.h" /* defines: quality_estimates */
 #include "text/vocab.h"  /* defines: VOCAB_PAD, VOCAB_UNK, VOCAB_SOS, VOCAB_EOS */
 
 #define TOL 1e-6
@@ -554,6 +555,34 @@ static void test_unit_scores(void)
     batch_free(&batch);
 }
 
+/* Quality estimates (translate.h): a word's is the mean of its units' log-probabilities,
+ * <eos> belongs to no word, the sentence's is the mean of its words':
+ *   units -1 -2 -4 | -0.5, <eos> -3:   words -7/3 and -0.5, sentence (-7/3 - 0.5) / 2
+ *   the toy's greedy "a b" (.6, .9, <eos> .6) as one word of two units, and as two words
+ *   no unit, finished (<eos> .05): the sentence's is <eos>'s; not finished: 0 */
+static void test_quality_estimates(void)
+{
+    float word_qe[4];
+    int n_words = -1;
+    float qe = quality_estimates((float[]){-1, -2, -4, -0.5f, -3}, (unsigned char[]){0, 0, 1, 1}, 4, 1, word_qe,
+                                 &n_words);
+    CHECK(n_words == 2, "QE: units up to a word's end make one word");
+    CHECK(fabs(word_qe[0] + 7.0 / 3) < 1e-6 && fabs(word_qe[1] + 0.5) < 1e-6,
+          "QE: each word's is the mean of its units'");
+    CHECK(fabs(qe + (7.0 / 3 + 0.5) / 2) < 1e-6, "QE: the sentence's is the mean of its words', <eos> left out");
+    float ab[] = {logf(.6f), logf(.9f), logf(.6f)};
+    qe = quality_estimates(ab, (unsigned char[]){0, 1}, 2, 1, word_qe, &n_words);
+    CHECK(n_words == 1 && fabs(qe - log(.6 * .9) / 2) < 1e-6, "QE: \"a@@ b\" one word: (log .6 + log .9) / 2");
+    qe = quality_estimates(ab, (unsigned char[]){1, 1}, 2, 1, word_qe, &n_words);
+    CHECK(n_words == 2 && fabs(word_qe[0] - log(.6)) < 1e-6 && fabs(word_qe[1] - log(.9)) < 1e-6 &&
+              fabs(qe - log(.6 * .9) / 2) < 1e-6,
+          "QE: \"a b\" two words: log .6, log .9, the same sentence mean");
+    qe = quality_estimates((float[]){logf(.05f)}, (unsigned char[]){0}, 0, 1, word_qe, &n_words);
+    CHECK(n_words == 0 && fabs(qe - log(.05)) < 1e-6, "QE: an empty output: <eos>'s log-probability");
+    qe = quality_estimates((float[]){0}, (unsigned char[]){0}, 0, 0, word_qe, &n_words);
+    CHECK(n_words == 0 && qe == 0.0f, "QE: nothing at all: 0");
+}
+
 /* ---------------------------------------------------------------- forced decoding */
 
 /* forced_search feeds the given words and then <eos>, whatever the model prefers:
@@ -881,6 +910,7 @@ int main(void)
     test_batching();
     test_greedy();
     test_unit_scores();
+    test_quality_estimates();
     test_forced();
     test_prefix();
     test_sample_support();

@@ -77,6 +77,23 @@ static int most_attended(const float *attn, int row, int n_src)
 
 /* ---------------------------------------------------------------- scores and quality estimates */
 
+float quality_estimates(const float *unit_logp, const unsigned char *word_ends, int n, int finished, float *word_qe,
+                        int *n_words)
+{
+    double sentence = 0;
+    *n_words = 0;
+    for (int start = 0, i = 0; i < n; i++) {
+        if (!word_ends[i]) continue;
+        double sum = 0;
+        for (int j = start; j <= i; j++)
+            sum += unit_logp[j];
+        word_qe[*n_words] = (float)(sum / (i + 1 - start));
+        sentence += word_qe[(*n_words)++];
+        start = i + 1;
+    }
+    return *n_words ? (float)(sentence / *n_words) : finished ? unit_logp[n] : 0.0f;
+}
+
 /* t's scores from h (translate.h): each unit's log-probability, and the quality
  * estimates of the words (the model's units up to one that ends a word) and of the
  * sentence. */
@@ -86,22 +103,19 @@ static void add_scores(Translation *t, const ModelFile *mf, Hypothesis *h)
     t->unit_logp = h->unit_logp;
     h->unit_logp = NULL;
     char **units = xmalloc(sizeof(char *) * (h->len + 1));
+    unsigned char *ends = xmalloc(h->len + 1);
     for (int i = 0; i < h->len; i++)
         units[i] = (char *)vocab_word(&mf->tgt_vocab, h->words[i]);
     t->words = xmalloc(sizeof(char *) * (h->len + 1));
-    t->word_qe = xmalloc(sizeof(float) * (h->len + 1));
-    double sentence = 0;
     for (int start = 0, i = 0; i < h->len; i++) {
-        if (!segmenter_word_ends(&mf->seg, units, h->len, i)) continue;
-        double sum = 0;
-        for (int j = start; j <= i; j++)
-            sum += t->unit_logp[j];
-        t->word_qe[t->n_words] = (float)(sum / (i + 1 - start));
-        t->words[t->n_words] = segmenter_detokenize(&mf->seg, units + start, i + 1 - start);
-        sentence += t->word_qe[t->n_words++];
+        ends[i] = (unsigned char)segmenter_word_ends(&mf->seg, units, h->len, i);
+        if (!ends[i]) continue;
+        t->words[t->n_words++] = segmenter_detokenize(&mf->seg, units + start, i + 1 - start);
         start = i + 1;
     }
-    t->qe = t->n_words ? (float)(sentence / t->n_words) : h->finished ? t->unit_logp[h->len] : 0.0f;
+    t->word_qe = xmalloc(sizeof(float) * (h->len + 1));
+    t->qe = quality_estimates(t->unit_logp, ends, h->len, h->finished, t->word_qe, &t->n_words);
+    free(ends);
     free(units);
 }
 

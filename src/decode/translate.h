@@ -138,6 +138,15 @@ enum {
     TRANSLATE_PREFIX_CUT = 8,    /* its prefix is longer than TRANSLATE_MAX_SOURCE units: its start only */
 };
 
+/* Bergamot's unsupervised quality estimates of an output of n units (<eos> not
+ * counted in n): unit_logp (n + finished) each unit's log-probability, <eos>'s last
+ * when finished; word_ends (n) nonzero where a unit ends a word (the last unit always
+ * does: segmenter_word_ends). word_qe (room for n) gets each word's QE, the mean of its
+ * units' log-probabilities, *n_words of them. Returns the sentence's QE, the mean of
+ * its words'; an output with no word: <eos>'s log-probability (0 when not finished). */
+float quality_estimates(const float *unit_logp, const unsigned char *word_ends, int n, int finished, float *word_qe,
+                        int *n_words);
+
 /* Translates n lines together (one decoder batch). out[i * k + j] (k = max(1,
  * opt->nbest)) receives line i's j-th best hypothesis for j < count[i] (count may be
  * NULL when k is 1; an unreadable or empty line gets one empty hypothesis). bad[i] (may
