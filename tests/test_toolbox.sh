@@ -165,6 +165,17 @@ check "translate --prefix FILE longer than the input: translated, with a warning
     eval 'exits 0 && [ "$(lines "$T/out")" = 60 ] && has "$T/err" "long-prefix.txt: more lines than the input (60)"'
 run translate "$G" "$T/src.txt" --prefix "$T/nowhere.txt"
 check "translate --prefix of a missing file: exit 1 naming it" eval 'exits 1 && has "$T/err" "nowhere.txt"'
+run translate "$G" "$T/src.txt" --prefix "$T"
+check "translate --prefix DIRECTORY: exit 1, naming it and the option" \
+    eval 'exits 1 && has "$T/err" "$T: is a directory (from --prefix"'
+{ printf '\377\376 x\n'; tail -n +2 "$T/prefix.txt"; } >"$T/bad-prefix.txt"
+"$NMT" translate "$G" "$T/src.txt" >"$T/plain-gru.txt" 2>/dev/null
+"$NMT" translate "$G" "$T/src.txt" --prefix "$T/prefix.txt" >"$T/prefixed-gru.txt" 2>/dev/null
+run translate "$G" "$T/src.txt" --prefix "$T/bad-prefix.txt"
+check "translate --prefix with a line that is not UTF-8: that line without a prefix, a warning naming it" \
+    eval 'exits 0 && has "$T/err" "bad-prefix.txt: the prefix of line 1 is not valid UTF-8" &&
+          [ "$(head -n 1 "$T/out")" = "$(head -n 1 "$T/plain-gru.txt")" ] &&
+          [ "$(tail -n +2 "$T/out")" = "$(tail -n +2 "$T/prefixed-gru.txt")" ]'
 
 # ---------------------------------------------------------------- sampling
 

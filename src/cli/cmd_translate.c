@@ -190,6 +190,12 @@ static int open_prefix(const char *path, const LineLimit *limit, LineReader *r, 
 {
     *f = fopen(path, "rb");
     if (!*f) return error_set(err, "%s: %s (from --prefix)", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(*f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(*f);
+        *f = NULL;
+        return error_set(err, "%s: is a directory (from --prefix: a file of prefixes, one a line)", path);
+    }
     line_reader_init(r, *f, limit);
     return 0;
 }
