@@ -222,6 +222,14 @@ bench-batching: nmt
 # (docs/bench/sentiment.json, README's table): 6 settings x 5 seeds, about a minute.
 bench-sentiment: nmt
 	python3 scripts/bench/sentiment_experiment.py --jobs 2
+# How well the quality estimates of nmt translate --scores rank bad translations
+# (correlation with sentence BLEU and chrF on held-out pairs of mar, swe and fra), and
+# fine-tuning on new data with and without train.extend_vocab (issue 32): each prints
+# BENCHMARKS.md's table and writes its figures to docs/bench/ (the runs under runs/).
+bench-qe: nmt
+	python3 scripts/bench/qe_correlation.py
+bench-extend-vocab: nmt
+	python3 scripts/bench/extend_vocab.py
 # BPE on a 40,000-letter word and on a normal corpus, against the nmt of 9c1acf3 (built
 # from git archive): the learner linear, the applier n log n (issue 19). 2-3 minutes.
 bench-bpe-long-word: nmt
@@ -276,4 +284,4 @@ install-data:
 clean:
 	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-batching bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-batching bench-sentiment bench-bpe-long-word bench-qe bench-extend-vocab docs check-docs man install install-data clean

@@ -23,12 +23,16 @@ The estimates compared: QE (the sentence's), the mean log-probability per unit
 (LOGPROB / units, <eos> included), the minimum word QE, and the raw LOGPROB (which
 falls with length, whatever the quality).
 
-Writes OUT/qe.json (every figure) and prints BENCHMARKS.md's section (markdown).
-Deterministic: the same nmt and data give the same figures.
+Writes --raw (every figure, with the machine, date, commit and command; default
+docs/bench/qe.json) and prints BENCHMARKS.md's table, which --render prints again
+from a raw file (BENCHMARKS.md's generated block). Deterministic: the same nmt and
+data give the same figures; models already in OUT are reused.
 
-    python3 scripts/bench/qe_correlation.py [--out runs/qe] [--pairs 1000] [--langs mar,swe,fra]
+    python3 scripts/bench/qe_correlation.py [--out runs/qe] [--raw FILE] [--pairs 1000] [--langs mar,swe,fra]
+    python3 scripts/bench/qe_correlation.py --render docs/bench/qe.json
 
-About 15 minutes on 2 cores, most of it the three training runs.
+About 15 minutes a corpus on an idle 2-core machine (the training run; 25-30 minutes
+on a busy one), a minute or two without it.
 """
 import argparse
 import json
@@ -36,6 +40,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NMT = os.environ.get("NMT", os.path.join(ROOT, "nmt"))
@@ -179,30 +184,52 @@ def measure(lang, model, out, pairs, search):
     return result
 
 
+def render(results):
+    """BENCHMARKS.md's table, from a raw file's results."""
+    lines = ["| corpus | search | estimate | Pearson (BLEU) | Spearman (BLEU) | Spearman (chrF) | AUC, bad | "
+             "bad in lowest 10% |", "|---|---|---|---:|---:|---:|---:|---:|"]
+    for lang, by_search in results["langs"].items():
+        for search, r in by_search.items():
+            for name, e in r["estimates"].items():
+                lines.append("| %s (%d pairs) | %s | %s | %.3f | %.3f | %.3f | %.3f | %.0f%% |" % (
+                    lang, r["pairs"], search, name, e["pearson_bleu"], e["spearman_bleu"], e["spearman_chrf"],
+                    e["auc_bad"], 100 * e["bad_in_lowest_10pct"]))
+    m = results["machine"]
+    lines.append("")
+    lines.append("Measured %s at commit %s on %s (%d cores): `%s`." % (
+        results["date"], results["commit"], m["cpu"], m["cores"], results["script"]))
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(ROOT, "runs", "qe"))
+    ap.add_argument("--raw", default=os.path.join(ROOT, "docs", "bench", "qe.json"))
+    ap.add_argument("--render", metavar="FILE", help="print the table of a raw file, measuring nothing")
     ap.add_argument("--pairs", type=int, default=1000)
     ap.add_argument("--langs", default="mar,swe,fra")
     ap.add_argument("--max-pairs", type=int, default=40000, help="fra.txt's first N lines (0: all)")
     args = ap.parse_args()
+    if args.render:
+        with open(args.render, encoding="utf-8") as f:
+            print(render(json.load(f)))
+        return
     cpu = subprocess.run(["sh", "-c", "lscpu | grep 'Model name' | sed 's/.*: *//'"], capture_output=True,
                          text=True).stdout.strip()
-    results = {"cpu": cpu, "langs": {}}
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    results = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit,
+               "script": "python3 scripts/bench/qe_correlation.py " + " ".join(sys.argv[1:]),
+               "provenance": "measured", "machine": {"cpu": cpu, "cores": os.cpu_count()},
+               "pairs": args.pairs, "max_pairs": args.max_pairs, "langs": {}}
     for lang in args.langs.split(","):
         model = train(lang, args.out, args.max_pairs if lang == "fra" else 0)
         results["langs"][lang] = {"greedy": measure(lang, model, args.out, args.pairs, []),
                                   "beam 5": measure(lang, model, args.out, args.pairs, ["--beam", "5"])}
-    with open(os.path.join(args.out, "qe.json"), "w") as f:
+    with open(args.raw, "w") as f:
         json.dump(results, f, indent=1)
-    print("| corpus | search | estimate | Pearson (BLEU) | Spearman (BLEU) | Spearman (chrF) | AUC, bad | bad in lowest 10% |")
-    print("|---|---|---|---:|---:|---:|---:|---:|")
-    for lang, by_search in results["langs"].items():
-        for search, r in by_search.items():
-            for name, e in r["estimates"].items():
-                print("| %s (%d pairs) | %s | %s | %.3f | %.3f | %.3f | %.3f | %.0f%% |" % (
-                    lang, r["pairs"], search, name, e["pearson_bleu"], e["spearman_bleu"], e["spearman_chrf"],
-                    e["auc_bad"], 100 * e["bad_in_lowest_10pct"]))
+        f.write("\n")
+    print(render(results))
 
 
 if __name__ == "__main__":
