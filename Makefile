@@ -132,13 +132,20 @@ $(BUILD)/test_%: tests/test_%.c tests/*.h $(OBJ)
 $(BUILD)/set_weights: tests/tools/set_weights.c $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
 
+# A tool of tests/test_mixups.sh: a model file whose stored config and architecture
+# disagree, with valid checksums.
+$(BUILD)/set_config: tests/tools/set_config.c $(OBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
+
 # Every test binary, then the end-to-end shell test against $(NMT_BIN) (./nmt) and the
 # test of the documentation machinery (tests/test_docs.sh), and the tests of what nmt does
-# with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh) and of
-# its options, man page and installed files (tests/test_options.sh), and the decoding and
-# adaptation tools of issue 32 (tests/test_toolbox.sh).
-test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights
-	@NMT=$(NMT_BIN) TOOLS=$(BUILD) BUILD=$(BUILD) sh tests/run.sh $(TESTS) tests/test_layers.sh tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh tests/test_toolbox.sh
+# with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh), of
+# its options, man page and installed files (tests/test_options.sh), of a careless
+# user's mix-ups (tests/test_mixups.sh), of jobs that stop (tests/test_stops.sh), and
+# the decoding and adaptation tools of issue 32 (tests/test_toolbox.sh).
+test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights $(BUILD)/set_config
+	@NMT=$(NMT_BIN) TOOLS=$(BUILD) BUILD=$(BUILD) sh tests/run.sh $(TESTS) tests/test_layers.sh tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh \
+	    tests/test_mixups.sh tests/test_stops.sh tests/test_toolbox.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, objects,
 # test binaries and nmt in build-sanitize/.

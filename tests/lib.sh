@@ -1,6 +1,7 @@
 # lib.sh — what the end-to-end shell tests share (sourced, not run: test_cli.sh,
-# test_mpi.sh, test_files.sh, test_limits.sh, test_failures.sh): counting checks,
-# running nmt with its output captured, and a tiny trained model.
+# test_mpi.sh, test_files.sh, test_limits.sh, test_failures.sh, test_mixups.sh,
+# test_stops.sh): counting checks, running nmt with its output captured, and a tiny
+# trained model.
 #
 # A test sets NAME (its closing line's name) before sourcing this file from the
 # repository root: . tests/lib.sh. It gets $NMT (absolute), $DATA (data/mar.txt), $T (a
@@ -15,6 +16,10 @@
 #   usage_error CMD                       $rc is 2 and stderr one line, "nmt: ...; see
 #                                         'nmt CMD --help'" (CMD empty: 'nmt --help')
 #   tiny_model DIR                        trains a small model into DIR (DIR/model.bin)
+#   $DEFAULT_INT COMMAND...               COMMAND with SIGINT at its default action (a
+#                                         background job of a script starts ignoring it)
+#   stopped                               waits until $pid has stopped itself (SIGSTOP)
+#   finish_bg                             waits for $pid to end; sets $rc
 #   finish                                prints "NAME: N passed, M failed, K skipped"
 # Nothing here depends on a clock; the time limit only keeps a hung nmt from hanging
 # the suite.
@@ -48,6 +53,28 @@ trap 'exit 130' INT TERM HUP
 if command -v timeout >/dev/null 2>&1; then LIMIT="timeout 300"; else LIMIT=; fi
 
 run() { $LIMIT "$NMT" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
+if env --default-signal=INT true 2>/dev/null; then DEFAULT_INT="env --default-signal=INT"; else DEFAULT_INT=; fi
+# stopped — waits until $pid has stopped itself (state T in /proc/PID/stat: 0), or has
+# ended instead (1). The 300 s bound only keeps a hung nmt from hanging the suite.
+stopped() {
+    i=0
+    while [ $i -lt 30000 ]; do
+        st=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)
+        [ "$st" = T ] && return 0
+        [ -z "$st" ] || [ "$st" = Z ] && return 1
+        sleep 0.01
+        i=$((i + 1))
+    done
+    return 1
+}
+# finish_bg — waits for $pid to end (killing it after 300 s, a hang guard); sets $rc.
+finish_bg() {
+    i=0
+    while kill -0 "$pid" 2>/dev/null && [ $i -lt 6000 ]; do sleep 0.05; i=$((i + 1)); done
+    kill -9 "$pid" 2>/dev/null
+    { wait "$pid"; } 2>/dev/null
+    rc=$?
+}
 exits() { [ "$rc" -eq "$1" ]; }
 has() { grep -qF -- "$2" "$1"; }
 lines() { wc -l <"$1" | tr -d ' '; }

@@ -407,6 +407,10 @@ static void test_errors(void)
                  "train.bucket must be true or false");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"best_metric\": \"bleu\", \"valid_bleu_max\": 0}}",
                  "best_metric bleu without validation BLEU", "train.best_metric \"bleu\"", "train.valid_bleu_max 0");
+    /* A classifier's text column is not its label column (issue 27). */
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"text_column\": 2, \"label_column\": 2}, \"model\": {\"type\": "
+                 "\"classifier\"}}", "label_column = text_column", "data.label_column must not be data.text_column",
+                 "data.label_column is 2, data.text_column is 2");
     /* data.max_vocab counts the specials: 1 to 4 leaves no word (issue 19). */
     for (int n = 1; n <= 4; n++) {
         char text[96], is[32];
@@ -680,6 +684,11 @@ static void test_applies(void)
          "\"train\": {\"lr_schedule\": \"plateau\"}", "train.lr_schedule is \"inverse_sqrt\"", "\"plateau\""},
         {"train.teacher_forcing_final", "0.25", "", "\"train\": {\"teacher_forcing_decay\": \"linear\"}",
          "train.teacher_forcing_decay is \"none\"", "set train.teacher_forcing_decay to \"linear\""},
+        /* The Transformer ignored them (its decoder has no scheduled sampling): issue 27. */
+        {"train.teacher_forcing", "0.8", "\"model\": {\"type\": \"transformer\"}", "",
+         "model.type is \"transformer\"", "set model.type to \"rnn\""},
+        {"train.teacher_forcing_decay", "\"linear\"", "\"model\": {\"type\": \"transformer\"}", "",
+         "model.type is \"transformer\"", "set model.type to \"rnn\""},
         {"train.validate_every", "50", "\"data\": {\"valid_fraction\": 0}", "\"data\": {\"valid_fraction\": 0.05}",
          "data.valid is unset, data.valid_fraction is 0", "give data.valid or a data.valid_fraction above 0"},
         {"train.valid_bleu_max", "10", "\"data\": {\"valid_fraction\": 0}", "",
@@ -691,7 +700,7 @@ static void test_applies(void)
         {"model.pooling", "\"mean\"", "", CLASSIFIER, "model.type is \"rnn\"", "set model.type to \"classifier\""},
         {"data.text_column", "2", "\"model\": {\"type\": \"transformer\"}", CLASSIFIER,
          "model.type is \"transformer\"", "set model.type to \"classifier\""},
-        {"data.label_column", "1", "", CLASSIFIER, "model.type is \"rnn\"", "set model.type to \"classifier\""},
+        {"data.label_column", "2", "", CLASSIFIER, "model.type is \"rnn\"", "set model.type to \"classifier\""},
         {"train.class_weights", "\"balanced\"", "", CLASSIFIER, "model.type is \"rnn\"",
          "set model.type to \"classifier\""},
         {"model.attention", "\"luong_dot\"", CLASSIFIER, "", CLASSIFIER_IS, TRANSLATION},
@@ -914,7 +923,7 @@ static void test_readme(void)
         snprintf(label, sizeof label, "README: the row of %s says \"%s\"", key, phrase);
         CHECK(found && found < end, label);
     }
-    CHECK(i == 48, "README: the 48 rules of keys that apply only to some setups (test_applies has a case for each) checked");
+    CHECK(i == 51, "README: the 51 rules of keys that apply only to some setups (test_applies has a case for each) checked");
 }
 
 /* data.user_symbols: a list of protected symbols, each checked as text/text.h says;

@@ -63,6 +63,110 @@ run bpe apply "$T/codes-in.txt" "$T/en.txt" -o "$T/codes-in.txt"
 check "bpe apply with -o naming CODES: exit 1 (not codes), CODES untouched" \
     eval 'exits 1 && cmp -s "$T/codes-in.txt" "$T/en.txt"'
 
+# ---------------------------------------------------------------- -o over what a command only reads
+
+# -o may name a text the command transforms (above), never the model it reads, a codes
+# file, a dictionary, a train.log, another model file or a run directory's file.
+cp "$M/model.bin" "$T/m.bin"
+cp "$M/model.bin" "$T/m.copy"
+run translate "$T/m.bin" "$T/five.txt" -o "$T/m.bin"
+check "translate M.bin -o M.bin: exit 1, naming the model; the model untouched" \
+    eval 'exits 1 && has "$T/err" "$T/m.bin: -o names a model of the run" && cmp -s "$T/m.bin" "$T/m.copy"'
+ln -s "$T/m.bin" "$T/m-link.bin"
+run translate "$T/m-link.bin" "$T/five.txt" -o "$T/m.bin"
+check "translate LINK -o M.bin (LINK leads to M.bin): exit 1; the model untouched" \
+    eval 'exits 1 && has "$T/err" "names a model of the run ($T/m-link.bin)" && cmp -s "$T/m.bin" "$T/m.copy"'
+ln "$T/m.bin" "$T/m-hard.bin"
+run translate "$T/m.bin" "$T/five.txt" -o "$T/m-hard.bin"
+check "translate M.bin -o HARDLINK: exit 1; the model untouched" eval 'exits 1 && cmp -s "$T/m-hard.bin" "$T/m.copy"'
+run translate "$T/five.txt" --models "$T/m.bin" "$M/model.bin" -o "$M/model.bin"
+check "translate --models A B -o B: exit 1, naming B" \
+    eval 'exits 1 && has "$T/err" "$M/model.bin: -o names a model of the run"'
+printf 'Go.\tजा.\n' >"$T/dict.tsv"
+cp "$T/dict.tsv" "$T/dict.copy"
+run translate "$T/m.bin" "$T/five.txt" --unk-dict "$T/dict.tsv" -o "$T/dict.tsv"
+check "translate --unk-dict D -o D: exit 1, the dictionary untouched" \
+    eval 'exits 1 && has "$T/err" "--unk-dict'"'"'s dictionary" && cmp -s "$T/dict.tsv" "$T/dict.copy"'
+cp "$M/model.bin" "$T/other.bin"
+run translate "$T/m.bin" "$T/five.txt" -o "$T/other.bin"
+check "translate -o OTHER.bin (a model file it does not read): exit 1, the file untouched" \
+    eval 'exits 1 && has "$T/err" "$T/other.bin: an nmt model file" && cmp -s "$T/other.bin" "$T/m.copy"'
+cp "$M/train.log" "$T/log.copy"
+run translate "$T/m.bin" "$T/five.txt" -o "$M/train.log"
+check "translate -o RUN/train.log: exit 1, naming the run directory; train.log untouched" \
+    eval 'exits 1 && has "$T/err" "$M/train.log: a file of an nmt run directory" && cmp -s "$M/train.log" "$T/log.copy"'
+run bpe apply "$T/m.bin" "$T/five.txt" -o "$T/m.bin"
+check "bpe apply MODEL.bin IN -o MODEL.bin: exit 1, the model untouched" \
+    eval 'exits 1 && has "$T/err" "-o names CODES" && cmp -s "$T/m.bin" "$T/m.copy"'
+cp "$T/codes.expected" "$T/codes.txt"
+run bpe apply "$T/codes.txt" "$T/en.txt" -o "$T/codes.txt"
+check "bpe apply CODES IN -o CODES (a codes file): exit 1, CODES untouched" \
+    eval 'exits 1 && has "$T/err" "-o names CODES" && cmp -s "$T/codes.txt" "$T/codes.expected"'
+run bpe learn "$T/en.txt" -o "$T/m.bin"
+check "bpe learn -o MODEL.bin: exit 1, the model untouched" eval 'exits 1 && cmp -s "$T/m.bin" "$T/m.copy"'
+run plot "$M" -o "$M/train.log"
+check "plot RUN -o RUN/train.log: exit 1, naming the log it draws; train.log untouched" \
+    eval 'exits 1 && has "$T/err" "-o names the run'"'"'s train.log" && cmp -s "$M/train.log" "$T/log.copy"'
+run plot "$M" -o "$M/model.bin"
+check "plot RUN -o RUN/model.bin: exit 1, model.bin untouched" \
+    eval 'exits 1 && cmp -s "$M/model.bin" "$T/m.copy"'
+run plot "$M" -o "$M/training.svg"
+check "plot RUN -o RUN/training.svg (its own chart): exit 0" exits 0
+mkdir "$T/notrun"
+cp "$M/train.log" "$T/notrun/train.log"
+printf '<svg>my own drawing</svg>\n' >"$T/notrun/training.svg"
+run plot "$T/notrun"
+check "plot DIR where DIR/training.svg is not nmt's chart: exit 1, the file untouched" \
+    eval 'exits 1 && has "$T/err" "$T/notrun/training.svg: not a chart nmt drew" && [ "$(cat "$T/notrun/training.svg")" = "<svg>my own drawing</svg>" ]'
+cp "$T/m.bin" "$T/avg-target.bin"
+run average "$M/model.bin" "$T/m.bin" -o "$M/best.bin"
+check "average ... -o RUN/best.bin (a run directory's file): exit 1" \
+    eval 'exits 1 && has "$T/err" "$M/best.bin: a file of an nmt run directory"'
+run average "$M/model.bin" "$T/m.bin" -o "$T/avg-target.bin"
+check "average ... -o OTHER.bin (a model file, not an input): exit 0, written" exits 0
+
+# --attention-svg DIR: the pictures replace only pictures nmt drew.
+mkdir "$T/svgs"
+printf 'my notes\n' >"$T/svgs/000002.svg"
+run translate "$T/m.bin" "$T/five.txt" --attention-svg "$T/svgs"
+check "translate --attention-svg DIR holding a user's 000002.svg: exit 1, naming it, untouched, nothing drawn" \
+    eval 'exits 1 && has "$T/err" "$T/svgs/000002.svg: not a picture nmt drew" && [ "$(cat "$T/svgs/000002.svg")" = "my notes" ] && [ ! -e "$T/svgs/000001.svg" ]'
+rm "$T/svgs/000002.svg"
+run translate "$T/m.bin" "$T/five.txt" --attention-svg "$T/svgs"
+run translate "$T/m.bin" "$T/five.txt" --attention-svg "$T/svgs"
+check "translate --attention-svg DIR twice: exit 0, the pictures of the first run replaced" \
+    eval 'exits 0 && [ -s "$T/svgs/000005.svg" ]'
+run translate "$T/m.bin" "$T/five.txt" --attention-svg "$T/m.bin"
+check "translate --attention-svg FILE: exit 1 (not a directory), the file untouched" \
+    eval 'exits 1 && has "$T/err" "$T/m.bin: not a directory" && cmp -s "$T/m.bin" "$T/m.copy"'
+
+# --export-batches FILE: not an input of the run, nor a file of output.dir.
+cp "$T/tiny-train.tsv" "$T/tiny-train.copy"
+run train "$T/tiny.json" --set output.dir="$T/runs/export" --export-batches "$T/tiny-train.tsv"
+check "train --export-batches DATA.TRAIN: exit 1, naming data.train; the corpus untouched" \
+    eval 'exits 1 && has "$T/err" "--export-batches names data.train" && cmp -s "$T/tiny-train.tsv" "$T/tiny-train.copy"'
+run train "$T/tiny.json" --set output.dir="$T/runs/export" --export-batches "$T/runs/export/model.bin"
+check "train --export-batches NEW_OUTPUT_DIR/model.bin: exit 1 (no such directory), nothing made" \
+    eval 'exits 1 && has "$T/err" "$T/runs/export is not a directory" && [ ! -e "$T/runs/export" ]'
+run train "$T/tiny.json" --set output.dir="$M" --export-batches "$M/model.bin"
+check "train --export-batches OUTPUT_DIR/model.bin: exit 1, model.bin untouched" \
+    eval 'exits 1 && has "$T/err" "$M/model.bin: an nmt model file" && cmp -s "$M/model.bin" "$T/m.copy"'
+mkdir -p "$T/runs/export"
+run train "$T/tiny.json" --set output.dir="$T/runs/export" --export-batches "$T/runs/export/train.log"
+check "train --export-batches OUTPUT_DIR/train.log (a new directory): exit 1, nothing written there" \
+    eval 'exits 1 && has "$T/err" "a file nmt train writes in output.dir" && [ -z "$(ls "$T/runs/export")" ]'
+
+# -o - is standard output, as - is standard input: no file named "-" appears.
+mkdir "$T/dash"
+(cd "$T/dash" && $LIMIT "$NMT" translate "$M/model.bin" "$T/five.txt" -o - >"$T/out" 2>"$T/err")
+rc=$?
+check "translate -o -: exit 0, the translations on standard output, no file named -" \
+    eval 'exits 0 && cmp -s "$T/out" "$T/expected.txt" && [ -z "$(ls -A "$T/dash")" ]'
+(cd "$T/dash" && $LIMIT "$NMT" average "$M/model.bin" "$M/model.bin" -o - >"$T/out" 2>"$T/err")
+rc=$?
+check "average ... -o -: exit 0, a model file on standard output" \
+    eval 'exits 0 && [ "$(head -c 8 "$T/out")" = NMTMODEL ] && [ -z "$(ls -A "$T/dash")" ]'
+
 # ---------------------------------------------------------------- the run directory
 
 # data.train inside output.dir at a name nmt writes: refused before anything is written.
@@ -108,6 +212,16 @@ cp "$T/here2/config.json" "$T/here2.before"
 rc=$?
 check "nmt train config.json with output.dir \".\": exit 1, config.json untouched" \
     eval 'exits 1 && has "$T/err" "config.json" && cmp -s "$T/here2/config.json" "$T/here2.before"'
+# output.dir holding a user's own model.bin (a model kept there) and no train.lock: not
+# a run directory, and the model not this run's to replace.
+mkdir "$T/kept"
+cp "$M/model.bin" "$T/kept/model.bin"
+sed -e "s|\"dir\": \"$M\"|\"dir\": \"$T/kept\"|" "$T/tiny.json" >"$T/kept.json"
+run train --quiet "$T/kept.json"
+check "output.dir holding a user's model.bin and no train.lock: exit 1, naming it" \
+    eval 'exits 1 && has "$T/err" "$T/kept/model.bin: an nmt model file, but not of a run here"'
+check "... the model untouched, nothing written" \
+    eval 'cmp -s "$T/kept/model.bin" "$M/model.bin" && [ "$(ls "$T/kept")" = model.bin ]'
 # A directory of other files is fine: nmt writes only its own names.
 mkdir "$T/here3"
 printf 'notes\n' >"$T/here3/notes.txt"
@@ -141,6 +255,23 @@ done
 run train --quiet "$T/linked.json"
 check "links at NAME.tmp: exit 0, their target untouched" \
     eval 'exits 0 && [ "$(cat "$T/victim2.txt")" = precious ] && [ -s "$L/model.bin" ]'
+
+# --init-from LINK, LINK a symbolic link to a checkpoint of the finished run in
+# output.dir (whose checkpoints a new run there deletes): refused, by the file it leads
+# to, not by the spelling of its path; and so is a hard link to one.
+cp -r "$M" "$T/runs/fin"
+newest=$(ls "$T/runs/fin" | grep '^checkpoint-[0-9]*\.bin$' | tail -n 1)
+ln -s "$T/runs/fin/$newest" "$T/init-link.bin"
+ls "$T/runs/fin" >"$T/fin.before"
+run train "$T/tiny.json" --init-from "$T/init-link.bin" --set output.dir="$T/runs/fin"
+check "train --init-from LINK (to a checkpoint in output.dir): exit 1, naming it" \
+    eval 'exits 1 && has "$T/err" "train.init_from: $T/init-link.bin is in output.dir $T/runs/fin"'
+check "... the finished run's files all there, the link's target readable" \
+    eval 'ls "$T/runs/fin" | cmp -s - "$T/fin.before" && "$NMT" info "$T/init-link.bin" >/dev/null 2>&1'
+ln "$T/runs/fin/$newest" "$T/init-hard.bin"
+run train "$T/tiny.json" --init-from "$T/init-hard.bin" --set output.dir="$T/runs/fin"
+check "train --init-from HARDLINK (to a checkpoint in output.dir): exit 1; the run's files all there" \
+    eval 'exits 1 && has "$T/err" "is in output.dir" && ls "$T/runs/fin" | cmp -s - "$T/fin.before"'
 
 # A run directory of an older nmt (an empty train.lock) goes on being used.
 : >"$L/train.lock"

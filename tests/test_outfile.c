@@ -150,44 +150,64 @@ static const char *subdir(const char *name)
 static void test_rundir(void)
 {
     Error err;
-    int fd;
+    RunDir rd;
     RunInput none[1] = {{"the config file", NULL}};
 
     const char *made = in_dir("new/run");
-    CHECK(rundir_open(made, none, 1, 0, &fd, &err) == 0 && fd >= 0, "a missing directory is made and locked");
+    CHECK(rundir_open(made, none, 1, 0, &rd, &err) == 0 && rd.lock_fd >= 0, "a missing directory is made and locked");
     char lock[512];
     snprintf(lock, sizeof lock, "%s/train.lock", made);
     CHECK(!strncmp(text_of(lock), "nmt run directory", 17), "train.lock carries the mark");
-    close(fd);
+    rundir_close(&rd);
+    /* A run refused before it wrote anything takes away what rundir_open made. */
+    const char *fresh = in_dir("fresh/a/b");
+    CHECK(rundir_open(fresh, none, 1, 0, &rd, &err) == 0 && rd.made_lock && rd.made_dir &&
+              !strcmp(rd.made_dir, in_dir("fresh")),
+          "the outermost directory made is known");
+    struct stat st;
+    rundir_abandon(&rd);
+    CHECK(stat(in_dir("fresh"), &st) != 0 && stat(dir, &st) == 0, "rundir_abandon: the directories it made are gone");
+    const char *users = subdir("users");
+    CHECK(rundir_open(users, none, 1, 0, &rd, &err) == 0 && rd.made_lock && !rd.made_dir, "an empty directory taken");
+    rundir_abandon(&rd);
+    snprintf(lock, sizeof lock, "%s/train.lock", users);
+    CHECK(stat(users, &st) == 0 && stat(lock, &st) != 0, "... abandoned: it stays, without the train.lock made");
+    made = in_dir("new/run");  /* (in_dir's buffers are reused) */
+    CHECK(rundir_open(made, none, 1, 0, &rd, &err) == 0 && !rd.made_lock && !rd.made_dir, "a run directory taken");
+    rundir_abandon(&rd);
+    snprintf(lock, sizeof lock, "%s/train.lock", made);
+    CHECK(stat(lock, &st) == 0, "... abandoned: its train.lock stays");
 
     const char *mine = subdir("mine");
     char cfg[512];
     snprintf(cfg, sizeof cfg, "%s/config.json", mine);
     put(cfg, "{}\n");
-    CHECK(rundir_open(mine, none, 1, 0, &fd, &err) == -1 && strstr(err.msg, cfg) && strstr(err.msg, "not written by nmt"),
+    CHECK(rundir_open(mine, none, 1, 0, &rd, &err) == -1 && strstr(err.msg, cfg) && strstr(err.msg, "not written by nmt"),
           "an unmarked directory with a config.json of the user's: refused, naming it");
     snprintf(lock, sizeof lock, "%s/train.lock", mine);
-    struct stat st;
     CHECK(stat(lock, &st) != 0 && !strcmp(text_of(cfg), "{}\n"), "... before anything is written");
 
-    const char *legacy = subdir("legacy");  /* an nmt from before the lock: model files only */
+    const char *kept = subdir("kept");  /* a user's model kept in a directory of its own */
     char model[512];
-    snprintf(model, sizeof model, "%s/checkpoint.bin", legacy);
+    snprintf(model, sizeof model, "%s/model.bin", kept);
     put(model, MODELFILE_MAGIC "rest");
-    CHECK(rundir_open(legacy, none, 1, 0, &fd, &err) == 0, "an unmarked directory holding nmt model files is taken");
-    close(fd);
+    CHECK(rundir_open(kept, none, 1, 0, &rd, &err) == -1 && strstr(err.msg, model) &&
+              strstr(err.msg, "an nmt model file, but not of a run here"),
+          "an unmarked directory holding an nmt model file at model.bin: refused, naming it");
+    snprintf(lock, sizeof lock, "%s/train.lock", kept);
+    CHECK(stat(lock, &st) != 0 && !strcmp(text_of(model), MODELFILE_MAGIC "rest"), "... before anything is written");
     const char *fake = subdir("fake");
     snprintf(model, sizeof model, "%s/model.bin", fake);
     put(model, "not a model\n");
-    CHECK(rundir_open(fake, none, 1, 0, &fd, &err) == -1 && strstr(err.msg, model),
+    CHECK(rundir_open(fake, none, 1, 0, &rd, &err) == -1 && strstr(err.msg, model),
           "... but not one whose model.bin is not an nmt model file");
 
     const char *other = subdir("other");
     char notes[512];
     snprintf(notes, sizeof notes, "%s/notes.txt", other);
     put(notes, "mine\n");
-    CHECK(rundir_open(other, none, 1, 0, &fd, &err) == 0, "a directory with only files of other names is taken");
-    close(fd);
+    CHECK(rundir_open(other, none, 1, 0, &rd, &err) == 0, "a directory with only files of other names is taken");
+    rundir_close(&rd);
 
     const char *old = subdir("old");  /* a run of nmt 0.4: an empty train.lock */
     snprintf(lock, sizeof lock, "%s/train.lock", old);
@@ -195,21 +215,21 @@ static void test_rundir(void)
     char log[512];
     snprintf(log, sizeof log, "%s/train.log", old);
     put(log, "{}\n");
-    CHECK(rundir_open(old, none, 1, 0, &fd, &err) == 0, "an older run's directory (empty train.lock) is taken");
-    close(fd);
+    CHECK(rundir_open(old, none, 1, 0, &rd, &err) == 0, "an older run's directory (empty train.lock) is taken");
+    rundir_close(&rd);
     CHECK(!strncmp(text_of(lock), "nmt run directory", 17), "... and marked");
 
     char left[512];
     snprintf(left, sizeof left, "%s/model.bin.tmp-Ab12Cd", old);
     put(left, "half");
-    CHECK(rundir_open(old, none, 1, 0, &fd, &err) == 0 && stat(left, &st) != 0,
+    CHECK(rundir_open(old, none, 1, 0, &rd, &err) == 0 && stat(left, &st) != 0,
           "a killed run's temporary file is removed");
-    close(fd);
+    rundir_close(&rd);
 
     const char *foreign = subdir("foreign");
     snprintf(lock, sizeof lock, "%s/train.lock", foreign);
     put(lock, "someone else's\n");
-    CHECK(rundir_open(foreign, none, 1, 0, &fd, &err) == -1 && strstr(err.msg, lock),
+    CHECK(rundir_open(foreign, none, 1, 0, &rd, &err) == -1 && strstr(err.msg, lock),
           "a train.lock that is not nmt's: refused, naming it");
 
     const char *linked = subdir("linked");
@@ -218,46 +238,46 @@ static void test_rundir(void)
     put(victim, "precious\n");
     snprintf(at, sizeof at, "%s/train.log", linked);
     symlink(victim, at);
-    CHECK(rundir_open(linked, none, 1, 0, &fd, &err) == -1 && strstr(err.msg, at) && strstr(err.msg, "symbolic link"),
+    CHECK(rundir_open(linked, none, 1, 0, &rd, &err) == -1 && strstr(err.msg, at) && strstr(err.msg, "symbolic link"),
           "a symbolic link at train.log: refused, naming it");
     unlink(at);
     snprintf(at, sizeof at, "%s/train.lock", linked);
     symlink(victim, at);
-    CHECK(rundir_open(linked, none, 1, 0, &fd, &err) == -1 && strstr(err.msg, at),
+    CHECK(rundir_open(linked, none, 1, 0, &rd, &err) == -1 && strstr(err.msg, at),
           "a symbolic link at train.lock: refused");
     CHECK(!strcmp(text_of(victim), "precious\n"), "... the link's target untouched");
 
     const char *run = subdir("run");
-    CHECK(rundir_open(run, none, 1, 0, &fd, &err) == 0, "a run directory");
-    close(fd);
+    CHECK(rundir_open(run, none, 1, 0, &rd, &err) == 0, "a run directory");
+    rundir_close(&rd);
     char valid[512];
     snprintf(valid, sizeof valid, "%s/valid.tsv", run);
     put(valid, "a\tb\n");
     RunInput inputs[2] = {{"the config file", NULL}, {"data.train", valid}};
-    CHECK(rundir_open(run, inputs, 2, 0, &fd, &err) == -1 && strstr(err.msg, "data.train") && strstr(err.msg, valid),
+    CHECK(rundir_open(run, inputs, 2, 0, &rd, &err) == -1 && strstr(err.msg, "data.train") && strstr(err.msg, valid),
           "data.train is the run's valid.tsv: refused, naming the key and the file");
     char copy[512];
     snprintf(copy, sizeof copy, "%s/hardlink.tsv", dir);
     link(valid, copy);
     inputs[1].path = copy;
-    CHECK(rundir_open(run, inputs, 2, 0, &fd, &err) == -1, "... also through another name (a hard link)");
+    CHECK(rundir_open(run, inputs, 2, 0, &rd, &err) == -1, "... also through another name (a hard link)");
     snprintf(cfg, sizeof cfg, "%s/config.json", run);
     put(cfg, "{}\n");
     RunInput config[1] = {{"the config file", cfg}};
-    CHECK(rundir_open(run, config, 1, 0, &fd, &err) == -1 && strstr(err.msg, "the config file"),
+    CHECK(rundir_open(run, config, 1, 0, &rd, &err) == -1 && strstr(err.msg, "the config file"),
           "the config is the run's own config.json, not resuming: refused");
-    CHECK(rundir_open(run, config, 1, 1, &fd, &err) == 0, "... resuming: taken");
+    CHECK(rundir_open(run, config, 1, 1, &rd, &err) == 0, "... resuming: taken");
     /* fcntl locks belong to a process: the second nmt train is a child. */
     pid_t child = fork();
     if (child == 0) {
-        int second;
+        RunDir second;
         _exit(rundir_open(run, none, 1, 0, &second, &err) == -1 && strstr(err.msg, "in use") ? 0 : 1);
     }
     int status = -1;
     waitpid(child, &status, 0);
     CHECK(child > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
           "a second nmt train in a locked directory: refused, saying it is in use");
-    close(fd);
+    rundir_close(&rd);
 
     CHECK(rundir_is_run_file("checkpoint-12.bin") && rundir_is_run_file("best.bin") &&
               !rundir_is_run_file("checkpoint-.bin") && !rundir_is_run_file("checkpoint-1.bin.bak") &&

@@ -320,10 +320,14 @@ printf '{"data": {"train": "%s"}, "model": {"type": "classifier", "embed": 8, "h
 printf '{"data": {"train": "%s"}, "train": {"batch_size": 32, "epochs": 1, "threads": 1, "extend_vocab": true},
          "output": {"dir": "%s"}}\n' "$T/sent-b.tsv" "$T/grow-cls" >"$T/grow-cls.json"
 run train "$T/grow-cls.json" --init-from "$T/cls/model.bin"
-set -- $(vocab_sizes "$T/cls/model.bin") $(vocab_sizes "$T/grow-cls/model.bin")
-s0=$1 t0=$2 s1=$3 t1=$4
-check "classifier: the source vocabulary grows ($s0 -> $s1), the labels stay ($t0)" \
-    eval 'exits 0 && [ "$s1" -gt "$s0" ] && [ "$t1" = "$t0" ]'
+# classifier_sizes MODEL — a classifier's vocabulary size and its classes (nmt info).
+classifier_sizes() {
+    "$NMT" info "$1" | sed -n -e 's/^vocabulary: \([0-9]*\) words.*/\1/p' -e 's/^model: .* \([0-9]*\) classes$/\1/p'
+}
+set -- $(classifier_sizes "$T/cls/model.bin") $(classifier_sizes "$T/grow-cls/model.bin")
+c0=$1 s0=$2 c1=$3 s1=$4
+check "classifier: the source vocabulary grows ($s0 -> $s1), the labels stay ($c0 classes, $c1)" \
+    eval 'exits 0 && [ "$s1" -gt "$s0" ] && [ "$c0" = 2 ] && [ "$c1" = 2 ]'
 # A grown run resumes: the same units again, nothing more added.
 run train --resume "$T/grow-gru" --set train.epochs=2
 check "a run with train.extend_vocab resumes and goes on, its vocabularies as they were" \

@@ -3,9 +3,11 @@
  * Each kind of line must be written exactly as train.log has always had it (the bytes are
  * pinned here: scripts and `nmt plot` read them), and read back field for field by the
  * same code; optional fields appear only when put; a non-finite loss is a string; a
- * line of another type or an unknown event is handled as trainlog.h says; and resuming
- * cuts the log back to a checkpoint's length.
+ * line of another type or an unknown event is handled as trainlog.h says; resuming
+ * cuts the log back to a checkpoint's length; and a line a full disk cannot take is
+ * left out whole.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,16 +15,14 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "files/trainlog.h" /* defines: LogLine, trainlog_write, trainlog_parse, trainlog_reopen */
+#include "files/trainlog.h" /* defines: LogLine, TrainLog, trainlog_format, trainlog_write, trainlog_parse, trainlog_reopen */
 
 /* l as trainlog_write writes it (malloc'd). */
 static char *written(const LogLine *l)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    trainlog_write(f, l);
-    fclose(f);
+    char *buf = xmalloc(TRAINLOG_LINE_MAX);
+    size_t n = trainlog_format(l, buf, TRAINLOG_LINE_MAX);
+    CHECK(n < TRAINLOG_LINE_MAX && strlen(buf) == n, "a line fits TRAINLOG_LINE_MAX");
     return buf;
 }
 
@@ -63,9 +63,17 @@ static void test_lines(void)
                                       [LF_UNIGRAM_VALID_LOSS] = 6.1234567}};
     check_line(&start, "{\"event\":\"start\",\"train_pairs\":30352,\"valid_pairs\":3373,\"src_vocab\":4919,"
                        "\"tgt_vocab\":10000,\"parameters\":8802546,\"unigram_valid_loss\":6.123457}\n", "start line");
-    LogLine valid = {LOG_VALIDATION, .v = {[LF_STEP] = 500, [LF_EPOCH] = 1, [LF_VALID_LOSS] = 2.5, [LF_VALID_PPL] = 12.18249,
+    LogLine valid = {LOG_VALIDATION, .v = {[LF_STEP] = 500, [LF_EPOCH] = 1, [LF_VALID_LOSS] = 0.5,
                                            [LF_LEARNING_RATE] = 0.001, [LF_BEST] = 1, [LF_SECONDS] = 3.456,
                                            [LF_ELAPSED] = 61.254}};
+    log_put(&valid, LF_VALID_ACCURACY, 0.8125);
+    check_line(&valid, "{\"event\":\"validation\",\"step\":500,\"epoch\":1,\"valid_loss\":0.500000,"
+                       "\"valid_accuracy\":0.812500,\"learning_rate\":0.001,\"best\":true,\"seconds\":3.46,"
+                       "\"elapsed\":61.25}\n", "a classifier's validation line: accuracy, no perplexity");
+    valid = (LogLine){LOG_VALIDATION, .v = {[LF_STEP] = 500, [LF_EPOCH] = 1, [LF_VALID_LOSS] = 2.5,
+                                            [LF_LEARNING_RATE] = 0.001, [LF_BEST] = 1, [LF_SECONDS] = 3.456,
+                                            [LF_ELAPSED] = 61.254}};
+    log_put(&valid, LF_VALID_PPL, 12.18249);
     check_line(&valid, "{\"event\":\"validation\",\"step\":500,\"epoch\":1,\"valid_loss\":2.500000,\"valid_ppl\":12.1825,"
                        "\"learning_rate\":0.001,\"best\":true,\"seconds\":3.46,\"elapsed\":61.25}\n",
                "validation line without BLEU");
@@ -123,6 +131,19 @@ static void test_reading(void)
           "best must be a boolean");
 }
 
+/* The whole text of path (malloc'd; "" if unreadable). */
+static char *file_text(const char *path)
+{
+    char *buf = xcalloc(4096, 1);
+    FILE *r = fopen(path, "r");
+    if (r) {
+        size_t n = fread(buf, 1, 4095, r);
+        buf[n] = 0;
+        fclose(r);
+    }
+    return buf;
+}
+
 static void test_reopen(void)
 {
     char path[] = "/tmp/nmt-test-trainlog-XXXXXX";
@@ -135,27 +156,68 @@ static void test_reopen(void)
     long cut = -1;
     char warning[256];
     Error err;
-    FILE *f = trainlog_reopen(path, 24, &cut, warning, sizeof warning, &err);
-    CHECK(f && cut == 2 && warning[0] == 0, "reopen at a checkpoint's length: the 2 lines after it cut");
-    if (f) {
-        trainlog_write(f, &(LogLine){LOG_LR_DECAY, .v = {[LF_STEP] = 20, [LF_LEARNING_RATE] = 0.5}});
-        fclose(f);
+    TrainLog log;
+    int opened = trainlog_reopen(&log, path, 24, &cut, warning, sizeof warning, &err) == 0;
+    CHECK(opened && cut == 2 && warning[0] == 0 && log.bytes == 24,
+          "reopen at a checkpoint's length: the 2 lines after it cut");
+    if (opened) {
+        trainlog_write(&log, &(LogLine){LOG_LR_DECAY, .v = {[LF_STEP] = 20, [LF_LEARNING_RATE] = 0.5}});
+        trainlog_close(&log);
     }
-    char buf[256] = "";
-    FILE *r = fopen(path, "r");
-    size_t n = r ? fread(buf, 1, sizeof buf - 1, r) : 0;
-    buf[n] = 0;
-    if (r) fclose(r);
+    char *buf = file_text(path);
     CHECK(!strcmp(buf, "{\"step\":10}\n{\"step\":20}\n{\"event\":\"lr_decay\",\"step\":20,\"learning_rate\":0.5}\n"),
           "reopen: new lines follow the kept ones");
-    f = trainlog_reopen(path, 100000, &cut, warning, sizeof warning, &err);
-    CHECK(f && cut == 0 && strstr(warning, "is shorter") && strstr(warning, path), "a log shorter than the "
+    free(buf);
+    opened = trainlog_reopen(&log, path, 100000, &cut, warning, sizeof warning, &err) == 0;
+    CHECK(opened && cut == 0 && strstr(warning, "is shorter") && strstr(warning, path), "a log shorter than the "
           "checkpoint says: appended to, with a warning naming it");
-    if (f) fclose(f);
+    if (opened) trainlog_close(&log);
     unlink(path);
-    CHECK(trainlog_reopen("/nonexistent-dir/train.log", 0, &cut, warning, sizeof warning, &err) == NULL &&
+    CHECK(trainlog_reopen(&log, "/nonexistent-dir/train.log", 0, &cut, warning, sizeof warning, &err) == -1 &&
               strstr(err.msg, "/nonexistent-dir/train.log"),
           "an unwritable log: an error naming it");
+}
+
+/* A disk that fills while a line is written (the hook's full_at, as
+ * NMT_FULL_DISK_AT=train.log@BYTES sets it): the line is left out whole, counted as
+ * lost with its step and reason, and the lines after the disk has room again follow
+ * the last whole one. */
+static void test_full_disk(void)
+{
+    char path[] = "/tmp/nmt-test-trainlog-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "a temporary file");
+    if (fd < 0) return;
+    close(fd);
+    TrainLog log;
+    Error err;
+    if (trainlog_create(&log, path, &err)) {
+        CHECK(0, "trainlog_create");
+        return;
+    }
+    LogLine step = {LOG_STEP, .v = {[LF_STEP] = 1, [LF_EPOCH] = 1, [LF_LOSS] = 2}};
+    CHECK(trainlog_write(&log, &step) == 0, "a line written");
+    long one = log.bytes;
+    log.full_at = one + 10;  /* the next line fills the disk in its middle */
+    step.v[LF_STEP] = 2;
+    CHECK(trainlog_write(&log, &step) == -1 && log.lost == 1 && log.first_step == 2 && log.first_errno == ENOSPC &&
+              log.bytes == one,
+          "a line the disk cannot take: -1, lost 1 (step 2, ENOSPC), the length unchanged");
+    char *text = file_text(path);
+    CHECK(strlen(text) == (size_t)one && text[one - 1] == '\n', "... the file ends with the last whole line");
+    free(text);
+    step.v[LF_STEP] = 3;
+    CHECK(trainlog_write(&log, &step) == -1 && log.lost == 2 && log.first_step == 2, "the next: lost too, counted");
+    log.full_at = -1;  /* room again */
+    step.v[LF_STEP] = 4;
+    CHECK(trainlog_write(&log, &step) == 0 && log.lost == 2, "room again: written");
+    trainlog_close(&log);
+    text = file_text(path);
+    CHECK(strstr(text, "\"step\":1,") && !strstr(text, "\"step\":2,") && !strstr(text, "\"step\":3,") &&
+              strstr(text, "}\n{\"step\":4,"),
+          "the log: steps 1 and 4, whole, one after the other");
+    free(text);
+    unlink(path);
 }
 
 int main(void)
@@ -163,5 +225,6 @@ int main(void)
     test_lines();
     test_reading();
     test_reopen();
+    test_full_disk();
     return check_report("test_trainlog");
 }

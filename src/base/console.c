@@ -1,5 +1,6 @@
 #include "base/console.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,9 @@ static void say_line(Console *c, const char *prefix, const char *fmt, va_list ap
     console_clear(c);
     char line[2 * ERROR_LEN];
     vsnprintf(line, sizeof line, fmt, ap);
-    fprintf(c->f, "nmt: %s%s\n", prefix, line);
+    if (c->gone) return;
+    errno = 0;
+    if (fprintf(c->f, "nmt: %s%s\n", prefix, line) < 0 && errno == EPIPE) c->gone = 1;
 }
 
 void console_say(Console *c, const char *fmt, ...)
@@ -49,7 +52,7 @@ void console_warn(Console *c, const char *fmt, ...)
 void console_progress(Console *c, int epoch, int epochs, long done, long total, long step, double loss, double tps,
                       double elapsed, double eta)
 {
-    if (!c->live) return;
+    if (!c->live || c->gone) return;
     double now = now_seconds();
     if (done < total && c->drawn && now - c->last_draw < 0.1) return;
     c->last_draw = now;
@@ -70,7 +73,7 @@ void console_progress(Console *c, int epoch, int epochs, long done, long total, 
 
 void console_clear(Console *c)
 {
-    if (!c->live || !c->drawn) return;
+    if (!c->live || !c->drawn || c->gone) return;
     fputs("\r\033[K", c->f);
     fflush(c->f);
     c->drawn = 0;

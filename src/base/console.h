@@ -12,6 +12,10 @@
  * so that they never mix with the bar. When stderr is not a terminal (a log file, a
  * pipe, CI), console_live is 0 and nothing is drawn: the caller writes its plain
  * periodic lines instead.
+ *
+ * A reader that goes away (nmt train 2>&1 | head -3; the pipe's reader killed) makes a
+ * write fail with EPIPE where SIGPIPE is ignored, as nmt train ignores it: the console
+ * then writes nothing more (c->gone), and training goes on.
  */
 #ifndef CONSOLE_H
 #define CONSOLE_H
@@ -24,6 +28,7 @@ typedef struct {
     int live;          /* a terminal: the bar is drawn */
     int drawn;         /* the bar is on the current line now */
     double last_draw;  /* now_seconds() of the last drawing */
+    int gone;          /* a write failed with EPIPE: no one reads f any more */
 } Console;
 
 /* live if not quiet, f is a terminal and TERM is not "dumb". */

@@ -52,8 +52,18 @@ void testhook_pause_at_step(long step)
     }
 }
 
-int testhook_full_disk(const char *path)
+long testhook_full_disk_bytes(const char *path)
 {
     const char *name = getenv("NMT_FULL_DISK_AT"), *base = strrchr(path, '/');
-    return name && *name && !strcmp(name, base ? base + 1 : path);
+    base = base ? base + 1 : path;
+    if (!name || !*name) return -1;
+    const char *at = strchr(name, '@');
+    size_t len = at ? (size_t)(at - name) : strlen(name);
+    if (strlen(base) != len || strncmp(name, base, len)) return -1;
+    if (!at) return 0;
+    char *end;
+    long bytes = strtol(at + 1, &end, 10);
+    return at[1] && !*end && bytes >= 0 ? bytes : 0;
 }
+
+int testhook_full_disk(const char *path) { return testhook_full_disk_bytes(path) == 0; }

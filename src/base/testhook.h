@@ -23,6 +23,8 @@
  * a full disk: its bytes go to /dev/full, so the flush fails with ENOSPC, through the
  * same error path a real full disk takes (tests/test_cli.sh: a checkpoint that cannot
  * be written leaves the one before it whole). Unset or empty: nothing happens.
+ * NMT_FULL_DISK_AT=train.log@BYTES fills the disk under train.log at byte BYTES of it
+ * instead: no byte past it is written (files/trainlog.h), however the lines fall.
  */
 #ifndef TESTHOOK_H
 #define TESTHOOK_H
@@ -33,6 +35,9 @@
  * at the first call. */
 void testhook_pause_at_step(long step);
 
-/* 1 if NMT_FULL_DISK_AT names path's last component. */
+/* 1 if NMT_FULL_DISK_AT names path's last component (NAME, or NAME@0). */
 int testhook_full_disk(const char *path);
+/* Where NMT_FULL_DISK_AT=NAME@BYTES fills the disk under path (NAME its last
+ * component): BYTES; 0 for NAME alone; -1 if it names another file, or is unset. */
+long testhook_full_disk_bytes(const char *path);
 #endif

@@ -1,6 +1,7 @@
 #include "base/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* The longest run of s[0..len-1] without a space: its start, and its length in *run. */
 static size_t longest_run(const char *s, size_t len, size_t *run)
@@ -167,6 +169,18 @@ int read_whole_file(const char *path, unsigned char **data, size_t *len, Error *
         return error_set(err, "%s: read error", path);
     }
     return 0;
+}
+
+int file_begins_with(const char *path, const void *head, size_t n)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char *got = xmalloc(n ? n : 1);
+    struct stat st;
+    int begins = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, got, n) == (ssize_t)n && !memcmp(got, head, n);
+    close(fd);
+    free(got);
+    return begins;
 }
 
 int same_file(const char *a, const char *b)

@@ -55,6 +55,9 @@ double now_seconds(void);                   /* monotonic clock */
 int read_whole_file(const char *path, unsigned char **data, size_t *len, Error *err);
 /* 1 if paths a and b name the same existing file or directory (device and inode). */
 int same_file(const char *a, const char *b);
+/* 1 if path is a regular file (a symbolic link is not followed: 0) whose first n bytes
+ * are head's: a file of a kind that says what it is at its start. */
+int file_begins_with(const char *path, const void *head, size_t n);
 
 /* The most memory this process can have, in bytes, as far as this machine says: the
  * smallest of RAM plus swap (/proc/meminfo), the cgroup's memory.max and the address-

@@ -1,7 +1,9 @@
 /* cmd_average.c — nmt average: the mean of several checkpoints' weights (train/average.h). */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/commands.h"  /* defines: OptionTable, Parsed, usage_error, fail */
+#include "files/targets.h" /* defines: target_check */
 #include "train/average.h" /* defines: average_models */
 
 typedef struct {
@@ -42,7 +44,11 @@ int cmd_average(void *args, const Parsed *p)
     if (a->out.n == 0) return usage_error(&average_options, "average: needs -o AVERAGE.bin");
     const char *out = a->out.v[0];
     Error err;
+    /* (average_models refuses an output that is one of the models itself.) */
+    if (target_check("-o", out, TARGET_MODEL, NULL, 0, NULL, &err)) return fail(&err);
+    keep_going_without_reader(out);
     if (average_models((const char *const *)p->operands, p->n_operands, out, &err)) return fail(&err);
-    fprintf(stderr, "nmt: wrote %s, the average of %d models\n", out, p->n_operands);
+    fprintf(stderr, "nmt: wrote %s, the average of %d models\n", strcmp(out, "-") ? out : "standard output",
+            p->n_operands);
     return 0;
 }

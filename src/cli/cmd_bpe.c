@@ -4,6 +4,7 @@
 
 #include "cli/bpetool.h"  /* defines: BpeToolOptions, bpe_tool_learn(_usage), bpe_tool_apply(_usage), bpe_tool_join */
 #include "cli/commands.h" /* defines: OptionTable, Parsed, usage_error, fail, output_done */
+#include "files/targets.h" /* defines: TargetInput, target_check */
 
 typedef struct {
     BpeToolOptions opt;
@@ -101,8 +102,12 @@ int cmd_bpe(void *args, const Parsed *p)
     Error err;
     if (apply && bpe_tool_apply_usage(opt, inputs, n_inputs, &err)) return usage_error(&bpe_options, "%s", err.msg);
     if (learn && bpe_tool_learn_usage(opt, &err)) return usage_error(&bpe_options, "%s", err.msg);
+    /* -o may name an INPUT (read to its end first), never CODES. */
+    TargetInput codes = {"CODES", opt->codes};
+    if (a->out_path && target_check("-o", a->out_path, TARGET_TEXT, &codes, 1, NULL, &err)) return fail(&err);
     OutFile of = {.f = stdout};
     if (a->out_path && outfile_open(&of, a->out_path, &err)) return fail(&err);
+    keep_going_without_reader(a->out_path);
     int status = learn ? bpe_tool_learn(inputs, n_inputs, of.f, opt, &err)
                : apply ? bpe_tool_apply(inputs, n_inputs, of.f, opt, &err)
                        : bpe_tool_join(inputs, n_inputs, of.f, &opt->lines, &err);

@@ -1,12 +1,11 @@
 /* cmd_classify.c — nmt classify: a classifier's label for each line (decode/classify.h). */
-#include <errno.h>
 #include <stdio.h>
-#include <string.h>
-#include <sys/stat.h>
 
 #include "cli/commands.h"    /* defines: OptionTable, Parsed, usage_error, fail, output_done */
-#include "decode/classify.h" /* defines: ClassifyOptions, classify_stream */
+#include "decode/classify.h" /* defines: ClassifyOptions, classify_stream, classify_trained_columns */
+#include "decode/heatmap.h"  /* defines: heatmap_prepare_dir */
 #include "files/modelfile.h" /* defines: ModelFile, modelfile_read */
+#include "files/targets.h"   /* defines: TargetInput, target_check */
 #include "kernels/blas.h"    /* defines: blas_set_threads */
 #include "layers/pooling.h"  /* defines: POOL_ATTENTION, pooling_name */
 
@@ -51,9 +50,10 @@ const OptionTable classify_options = {
     .epilogue =
         "\n"
         "A line with no words gets an empty output line and a warning; a line of more than\n"
-        "1000 words (pieces) is classified by its first 1000, with a warning. Exit 0, 1 on an\n"
-        "error (an unreadable model or input, a translation model, a write error), 2 usage\n"
-        "error.\n",
+        "1000 words (pieces) is classified by its first 1000, with a warning. A line with tabs\n"
+        "is read as training read data.train: its text is the model's data.text_column, the\n"
+        "other columns (a gold label) are left out, with a note. Exit 0, 1 on an error (an\n"
+        "unreadable model or input, a translation model, a write error), 2 usage error.\n",
     .args_size = sizeof(ClassifyArgs),
 };
 
@@ -66,7 +66,7 @@ static int classify_input(FILE *in, const char *name, void *ctx, Error *err)
 int cmd_classify(void *args, const Parsed *p)
 {
     ClassifyArgs *a = args;
-    const ClassifyOptions *opt = &a->opt;
+    ClassifyOptions *opt = &a->opt;
     if (p->n_operands == 0) return usage_error(&classify_options, "classify: missing MODEL.bin");
     const char *model = p->operands[0];
     char *const *inputs = p->operands + 1;
@@ -76,6 +76,8 @@ int cmd_classify(void *args, const Parsed *p)
         return usage_error(&classify_options, "classify: standard input (-) can be read only once");
     ModelFile mf;
     Error err;
+    TargetInput model_input = {"the model", model};
+    if (a->out_path && target_check("-o", a->out_path, TARGET_TEXT, &model_input, 1, NULL, &err)) return fail(&err);
     blas_set_threads(a->threads);
     if (modelfile_read(model, &mf, &err)) return fail(&err);
     int status = 0;
@@ -85,10 +87,13 @@ int cmd_classify(void *args, const Parsed *p)
     else if (opt->attention_svg && mf.model.dims.pooling != POOL_ATTENTION)
         status = error_set(&err, "%s: --attention-svg draws attention pooling's weights; this classifier pools by "
                                  "%s", model, pooling_name(mf.model.dims.pooling));
-    if (status == 0 && opt->attention_svg && mkdir(opt->attention_svg, 0777) != 0 && errno != EEXIST)
-        status = error_set(&err, "%s: cannot create: %s", opt->attention_svg, strerror(errno));
+    if (status == 0 && opt->attention_svg) status = heatmap_prepare_dir(opt->attention_svg, &err);
+    int label_column = -1;
+    opt->text_column = -1;
+    classify_trained_columns(&mf, &opt->text_column, &label_column);
     OutFile of = {.f = stdout};
     if (status == 0 && a->out_path) status = outfile_open(&of, a->out_path, &err);
+    keep_going_without_reader(a->out_path);
     StreamJob job = {&mf, of.f, opt, 0};
     if (status == 0) status = read_inputs(inputs, n_inputs, classify_input, &job, &err);
     status = output_done(&of, status, &err);

@@ -20,14 +20,15 @@ typedef struct {
 } EvalArgs;
 
 /* The options of one kind of model only, and of one use (Option.group): translating
- * and scoring with BLEU, or scoring each pair (--per-line). */
-enum { FOR_TRANSLATION = 1, FOR_CLASSIFIER = 2, FOR_BLEU = 4, FOR_PER_LINE = 8, JSON = 16 };
+ * and scoring with BLEU, or scoring each pair (--per-line); and --length-penalty, which
+ * applies only with --beam. */
+enum { FOR_TRANSLATION = 1, FOR_CLASSIFIER = 2, FOR_BLEU = 4, FOR_PER_LINE = 8, JSON = 16, GIVEN_LENGTH_PENALTY = 32 };
 
 static const Option eval_rows[] = {
     {"--json", OPT_FLAG, OPTION_AT(EvalArgs, json), .group = JSON, .help = "one JSON object instead of text"},
     {OPTION_BEAM(EvalArgs, opt.beam), .group = FOR_TRANSLATION | FOR_BLEU, .term = "--beam K, --length-penalty A", .gap = 3,
      .help = "decode as nmt translate does (default greedy)"},
-    {OPTION_LENGTH_PENALTY(EvalArgs, opt.length_penalty), .group = FOR_TRANSLATION | FOR_BLEU},
+    {OPTION_LENGTH_PENALTY(EvalArgs, opt.length_penalty), .group = FOR_TRANSLATION | FOR_BLEU | GIVEN_LENGTH_PENALTY},
     {OPTION_TOKENIZE(EvalArgs, metric.tokenize), .group = FOR_TRANSLATION | FOR_BLEU,
      .term = "-tok, --tokenize NAME, -l, --language-pair SRC-TGT, -lc, --lowercase",
      .help = "BLEU's tokeniser and case, as for nmt score"},
@@ -113,15 +114,18 @@ int cmd_eval(void *args, const Parsed *p)
     EvalArgs *a = args;
     int n_models = a->models.n;
     if (too_many_operands(&eval_options, p, n_models ? 1 : 2)) return 2;
+    if (a->word_scores) a->per_line = 1;
+    if (a->per_line && (p->groups & (FOR_BLEU | JSON)))
+        return usage_error(&eval_options, "eval: --per-line scores the given targets, one line each: --beam, "
+                                          "--length-penalty, --json and the BLEU options do not apply");
+    if ((p->groups & GIVEN_LENGTH_PENALTY) && a->opt.beam <= 1)
+        return usage_error(&eval_options, "eval: --length-penalty scores beam search; greedy search (no --beam K "
+                                          "above 1) has no use for it");
     if (p->n_operands < (n_models ? 1 : 2))
         return usage_error(&eval_options, n_models ? "eval: needs TEST.tsv" : "eval: needs MODEL.bin and TEST.tsv");
     char *const *models = n_models ? a->models.v : p->operands;
     const char *model = models[0], *test = p->operands[n_models ? 0 : 1];
     if (n_models == 0) n_models = 1;
-    if (a->word_scores) a->per_line = 1;
-    if (a->per_line && (p->groups & (FOR_BLEU | JSON)))
-        return usage_error(&eval_options, "eval: --per-line scores the given targets, one line each: --beam, "
-                                          "--length-penalty, --json and the BLEU options do not apply");
     EvalScoring scoring = {0};
     metric_resolve(&a->metric, &scoring.metric, &scoring.tokenize_given);
     blas_set_threads(a->threads);
@@ -136,6 +140,11 @@ int cmd_eval(void *args, const Parsed *p)
                                                        "models"
                                                      : "eval: %s is a translation model: --text-column and "
                                                        "--label-column apply only to classifiers", model);
+    }
+    if (classifier && a->text_col >= 1 && a->text_col == a->label_col) {
+        modelfile_free(&mf);
+        return usage_error(&eval_options, "eval: --text-column %d and --label-column %d are the same column: the "
+                                          "labels would be read as the text", a->text_col, a->label_col);
     }
     if (classifier) {
         int status = eval_classifier(&mf, model, test, a);

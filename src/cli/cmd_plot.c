@@ -1,7 +1,12 @@
 /* cmd_plot.c — nmt plot: a run's train.log as an SVG chart (train/plot.h). */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "cli/commands.h" /* defines: OptionTable, Parsed, usage_error, fail */
+#include "files/targets.h" /* defines: TargetInput, target_check */
+#include "io/svg.h"       /* defines: svg_file_is_nmts */
 #include "train/plot.h"   /* defines: plot_training */
 
 typedef struct {
@@ -28,6 +33,27 @@ const OptionTable plot_options = {
     .args_size = sizeof(PlotArgs),
 };
 
+/* -o may not name the run's train.log, a model or another file of a run directory
+ * (files/targets.h); without -o, RUN_DIR/training.svg may be replaced only by nmt's own
+ * chart. 0, or -1 with err. */
+static int check_plot_output(const char *run_dir, const char *out, Error *err)
+{
+    size_t n = strlen(run_dir) + sizeof "/training.svg";
+    char *log = xmalloc(n), *chart = xmalloc(n);
+    snprintf(log, n, "%s/train.log", run_dir);
+    snprintf(chart, n, "%s/training.svg", run_dir);
+    TargetInput input = {"the run's train.log", log};
+    struct stat st;
+    int status = 0;
+    if (out) status = target_check("-o", out, TARGET_TEXT, &input, 1, "training.svg", err);
+    else if (lstat(chart, &st) == 0 && !svg_file_is_nmts(chart))
+        status = error_set(err, "%s: not a chart nmt drew, and plot would replace it: move it, or give -o FILE.svg",
+                           chart);
+    free(log);
+    free(chart);
+    return status;
+}
+
 int cmd_plot(void *args, const Parsed *p)
 {
     const PlotArgs *a = args;
@@ -35,6 +61,8 @@ int cmd_plot(void *args, const Parsed *p)
     if (p->n_operands == 0) return usage_error(&plot_options, "plot: missing RUN_DIR");
     char warning[ERROR_LEN];
     Error err;
+    if (check_plot_output(p->operands[0], a->out, &err)) return fail(&err);
+    keep_going_without_reader(a->out ? a->out : p->operands[0]);  /* without -o: RUN_DIR/training.svg */
     int status = plot_training(p->operands[0], a->out, warning, sizeof warning, &err);
     if (warning[0]) fprintf(stderr, "nmt: warning: %s\n", warning);
     return status ? fail(&err) : 0;

@@ -8,8 +8,11 @@
 
 #include "cli/commands.h"   /* defines: OptionTable, Parsed, usage_error, fail */
 #include "files/config.h"   /* defines: Config, config_load_keys, config_set, config_check */
+#include "files/rundir.h"   /* defines: rundir_is_run_file */
+#include "files/targets.h"  /* defines: TargetInput, target_check */
 #include "train/dist.h"     /* defines: dist_init, dist_rank, dist_size, dist_barrier, dist_finalize, dist_abort */
-#include "train/train.h"    /* defines: TrainOptions, train_run, train_adopt_init_model */
+#include "train/init_model.h" /* defines: train_adopt_init_model */
+#include "train/train.h"    /* defines: TrainOptions, train_run */
 
 typedef struct {
     TrainOptions opt;         /* --quiet, --verbose, --resume, --export-batches */
@@ -70,15 +73,19 @@ const OptionTable train_options = {
     .epilogue =
         "\n"
         "SIGINT (Ctrl-C) or SIGTERM stops training after the current step with a checkpoint\n"
-        "(a second one stops at once): exit status 130 or 143. Exit status 1: an error.\n",
+        "(a second one stops at once): exit status 130 or 143. Exit status 1: an error.\n"
+        "A reader of the messages that goes away (nmt train ... 2>&1 | head) does not stop\n"
+        "training: it goes on, and writes no more messages.\n",
     .args_size = sizeof(TrainArgs),
 };
 
-/* The config at path with the --set overrides applied, then checked as a whole. A run
- * directory's config.json is one nmt recorded (config.h: ConfigOrigin). Returns 0; -1
- * when the config file or the whole is wrong; -2 when a --set is (an unknown key, a
- * value the key refuses, a key that does not apply, a rule a --set value breaks: a
- * usage error). */
+/* The config at path with the --set overrides and --init-from (init_from, or NULL)
+ * applied, then checked as a whole; with train.init_from, the whole is checked once it
+ * has the model's architecture (train_adopt_init_model), which may make keys apply that
+ * do not apply to the config alone (model.heads for a Transformer). A run directory's
+ * config.json is one nmt recorded (config.h: ConfigOrigin). Returns 0; -1 when the
+ * config file or the whole is wrong; -2 when a --set is (an unknown key, a value the
+ * key refuses, a key that does not apply, a rule a --set value breaks: a usage error). */
 static int load_config(Config *cfg, const char *path, ConfigOrigin origin, const StringList *sets,
                        const char *init_from, Error *err)
 {
@@ -90,7 +97,7 @@ static int load_config(Config *cfg, const char *path, ConfigOrigin origin, const
         free(cfg->init_from);
         cfg->init_from = xstrdup(init_from);
     }
-    return config_check(cfg, path, err);
+    return cfg->init_from ? 0 : config_check(cfg, path, err);
 }
 
 /* s as one word a POSIX shell reads back as s: as it is if it is made of characters no
@@ -112,6 +119,44 @@ static void print_shell_word(FILE *f, const char *s)
     fputc('\'', f);
 }
 
+/* data.valid naming data.train's file (by device and inode) would validate on the
+ * training pairs: every validation figure, best.bin and early stopping would measure
+ * memory, not translation, without a word. 0; -1 with err; -2 when --set gave it. */
+static int check_valid_not_train(const Config *cfg, const char *config_path, Error *err)
+{
+    if (!cfg->valid || !same_file(cfg->valid, cfg->train)) return 0;
+    int by_set = config_given_by(cfg, "data.valid") == CONFIG_GIVEN_SET ||
+                 config_given_by(cfg, "data.train") == CONFIG_GIVEN_SET;
+    error_set(err, "%s: data.valid %s is data.train's file: validation would score the training pairs; give held-out "
+                   "pairs, or leave data.valid out (data.valid_fraction holds a share of data.train out)",
+              by_set ? "--set" : config_path, cfg->valid);
+    return by_set ? -2 : -1;
+}
+
+/* --export-batches FILE may be none of the run's inputs, nor a model or a file of a run
+ * directory (files/targets.h), nor one of the names nmt train writes in output.dir
+ * (which the export claims as a run directory too). 0, or -1 with err. */
+static int check_export_target(const char *path, const Config *cfg, const char *config_path, Error *err)
+{
+    const TargetInput inputs[] = {{"the config", config_path}, {"data.train", cfg->train},
+                                  {"data.valid", cfg->valid}, {"data.spm_model", cfg->spm_model},
+                                  {"train.init_from", cfg->init_from}};
+    if (target_check("--export-batches", path, TARGET_TEXT, inputs, 5, NULL, err)) return -1;
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    char *dir = slash ? xstrdup(path) : xstrdup(".");
+    if (slash) dir[slash == path ? 1 : slash - path] = 0;
+    /* A directory that does not exist yet could be output.dir, which the run makes. */
+    struct stat st;
+    int status = 0;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        status = error_set(err, "%s: cannot write: %s is not a directory", path, dir);
+    else if (rundir_is_run_file(base) && same_file(dir, cfg->dir))
+        status = error_set(err, "%s: --export-batches names a file nmt train writes in output.dir %s: choose another "
+                                "name", path, cfg->dir);
+    free(dir);
+    return status;
+}
+
 int cmd_train(void *args, const Parsed *p)
 {
     TrainArgs *a = args;
@@ -121,6 +166,8 @@ int cmd_train(void *args, const Parsed *p)
     const char *path = p->operands[0];
     if (opt.resume && opt.export_path)
         return usage_error(&train_options, "train: --export-batches does not resume; drop --resume");
+    if (opt.quiet && opt.verbose)
+        return usage_error(&train_options, "train: --quiet and --verbose ask for opposite things; give one");
     if (a->init_from && opt.resume)
         return usage_error(&train_options, "train: --init-from starts a new run and --resume goes on with one; a "
                                            "resumed run keeps the train.init_from it started with");
@@ -153,7 +200,18 @@ int cmd_train(void *args, const Parsed *p)
         free(cfg.dir);
         cfg.dir = xstrdup(path);
     }
-    if (status == 0 && cfg.init_from) status = train_adopt_init_model(&cfg, opt.config_path, &err);
+    ModelFile init;  /* train.init_from's model, read before anything is written (train.h) */
+    memset(&init, 0, sizeof init);
+    if (status == 0 && cfg.init_from) status = train_adopt_init_model(&cfg, opt.config_path, &init, &err);
+    if (status == 0 && cfg.init_from) opt.init_model = &init;
+    /* (A run that started so, before nmt refused it, resumes as it started.) */
+    if (status == 0 && !opt.resume) status = check_valid_not_train(&cfg, opt.config_path, &err);
+    if (status == 0 && opt.export_path) status = check_export_target(opt.export_path, &cfg, opt.config_path, &err);
+    /* A reader of stderr that goes away (nmt train 2>&1 | head -3; tee killed by the
+     * Ctrl-C meant for training) must not end training by SIGPIPE: the write fails
+     * instead (EPIPE), the console stops writing, and training goes on (or stops at a
+     * checkpoint, for the Ctrl-C). */
+    if (status == 0) signal(SIGPIPE, SIG_IGN);
     if (status == 0) status = train_run(&cfg, &opt, &err);
     if (status == SIGINT || status == SIGTERM) {
         /* Every rank stopped after the same step; rank 0 wrote the checkpoint. */
@@ -178,6 +236,7 @@ int cmd_train(void *args, const Parsed *p)
         if (dist_size() > 1) dist_abort(1);
         status = status == -2 ? 2 : 1;    /* a bad --set is a usage error */
     }
+    modelfile_free(&init);
     config_free(&cfg);
     free(config_path);
     dist_finalize();

@@ -1,16 +1,18 @@
 /* cmd_translate.c — nmt translate: lines of text through one model or an ensemble
  * (decode/translate.h), as a pipeline filter. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
+#include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "cli/commands.h"     /* defines: OptionTable, Parsed, usage_error, fail, output_done */
+#include "decode/heatmap.h"   /* defines: heatmap_prepare_dir */
 #include "decode/translate.h" /* defines: TranslateOptions, translate_stream, NBEST_MOSES, NBEST_NMT */
 #include "decode/unkdict.h"   /* defines: UnkDict, unkdict_load */
 #include "files/modelfile.h"  /* defines: ModelFile, modelfile_read, modelfile_compatible */
+#include "files/targets.h"    /* defines: TargetInput, target_check */
 #include "kernels/blas.h"     /* defines: blas_set_threads */
 
 typedef struct {
@@ -23,11 +25,15 @@ typedef struct {
     long seed;                /* --seed */
 } TranslateArgs;
 
-/* The sampling options given (Option.group, Parsed.groups). */
-enum { GIVEN_SAMPLE = 1, GIVEN_SAMPLE_P = 2, GIVEN_TEMPERATURE = 4, GIVEN_SEED = 8 };
-
 static const char *const nbest_formats[] = {"moses", "nmt", NULL};
 static const int nbest_format_values[] = {NBEST_MOSES, NBEST_NMT};
+
+/* Options that apply only with others, and the sampling options (Option.group:
+ * Parsed.groups says they were given); one bit each. */
+enum {
+    GIVEN_LENGTH_PENALTY = 1, GIVEN_NBEST_FORMAT = 2,
+    GIVEN_SAMPLE = 4, GIVEN_SAMPLE_P = 8, GIVEN_TEMPERATURE = 16, GIVEN_SEED = 32
+};
 
 static const Option translate_rows[] = {
     {"--max-len", OPT_INT, OPTION_AT(TranslateArgs, opt.max_len), .lo = 1, .hi = 10000, .metavar = "N",
@@ -44,7 +50,7 @@ static const Option translate_rows[] = {
      .help = "decode N lines together (faster for files; output comes in groups\n"
              "of N lines; default 1: each line is answered as soon as it is read)"},
     {OPTION_BEAM(TranslateArgs, opt.beam), .help = "beam search with K beams (default 1: greedy search)"},
-    {OPTION_LENGTH_PENALTY(TranslateArgs, opt.length_penalty),
+    {OPTION_LENGTH_PENALTY(TranslateArgs, opt.length_penalty), .group = GIVEN_LENGTH_PENALTY,
      .help = "beam scores are log P / ((5 + length) / 6)^A (default 0.6; 0: none;\n"
              "avg: log P / length, the average log-probability per word)"},
     {"--nbest", OPT_INT, OPTION_AT(TranslateArgs, opt.nbest), .lo = 1, .hi = 100, .metavar = "N",
@@ -52,7 +58,7 @@ static const Option translate_rows[] = {
              "\"LINE ||| translation ||| F0= LOGPROB ||| SCORE\" (LINE counts from 0;\n"
              "LOGPROB = log P, SCORE = LOGPROB / length penalty; beam >= N)"},
     {"--nbest-format", OPT_CHOICE, OPTION_AT(TranslateArgs, opt.nbest_format), .choices = nbest_formats,
-     .choice_values = nbest_format_values, .metavar = "moses|nmt", .needs = "moses or nmt",
+     .choice_values = nbest_format_values, .metavar = "moses|nmt", .needs = "moses or nmt", .group = GIVEN_NBEST_FORMAT,
      .help = "nmt: nmt 0.1's \"LINE ||| translation ||| SCORE\" (alignment last)"},
     {"--align", OPT_FLAG, OPTION_AT(TranslateArgs, opt.align),
      .help = "append \" ||| \" and the hard alignment \"j-i ...\": output word i\n"
@@ -212,6 +218,19 @@ static void close_prefix(LineReader *r, FILE *f, const char *path, int status)
     fclose(f);
 }
 
+/* -o may name a text input (it is read to its end first), never a model or --unk-dict's
+ * file (files/targets.h). 0, or -1 with err. */
+static int check_translate_output(const char *out, char *const *models, int n_models, const char *dict, Error *err)
+{
+    TargetInput *inputs = xmalloc(sizeof(TargetInput) * (size_t)(n_models + 1));
+    for (int k = 0; k < n_models; k++)
+        inputs[k] = (TargetInput){"a model of the run", models[k]};
+    inputs[n_models] = (TargetInput){"--unk-dict's dictionary", dict};
+    int status = target_check("-o", out, TARGET_TEXT, inputs, n_models + 1, NULL, err);
+    free(inputs);
+    return status;
+}
+
 int cmd_translate(void *args, const Parsed *p)
 {
     TranslateArgs *a = args;
@@ -235,27 +254,30 @@ int cmd_translate(void *args, const Parsed *p)
                                                                   "needs --attention-svg DIR"
                     : opt.attention_heads && n_models > 1 ? "translate: --attention-heads draws one model's heads; "
                                                             "it does not combine with --models"
+                    /* Given, but nothing would use them: refused rather than ignored. */
+                    : (p->groups & GIVEN_LENGTH_PENALTY) && opt.beam <= 1 && !opt.nbest
+                        ? "translate: --length-penalty scores beam search; greedy search (no --beam K above 1, no "
+                          "--nbest) has no use for it"
+                    : (p->groups & GIVEN_NBEST_FORMAT) && !opt.nbest
+                        ? "translate: --nbest-format is the layout of --nbest's lines: it needs --nbest N"
+                    : opt.align_layer && !(opt.align || opt.attention_json || opt.attention_svg || opt.replace_unk)
+                        ? "translate: --align-layer chooses the attention that --align, --attention-json, "
+                          "--attention-svg or --replace-unk use: it needs one of them"
                     : NULL;
     if (bad) return usage_error(&translate_options, "%s", bad);
     if (sampling_problem(&opt, a, p->groups, &bad)) return usage_error(&translate_options, "%s", bad);
     ModelFile mf;
     UnkDict dict = {0};
     Error err;
+    if (a->out_path && check_translate_output(a->out_path, models, n_models, a->dict_path, &err)) return fail(&err);
     blas_set_threads(a->threads);
-    if (modelfile_read(model, &mf, &err)) return fail(&err);
+    if (read_translator(model, &mf, NULL, NULL, &err)) return fail(&err);
     if (mf.text.lowercase)
         fprintf(stderr, "nmt: note: %s writes lowercase: it was trained with data.lowercase true\n", model);
-    if (model_classifies(&mf.model.dims)) {
-        Error e;
-        error_set(&e, "%s: a classifier (model.type \"classifier\"): label lines with nmt classify %s", model, model);
-        modelfile_free(&mf);
-        return fail(&e);
-    }
     EnsembleFiles ensemble;
     int status = ensemble_files_open(&ensemble, models, n_models, &mf, &opt, &err);
     if (status == 0) status = check_attention_options(&opt, &mf, ensemble.files, models, &err);
-    if (opt.attention_svg && mkdir(opt.attention_svg, 0777) != 0 && errno != EEXIST)
-        status = error_set(&err, "%s: cannot create: %s", opt.attention_svg, strerror(errno));
+    if (status == 0 && opt.attention_svg) status = heatmap_prepare_dir(opt.attention_svg, &err);
     if (status == 0 && a->dict_path) {
         status = unkdict_load(&dict, a->dict_path, &mf.text, &opt.lines, &err);
         opt.unk_dict = &dict;
@@ -269,6 +291,7 @@ int cmd_translate(void *args, const Parsed *p)
     }
     OutFile of = {.f = stdout};
     if (status == 0 && a->out_path) status = outfile_open(&of, a->out_path, &err);
+    keep_going_without_reader(a->out_path);
     StreamJob job = {&mf, of.f, &opt, 0};
     if (status == 0) status = read_inputs(inputs, n_inputs, translate_input, &job, &err);
     if (prefix_file) close_prefix(&prefix, prefix_file, a->prefix_path, status);

@@ -2,9 +2,11 @@
 #include "cli/commands.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
 
 int fail(const Error *err)
 {
@@ -12,9 +14,14 @@ int fail(const Error *err)
     return 1;
 }
 
+void keep_going_without_reader(const char *out_path)
+{
+    if (out_path && strcmp(out_path, "-")) signal(SIGPIPE, SIG_IGN);
+}
+
 int output_done(OutFile *of, int status, Error *err)
 {
-    if (of->f == stdout) return status;
+    if (of->f == stdout && !of->path) return status;  /* no -o */
     if (status) {
         outfile_discard(of);
         return status;
@@ -100,9 +107,29 @@ void metric_resolve(const MetricArgs *a, MetricOptions *m, int *tokenize_given)
         *tokenize_given = 1;
     }
     if (a->tokenize) {
+        BleuTokenize by_pair = m->tokenize;
         bleu_tokenize_parse(a->tokenize, &m->tokenize);
+        if (*tokenize_given == 1 && by_pair != m->tokenize)  /* -l chose otherwise: said, not ignored silently */
+            fprintf(stderr, "nmt: note: -tok %s wins over the tokeniser -l %s would choose\n", a->tokenize,
+                    a->language_pair);
         *tokenize_given = 2;
     }
+}
+
+int read_translator(const char *path, ModelFile *mf, const ModelFile *first, const char *first_path, Error *err)
+{
+    if (modelfile_read(path, mf, err)) return -1;
+    char why[ERROR_LEN / 2];
+    if (model_classifies(&mf->model.dims))
+        error_set(err, "%s: a classifier (model.type \"classifier\"): label lines with nmt classify %s%s", path, path,
+                  first ? "; an ensemble is of translation models only" : "");
+    else if (first && modelfile_compatible(first, mf, 0, why, sizeof why))
+        error_set(err, "%s: cannot join %s in an ensemble (%s): an ensemble's models must share their vocabularies "
+                       "and the way they read text", path, first_path, why);
+    else
+        return 0;
+    modelfile_free(mf);
+    return -1;
 }
 
 int ensemble_files_open(EnsembleFiles *ef, char *const *models, int n_models, ModelFile *mf, TranslateOptions *opt,
@@ -113,21 +140,11 @@ int ensemble_files_open(EnsembleFiles *ef, char *const *models, int n_models, Mo
     ef->n = 0;
     int status = 0;
     for (int k = 1; k < n_models && status == 0; k++) {
-        char why[ERROR_LEN / 2];
-        ModelFile *m = &ef->files[ef->n];
-        if (modelfile_read(models[k], m, err)) {
-            status = -1;
-            break;
+        if (read_translator(models[k], &ef->files[ef->n], mf, models[0], err)) status = -1;
+        else {
+            ef->pointers[ef->n] = &ef->files[ef->n];
+            ef->n++;
         }
-        ef->pointers[ef->n] = m;
-        ef->n++;
-        if (modelfile_compatible(mf, m, 0, why, sizeof why))
-            status = error_set(err, "%s: cannot join %s in an ensemble (%s): an ensemble's models must share "
-                                    "their vocabularies and the way they read text",
-                               models[k], models[0], why);
-        else if (model_classifies(&m->model.dims))
-            status = error_set(err, "%s: a classifier (model.type \"classifier\") cannot join an ensemble of "
-                                    "translation models", models[k]);
     }
     opt->more_models = ef->pointers;
     opt->more_rs = xcalloc(ef->n + 1, sizeof(RunState));

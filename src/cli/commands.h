@@ -52,8 +52,18 @@ int cmd_bpe(void *args, const Parsed *p);
 
 /* ---------------------------------------------------------------- shared by the commands */
 
+/* 1 if mf is a classifier (model.type "classifier"), 0 if a translation model: the one
+ * place the commands ask a model's kind. */
+
 /* Writes "nmt: " and err's message to stderr; returns 1, the exit status of a failed job. */
 int fail(const Error *err);
+
+/* A command whose output goes to a file (out_path set, not "-") keeps going when the
+ * reader of its messages goes away (nmt translate IN -o OUT 2>&1 | head): SIGPIPE is
+ * ignored, a message that cannot be written is dropped, and the file is finished. With
+ * its output on standard output (no -o, -o -) a reader that goes away still ends it
+ * quietly by SIGPIPE, as it ends cat. */
+void keep_going_without_reader(const char *out_path);
 
 /* The end of a command's output: standard output stays open; an -o file becomes the
  * target if the command succeeded (status 0), else the target is left as it was.
@@ -78,9 +88,15 @@ typedef struct {
     long lines;
 } StreamJob;
 
+/* Reads a model of a run that translates, checked as every model of an ensemble is:
+ * a translation model (a classifier has no decoder), and, after the first (first
+ * NULL for the first itself), one that shares first's vocabularies and text options
+ * (modelfile_compatible, what differs named). 0, or -1 with err naming the file (mf
+ * left empty). */
+int read_translator(const char *path, ModelFile *mf, const ModelFile *first, const char *first_path, Error *err);
+
 /* The members of an ensemble (--models A B ...) after the first, read and checked as
- * nmt translate and nmt eval check them: each must share the first's vocabularies
- * and way of reading text (modelfile_compatible, what differs named) and translate.
+ * nmt translate and nmt eval check them (read_translator).
  * Held by an EnsembleFiles, which points opt's more_models, more_rs and n_more at
  * them. */
 typedef struct {

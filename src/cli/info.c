@@ -113,8 +113,11 @@ void info_print(const char *path, const ModelFile *mf, int json, FILE *out)
             mf->has_train_state ? "a resumable checkpoint" : mf->has_optimizer ? "a checkpoint" : "a model");
     model_family(d)->describe(d, mf->model.n_params, &mf->tgt_vocab, out);
     const Segmenter *seg = &mf->seg;
-    fprintf(out, "vocabularies: %d source, %d target %s%s\n", mf->src_vocab.size, mf->tgt_vocab.size,
-            tokenizer_units(seg->kind), seg->joint ? " (one joint vocabulary)" : "");
+    if (model_classifies(d))  /* its target vocabulary is the label set, said above */
+        fprintf(out, "vocabulary: %d %s\n", mf->src_vocab.size, tokenizer_units(seg->kind));
+    else
+        fprintf(out, "vocabularies: %d source, %d target %s%s\n", mf->src_vocab.size, mf->tgt_vocab.size,
+                tokenizer_units(seg->kind), seg->joint ? " (one joint vocabulary)" : "");
     print_tokenizer(seg, out);
     fprintf(out, "text: %s%s\n", mf->text.nfkc ? "NFKC" : "NFC", mf->text.lowercase ? ", case-folded" : "");
     fprintf(out, "trained: %ld updates, %ld epoch%s\n", mf->step, mf->epoch, mf->epoch == 1 ? "" : "s");

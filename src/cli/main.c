@@ -10,6 +10,7 @@
  * In a job of several MPI ranks (nmt-mpi) an error on any rank ends them all, exit 1.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,8 +157,29 @@ static int run_main(int argc, char **argv)
     return 2;
 }
 
+/* A standard descriptor closed when nmt starts (nmt ... <&- >&- 2>&-, as cron and
+ * daemons may start it) would be the number the next open() returns: the -o file's
+ * temporary, train.log or a model would then receive messages meant for stderr, or be
+ * read as stdin. Each closed one is taken at once by /dev/null opened the other way
+ * round (stdin for writing, stdout and stderr for reading), so that nothing else can
+ * take it, and reading or writing it still fails as on a closed descriptor (EBADF):
+ * nmt translate >&- still reports "write error: standard output". */
+static void hold_standard_descriptors(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+        int got = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+        if (got < 0) got = open("/", O_RDONLY | O_DIRECTORY);  /* no /dev/null (a bare chroot) */
+        if (got >= 0 && got != fd) {  /* cannot happen: open takes the lowest free number */
+            dup2(got, fd);
+            close(got);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
+    hold_standard_descriptors();
     blas_select_kernel(argv);
     return close_stdout(run_main(argc, argv));
 }

@@ -171,6 +171,11 @@ static int parse_labelled_line(TsvCorpus *c, const char *s, size_t n, int line, 
         return error_set(err, "%s: line %d: no label: the line has %d column%s, the label is column %d (%s)", path,
                          line, columns, columns == 1 ? "" : "s", label_col ? label_col : 2,
                          label_col ? "data.label_column" : "the last, of at least 2");
+    if ((label_col ? label_col : columns) == text_col)
+        return error_set(err, "%s: line %d: the label column (%s%d) is the text column (%d): a classifier would "
+                              "learn each label from itself; give the label's own column (data.label_column, "
+                              "--label-column)", path, line, label_col ? "" : "the last, ", label_col ? label_col : columns,
+                         text_col);
     trim(&label, &label_n);
     if (blank_column(label, label_n))
         return error_set(err, "%s: line %d: empty label (column %d)", path, line, label_col ? label_col : columns);

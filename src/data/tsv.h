@@ -71,9 +71,11 @@ int tsv_read_pairs(const char *path, const LineLimit *limit, TsvCorpus *out, Err
  * is the pair's src, its column label_col (1-based; 0: the last column, of at least
  * two) its tgt, both trimmed. Blank lines and lines with invalid UTF-8, a NUL byte, no
  * such text column or an empty text are skipped and counted as above ("no text
- * column", "empty text"); a line without the label column or with an empty label is an
- * error: -1 with "PATH: line N: no label: ..." or "...: empty label (column K)", *out
- * empty; so are the errors of tsv_read_pairs. */
+ * column", "empty text"); a line without the label column, with an empty label, or
+ * whose label column is its text column (label_col 0 on a line of text_col columns) is
+ * an error: -1 with "PATH: line N: no label: ...", "...: empty label (column K)" or
+ * "...: the label column (...) is the text column (...)", *out empty; so are the
+ * errors of tsv_read_pairs. */
 int tsv_read_labelled(const char *path, int text_col, int label_col, const LineLimit *limit, TsvCorpus *out,
                       Error *err);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "data/corpus.h"    /* defines: encode_tokens */
+#include "files/config.h"   /* defines: Config, config_parse */
 #include "io/lines.h"     /* defines: lines_read_batches */
 #include "layers/pooling.h"   /* defines: POOL_ATTENTION */
 #include "io/outfile.h"   /* defines: OutFile, outfile_open, outfile_commit */
@@ -188,19 +189,69 @@ typedef struct {
     FILE *out;
     const char *in_name;
     const ClassifyOptions *opt;
+    int told_columns;  /* the note on lines with tabs is said */
 } StreamJob;
+
+/* Each line with a tab cut down to its text column, in place, as training read its
+ * data (classify.h); one without it emptied, with a warning (warned[i] set). */
+static void take_text_columns(StreamJob *j, char **lines, char *warned, int n, long first_number)
+{
+    int k = j->opt->text_column > 0 ? j->opt->text_column : 1;
+    for (int i = 0; i < n; i++) {
+        char *at = lines[i];
+        if (!strchr(at, '\t')) continue;
+        if (!j->told_columns) {
+            fprintf(stderr, "nmt: note: %s line %ld has tabs: such lines are read as the training data was, column %d "
+                            "the text (data.text_column), the others left out\n", j->in_name, first_number + i, k);
+            j->told_columns = 1;
+        }
+        for (int c = 1; c < k && at; c++) {
+            at = strchr(at, '\t');
+            if (at) at++;
+        }
+        if (!at) {
+            fprintf(stderr, "nmt: warning: %s line %ld: no column %d (the text, data.text_column): an empty line "
+                            "out\n", j->in_name, first_number + i, k);
+            warned[i] = 1;
+            lines[i][0] = 0;
+            continue;
+        }
+        size_t len = strcspn(at, "\t");
+        memmove(lines[i], at, len);
+        lines[i][len] = 0;
+    }
+}
 
 static int flush_job(void *ctx, char **lines, const char *warned, int n, long first_number, Error *err)
 {
     StreamJob *j = ctx;
-    return flush_lines(j->mf, j->rs, lines, warned, n, first_number, j->base, j->out, j->in_name, j->opt, err);
+    char *told = xmalloc((size_t)n);
+    memcpy(told, warned, (size_t)n);
+    take_text_columns(j, lines, told, n, first_number);
+    int status = flush_lines(j->mf, j->rs, lines, told, n, first_number, j->base, j->out, j->in_name, j->opt, err);
+    free(told);
+    return status;
+}
+
+void classify_trained_columns(const ModelFile *mf, int *text_col, int *label_col)
+{
+    Config cfg;
+    Error err;
+    config_defaults(&cfg);
+    if (mf->config_json && config_parse(&cfg, mf->config_json, "the model's config", &err) == 0) {
+        if (*text_col < 0) *text_col = cfg.text_column;
+        if (*label_col < 0) *label_col = cfg.label_column;
+    }
+    config_free(&cfg);
+    if (*text_col < 0) *text_col = 1;
+    if (*label_col < 0) *label_col = 0;
 }
 
 int classify_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const ClassifyOptions *opt,
                     long *lines_before, Error *err)
 {
     RunState rs = {0};
-    StreamJob job = {mf, &rs, *lines_before, out, in_name, opt};
+    StreamJob job = {mf, &rs, *lines_before, out, in_name, opt, 0};
     long count = 0;
     /* A NUL byte leaves the line without text, which flush_lines warns about. */
     int status = lines_read_batches(in, in_name, opt->batch > 0 ? opt->batch : CLASSIFY_BATCH, "classify", &opt->lines,

@@ -14,6 +14,12 @@
  * is classified by its first CLASSIFY_MAX_UNITS, with a warning naming it.
  * --attention-svg DIR (attention pooling) also writes DIR/LINE.svg (LINE 1-based, six
  * digits): the line's tokens shaded by their attention weight.
+ *
+ * A line with a tab is read as training read its data.train: its text is the column
+ * the model was trained on (data.text_column, ClassifyOptions.text_column), the other
+ * columns (a gold label: `nmt classify MODEL labelled.tsv`) are left out, as they are
+ * not text the model was taught to read; a note on stderr says so once per input. A
+ * line without that column has no text (an empty output line, a warning).
  */
 #ifndef CLASSIFY_H
 #define CLASSIFY_H
@@ -25,6 +31,8 @@
 #include "base/util.h"      /* defines: Error */
 
 typedef struct {
+    int text_column;            /* the column of a line with tabs that is its text (1-based;
+                                   0: the first): the model's data.text_column */
     int probs;                  /* 0 label only, 1 with its probability, 2 every label's */
     int batch;                  /* lines scored together (0: 64) */
     const char *attention_svg;  /* directory for one picture per line, or NULL */
@@ -34,6 +42,11 @@ typedef struct {
 /* The most units (tokens, pieces) of a line that are classified: a longer line is cut
  * to its first CLASSIFY_MAX_UNITS, with a warning naming it. */
 #define CLASSIFY_MAX_UNITS 1000
+
+/* The columns mf was trained on (its recorded config's data.text_column and
+ * data.label_column), into *text_col and *label_col where they are -1 (1 and 0, the
+ * last, where the config does not say). */
+void classify_trained_columns(const ModelFile *mf, int *text_col, int *label_col);
 
 /* Classifies every line of in (named in_name in messages) onto out; *lines_before
  * numbers the lines on across several inputs and is advanced. 0, or -1 with err (a read

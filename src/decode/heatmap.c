@@ -1,11 +1,14 @@
 #include "decode/heatmap.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "io/outfile.h" /* defines: OutFile, outfile_open, outfile_commit */
-#include "io/svg.h"     /* defines: Svg, svg_*, SvgText, PlotAxis, plot_axis */
+#include "io/svg.h"     /* defines: Svg, svg_*, SvgText, PlotAxis, plot_axis, svg_file_is_nmts */
 
 /* Sizes in px. A cell is square; at LABEL_SIZE a row needs ~1.5 em for Devanagari
  * (vowel signs above and below the line), and 45° labels need columns of at least
@@ -249,6 +252,39 @@ done:
     free(o);
     free(cut_title);
     return 0;
+}
+
+/* 1 if name is a picture's: six or more digits, then ".svg" or ".hK.svg". */
+static int is_picture_name(const char *name)
+{
+    size_t digits = strspn(name, "0123456789");
+    if (digits < 6) return 0;
+    const char *rest = name + digits;
+    if (!strncmp(rest, ".h", 2) && strspn(rest + 2, "0123456789") > 0) rest += 2 + strspn(rest + 2, "0123456789");
+    return !strcmp(rest, ".svg");
+}
+
+int heatmap_prepare_dir(const char *dir, Error *err)
+{
+    struct stat st;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) return error_set(err, "%s: cannot create: %s", dir, strerror(errno));
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return error_set(err, "%s: not a directory (--attention-svg names the directory its pictures go to)", dir);
+    DIR *d = opendir(dir);
+    if (!d) return error_set(err, "%s: cannot list: %s", dir, strerror(errno));
+    int status = 0;
+    for (struct dirent *e; status == 0 && (e = readdir(d)) != NULL;) {
+        if (!is_picture_name(e->d_name)) continue;
+        size_t n = strlen(dir) + strlen(e->d_name) + 2;
+        char *path = xmalloc(n);
+        snprintf(path, n, "%s/%s", dir, e->d_name);
+        if (!svg_file_is_nmts(path))
+            status = error_set(err, "%s: not a picture nmt drew, at a name --attention-svg writes: move it, or "
+                                    "choose another directory", path);
+        free(path);
+    }
+    closedir(d);
+    return status;
 }
 
 int heatmap_write_svg(const char *path, const char *title, const char *const *src, int n_src,

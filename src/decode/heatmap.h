@@ -42,6 +42,13 @@
 int heatmap_write_svg(const char *path, const char *title, const char *const *src, int n_src,
                       const char *const *out, int n_out, const float *attn, Error *err);
 
+/* Readies DIR of --attention-svg DIR, where the pictures of input line N are DIR/N.svg
+ * and DIR/N.hK.svg (N in six or more digits): DIR is made if missing; refused if it is
+ * not a directory, or if a file at one of those names is not a picture nmt drew
+ * (svg_file_is_nmts; a symbolic link never is), since a picture would replace it. 0, or
+ * -1 with err naming DIR or the file. */
+int heatmap_prepare_dir(const char *dir, Error *err);
+
 /* The same document written to an open stream (not closed; the caller checks ferror).
  * Returns -1 with err set only if attn is NULL while both sides have tokens. */
 int heatmap_write_svg_to(FILE *f, const char *title, const char *const *src, int n_src,

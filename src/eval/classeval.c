@@ -6,28 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode/classify.h" /* defines: classify_lines, CLASSIFY_MAX_UNITS */
-#include "files/config.h"   /* defines: Config, config_parse */
+#include "decode/classify.h" /* defines: classify_lines, classify_trained_columns, CLASSIFY_MAX_UNITS */
 #include "eval/eval.h"     /* defines: eval_loss_problem */
 #include "data/tsv.h"      /* defines: TsvCorpus, tsv_read_labelled */
 #include "text/vocab.h"    /* defines: vocab_label_class, vocab_class_label */
 
 #define CLASSEVAL_BATCH 64
-
-/* The columns the model was trained with, from its recorded config. */
-static void trained_columns(const ModelFile *mf, int *text_col, int *label_col)
-{
-    Config cfg;
-    Error err;
-    config_defaults(&cfg);
-    if (mf->config_json && config_parse(&cfg, mf->config_json, "the model's config", &err) == 0) {
-        if (*text_col < 0) *text_col = cfg.text_column;
-        if (*label_col < 0) *label_col = cfg.label_column;
-    }
-    config_free(&cfg);
-    if (*text_col < 0) *text_col = 1;
-    if (*label_col < 0) *label_col = 0;
-}
 
 static void note_unseen(ClassEvalResult *r, const char *label)
 {
@@ -44,7 +28,7 @@ static void note_unseen(ClassEvalResult *r, const char *label)
     r->n_unseen_labels++;
 }
 
-/* The figures from the confusion matrix. */
+/* The figures from the counts per label (support: the true labels). */
 static void summarise(ClassEvalResult *r, double nll)
 {
     int C = r->classes;
@@ -52,12 +36,7 @@ static void summarise(ClassEvalResult *r, double nll)
     r->loss = r->scored ? nll / r->scored : 0;
     r->macro_f1 = 0;
     for (int c = 0; c < C; c++) {
-        long tp = r->confusion[(long)c * C + c], predicted = 0, actual = 0;
-        for (int k = 0; k < C; k++) {
-            predicted += r->confusion[(long)k * C + c];
-            actual += r->confusion[(long)c * C + k];
-        }
-        r->support[c] = actual;
+        long tp = r->true_positive[c], predicted = r->predicted[c], actual = r->support[c];
         r->precision[c] = predicted ? (double)tp / predicted : 0;
         r->recall[c] = actual ? (double)tp / actual : 0;
         double pr = r->precision[c] + r->recall[c];
@@ -70,7 +49,7 @@ int classeval_run(ModelFile *mf, const char *model_path, const char *tsv_path, i
                   const LineLimit *limit, ClassEvalResult *res, Error *err)
 {
     memset(res, 0, sizeof *res);
-    trained_columns(mf, &text_col, &label_col);
+    classify_trained_columns(mf, &text_col, &label_col);
     TsvCorpus tsv;
     if (tsv_read_labelled(tsv_path, text_col, label_col, limit, &tsv, err)) return -1;
     char note[ERROR_LEN];
@@ -79,7 +58,9 @@ int classeval_run(ModelFile *mf, const char *model_path, const char *tsv_path, i
     int C = model_classes(&mf->model.dims);
     res->classes = C;
     res->labels = &mf->tgt_vocab;
-    res->confusion = xcalloc((size_t)C * C, sizeof(long));
+    if (C <= CLASSEVAL_MATRIX_MAX) res->confusion = xcalloc((size_t)C * C, sizeof(long));
+    res->true_positive = xcalloc(C, sizeof(long));
+    res->predicted = xcalloc(C, sizeof(long));
     res->precision = xcalloc(C, sizeof(double));
     res->recall = xcalloc(C, sizeof(double));
     res->f1 = xcalloc(C, sizeof(double));
@@ -111,13 +92,26 @@ int classeval_run(ModelFile *mf, const char *model_path, const char *tsv_path, i
             }
             res->scored++;
             res->right += classes[i] == truth;
-            res->confusion[(long)truth * C + classes[i]]++;
+            if (res->confusion) res->confusion[(long)truth * C + classes[i]]++;
+            res->support[truth]++;
+            res->predicted[classes[i]]++;
+            res->true_positive[truth] += classes[i] == truth;
             /* A NaN probability (logits that overflowed) must not pass as a tiny one. */
             float p = probs[(long)i * C + truth];
             nll -= isnan(p) ? p : log(p > 1e-30f ? p : 1e-30f);
         }
     }
     res->lines += tsv.n_malformed;
+    if (res->scored == 0) {
+        /* As a translation model's eval: no figure out of nothing (an accuracy of 0). */
+        error_set(err, "%s: no line to score: %ld read, %ld with a label the model never saw, %ld without text, %d "
+                       "malformed", tsv_path, res->lines, res->unseen, res->no_text, tsv.n_malformed);
+        free(probs);
+        runstate_free(&rs);
+        tsv_free(&tsv);
+        classeval_free(res);
+        return -1;
+    }
     summarise(res, nll);
     free(probs);
     runstate_free(&rs);
@@ -133,6 +127,8 @@ int classeval_run(ModelFile *mf, const char *model_path, const char *tsv_path, i
 void classeval_free(ClassEvalResult *res)
 {
     free(res->confusion);
+    free(res->true_positive);
+    free(res->predicted);
     free(res->precision);
     free(res->recall);
     free(res->f1);
@@ -153,7 +149,8 @@ static void print_json(const ClassEvalResult *r, FILE *out)
     cJSON_AddNumberToObject(o, "scored", (double)r->scored);
     cJSON_AddNumberToObject(o, "right", (double)r->right);
     cJSON *classes = cJSON_AddArrayToObject(o, "classes");
-    cJSON *matrix = cJSON_AddArrayToObject(o, "confusion");
+    /* null above CLASSEVAL_MATRIX_MAX labels (classeval.h) */
+    cJSON *matrix = r->confusion ? cJSON_AddArrayToObject(o, "confusion") : (cJSON_AddNullToObject(o, "confusion"), NULL);
     for (int c = 0; c < C; c++) {
         cJSON *k = cJSON_CreateObject();
         cJSON_AddStringToObject(k, "label", vocab_class_label(r->labels, c));
@@ -162,6 +159,7 @@ static void print_json(const ClassEvalResult *r, FILE *out)
         cJSON_AddNumberToObject(k, "f1", r->f1[c]);
         cJSON_AddNumberToObject(k, "support", (double)r->support[c]);
         cJSON_AddItemToArray(classes, k);
+        if (!matrix) continue;
         cJSON *row = cJSON_CreateArray();
         for (int p = 0; p < C; p++)
             cJSON_AddItemToArray(row, cJSON_CreateNumber((double)r->confusion[(long)c * C + p]));
@@ -184,10 +182,12 @@ void classeval_print(const ClassEvalResult *r, int json, FILE *out)
         print_json(r, out);
         return;
     }
+    /* The label column as wide as the longest label, up to 40: a longer one overflows its
+     * column rather than pad every row to its length. */
     int C = r->classes, w = 5;
     for (int c = 0; c < C; c++) {
         int len = (int)strlen(vocab_class_label(r->labels, c));
-        if (len > w) w = len;
+        if (len > w) w = len < 40 ? len : 40;
     }
     fprintf(out, "accuracy %.4f (%ld of %ld lines right)\n", r->accuracy, r->right, r->scored);
     fprintf(out, "macro F1 %.4f\n", r->macro_f1);
@@ -196,15 +196,19 @@ void classeval_print(const ClassEvalResult *r, int json, FILE *out)
     for (int c = 0; c < C; c++)
         fprintf(out, "%-*s  %-9.4f  %-6.4f  %-6.4f  %ld\n", w, vocab_class_label(r->labels, c), r->precision[c],
                 r->recall[c], r->f1[c], r->support[c]);
-    fprintf(out, "confusion matrix (rows: true label, columns: predicted)\n%-*s", w, "");
-    for (int c = 0; c < C; c++)
-        fprintf(out, "  %*s", w, vocab_class_label(r->labels, c));
-    fputc('\n', out);
-    for (int c = 0; c < C; c++) {
-        fprintf(out, "%-*s", w, vocab_class_label(r->labels, c));
-        for (int p = 0; p < C; p++)
-            fprintf(out, "  %*ld", w, r->confusion[(long)c * C + p]);
+    if (!r->confusion) {
+        fprintf(out, "confusion matrix: not shown for %d labels (more than %d)\n", C, CLASSEVAL_MATRIX_MAX);
+    } else {
+        fprintf(out, "confusion matrix (rows: true label, columns: predicted)\n%-*s", w, "");
+        for (int c = 0; c < C; c++)
+            fprintf(out, "  %*s", w, vocab_class_label(r->labels, c));
         fputc('\n', out);
+        for (int c = 0; c < C; c++) {
+            fprintf(out, "%-*s", w, vocab_class_label(r->labels, c));
+            for (int p = 0; p < C; p++)
+                fprintf(out, "  %*ld", w, r->confusion[(long)c * C + p]);
+            fputc('\n', out);
+        }
     }
     if (r->unseen) {
         fprintf(out, "not scored: %ld line%s with a label the model never saw in training (", r->unseen,

@@ -6,8 +6,8 @@
  * classify labels it, and the labels compared: accuracy, macro-averaged F1 (the mean
  * of the classes' F1, scikit-learn's f1_score(average="macro")), each class's
  * precision, recall, F1 and support (scikit-learn's classification_report), the
- * confusion matrix (rows the true label, columns the predicted one) and the
- * cross-entropy per line. A line whose label the model never saw in training cannot be
+ * confusion matrix (rows the true label, columns the predicted one; up to
+ * CLASSEVAL_MATRIX_MAX labels) and the cross-entropy per line. A line whose label the model never saw in training cannot be
  * scored: such lines are counted, per label, and left out of every figure; so are
  * lines whose text has no tokens.
  */
@@ -21,12 +21,18 @@
 #include "base/util.h"      /* defines: Error */
 
 #define CLASSEVAL_UNSEEN_KEPT 8
+/* The confusion matrix is kept and printed for at most this many labels: it grows with
+ * their square (a model of 20,000 labels, an id column taken for labels, would make
+ * it 3.2 GB, and its printout hundreds of megabytes). */
+#define CLASSEVAL_MATRIX_MAX 50
 
 typedef struct {
     int classes;
     long lines, scored, right;   /* lines read, scored (known label and text), right */
     double accuracy, macro_f1, loss;
-    long *confusion;             /* (classes, classes) [true][predicted] */
+    long *confusion;             /* (classes, classes) [true][predicted]; NULL above
+                                    CLASSEVAL_MATRIX_MAX classes */
+    long *true_positive, *predicted;  /* (classes): right answers and answers per label */
     double *precision, *recall, *f1;
     long *support;
     long unseen, no_text;        /* lines left out */
@@ -38,9 +44,9 @@ typedef struct {
 
 /* text_col, label_col: the columns (1-based; label 0: the last); -1: as the model was
  * trained. limit: the longest line of tsv_path (NULL: the default). 0, or -1 with err
- * (the file unreadable, a line over the limit, a line without a label, a loss that is
- * not finite: err names model_path). A line of more than CLASSIFY_MAX_UNITS units is
- * scored by its first ones, with a warning. */
+ * (the file unreadable, a line over the limit, a line without a label, no line that
+ * can be scored, a loss that is not finite: err names model_path). A line of more than
+ * CLASSIFY_MAX_UNITS units is scored by its first ones, with a warning. */
 int classeval_run(ModelFile *mf, const char *model_path, const char *tsv_path, int text_col, int label_col,
                   const LineLimit *limit, ClassEvalResult *res, Error *err);
 /* Human-readable lines, or one JSON object when json is set. */

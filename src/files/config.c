@@ -482,6 +482,11 @@ static int classifying(const Config *c)
 /* data.max_vocab counts the four specials: 1 to 4 leaves room for no word. */
 static int room_for_words(const Config *c) { return c->max_vocab == 0 || c->max_vocab > 4; }
 static int translating(const Config *c) { return !classifying(c); }
+/* Scheduled sampling feeds the recurrent decoder its own words; the Transformer's
+ * decoder reads the gold previous words only (all positions at once). */
+static int recurrent_or_classifier(const Config *c) { return strcmp(c->type, "transformer") != 0; }
+/* (A label column of 0, the last, is checked line by line: tsv_read_labelled.) */
+static int label_not_text(const Config *c) { return !classifying(c) || c->label_column != c->text_column; }
 /* best_metric accuracy is a classifier's, bleu a translator's. */
 static int metric_fits(const Config *c)
 {
@@ -500,6 +505,8 @@ static const ConfigRule config_rules[] = {
     CLASSIFIER_ONLY("data.text_column"),
     CLASSIFIER_ONLY("data.label_column"),
     CLASSIFIER_ONLY("train.class_weights"),
+    {RULE_VALUE, "data.label_column", {"data.text_column"}, label_not_text,
+     "data.label_column must not be data.text_column: a classifier would learn each label from itself", NULL},
     TRANSLATION_ONLY("data.max_len"),
     TRANSLATION_ONLY("data.joint_vocab"),
     TRANSLATION_ONLY("data.subword_format"),
@@ -507,6 +514,14 @@ static const ConfigRule config_rules[] = {
     TRANSLATION_ONLY("train.teacher_forcing"),
     TRANSLATION_ONLY("train.teacher_forcing_decay"),
     TRANSLATION_ONLY("train.teacher_forcing_final"),
+#define RECURRENT_ONLY(key) \
+    {RULE_APPLIES, key, {"model.type"}, recurrent_or_classifier, \
+     key " applies only to recurrent translation models (the Transformer's decoder reads the gold previous words)", \
+     "set model.type to \"rnn\""}
+    RECURRENT_ONLY("train.teacher_forcing"),
+    RECURRENT_ONLY("train.teacher_forcing_decay"),
+    RECURRENT_ONLY("train.teacher_forcing_final"),
+#undef RECURRENT_ONLY
     {RULE_VALUE, "train.best_metric", {"model.type"}, metric_fits,
      "train.best_metric must be loss or accuracy for a classifier, loss or bleu for a translation model", NULL},
     {RULE_VALUE, "data.max_vocab", {NULL}, room_for_words,
@@ -596,6 +611,12 @@ int config_given(const Config *c, const char *key)
 {
     int i = key_index(key);
     return i < 0 ? -1 : c->given[i] != 0;
+}
+
+int config_given_by(const Config *c, const char *key)
+{
+    int i = key_index(key);
+    return i < 0 ? 0 : c->given[i];
 }
 
 int config_applies(const Config *c, const char *key)
@@ -859,9 +880,12 @@ int config_difference(const Config *a, const Config *b, const char *const *skip,
 }
 
 /* The data keys that choose the data rather than describe how a model reads it: a run
- * from train.init_from takes them from its own config. */
+ * from train.init_from takes them from its own config. (data.min_count and
+ * data.max_vocab build a vocabulary, which such a run takes from the model: moot,
+ * unless train.extend_vocab grows it.) */
 static const char *const data_choice_keys[] = {"data.train", "data.valid", "data.valid_fraction", "data.max_len",
                                                "data.max_line_bytes", "data.min_count", "data.max_vocab", NULL};
+static const char *const vocabulary_keys[] = {"data.min_count", "data.max_vocab", NULL};
 
 static int is_model_key(const KeySpec *k, const char *name)
 {
@@ -874,6 +898,22 @@ static int is_model_key(const KeySpec *k, const char *name)
 
 int config_adopt_model(Config *c, const Config *model, const char *source, const char *model_path, Error *err)
 {
+    Config defaults;
+    config_defaults(&defaults);
+    /* With train.extend_vocab they choose the units added to the model's vocabularies. */
+    for (int i = 0; !c->extend_vocab && vocabulary_keys[i]; i++) {
+        const KeySpec *k = &keys[key_index(vocabulary_keys[i])];
+        char given[128], otherwise[128];
+        value_text(c, k, given, sizeof given);
+        value_text(&defaults, k, otherwise, sizeof otherwise);
+        int by = config_given_by(c, vocabulary_keys[i]);
+        if (!by || !strcmp(given, otherwise)) continue;
+        error_set(err, "%s: %s %s builds a vocabulary, and a run from train.init_from keeps the model's (%s): remove "
+                       "it (or grow the model's with train.extend_vocab)", by == CONFIG_GIVEN_SET ? "--set" : source, vocabulary_keys[i], given, model_path);
+        config_free(&defaults);
+        return by == CONFIG_GIVEN_SET ? -2 : -1;
+    }
+    config_free(&defaults);
     for (int i = 0; i < N_KEYS; i++) {
         const KeySpec *k = &keys[i];
         char name[160], was[128], now[128];
@@ -881,17 +921,23 @@ int config_adopt_model(Config *c, const Config *model, const char *source, const
         if (!is_model_key(k, name)) continue;
         value_text(model, k, was, sizeof was);
         value_text(c, k, now, sizeof now);
-        if (c->given[i] && k->type != KEY_STRINGS && config_applies(model, name) && strcmp(was, now))
-            return error_set(err, "%s: %s: the model %s has %s, the config says %s (train.init_from keeps the "
-                                  "model's architecture and text options: leave the key out or give the model's "
-                                  "value)", source, name, model_path, was, now);
+        if (c->given[i] && k->type != KEY_STRINGS && config_applies(model, name) && strcmp(was, now)) {
+            int by_set = c->given[i] == CONFIG_GIVEN_SET;
+            error_set(err, "%s: %s: the model %s has %s, %s says %s (train.init_from keeps the model's architecture "
+                           "and text options: leave the key out or give the model's value)",
+                      by_set ? "--set" : source, name, model_path, was, by_set ? "--set" : "the config", now);
+            return by_set ? -2 : -1;
+        }
         char *to = (char *)c + k->offset;
         const char *from = (const char *)model + k->offset;
         if (k->type == KEY_STRINGS && c->given[i] && config_applies(model, name) &&
-            !strings_equal((const ConfigStrings *)to, (const ConfigStrings *)from))
-            return error_set(err, "%s: %s: the model %s has other symbols than the config (train.init_from keeps "
-                                  "the model's text options: leave the key out or give the model's list)",
-                             source, name, model_path);
+            !strings_equal((const ConfigStrings *)to, (const ConfigStrings *)from)) {
+            int by_set = c->given[i] == CONFIG_GIVEN_SET;
+            error_set(err, "%s: %s: the model %s has other symbols than %s (train.init_from keeps the model's text "
+                           "options: leave the key out or give the model's list)",
+                      by_set ? "--set" : source, name, model_path, by_set ? "--set" : "the config");
+            return by_set ? -2 : -1;
+        }
         switch (k->type) {
         case KEY_INT: case KEY_BOOL: *(int *)to = *(const int *)from; break;
         case KEY_LONG: *(long *)to = *(const long *)from; break;

@@ -212,6 +212,9 @@ int config_check(const Config *c, const char *source, Error *err);
 /* Whether c's key ("model.window") was given by a person (file or --set): 1 or 0, or
  * -1 if there is no such key. */
 int config_given(const Config *c, const char *key);
+/* How c's key was given: CONFIG_GIVEN_SET (--set, which wins over the file),
+ * CONFIG_GIVEN_FILE, or 0 (not given, or no such key). */
+int config_given_by(const Config *c, const char *key);
 /* Whether c's key applies to the setup c chooses (every RULE_APPLIES about it holds). */
 int config_applies(const Config *c, const char *key);
 /* The keys that apply only to some setups, for checking the documentation against:
@@ -233,11 +236,13 @@ int config_difference(const Config *a, const Config *b, const char *const *skip,
                       char *b_value, size_t len);
 /* train.init_from: a run that starts from a model's weights keeps the model's
  * architecture and the way it reads text, so c's model keys and its data keys other
- * than data.train, valid, valid_fraction, max_len, max_line_bytes, min_count and
- * max_vocab (which select the new data) take the values of `model`, the config the
- * model was trained with (its CONF section). A key c's person gave with another value
- * is refused, naming the key, both values, `source` (c's file) and model_path. Returns
- * 0 or -1 with err. */
+ * than data.train, valid, valid_fraction, max_len and max_line_bytes (which select the
+ * new data) take the values of `model`, the config the model was trained with (its CONF
+ * section). A key c's person gave with another value is refused, naming the key, both
+ * values, model_path and where it was given: `source` (c's file) or --set; so are
+ * data.min_count and data.max_vocab given other than their defaults, which build a
+ * vocabulary: the run keeps the model's. Returns 0; -1 with err; -2 with err when --set
+ * gave the key (a usage error). */
 int config_adopt_model(Config *c, const Config *model, const char *source, const char *model_path, Error *err);
 void config_free(Config *c);
 #endif

@@ -791,6 +791,11 @@ done:
     return status;
 }
 
+int modelfile_has_magic(const char *path)
+{
+    return file_begins_with(path, MODELFILE_MAGIC, sizeof MODELFILE_MAGIC - 1);
+}
+
 void modelfile_free(ModelFile *mf)
 {
     if (mf->model.param_mem) model_free(&mf->model);

@@ -88,6 +88,9 @@ typedef struct {
 int modelfile_write(const char *path, const ModelFile *mf, Error *err);
 /* 0 with mf filled, or -1 with a message naming path and mf empty. */
 int modelfile_read(const char *path, ModelFile *mf, Error *err);
+/* 1 if path is a regular file (not a symbolic link) that begins with MODELFILE_MAGIC:
+ * a file nmt wrote as a model, whole or not. */
+int modelfile_has_magic(const char *path);
 /* Frees what modelfile_read allocated (the model, vocabularies, config, optimizer,
  * training state, symbols). */
 void modelfile_free(ModelFile *mf);

@@ -10,7 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "files/modelfile.h" /* defines: MODELFILE_MAGIC */
+#include "base/signals.h"    /* defines: signals_cleanup_add, signals_cleanup_add_dir, signals_cleanup_remove */
+#include "files/modelfile.h" /* defines: modelfile_has_magic */
 #include "io/outfile.h"   /* defines: outfile_temporary_target */
 
 /* train.lock's first line: what makes a directory an nmt run directory. */
@@ -46,14 +47,27 @@ static int is_leftover(const char *name)
     return (target > 0 && is_run_name(name, target)) || !strcmp(name, "checkpoint.bin.tmp");
 }
 
-static int make_dirs(const char *dir, Error *err)
+/* Notes path (malloc'd, taken) as made by rundir_open, for rundir_abandon and signals. */
+static void note_made(RunDir *rd, char *path, int is_dir)
+{
+    rd->made = xrealloc(rd->made, sizeof(char *) * (size_t)(rd->n_made + 1));
+    rd->made[rd->n_made++] = path;
+    if (is_dir) signals_cleanup_add_dir(path);
+    else signals_cleanup_add(path);
+}
+
+/* mkdir -p dir, each directory made noted (rd->made_dir the outermost). */
+static int make_dirs(const char *dir, RunDir *rd, Error *err)
 {
     char *p = xstrdup(dir);
     for (char *s = p + 1;; s++) {
         if (*s == '/' || *s == 0) {
             char c = *s;
             *s = 0;
-            if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            if (mkdir(p, 0777) == 0) {
+                if (!rd->made_dir) rd->made_dir = xstrdup(p);
+                note_made(rd, xstrdup(p), 1);
+            } else if (errno != EEXIST) {
                 error_set(err, "%s: cannot create directory: %s", p, strerror(errno));
                 free(p);
                 return -1;
@@ -100,17 +114,27 @@ done:
     return status;
 }
 
-/* 1 if path is a regular file that opens as an nmt model file does (its magic). */
-static int is_model_file(const char *path)
+int rundir_holds(const char *dir, const char *path)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return 0;
-    char head[8];
-    struct stat st;
-    int model = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, head, 8) == 8 &&
-                !memcmp(head, MODELFILE_MAGIC, 8);
-    close(fd);
-    return model;
+    struct stat file;
+    if (stat(path, &file) != 0) return 0;
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int held = 0;
+    for (struct dirent *e; !held && (e = readdir(d)) != NULL;) {
+        struct stat st;
+        char *entry = path_in(dir, e->d_name);
+        held = stat(entry, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == file.st_dev && st.st_ino == file.st_ino;
+        free(entry);
+    }
+    closedir(d);
+    return held;
+}
+
+int rundir_is_marked(const char *dir)
+{
+    Error ignored;
+    return has_mark(dir, &ignored) == 1;
 }
 
 /* The checks of rundir.h on an existing directory. */
@@ -131,10 +155,11 @@ static int check_entries(const char *dir, const RunInput *inputs, int n, int res
         } else if (S_ISLNK(st.st_mode)) {
             status = error_set(err, "%s: a symbolic link where nmt train writes its %s: nmt does not write through "
                                     "links it did not make; remove it, or choose another output.dir", path, name);
-        } else if (!marked && strcmp(name, "train.lock") != 0 && !is_model_file(path)) {
-            status = error_set(err, "%s: not written by nmt train (%s holds no train.lock, the mark of an nmt run "
-                                    "directory), and a run there would replace it: move it, or choose a new or "
-                                    "empty output.dir", path, dir);
+        } else if (!marked && strcmp(name, "train.lock") != 0) {
+            status = error_set(err, "%s: %s (%s holds no train.lock, the mark of an nmt run directory), and a run "
+                                    "there would replace it: move it, or choose a new or empty output.dir", path,
+                               modelfile_has_magic(path) ? "an nmt model file, but not of a run here"
+                                                         : "not written by nmt train", dir);
         } else {
             for (int i = 0; i < n && status == 0; i++) {
                 if (!inputs[i].path || !same_file(inputs[i].path, path)) continue;
@@ -165,12 +190,14 @@ static void remove_leftovers(const char *dir)
     closedir(d);
 }
 
-/* Locks dir/train.lock, writing the mark into it if it is new or empty. */
-static int lock(const char *dir, int *fd, Error *err)
+/* Locks dir/train.lock, writing the mark into it if it is new or empty; *made: it is new. */
+static int lock(const char *dir, int *fd, int *made, Error *err)
 {
     char *path = path_in(dir, "train.lock");
     int status = 0;
-    *fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+    *fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    *made = *fd >= 0;
+    if (*fd < 0 && errno == EEXIST) *fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     if (*fd < 0) {
         status = error_set(err, "%s: cannot create: %s", path, strerror(errno));
         goto done;
@@ -196,15 +223,50 @@ done:
     return status;
 }
 
-int rundir_open(const char *dir, const RunInput *inputs, int n, int resumed_config, int *lock_fd, Error *err)
+int rundir_open(const char *dir, const RunInput *inputs, int n, int resumed_config, RunDir *rd, Error *err)
 {
-    *lock_fd = -1;
+    memset(rd, 0, sizeof *rd);
+    rd->lock_fd = -1;
     struct stat st;
     int existed = stat(dir, &st) == 0;
-    if (!existed && make_dirs(dir, err)) return -1;
+    if (!existed && make_dirs(dir, rd, err)) goto refused;
     if (existed && !S_ISDIR(st.st_mode)) return error_set(err, "%s: not a directory", dir);
     if (existed && check_entries(dir, inputs, n, resumed_config, err)) return -1;
-    if (lock(dir, lock_fd, err)) return -1;
+    if (lock(dir, &rd->lock_fd, &rd->made_lock, err)) goto refused;
+    if (rd->made_lock) note_made(rd, path_in(dir, "train.lock"), 0);
     remove_leftovers(dir);  /* under the lock: no live run is writing them */
     return 0;
+refused:
+    rundir_abandon(rd);
+    return -1;
+}
+
+void rundir_keep(RunDir *rd)
+{
+    for (int i = 0; i < rd->n_made; i++) {
+        signals_cleanup_remove(rd->made[i]);
+        free(rd->made[i]);
+    }
+    free(rd->made);
+    rd->made = NULL;
+    rd->n_made = rd->made_lock = 0;
+}
+
+void rundir_close(RunDir *rd)
+{
+    rundir_keep(rd);
+    if (rd->lock_fd >= 0) close(rd->lock_fd);  /* releases the lock */
+    free(rd->made_dir);
+    memset(rd, 0, sizeof *rd);
+    rd->lock_fd = -1;
+}
+
+void rundir_abandon(RunDir *rd)
+{
+    /* Innermost first: train.lock, then the directories, as long as they are empty. */
+    for (int i = rd->n_made - 1; i >= 0; i--) {
+        if (rd->made_lock && i == rd->n_made - 1) unlink(rd->made[i]);
+        else rmdir(rd->made[i]);
+    }
+    rundir_close(rd);
 }

@@ -4,12 +4,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "io/lines.h" /* defines: LineReader, line_read, lines_read_error */
+#include "base/testhook.h" /* defines: testhook_full_disk_bytes */
+#include "io/lines.h"     /* defines: LineReader, line_read, lines_read_error */
 
 /* ---------------------------------------------------------------- the schema */
 
@@ -82,7 +85,7 @@ static const struct {
                              REQ(LF_TGT_VOCAB, 0), REQ(LF_PARAMETERS, 0), REQ(LF_UNIGRAM_VALID_LOSS, "%.6f"),
                              OPT(LF_BLEU_SIGNATURE, 0), END}},
     [LOG_VALIDATION] = {"validation", {REQ(LF_STEP, 0), REQ(LF_EPOCH, 0), REQ(LF_VALID_LOSS, "%.6f"),
-                                       REQ(LF_VALID_PPL, "%.4f"), OPT(LF_VALID_BLEU, "%.4f"), OPT(LF_BLEU_PAIRS, 0),
+                                       OPT(LF_VALID_PPL, "%.4f"), OPT(LF_VALID_BLEU, "%.4f"), OPT(LF_BLEU_PAIRS, 0),
                                        OPT(LF_VALID_ACCURACY, "%.6f"),
                                        REQ(LF_LEARNING_RATE, "%g"), REQ(LF_BEST, 0), REQ(LF_SECONDS, "%.2f"),
                                        REQ(LF_ELAPSED, "%.2f"), END}},
@@ -107,34 +110,90 @@ static FieldType type_in(LogKind kind, LogField f)
 
 /* ---------------------------------------------------------------- writing */
 
-void trainlog_write(FILE *f, const LogLine *l)
+/* snprintf at buf + *at, advancing *at (to cap at most: the caller sees the overflow). */
+static void put(char *buf, size_t cap, size_t *at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void put(char *buf, size_t cap, size_t *at, const char *fmt, ...)
 {
-    if (!f || l->kind >= LOG_OTHER) return;
+    if (*at >= cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *at, cap - *at, fmt, ap);
+    va_end(ap);
+    *at = n < 0 ? cap : *at + (size_t)n;
+}
+
+size_t trainlog_format(const LogLine *l, char *buf, size_t cap)
+{
+    size_t at = 0;
+    if (cap) buf[0] = 0;
+    if (l->kind >= LOG_OTHER) return 0;
     const char *sep = "";
-    fputc('{', f);
+    put(buf, cap, &at, "{");
     if (lines[l->kind].event) {
-        fprintf(f, "\"event\":\"%s\"", lines[l->kind].event);
+        put(buf, cap, &at, "\"event\":\"%s\"", lines[l->kind].event);
         sep = ",";
     }
     for (const Slot *s = lines[l->kind].slot; s->f != LF_FIELDS; s++) {
         if (s->optional && !(l->optional & log_bit(s->f))) continue;
         double v = l->v[s->f];
-        fprintf(f, "%s\"%s\":", sep, fields[s->f].key);
+        put(buf, cap, &at, "%s\"%s\":", sep, fields[s->f].key);
         sep = ",";
         switch (type_in(l->kind, s->f)) {
-        case T_INT: fprintf(f, "%lld", (long long)v); break;
-        case T_REAL: fprintf(f, s->format, v); break;
+        case T_INT: put(buf, cap, &at, "%lld", (long long)v); break;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"  /* the table's formats, each of one double */
+        case T_REAL: put(buf, cap, &at, s->format, v); break;
         case T_REAL_OR_STRING:
-            if (isnan(v)) fputs("\"nan\"", f);
-            else if (isinf(v)) fputs(v > 0 ? "\"inf\"" : "\"-inf\"", f);
-            else fprintf(f, s->format, v);
+            if (isnan(v)) put(buf, cap, &at, "\"nan\"");
+            else if (isinf(v)) put(buf, cap, &at, v > 0 ? "\"inf\"" : "\"-inf\"");
+            else put(buf, cap, &at, s->format, v);
             break;
-        case T_BOOL: fputs(v != 0 ? "true" : "false", f); break;
-        case T_STRING: fprintf(f, "\"%s\"", l->text); break;
+#pragma GCC diagnostic pop
+        case T_BOOL: put(buf, cap, &at, v != 0 ? "true" : "false"); break;
+        case T_STRING: put(buf, cap, &at, "\"%s\"", l->text); break;
         }
     }
-    fputs("}\n", f);
-    fflush(f);
+    put(buf, cap, &at, "}\n");
+    return at;
+}
+
+int trainlog_write(TrainLog *log, const LogLine *l)
+{
+    char line[TRAINLOG_LINE_MAX];
+    size_t n = trainlog_format(l, line, sizeof line);
+    if (!log->fd_open || n == 0) return 0;
+    int why = 0;
+    if (n >= sizeof line) {
+        why = EOVERFLOW;  /* cannot happen: the longest line is far shorter */
+    } else {
+        size_t done = 0, room = n;
+        if (log->full_at >= 0 && log->bytes + (long)n > log->full_at)  /* the test hook's full disk */
+            room = log->full_at > log->bytes ? (size_t)(log->full_at - log->bytes) : 0;
+        while (done < room) {
+            ssize_t w = pwrite(log->fd, line + done, room - done, log->bytes + (off_t)done);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) break;
+            done += (size_t)w;
+        }
+        if (done < n) why = done < room && errno ? errno : ENOSPC;
+    }
+    if (why == 0) {
+        log->bytes += (long)n;
+        return 0;
+    }
+    /* Not a torn line: the file back to its last whole one. */
+    if (ftruncate(log->fd, log->bytes) != 0 && log->lost == 0) why = errno;
+    if (log->lost++ == 0) {
+        log->first_errno = why;
+        log->first_step = (long)l->v[LF_STEP];
+    }
+    return -1;
+}
+
+void trainlog_close(TrainLog *log)
+{
+    if (log->fd_open) close(log->fd);
+    log->fd_open = 0;
 }
 
 /* ---------------------------------------------------------------- reading */
@@ -231,52 +290,76 @@ void trainlog_describe_skipped(const LogReadStats *stats, const char *name, char
 
 /* ---------------------------------------------------------------- resuming */
 
-/* open(2) with O_NOFOLLOW, as a stream: a link planted at path is an error (ELOOP),
- * not a way to write somewhere else. */
-static FILE *open_nofollow(const char *path, int flags, const char *mode, Error *err)
+/* open(2) with O_NOFOLLOW: a link planted at path is an error (ELOOP), not a way to
+ * write somewhere else. The descriptor, or -1 with err. */
+static int open_nofollow(const char *path, int flags, Error *err)
 {
     int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, 0666);
-    FILE *f = fd >= 0 ? fdopen(fd, mode) : NULL;
-    if (!f) {
-        int saved = errno;
-        if (fd >= 0) close(fd);
+    if (fd < 0)
         error_set(err, "%s: cannot write: %s", path,
-                  saved == ELOOP ? "a symbolic link (nmt does not write through links it did not make)"
-                                 : strerror(saved));
-    }
-    return f;
+                  errno == ELOOP ? "a symbolic link (nmt does not write through links it did not make)"
+                                 : strerror(errno));
+    return fd;
 }
 
-FILE *trainlog_create(const char *path, Error *err)
+/* log ready to write at bytes, with the test hook's full disk (testhook.h). */
+static void log_init(TrainLog *log, int fd, const char *path, long bytes)
 {
-    return open_nofollow(path, O_WRONLY | O_CREAT | O_TRUNC, "w", err);
+    memset(log, 0, sizeof *log);
+    log->fd = fd;
+    log->fd_open = 1;
+    log->bytes = bytes;
+    log->full_at = testhook_full_disk_bytes(path);
 }
 
-FILE *trainlog_reopen(const char *path, long log_bytes, long *cut, char *warning, size_t cap, Error *err)
+int trainlog_create(TrainLog *log, const char *path, Error *err)
 {
+    memset(log, 0, sizeof *log);
+    int fd = open_nofollow(path, O_WRONLY | O_CREAT | O_TRUNC, err);
+    if (fd < 0) return -1;
+    log_init(log, fd, path, 0);
+    return 0;
+}
+
+int trainlog_reopen(TrainLog *log, const char *path, long log_bytes, long *cut, char *warning, size_t cap, Error *err)
+{
+    memset(log, 0, sizeof *log);
     *cut = 0;
     warning[0] = 0;
-    FILE *f = open_nofollow(path, O_RDWR | O_CREAT, "r+", err);
-    if (!f) return NULL;
-    if (fseek(f, 0, SEEK_END) != 0) goto seek_failed;
-    long size = ftell(f);
-    if (size < log_bytes) {
+    int fd = open_nofollow(path, O_RDWR | O_CREAT, err);
+    if (fd < 0) return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        error_set(err, "%s: cannot read: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if ((long)st.st_size < log_bytes) {
         snprintf(warning, cap, "%s is shorter (%ld bytes) than when the checkpoint was written (%ld); appending to it",
-                 path, size, log_bytes);
-        return f;
+                 path, (long)st.st_size, log_bytes);
+        log_init(log, fd, path, (long)st.st_size);
+        return 0;
     }
-    if (fseek(f, log_bytes, SEEK_SET) != 0) goto seek_failed;
-    for (int c; (c = getc(f)) != EOF;)
-        *cut += c == '\n';
-    fflush(f);
-    if (ftruncate(fileno(f), log_bytes) != 0 || fseek(f, log_bytes, SEEK_SET) != 0) {
+    /* The lines after log_bytes: work that will be redone, logged again. */
+    char buf[65536];
+    for (off_t at = log_bytes;;) {
+        ssize_t got = pread(fd, buf, sizeof buf, at);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            error_set(err, "%s: read error: %s", path, strerror(errno));
+            close(fd);
+            return -1;
+        }
+        if (got == 0) break;
+        for (ssize_t i = 0; i < got; i++)
+            *cut += buf[i] == '\n';
+        at += got;
+    }
+    if (ftruncate(fd, log_bytes) != 0) {
         error_set(err, "%s: cannot cut to %ld bytes: %s", path, log_bytes, strerror(errno));
-        fclose(f);
-        return NULL;
+        close(fd);
+        return -1;
     }
-    return f;
-seek_failed:
-    error_set(err, "%s: cannot seek: %s", path, strerror(errno));
-    fclose(f);
-    return NULL;
+    log_init(log, fd, path, log_bytes);
+    return 0;
 }

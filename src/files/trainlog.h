@@ -12,8 +12,10 @@
  *                the ranks of a data-parallel job
  *   start        train_pairs valid_pairs src_vocab tgt_vocab parameters
  *                unigram_valid_loss
- *   validation   step epoch valid_loss valid_ppl [valid_bleu bleu_pairs] learning_rate
- *                best seconds elapsed
+ *   validation   step epoch valid_loss [valid_ppl] [valid_bleu bleu_pairs]
+ *                [valid_accuracy] learning_rate best seconds elapsed
+ *                valid_ppl: a translation model's (a classifier's loss is per line, not
+ *                per token; it has valid_accuracy instead)
  *                seconds: the validation's own time; elapsed: the run's clock when it
  *                began (seconds of training and earlier validations since step 0,
  *                across resumes), the x of a quality-against-time curve
@@ -31,7 +33,7 @@
  * disagree.
  *
  *   LogLine l = {LOG_LR_DECAY, .v = {[LF_STEP] = step, [LF_LEARNING_RATE] = lr}};
- *   trainlog_write(log, &l);
+ *   trainlog_write(&log, &l);
  */
 #ifndef TRAINLOG_H
 #define TRAINLOG_H
@@ -83,9 +85,33 @@ static inline void log_put(LogLine *l, LogField f, double value)
     l->optional |= log_bit(f);
 }
 
-/* Appends l to f as one line and flushes it (so that a crash loses no line written).
- * f NULL writes nothing: the ranks other than 0 of a data-parallel job keep no log. */
-void trainlog_write(FILE *f, const LogLine *l);
+/* train.log as a run writes it: every record is one line written whole (one pwrite at
+ * the end of the last whole one); a record that cannot be written (a full disk, an I/O
+ * error) leaves no part of itself: the file is cut back to its last whole line, and the
+ * record is counted as lost, so that the run can say so and end with an error while its
+ * training goes on. bytes is the file's length, which a checkpoint records. */
+typedef struct {
+    int fd, fd_open;    /* fd_open 0: no log (the ranks other than 0 keep none) */
+    long bytes;         /* the length of the whole lines written */
+    long lost;          /* records not written */
+    int first_errno;    /* why the first was not */
+    long first_step;    /* its step field (0 for lines without one) */
+    long full_at;       /* test hook (NMT_FULL_DISK_AT=train.log@BYTES): no byte past it is
+                           written, as on a disk full there; -1: off */
+} TrainLog;
+
+/* The longest line nmt writes, with room to spare. */
+#define TRAINLOG_LINE_MAX 1024
+
+/* l as one line (with its '\n') in buf; its length (cap or more: it did not fit; 0 and
+ * "" for LOG_OTHER, which is never written). */
+size_t trainlog_format(const LogLine *l, char *buf, size_t cap);
+/* Appends l as one line. 0, or -1 when it could not be written whole: the file keeps
+ * its whole lines only, and log->lost counts it (the first's reason and step kept).
+ * A log that is not open (fd_open 0) takes nothing and returns 0. */
+int trainlog_write(TrainLog *log, const LogLine *l);
+/* Closes the file (if open). */
+void trainlog_close(TrainLog *log);
 
 /* Parses one line. Returns 0 if it is a JSON object with no "event" (a step line) or a
  * string "event" (LOG_OTHER if unknown); -1 if not. Fields of the wrong type are left
@@ -109,14 +135,15 @@ int trainlog_read(FILE *f, const char *name, int (*each)(void *ctx, const LogLin
 /* "NAME: skipped N malformed lines (the first is line L)", or "" if none. */
 void trainlog_describe_skipped(const LogReadStats *stats, const char *name, char *buf, size_t cap);
 
-/* Creates (or empties) path for a new run's log; never through a symbolic link. NULL
- * with err naming path. */
-FILE *trainlog_create(const char *path, Error *err);
+/* Creates (or empties) path for a new run's log; never through a symbolic link. 0, or
+ * -1 with err naming path. */
+int trainlog_create(TrainLog *log, const char *path, Error *err);
 
 /* Opens path to go on from a checkpoint taken when it was log_bytes long: what was
  * logged after it (work that will be redone) is cut off, so that each step is logged
  * once. A log shorter than that is appended to, with a warning in *warning (else "").
- * Returns the file (positioned at its end) and the number of lines cut in *cut, or
- * NULL with err. Never through a symbolic link. */
-FILE *trainlog_reopen(const char *path, long log_bytes, long *cut, char *warning, size_t cap, Error *err);
+ * The number of lines cut in *cut. 0, or -1 with err (a read error counting them
+ * included). Never through a symbolic link. */
+int trainlog_reopen(TrainLog *log, const char *path, long log_bytes, long *cut, char *warning, size_t cap,
+                    Error *err);
 #endif

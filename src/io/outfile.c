@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/signals.h"  /* defines: signals_cleanup_add, signals_cleanup_remove */
 #include "base/testhook.h" /* defines: testhook_full_disk */
 
 #define TEMP_SUFFIX ".tmp-XXXXXX"
@@ -40,6 +41,11 @@ static void sync_dir(const char *path)
 int outfile_open(OutFile *o, const char *path, Error *err)
 {
     memset(o, 0, sizeof *o);
+    if (!strcmp(path, "-")) {  /* standard output, as "-" is standard input to every command */
+        o->f = stdout;
+        o->path = xstrdup("standard output");
+        return 0;
+    }
     struct stat st;
     int exists = stat(path, &st) == 0;
     if (exists && S_ISDIR(st.st_mode)) return error_set(err, "%s: cannot write: %s", path, strerror(EISDIR));
@@ -88,11 +94,13 @@ int outfile_open(OutFile *o, const char *path, Error *err)
     }
     o->path = xstrdup(path);
     o->tmp = tmp;
+    signals_cleanup_add(tmp);  /* a signal that ends the process removes it */
     return 0;
 }
 
 static void outfile_free(OutFile *o)
 {
+    if (o->tmp) signals_cleanup_remove(o->tmp);
     free(o->path);
     free(o->tmp);
     memset(o, 0, sizeof *o);
@@ -106,7 +114,7 @@ int outfile_commit(OutFile *o, Error *err)
         bad = 1;
         saved = errno;
     }
-    if (fclose(o->f) != 0 && !bad) {
+    if (o->f != stdout && fclose(o->f) != 0 && !bad) {  /* stdout: main closes it */
         bad = 1;
         saved = errno;
     }
@@ -130,7 +138,7 @@ int outfile_commit(OutFile *o, Error *err)
 
 void outfile_discard(OutFile *o)
 {
-    if (o->f) fclose(o->f);
+    if (o->f && o->f != stdout) fclose(o->f);
     if (o->tmp) unlink(o->tmp);
     outfile_free(o);
 }

@@ -4,13 +4,15 @@
  * else has, created by this call, never an existing file or a symbolic link someone
  * planted), and only once it is complete, flushed and on disk is it renamed over the
  * target. So until then the old file is untouched, and a failed or interrupted job
- * leaves it whole; a symbolic link at the target is replaced, never followed; and an
+ * leaves it whole (a signal that ends the process, Ctrl-C, SIGTERM, SIGHUP or SIGPIPE,
+ * removes the temporary file too: base/signals.h, signals_cleanup_add); a symbolic link at the target is replaced, never followed; and an
  * input that is also the output is read to its end before it is replaced, as sort -o
  * and sed -i do. The new file keeps the old one's permissions (a new name gets 0666
  * less the umask, as fopen would give it).
  *
  * A target that exists and is not a regular file (/dev/null, /dev/stdout, a pipe) is
- * written in place: there is nothing to rename over.
+ * written in place: there is nothing to rename over. The path "-" is standard output
+ * (as "-" is standard input to every command), flushed by outfile_commit and left open.
  *
  *   OutFile o;
  *   if (outfile_open(&o, "out.txt", &err)) ... err.msg

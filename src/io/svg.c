@@ -163,11 +163,15 @@ static void put_num_attr(FILE *f, const char *name, double v)
     fputc('"', f);
 }
 
+/* The root element's opening, as svg_begin writes it, up to the size. */
+#define SVG_ROOT "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\""
+
 void svg_begin(Svg *svg, FILE *f, double width, double height)
 {
     svg->f = f;
-    fputs("<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\"", f);
-    put_num_attr(f, "width", width);
+    fputs(SVG_ROOT, f);
+    put_num(f, width);
+    fputc('"', f);
     put_num_attr(f, "height", height);
     fputs(" viewBox=\"0 0 ", f);
     put_num(f, width);
@@ -178,6 +182,8 @@ void svg_begin(Svg *svg, FILE *f, double width, double height)
     fputs(">\n", f);
     svg_rect(svg, 0, 0, width, height, "white", NULL, NULL);
 }
+
+int svg_file_is_nmts(const char *path) { return file_begins_with(path, SVG_ROOT, sizeof SVG_ROOT - 1); }
 
 void svg_end(Svg *svg)
 {

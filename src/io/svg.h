@@ -50,6 +50,10 @@ typedef struct {
 /* Starts a document on an open stream: the root <svg> element with width, height and
  * a matching viewBox, a white background and the font family. */
 void svg_begin(Svg *svg, FILE *f, double width, double height);
+/* 1 if path is a regular file (not a symbolic link) whose first line opens as
+ * svg_begin's root element does (its namespace and version, then a size): a picture
+ * nmt drew. */
+int svg_file_is_nmts(const char *path);
 /* Ends the document (</svg>). The stream stays open. */
 void svg_end(Svg *svg);
 

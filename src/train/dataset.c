@@ -89,18 +89,26 @@ static int read_pairs(const Config *cfg, const ModelFile *mf, const char *path, 
  * target (or label) in column `second`, any other column up to the last empty: written
  * so that the model reads them back as it read the file. Sentence pairs are columns 1
  * and 2, as they were in the file. */
-static int write_valid(const char *path, const TsvCorpus *tsv, const PairTokens *pairs, const int *idx, int n,
-                       int first, int second, Error *err)
+static int write_valid(Dataset *ds, const char *path, const TsvCorpus *tsv, const PairTokens *pairs, const int *idx,
+                       int n, int first, int second, Error *err)
 {
     int columns = first > second ? first : second;
-    OutFile o;
-    if (outfile_open(&o, path, err)) return -1;
+    OutFile *o = &ds->valid_out;
+    if (outfile_open(o, path, err)) return -1;
+    ds->valid_pending = 1;  /* in place once the run is sure to start: dataset_commit_valid */
     for (int i = 0; i < n; i++) {
         const TsvPair *p = &tsv->pairs[pairs->index[idx[i]]];
         for (int c = 1; c <= columns; c++)
-            fprintf(o.f, "%s%s", c == first ? p->src : c == second ? p->tgt : "", c < columns ? "\t" : "\n");
+            fprintf(o->f, "%s%s", c == first ? p->src : c == second ? p->tgt : "", c < columns ? "\t" : "\n");
     }
-    return outfile_commit(&o, err);
+    return 0;
+}
+
+int dataset_commit_valid(Dataset *ds, Error *err)
+{
+    if (!ds->valid_pending) return 0;
+    ds->valid_pending = 0;
+    return outfile_commit(&ds->valid_out, err);
 }
 
 /* The validation pairs scored by BLEU: all of them, or train.valid_bleu_max spread
@@ -328,6 +336,35 @@ static int label_column(const Config *cfg)
     return cfg->label_column ? cfg->label_column : cfg->text_column > 1 ? cfg->text_column + 1 : 2;
 }
 
+/* A label column of nearly unique values (an id column, or the text when the columns
+ * are swapped) makes a classifier of about as many classes as lines, which can learn
+ * nothing, and whose eval tables grow with the square of the classes: refused when more
+ * than half of the n training lines have a label no other training line has. 0, or -1
+ * with err naming data.train, the counts and a label. */
+static int check_label_spread(const Vocab *labels, char **train_labels, int n, const Config *cfg, Error *err)
+{
+    int classes = labels->size - VOCAB_SPECIALS, alone = 0, example = 0;
+    int *count = xcalloc(classes, sizeof(int));
+    for (int i = 0; i < n; i++) {
+        int c = vocab_label_class(labels, train_labels[i]);
+        if (c >= 0) count[c]++;
+    }
+    for (int c = classes - 1; c >= 0; c--)
+        if (count[c] == 1) {
+            alone++;
+            example = c;
+        }
+    free(count);
+    if (2 * alone <= n) return 0;
+    char column[64];
+    if (cfg->label_column) snprintf(column, sizeof column, "column %d, data.label_column", cfg->label_column);
+    else snprintf(column, sizeof column, "the last column");
+    return error_set(err, "%s: %d of the %d training lines have a label no other line has (%d labels in all, such as "
+                          "\"%.40s\"): the label column (%s) holds ids or text rather than labels, from which a "
+                          "classifier learns nothing; check data.label_column and data.text_column", cfg->train, alone,
+                     n, classes, vocab_class_label(labels, example), column);
+}
+
 /* dataset_prepare for model.type classifier: the same split and segmenter, the source
  * vocabulary from the training texts, the label set from the training labels (in
  * byte order). Training labels must make at least two classes; validation lines whose
@@ -349,7 +386,8 @@ static int prepare_classifier(Dataset *ds, ModelFile *mf, const Config *cfg, con
     if (n_train == 0)
         status = error_set(err, "%s: no lines left for training after the validation split", cfg->train);
     else if (!cfg->valid && valid_tsv)
-        status = write_valid(valid_tsv, &tsv, &pairs, valid_idx, n_valid, cfg->text_column, label_column(cfg), err);
+        status = write_valid(ds, valid_tsv, &tsv, &pairs, valid_idx, n_valid, cfg->text_column, label_column(cfg),
+                             err);
     int given = mf->src_vocab.size > 0;  /* train.init_from: the model's own units and labels */
     if (status == 0 && !given) status = learn_segmenter(&mf->seg, cfg, &pairs, train_idx, n_train, con, err);
     if (status == 0 && !given) {
@@ -363,6 +401,8 @@ static int prepare_classifier(Dataset *ds, ModelFile *mf, const Config *cfg, con
         } else if (mf->tgt_vocab.size - VOCAB_SPECIALS < 2) {
             status = error_set(err, "%s: every one of the %d training lines has the label \"%s\": a classifier needs "
                                     "at least two classes", cfg->train, n_train, labels[0]);
+        } else {
+            status = check_label_spread(&mf->tgt_vocab, labels, n_train, cfg, err);
         }
         free(labels);
     }
@@ -437,7 +477,7 @@ int dataset_prepare(Dataset *ds, ModelFile *mf, const Config *cfg, const char *v
     if (n_train == 0)
         status = error_set(err, "%s: no pairs left for training after the validation split", cfg->train);
     else if (!cfg->valid && valid_tsv)
-        status = write_valid(valid_tsv, &tsv, &pairs, valid_idx, n_valid, 1, 2, err);
+        status = write_valid(ds, valid_tsv, &tsv, &pairs, valid_idx, n_valid, 1, 2, err);
     int given = mf->src_vocab.size > 0;  /* train.init_from: the model's own units */
     if (status == 0 && !given) status = learn_segmenter(&mf->seg, cfg, &pairs, train_idx, n_train, con, err);
     if (status == 0) {
@@ -490,6 +530,7 @@ int dataset_prepare(Dataset *ds, ModelFile *mf, const Config *cfg, const char *v
 
 void dataset_free(Dataset *ds)
 {
+    if (ds->valid_pending) outfile_discard(&ds->valid_out);
     examples_free(ds->train, ds->n_train);
     examples_free(ds->valid, ds->n_valid);
     for (int i = 0; i < ds->n_bleu; i++) {

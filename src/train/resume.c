@@ -63,11 +63,16 @@ int resume_find(const char *dir, int resume, ModelFile *ck, char *path, size_t l
     if (!done)
         return error_set(err, "%s holds an unfinished run (%s, step %ld): continue it with --resume, or delete "
                               "%s/checkpoint-*.bin to start over", dir, path, step, dir);
+    path[0] = 0;
+    return 2;
+}
+
+int resume_clear_finished(const char *dir, Console *con, Error *err)
+{
     int removed = checkpoint_remove_all(dir, err);
     if (removed < 0) return -1;
     console_say(con, "starting over in %s: deleted the %d checkpoint%s of the run that finished there", dir, removed,
                 removed == 1 ? "" : "s");
-    path[0] = 0;
     return 0;
 }
 
@@ -86,18 +91,27 @@ int resume_check_config(const ModelFile *ck, const char *path, const Config *cfg
     char key[ERROR_LEN / 4], was[ERROR_LEN / 4], now[ERROR_LEN / 4];
     int differ = config_difference(&then, cfg, free_keys, key, was, now, sizeof key);
     config_free(&then);
-    if (differ)
-        return error_set(err, "%s: %s: the checkpoint %s has %s, the config says %s (a run resumes with the "
-                              "settings it started with; start a new run in another output.dir to change them)",
-                         config, key, path, was, now);
+    if (differ) {
+        int by_set = config_given_by(cfg, key) == CONFIG_GIVEN_SET;
+        error_set(err, "%s: %s: the checkpoint %s has %s, %s says %s (a run resumes with the settings it started "
+                       "with; start a new run in another output.dir to change them)",
+                  by_set ? "--set" : config, key, path, was, by_set ? "--set" : "the config", now);
+        return by_set ? -2 : -1;
+    }
     /* The limits may move, but not behind where an unfinished run already stands. */
     const TrainState *s = &ck->train_state;
-    if (!s->done && s->epoch > cfg->epochs)
-        return error_set(err, "%s: train.epochs: the checkpoint %s is in epoch %d, beyond train.epochs %d", config,
-                         path, s->epoch, cfg->epochs);
-    if (!s->done && cfg->max_steps > 0 && s->step >= cfg->max_steps)
-        return error_set(err, "%s: train.max_steps: the checkpoint %s is at step %ld, train.max_steps %ld is not "
-                              "beyond it", config, path, s->step, cfg->max_steps);
+    int epochs_set = config_given_by(cfg, "train.epochs") == CONFIG_GIVEN_SET;
+    int steps_set = config_given_by(cfg, "train.max_steps") == CONFIG_GIVEN_SET;
+    if (!s->done && s->epoch > cfg->epochs) {
+        error_set(err, "%s: train.epochs: the checkpoint %s is in epoch %d, beyond train.epochs %d",
+                  epochs_set ? "--set" : config, path, s->epoch, cfg->epochs);
+        return epochs_set ? -2 : -1;
+    }
+    if (!s->done && cfg->max_steps > 0 && s->step >= cfg->max_steps) {
+        error_set(err, "%s: train.max_steps: the checkpoint %s is at step %ld, train.max_steps %ld is not beyond it",
+                  steps_set ? "--set" : config, path, s->step, cfg->max_steps);
+        return steps_set ? -2 : -1;
+    }
     return 0;
 }
 

@@ -25,12 +25,19 @@
  * dir that reads (or checkpoint.bin when none is left) goes into ck and its path into
  * path (len bytes): returns 1; no checkpoint yet: returns 0 (starting from the
  * beginning). Without `resume`: a directory holding an unfinished run is refused (so
- * that forgetting --resume cannot throw hours away), and the checkpoints of a finished
- * one are deleted: returns 0. -1 with err on a refusal or an unreadable file. */
+ * that forgetting --resume cannot throw hours away); one holding a finished run's
+ * checkpoints returns 2, for the caller to delete them with resume_clear_finished once
+ * nothing can refuse the new run any more (a refused run leaves them). -1 with err on a
+ * refusal or an unreadable file. */
 int resume_find(const char *dir, int resume, ModelFile *ck, char *path, size_t len, Console *con, Error *err);
+/* Deletes the checkpoints of the run that finished in dir (resume_find returned 2),
+ * saying so. 0, or -1 with err. */
+int resume_clear_finished(const char *dir, Console *con, Error *err);
 
 /* The config the checkpoint ck (at path) was trained with must be cfg, apart from
- * resume's free keys; config_name names cfg in messages. */
+ * resume's free keys; config_name names cfg in messages (--set, where --set gave the
+ * key). 0; -1 with err; -2 with err when the key that differs was --set's (a usage
+ * error). */
 int resume_check_config(const ModelFile *ck, const char *path, const Config *cfg, const char *config_name,
                         Error *err);
 

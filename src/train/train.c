@@ -19,13 +19,14 @@
 #include "io/outfile.h"    /* defines: OutFile, outfile_open, outfile_commit */
 #include "train/plot.h"       /* defines: plot_training */
 #include "train/ranks.h"      /* defines: Ranks, ranks_* */
-#include "train/resume.h"     /* defines: resume_find, resume_check_*, resume_adopt */
-#include "files/rundir.h"     /* defines: RunInput, rundir_open */
+#include "train/resume.h"     /* defines: resume_find, resume_clear_finished, resume_check_*, resume_adopt */
+#include "files/rundir.h"     /* defines: RunInput, RunDir, rundir_open, rundir_keep, rundir_close, rundir_abandon,
+                                  rundir_holds */
 #include "layers/schedule.h"   /* defines: LrSchedule, lr_schedule_* */
 #include "text/segment.h"    /* defines: tokenizer_kind, tokenizer_whitespace_only */
 #include "base/signals.h"    /* defines: SignalHandlers, signals_catch, signals_pending */
 #include "base/testhook.h"   /* defines: testhook_pause_at_step */
-#include "files/trainlog.h"   /* defines: LogLine, trainlog_write, trainlog_reopen */
+#include "files/trainlog.h"   /* defines: LogLine, TrainLog, trainlog_write, trainlog_create, trainlog_reopen */
 #include "files/trainstate.h" /* defines: TrainState */
 #include "train/validate.h"   /* defines: validate_loss, validate_bleu */
 
@@ -53,10 +54,14 @@ typedef struct {
     int checkpoint_current; /* nothing has changed since the last checkpoint */
     char checkpoint[1024];  /* the path of the last checkpoint written or resumed from */
     double t_start;         /* now_seconds() at training time 0 */
-    FILE *log;              /* train.log; NULL on ranks other than 0 */
+    TrainLog log;           /* train.log; not open on ranks other than 0 */
     char *path;             /* scratch for OUTPUT_DIR/... paths */
     size_t path_cap;
     float *class_weight;    /* a classifier's loss weight per class (train.class_weights), or NULL */
+    RunDir dir;             /* output.dir as rank 0 took it (rundir.h) */
+    int clear_finished;     /* output.dir holds a finished run's checkpoints, to delete */
+    int claimed;            /* something of this run has been written in output.dir: a
+                               refusal from here on no longer takes the directory away */
 } Run;
 
 static const char *out_path(Run *run, const char *name)
@@ -77,6 +82,32 @@ static int save(Run *run, const char *name, Error *err)
     run->mf.has_optimizer = 0;
     run->mf.has_train_state = 0;
     return modelfile_write(out_path(run, name), &run->mf, err);
+}
+
+/* Appends l to train.log. A line that cannot be written (a full disk) is left out
+ * whole (trainlog.h) and training goes on; the first such says so at once, and the run
+ * ends with an error naming the lines lost (lost_log_lines, below). */
+static void log_line(Run *run, const LogLine *l)
+{
+    if (trainlog_write(&run->log, l) == 0 || run->log.lost > 1) return;
+    console_warn(&run->con, "%s: cannot write (%s): its lines from step %ld are lost while this lasts; training "
+                            "goes on, and nmt train will end with an error saying how many", out_path(run, "train.log"),
+                 strerror(run->log.first_errno), run->log.first_step);
+}
+
+/* A run that lost train.log lines ends with an error saying so (status 0 becomes -1),
+ * or, stopped by a signal, keeps its status with a warning. */
+static int lost_log_lines(Run *run, int status, Error *err)
+{
+    char what[ERROR_LEN];
+    snprintf(what, sizeof what, "%s: %ld line%s could not be written (the first at step %ld: %s), and the log misses "
+                                "them", out_path(run, "train.log"), run->log.lost, run->log.lost == 1 ? "" : "s",
+             run->log.first_step, strerror(run->log.first_errno));
+    if (status) {
+        console_warn(&run->con, "%s", what);
+        return status;
+    }
+    return error_set(err, "%s; the training itself finished: %s is whole", what, out_path(run, "model.bin"));
 }
 
 /* ---------------------------------------------------------------- the step */
@@ -166,7 +197,7 @@ static int skipped_step(Run *run, int start, const Step *s, Error *err)
     LogLine l = {LOG_NONFINITE, .v = {[LF_STEP] = st->step, [LF_EPOCH] = st->epoch,
                                       [LF_BATCH] = start / run->cfg->batch_size + 1, [LF_LOSS] = s->loss,
                                       [LF_GRAD_NORM] = s->norm, [LF_IN_A_ROW] = st->nonfinite_in_a_row}};
-    trainlog_write(run->log, &l);
+    log_line(run, &l);
     if (run->ranks.rank == 0)
         console_warn(&run->con, "step %ld: non-finite loss or gradient, update skipped (%d in a row)", st->step + 1,
                      st->nonfinite_in_a_row);
@@ -211,7 +242,7 @@ static void account_step(Run *run, const Step *s, double seconds)
         log_put(&l, LF_RANKS, run->ranks.size);
         log_put(&l, LF_ALLREDUCE_S, allreduce);
     }
-    trainlog_write(run->log, &l);
+    log_line(run, &l);
     /* On a terminal the progress line shows this; --verbose prints it too. */
     if (!console_live(&run->con) || run->opt->verbose)
         console_say(&run->con, "step %ld  epoch %d  loss %.4f  %.0f tok/s  %.0fs", st->step, st->epoch, mean, tps,
@@ -245,7 +276,9 @@ static int validation(Run *run, int at_epoch_end, int *stop, Error *err)
      * compare or keep a best.bin by: the run ends here, saying when. */
     if (!isfinite(exp(vloss))) {
         char what[64];
-        if (isfinite(vloss)) snprintf(what, sizeof what, "%.4g per token, too large for a perplexity", vloss);
+        if (isfinite(vloss))
+            snprintf(what, sizeof what, "%.4g per %s, too large for a%s", vloss, classifier ? "line" : "token",
+                     classifier ? "n exponent" : " perplexity");
         else snprintf(what, sizeof what, "not finite (%s)", isnan(vloss) ? "NaN" : "infinite");
         return error_set(err, "step %ld: the validation loss is %s: the model's outputs overflow, its weights have "
                               "diverged (lower train.learning_rate?); %s%s", st->step, what,
@@ -266,29 +299,31 @@ static int validation(Run *run, int at_epoch_end, int *stop, Error *err)
         st->since_best++;
     }
     LogLine l = {LOG_VALIDATION, .v = {[LF_STEP] = st->step, [LF_EPOCH] = st->epoch, [LF_VALID_LOSS] = vloss,
-                                       [LF_VALID_PPL] = exp(vloss), [LF_LEARNING_RATE] = run->mf.opt.lr,
-                                       [LF_BEST] = improved, [LF_SECONDS] = seconds,
-                                       [LF_ELAPSED] = t0 - run->t_start}};
+                                       [LF_LEARNING_RATE] = run->mf.opt.lr, [LF_BEST] = improved,
+                                       [LF_SECONDS] = seconds, [LF_ELAPSED] = t0 - run->t_start}};
+    if (!classifier) log_put(&l, LF_VALID_PPL, exp(vloss));  /* a perplexity is a language model's */
     if (with_bleu) {
         log_put(&l, LF_VALID_BLEU, bleu);
         log_put(&l, LF_BLEU_PAIRS, run->data.n_bleu);
     }
     if (classifier) log_put(&l, LF_VALID_ACCURACY, accuracy);
-    trainlog_write(run->log, &l);
-    char what[64] = "";
-    if (with_bleu) snprintf(what, sizeof what, ", BLEU %.2f", bleu);
-    if (classifier) snprintf(what, sizeof what, ", accuracy %.2f%%", 100 * accuracy);
+    log_line(run, &l);
+    /* A classifier's loss is per line, with its accuracy; a translation model's per
+     * token, with its perplexity and BLEU. */
+    char what[96];
+    snprintf(what, sizeof what, " (perplexity %.2f)", exp(vloss));
+    if (with_bleu) snprintf(what + strlen(what), sizeof what - strlen(what), ", BLEU %.2f", bleu);
+    if (classifier) snprintf(what, sizeof what, " per line, accuracy %.2f%%", 100 * accuracy);
     if (at_epoch_end)
-        console_say(&run->con, "epoch %d done at step %ld: validation loss %.4f (perplexity %.2f)%s%s, %.0fs",
-                    st->epoch, st->step, vloss, exp(vloss), what, improved ? ", best so far" : "",
-                    now_seconds() - run->t_start);
+        console_say(&run->con, "epoch %d done at step %ld: validation loss %.4f%s%s, %.0fs", st->epoch, st->step, vloss,
+                    what, improved ? ", best so far" : "", now_seconds() - run->t_start);
     else
-        console_say(&run->con, "step %ld  validation loss %.4f (perplexity %.2f)%s%s, %.0fs", st->step, vloss,
-                    exp(vloss), what, improved ? ", best so far" : "", now_seconds() - run->t_start);
+        console_say(&run->con, "step %ld  validation loss %.4f%s%s, %.0fs", st->step, vloss, what,
+                    improved ? ", best so far" : "", now_seconds() - run->t_start);
 
     if (lr_schedule_validation(&run->schedule, vloss)) {
         double lr = lr_schedule_at(&run->schedule, st->step + 1);
-        trainlog_write(run->log, &(LogLine){LOG_LR_DECAY, .v = {[LF_STEP] = st->step, [LF_LEARNING_RATE] = lr}});
+        log_line(run, &(LogLine){LOG_LR_DECAY, .v = {[LF_STEP] = st->step, [LF_LEARNING_RATE] = lr}});
         console_say(&run->con, "validation loss not below its best (%.4f) %d time%s in a row: learning rate now %g",
                     run->schedule.best_loss, cfg->patience, cfg->patience == 1 ? "" : "s", lr);
     }
@@ -296,7 +331,7 @@ static int validation(Run *run, int at_epoch_end, int *stop, Error *err)
         LogLine e = {LOG_EARLY_STOP, .v = {[LF_STEP] = st->step, [LF_EPOCH] = st->epoch,
                                            [LF_BEST_STEP] = st->best_step}};
         log_put(&e, by_bleu ? LF_BEST_BLEU : by_accuracy ? LF_BEST_ACCURACY : LF_BEST_LOSS, st->best);
-        trainlog_write(run->log, &e);
+        log_line(run, &e);
         console_say(&run->con, "stopping early: validation %s not better for %d validation%s (best %.4f at step "
                                "%ld, in best.bin)", cfg->best_metric, st->since_best, st->since_best == 1 ? "" : "s",
                     st->best, st->best_step);
@@ -320,8 +355,7 @@ static void take_state(Run *run)
     s->lr_bad = run->schedule.bad;
     s->lr_decays = run->schedule.decays;
     s->elapsed_seconds = now_seconds() - run->t_start;
-    long at = run->log ? ftell(run->log) : 0;
-    s->log_bytes = at > 0 ? at : 0;
+    s->log_bytes = run->log.bytes;
     s->n_valid = run->data.n_valid;
     s->train_fingerprint = run->data.train_fingerprint;
     s->valid_fingerprint = run->data.valid_fingerprint;
@@ -374,7 +408,7 @@ static int stop_for_signal(Run *run, int sig, Error *err)
     if (!run->checkpoint_current && save_checkpoint(run, err)) return -1;
     LogLine l = {LOG_INTERRUPTED, .v = {[LF_STEP] = run->st.step, [LF_EPOCH] = run->st.epoch}};
     snprintf(l.text, sizeof l.text, "%s", sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
-    trainlog_write(run->log, &l);
+    log_line(run, &l);
     error_set(err, "interrupted at step %ld; checkpoint written to %s", run->st.step, run->checkpoint);
     return sig;
 }
@@ -409,7 +443,7 @@ static int end_epoch(Run *run, int *stop, Error *err)
                                   [LF_TARGET_SLOTS] = st->epoch_slots,
                                   [LF_TARGET_PADDING] = st->epoch_slots ? 1.0 - (double)st->epoch_tokens /
                                                                                     st->epoch_slots : 0.0}};
-    trainlog_write(run->log, &l);
+    log_line(run, &l);
     if (run->data.n_valid > 0 && st->step > 0 && st->last_validated != st->step && validation(run, 1, stop, err))
         return -1;
     st->epoch++;
@@ -512,48 +546,40 @@ static float *balanced_weights(const Dataset *ds, int classes)
 static void say_model(Run *run)
 {
     const Config *cfg = run->cfg;
-    if (!strcmp(cfg->type, "classifier")) {
-        console_say(&run->con, "model: classifier, %s, %d layer%s%s, %s pooling, embed %d, hidden %d, %d classes, %ld "
-                               "parameters; OpenBLAS kernel %s, %d threads; output in %s",
-                    cfg->cell, cfg->layers, cfg->layers > 1 ? "s" : "", cfg->bidirectional ? ", bidirectional" : "",
-                    cfg->pooling, cfg->embed, cfg->hidden, model_classes(&run->mf.model.dims), run->mf.model.n_params,
-                    blas_kernel_name(), run->threads, cfg->dir);
-        return;
-    }
-    if (!strcmp(cfg->type, "transformer")) {
-        const ModelDims *d = &run->mf.model.dims;
-        console_say(&run->con, "model: Transformer, %d+%d layers, %d heads, d_model %d, feed-forward %d, %s-norm, %ld "
-                               "parameters; OpenBLAS kernel %s, %d threads; output in %s", d->enc_layers, d->dec_layers,
-                    d->heads, d->embed, d->ff, cfg->norm, run->mf.model.n_params, blas_kernel_name(), run->threads,
-                    cfg->dir);
-        return;
-    }
-    console_say(&run->con, "model: %s, %d layer%s%s, %s attention, embed %d, hidden %d, %ld parameters; OpenBLAS "
-                           "kernel %s, %d threads; output in %s",
-                cfg->cell, cfg->layers, cfg->layers > 1 ? "s" : "", cfg->bidirectional ? ", bidirectional" : "",
-                cfg->attention, cfg->embed, cfg->hidden, run->mf.model.n_params, blas_kernel_name(), run->threads,
-                cfg->dir);
+    const ModelDims *d = &run->mf.model.dims;
+    char what[512];
+    if (!strcmp(cfg->type, "classifier"))
+        snprintf(what, sizeof what, "classifier, %s, %d layer%s%s, %s pooling, embed %d, hidden %d, %d classes",
+                 cfg->cell, cfg->layers, cfg->layers > 1 ? "s" : "", cfg->bidirectional ? ", bidirectional" : "",
+                 cfg->pooling, cfg->embed, cfg->hidden, model_classes(d));
+    else if (!strcmp(cfg->type, "transformer"))
+        snprintf(what, sizeof what, "Transformer, %d+%d layers, %d heads, d_model %d, feed-forward %d, %s-norm",
+                 d->enc_layers, d->dec_layers, d->heads, d->embed, d->ff, cfg->norm);
+    else
+        snprintf(what, sizeof what, "%s, %d layer%s%s, %s attention, embed %d, hidden %d", cfg->cell, cfg->layers,
+                 cfg->layers > 1 ? "s" : "", cfg->bidirectional ? ", bidirectional" : "", cfg->attention, cfg->embed,
+                 cfg->hidden);
+    console_say(&run->con, "model: %s, %ld parameters; OpenBLAS kernel %s, %d thread%s; output in %s", what,
+                run->mf.model.n_params, blas_kernel_name(), run->threads, run->threads == 1 ? "" : "s", cfg->dir);
     if (run->ranks.size > 1)
-        console_say(&run->con, "data-parallel over %d ranks (MPI): %d threads each; a batch of %d pairs is %d to %d "
-                               "per rank; %ld bytes summed per step", run->ranks.size, run->threads, cfg->batch_size,
+        console_say(&run->con, "data-parallel over %d ranks (MPI): %d thread%s each; a batch of %d %s is %d to %d per "
+                               "rank; %ld bytes summed per step", run->ranks.size, run->threads,
+                    run->threads == 1 ? "" : "s", cfg->batch_size, strcmp(cfg->type, "classifier") ? "pairs" : "lines",
                     cfg->batch_size / run->ranks.size, (cfg->batch_size + run->ranks.size - 1) / run->ranks.size,
                     (long)sizeof(float) * ranks_summed_floats(&run->mf.model));
 }
 
 /* train.init_from must not be a file this run may delete or write over: one in
  * output.dir (a finished run's checkpoints are deleted when a new one starts there, and
- * model.bin and best.bin are rewritten). */
+ * model.bin and best.bin are rewritten). The file, not the spelling of its path: by
+ * device and inode, so a symbolic or hard link to a file there is refused too. (The
+ * model has been read already, train_adopt_init_model: this keeps the run from deleting
+ * or replacing what the user means to keep.) */
 static int probe_init_from(const Config *cfg, Error *err)
 {
-    if (!cfg->init_from) return 0;
-    char *parent = xstrdup(cfg->init_from), *slash = strrchr(parent, '/');
-    if (slash) slash[slash == parent] = 0;  /* "/m.bin" -> "/" */
-    int inside = same_file(slash ? parent : ".", cfg->dir);
-    free(parent);
-    if (inside)
-        return error_set(err, "train.init_from: %s is in output.dir %s, where this run writes and deletes model "
-                              "files: copy it elsewhere or choose another output.dir", cfg->init_from, cfg->dir);
-    return 0;
+    if (!cfg->init_from || !rundir_holds(cfg->dir, cfg->init_from)) return 0;
+    return error_set(err, "train.init_from: %s is in output.dir %s, where this run writes and deletes model files: "
+                          "copy it elsewhere or choose another output.dir", cfg->init_from, cfg->dir);
 }
 
 static int write_config(Run *run, Error *err)
@@ -631,6 +657,19 @@ static int check_memory(const ModelDims *d, Error *err)
                      model_family(d)->size_keys);
 }
 
+/* The point of no return of a new run: everything that could refuse it has been
+ * checked (the data read, the model built), so now, and only now, output.dir changes: a
+ * finished run's checkpoints are cleared, config.json and valid.tsv are put in place.
+ * A run refused before this leaves output.dir as it found it (no run directory at all
+ * if it made it, rundir_abandon). Rank 0's. 0, or -1 with err. */
+static int claim_run_dir(Run *run, Error *err)
+{
+    run->claimed = 1;
+    rundir_keep(&run->dir);
+    if (run->clear_finished && resume_clear_finished(run->cfg->dir, &run->con, err)) return -1;
+    return write_config(run, err) || dataset_commit_valid(&run->data, err) ? -1 : 0;
+}
+
 static int start_fresh(Run *run, ModelFile *init, Error *err)
 {
     const Config *cfg = run->cfg;
@@ -689,10 +728,8 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
     rng_seed(&st->shuffle_rng, (uint64_t)cfg->seed + 1);
     st->epoch = 1;
     st->best = strcmp(cfg->best_metric, "loss") ? -INFINITY : INFINITY;  /* bleu, accuracy: higher is better */
-    if (run->ranks.rank == 0) {
-        run->log = trainlog_create(out_path(run, "train.log"), err);
-        if (!run->log) return -1;
-    }
+    if (run->ranks.rank == 0 && (claim_run_dir(run, err) || trainlog_create(&run->log, out_path(run, "train.log"), err)))
+        return -1;
     double baseline = dataset_unigram_baseline(&run->data, run->mf.tgt_vocab.size);
     if (model_classifies(&run->mf.model.dims)) {
         int majority;
@@ -710,7 +747,7 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
         bleu_signature(&run->data.bleu_metric, 0, l.text);
         log_put(&l, LF_BLEU_SIGNATURE, 0);
     }
-    trainlog_write(run->log, &l);
+    log_line(run, &l);
     run->t_start = now_seconds();
     return 0;
 }
@@ -735,12 +772,12 @@ static int start_resumed(Run *run, ModelFile *ck, Error *err)
     long cut = 0;
     if (run->ranks.rank == 0) {
         char warning[ERROR_LEN];
-        run->log = trainlog_reopen(out_path(run, "train.log"), st->log_bytes, &cut, warning, sizeof warning, err);
-        if (!run->log) return -1;
+        if (trainlog_reopen(&run->log, out_path(run, "train.log"), st->log_bytes, &cut, warning, sizeof warning, err))
+            return -1;
         if (warning[0]) console_warn(&run->con, "%s", warning);
     }
     int bs = run->cfg->batch_size;
-    trainlog_write(run->log, &(LogLine){LOG_RESUME, .v = {[LF_STEP] = st->step, [LF_EPOCH] = st->epoch,
+    log_line(run, &(LogLine){LOG_RESUME, .v = {[LF_STEP] = st->step, [LF_EPOCH] = st->epoch,
                                                           [LF_BATCH] = st->next / bs + 1, [LF_LINES_CUT] = cut}});
     console_say(&run->con, "resuming at step %ld (epoch %d, batch %d of %d) from %s", st->step, st->epoch,
                 st->next / bs + 1, (st->n_train + bs - 1) / bs, run->checkpoint);
@@ -776,9 +813,10 @@ static int finish_finished(Run *run, ModelFile *ck, Error *err)
     return finish(run, err);
 }
 
-/* Which checkpoint, if any, the run goes on from: rank 0 decides (resume_find, which
- * may clear a finished run's checkpoints first); the other ranks read the very file it
- * names, so that every rank starts from the same state. Returns 1 (ck read), 0 or -1. */
+/* Which checkpoint, if any, the run goes on from: rank 0 decides (resume_find; a
+ * finished run's checkpoints are left for claim_run_dir to clear); the other ranks read
+ * the very file it names, so that every rank starts from the same state. Returns 1 (ck
+ * read), 0 or -1. */
 static int find_checkpoint(Run *run, ModelFile *ck, Error *err)
 {
     int resuming = 0;
@@ -786,6 +824,10 @@ static int find_checkpoint(Run *run, ModelFile *ck, Error *err)
         resuming = resume_find(run->cfg->dir, run->opt->resume, ck, run->checkpoint, sizeof run->checkpoint,
                                &run->con, err);
         if (resuming < 0) return -1;
+        if (resuming == 2) {
+            run->clear_finished = 1;
+            resuming = 0;
+        }
     }
     if (ranks_share_checkpoint(&run->ranks, &resuming, run->checkpoint, sizeof run->checkpoint, err)) return -1;
     if (run->ranks.rank > 0 && resuming && modelfile_read(run->checkpoint, ck, err)) return -1;
@@ -813,25 +855,6 @@ static int probe_inputs(const Config *cfg, Error *err)
 }
 
 
-int train_adopt_init_model(Config *cfg, const char *config_name, Error *err)
-{
-    ModelFile from;
-    char why[ERROR_LEN];
-    if (modelfile_read(cfg->init_from, &from, err)) {
-        snprintf(why, sizeof why, "%s", err->msg);
-        return error_set(err, "train.init_from: %s", why);
-    }
-    Config model;
-    config_defaults(&model);
-    char source[1100];
-    snprintf(source, sizeof source, "%s (section CONF)", cfg->init_from);
-    int status = config_parse(&model, from.config_json, source, err);
-    if (status == 0) status = config_adopt_model(cfg, &model, config_name ? config_name : "the config", cfg->init_from, err);
-    config_free(&model);
-    modelfile_free(&from);
-    return status;
-}
-
 int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
 {
     Run run = {.cfg = cfg, .opt = opt};
@@ -841,7 +864,12 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     ModelFile ck, init;  /* the checkpoint resumed from; the model of train.init_from */
     memset(&ck, 0, sizeof ck);
     memset(&init, 0, sizeof init);
-    int status = -1, resuming = 0, lock_fd = -1, rank0 = run.ranks.rank == 0;
+    if (opt->init_model) {  /* read before anything here is written or deleted: taken over */
+        init = *opt->init_model;
+        memset(opt->init_model, 0, sizeof *opt->init_model);
+    }
+    int status = -1, resuming = 0, rank0 = run.ranks.rank == 0;
+    run.dir.lock_fd = -1;
     blas_set_threads(cfg->threads);
     run.threads = blas_thread_count();
     run.mf.text.lowercase = cfg->lowercase;
@@ -853,23 +881,32 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     if (rank0) {
         RunInput inputs[] = {{"the config file", opt->config_path}, {"data.train", cfg->train},
                              {"data.valid", cfg->valid}, {"data.spm_model", cfg->spm_model}};
-        if (rundir_open(cfg->dir, inputs, 4, opt->resume, &lock_fd, err)) goto done;
+        if (rundir_open(cfg->dir, inputs, 4, opt->resume, &run.dir, err)) goto done;
     }
-    if (opt->export_path) {  /* one file, rank 0's */
-        status = !rank0 ? 0 : dataset_prepare(&run.data, &run.mf, cfg, out_path(&run, "valid.tsv"), &run.con, err) ? -1
-                                : dataset_export(&run.data, cfg, &run.mf, opt->export_path, &run.con, err);
+    if (opt->export_path) {  /* one file, rank 0's; with train.init_from in the model's units, as training */
+        status = 0;
+        if (rank0 && cfg->init_from && take_init_units(&run, &init, err)) status = -1;
+        if (rank0 && status == 0 && dataset_prepare(&run.data, &run.mf, cfg, out_path(&run, "valid.tsv"), &run.con, err)) status = -1;
+        run.claimed = rank0 && status == 0;
+        if (run.claimed) rundir_keep(&run.dir);
+        if (run.claimed && (dataset_commit_valid(&run.data, err) ||
+                            dataset_export(&run.data, cfg, &run.mf, opt->export_path, &run.con, err)))
+            status = -1;
         goto done;
     }
     if (rank0 && probe_init_from(cfg, err)) goto done;
     /* Everything about a resume is checked before anything in the directory changes. */
     resuming = find_checkpoint(&run, &ck, err);
     if (resuming < 0) goto done;
-    if (resuming && resume_check_config(&ck, run.checkpoint, cfg, opt->config_path, err)) goto done;
+    if (resuming && (status = resume_check_config(&ck, run.checkpoint, cfg, opt->config_path, err)) != 0)
+        goto done;  /* -2: a --set's doing, a usage error */
+    status = -1;
     if (resuming && ck.train_state.done && resume_more_to_do(&ck, cfg)) {
         console_say(&run.con, "the run in %s finished at step %ld; train.epochs %d and train.max_steps %ld let it go "
                               "on", cfg->dir, ck.train_state.step, cfg->epochs, cfg->max_steps);
         ck.train_state.done = 0;
     }
+    run.claimed = resuming;  /* a run's own directory: a refusal leaves it as it is anyway */
     if (resuming && ck.train_state.done) {
         status = finish_finished(&run, &ck, err);
         goto done;
@@ -877,7 +914,6 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     if (resuming && resume_check_machine(&ck.train_state, run.checkpoint, cfg, run.ranks.size, &run.threads,
                                          &run.con, err))
         goto done;
-    if (!resuming && rank0 && write_config(&run, err)) goto done;
     if (cfg->init_from && take_init_units(&run, resuming ? &ck : &init, err)) goto done;
     if (dataset_prepare(&run.data, &run.mf, cfg, !resuming && rank0 ? out_path(&run, "valid.tsv") : NULL, &run.con,
                         err))
@@ -898,9 +934,10 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     signals_catch(&handlers);
     status = train_loop(&run, err);
     signals_restore(&handlers);
+    if (run.log.lost && status >= 0) status = lost_log_lines(&run, status, err);
 done:
     console_clear(&run.con); /* the caller's message starts on a clean line */
-    if (run.log) fclose(run.log);
+    trainlog_close(&run.log);
     dataset_free(&run.data);
     free(run.st.order);
     runstate_free(&run.rs);
@@ -912,7 +949,9 @@ done:
     modelfile_free(&run.mf);
     modelfile_free(&ck);
     modelfile_free(&init);
+    /* A run refused before it wrote anything takes away what it made (rundir.h). */
+    if (run.claimed) rundir_close(&run.dir);
+    else rundir_abandon(&run.dir);
     free(run.path);
-    if (lock_fd >= 0) close(lock_fd);  /* releases the lock */
     return status;
 }

@@ -71,6 +71,7 @@
 #define TRAIN_H
 
 #include "files/config.h" /* defines: Config */
+#include "files/modelfile.h" /* defines: ModelFile */
 #include "base/util.h"   /* defines: Error */
 
 typedef struct {
@@ -80,12 +81,10 @@ typedef struct {
     const char *export_path;   /* set: write the batches instead of training (below) */
     int resume;                /* go on from OUTPUT_DIR's newest checkpoint */
     const char *config_path;   /* names the config in messages (may be NULL) */
+    ModelFile *init_model;     /* train.init_from's file as train_adopt_init_model read it
+                                  (init_model.h): train_run takes its contents (NULL: read
+                                  it there) */
 } TrainOptions;
-
-/* train.init_from (nmt train --init-from MODEL.bin): reads the model file it names and
- * gives cfg the model's architecture and text options (config_adopt_model), before
- * train_run. Returns 0, or -1 with err (an unreadable model, a key given otherwise). */
-int train_adopt_init_model(Config *cfg, const char *config_name, Error *err);
 
 /* With opt->export_path, train_run prepares the data exactly as for training and then,
  * instead of training, writes the first train.max_steps batches (all epochs' batches
