@@ -984,6 +984,24 @@ static void test_user_symbols(void)
           "train.init_from: other symbols given are refused, naming the key and the model");
     config_free(&run);
     config_free(&model);
+
+    /* data.min_count and data.max_vocab build a vocabulary, which train.init_from takes
+     * from the model: refused then, unless train.extend_vocab grows the model's (they
+     * choose the units it adds). */
+    CHECK(parse(&model, "{\"data\": {\"train\": \"m\"}}", &err) == 0, "a model's config");
+    CHECK(written(&run, "{\"data\": {\"train\": \"new\", \"min_count\": 2}, \"train\": {\"init_from\": \"m.bin\"}}",
+                  &err) == 0 &&
+              config_adopt_model(&run, &model, "run.json", "m.bin", &err) == -1 &&
+              strstr(err.msg, "data.min_count 2 builds a vocabulary") && strstr(err.msg, "train.extend_vocab"),
+          "train.init_from with data.min_count: refused, naming train.extend_vocab as the way to grow the model's");
+    config_free(&run);
+    CHECK(written(&run, "{\"data\": {\"train\": \"new\", \"min_count\": 2, \"max_vocab\": 9000}, "
+                        "\"train\": {\"init_from\": \"m.bin\", \"extend_vocab\": true}}", &err) == 0 &&
+              config_adopt_model(&run, &model, "run.json", "m.bin", &err) == 0 && run.min_count == 2 &&
+              run.max_vocab == 9000,
+          "train.init_from with train.extend_vocab: data.min_count and data.max_vocab kept, for the units added");
+    config_free(&run);
+    config_free(&model);
 }
 
 int main(void)
