@@ -41,6 +41,13 @@ for cmd in train translate eval; do
         eval 'exits 0 && grep -q "^usage: nmt $cmd " "$T/out"'
 done
 
+run --help
+check "nmt --help: says nmt runs on CPUs only, and what to use for a GPU" \
+    eval 'exits 0 && has "$T/out" "nmt runs on CPUs only" && has "$T/out" "GPU, use a GPU toolkit: OpenNMT-py, Marian or fairseq"'
+run train --help
+check "nmt train --help: configs/default.json is a quick recipe, where it differs from the built-in defaults" \
+    eval 'exits 0 && has "$T/out" "configs/default.json is not those defaults but a small, quick recipe"'
+
 run
 check "no arguments: exit 2" exits 2
 # One line, not the whole help (issue 34): the commands, and where the help is.
@@ -184,9 +191,30 @@ echo "Show me." | $LIMIT "$NMT" translate "$RUN/checkpoint.bin" >"$T/c.txt" 2>/d
 check "translate: checkpoint.bin of the last step translates as model.bin does" \
     eval '[ -s "$T/m.txt" ] && cmp -s "$T/m.txt" "$T/c.txt"'
 
-# --quiet: a one-step run prints nothing.
+# nmt info shows a model's quality: the validation at its update and the best up to it,
+# from the train.log of its run directory (a model file holds no validation figures).
+last_valid=$(grep '"event":"validation"' "$RUN/train.log" | tail -n 1)
+vstep=$(echo "$last_valid" | sed 's/.*"step":\([0-9]*\).*/\1/')
+vbleu=$(echo "$last_valid" | sed 's/.*"valid_bleu":\([0-9.]*\).*/\1/')
+run info "$RUN/model.bin"
+check "info model.bin: the validation at its update ($vstep), with its BLEU, naming train.log" \
+    eval 'exits 0 && grep -q "^validation at update $vstep: loss [0-9.]*, BLEU $(printf %.2f "$vbleu")" "$T/out" && has "$T/out" "($RUN/train.log)"'
+run info "$RUN/best.bin"
+check "info best.bin: the best validation by BLEU (train.best_metric)" \
+    eval 'exits 0 && grep -q "^validation at update [0-9]*: loss [0-9.]*, BLEU [0-9.]*; the best by bleu (" "$T/out"'
+run info "$RUN/model.bin" --json
+check "info --json model.bin: its validation and the best, with best_metric bleu" \
+    eval 'exits 0 && has "$T/out" "\"validation\":{\"step\":$vstep,\"loss\":" && has "$T/out" "\"best_metric\":\"bleu\"" &&
+        has "$T/out" "\"best\":{\"step\":" && has "$T/out" "\"train_log\":\"$RUN/train.log\""'
+cp "$RUN/model.bin" "$T/moved-model.bin"
+run info "$T/moved-model.bin"
+check "info on a model moved out of its run directory: no validation figures (none in the file)" \
+    eval 'exits 0 && ! grep -q "^validation at\|^best validation" "$T/out"'
+
+# --quiet: a one-step run prints nothing (with 102 validation pairs: fewer than 100 would
+# be warned about, as warnings show even with --quiet).
 sed -e 's/"epochs": 30/"epochs": 1, "max_steps": 1/' -e "s|$RUN|$T/runs/quiet|" "$T/tiny.json" >"$T/quiet.json"
-run train "$T/quiet.json" --quiet
+run train "$T/quiet.json" --quiet --set data.valid_fraction=0.34
 check "train --quiet: exit 0, nothing on stderr, model.bin written" \
     eval 'exits 0 && [ ! -s "$T/err" ] && [ -s "$T/runs/quiet/model.bin" ]'
 
@@ -458,12 +486,35 @@ check "eval with a missing TSV: exit 1, naming it" eval 'exits 1 && grep -q "^nm
 # ---------------------------------------------------------------- 8. beam search, batching, determinism
 
 cut -f1 "$T/train.tsv" | head -n 60 >"$T/src60.txt"
-run translate "$M" <"$T/src60.txt"
+run translate "$M" --batch 1 <"$T/src60.txt"
 cp "$T/out" "$T/greedy.txt"
-run translate "$M" --beam 1 <"$T/src60.txt"
+run translate "$M" --beam 1 --batch 1 <"$T/src60.txt"
 check "translate --beam 1: the same output as greedy" cmp -s "$T/out" "$T/greedy.txt"
 run translate "$M" --batch 16 <"$T/src60.txt"
 check "translate --batch 16: the same output as one line at a time" cmp -s "$T/out" "$T/greedy.txt"
+# --batch's default: 64 lines together from a file (named, or stdin redirected from one),
+# one at a time from a pipe or a terminal. The same output either way; what shows the
+# batch is the order of a warning about line 2 and the answer to line 1 (2>&1): a batch
+# reads (and warns about) its lines before it answers any of them.
+run translate "$M" "$T/src60.txt"
+check "translate FILE (default --batch 64): the same output as --batch 1" cmp -s "$T/out" "$T/greedy.txt"
+run translate "$M" <"$T/src60.txt"
+check "translate <FILE (default --batch 64): the same output as --batch 1" cmp -s "$T/out" "$T/greedy.txt"
+run translate "$M" --beam 3 --align --batch 1 "$T/src60.txt"
+cp "$T/out" "$T/beam1.txt"
+run translate "$M" --beam 3 --align "$T/src60.txt"
+check "translate --beam 3 --align FILE (default batch): the same output as --batch 1" cmp -s "$T/out" "$T/beam1.txt"
+{ printf 'Show me.\n'; head -c 2000 /dev/zero | tr '\0' a; printf '\nWe will go.\n'; } >"$T/warn3.txt"
+order() { grep -n "" "$1" | sed -n 's/^\([0-9]*\):nmt: warning: .*line 2: .*/\1/p'; }
+$LIMIT "$NMT" translate "$M" --max-line-bytes 1024 "$T/warn3.txt" >"$T/mixed" 2>&1
+check "translate FILE: a batch by default (line 2's warning before line 1's answer)" [ "$(order "$T/mixed")" = 1 ]
+$LIMIT "$NMT" translate "$M" --max-line-bytes 1024 <"$T/warn3.txt" >"$T/mixed" 2>&1
+check "translate <FILE: a batch by default (line 2's warning before line 1's answer)" [ "$(order "$T/mixed")" = 1 ]
+cat "$T/warn3.txt" | $LIMIT "$NMT" translate "$M" --max-line-bytes 1024 >"$T/mixed" 2>&1
+check "translate from a pipe: one line at a time by default (line 1's answer before line 2's warning)" \
+    [ "$(order "$T/mixed")" = 2 ]
+$LIMIT "$NMT" translate "$M" --max-line-bytes 1024 --batch 1 "$T/warn3.txt" >"$T/mixed" 2>&1
+check "translate FILE --batch 1: --batch wins (line 1's answer before line 2's warning)" [ "$(order "$T/mixed")" = 2 ]
 run translate "$M" --beam 5 --batch 7 <"$T/src60.txt"
 check "translate --beam 5: exit 0, one line per input line" eval 'exits 0 && [ "$(lines "$T/out")" = 60 ]'
 check "translate --beam 5: output differs from nothing (non-empty lines)" [ "$(grep -c . "$T/out")" -ge 55 ]
@@ -904,9 +955,20 @@ check "average: the model translates" eval 'exits 0 && [ "$(lines "$T/out")" = 2
 # The mean of a model with itself is that model: the same translations, to the bit.
 run translate "$R/model.bin" --nbest 2 "$T/two.txt"
 cp "$T/out" "$T/self1.txt"
-run average "$R/model.bin" "$R/model.bin" -o "$T/self.bin"
+cp "$R/model.bin" "$T/model-copy.bin"
+run average "$R/model.bin" "$T/model-copy.bin" -o "$T/self.bin"
 run translate "$T/self.bin" --nbest 2 "$T/two.txt"
-check "average of a model with itself: the same n-best lists and scores" cmp -s "$T/out" "$T/self1.txt"
+check "average of a model with a copy of itself: the same n-best lists and scores" cmp -s "$T/out" "$T/self1.txt"
+# run/checkpoint*.bin names the newest checkpoint twice (checkpoint.bin is a hard link to
+# it): it counts once, with a note, so the average is that of the three checkpoints.
+run average "$R"/checkpoint*.bin -o "$T/avg-glob.bin"
+check "average run/checkpoint*.bin: checkpoint.bin counts once, with a note; the average of 3 models" \
+    eval 'exits 0 && [ "$(lines "$T/err")" = 2 ] &&
+        has "$T/err" "nmt: note: $R/checkpoint.bin is the same file as $R/checkpoint-102.bin; it counts once" &&
+        has "$T/err" "nmt: wrote $T/avg-glob.bin, the average of 3 models" && cmp -s "$T/avg-glob.bin" "$T/avg.bin"'
+run average "$R/model.bin" "$R/model.bin" -o "$T/self2.bin"
+check "average of one file named twice: usage error, nothing written" \
+    eval 'usage_error average && has "$T/err" "are the same file" && [ ! -e "$T/self2.bin" ]'
 cp "$T/avg.bin" "$T/avg.copy"
 run average "$R/model.bin" "$T/avg.bin" -o "$T/avg.bin"
 PREFIX="nmt: $T/avg.bin: is one of the models to average"
@@ -1309,7 +1371,7 @@ check "train --set with nothing after it: usage error" exits 2
 run train "$T/tiny.json" --set train.max_steps=20 --set "output.dir=$T/runs/plain"
 check "progress, not a terminal: plain 'nmt: step' lines and no escape codes" \
     eval 'exits 0 && grep -q "^nmt: step 10  epoch 1  loss " "$T/err" && ! grep -q "$(printf "\033")" "$T/err"'
-run train "$T/tiny.json" --set train.max_steps=20 --set "output.dir=$T/runs/quiet2" --quiet
+run train "$T/tiny.json" --set train.max_steps=20 --set "output.dir=$T/runs/quiet2" --set data.valid_fraction=0.34 --quiet
 check "progress --quiet: nothing on stderr" eval 'exits 0 && [ ! -s "$T/err" ]'
 # A terminal, through script(1) (util-linux/bsdutils): the live line replaces the step lines.
 if command -v script >/dev/null 2>&1; then
@@ -1418,6 +1480,28 @@ check "char, English to Chinese: 32 lines of Han characters, no spaces, no @@" \
     eval '[ "$(lines "$T/zh.out")" = 32 ] && grep -q "我" "$T/zh.out" && ! grep -q " " "$T/zh.out" && ! grep -q "@@" "$T/zh.out"'
 run info "$T/runs/zh/model.bin"
 check "char: info says characters" eval 'grep -q "^tokenizer: char$" "$T/out"'
+
+# Validation sets too small to mean anything. None (valid_fraction 0): no baseline "a model
+# must beat", but what a run without one lacks. One pair: a warning naming the count.
+awk 'NR % 97 == 0' "$DATA" | head -n 200 >"$T/small-train.tsv"
+head -n 1 "$T/small-train.tsv" >"$T/one-valid.tsv"
+for v in '"valid_fraction": 0' "\"valid\": \"$T/one-valid.tsv\""; do
+    printf '{"data": {"train": "%s", %s}, "model": {"embed": 8, "hidden": 8},
+ "train": {"batch_size": 32, "max_steps": 2, "threads": 1}, "output": {"dir": "%s"}}\n' \
+        "$T/small-train.tsv" "$v" "$T/runs/small-valid" >"$T/small-valid.json"
+    rm -rf "$T/runs/small-valid"
+    run train "$T/small-valid.json"
+    case $v in
+    *valid_fraction*)
+        check "no validation set: says so and what it means (no best.bin), no 'validation loss 0.000' baseline" \
+            eval 'exits 0 && has "$T/err" "nmt: no validation set (no data.valid, and data.valid_fraction leaves none): no validation loss or BLEU, so no best.bin" &&
+                ! has "$T/err" "must beat" && [ ! -e "$T/runs/small-valid/best.bin" ]' ;;
+    *)
+        check "1 validation pair: a warning naming the count and why it is too few" \
+            eval 'exits 0 && has "$T/err" "nmt: warning: only 1 validation pair: too few for the validation loss and BLEU to mean much" &&
+                has "$T/err" "give 100 or more"' ;;
+    esac
+done
 
 # nmt bpe: learn, apply, join as pipeline tools.
 cut -f1 "$DATA" | head -n 2000 >"$T/en.txt"
@@ -1802,11 +1886,16 @@ check "classifier: says its classes and the majority baseline" \
 acc=$(grep '"event":"validation"' "$CLS/train.log" | tail -1 | sed 's/.*"valid_accuracy":\([0-9.]*\).*/\1/')
 check "classifier: train.log's validation accuracy after 3 epochs (${acc:-?}) > 0.6 (the majority class: 0.49)" \
     awk -v a="${acc:-0}" 'BEGIN { exit !(a > 0.6) }'
+check "classifier: train.log's start line has its 2 classes; training.svg its losses per example and its accuracy" \
+    eval 'head -n 1 "$CLS/train.log" | grep -q "\"classes\":2" && has "$CLS/training.svg" ">loss per example (line)</text>" &&
+        has "$CLS/training.svg" ">validation accuracy (%)</text>" && ! has "$CLS/training.svg" "target token"'
 check "classifier: valid.tsv holds the 400 held-out lines, text and label" \
     eval '[ "$(lines "$CLS/valid.tsv")" = 400 ] && ! grep -qvE "	[01]\$" "$CLS/valid.tsv"'
 run info "$CLS/model.bin"
 check "classifier: info names the type, pooling and labels" \
     eval 'exits 0 && has "$T/out" "classifier" && has "$T/out" "attention pooling" && has "$T/out" "labels: 0, 1"'
+check "classifier: info shows its validation accuracy, the last in train.log (${acc:-?})" \
+    eval 'grep -q "^validation at update [0-9]*: loss [0-9.]*, accuracy $(awk -v a="${acc:-0}" "BEGIN { printf \"%.2f\", 100 * a }")%" "$T/out"'
 printf 'Great phone, works perfectly.\n\nTerrible service, never again.\n' >"$T/cls_in.txt"
 run classify "$CLS/model.bin" "$T/cls_in.txt"
 check "classify: one label per input line, the empty one empty and warned about" \

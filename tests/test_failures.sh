@@ -64,8 +64,9 @@ else
     check "eval --json >/dev/full: exit 1, write error" eval 'exits 1 && has "$T/err" "$STDOUT_FULL"'
     full eval "$C" "$T/cls/valid.tsv"
     check "eval of a classifier >/dev/full: exit 1, write error" eval 'exits 1 && has "$T/err" "$STDOUT_FULL"'
-    # One message, not the command's and close_stdout's both.
-    full translate "$M" "$T/lines.txt"
+    # One message, not the command's and close_stdout's both. (--batch 1: a file's
+    # default batch of 64 would read all four lines, line 3 included, before writing.)
+    full translate "$M" "$T/lines.txt" --batch 1
     check "translate >/dev/full: exit 1, one message: writing the translation: No space left on device" \
         eval 'exits 1 && has "$T/err" "nmt: writing the translation: No space left on device" && [ "$(lines "$T/err")" -eq 1 ]'
     check "... stopped at line 1: no warning about line 3" eval '! has "$T/err" "line 3"'

@@ -162,7 +162,7 @@ mkdir "$T/dash"
 rc=$?
 check "translate -o -: exit 0, the translations on standard output, no file named -" \
     eval 'exits 0 && cmp -s "$T/out" "$T/expected.txt" && [ -z "$(ls -A "$T/dash")" ]'
-(cd "$T/dash" && $LIMIT "$NMT" average "$M/model.bin" "$M/model.bin" -o - >"$T/out" 2>"$T/err")
+(cd "$T/dash" && $LIMIT "$NMT" average "$M/model.bin" "$T/m.bin" -o - >"$T/out" 2>"$T/err")
 rc=$?
 check "average ... -o -: exit 0, a model file on standard output" \
     eval 'exits 0 && [ "$(head -c 8 "$T/out")" = NMTMODEL ] && [ -z "$(ls -A "$T/dash")" ]'

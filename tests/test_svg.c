@@ -298,6 +298,10 @@ static void test_writer(void)
     CHECK(strstr(doc, "font-family=\"" SVG_FONT_FAMILY "\"") != NULL, "writer: the root carries the font list");
     CHECK(strstr(SVG_FONT_FAMILY, "Devanagari") && strstr(SVG_FONT_FAMILY, "CJK") && strstr(SVG_FONT_FAMILY, "DejaVu"),
           "writer: the font list names Devanagari, CJK and DejaVu (Latin, Cyrillic) fonts");
+    /* DejaVu has no Devanagari: the families of both Debian packages that do
+     * (fonts-noto-core, fonts-lohit-deva), which the README names. */
+    CHECK(strstr(SVG_FONT_FAMILY, "Noto Sans Devanagari, ") && strstr(SVG_FONT_FAMILY, "Lohit Devanagari, "),
+          "writer: the font list names Noto Sans Devanagari and Lohit Devanagari");
     CHECK(strstr(doc, "class=\"a&quot;b\" transform=\"translate(3 4)\"") != NULL, "writer: group class and translation");
     CHECK(strstr(doc, "<rect x=\"0\" y=\"0\" width=\"0\" height=\"10\"") != NULL,
           "writer: NaN and infinity written as 0, a negative width as 0");
@@ -490,6 +494,67 @@ static void test_heatmap(void)
     remove(path);
 }
 
+/* ---------------------------------------------------------------- a classifier's row */
+
+/* The horizontal extent of each <text> of font size `size` in doc, by svg_text_width's
+ * (upper) estimate and its text-anchor: left[k], right[k] for the k-th; returns how
+ * many (at most cap). */
+static int text_extents(const char *doc, double size, double *left, double *right, int cap)
+{
+    int n = 0;
+    for (const char *p = strstr(doc, "<text"); p && n < cap; p = strstr(p + 1, "<text")) {
+        const char *end = strchr(p, '>'), *close = strstr(p, "</text>");
+        const char *xa = strstr(p, " x=\""), *fs = strstr(p, " font-size=\"");
+        if (!end || !close || !xa || !fs || xa > end || fs > end || strtod(fs + 12, NULL) != size) continue;
+        char content[256];
+        size_t len = (size_t)(close - end - 1) < sizeof content - 1 ? (size_t)(close - end - 1) : sizeof content - 1;
+        memcpy(content, end + 1, len);
+        content[len] = 0;
+        double x = strtod(xa + 4, NULL), w = svg_text_width(content, size);
+        const char *anchor = strstr(p, "text-anchor=\"");
+        int middle = anchor && anchor < end && !strncmp(anchor + 13, "middle", 6);
+        left[n] = middle ? x - w / 2 : x;
+        right[n] = middle ? x + w / 2 : x + w;
+        n++;
+    }
+    return n;
+}
+
+/* A classifier's --attention-svg: weights under one-letter words ran into each other
+ * ("0.0550.203") and past the edge in the first version. Every word and every weight
+ * must be clear of its neighbours and inside the picture. */
+static void test_heatmap_row(void)
+{
+    const char *tok[] = {"a", ",", "i", "मी", "ok", "I", "extraordinarily"};
+    const float w[] = {0.055f, 0.203f, 0.1f, 0.042f, 0.2f, 0.3f, 0.1f};
+    enum { N = 7 };
+    Mem m;
+    heatmap_write_row_svg_to(mem_open(&m), "positive (0.9876)", tok, N, w);
+    char *doc = mem_close(&m);
+    const char *why = xml_problem(doc);
+    CHECK(!why, "row: well-formed XML, finite numbers");
+    CHECK(tokens_present(doc, tok, N), "row: every token is a <text>");
+    CHECK(strstr(doc, ">0.055</text>") && strstr(doc, ">0.203</text>"), "row: the weights, three decimals");
+    const char *wa = strstr(doc, " width=\"");
+    double width = wa ? strtod(wa + 8, NULL) : 0;
+    double left[16], right[16];
+    for (int pass = 0; pass < 2; pass++) {
+        /* The words at 14 px (the first text at 14 is the title, above the row), then
+         * the weights at 10 px. */
+        double size = pass ? 10 : 14;
+        int n = text_extents(doc, size, left, right, 16), apart = 1, inside = 1;
+        for (int k = 0; k < n; k++) {
+            inside &= left[k] >= 0 && right[k] <= width;
+            for (int l = k + 1; l < n; l++)
+                if ((pass == 1 || k > 0) && left[l] < right[k] && left[k] < right[l]) apart = 0;
+        }
+        CHECK(n == (pass ? N : N + 1), pass ? "row: a weight per token" : "row: the title and a word per token");
+        CHECK(apart, pass ? "row: no two weights overlap" : "row: no two words overlap");
+        CHECK(inside, pass ? "row: every weight inside the picture" : "row: every word and the title inside the picture");
+    }
+    free(doc);
+}
+
 /* ---------------------------------------------------------------- plot */
 
 static void check_axis(double lo, double hi, int target, double step, double alo, double ahi, int n,
@@ -679,6 +744,48 @@ static void test_train_log(void)
     free(series);
     free(doc);
     train_curves_free(&log);
+
+    /* A classifier's run, as nmt train writes it: losses per example (line), and its
+     * validation accuracy (a fraction in train.log) on the right axis in %. The first
+     * version labelled the losses "per target token" and left the accuracy out. */
+    static const char classifier[] =
+        "{\"event\":\"start\",\"train_pairs\":1600,\"valid_pairs\":400,\"src_vocab\":900,\"tgt_vocab\":6,"
+        "\"parameters\":1000,\"unigram_valid_loss\":0.69,\"classes\":2}\n"
+        "{\"step\":10,\"epoch\":1,\"loss\":0.69}\n"
+        "{\"event\":\"validation\",\"step\":25,\"epoch\":1,\"valid_loss\":0.60,\"valid_accuracy\":0.712500}\n"
+        "{\"step\":30,\"epoch\":2,\"loss\":0.45}\n"
+        "{\"event\":\"validation\",\"step\":50,\"epoch\":2,\"valid_loss\":0.48,\"valid_accuracy\":0.815500}\n";
+    f = fmemopen((void *)classifier, sizeof classifier - 1, "r");
+    CHECK(f && train_curves_parse(f, "c", &log, &err) == 0, "a classifier's train.log: parsed");
+    if (f) fclose(f);
+    CHECK(log.classes == 2 && log.n_accuracy == 2 && fabs(log.valid_accuracy[1] - 81.55) < 1e-9,
+          "a classifier's train.log: 2 classes, 2 accuracies, in %");
+    plot_training_svg_to(mem_open(&m), &log, NULL);
+    doc = mem_close(&m);
+    CHECK(!xml_problem(doc), "a classifier's plot: well-formed");
+    series = group(doc, "series");
+    CHECK(count(series, "<polyline") == 3, "a classifier's plot: three curves (with the validation accuracy)");
+    free(series);
+    CHECK(strstr(doc, ">loss per example (line)</text>") && !strstr(doc, "target token"),
+          "a classifier's plot: the losses are per example, not per target token");
+    CHECK(strstr(doc, ">validation accuracy (%)</text>") && strstr(doc, ">validation accuracy (right axis)</text>") &&
+              !strstr(doc, "BLEU"),
+          "a classifier's plot: the accuracy axis on the right, and its legend entry; no BLEU");
+    CHECK(strstr(doc, ">80</text>") != NULL, "a classifier's plot: the accuracy axis in % (a tick at 80)");
+    free(doc);
+    train_curves_free(&log);
+
+    /* A classifier's run without validation: only "classes" tells. */
+    static const char unvalidated[] = "{\"event\":\"start\",\"classes\":3}\n{\"step\":10,\"loss\":1.1}\n";
+    f = fmemopen((void *)unvalidated, sizeof unvalidated - 1, "r");
+    train_curves_parse(f, "u", &log, &err);
+    fclose(f);
+    plot_training_svg_to(mem_open(&m), &log, NULL);
+    doc = mem_close(&m);
+    CHECK(strstr(doc, ">loss per example (line)</text>") != NULL,
+          "a classifier's plot without validation: still per example (the start line's classes)");
+    free(doc);
+    train_curves_free(&log);
 }
 
 static void test_plot_files(void)
@@ -726,6 +833,7 @@ int main(void)
     test_colour();
     test_writer();
     test_heatmap();
+    test_heatmap_row();
     test_axis();
     test_train_log();
     test_plot_files();

@@ -66,7 +66,13 @@ void console_progress(Console *c, int epoch, int epochs, long done, long total, 
     /* \r and erase-to-end-of-line: the bar replaces itself. */
     fprintf(c->f, "\r\033[Kepoch %d/%d [%s] %3.0f%%  step %ld  loss %.4f  %.0f tok/s  %.0fs", epoch, epochs, bar,
             100.0 * frac, step, loss, tps, elapsed);
-    if (eta >= 0 && done < total) fprintf(c->f, "  ETA %.0fs", eta);
+    /* The run's ETA (the caller's estimate), in the largest units that read at a glance. */
+    if (eta >= 0) {
+        long sec = (long)(eta + 0.5);
+        if (sec < 60) fprintf(c->f, "  ETA %lds", sec);
+        else if (sec < 3600) fprintf(c->f, "  ETA %ldm%02lds", sec / 60, sec % 60);
+        else fprintf(c->f, "  ETA %ldh%02ldm", sec / 3600, sec % 3600 / 60);
+    }
     fflush(c->f);
     c->drawn = 1;
 }

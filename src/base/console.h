@@ -7,8 +7,9 @@
  * warnings.
  *
  * On a terminal, one line is redrawn in place at most ten times a second:
- *   epoch 2/3 [########........] 52%  step 712  loss 2.1707  5338 tok/s  65s  ETA 21s
- * (ETA: the rest of this epoch, as the caller estimates it). Messages erase it first,
+ *   epoch 2/3 [########........] 52%  step 712  loss 2.1707  5338 tok/s  65s  ETA 1m21s
+ * (the bar: this epoch; ETA: the rest of the run, as the caller estimates it, shown as
+ * 21s, 1m21s or 2h05m). Messages erase it first,
  * so that they never mix with the bar. When stderr is not a terminal (a log file, a
  * pipe, CI), console_live is 0 and nothing is drawn: the caller writes its plain
  * periodic lines instead.
@@ -42,7 +43,7 @@ void console_warn(Console *c, const char *fmt, ...) __attribute__((format(printf
 
 /* Redraws the bar: done of total batches of epoch (of epochs), global step, the mean loss
  * and tokens/s of the latest window, seconds since training began, and the estimated
- * seconds left in this epoch (eta < 0: unknown). Skipped if drawn less than 0.1 s ago,
+ * seconds left in the run (eta < 0: unknown, not shown). Skipped if drawn less than 0.1 s ago,
  * unless done == total. */
 void console_progress(Console *c, int epoch, int epochs, long done, long total, long step, double loss, double tps,
                       double elapsed, double eta);

@@ -19,8 +19,10 @@ const OptionTable info_options = {
         "usage: nmt info MODEL.bin [--json]\n"
         "\n"
         "What a model or checkpoint file holds: format version, architecture, sizes,\n"
-        "parameter count, vocabularies, text options, training progress, the best validation\n"
-        "(checkpoints) and the config it was trained with.\n"
+        "parameter count, vocabularies, text options, training progress, its quality (the\n"
+        "validation loss and BLEU or accuracy at its update and the best up to it, from\n"
+        "the train.log beside it in its run directory, or a checkpoint's own record) and\n"
+        "the config it was trained with.\n"
         "\n",
     OPTION_ROWS(info_rows),
     .column = 16,

@@ -47,8 +47,10 @@ static const Option translate_rows[] = {
      .help = "OpenBLAS threads (default 0: OpenBLAS's choice, one per core, or\n"
              "OPENBLAS_NUM_THREADS)"},
     {"--batch", OPT_INT, OPTION_AT(TranslateArgs, opt.batch), .lo = 1, .hi = 4096, .metavar = "N",
-     .help = "decode N lines together (faster for files; output comes in groups\n"
-             "of N lines; default 1: each line is answered as soon as it is read)"},
+     .help = "decode N lines together (faster; output comes in groups of N\n"
+             "lines: the same translations, scores equal to about 6 digits);\n"
+             "default 64 for a file, 1 for a terminal or a pipe, where each line\n"
+             "is answered as soon as it is read"},
     {OPTION_BEAM(TranslateArgs, opt.beam), .help = "beam search with K beams (default 1: greedy search)"},
     {OPTION_LENGTH_PENALTY(TranslateArgs, opt.length_penalty), .group = GIVEN_LENGTH_PENALTY,
      .help = "beam scores are log P / ((5 + length) / 6)^A (default 0.6; 0: none;\n"
@@ -146,10 +148,24 @@ const OptionTable translate_options = {
     .defaults = &translate_defaults,
 };
 
+/* --batch's default for one input. A regular file (named, or standard input redirected
+ * from one) is there to its end: its lines decode TRANSLATE_FILE_BATCH at a time, the
+ * same translations several times faster. A terminal or a pipe keeps one line at a time,
+ * each answered as soon as it is read: a batch waits for its lines, and a person at the
+ * terminal, or a program that writes a line and waits for its answer, would wait too. */
+#define TRANSLATE_FILE_BATCH 64
+static int default_batch(FILE *in)
+{
+    struct stat st;
+    return fstat(fileno(in), &st) == 0 && S_ISREG(st.st_mode) ? TRANSLATE_FILE_BATCH : 1;
+}
+
 static int translate_input(FILE *in, const char *name, void *ctx, Error *err)
 {
     StreamJob *job = ctx;
-    return translate_stream(job->mf, in, job->out, name, job->opt, &job->lines, err);
+    TranslateOptions opt = *(const TranslateOptions *)job->opt;
+    if (opt.batch == 0) opt.batch = default_batch(in);   /* --batch N always wins */
+    return translate_stream(job->mf, in, job->out, name, &opt, &job->lines, err);
 }
 
 /* The models' own options: a Transformer's attention options need every model of the

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <string.h>
+
+#include "files/trainlog.h" /* defines: LogLine, trainlog_read */
 #include "models/model.h" /* defines: model_family, ModelFacts */
 
 /* The JSON members of a model's facts (ModelFacts, model.h): ctx is the object. */
@@ -28,10 +31,98 @@ static void best_metric(const ModelFile *mf, char *name, size_t len)
     cJSON_Delete(cfg);
 }
 
-/* The best validation is known only to checkpoints (their training state). */
+/* The best validation is in a checkpoint's training state. */
 static int has_best(const ModelFile *mf)
 {
     return mf->has_train_state && isfinite(mf->train_state.best);
+}
+
+/* ---------------------------------------------------------------- the run's train.log */
+
+/* What the train.log beside a file says of its quality: the validation at the file's
+ * own update (if one was made there), and the best by train.best_metric up to it (the
+ * last validation marked "best" at or before it). A model.bin or best.bin holds no
+ * validation figures itself; its run's train.log does, and is taken as the file's only
+ * when its start line has the file's vocabulary sizes and parameter count and a
+ * validation falls at or before the file's update. */
+typedef struct {
+    const ModelFile *mf;
+    const char *metric;     /* train.best_metric */
+    int of_this_model;      /* the start line matched the file */
+    int found_at, found_best;
+    LogLine at, best;       /* the validation at the file's update; the best up to it */
+} RunRecord;
+
+static int take_log_line(void *ctx, const LogLine *l)
+{
+    RunRecord *r = ctx;
+    if (l->kind == LOG_START) {
+        uint64_t need = log_bit(LF_SRC_VOCAB) | log_bit(LF_TGT_VOCAB) | log_bit(LF_PARAMETERS);
+        r->of_this_model = (l->has & need) == need && l->v[LF_SRC_VOCAB] == r->mf->src_vocab.size &&
+                           l->v[LF_TGT_VOCAB] == r->mf->tgt_vocab.size &&
+                           l->v[LF_PARAMETERS] == (double)r->mf->model.n_params;
+    } else if (l->kind == LOG_VALIDATION && r->of_this_model) {
+        uint64_t need = log_bit(LF_STEP) | log_bit(LF_VALID_LOSS);
+        if ((l->has & need) != need || l->v[LF_STEP] > (double)r->mf->step) return 1;
+        if (l->v[LF_STEP] == (double)r->mf->step) {
+            r->at = *l;
+            r->found_at = 1;
+        }
+        if ((l->has & log_bit(LF_BEST)) && l->v[LF_BEST] != 0) {
+            r->best = *l;
+            r->found_best = 1;
+        }
+    }
+    return 1;
+}
+
+/* Reads DIR/train.log for the file at path (DIR its directory). 1 if it has the file's
+ * record (r filled), 0 if there is none or it is another model's. */
+static int read_run_record(const char *path, const ModelFile *mf, const char *metric, RunRecord *r, char *log_path,
+                           size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash) snprintf(log_path, len, "%.*s/train.log", (int)(slash - path), path);
+    else snprintf(log_path, len, "train.log");
+    memset(r, 0, sizeof *r);
+    r->mf = mf;
+    r->metric = metric;
+    FILE *f = fopen(log_path, "r");
+    if (!f) return 0;
+    LogReadStats stats;
+    Error err;
+    int status = trainlog_read(f, log_path, take_log_line, r, &stats, &err);
+    fclose(f);
+    return status == 0 && (r->found_at || r->found_best);
+}
+
+/* The value of the best metric on validation line l (NAN if it lacks it). */
+static double metric_value(const LogLine *l, const char *metric)
+{
+    LogField f = !strcmp(metric, "bleu") ? LF_VALID_BLEU : !strcmp(metric, "accuracy") ? LF_VALID_ACCURACY
+                                                                                       : LF_VALID_LOSS;
+    return l->has & log_bit(f) ? l->v[f] : NAN;
+}
+
+/* " loss 3.2100, BLEU 12.34" or " loss 0.4800, accuracy 81.55%" */
+static void describe_validation(const LogLine *l, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "loss %.4f", l->v[LF_VALID_LOSS]);
+    if (n > 0 && (size_t)n < len && (l->has & log_bit(LF_VALID_BLEU)))
+        snprintf(buf + n, len - (size_t)n, ", BLEU %.2f", l->v[LF_VALID_BLEU]);
+    else if (n > 0 && (size_t)n < len && (l->has & log_bit(LF_VALID_ACCURACY)))
+        snprintf(buf + n, len - (size_t)n, ", accuracy %.2f%%", 100 * l->v[LF_VALID_ACCURACY]);
+}
+
+/* The JSON of validation line l: step, loss, and its bleu or accuracy. */
+static cJSON *validation_json(const LogLine *l)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "step", l->v[LF_STEP]);
+    cJSON_AddNumberToObject(o, "loss", l->v[LF_VALID_LOSS]);
+    if (l->has & log_bit(LF_VALID_BLEU)) cJSON_AddNumberToObject(o, "bleu", l->v[LF_VALID_BLEU]);
+    if (l->has & log_bit(LF_VALID_ACCURACY)) cJSON_AddNumberToObject(o, "accuracy", l->v[LF_VALID_ACCURACY]);
+    return o;
 }
 
 static void print_json(const char *path, const ModelFile *mf, FILE *out)
@@ -64,12 +155,20 @@ static void print_json(const char *path, const ModelFile *mf, FILE *out)
     }
     cJSON_AddNumberToObject(o, "steps", (double)mf->step);
     cJSON_AddNumberToObject(o, "epochs", (double)mf->epoch);
-    if (has_best(mf)) {
-        char metric[32];
-        best_metric(mf, metric, sizeof metric);
+    char metric[32], log_path[4096];
+    best_metric(mf, metric, sizeof metric);
+    RunRecord r;
+    int logged = read_run_record(path, mf, metric, &r, log_path, sizeof log_path);
+    if (has_best(mf) || (logged && r.found_best)) {
         cJSON_AddStringToObject(o, "best_metric", metric);
-        cJSON_AddNumberToObject(o, "best_validation", mf->train_state.best);
-        cJSON_AddNumberToObject(o, "best_step", (double)mf->train_state.best_step);
+        cJSON_AddNumberToObject(o, "best_validation",
+                                has_best(mf) ? mf->train_state.best : metric_value(&r.best, metric));
+        cJSON_AddNumberToObject(o, "best_step", has_best(mf) ? (double)mf->train_state.best_step : r.best.v[LF_STEP]);
+    }
+    if (logged) {
+        cJSON_AddStringToObject(o, "train_log", log_path);
+        if (r.found_at) cJSON_AddItemToObject(o, "validation", validation_json(&r.at));
+        if (r.found_best) cJSON_AddItemToObject(o, "best", validation_json(&r.best));
     }
     cJSON *cfg = cJSON_Parse(mf->config_json ? mf->config_json : "{}");
     cJSON_AddItemToObject(o, "config", cfg ? cfg : cJSON_CreateObject());
@@ -121,10 +220,22 @@ void info_print(const char *path, const ModelFile *mf, int json, FILE *out)
     print_tokenizer(seg, out);
     fprintf(out, "text: %s%s\n", mf->text.nfkc ? "NFKC" : "NFC", mf->text.lowercase ? ", case-folded" : "");
     fprintf(out, "trained: %ld updates, %ld epoch%s\n", mf->step, mf->epoch, mf->epoch == 1 ? "" : "s");
-    if (has_best(mf)) {
-        char metric[32];
-        best_metric(mf, metric, sizeof metric);
+    char metric[32], log_path[4096], what[96];
+    best_metric(mf, metric, sizeof metric);
+    if (has_best(mf))
         fprintf(out, "best validation %s: %.4f at update %ld\n", metric, mf->train_state.best, mf->train_state.best_step);
+    RunRecord r;
+    if (read_run_record(path, mf, metric, &r, log_path, sizeof log_path)) {
+        int best_here = r.found_at && r.found_best && r.best.v[LF_STEP] == r.at.v[LF_STEP];
+        if (r.found_at) {
+            describe_validation(&r.at, what, sizeof what);
+            fprintf(out, "validation at update %ld: %s%s%s (%s)\n", mf->step, what,
+                    best_here ? "; the best by " : "", best_here ? metric : "", log_path);
+        }
+        if (r.found_best && !best_here && !has_best(mf)) {
+            describe_validation(&r.best, what, sizeof what);
+            fprintf(out, "best validation by %s, at update %.0f: %s (%s)\n", metric, r.best.v[LF_STEP], what, log_path);
+        }
     }
     fprintf(out, "config:\n%s\n", mf->config_json ? mf->config_json : "{}");
 }

@@ -67,7 +67,10 @@ static void main_help(FILE *out)
           "\n"
           "An option's value follows it (--beam 5) or an '=' (--beam=5); -- ends the options\n"
           "(nmt translate MODEL.bin -- -notes.txt). Exit status: 0 done, 1 the job failed (the\n"
-          "message says why), 2 a usage error, 130 or 143 training stopped by a signal.\n",
+          "message says why), 2 a usage error, 130 or 143 training stopped by a signal.\n"
+          "\n"
+          "nmt runs on CPUs only (OpenBLAS; it has no GPU code). To train or translate on a\n"
+          "GPU, use a GPU toolkit: OpenNMT-py, Marian or fairseq.\n",
           out);
 }
 

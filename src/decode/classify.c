@@ -10,8 +10,7 @@
 #include "files/config.h"   /* defines: Config, config_parse */
 #include "io/lines.h"     /* defines: lines_read_batches */
 #include "layers/pooling.h"   /* defines: POOL_ATTENTION */
-#include "io/outfile.h"   /* defines: OutFile, outfile_open, outfile_commit */
-#include "io/svg.h"       /* defines: Svg, svg_* */
+#include "decode/heatmap.h"  /* defines: heatmap_write_row_svg */
 #include "decode/translate.h" /* defines: source_units */
 #include "text/vocab.h"     /* defines: vocab_class_label */
 
@@ -80,49 +79,15 @@ void classify_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, int 
     free(idx);
 }
 
-/* DIR/LINE.svg: the tokens in a row, each on a box shaded by its attention weight
- * (viridis, scaled to the line's largest weight), the weight below it; the label
- * and its probability as the title. */
+/* DIR/LINE.svg: the line's tokens in a row, shaded by their attention weights, the label
+ * and its probability as the title (heatmap.h). */
 static int write_picture(const char *dir, long number, const TokenList *tok, const float *a, const char *label,
                          double prob, Error *err)
 {
-    char path[4096];
+    char path[4096], title[512];
     snprintf(path, sizeof path, "%s/%06ld.svg", dir, number);
-    OutFile o;
-    if (outfile_open(&o, path, err)) return -1;
-    const double size = 14, pad = 6, top_y = 40, box_h = 28;
-    double top = 0, width = 2 * pad;
-    for (int j = 0; j < tok->n; j++) {
-        if (a[j] > top) top = a[j];
-        width += svg_text_width(tok->tokens[j], size) + 2 * pad;
-    }
-    char title[512];
     snprintf(title, sizeof title, "%s (%.4f)", label, prob);
-    double title_w = svg_text_width(title, size) + 2 * pad;
-    Svg svg;
-    svg_begin(&svg, o.f, width > title_w ? width : title_w, top_y + box_h + 30);
-    SvgText st = svg_text_style(size);
-    st.bold = 1;
-    svg_text(&svg, pad, 22, title, &st);
-    SvgText word = svg_text_style(size), weight = svg_text_style(10);
-    word.anchor = weight.anchor = SVG_ANCHOR_MIDDLE;
-    word.middle_baseline = 1;
-    double x = pad;
-    for (int j = 0; j < tok->n; j++) {
-        double w = svg_text_width(tok->tokens[j], size) + 2 * pad, t = top > 0 ? a[j] / top : 0;
-        char fill[8], tip[64];
-        svg_viridis(t, fill);
-        snprintf(tip, sizeof tip, "attention %.4f", a[j]);
-        svg_rect(&svg, x, top_y, w - 2, box_h, fill, NULL, tip);
-        word.fill = t > 0.6 ? "black" : "white";  /* readable on viridis' dark and light ends */
-        svg_text(&svg, x + w / 2, top_y + box_h / 2, tok->tokens[j], &word);
-        char value[16];
-        snprintf(value, sizeof value, "%.3f", a[j]);
-        svg_text(&svg, x + w / 2, top_y + box_h + 16, value, &weight);
-        x += w;
-    }
-    svg_end(&svg);
-    return outfile_commit(&o, err);
+    return heatmap_write_row_svg(path, title, (const char *const *)tok->tokens, tok->n, a, err);
 }
 
 /* Classifies lines[0..n-1] (lines first_number.. of in_name, numbered from base +

@@ -254,6 +254,71 @@ done:
     return 0;
 }
 
+/* ---------------------------------------------------------------- one row: a classifier's pooling */
+
+#define ROW_WORD_SIZE 14.0
+#define ROW_WEIGHT_SIZE 10.0
+#define ROW_PAD 6.0            /* inside a box, on each side of its widest text */
+#define ROW_GAP 2.0            /* between two boxes */
+#define ROW_TOP 40.0           /* the boxes' top; the title sits above */
+#define ROW_BOX_H 28.0
+
+int heatmap_write_row_svg_to(FILE *f, const char *title, const char *const *tokens, int n, const float *weights)
+{
+    if (n < 0) n = 0;
+    char **t = xmalloc(sizeof(char *) * (n + 1)), value[16];
+    double top = 0, width = ROW_PAD, *box_w = xmalloc(sizeof(double) * (n + 1));
+    for (int j = 0; j < n; j++) {
+        t[j] = cut_text(tokens[j], HEATMAP_LABEL_COLUMNS);
+        float a = weights[j];
+        if (a > top) top = a;
+        /* A box is as wide as its word or its weight, whichever is wider, so that two
+         * weights under short words never run into each other. */
+        snprintf(value, sizeof value, "%.3f", a);
+        double w = svg_text_width(t[j], ROW_WORD_SIZE), wv = svg_text_width(value, ROW_WEIGHT_SIZE);
+        box_w[j] = (w > wv ? w : wv) + 2 * ROW_PAD;
+        width += box_w[j] + ROW_GAP;
+    }
+    char *cut_title = cut_text(title, HEATMAP_TITLE_COLUMNS);
+    double title_w = 2 * ROW_PAD + title_width(cut_title);
+    Svg svg;
+    svg_begin(&svg, f, ceil(width > title_w ? width : title_w), ROW_TOP + ROW_BOX_H + 30);
+    SvgText st = svg_text_style(ROW_WORD_SIZE);
+    st.bold = 1;
+    svg_text(&svg, ROW_PAD, 22, cut_title, &st);
+    SvgText word = svg_text_style(ROW_WORD_SIZE), weight = svg_text_style(ROW_WEIGHT_SIZE);
+    word.anchor = weight.anchor = SVG_ANCHOR_MIDDLE;
+    word.middle_baseline = 1;
+    double x = ROW_PAD;
+    for (int j = 0; j < n; j++) {
+        double a = weights[j], share = top > 0 ? a / top : 0, mid = x + box_w[j] / 2;
+        char fill[8], tip[64];
+        svg_viridis(share, fill);
+        snprintf(tip, sizeof tip, "attention %.4f", a);
+        svg_rect(&svg, x, ROW_TOP, box_w[j], ROW_BOX_H, fill, NULL, tip);
+        word.fill = share > 0.6 ? "black" : "white";  /* readable on viridis' dark and light ends */
+        svg_text(&svg, mid, ROW_TOP + ROW_BOX_H / 2, t[j], &word);
+        snprintf(value, sizeof value, "%.3f", a);
+        svg_text(&svg, mid, ROW_TOP + ROW_BOX_H + 16, value, &weight);
+        x += box_w[j] + ROW_GAP;
+        free(t[j]);
+    }
+    svg_end(&svg);
+    free(t);
+    free(box_w);
+    free(cut_title);
+    return 0;
+}
+
+int heatmap_write_row_svg(const char *path, const char *title, const char *const *tokens, int n, const float *weights,
+                          Error *err)
+{
+    OutFile o;
+    if (outfile_open(&o, path, err)) return -1;
+    heatmap_write_row_svg_to(o.f, title, tokens, n, weights);
+    return outfile_commit(&o, err);
+}
+
 /* 1 if name is a picture's: six or more digits, then ".svg" or ".hK.svg". */
 static int is_picture_name(const char *name)
 {

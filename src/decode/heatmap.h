@@ -53,4 +53,15 @@ int heatmap_prepare_dir(const char *dir, Error *err);
  * Returns -1 with err set only if attn is NULL while both sides have tokens. */
 int heatmap_write_svg_to(FILE *f, const char *title, const char *const *src, int n_src,
                          const char *const *out, int n_out, const float *attn, Error *err);
+/* A classifier's attention pooling over one line: the tokens in a row, each on a box
+ * shaded by its weight (viridis, scaled to the line's largest weight) with the weight
+ * below it ("0.055"), and the title (the label and its probability) above. A box is as
+ * wide as the wider of its word and its weight, so no two texts overlap and none runs
+ * past the picture's edge (by svg_text_width's upper estimates). weights is (n);
+ * tokens and title are cut as above. Writes to path: 0, or -1 with err naming it. */
+int heatmap_write_row_svg(const char *path, const char *title, const char *const *tokens, int n, const float *weights,
+                          Error *err);
+/* The same document written to an open stream (not closed; the caller checks ferror).
+ * Returns 0. */
+int heatmap_write_row_svg_to(FILE *f, const char *title, const char *const *tokens, int n, const float *weights);
 #endif

@@ -59,6 +59,7 @@ static const struct {
     [LF_BLEU_SIGNATURE] = {"bleu_signature", T_STRING},
     [LF_VALID_ACCURACY] = {"valid_accuracy", T_REAL},
     [LF_BEST_ACCURACY] = {"best_accuracy", T_REAL},
+    [LF_CLASSES] = {"classes", T_INT},
 };
 
 /* A field's place in a line: reals need their format; optional fields are written only
@@ -83,7 +84,7 @@ static const struct {
                          OPT(LF_RANKS, 0), OPT(LF_ALLREDUCE_S, "%.5f"), END}},
     [LOG_START] = {"start", {REQ(LF_TRAIN_PAIRS, 0), REQ(LF_VALID_PAIRS, 0), REQ(LF_SRC_VOCAB, 0),
                              REQ(LF_TGT_VOCAB, 0), REQ(LF_PARAMETERS, 0), REQ(LF_UNIGRAM_VALID_LOSS, "%.6f"),
-                             OPT(LF_BLEU_SIGNATURE, 0), END}},
+                             OPT(LF_BLEU_SIGNATURE, 0), OPT(LF_CLASSES, 0), END}},
     [LOG_VALIDATION] = {"validation", {REQ(LF_STEP, 0), REQ(LF_EPOCH, 0), REQ(LF_VALID_LOSS, "%.6f"),
                                        OPT(LF_VALID_PPL, "%.4f"), OPT(LF_VALID_BLEU, "%.4f"), OPT(LF_BLEU_PAIRS, 0),
                                        OPT(LF_VALID_ACCURACY, "%.6f"),

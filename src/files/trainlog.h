@@ -11,7 +11,9 @@
  *                last step line; allreduce_s the seconds per step spent in the sum over
  *                the ranks of a data-parallel job
  *   start        train_pairs valid_pairs src_vocab tgt_vocab parameters
- *                unigram_valid_loss
+ *                unigram_valid_loss [bleu_signature] [classes]
+ *                classes: a classifier's number of classes (what tells `nmt plot` that
+ *                the losses are per example, not per target token)
  *   validation   step epoch valid_loss [valid_ppl] [valid_bleu bleu_pairs]
  *                [valid_accuracy] learning_rate best seconds elapsed
  *                valid_ppl: a translation model's (a classifier's loss is per line, not
@@ -60,7 +62,7 @@ typedef enum {
     LF_IN_A_ROW,
     LF_TARGET_TOKENS, LF_TARGET_SLOTS, LF_TARGET_PADDING,
     LF_SIGNAL, LF_LINES_CUT, LF_BLEU_SIGNATURE,
-    LF_VALID_ACCURACY, LF_BEST_ACCURACY,   /* a classifier's */
+    LF_VALID_ACCURACY, LF_BEST_ACCURACY, LF_CLASSES,   /* a classifier's */
     LF_FIELDS
 } LogField;
 

@@ -11,7 +11,8 @@
  *     (no normalisation: the caller's tokens are what the reader sees);
  *   - text inherits one font-family list, set on the root element (SVG_FONT_FAMILY),
  *     that covers Latin, Devanagari, Cyrillic and CJK where those fonts are installed
- *     (Debian: fonts-dejavu-core, fonts-noto-core, fonts-noto-cjk).
+ *     (Debian: fonts-dejavu-core for Latin and Cyrillic; fonts-noto-core or
+ *     fonts-lohit-deva for Devanagari, which DejaVu lacks; fonts-noto-cjk).
  *
  * Write errors are not checked per call: stdio keeps the stream's error flag, and
  * outfile_commit checks it once at the end (src/io/outfile.h: the file is written whole
@@ -39,9 +40,12 @@
 #include "base/util.h"   /* defines: Error */
 
 /* Fonts for every script nmt is used with; the browser takes each character from the
- * first family that has it. */
-#define SVG_FONT_FAMILY \
-    "DejaVu Sans, Noto Sans, Noto Sans Devanagari, Noto Sans CJK SC, Noto Sans CJK JP, sans-serif"
+ * first family that has it. DejaVu has no Devanagari: a machine with only DejaVu shows
+ * Marathi or Hindi as empty boxes, so two Devanagari families follow, from Debian's
+ * fonts-noto-core and fonts-lohit-deva, then Windows' and macOS' own. */
+#define SVG_FONT_FAMILY                                                                                       \
+    "DejaVu Sans, Noto Sans, Noto Sans Devanagari, Lohit Devanagari, Nirmala UI, Kohinoor Devanagari, "       \
+    "Noto Sans CJK SC, Noto Sans CJK JP, sans-serif"
 
 typedef struct {
     FILE *f;           /* where the document goes; not owned */

@@ -23,7 +23,9 @@ static void push(double **a, int n, double v)
 static int add_line(void *ctx, const LogLine *l)
 {
     TrainCurves *c = ctx;
-    if (l->kind == LOG_STEP) {
+    if (l->kind == LOG_START) {
+        if (l->has & log_bit(LF_CLASSES)) c->classes = (int)l->v[LF_CLASSES];
+    } else if (l->kind == LOG_STEP) {
         if (!(l->has & log_bit(LF_STEP)) || !(l->has & log_bit(LF_LOSS))) return 0;
         push(&c->step, c->n_steps, l->v[LF_STEP]);
         push(&c->loss, c->n_steps, l->v[LF_LOSS]);
@@ -31,6 +33,9 @@ static int add_line(void *ctx, const LogLine *l)
     } else if (l->kind == LOG_VALIDATION) {
         if (!(l->has & log_bit(LF_STEP)) || !(l->has & log_bit(LF_VALID_LOSS))) return 0;
         int has_bleu = (l->has & log_bit(LF_VALID_BLEU)) != 0;
+        int has_accuracy = (l->has & log_bit(LF_VALID_ACCURACY)) != 0;
+        push(&c->valid_accuracy, c->n_valid, has_accuracy ? 100 * l->v[LF_VALID_ACCURACY] : NAN);
+        c->n_accuracy += has_accuracy;
         push(&c->valid_step, c->n_valid, l->v[LF_STEP]);
         push(&c->valid_loss, c->n_valid, l->v[LF_VALID_LOSS]);
         push(&c->valid_bleu, c->n_valid, has_bleu ? l->v[LF_VALID_BLEU] : NAN);
@@ -70,6 +75,7 @@ void train_curves_free(TrainCurves *c)
     free(c->valid_step);
     free(c->valid_loss);
     free(c->valid_bleu);
+    free(c->valid_accuracy);
     free(c->valid_elapsed);
     memset(c, 0, sizeof *c);
 }
@@ -210,7 +216,12 @@ static void draw_time_panel(Svg *svg, const TrainCurves *log, double x0, double 
 
 void plot_training_svg_to(FILE *f, const TrainCurves *log, const char *title)
 {
-    int with_bleu = log->n_bleu > 0;
+    int classifier = log->classes > 0 || log->n_accuracy > 0;
+    /* The right axis: a translation model's validation BLEU, a classifier's accuracy. */
+    const double *right_values = log->n_bleu > 0 ? log->valid_bleu : log->valid_accuracy;
+    const char *right_name = log->n_bleu > 0 ? "validation BLEU" : "validation accuracy (%)";
+    const char *right_key = log->n_bleu > 0 ? "validation BLEU (right axis)" : "validation accuracy (right axis)";
+    int with_right = log->n_bleu > 0 || log->n_accuracy > 0;
     Frame fr;
     double xlo = 0, xhi = 0, ylo = INFINITY, yhi = -INFINITY, blo = 0, bhi = -INFINITY;
     range_of(log->step, log->n_steps, &xlo, &xhi);
@@ -218,7 +229,7 @@ void plot_training_svg_to(FILE *f, const TrainCurves *log, const char *title)
     range_of(log->loss, log->n_steps, &ylo, &yhi);
     range_of(log->valid_loss, log->n_valid, &ylo, &yhi);
     if (!(ylo <= yhi)) ylo = yhi = 0;   /* no data: an empty frame */
-    range_of(log->valid_bleu, log->n_valid, &blo, &bhi);
+    range_of(right_values, log->n_valid, &blo, &bhi);
     if (!(bhi > 0)) bhi = 1;
     plot_axis(xlo, xhi, 8, &fr.x);
     if (fr.x.step < 1) {
@@ -241,7 +252,7 @@ void plot_training_svg_to(FILE *f, const TrainCurves *log, const char *title)
 
     /* Margins from what goes in them: tick labels and the rotated axis titles. */
     double left = PAD + LABEL_SIZE + 10 + ticks_width(&fr.y) + TICK_LEN + 4;
-    double right = with_bleu ? PAD + LABEL_SIZE + 10 + ticks_width(&fr.y2) + TICK_LEN + 4 : PAD + 12;
+    double right = with_right ? PAD + LABEL_SIZE + 10 + ticks_width(&fr.y2) + TICK_LEN + 4 : PAD + 12;
     double top = PAD + (title ? TITLE_SIZE + 12 : 0) + LEGEND_SIZE + 18;
     double bottom = TICK_LEN + 4 + TICK_SIZE + 10 + LABEL_SIZE + PAD;
     double width = CHART_W;
@@ -268,7 +279,7 @@ void plot_training_svg_to(FILE *f, const TrainCurves *log, const char *title)
     struct { const char *label, *colour, *dash; int show; } keys[] = {
         {"training loss", colour_train, NULL, log->n_steps > 0},
         {"validation loss", colour_valid, NULL, log->n_valid > 0},
-        {"validation BLEU (right axis)", colour_bleu, "5 3", with_bleu},
+        {right_key, colour_bleu, "5 3", with_right},
     };
     double lx = fr.x0, ly = top - 14;
     st = svg_text_style(LEGEND_SIZE);
@@ -294,7 +305,7 @@ void plot_training_svg_to(FILE *f, const TrainCurves *log, const char *title)
         svg_text(&svg, fr.x0 - TICK_LEN - 4, y, buf, &st);
     }
     st.anchor = SVG_ANCHOR_START;
-    for (int k = 0; with_bleu && k < fr.y2.n; k++) {
+    for (int k = 0; with_right && k < fr.y2.n; k++) {
         double y = map_y(&fr, &fr.y2, plot_axis_tick(&fr.y2, k));
         svg_line(&svg, fr.x1, y, fr.x1 + TICK_LEN, y, "#444", 1, NULL);
         plot_axis_label(&fr.y2, k, buf, sizeof buf);
@@ -315,18 +326,18 @@ void plot_training_svg_to(FILE *f, const TrainCurves *log, const char *title)
     svg_text(&svg, (fr.x0 + fr.x1) / 2, CHART_H - PAD, "step", &st);
     st.rotate_deg = -90;
     double mid = (fr.y0 + fr.y1) / 2;
-    svg_text(&svg, PAD + LABEL_SIZE, mid, "loss per target token", &st);
-    if (with_bleu) {
+    svg_text(&svg, PAD + LABEL_SIZE, mid, classifier ? "loss per example (line)" : "loss per target token", &st);
+    if (with_right) {
         st.rotate_deg = 90;
-        svg_text(&svg, width - PAD - LABEL_SIZE, mid, "validation BLEU", &st);
+        svg_text(&svg, width - PAD - LABEL_SIZE, mid, right_name, &st);
     }
     svg_group_end(&svg);
 
     svg_group_begin(&svg, "series", 0, 0);
     draw_series(&svg, &fr, &fr.y, log->step, log->loss, log->n_steps, colour_train, 1.5, NULL, log->n_steps < 2);
     draw_series(&svg, &fr, &fr.y, log->valid_step, log->valid_loss, log->n_valid, colour_valid, 2, NULL, 1);
-    if (with_bleu)
-        draw_series(&svg, &fr, &fr.y2, log->valid_step, log->valid_bleu, log->n_valid, colour_bleu, 2, "5 3", 1);
+    if (with_right)
+        draw_series(&svg, &fr, &fr.y2, log->valid_step, right_values, log->n_valid, colour_bleu, 2, "5 3", 1);
     svg_group_end(&svg);
     if (with_time) draw_time_panel(&svg, log, fr.x0, fr.x1, CHART_H + PAD, CHART_H + TIME_PANEL_H - bottom);
     svg_end(&svg);

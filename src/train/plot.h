@@ -6,7 +6,11 @@
  *   - training loss: the step lines {"step":S, "loss":L, ...} (the mean loss per target
  *     token over the log_every updates before S), left axis;
  *   - validation loss: {"event":"validation", "step":S, "valid_loss":L, ...}, left axis;
- *   - validation BLEU: the same lines' "valid_bleu", on a right axis, when any has it.
+ *   - validation BLEU: the same lines' "valid_bleu", on a right axis, when any has it;
+ *     a classifier's validation accuracy ("valid_accuracy", in %) instead.
+ * A classifier's run (its start line has "classes", or its validations an accuracy) has
+ * its losses per example, and the left axis says so; a translation model's are per
+ * target token.
  * Other events (start, epoch, lr_decay, early_stop) are not drawn. A line that is not
  * a JSON object, or a step / validation line without its numbers, is skipped and
  * counted; the caller is told in a warning naming the file and the first such line.
@@ -37,8 +41,11 @@ typedef struct {
     double *step, *loss;          /* n_steps step lines, in file order */
     int n_steps;
     double *valid_step, *valid_loss, *valid_bleu;   /* n_valid validations; bleu NaN if absent */
+    double *valid_accuracy;       /* a classifier's, in %; NaN if absent */
     double *valid_elapsed;        /* the run's clock at each validation, seconds; NaN if absent */
     int n_valid, n_bleu;          /* n_bleu: validations that have a BLEU */
+    int n_accuracy;               /* validations that have an accuracy */
+    int classes;                  /* the start line's "classes": a classifier's; 0 if absent */
     int n_timed;                  /* validations with both a BLEU and an elapsed time */
     LogReadStats lines;           /* lines read and skipped: a line that is not a JSON
                                      object, or a step / validation line without its
@@ -55,7 +62,7 @@ void train_curves_free(TrainCurves *c);
 /* ---------------------------------------------------------------- the chart */
 
 /* Draws the chart of log as a complete SVG document on f (not closed): the losses and
- * validation BLEU against the step, and below them, when validations carry a BLEU and
+ * validation BLEU (a classifier's accuracy) against the step, and below them, when validations carry a BLEU and
  * the run's clock, the validation BLEU against wall-clock minutes (seconds
  * for a run of under three). title may be NULL.
  * Needs at least one step line or validation. */

@@ -28,6 +28,7 @@
 #include "base/testhook.h"   /* defines: testhook_pause_at_step */
 #include "files/trainlog.h"   /* defines: LogLine, TrainLog, trainlog_write, trainlog_create, trainlog_reopen */
 #include "files/trainstate.h" /* defines: TrainState */
+#include "train/progress.h"   /* defines: progress_updates_left */
 #include "train/validate.h"   /* defines: validate_loss, validate_bleu */
 
 /* Everything one run holds. */
@@ -223,8 +224,11 @@ static void account_step(Run *run, const Step *s, double seconds)
     if (console_live(&run->con)) {
         int bs = cfg->batch_size;
         long per_epoch = (st->n_train + bs - 1) / bs, done = (st->next + bs - 1) / bs;
-        double eta = done > run->epoch_first ? (now_seconds() - run->epoch_clock) / (double)(done - run->epoch_first) *
-                                                   (double)(per_epoch - done) : -1.0;
+        /* The run's ETA: this epoch's pace so far times the updates left in the run. */
+        long left = progress_updates_left(st->epoch, cfg->epochs, done, per_epoch, st->step, cfg->max_steps);
+        double eta = done > run->epoch_first && left > 0
+                         ? (now_seconds() - run->epoch_clock) / (double)(done - run->epoch_first) * (double)left
+                         : -1.0;
         console_progress(&run->con, st->epoch, cfg->epochs, done, per_epoch, st->step, mean, tps,
                          now_seconds() - run->t_start, eta);
     }
@@ -731,7 +735,9 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
     if (run->ranks.rank == 0 && (claim_run_dir(run, err) || trainlog_create(&run->log, out_path(run, "train.log"), err)))
         return -1;
     double baseline = dataset_unigram_baseline(&run->data, run->mf.tgt_vocab.size);
-    if (model_classifies(&run->mf.model.dims)) {
+    if (run->data.n_valid == 0) {
+        /* Nothing to compare with: train() says what a run without validation lacks. */
+    } else if (model_classifies(&run->mf.model.dims)) {
         int majority;
         double share = dataset_majority_accuracy(&run->data, model_classes(&run->mf.model.dims), &majority);
         console_say(&run->con, "baselines: the class frequencies score validation loss %.3f per example; always "
@@ -743,6 +749,7 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
     LogLine l = {LOG_START, .v = {[LF_TRAIN_PAIRS] = run->data.n_train, [LF_VALID_PAIRS] = run->data.n_valid,
                                   [LF_SRC_VOCAB] = run->mf.src_vocab.size, [LF_TGT_VOCAB] = run->mf.tgt_vocab.size,
                                   [LF_PARAMETERS] = run->mf.model.n_params, [LF_UNIGRAM_VALID_LOSS] = baseline}};
+    if (model_classifies(&run->mf.model.dims)) log_put(&l, LF_CLASSES, model_classes(&run->mf.model.dims));
     if (run->data.n_bleu > 0) {     /* what the validation BLEU will mean */
         bleu_signature(&run->data.bleu_metric, 0, l.text);
         log_put(&l, LF_BLEU_SIGNATURE, 0);
@@ -750,6 +757,28 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
     log_line(run, &l);
     run->t_start = now_seconds();
     return 0;
+}
+
+/* Fewer validation pairs than this and the validation figures are mostly chance: one
+ * pair's loss is a large share of their mean, and BLEU on a few dozen sentences moves by
+ * whole points from one validation to the next. */
+#define FEW_VALIDATION_PAIRS 100
+
+/* What the run's validation set (none, or too small to trust) means for it. */
+static void say_validation_set(Run *run)
+{
+    int classifies = model_classifies(&run->mf.model.dims), n = run->data.n_valid;
+    const char *unit = classifies ? "line" : "pair";
+    if (n == 0)
+        console_say(&run->con, "no validation set (%s): no validation loss or %s, so no best.bin (model.bin is the "
+                               "last step's weights), no plateau decay and no early stopping",
+                    run->cfg->valid ? "data.valid has no usable pairs" : "no data.valid, and data.valid_fraction leaves none",
+                    classifies ? "accuracy" : "BLEU");
+    else if (n < FEW_VALIDATION_PAIRS)
+        console_warn(&run->con, "only %d validation %s%s: too few for the validation loss and %s to mean much (one "
+                                "%s more or less moves them), and best.bin, the plateau decay and early stopping "
+                                "follow them; give %d or more (data.valid, or a larger data.valid_fraction)",
+                     n, unit, n == 1 ? "" : "s", classifies ? "accuracy" : "BLEU", unit, FEW_VALIDATION_PAIRS);
 }
 
 /* A resumed run: the data checked against the checkpoint ck, its model, optimizer and
@@ -927,9 +956,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     if (!strcmp(cfg->class_weights, "balanced") && !strcmp(cfg->type, "classifier"))
         run.rs.class_weight = run.class_weight = balanced_weights(&run.data, run.mf.tgt_vocab.size - VOCAB_SPECIALS);
     if (resuming ? start_resumed(&run, &ck, err) : start_fresh(&run, cfg->init_from ? &init : NULL, err)) goto done;
-    if (run.data.n_valid == 0)
-        console_say(&run.con, "no validation pairs: no validation loss or BLEU, best.bin, plateau decay or early "
-                              "stopping");
+    say_validation_set(&run);
     SignalHandlers handlers;
     signals_catch(&handlers);
     status = train_loop(&run, err);
