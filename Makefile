@@ -200,7 +200,7 @@ demo: nmt
 	./nmt eval runs/default/model.bin runs/default/valid.tsv
 
 # nmt against PyTorch (scripts/bench/bench.py; needs python3-torch): writes the raw results to
-# docs/bench/pytorch.json and renders BENCHMARKS.md and README's Speed table from them.
+# docs/bench/pytorch.json and renders BENCHMARKS.md and docs/measurements.md's Speed table from them.
 bench: nmt
 	/usr/bin/python3 scripts/bench/bench.py
 
@@ -226,7 +226,7 @@ bench-transformer-quality: nmt
 bench-batching: nmt
 	sh scripts/bench/bench_batching.sh --write
 # The sentiment classifier against the attention-pooling demonstration it reproduces
-# (docs/bench/sentiment.json, README's table): 6 settings x 5 seeds, about a minute.
+# (docs/bench/sentiment.json, the table in docs/measurements.md): 6 settings x 5 seeds, about a minute.
 bench-sentiment: nmt
 	python3 scripts/bench/sentiment_experiment.py --jobs 2
 # How well the quality estimates of nmt translate --scores rank bad translations
@@ -242,7 +242,8 @@ bench-extend-vocab: nmt
 bench-bpe-long-word: nmt
 	sh scripts/bench/bench_bpe_long_word.sh
 
-# The generated blocks of README.md, BENCHMARKS.md and docs/*.md (scripts/docs/docs.py):
+# The generated blocks of README.md, BENCHMARKS.md, CONTRIBUTING.md and docs/*.md
+# (scripts/docs/docs.py):
 # `make docs` reruns every block's command and writes its output in place (hours: the
 # model family trains 14 models; DOCS="NAME ..." for some: python3 scripts/docs/docs.py
 # list names them), `make check-docs` reruns them and fails where a block differs beyond
@@ -276,9 +277,10 @@ install: nmt install-data
 
 # What nmt's files need no build for: the man page (share/man/man1), the example configs
 # (share/nmt/configs, family/ too) and the documentation (share/doc/nmt: README.md and
-# the documents beside it, docs/*.md and the pictures, as README.md links them).
+# the documents beside it, docs/*.md, the pictures and the man page's source, as the
+# documents link them).
 DOC_FILES = README.md $(wildcard BENCHMARKS.md CHANGELOG.md CONTRIBUTING.md)
-DOC_DOCS  = $(wildcard docs/*.md docs/*.svg)
+DOC_DOCS  = $(wildcard docs/*.md docs/*.svg) docs/nmt.1
 install-data:
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/nmt/configs/family \
 	    $(DESTDIR)$(PREFIX)/share/doc/nmt/docs

@@ -805,7 +805,7 @@ static void test_applies(void)
               strstr(err.msg, "cfg.json: data.bpe_merges applies only to the bpe tokenizer (data.tokenizer is \"word\")"),
           "--set data.tokenizer=word over a file with data.bpe_merges: refused, naming data.bpe_merges and the file");
     config_free(&c);
-    /* The message in full, as README shows it. */
+    /* The message in full, as docs/configuration.md shows it. */
     CHECK(written(&c, "{\"data\": {\"train\": \"t\"}, \"model\": {\"window\": 5}}", &err) == -1 &&
               !strcmp(err.msg, "cfg.json: model.window applies only to local attention kinds (model.attention is "
                                "\"bahdanau\"): remove it, or choose local_monotonic or local_predictive"),
@@ -897,16 +897,16 @@ static void test_model_rules(void)
                  "model.hidden is 16");
 }
 
-/* README's configuration reference says of each key that applies only to some setups
- * what the rule's text says ("applies only to local attention kinds"). */
+/* The configuration reference (docs/configuration.md) says of each key that applies
+ * only to some setups what the rule's text says ("applies only to local attention kinds"). */
 static void test_readme(void)
 {
-    FILE *f = fopen("README.md", "r");
-    CHECK(f != NULL, "README.md readable (run from the repository root)");
+    FILE *f = fopen("docs/configuration.md", "r");
+    CHECK(f != NULL, "docs/configuration.md readable (run from the repository root)");
     if (!f) return;
     static char readme[1 << 20];
     size_t n = fread(readme, 1, sizeof readme - 1, f);
-    CHECK(n < sizeof readme - 1, "README.md read whole (under 1 MiB)");
+    CHECK(n < sizeof readme - 1, "docs/configuration.md read whole (under 1 MiB)");
     fclose(f);
     readme[n] = 0;
     const char *key, *text;
@@ -920,10 +920,10 @@ static void test_readme(void)
         snprintf(row, sizeof row, "\n| `%s` |", key);
         const char *at = strstr(readme, row), *end = at ? strchr(at + 1, '\n') : NULL;
         const char *phrase = text + strlen(key) + 1, *found = at ? strstr(at, phrase) : NULL;
-        snprintf(label, sizeof label, "README: the row of %s says \"%s\"", key, phrase);
+        snprintf(label, sizeof label, "docs/configuration.md: the row of %s says \"%s\"", key, phrase);
         CHECK(found && found < end, label);
     }
-    CHECK(i == 51, "README: the 51 rules of keys that apply only to some setups (test_applies has a case for each) checked");
+    CHECK(i == 51, "docs/configuration.md: the 51 rules of keys that apply only to some setups (test_applies has a case for each) checked");
 }
 
 /* data.user_symbols: a list of protected symbols, each checked as text/text.h says;

@@ -1,12 +1,14 @@
 #!/bin/sh
-# test_docs.sh — the machinery that keeps README.md, BENCHMARKS.md and docs/*.md true
-# (scripts/docs/): the comparison fails beyond a tolerance and only then, naming the
-# block, the figure and both values; regenerating splices a block in and nothing else;
+# test_docs.sh — the machinery that keeps README.md, BENCHMARKS.md, CONTRIBUTING.md and
+# docs/*.md true (scripts/docs/): their links, config keys and options checked against
+# the files, config.c's key table and the commands' option tables; the comparison of a
+# generated block fails beyond a tolerance and only then, naming the block, the figure
+# and both values; regenerating splices a block in and nothing else;
 # broken markers, stale tolerance rules and raw results without a machine are refused;
 # and the repository's own documents pass the checks that need no training: their
 # markers and rules are sound, every block rendered from docs/bench/*.json is exactly
 # that rendering (no hand edits), and the examples that need no trained model print
-# exactly what the README shows. The blocks that train (the worked example, ...) are
+# exactly what the documents show. The blocks that train (the worked example, ...) are
 # checked by `make check-docs` and CI, not here.
 #
 # Run from the repository root after `make` (tests/run.sh does): sh tests/test_docs.sh.
@@ -44,6 +46,115 @@ for block in benchmarks speed mpi_throughput family_speed time_to_quality time_t
     check "$block: the document is exactly what its command prints now" \
         eval '$DOCS check $block >"$T/out" 2>"$T/err"'
 done
+
+# Every relative link and anchor of README.md, BENCHMARKS.md, CONTRIBUTING.md,
+# CHANGELOG.md and docs/*.md leads to a file and heading that exist, and every
+# repository path in their code spans exists (scripts/docs/links.py).
+check "links: every relative link, anchor and repository path of the documents exists" \
+    eval 'python3 scripts/docs/links.py >"$T/out" 2>&1'
+
+# The configuration reference lists every key of src/files/config.c's table, and no
+# other: a key added to the table without its row (or a row left of a key removed) fails.
+sed -n '/^static const KeySpec keys\[\]/,/^};/p' src/files/config.c |
+    grep -oE 'K(_OPEN)?\("[a-z]+", "[a-z_]+"' | sed -E 's/K(_OPEN)?\("([a-z]+)", "([a-z_]+)"/\2.\3/' |
+    sort >"$T/keys"
+sed -n '/^## The keys/,$p' docs/configuration.md | grep -oE '^\| `[a-z_]+\.[a-z_]+`' |
+    sed -E 's/^\| `(.*)`/\1/' | sort >"$T/rows"
+check "configuration.md: config.c's table has keys ($(wc -l <"$T/keys") of them) for this test to compare" \
+    [ "$(wc -l <"$T/keys")" -gt 50 ]
+missing=$(comm -23 "$T/keys" "$T/rows" | tr '\n' ' ')
+check "configuration.md: a row for every key of config.c's table (missing: ${missing:-none})" [ -z "$missing" ]
+extra=$(comm -13 "$T/keys" "$T/rows" | tr '\n' ' ')
+check "configuration.md: no row of a key config.c does not have (extra: ${extra:-none})" [ -z "$extra" ]
+dup=$(uniq -d "$T/rows" | tr '\n' ' ')
+check "configuration.md: each key once (twice: ${dup:-none})" [ -z "$dup" ]
+
+# The configs the documents show (a line of a code block that is a JSON object with a
+# "data" section) are JSON whose every key is one of config.c's.
+cat README.md docs/*.md | grep -E '^    \{"data"' >"$T/configs"
+check "documents: configs to check ($(wc -l <"$T/configs") of them)" [ -s "$T/configs" ]
+python3 -c '
+import json, sys
+keys = set(open(sys.argv[1]).read().split())
+bad = 0
+for line in open(sys.argv[2]):
+    try:
+        c = json.loads(line)
+    except ValueError as e:
+        print("not JSON:", line.strip(), e); bad = 1; continue
+    for s, kv in c.items():
+        for k in kv:
+            if s + "." + k not in keys:
+                print("no key", s + "." + k, "in", line.strip()); bad = 1
+sys.exit(bad)' "$T/keys" "$T/configs" >"$T/out" 2>&1
+check "documents: every config they show is JSON of known keys" [ $? -eq 0 ]
+
+# The README's table of which model for which budget quotes measured figures only: each
+# is in the section its row links to; a figure changed in the table fails.
+check "README: every figure of the which-model table is in the section it links to" \
+    eval 'python3 scripts/docs/budget_table.py >"$T/out" 2>&1'
+B=$T/budget
+mkdir -p "$B/docs"
+cp docs/measurements.md "$B/docs/"
+sed 's/| 29\.21 \/ 30\.43 |/| 29.21 \/ 31.43 |/' README.md >"$B/README.md"
+python3 scripts/docs/budget_table.py --root "$B" >"$T/out" 2>&1
+rc=$?
+check "README: ... a figure that is not in its source fails, naming it" \
+    eval '[ $rc -eq 1 ] && has "$T/out" "31.43 (row \`configs/family/luong_concat.json\`"'
+
+# The README's two commands are the ones it has always given, and make has their targets.
+check "README: the install-and-demo command and the test command, as before" \
+    eval 'grep -qxF "    sh scripts/install-deps.sh && make demo     # install, build, train the default, translate, score" README.md &&
+          grep -qx "    make test  *# the test suite" README.md'
+check "README: make knows demo and test, and scripts/install-deps.sh exists" \
+    eval 'make -n demo >/dev/null 2>&1 && make -n test >/dev/null 2>&1 && [ -f scripts/install-deps.sh ]'
+
+# Its table of where configs/default.json differs from the built-in defaults is true,
+# and a config that changes, or a default that changes, makes it fail.
+check "configuration.md: the table of configs/default.json's differences from the defaults is true" \
+    eval 'python3 scripts/docs/config_defaults.py >"$T/out" 2>&1'
+C=$T/cfgroot
+mkdir -p "$C/docs" "$C/configs"
+cp docs/configuration.md "$C/docs/"
+sed 's/"epochs": 3,/"epochs": 4,/' configs/default.json >"$C/configs/default.json"
+python3 scripts/docs/config_defaults.py --root "$C" >"$T/out" 2>&1
+rc=$?
+check "configuration.md: ... a changed value in configs/default.json fails, naming the key" \
+    eval '[ $rc -eq 1 ] && has "$T/out" "train.epochs: the table of differences says (10, 3)"'
+sed 's/"clip_norm": 5.0,/"clip_norm": 1.0,/' configs/default.json >"$C/configs/default.json"
+python3 scripts/docs/config_defaults.py --root "$C" >"$T/out" 2>&1
+rc=$?
+check "configuration.md: ... a new difference the table does not list fails, naming it" \
+    eval '[ $rc -eq 1 ] && has "$T/out" "train.clip_norm: configs/default.json has 1.0, the default is 5.0"'
+
+# docs/commands.md against the option tables (`nmt CMD --help`, which the man page is
+# generated from): a row for every command, every option it names one some command
+# takes, every option a command takes named on it.
+NMT=${NMT:-./nmt}
+case $NMT in /*) ;; *) NMT=$(pwd)/$NMT ;; esac    # make test gives "nmt"
+if [ -x "$NMT" ]; then
+    cmds=$("$NMT" --help | sed -n '/^commands:/,/^$/p' | grep -oE '^  [a-z]+' | tr -d ' ' | sort -u)
+    : >"$T/helpopts"
+    missing=
+    for c in $cmds; do
+        grep -q "^| \`nmt $c[ \`]" docs/commands.md || missing="$missing $c"
+        "$NMT" $c --help >>"$T/helpopts" 2>&1
+    done
+    for c in learn apply join; do "$NMT" bpe $c --help >>"$T/helpopts" 2>&1; done
+    "$NMT" --help >>"$T/helpopts" 2>&1
+    grep -oE -- '--[a-z][a-z0-9-]*' "$T/helpopts" | sort -u >"$T/known"
+    grep -oE -- '(^|[^a-z0-9-])--[a-z][a-z0-9-]*' docs/commands.md | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u >"$T/named"
+    check "commands.md: nmt --help lists commands ($(echo $cmds)) and they have options for this test" \
+        eval '[ "$(echo $cmds | wc -w)" -ge 8 ] && [ "$(wc -l <"$T/known")" -gt 30 ]'
+    check "commands.md: a row for every command nmt --help lists (missing:${missing:- none})" [ -z "$missing" ]
+    unknown=$(comm -13 "$T/known" "$T/named" | tr '\n' ' ')
+    check "commands.md: every option it names is one a command takes (unknown: ${unknown:-none})" [ -z "$unknown" ]
+    unnamed=$(comm -23 "$T/known" "$T/named" | tr '\n' ' ')
+    check "commands.md: names every option the commands take (not named: ${unnamed:-none})" [ -z "$unnamed" ]
+else
+    echo "skip commands.md against the option tables: no $NMT (run make first)"
+    skipped=$((skipped + 1))
+fi
 
 # The real rules of the worked example, against the README's own block: the last
 # validation loss moved by 0.0041 (the issue's 2.0047 against 2.0088) passes; by 0.06
@@ -215,5 +326,40 @@ check "raw results: a file that names no machine fails lint (exit 1)" \
 $D check demo >"$T/out" 2>&1
 rc=$?
 check "raw results: ... and fails any check too" [ $rc -eq 1 ]
+
+# ---------------------------------------------------------------- 3. links.py on a scratch repository
+
+L=$T/links
+mkdir -p "$L/docs" "$L/configs"
+echo '{}' >"$L/configs/a.json"
+{
+    echo "# Title"; echo; echo "## A section: with \`code\`, punctuation (and more)"; echo
+    echo "See [the guide](docs/guide.md#the-part), [here](#a-section-with-code-punctuation-and-more),"
+    echo "\`configs/a.json\`, [a picture](docs/pic.svg) and [a site](https://example.org/x)."
+    echo '```'; echo "[inside a code block](nowhere.md) is not a link"; echo '```'
+} >"$L/README.md"
+printf '# Guide\n\n## The part\n\nBack to [the README](../README.md#title).\n' >"$L/docs/guide.md"
+echo '<svg/>' >"$L/docs/pic.svg"
+python3 scripts/docs/links.py --root "$L" >"$T/out" 2>&1
+rc=$?
+check "links scratch: files, anchors (punctuation and code in a heading), code-span paths that exist pass (exit 0)" [ $rc -eq 0 ]
+cp "$L/README.md" "$T/links.orig"
+sed -i 's|docs/guide.md#the-part|docs/guide.md#the-whole|' "$L/README.md"
+python3 scripts/docs/links.py --root "$L" >"$T/out" 2>&1
+rc=$?
+check "links scratch: an anchor no heading has fails (exit 1), naming the file, line and anchor" \
+    eval '[ $rc -eq 1 ] && has "$T/out" "README.md:5: link docs/guide.md#the-whole: docs/guide.md has no heading whose anchor is #the-whole"'
+cp "$T/links.orig" "$L/README.md"
+rm "$L/docs/pic.svg"
+python3 scripts/docs/links.py --root "$L" >"$T/out" 2>&1
+rc=$?
+check "links scratch: a link to a file that does not exist fails, naming it" \
+    eval '[ $rc -eq 1 ] && has "$T/out" "README.md:6: link docs/pic.svg: docs/pic.svg does not exist"'
+echo '<svg/>' >"$L/docs/pic.svg"
+rm "$L/configs/a.json"
+python3 scripts/docs/links.py --root "$L" >"$T/out" 2>&1
+rc=$?
+check "links scratch: a repository path in a code span that does not exist fails, naming it" \
+    eval '[ $rc -eq 1 ] && has "$T/out" "README.md:6: \`configs/a.json\`: no such file in the repository"'
 
 finish

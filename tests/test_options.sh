@@ -193,6 +193,16 @@ if command -v make >/dev/null 2>&1; then
               cmp -s "$D/nmt/configs/transformer.json" configs/transformer.json &&
               [ -f "$D/nmt/configs/family/lstm.json" ] && cmp -s "$D/doc/nmt/README.md" README.md &&
               [ -f "$D/doc/nmt/docs/distributed.md" ]'
+    # Every document of the top level and of docs/ (the ones README.md links), so that
+    # the installed README's links lead somewhere.
+    missing=
+    for f in *.md docs/*.md docs/*.svg docs/nmt.1; do
+        cmp -s "$f" "$D/doc/nmt/$f" || missing="$missing $f"
+    done
+    check "make install-data: every top-level document and docs/*.md, *.svg under share/doc/nmt (missing:${missing:- none})" \
+        [ -z "$missing" ]
+    check "make install-data: ... among them the ones issue 34 named" \
+        eval '( for f in BENCHMARKS.md CHANGELOG.md CONTRIBUTING.md docs/configuration.md docs/commands.md docs/formats.md docs/troubleshooting.md; do [ -f "$D/doc/nmt/$f" ] || exit 1; done )'
 else
     skip "make install-data" "no make here"
 fi

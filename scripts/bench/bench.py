@@ -1,14 +1,14 @@
 """make bench: nmt against PyTorch on the same CPU, same model, same data (issue #3).
 
     /usr/bin/python3 scripts/bench/bench.py            # the full run; writes docs/bench/pytorch.json,
-                                                       # then renders BENCHMARKS.md and README's Speed table
+                                                       # then renders BENCHMARKS.md and docs/measurements.md's Speed table
     /usr/bin/python3 scripts/bench/bench.py --quick    # a smoke run of every step (prints its rendering)
     python3 scripts/bench/bench.py --render docs/bench/pytorch.json [--readme]
                                                        # measures nothing: the Markdown of a raw result
 
 The raw result holds every figure of every run (per round), the machine, the date, the
 commit and every command, and the Markdown is rendered from it alone, so that
-scripts/docs/check.sh can verify that BENCHMARKS.md and README's Speed table are
+scripts/docs/check.sh can verify that BENCHMARKS.md and docs/measurements.md's Speed table are
 exactly what the recorded measurements give (speed cannot be re-measured elsewhere).
 
 What it does, in order (every command it runs is listed in BENCHMARKS.md):
@@ -994,7 +994,7 @@ def render_readme(raw):
     p = raw["prescott"]
     L = [f"Measured {raw['date'].split()[0]} (commit {raw['commit']}) on {machine_line(raw)}, "
          f"OpenBLAS kernel {raw['kernel']} (`docs/bench/pytorch.json`; every figure and command in "
-         "[BENCHMARKS.md](BENCHMARKS.md)):", ""]
+         "[BENCHMARKS.md](../BENCHMARKS.md)):", ""]
     L += headline_rows(raw, s)
     L.append("")
     same = ""

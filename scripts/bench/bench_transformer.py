@@ -451,7 +451,7 @@ def render_readme(raw):
     rows, met, total = target_rows(raw, s)
     L = [f"Measured {raw['date']} (commit {raw['commit']}; {machine_line(raw)}; 2 threads each; medians of "
          f"{raw['settings']['rounds']} alternated rounds); every figure and command in "
-         "[BENCHMARKS.md](BENCHMARKS.md#the-transformer-against-pytorch-issue-17). "
+         "[BENCHMARKS.md](../BENCHMARKS.md#the-transformer-against-pytorch-issue-17). "
          f"{met} of {total} targets met:", ""]
     return "\n".join(L + rows)
 

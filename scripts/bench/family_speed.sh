@@ -10,7 +10,7 @@
 # one Markdown row per config: its tokens/s, the baseline's, and the median ratio.
 #
 # Also writes the raw figures (every round's, with the machine, date, commit and this
-# command) to $RAW, default docs/bench/family_speed.json, which README's table of the
+# command) to $RAW, default docs/bench/family_speed.json, which docs/measurements.md's table of the
 # family's speed is rendered from: after measuring, `sh scripts/docs/regenerate.sh
 # family_speed`.
 set -eu

@@ -887,7 +887,7 @@ def render_readme(raw):
     seeds = raw["settings"]["seeds"]
     L = [f"Measured {raw['date'].split()[0]} (commit {raw['commit']}; {raw['machine']['cpu']}, "
          f"{raw['machine']['cores']} cores; {'median of ' + str(len(seeds)) + ' seeds' if len(seeds) > 1 else 'one seed'}"
-         ", every figure in [BENCHMARKS.md](BENCHMARKS.md#time-to-quality-nmt-and-pytorch-bleu-against-training-time)):",
+         ", every figure in [BENCHMARKS.md](../BENCHMARKS.md#time-to-quality-nmt-and-pytorch-bleu-against-training-time)):",
          "",
          f"| corpus | BLEU after {minutes} minutes of training: nmt / PyTorch | time to PyTorch's epoch-{k} BLEU: "
          f"nmt / PyTorch |", "|---|---:|---:|"]

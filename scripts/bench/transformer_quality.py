@@ -557,7 +557,7 @@ def render_readme(raw):
     L = [f"Measured {raw['date'].split()[0]} (commit {raw['commit']}; {m['cpu']}, {m['cores']} cores, "
          f"{st['threads']} thread{'s' if st['threads'] > 1 else ''} per run"
          + (", two runs at a time" if st["parallel"] else "")
-         + "; every figure in [BENCHMARKS.md](BENCHMARKS.md#time-to-quality-the-transformer-against-the-best-recurrent-model)). "
+         + "; every figure in [BENCHMARKS.md](../BENCHMARKS.md#time-to-quality-the-transformer-against-the-best-recurrent-model)). "
          f"BLEU (beam {st['beam']}) on held-out pairs after the last epoch that ended within each training time, "
          + " / ".join(names) + ":", "",
          "| corpus | " + " | ".join(minutes_label(b) for b in budgets) + " |",

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bpe_example.sh — README's examples of `nmt bpe learn | apply | join` on the shipped
+# bpe_example.sh — docs/subwords.md's examples of `nmt bpe learn | apply | join` on the shipped
 # corpus, as a terminal shows them (an indented code block). The codes file goes to a
 # scratch directory. Deterministic: checked exactly.
 #

@@ -1,4 +1,5 @@
-"""docs.py — the generated blocks of README.md, BENCHMARKS.md and docs/*.md.
+"""docs.py — the generated blocks of README.md, BENCHMARKS.md, CONTRIBUTING.md, CHANGELOG.md
+and docs/*.md.
 
 Every pasted program output or measured figure in those files sits between two
 markers (HTML comments, invisible in rendered Markdown) that name the block and the
@@ -12,15 +13,16 @@ command that prints it:
     python3 scripts/docs/docs.py lint                  # markers, rules and raw files, running nothing
     python3 scripts/docs/docs.py regenerate [NAME ...]  # run the commands, splice their output in
     python3 scripts/docs/docs.py check [NAME ...]       # run them, compare within tolerance
-    python3 scripts/docs/docs.py blocks                # README's table of them, with their times
-    python3 scripts/docs/docs.py tolerances            # README's summary of tolerances.tsv
+    python3 scripts/docs/docs.py blocks                # CONTRIBUTING.md's table of them, with their times
+    python3 scripts/docs/docs.py tolerances            # CONTRIBUTING.md's summary of tolerances.tsv
     python3 scripts/docs/docs.py show NAME             # a block as the document has it
     python3 scripts/docs/docs.py compare NAME DOC.txt NEW.txt   # the comparison alone
 
 (`sh scripts/docs/regenerate.sh`, `sh scripts/docs/check.sh`, `make docs`, `make
 check-docs` call the first three.) Without NAMEs, every block, in the order the files
-show them (README.md, BENCHMARKS.md, docs/*.md), so that a block that uses the demo's
-model (translation_examples) runs after the one that trains it (worked_example).
+show them (README.md, BENCHMARKS.md, CONTRIBUTING.md, CHANGELOG.md, docs/*.md), so that
+a block that uses the demo's model (translation_examples, in docs/commands.md) runs after
+the one that trains it (worked_example, in README.md).
 
 A check fails, naming the file and line, the block, the figure and both values, when a
 line of the block differs from what its command prints now: in its words at all, or in
@@ -84,7 +86,7 @@ ROOT_NOW = ROOT     # the repository being worked on (--root for the tests)
 
 def doc_files(root):
     docs = os.path.join(root, "docs")
-    files = [os.path.join(root, "README.md"), os.path.join(root, "BENCHMARKS.md")]
+    files = [os.path.join(root, f) for f in ("README.md", "BENCHMARKS.md", "CONTRIBUTING.md", "CHANGELOG.md")]
     if os.path.isdir(docs):
         files += sorted(os.path.join(docs, f) for f in os.listdir(docs) if f.endswith(".md"))
     return [f for f in files if os.path.exists(f)]
@@ -419,7 +421,7 @@ def machine():
 
 def record_time(root, name, seconds, load_before):
     """Adds a regenerated block's time to docs/bench/docs-timing.json, which the table of
-    blocks in README ("Docs that stay true") is rendered from."""
+    blocks in CONTRIBUTING.md ("Docs that stay true") is rendered from."""
     path = os.path.join(root, TIMINGS)
     try:
         with open(path, encoding="utf-8") as f:
@@ -453,7 +455,7 @@ def ci_blocks(root):
 
 
 def cmd_blocks(root):
-    """README's table of the generated blocks: where each is, its command, whether CI
+    """CONTRIBUTING.md's table of the generated blocks: where each is, its command, whether CI
     checks it, and how long its command took when it was last regenerated (from
     docs/bench/docs-timing.json, with the machine and its load then)."""
     try:
@@ -474,7 +476,7 @@ def cmd_blocks(root):
 
 
 def cmd_tolerances(root):
-    """README's summary of scripts/docs/tolerances.tsv: per block, each figure's
+    """CONTRIBUTING.md's summary of scripts/docs/tolerances.tsv: per block, each figure's
     tolerance (figures named twice, by two patterns, once)."""
     print("| block | tolerances (every other number must be equal, every other word the same) |")
     print("|---|---|")
@@ -493,7 +495,8 @@ def cmd_regenerate(root, names):
     chosen = select(all_blocks(root), names)
     # The table of blocks shows their times: rendered again after the others.
     table = [b for b in all_blocks(root) if b.command.endswith("docs.py blocks")]
-    chosen = [b for b in chosen if b not in table] + table
+    table_names = {b.name for b in table}     # by name: read_blocks makes new Block objects
+    chosen = [b for b in chosen if b.name not in table_names] + table
     for b in chosen:
         # Re-read: an earlier block of the same file may have changed its length.
         b = next(x for x in read_blocks(b.path) if x.name == b.name)
@@ -505,7 +508,7 @@ def cmd_regenerate(root, names):
                   f"{b.where(-1)} left as it was", file=sys.stderr)
             failed += 1
             continue
-        if b not in table:
+        if b.name not in table_names:
             record_time(root, b.name, seconds, load_before)
         same = lines == b.lines
         try:

@@ -1,5 +1,5 @@
 #!/bin/sh
-# family.sh — README's table of the model family: every config in configs/family/
+# family.sh — docs/measurements.md's table of the model family: every config in configs/family/
 # trained by scripts/bench/compare_family.sh (same data, size and budget; each into
 # runs/family/NAME), one row each from the files it leaves: parameters, the final
 # model's validation loss (nmt eval's teacher-forced loss on the held-out split), BLEU

@@ -5,7 +5,7 @@ and the thread count, which is what scripts/docs/tolerances.tsv's amounts rest o
                                                 on 2 quiet cores; needs an AVX-512 CPU)
 
 Trains configs/default.json (what `make demo` trains) under each setting below into
-runs/kernel_spread/KERNEL-THREADS, and runs on each model what the README's blocks run:
+runs/kernel_spread/KERNEL-THREADS, and runs on each model what the documents' blocks run:
 `nmt eval` greedy and with beam 5, the five data/examples.txt translations, `--nbest 2`
 and `--align` of "I am hungry.", the attention example's sentence with beam 5, and a
 greedy translation of all held-out sources. Prints a Markdown table, one row per
@@ -82,7 +82,7 @@ def measure(kernel, threads):
 
 
 def translations(r, first):
-    """The pairs of a row's translations and row 1's that the README's blocks show."""
+    """The pairs of a row's translations and row 1's that the documents' blocks show."""
     return (list(zip(r["examples"], first["examples"])) + list(zip(r["nbest_text"], first["nbest_text"])) +
             [(r["sentence"], first["sentence"]), (r["align"].split(" ||| ")[0], first["align"].split(" ||| ")[0])])
 

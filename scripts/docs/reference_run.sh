@@ -1,5 +1,5 @@
 #!/bin/sh
-# reference_run.sh — README's figures for the larger model of the reference comparison,
+# reference_run.sh — docs/measurements.md's figures for the larger model of the reference comparison,
 # configs/mar-reference.json (hidden 512, 5 epochs): a table of the validation after
 # each epoch (loss on the held-out pairs, BLEU of 1,000 of them, from train.log), then
 # `nmt eval` of the final model greedy and with beam 5 (BLEU, chrF2 and the loss) as a

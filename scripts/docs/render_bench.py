@@ -1,5 +1,5 @@
 """render_bench.py — Markdown for the speed tables that are not BENCHMARKS.md's, from
-the raw results their scripts record in docs/bench/ (BENCHMARKS.md and README's Speed
+the raw results their scripts record in docs/bench/ (BENCHMARKS.md and docs/measurements.md's Speed
 figures are rendered by scripts/bench/bench.py --render). A document's block is exactly
 this script's output for the committed raw files, so a table cannot be edited by hand
 and stay green under scripts/docs/check.sh.
@@ -8,7 +8,7 @@ and stay green under scripts/docs/check.sh.
         docs/distributed.md's throughput table: scripts/bench/bench_mpi.sh's runs, one
         column group per file (RAW=FILE sh scripts/bench/bench_mpi.sh ROUNDS STEPS BATCH)
     python3 scripts/docs/render_bench.py family_speed docs/bench/family_speed.json
-        README's training speed of the model family against the baseline
+        docs/measurements.md's training speed of the model family against the baseline
         (RAW=FILE sh scripts/bench/family_speed.sh ROUNDS)
 
 Raw files hold what was measured, per round, with the machine, date, commit and
@@ -106,7 +106,7 @@ def mpi(paths):
     return "\n".join(L)
 
 
-# ---------------------------------------------------------------- README: the family's speed
+# ---------------------------------------------------------------- docs/measurements.md: the family's speed
 
 def family_speed(paths):
     """Each family config's training speed over the baseline's, measured back to back."""

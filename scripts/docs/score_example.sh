@@ -1,5 +1,5 @@
 #!/bin/sh
-# score_example.sh — README's example of `nmt score` on the shipped fixture
+# score_example.sh — docs/commands.md's example of `nmt score` on the shipped fixture
 # (tests/fixtures/score/, 300 model translations and their references), as a terminal
 # shows it (an indented code block). Deterministic: checked exactly.
 #

@@ -1,5 +1,5 @@
 #!/bin/sh
-# spm_comparison.sh — README's table of SentencePiece against nmt's own BPE:
+# spm_comparison.sh — docs/measurements.md's table of SentencePiece against nmt's own BPE:
 # scripts/bench/compare_tokenizers.sh with bpe:8000 (8,000 merges per side), spm:8000
 # (SentencePiece unigram, 8,000 pieces per side) and spmbpe:8000 (SentencePiece BPE) on
 # configs/default.json, i.e. data/mar.txt, and on the same config reading swe.txt from

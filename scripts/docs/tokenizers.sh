@@ -1,5 +1,5 @@
 #!/bin/sh
-# tokenizers.sh — README's table of word units against BPE and characters:
+# tokenizers.sh — docs/measurements.md's table of word units against BPE and characters:
 # scripts/bench/compare_tokenizers.sh on configs/default.json with word, bpe:1000, bpe:4000,
 # bpe:8000 and char (each into runs/tokenizers/SETTING), then a line naming the machine,
 # whose speed the training times are.

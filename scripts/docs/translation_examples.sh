@@ -1,5 +1,5 @@
 #!/bin/sh
-# translation_examples.sh — README's examples of `nmt translate --align` and `--nbest`,
+# translation_examples.sh — docs/commands.md's examples of `nmt translate --align` and `--nbest`,
 # as a terminal shows them (an indented code block), from the demo's model
 # runs/default/model.bin. Trains it first (configs/default.json, as `make demo` does)
 # if it is not there; scripts/docs/regenerate.sh and check.sh run worked_example,

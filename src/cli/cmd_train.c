@@ -63,8 +63,8 @@ const OptionTable train_options = {
         "                 [--quiet | --verbose] [--export-batches FILE]\n"
         "       nmt train --resume RUN_DIR [--set train.epochs=N ...] [--quiet]\n"
         "\n"
-        "Train a model as CONFIG.json says (see README.md for every key). Progress goes to\n"
-        "stderr; OUTPUT_DIR gets config.json, train.log (JSON lines), checkpoint-STEP.bin\n"
+        "Train a model as CONFIG.json says (every key: docs/configuration.md). Progress goes\n"
+        "to stderr; OUTPUT_DIR gets config.json, train.log (JSON lines), checkpoint-STEP.bin\n"
         "(the newest train.keep_checkpoints; checkpoint.bin is the newest), model.bin and\n"
         "training.svg (the loss curves, as nmt plot draws them).\n"
         "\n",
