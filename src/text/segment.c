@@ -186,7 +186,8 @@ static void apply_around_symbols(const Segmenter *s, Side side, const TokenList 
             cap = 2 * (pieces->n + got.n + symbol) + 8;
             pieces->tokens = xrealloc(pieces->tokens, sizeof(char *) * (size_t)cap);
         }
-        memcpy(pieces->tokens + pieces->n, got.tokens, sizeof(char *) * (size_t)got.n);
+        if (got.n)  /* (got.tokens is NULL when the run was empty) */
+            memcpy(pieces->tokens + pieces->n, got.tokens, sizeof(char *) * (size_t)got.n);
         pieces->n += got.n;
         free(got.tokens);
         if (symbol) {
