@@ -26,27 +26,30 @@
 CC      ?= cc
 CXX     ?= g++
 # CFLAGS is the optimisation/instrumentation part (make native and the sanitizer target
-# replace it); the flags every build needs are in ALL_CFLAGS. -fno-math-errno and
+# replace it); the flags every build needs are in ALL_CFLAGS (-pthread: the workers,
+# src/base/threadpool.h). -fno-math-errno and
 # -fno-trapping-math change no result (nmt reads neither errno after a math call nor
 # the floating-point exception flags), but without them GCC keeps sqrtf a library call
 # and will not vectorise a loop whose float operations sit behind a branch (the clamp
 # in expf_fast) unless the target can mask them, as only AVX-512 can.
 CFLAGS  ?= -O3 -g
-ALL_CFLAGS = $(CFLAGS) -fno-math-errno -fno-trapping-math -fopenmp-simd -std=c11 -D_POSIX_C_SOURCE=200809L \
+ALL_CFLAGS = $(CFLAGS) -pthread -fno-math-errno -fno-trapping-math -fopenmp-simd -std=c11 -D_POSIX_C_SOURCE=200809L \
              -Wall -Wextra -Wshadow -Isrc $(DEPS_CFLAGS)
 # The C++ file gets the same optimisation/instrumentation (CFLAGS) and warnings.
 ALL_CXXFLAGS = $(CFLAGS) -std=c++17 -Wall -Wextra -Wshadow -Isrc $(SPM_CFLAGS)
 NATIVE_CFLAGS ?= -O3 -march=native -g
 
 # Include paths and libraries from pkg-config where Debian ships a .pc file (openblas.pc
-# from libopenblas*-dev, libutf8proc.pc, libcjson.pc); the plain -l flag where pkg-config
-# or the .pc file is missing (cblas.h and cjson/ are then found on the default paths).
+# from libopenblas*-dev, libutf8proc.pc, libcjson.pc, libmicrohttpd.pc: nmt serve's
+# HTTP); the plain -l flag where pkg-config or the .pc file is missing (cblas.h and
+# cjson/ are then found on the default paths).
 PKG_CONFIG ?= pkg-config
 pkg_cflags  = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
 pkg_libs    = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null || echo $(2))
-DEPS_CFLAGS := $(strip $(call pkg_cflags,openblas) $(call pkg_cflags,libutf8proc) $(call pkg_cflags,libcjson))
+DEPS_CFLAGS := $(strip $(call pkg_cflags,openblas) $(call pkg_cflags,libutf8proc) $(call pkg_cflags,libcjson) \
+               $(call pkg_cflags,libmicrohttpd))
 DEPS_LIBS   := $(strip $(call pkg_libs,openblas,-lopenblas) $(call pkg_libs,libutf8proc,-lutf8proc) \
-               $(call pkg_libs,libcjson,-lcjson))
+               $(call pkg_libs,libcjson,-lcjson) $(call pkg_libs,libmicrohttpd,-lmicrohttpd))
 # libsentencepiece-dev's sentencepiece.pc (the trainer is a library of its own).
 SPM_CFLAGS  := $(call pkg_cflags,sentencepiece)
 SPM_LIBS    := $(strip $(call pkg_libs,sentencepiece,-lsentencepiece -lsentencepiece_train))
@@ -82,6 +85,9 @@ $(BUILD)/%.o: src/%.c $(HEADERS) $(BUILD)/flags
 $(BUILD)/%.o: src/%.cc $(HEADERS) $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	$(CXX) $(ALL_CXXFLAGS) -c -o $@ $<
+
+# src/serve/page.c holds the bytes of page.html (the assembler's .incbin): in every build.
+$(BUILD)/serve/page.o build-mpi/serve/page.o build/fuzz/obj/serve/page.o: src/serve/page.html
 
 # The same program built with -march=native for this machine alone, beside ./nmt.
 native:
@@ -132,6 +138,14 @@ $(BUILD)/test_%: tests/test_%.c tests/*.h $(OBJ)
 $(BUILD)/set_weights: tests/tools/set_weights.c $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
 
+# A tool of tests/test_serve.sh: values out of the server's JSON answers (cJSON alone).
+$(BUILD)/json_get: tests/tools/json_get.c
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
+# A tool of tests/test_threads.sh (and of the MPI test, built there with mpicc): the
+# largest difference between two models' weights.
+$(BUILD)/weights_diff: tests/tools/weights_diff.c $(OBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
+
 # A tool of tests/test_mixups.sh: a model file whose stored config and architecture
 # disagree, with valid checksums.
 $(BUILD)/set_config: tests/tools/set_config.c $(OBJ)
@@ -141,11 +155,14 @@ $(BUILD)/set_config: tests/tools/set_config.c $(OBJ)
 # test of the documentation machinery (tests/test_docs.sh), and the tests of what nmt does
 # with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh), of
 # its options, man page and installed files (tests/test_options.sh), of a careless
-# user's mix-ups (tests/test_mixups.sh), of jobs that stop (tests/test_stops.sh), and
-# the decoding and adaptation tools of issue 32 (tests/test_toolbox.sh).
-test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights $(BUILD)/set_config
+# user's mix-ups (tests/test_mixups.sh), of jobs that stop (tests/test_stops.sh), of nmt
+# on several threads (tests/test_threads.sh), of nmt serve (tests/test_serve.sh, and
+# its page in Chromium: tests/test_browser.sh), and the decoding and adaptation tools of
+# issue 32 (tests/test_toolbox.sh).
+test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights $(BUILD)/set_config $(BUILD)/weights_diff $(BUILD)/json_get
 	@NMT=$(NMT_BIN) TOOLS=$(BUILD) BUILD=$(BUILD) sh tests/run.sh $(TESTS) tests/test_layers.sh tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh \
-	    tests/test_mixups.sh tests/test_stops.sh tests/test_toolbox.sh
+	    tests/test_mixups.sh tests/test_stops.sh tests/test_threads.sh tests/test_serve.sh tests/test_browser.sh \
+	    tests/test_toolbox.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, objects,
 # test binaries and nmt in build-sanitize/.
@@ -223,6 +240,15 @@ bench-ttq: nmt
 # hours): docs/bench/transformer_quality.json and BENCHMARKS.md's section.
 bench-transformer-quality: nmt
 	/usr/bin/python3 scripts/bench/transformer_quality.py
+
+# How nmt's speed grows with the cores (issue 30; scripts/bench/bench_scaling.py; needs idle
+# cores, and the callgrind counts take CPU-minutes per run): training tokens/s and `nmt translate
+# --batch 64` sentences/s with 1, 2, 4, ... workers up to the machine's cores, PyTorch beside
+# them, and callgrind's instruction counts of a step (its serial fraction, Amdahl's prediction):
+# docs/bench/scaling.json and BENCHMARKS.md's section.
+bench-scaling: nmt
+	/usr/bin/python3 scripts/bench/bench_scaling.py
+
 bench-batching: nmt
 	sh scripts/bench/bench_batching.sh --write
 # The sentiment classifier against the attention-pooling demonstration it reproduces
@@ -241,6 +267,13 @@ bench-extend-vocab: nmt
 # from git archive): the learner linear, the applier n log n (issue 19). 2-3 minutes.
 bench-bpe-long-word: nmt
 	sh scripts/bench/bench_bpe_long_word.sh
+
+# nmt serve under load (scripts/bench/bench_serve.py, with wrk: sh scripts/install-deps.sh
+# --bench): requests/s, CPU per sentence and p50/p99 latency at 1, 4 and 16 clients against
+# nmt translate on the same lines, alternated, and a soak of three minutes for memory;
+# about 10 minutes. Writes docs/bench/serve.json; BENCHMARKS.md's section renders it.
+bench-serve: nmt
+	/usr/bin/python3 scripts/bench/bench_serve.py
 
 # The generated blocks of README.md, BENCHMARKS.md, CONTRIBUTING.md and docs/*.md
 # (scripts/docs/docs.py):
@@ -293,4 +326,4 @@ install-data:
 clean:
 	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-transformer bench-ttq bench-transformer-quality bench-batching bench-sentiment bench-bpe-long-word bench-qe bench-extend-vocab docs check-docs man install install-data clean
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-serve bench-transformer bench-ttq bench-transformer-quality bench-batching bench-scaling bench-sentiment bench-bpe-long-word bench-qe bench-extend-vocab docs check-docs man install install-data clean

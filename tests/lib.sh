@@ -1,7 +1,8 @@
 # lib.sh — what the end-to-end shell tests share (sourced, not run: test_cli.sh,
 # test_mpi.sh, test_files.sh, test_limits.sh, test_failures.sh, test_mixups.sh,
-# test_stops.sh): counting checks, running nmt with its output captured, and a tiny
-# trained model.
+# test_stops.sh, test_threads.sh, test_serve.sh, test_browser.sh): counting checks,
+# running nmt with its output captured, tiny and small trained models, and nmt in the
+# background stopped at a known step.
 #
 # A test sets NAME (its closing line's name) before sourcing this file from the
 # repository root: . tests/lib.sh. It gets $NMT (absolute), $DATA (data/mar.txt), $T (a
@@ -16,8 +17,13 @@
 #   usage_error CMD                       $rc is 2 and stderr one line, "nmt: ...; see
 #                                         'nmt CMD --help'" (CMD empty: 'nmt --help')
 #   tiny_model DIR                        trains a small model into DIR (DIR/model.bin)
+#   small_model KIND DIR                  trains a small gru, transformer or classifier
+#                                         into DIR, one that outputs something
 #   $DEFAULT_INT COMMAND...               COMMAND with SIGINT at its default action (a
 #                                         background job of a script starts ignoring it)
+#   start ARGS... / start_paused K ARGS...
+#                                         nmt in the background, stopping itself after
+#                                         update K (see below)
 #   stopped                               waits until $pid has stopped itself (SIGSTOP)
 #   finish_bg                             waits for $pid to end; sets $rc
 #   finish                                prints "NAME: N passed, M failed, K skipped"
@@ -85,6 +91,14 @@ usage_error() {
     return 1
 }
 
+# start ARGS... — nmt in the background (no timeout wrapper: signals must reach nmt
+# itself), stderr to $T/bg.err; sets $pid. SIGINT is reset to its default, which a
+# non-interactive shell sets to ignored for background commands (nmt then leaves it so).
+# start_paused K ARGS... — the same, stopping itself with SIGSTOP right after update K
+# and its train.log line (NMT_PAUSE_AT_STEP, src/base/testhook.h; 0: it does not stop).
+start() { $DEFAULT_INT "$NMT" "$@" 2>>"$T/bg.err" & pid=$!; }
+start_paused() { pause=$1; shift; env NMT_PAUSE_AT_STEP="$pause" $DEFAULT_INT "$NMT" "$@" 2>>"$T/bg.err" & pid=$!; }
+
 # tiny_model DIR — 200 pairs of data/mar.txt, one epoch of a 16-unit GRU: a model file
 # to read, translate with and break, not one that translates well.
 tiny_model() {
@@ -96,6 +110,32 @@ EOF
     "$NMT" train --quiet "$T/tiny.json" >"$T/tiny.out" 2>"$T/tiny.err" || {
         bad "setup: tiny model in $1"
         sed 's/^/    | /' "$T/tiny.err" | tail -n 5
+        finish
+    }
+}
+
+# small_model KIND DIR — a small model that translates (or labels) something, trained in
+# seconds into DIR (DIR/model.bin): KIND gru or transformer, 2 epochs on 800 pairs of
+# data/mar.txt (every 20th: all lengths); classifier, 1 epoch of attention pooling on
+# data/sentiment.tsv. For the tests that compare what nmt answers by two routes.
+small_model() {
+    awk 'NR % 20 == 0' "$DATA" | head -n 800 >"$T/small-train.tsv"
+    small_data="\"train\": \"$T/small-train.tsv\"" small_epochs=2 small_rate=0.003 small_bleu=', "valid_bleu_max": 0'
+    case $1 in
+    gru) small_model='{"embed": 32, "hidden": 48}' ;;
+    transformer) small_model='{"type": "transformer", "embed": 32, "heads": 4, "ff": 64, "layers": 2}' small_rate=0.002 ;;
+    classifier) small_model='{"type": "classifier", "embed": 16, "hidden": 24, "pooling": "attention"}' small_epochs=1
+                small_bleu=
+                small_data="\"train\": \"$(pwd)/data/sentiment.tsv\", \"valid_fraction\": 0.2, \"lowercase\": true" ;;
+    esac
+    cat >"$T/small.json" <<EOF
+{"data": {$small_data}, "model": $small_model,
+ "train": {"batch_size": 32, "epochs": $small_epochs, "learning_rate": $small_rate, "threads": 1$small_bleu},
+ "output": {"dir": "$2"}}
+EOF
+    $LIMIT "$NMT" train "$T/small.json" --quiet 2>"$T/small.err" || {
+        bad "setup: training the small $1 model"
+        sed 's/^/    | /' "$T/small.err" | tail -n 5
         finish
     }
 }

@@ -57,6 +57,7 @@ static void make_checkpoint(ModelFile *mf, long step)
     s->best = INFINITY;
     s->threads = 1;
     s->ranks = 1;
+    s->workers = 1;
     strcpy(s->blas_kernel, "Haswell");
 }
 

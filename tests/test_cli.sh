@@ -52,7 +52,7 @@ run
 check "no arguments: exit 2" exits 2
 # One line, not the whole help (issue 34): the commands, and where the help is.
 check "no arguments: one line on stderr naming the commands and nmt --help" \
-    eval 'usage_error "" && has "$T/err" "nmt: missing COMMAND (train, translate, classify, eval, info, score, plot, average, bpe)"'
+    eval 'usage_error "" && has "$T/err" "nmt: missing COMMAND (train, translate, classify, eval, serve, info, score, plot, average, bpe)"'
 
 run frobnicate
 check "unknown command: exit 2" exits 2
@@ -924,14 +924,7 @@ same_run() {
     steady_log "$ref/train.log" >"$T/log.b"
     check "$2: train.log the same apart from timings and resume events" eval '[ -s "$T/log.a" ] && cmp -s "$T/log.a" "$T/log.b"'
 }
-# start ARGS... — nmt in the background (no timeout wrapper: signals must reach nmt
-# itself), stderr to $T/bg.err; sets $pid. SIGINT is reset to its default, which a
-# non-interactive shell sets to ignored for background commands (nmt then leaves it so).
-# start_paused K ARGS... — the same, stopping itself with SIGSTOP right after update K
-# and its train.log line (NMT_PAUSE_AT_STEP, src/base/testhook.h; 0: it does not stop).
-# (stopped and finish_bg: tests/lib.sh.)
-start() { $DEFAULT_INT "$NMT" "$@" 2>>"$T/bg.err" & pid=$!; }
-start_paused() { pause=$1; shift; env NMT_PAUSE_AT_STEP="$pause" $DEFAULT_INT "$NMT" "$@" 2>>"$T/bg.err" & pid=$!; }
+# start, start_paused, stopped, finish_bg: tests/lib.sh.
 # last_step LOG — the step of LOG's last step line.
 last_step() { grep -v '"event"' "$1" 2>/dev/null | field step /dev/stdin | tail -n 1; }
 nth_checkpoints() { ls "$R" | grep -c '^checkpoint-[0-9]*\.bin$'; }

@@ -73,6 +73,16 @@ else
     full translate "$M" "$T/lines.txt" --batch 2
     check "translate --batch 2 >/dev/full: exit 1 after the first batch (no word of line 3)" \
         eval 'exits 1 && has "$T/err" "writing the translation: No space left" && ! has "$T/err" "line 3"'
+    # With workers, batches still in flight or read after the failed write are freed,
+    # not translated or written: 300 lines in batches of 2, many more than the 6 a
+    # 3-worker queue holds (the line that is not UTF-8 left out: no warning).
+    awk '!/bad/ { for (i = 0; i < 100; i++) print }' "$T/lines.txt" >"$T/many.txt"
+    full translate "$M" "$T/many.txt" --batch 2 --workers 3
+    check "translate --workers 3 --batch 2 >/dev/full: exit 1, one message: writing the translation" \
+        eval 'exits 1 && has "$T/err" "nmt: writing the translation: No space left on device" && [ "$(lines "$T/err")" -eq 1 ]'
+    full classify "$C" "$T/many.txt" --batch 2 --workers 3
+    check "classify --workers 3 --batch 2 >/dev/full: exit 1, one message: writing the labels" \
+        eval 'exits 1 && has "$T/err" "nmt: writing the labels: No space left on device" && [ "$(lines "$T/err")" -eq 1 ]'
     full classify "$C" "$T/lines.txt" --batch 1
     check "classify --batch 1 >/dev/full: exit 1, writing the labels, stopped before line 3" \
         eval 'exits 1 && has "$T/err" "nmt: writing the labels: No space left on device" && ! has "$T/err" "line 3"'

@@ -888,6 +888,7 @@ static void make_resumable(ModelFile *mf)
     s->last_validated = 7;
     s->threads = 2;
     s->ranks = 2;
+    s->workers = 3;
     strcpy(s->blas_kernel, "Haswell");
 }
 
@@ -905,8 +906,8 @@ static void test_train_state(void)
         CHECK(back.has_train_state && b->step == a->step && b->epoch == 2 && b->next == 3 && b->n_train == 5 &&
                   !memcmp(b->order, a->order, sizeof(int) * 5) && b->shuffle_rng.state == a->shuffle_rng.state &&
                   b->model_rng.inc == a->model_rng.inc && b->best == a->best && b->lr_best_loss == 2.5 &&
-                  !strcmp(b->blas_kernel, "Haswell"),
-              "the training state reads back (order, random streams, -inf best)");
+                  b->ranks == 2 && b->workers == 3 && !strcmp(b->blas_kernel, "Haswell"),
+              "the training state reads back (order, random streams, -inf best, ranks and workers)");
         modelfile_free(&back);
     }
     /* A model file (no optimizer) never carries one. */
@@ -1280,9 +1281,37 @@ static void test_symbols_section(void)
     free_made(&mf);
 }
 
+/* crc32_bytes (eight bytes a step) against the bit-by-bit definition (reflected
+ * polynomial 0xEDB88320), on every length 0..40 at every alignment 0..7, and the
+ * standard check value of "123456789". */
+static uint32_t crc32_bitwise(const unsigned char *p, size_t n)
+{
+    uint32_t c = 0xFFFFFFFFu;
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++)
+            c = c & 1 ? (c >> 1) ^ 0xEDB88320u : c >> 1;
+    }
+    return c ^ 0xFFFFFFFFu;
+}
+
+static void test_crc32(void)
+{
+    CHECK(crc32_bytes("123456789", 9) == 0xCBF43926u, "crc32 of \"123456789\" is cbf43926");
+    unsigned char buf[64];
+    for (int i = 0; i < 64; i++)
+        buf[i] = (unsigned char)(i * 37 + 11);
+    int agree = 1;
+    for (int at = 0; at < 8; at++)
+        for (size_t n = 0; n <= 40; n++)
+            agree &= crc32_bytes(buf + at, n) == crc32_bitwise(buf + at, n);
+    CHECK(agree, "crc32 equals the bit-by-bit CRC on lengths 0..40 at offsets 0..7");
+}
+
 int main(void)
 {
     limit_memory();
+    test_crc32();
     strcpy(dir, "/tmp/nmt_test_modelfile_XXXXXX");
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
     snprintf(path, sizeof path, "%s/model.bin", dir);

@@ -131,6 +131,21 @@ check "two ranks: train.log step lines carry ranks 2 and allreduce_s" \
     eval 'grep -v "\"event\"" "$T/two/train.log" | grep -q "\"ranks\":2,\"allreduce_s\":[0-9]"'
 check "one process: no allreduce_s in train.log" eval '! grep -q allreduce_s "$T/one/train.log"'
 
+# Ranks times workers (train.workers, src/train/parallel.h): each rank's share split again
+# among its workers, four shards in all, still the single process's trajectory; and the
+# same bits run after run.
+$LIMIT $MPIRUN "$NMT_MPI" train "$T/tiny.json" --quiet --set train.workers=2 --set "output.dir=$T/two_w2" \
+    >/dev/null 2>&1
+field loss "$T/two_w2/train.log" >"$T/loss2"
+field loss "$T/one/train.log" >"$T/loss1"
+check "two ranks x two workers: every step's loss within 1e-4 of one process's" close "$T/loss1" "$T/loss2" 1e-4
+check "two ranks x two workers: final weights within 1e-4 of one process's" \
+    weights_close "$T/one/model.bin" "$T/two_w2/model.bin" 1e-4
+mv "$T/two_w2" "$T/two_w2a"
+$LIMIT $MPIRUN "$NMT_MPI" train "$T/tiny.json" --quiet --set train.workers=2 --set "output.dir=$T/two_w2" \
+    >/dev/null 2>&1
+check "two ranks x two workers, twice: bit-identical model.bin" cmp -s "$T/two_w2/model.bin" "$T/two_w2a/model.bin"
+
 # The Transformer: two ranks follow one process too (its loss is scaled by the global
 # token count like the recurrent models'; dropout off, as above). Its weights drift
 # apart further than the recurrent model's under another grouping of the float sums

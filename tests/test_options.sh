@@ -12,7 +12,7 @@
 NAME=test_options
 . tests/lib.sh  # ok, bad, skip, check, finish, $T, run, exits, has, lines, usage_error, tiny_model
 
-COMMANDS="train translate classify eval info score plot average bpe"
+COMMANDS="train translate classify eval serve info score plot average bpe"
 
 # ---------------------------------------------------------------- --opt=value, for every option
 

@@ -199,6 +199,24 @@ done
 "$NMT" translate "$T/src.txt" --models "$G" "$G" --sample 5 --seed 2 >"$T/ens1.txt" 2>/dev/null
 run translate "$T/src.txt" --models "$G" "$G" --sample 5 --seed 2 --batch 8
 check "sampling an ensemble: one seed, one output, whatever the batch" eval 'exits 0 && cmp -s "$T/out" "$T/ens1.txt"'
+# Several workers (issue 30): each line samples from the stream of its index in the whole
+# input and takes its own prefix line, whichever worker translates its batch; the scores
+# are written with it, in input order. (Another --batch may change the scores' last
+# digits, not the words: compared without them.)
+cat "$T/prefix.txt" "$T/prefix.txt" >"$T/prefix-twice.txt"
+for m in gru trf; do
+    M=$T/$m/model.bin
+    "$NMT" translate "$M" "$T/src.txt" "$T/src.txt" --sample 0 --seed 7 --prefix "$T/prefix-twice.txt" --scores \
+        --workers 1 --batch 7 >"$T/w1.txt" 2>/dev/null
+    "$NMT" translate "$M" "$T/src.txt" "$T/src.txt" --sample 0 --seed 7 --prefix "$T/prefix-twice.txt" \
+        --workers 1 >"$T/w1-64.txt" 2>/dev/null
+    run translate "$M" "$T/src.txt" "$T/src.txt" --sample 0 --seed 7 --prefix "$T/prefix-twice.txt" --scores \
+        --workers 3 --batch 7
+    check "$m: --sample --prefix --scores on two inputs: --workers 3 writes what --workers 1 writes" \
+        eval 'exits 0 && [ "$(lines "$T/out")" = 120 ] && cmp -s "$T/out" "$T/w1.txt"'
+    check "$m: ... and the words of --workers 1 --batch 64 (one seed, one sample a line)" \
+        eval 'cut -f1 "$T/out" | cmp -s - "$T/w1-64.txt"'
+done
 run translate "$G" "$T/src.txt" --temperature 0.5
 check "--temperature without --sample: a usage error" usage_error translate
 run translate "$G" "$T/src.txt" --sample-p 0
@@ -222,6 +240,14 @@ check "eval --models with another vocabulary: exit 1, naming the model and what 
 run eval "$T/test.tsv" --per-line --models "$G" "$G"
 check "eval --per-line --models A A: A's scores" \
     eval 'exits 0 && paste "$T/out" "$T/per-line-gru.txt" | awk -F"\t" "{ d = \$1 - \$3; if (d < 0) d = -d; if (d > 1e-4 || \$2 != \$4) bad++ } END { exit bad > 0 || NR != 60 }"'
+"$NMT" eval "$T/test.tsv" --models "$G" "$T/gru/checkpoint.bin" --json >"$T/ens-w1.json" 2>/dev/null
+run eval "$T/test.tsv" --models "$G" "$T/gru/checkpoint.bin" --json --workers 3
+check "eval --models A B --workers 3: the figures of --workers 1" \
+    eval 'exits 0 && grep -q "\"loss\":" "$T/out" && cmp -s "$T/out" "$T/ens-w1.json"'
+"$NMT" eval "$T/test.tsv" --per-line --models "$G" "$T/gru/checkpoint.bin" >"$T/ens-pl1.txt" 2>/dev/null
+run eval "$T/test.tsv" --per-line --models "$G" "$T/gru/checkpoint.bin" --workers 2
+check "eval --per-line --models A B --workers 2: the scores of --workers 1" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 60 ] && cmp -s "$T/out" "$T/ens-pl1.txt"'
 run eval "$G" "$T/test.tsv" --models "$G" "$G"
 check "eval MODEL TEST --models ...: a usage error (TEST.tsv is the one operand)" usage_error eval
 

@@ -13,7 +13,7 @@
  * was), and in the target's <sos>, which starts every decoder input, every batch.
  * train_run must skip each such step with a "nonfinite" event in train.log, count
  * them in a row, stop with an error after train.max_nonfinite in a row, and leave the
- * checkpoints as they were.
+ * checkpoints as they were; with two workers too (train.workers).
  */
 #include <math.h>
 #include <stdio.h>
@@ -30,6 +30,7 @@
 #include "train/train.h"      /* defines: train_run, TrainOptions */
 
 static char dir[64], run_dir[128], tsv[128], ckpt[160];
+static int workers = 1;  /* train.workers of the runs (src/train/parallel.h) */
 
 static char *in_run(const char *name)
 {
@@ -67,6 +68,7 @@ static void make_config(Config *c, int max_nonfinite)
     c->epochs = 3;
     c->learning_rate = 0.01;
     c->threads = 1;
+    c->workers = workers;
     c->log_every = 1;
     c->checkpoint_every = 2;
     c->keep_checkpoints = 0;
@@ -200,6 +202,10 @@ int main(void)
 
     test_intermittent();
     test_diverged();
+    /* Two workers: the non-finite gradient is one worker's share, summed with the other's;
+     * the skip must leave every worker's buffer clean for the steps after it. */
+    workers = 2;
+    test_intermittent();
 
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

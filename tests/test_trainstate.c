@@ -21,7 +21,7 @@ enum {
     STEP, EPOCH, NEXT, ORDER_READY, DONE, N_TRAIN, SHUFFLE_STATE, SHUFFLE_INC, MODEL_STATE, MODEL_INC,
     LEARNING_RATE, LR_FACTOR, LR_BEST_LOSS, LR_BAD, LR_DECAYS, BEST, BEST_STEP, LAST_VALIDATED, SINCE_BEST,
     NONFINITE, EPOCH_TOKENS, EPOCH_SLOTS, WINDOW_LOSS, WINDOW_SECONDS, WINDOW_TOKENS, WINDOW_STEPS, ELAPSED,
-    LOG_BYTES, N_VALID, TRAIN_FP, VALID_FP, THREADS, RANKS, N_FIELDS
+    LOG_BYTES, N_VALID, TRAIN_FP, VALID_FP, THREADS, RANKS, WORKERS, N_FIELDS
 };
 /* The first version-1 files end their fields before ranks. */
 #define FIRST_FIELDS RANKS
@@ -68,6 +68,7 @@ static TrainState sample(void)
     s.valid_fingerprint = 1;
     s.threads = 2;
     s.ranks = 3;
+    s.workers = 4;
     strcpy(s.blas_kernel, "SkylakeX");
     return s;
 }
@@ -88,7 +89,7 @@ static int same_state(const TrainState *a, const TrainState *b)
            a->window_steps == b->window_steps && a->elapsed_seconds == b->elapsed_seconds &&
            a->log_bytes == b->log_bytes && a->n_valid == b->n_valid &&
            a->train_fingerprint == b->train_fingerprint && a->valid_fingerprint == b->valid_fingerprint &&
-           a->threads == b->threads && a->ranks == b->ranks && !strcmp(a->blas_kernel, b->blas_kernel);
+           a->threads == b->threads && a->ranks == b->ranks && a->workers == b->workers && !strcmp(a->blas_kernel, b->blas_kernel);
 }
 
 static void test_round_trip(void)
@@ -96,7 +97,7 @@ static void test_round_trip(void)
     TrainState s = sample(), back;
     size_t len;
     unsigned char *p = trainstate_encode(&s, &len);
-    CHECK(len == ORDER_AT + 4 * 7, "payload length: header, 33 fields, kernel name, order");
+    CHECK(len == ORDER_AT + 4 * 7, "payload length: header, 34 fields, kernel name, order");
     Error err = {""};
     int rc = trainstate_decode(p, len, file, &back, &err);
     CHECK(rc == 0, "decodes");
@@ -173,6 +174,7 @@ static void test_refused(void)
         {N_VALID, -1, "field n_valid"},
         {THREADS, 0, "field threads"},
         {RANKS, 0, "field ranks"},
+        {WORKERS, 0, "field workers"},
     };
     for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
         char what[96];
@@ -246,24 +248,30 @@ static void test_refused(void)
 }
 
 /* A checkpoint written before the ranks field existed (32 fields) still reads, as the
- * state of one process. */
-static void test_first_files(void)
+ * state of one process with one worker; one written before the workers field (33), as
+ * its ranks with one worker each. */
+static void test_older_files(int fields)
 {
     TrainState s = sample(), back;
     size_t len;
     unsigned char *p = trainstate_encode(&s, &len);
-    size_t old_len = len - 8;
+    size_t old_len = len - 8 * (size_t)(N_FIELDS - fields);
     unsigned char *old = malloc(old_len);
-    uint32_t header[2] = {1, FIRST_FIELDS};
+    uint32_t header[2] = {1, (uint32_t)fields};
     memcpy(old, header, sizeof header);
-    memcpy(old + 8, p + 8, 8 * (size_t)FIRST_FIELDS);                      /* the fields before ranks */
-    memcpy(old + FIELD_AT(FIRST_FIELDS), p + KERNEL_AT, len - KERNEL_AT);  /* kernel name, order */
+    memcpy(old + 8, p + 8, 8 * (size_t)fields);                      /* the fields it has */
+    memcpy(old + FIELD_AT(fields), p + KERNEL_AT, len - KERNEL_AT);  /* kernel name, order */
     Error err = {""};
     int rc = trainstate_decode(old, old_len, file, &back, &err);
-    CHECK(rc == 0, "a 32-field payload (before the ranks field) decodes");
+    char what[96];
+    snprintf(what, sizeof what, "a %d-field payload (before the %s field) decodes", fields,
+             fields == RANKS ? "ranks" : "workers");
+    CHECK(rc == 0, what);
     if (rc) fprintf(stderr, "  %s\n", err.msg);
-    s.ranks = 1;
-    CHECK(rc == 0 && same_state(&s, &back), "... with every field as written and ranks 1");
+    if (fields <= RANKS) s.ranks = 1;
+    s.workers = 1;
+    snprintf(what, sizeof what, "... with every field as written, ranks %d and workers 1", s.ranks);
+    CHECK(rc == 0 && same_state(&s, &back), what);
     if (rc == 0) trainstate_free(&back);
     free(old);
     free(p);
@@ -288,7 +296,8 @@ static void test_fingerprint(void)
 int main(void)
 {
     test_round_trip();
-    test_first_files();
+    test_older_files(RANKS);
+    test_older_files(WORKERS);
     test_refused();
     test_fingerprint();
     return check_report("test_trainstate");

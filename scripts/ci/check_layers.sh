@@ -13,7 +13,7 @@ set -e
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build}
 # Bottom to top: a folder may use the folders before it in this list.
-LAYERS="base io kernels layers text data models files decode eval train cli"
+LAYERS="base io kernels layers text data models files decode eval train serve cli"
 rank() {
     r=0
     for l in $LAYERS; do

@@ -1,9 +1,12 @@
 #include "base/testhook.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/signals.h" /* defines: signals_pending */
 
@@ -67,3 +70,15 @@ long testhook_full_disk_bytes(const char *path)
 }
 
 int testhook_full_disk(const char *path) { return testhook_full_disk_bytes(path) == 0; }
+
+void testhook_serve_gate(void)
+{
+    const char *path = getenv("NMT_SERVE_GATE");
+    if (!path || !*path) return;
+    int fd = open(path, O_RDONLY);  /* blocks until a writer has the pipe open */
+    if (fd < 0) return;
+    char b;
+    while (read(fd, &b, 1) < 0 && errno == EINTR) {
+    }
+    close(fd);
+}

@@ -25,6 +25,12 @@
  * be written leaves the one before it whole). Unset or empty: nothing happens.
  * NMT_FULL_DISK_AT=train.log@BYTES fills the disk under train.log at byte BYTES of it
  * instead: no byte past it is written (files/trainlog.h), however the lines fall.
+ *
+ * NMT_SERVE_GATE=FIFO makes each request of `nmt serve` that holds a worker read one
+ * byte from the named pipe FIFO before it decodes, so that a test decides when each
+ * one goes on: it can fill the workers and the queue, stop the server with requests in
+ * flight, and let a request wait past the time limit, all without a clock
+ * (tests/test_serve.sh). Unset or empty: nothing happens.
  */
 #ifndef TESTHOOK_H
 #define TESTHOOK_H
@@ -40,4 +46,7 @@ int testhook_full_disk(const char *path);
 /* Where NMT_FULL_DISK_AT=NAME@BYTES fills the disk under path (NAME its last
  * component): BYTES; 0 for NAME alone; -1 if it names another file, or is unset. */
 long testhook_full_disk_bytes(const char *path);
+
+/* With NMT_SERVE_GATE set, waits for one byte from that pipe (any thread may call it). */
+void testhook_serve_gate(void);
 #endif

@@ -6,13 +6,12 @@
 #include "decode/heatmap.h"  /* defines: heatmap_prepare_dir */
 #include "files/modelfile.h" /* defines: ModelFile, modelfile_read */
 #include "files/targets.h"   /* defines: TargetInput, target_check */
-#include "kernels/blas.h"    /* defines: blas_set_threads */
 #include "layers/pooling.h"  /* defines: POOL_ATTENTION, pooling_name */
 
 typedef struct {
     ClassifyOptions opt;
     const char *out_path;   /* -o */
-    int threads;
+    int threads, workers;
 } ClassifyArgs;
 
 static const char *const probs_words[] = {"all", NULL};
@@ -30,17 +29,21 @@ static const Option classify_rows[] = {
     {"--attention-svg", OPT_STRING, OPTION_AT(ClassifyArgs, opt.attention_svg), .metavar = "DIR",
      .help = "also DIR/LINE.svg: the line's words shaded by their attention\n"
              "weight (attention pooling only)"},
-    {OPTION_THREADS(ClassifyArgs, threads), .help = "OpenBLAS threads (default: all cores)"},
+    {OPTION_THREADS(ClassifyArgs, threads), .help = "OpenBLAS threads (default: all cores); for one worker"},
+    {OPTION_WORKERS(ClassifyArgs, workers), .help = WORKERS_HELP},
     {OPTION_MAX_LINE_BYTES(ClassifyArgs, opt.lines.max_bytes),
      .help = "the longest input line, in bytes (default 1048576; 1024 to\n"
              "2^30): a longer one gets an empty output line and a warning"},
 };
 
+static const ClassifyArgs classify_defaults = {.workers = 1};
+
 const OptionTable classify_options = {
     .name = "classify",
     .usage =
         "usage: nmt classify MODEL.bin [INPUT ...] [-o OUTPUT] [--probs [all]] [--batch N]\n"
-        "                    [--attention-svg DIR] [--threads N] [--max-line-bytes N]\n"
+        "                    [--attention-svg DIR] [--threads N] [--workers N]\n"
+        "                    [--max-line-bytes N]\n"
         "\n"
         "Label each line of the INPUT files (standard input without any, or -) with a classifier\n"
         "(a model trained with model.type \"classifier\"): one output line per input line.\n"
@@ -55,12 +58,13 @@ const OptionTable classify_options = {
         "other columns (a gold label) are left out, with a note. Exit 0, 1 on an error (an\n"
         "unreadable model or input, a translation model, a write error), 2 usage error.\n",
     .args_size = sizeof(ClassifyArgs),
+    .defaults = &classify_defaults,
 };
 
 static int classify_input(FILE *in, const char *name, void *ctx, Error *err)
 {
     StreamJob *job = ctx;
-    return classify_stream(job->mf, in, job->out, name, job->opt, &job->lines, err);
+    return classify_stream(job->workers, in, job->out, name, job->opt, &job->lines, err);
 }
 
 int cmd_classify(void *args, const Parsed *p)
@@ -74,11 +78,11 @@ int cmd_classify(void *args, const Parsed *p)
     inputs_or_stdin(&inputs, &n_inputs);
     if (count_stdin(inputs, n_inputs) > 1)
         return usage_error(&classify_options, "classify: standard input (-) can be read only once");
+    if (workers_usage(&classify_options, a->workers, a->threads)) return 2;
     ModelFile mf;
     Error err;
     TargetInput model_input = {"the model", model};
     if (a->out_path && target_check("-o", a->out_path, TARGET_TEXT, &model_input, 1, NULL, &err)) return fail(&err);
-    blas_set_threads(a->threads);
     if (modelfile_read(model, &mf, &err)) return fail(&err);
     int status = 0;
     if (!model_classifies(&mf.model.dims))
@@ -91,13 +95,17 @@ int cmd_classify(void *args, const Parsed *p)
     int label_column = -1;
     opt->text_column = -1;
     classify_trained_columns(&mf, &opt->text_column, &label_column);
+    ModelFile *files[1] = {&mf};
+    Workers *workers = NULL;
+    if (status == 0 && !(workers = command_workers(files, 1, a->workers, a->threads, &err))) status = -1;
     OutFile of = {.f = stdout};
     if (status == 0 && a->out_path) status = outfile_open(&of, a->out_path, &err);
     keep_going_without_reader(a->out_path);
-    StreamJob job = {&mf, of.f, opt, 0};
+    StreamJob job = {workers, of.f, opt, 0};
     if (status == 0) status = read_inputs(inputs, n_inputs, classify_input, &job, &err);
     status = output_done(&of, status, &err);
     if (status) fail(&err);
+    workers_free(workers);
     modelfile_free(&mf);
     return status ? 1 : 0;
 }

@@ -6,14 +6,13 @@
 #include "eval/classeval.h"   /* defines: ClassEvalResult, classeval_run, classeval_print */
 #include "eval/eval.h"        /* defines: EvalResult, EvalScoring, eval_run, eval_print */
 #include "files/modelfile.h"  /* defines: ModelFile, modelfile_read */
-#include "kernels/blas.h"     /* defines: blas_set_threads */
 
 #include "eval/pairscore.h"   /* defines: pairscore_file */
 
 typedef struct {
     TranslateOptions opt;   /* --beam, --length-penalty, --max-line-bytes */
     MetricArgs metric;
-    int json, threads;
+    int json, threads, workers;
     int text_col, label_col;  /* a classifier's columns (-1: the model's) */
     StringList models;        /* --models */
     int per_line, word_scores;
@@ -48,6 +47,7 @@ static const Option eval_rows[] = {
     {"--word-scores", OPT_FLAG, OPTION_AT(EvalArgs, word_scores), .group = FOR_TRANSLATION | FOR_PER_LINE,
      .help = "--per-line, and TAB each unit's log-probability (<eos> last)"},
     {OPTION_THREADS(EvalArgs, threads), .help = "OpenBLAS threads, as for nmt translate"},
+    {OPTION_WORKERS(EvalArgs, workers), .help = "workers, as for nmt translate: the same figures"},
     {OPTION_MAX_LINE_BYTES(EvalArgs, opt.lines.max_bytes),
      .help = "the longest line of TEST.tsv, in bytes (default 1048576; 1024 to\n"
              "2^30): a longer one is an error naming it (exit 1)"},
@@ -61,17 +61,19 @@ static const Option eval_rows[] = {
              "the model's data.label_column)"},
 };
 
-static const EvalArgs eval_defaults = {.opt = {.length_penalty = 0.6f}, .text_col = -1, .label_col = -1};
+static const EvalArgs eval_defaults = {.opt = {.length_penalty = 0.6f}, .text_col = -1, .label_col = -1,
+                                       .workers = 1};
 
 const OptionTable eval_options = {
     .name = "eval",
     .usage =
         "usage: nmt eval MODEL.bin TEST.tsv [--json] [--beam K] [--length-penalty A]\n"
-        "                [-tok NAME] [-l SRC-TGT] [-lc] [--threads N] [--max-line-bytes N]\n"
+        "                [-tok NAME] [-l SRC-TGT] [-lc] [--threads N] [--workers N]\n"
+        "                [--max-line-bytes N]\n"
         "       nmt eval TEST.tsv --models MODEL.bin MODEL.bin ... [options]\n"
         "       nmt eval MODEL.bin PAIRS.tsv --per-line [--word-scores] [--models ...]\n"
         "       nmt eval CLASSIFIER.bin TEST.tsv [--json] [--text-column N] [--label-column N]\n"
-        "                [--max-line-bytes N]\n"
+        "                [--workers N] [--max-line-bytes N]\n"
         "\n"
         "Translate column 1 of TEST.tsv, score it against column 2 as written with corpus BLEU\n"
         "and chrF2 (as sacreBLEU computes them), and report the teacher-forced loss and\n"
@@ -91,21 +93,21 @@ const OptionTable eval_options = {
 };
 
 /* nmt eval on a classifier: its own measures, and only its own options. */
-static int eval_classifier(ModelFile *mf, const char *model, const char *test, const EvalArgs *a)
+static int eval_classifier(Workers *w, const char *model, const char *test, const EvalArgs *a)
 {
     ClassEvalResult res;
     Error err;
-    if (classeval_run(mf, model, test, a->text_col, a->label_col, &a->opt.lines, &res, &err)) return fail(&err);
+    if (classeval_run(w, model, test, a->text_col, a->label_col, &a->opt.lines, &res, &err)) return fail(&err);
     classeval_print(&res, a->json, stdout);
     classeval_free(&res);
     return 0;
 }
 
 /* nmt eval --per-line: each pair's score. */
-static int eval_per_line(ModelFile *mf, const char *test, const EvalArgs *a, const TranslateOptions *opt)
+static int eval_per_line(Workers *w, const char *test, const EvalArgs *a, const TranslateOptions *opt)
 {
     Error err;
-    if (pairscore_file(mf, opt, test, a->word_scores, stdout, &err)) return fail(&err);
+    if (pairscore_file(w, opt, test, a->word_scores, stdout, &err)) return fail(&err);
     return 0;
 }
 
@@ -128,7 +130,7 @@ int cmd_eval(void *args, const Parsed *p)
     if (n_models == 0) n_models = 1;
     EvalScoring scoring = {0};
     metric_resolve(&a->metric, &scoring.metric, &scoring.tokenize_given);
-    blas_set_threads(a->threads);
+    if (workers_usage(&eval_options, a->workers, a->threads)) return 2;
     ModelFile mf;
     Error err;
     if (modelfile_read(model, &mf, &err)) return fail(&err);
@@ -146,19 +148,30 @@ int cmd_eval(void *args, const Parsed *p)
         return usage_error(&eval_options, "eval: --text-column %d and --label-column %d are the same column: the "
                                           "labels would be read as the text", a->text_col, a->label_col);
     }
-    if (classifier) {
-        int status = eval_classifier(&mf, model, test, a);
+    /* The workers' models, as for nmt translate: the first reads and writes the text;
+     * with --models, all of them decode (and score) together. */
+    EnsembleFiles ensemble;
+    Workers *w = NULL;
+    if (ensemble_files_open(&ensemble, models, n_models, &mf, &err) ||
+        !(w = command_workers(ensemble.all, ensemble.n, a->workers, a->threads, &err))) {
+        ensemble_files_close(&ensemble);
         modelfile_free(&mf);
-        return status;
+        return fail(&err);
     }
     TranslateOptions opt = a->opt;
-    EnsembleFiles ensemble;
-    int status = ensemble_files_open(&ensemble, models, n_models, &mf, &opt, &err) ? fail(&err) : 0;
-    EvalResult res;
-    if (status == 0 && a->per_line) status = eval_per_line(&mf, test, a, &opt);
-    else if (status == 0) status = eval_run(&mf, model, test, &opt, &scoring, &res, &err) ? fail(&err) : 0;
-    if (status == 0 && !a->per_line) eval_print(&res, a->json, stdout);
-    ensemble_files_close(&ensemble, &opt);
+    opt.ensemble = ensemble.n > 1;
+    int status;
+    if (classifier) {
+        status = eval_classifier(w, model, test, a);
+    } else if (a->per_line) {
+        status = eval_per_line(w, test, a, &opt);
+    } else {
+        EvalResult res;
+        status = eval_run(w, model, test, &opt, &scoring, &res, &err) ? fail(&err) : 0;
+        if (status == 0) eval_print(&res, a->json, stdout);
+    }
+    workers_free(w);
+    ensemble_files_close(&ensemble);
     modelfile_free(&mf);
     return status;
 }

@@ -1,8 +1,8 @@
-/* cmd_info.c — nmt info: what a model or checkpoint file holds (cli/info.h prints it). */
+/* cmd_info.c — nmt info: what a model or checkpoint file holds (files/info.h prints it). */
 #include <stdio.h>
 
 #include "cli/commands.h"    /* defines: OptionTable, Parsed, usage_error, fail */
-#include "cli/info.h"        /* defines: info_print */
+#include "files/info.h"      /* defines: info_print */
 #include "files/modelfile.h" /* defines: ModelFile, modelfile_read */
 
 typedef struct {

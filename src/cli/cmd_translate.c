@@ -13,13 +13,12 @@
 #include "decode/unkdict.h"   /* defines: UnkDict, unkdict_load */
 #include "files/modelfile.h"  /* defines: ModelFile, modelfile_read, modelfile_compatible */
 #include "files/targets.h"    /* defines: TargetInput, target_check */
-#include "kernels/blas.h"     /* defines: blas_set_threads */
 
 typedef struct {
     TranslateOptions opt;
     const char *out_path;     /* -o */
     const char *dict_path;    /* --unk-dict */
-    int threads;
+    int threads, workers;
     StringList models;        /* --models */
     const char *prefix_path;  /* --prefix */
     long seed;                /* --seed */
@@ -45,7 +44,8 @@ static const Option translate_rows[] = {
              "first reads and writes the text); the files up to the next option"},
     {OPTION_THREADS(TranslateArgs, threads),
      .help = "OpenBLAS threads (default 0: OpenBLAS's choice, one per core, or\n"
-             "OPENBLAS_NUM_THREADS)"},
+             "OPENBLAS_NUM_THREADS); for one worker"},
+    {OPTION_WORKERS(TranslateArgs, workers), .help = WORKERS_HELP},
     {"--batch", OPT_INT, OPTION_AT(TranslateArgs, opt.batch), .lo = 1, .hi = 4096, .metavar = "N",
      .help = "decode N lines together (faster; output comes in groups of N\n"
              "lines: the same translations, scores equal to about 6 digits);\n"
@@ -108,7 +108,7 @@ static const Option translate_rows[] = {
     {"--seed", OPT_INT, OPTION_AT(TranslateArgs, seed), .lo = 0, .hi = 9007199254740991L, .metavar = "S",
      .group = GIVEN_SEED,
      .help = "the random draws' seed (default 1): the same seed, the same output,\n"
-             "whatever --batch and --threads"},
+             "whatever --batch, --threads and --workers"},
     {OPTION_MAX_LINE_BYTES(TranslateArgs, opt.lines.max_bytes),
      .help = "the longest input line, in bytes (default 1048576, 1 MiB; 1024 to\n"
              "2^30); a longer line is translated as empty, with a warning naming\n"
@@ -120,13 +120,13 @@ static const Option translate_rows[] = {
 _Static_assert(MAX_LAYERS == 8, "--align-layer's message names the range");
 
 static const TranslateArgs translate_defaults = {
-    .opt = {.length_penalty = 0.6f, .sample = {.top_p = 1.0f, .temperature = 1.0f}}, .seed = 1};
+    .opt = {.length_penalty = 0.6f, .sample = {.top_p = 1.0f, .temperature = 1.0f}}, .seed = 1, .workers = 1};
 
 const OptionTable translate_options = {
     .name = "translate",
     .usage =
         "usage: nmt translate MODEL.bin [INPUT ...] [-o OUTPUT] [--max-len N] [--batch N] [--beam K]\n"
-        "                     [--threads N]\n"
+        "                     [--threads N] [--workers N]\n"
         "       nmt translate [INPUT ...] [options] --models MODEL.bin MODEL.bin ...\n"
         "                     [--length-penalty A] [--nbest N] [--align] [--attention-json]\n"
         "                     [--attention-svg DIR [--attention-heads]] [--align-layer N]\n"
@@ -165,15 +165,15 @@ static int translate_input(FILE *in, const char *name, void *ctx, Error *err)
     StreamJob *job = ctx;
     TranslateOptions opt = *(const TranslateOptions *)job->opt;
     if (opt.batch == 0) opt.batch = default_batch(in);   /* --batch N always wins */
-    return translate_stream(job->mf, in, job->out, name, &opt, &job->lines, err);
+    return translate_stream(job->workers, in, job->out, name, &opt, &job->lines, err);
 }
 
 /* The models' own options: a Transformer's attention options need every model of the
  * run to be one, with the layer asked for. Returns 0, or -1 with err. */
 static int check_attention_options(const TranslateOptions *opt, const ModelFile *mf, const ModelFile *more,
-                                   char *const *models, Error *err)
+                                   int n_more, char *const *models, Error *err)
 {
-    for (int k = -1; k < opt->n_more && (opt->align_layer || opt->attention_heads); k++) {
+    for (int k = -1; k < n_more && (opt->align_layer || opt->attention_heads); k++) {
         const ModelDims *d = k < 0 ? &mf->model.dims : &more[k].model.dims;
         const char *name = models[k + 1];
         const char *option = opt->align_layer ? "--align-layer" : "--attention-heads";
@@ -282,17 +282,20 @@ int cmd_translate(void *args, const Parsed *p)
                     : NULL;
     if (bad) return usage_error(&translate_options, "%s", bad);
     if (sampling_problem(&opt, a, p->groups, &bad)) return usage_error(&translate_options, "%s", bad);
+    if (workers_usage(&translate_options, a->workers, a->threads)) return 2;
     ModelFile mf;
     UnkDict dict = {0};
     Error err;
     if (a->out_path && check_translate_output(a->out_path, models, n_models, a->dict_path, &err)) return fail(&err);
-    blas_set_threads(a->threads);
     if (read_translator(model, &mf, NULL, NULL, &err)) return fail(&err);
     if (mf.text.lowercase)
         fprintf(stderr, "nmt: note: %s writes lowercase: it was trained with data.lowercase true\n", model);
+    /* The workers' models: the first reads and writes the text; with --models, all of
+     * them decode together. */
     EnsembleFiles ensemble;
-    int status = ensemble_files_open(&ensemble, models, n_models, &mf, &opt, &err);
-    if (status == 0) status = check_attention_options(&opt, &mf, ensemble.files, models, &err);
+    int status = ensemble_files_open(&ensemble, models, n_models, &mf, &err);
+    opt.ensemble = ensemble.n > 1;
+    if (status == 0) status = check_attention_options(&opt, &mf, ensemble.more, ensemble.n - 1, models, &err);
     if (status == 0 && opt.attention_svg) status = heatmap_prepare_dir(opt.attention_svg, &err);
     if (status == 0 && a->dict_path) {
         status = unkdict_load(&dict, a->dict_path, &mf.text, &opt.lines, &err);
@@ -305,16 +308,20 @@ int cmd_translate(void *args, const Parsed *p)
         opt.prefix = prefix_file ? &prefix : NULL;
         opt.prefix_name = a->prefix_path;
     }
+    Workers *workers = NULL;
+    if (status == 0 && !(workers = command_workers(ensemble.all, ensemble.n, a->workers, a->threads, &err)))
+        status = -1;
     OutFile of = {.f = stdout};
     if (status == 0 && a->out_path) status = outfile_open(&of, a->out_path, &err);
     keep_going_without_reader(a->out_path);
-    StreamJob job = {&mf, of.f, &opt, 0};
+    StreamJob job = {workers, of.f, &opt, 0};
     if (status == 0) status = read_inputs(inputs, n_inputs, translate_input, &job, &err);
     if (prefix_file) close_prefix(&prefix, prefix_file, a->prefix_path, status);
     status = output_done(&of, status, &err);
     if (status) fail(&err);
+    workers_free(workers);
     unkdict_free(&dict);
-    ensemble_files_close(&ensemble, &opt);
+    ensemble_files_close(&ensemble);
     modelfile_free(&mf);
     return status ? 1 : 0;
 }

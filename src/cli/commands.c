@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/blas.h" /* defines: blas_set_threads */
 
 int fail(const Error *err)
 {
@@ -132,37 +133,39 @@ int read_translator(const char *path, ModelFile *mf, const ModelFile *first, con
     return -1;
 }
 
-int ensemble_files_open(EnsembleFiles *ef, char *const *models, int n_models, ModelFile *mf, TranslateOptions *opt,
-                        Error *err)
+int ensemble_files_open(EnsembleFiles *ef, char *const *models, int n_models, ModelFile *first, Error *err)
 {
-    ef->files = xcalloc(n_models, sizeof(ModelFile));
-    ef->pointers = xmalloc(sizeof(ModelFile *) * n_models);
-    ef->n = 0;
-    int status = 0;
-    for (int k = 1; k < n_models && status == 0; k++) {
-        if (read_translator(models[k], &ef->files[ef->n], mf, models[0], err)) status = -1;
-        else {
-            ef->pointers[ef->n] = &ef->files[ef->n];
-            ef->n++;
-        }
+    ef->more = xcalloc(n_models, sizeof(ModelFile));
+    ef->all = xmalloc(sizeof(ModelFile *) * n_models);
+    ef->all[0] = first;
+    ef->n = 1;
+    for (int k = 1; k < n_models; k++) {
+        if (read_translator(models[k], &ef->more[ef->n - 1], first, models[0], err)) return -1;
+        ef->all[ef->n] = &ef->more[ef->n - 1];
+        ef->n++;
     }
-    opt->more_models = ef->pointers;
-    opt->more_rs = xcalloc(ef->n + 1, sizeof(RunState));
-    opt->n_more = ef->n;
-    return status;
+    return 0;
 }
 
-void ensemble_files_close(EnsembleFiles *ef, TranslateOptions *opt)
+void ensemble_files_close(EnsembleFiles *ef)
 {
-    for (int k = 0; k < ef->n; k++) {
-        runstate_free(&opt->more_rs[k]);
-        modelfile_free(&ef->files[k]);
-    }
-    free(opt->more_rs);
-    free(ef->pointers);
-    free(ef->files);
-    opt->more_rs = NULL;
-    opt->more_models = NULL;
-    opt->n_more = 0;
+    for (int k = 0; k < ef->n - 1; k++)
+        modelfile_free(&ef->more[k]);
+    free(ef->more);
+    free(ef->all);
     memset(ef, 0, sizeof *ef);
+}
+
+int workers_usage(const OptionTable *t, int workers, int threads)
+{
+    if (threads > 1 && workers != 1)
+        return usage_error(t, "%s: --threads %d is OpenBLAS's threads for one worker; with --workers %d each worker "
+                              "computes on one thread (choose one of the two)", t->name, threads, workers);
+    return 0;
+}
+
+Workers *command_workers(ModelFile *const *models, int n_models, int workers, int threads, Error *err)
+{
+    if (workers == 1) blas_set_threads(threads);
+    return workers_new(models, n_models, workers, err);
 }

@@ -15,7 +15,7 @@
 
 #include "cli/options.h"    /* defines: OptionTable, Option, Parsed, usage_error */
 #include "decode/decode.h"  /* defines: LENGTH_AVERAGE */
-#include "decode/translate.h" /* defines: TranslateOptions */
+#include "decode/workers.h" /* defines: Workers, WORKERS_MAX */
 #include "eval/bleu.h"      /* defines: MetricOptions */
 #include "files/modelfile.h" /* defines: ModelFile */
 #include "io/lines.h"       /* defines: LINES_MAX_BYTES_MIN, LINES_MAX_BYTES_MAX */
@@ -39,7 +39,7 @@ typedef struct {
 const Command *cli_commands(int *n);
 
 extern const OptionTable train_options, translate_options, classify_options, eval_options, info_options,
-    score_options, plot_options, average_options, bpe_options;
+    score_options, plot_options, average_options, bpe_options, serve_options;
 int cmd_train(void *args, const Parsed *p);
 int cmd_translate(void *args, const Parsed *p);
 int cmd_classify(void *args, const Parsed *p);
@@ -49,6 +49,7 @@ int cmd_score(void *args, const Parsed *p);
 int cmd_plot(void *args, const Parsed *p);
 int cmd_average(void *args, const Parsed *p);
 int cmd_bpe(void *args, const Parsed *p);
+int cmd_serve(void *args, const Parsed *p);
 
 /* ---------------------------------------------------------------- shared by the commands */
 
@@ -79,10 +80,11 @@ int too_many_operands(const OptionTable *t, const Parsed *p, int max);
  * is an error naming it. Returns 0, or -1 with err. */
 typedef int (*InputReader)(FILE *in, const char *name, void *ctx, Error *err);
 int read_inputs(char *const *inputs, int n_inputs, InputReader read, void *ctx, Error *err);
-/* The ctx of translate's and classify's InputReader: the model, the output, the
- * command's options (TranslateOptions, ClassifyOptions), the lines read so far. */
+/* The ctx of translate's and classify's InputReader: the workers over the model(s),
+ * the output, the command's options (TranslateOptions, ClassifyOptions), the lines read
+ * so far. */
 typedef struct {
-    ModelFile *mf;
+    Workers *workers;
     FILE *out;
     const void *opt;
     long lines;
@@ -95,22 +97,22 @@ typedef struct {
  * left empty). */
 int read_translator(const char *path, ModelFile *mf, const ModelFile *first, const char *first_path, Error *err);
 
-/* The members of an ensemble (--models A B ...) after the first, read and checked as
- * nmt translate and nmt eval check them (read_translator).
- * Held by an EnsembleFiles, which points opt's more_models, more_rs and n_more at
- * them. */
+/* The models of a run that translates: the first (models[0], read by the caller) and
+ * the members of an ensemble (--models A B ...) after it, read and checked as nmt
+ * translate and nmt eval check them (read_translator). all[0..n) are the Workers'
+ * models (command_workers), the first first; with n above 1, opt->ensemble decodes
+ * with all of them. */
 typedef struct {
-    ModelFile *files;       /* (n) */
-    ModelFile **pointers;   /* (n) opt->more_models */
+    ModelFile *more;        /* (n - 1) the members after the first */
+    ModelFile **all;        /* (n) first, then more's */
     int n;
 } EnsembleFiles;
 
-/* Reads models[1..n_models) beside mf (models[0]'s file) into ef and points opt at
- * them. 0, or -1 with err naming the file that cannot be read or join; either way
- * ensemble_files_close releases what was read. */
-int ensemble_files_open(EnsembleFiles *ef, char *const *models, int n_models, ModelFile *mf, TranslateOptions *opt,
-                        Error *err);
-void ensemble_files_close(EnsembleFiles *ef, TranslateOptions *opt);
+/* Reads models[1..n_models) beside first (models[0]'s file) into ef. 0, or -1 with err
+ * naming the file that cannot be read or join; either way ensemble_files_close
+ * releases what was read (not first). */
+int ensemble_files_open(EnsembleFiles *ef, char *const *models, int n_models, ModelFile *first, Error *err);
+void ensemble_files_close(EnsembleFiles *ef);
 
 /* Makes an empty list of inputs the one input "-", standard input. */
 void inputs_or_stdin(char *const **inputs, int *n_inputs);
@@ -127,6 +129,22 @@ int count_stdin(char *const *inputs, int n);
 #define OPTION_THREADS(T, field)                                                                   \
     .name = "--threads", .kind = OPT_INT, .at = offsetof(T, field), .size = sizeof(((T *)0)->field), \
     .lo = 0, .hi = 256, .metavar = "N"
+/* --workers N of translate, eval and classify (decode/workers.h); the command's defaults
+ * set it to 1. */
+#define OPTION_WORKERS(T, field)                                                                   \
+    .name = "--workers", .kind = OPT_INT, .at = offsetof(T, field), .size = sizeof(((T *)0)->field), \
+    .lo = 0, .hi = WORKERS_MAX, .metavar = "N", .needs = "a number of workers from 0 (one per core) to 64"
+/* The workers' help text (one per command would say the same). */
+#define WORKERS_HELP                                                                      \
+    "decode N batches at once, each on its own thread with one OpenBLAS\n"               \
+    "thread (0: one per core; default 1); the output is the same"
+/* --threads N > 1 sets OpenBLAS's threads for one worker; several workers compute on one
+ * thread each: a usage error (returns 2) when both ask for more than one, else 0. */
+int workers_usage(const OptionTable *t, int workers, int threads);
+/* The workers of a command that decodes with n_models models (read by the caller), after
+ * setting OpenBLAS's threads (--threads; 0 leaves them) for one worker: NULL with err if
+ * the memory limit leaves no room for several (workers_new). */
+Workers *command_workers(ModelFile *const *models, int n_models, int workers, int threads, Error *err);
 
 /* --beam K and --length-penalty A, nmt translate's and nmt eval's. */
 #define OPTION_BEAM(T, field)                                                                   \

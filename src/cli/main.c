@@ -32,6 +32,8 @@ static const Command commands[] = {
     {&eval_options, cmd_eval, 1,
      "eval MODEL.bin TEST.tsv      BLEU, chrF and perplexity on held-out sentence pairs;\n"
      "                             a classifier's accuracy, F1 and confusion matrix"},
+    {&serve_options, cmd_serve, 1,
+     "serve MODEL.bin ...          translate over HTTP, with a page to look into the model"},
     {&info_options, cmd_info, 0, "info MODEL.bin               what a model or checkpoint file holds"},
     {&score_options, cmd_score, 0,
      "score REF.txt -i HYP.txt     BLEU and chrF of translations against references (sacreBLEU)"},

@@ -14,7 +14,6 @@
 #include "decode/translate.h" /* defines: source_units */
 #include "text/vocab.h"     /* defines: vocab_class_label */
 
-#define CLASSIFY_BATCH 64
 
 void classify_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, int *classes, float *probs,
                     float **attn, TokenList *units, int *cut)
@@ -79,6 +78,12 @@ void classify_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, int 
     free(idx);
 }
 
+void worker_classify(Worker *k, int model, char *const *lines, int n, int *classes, float *probs, float **attn,
+                     TokenList *units, int *cut)
+{
+    classify_lines(worker_model(k, model), worker_state(k, model), lines, n, classes, probs, attn, units, cut);
+}
+
 /* DIR/LINE.svg: the line's tokens in a row, shaded by their attention weights, the label
  * and its probability as the title (heatmap.h). */
 static int write_picture(const char *dir, long number, const TokenList *tok, const float *a, const char *label,
@@ -90,33 +95,84 @@ static int write_picture(const char *dir, long number, const TokenList *tok, con
     return heatmap_write_row_svg(path, title, (const char *const *)tok->tokens, tok->n, a, err);
 }
 
-/* Classifies lines[0..n-1] (lines first_number.. of in_name, numbered from base +
- * first_number across the inputs, as the pictures are) and writes their output lines. */
-static int flush_lines(ModelFile *mf, RunState *rs, char **lines, const char *warned, int n, long first_number,
-                       long base, FILE *out, const char *in_name, const ClassifyOptions *opt, Error *err)
+/* A group of lines on its way through the workers: its lines (a copy when queued: the
+ * reader reuses its buffers) and warnings, and once classified, the results. */
+typedef struct {
+    char **lines;
+    char *warned;
+    int n, copied;
+    long first_number;
+    int *classes, *cut;
+    float *probs, **attn;    /* (n, C); attn with --attention-svg */
+    TokenList *units;
+} LineGroup;
+
+static LineGroup *group_new(char **lines, const char *warned, int n, long first_number, int C,
+                            const ClassifyOptions *opt, int copy)
+{
+    LineGroup *g = xcalloc(1, sizeof *g);
+    g->n = n;
+    g->first_number = first_number;
+    g->copied = copy;
+    g->lines = lines;
+    g->warned = (char *)warned;
+    if (copy) {
+        g->lines = xmalloc(sizeof(char *) * n);
+        g->warned = xmalloc(n);
+        for (int i = 0; i < n; i++)
+            g->lines[i] = xstrdup(lines[i]);
+        memcpy(g->warned, warned, n);
+    }
+    g->classes = xmalloc(sizeof(int) * n);
+    g->cut = xmalloc(sizeof(int) * n);
+    g->probs = xmalloc(sizeof(float) * (size_t)n * C);
+    if (opt->attention_svg) {
+        g->attn = xcalloc(n, sizeof(float *));
+        g->units = xcalloc(n, sizeof(TokenList));
+    }
+    return g;
+}
+
+static void group_free(LineGroup *g)
+{
+    for (int i = 0; g->attn && i < g->n; i++) {
+        free(g->attn[i]);
+        token_list_free(&g->units[i]);
+    }
+    for (int i = 0; g->copied && i < g->n; i++)
+        free(g->lines[i]);
+    if (g->copied) {
+        free(g->lines);
+        free(g->warned);
+    }
+    free(g->attn);
+    free(g->units);
+    free(g->classes);
+    free(g->cut);
+    free(g->probs);
+    free(g);
+}
+
+/* Writes the output lines of a classified group (lines first_number.. of in_name,
+ * numbered from base + first_number across the inputs, as the pictures are). */
+static int write_lines(const ModelFile *mf, const LineGroup *g, long base, FILE *out, const char *in_name,
+                       const ClassifyOptions *opt, Error *err)
 {
     int C = model_classes(&mf->model.dims), status = 0;
-    int *classes = xmalloc(sizeof(int) * n), *cut = xmalloc(sizeof(int) * n);
-    float *probs = xmalloc(sizeof(float) * (size_t)n * C), **attn = NULL;
-    TokenList *units = NULL;
-    if (opt->attention_svg) {
-        attn = xcalloc(n, sizeof(float *));
-        units = xcalloc(n, sizeof(TokenList));
-    }
-    classify_lines(mf, rs, lines, n, classes, probs, attn, units, cut);
-    for (int i = 0; i < n; i++) {
-        int c = classes[i];
-        const float *p = probs + (long)i * C;
+    long first_number = g->first_number;
+    for (int i = 0; i < g->n; i++) {
+        int c = g->classes[i];
+        const float *p = g->probs + (long)i * C;
         if (c < 0) {
-            if (!warned[i])
+            if (!g->warned[i])
                 fprintf(stderr, "nmt: warning: %s line %ld: no text to classify (empty, or not UTF-8): an empty line "
                                 "out\n", in_name, first_number + i);
             fputc('\n', out);
             continue;
         }
-        if (cut[i])
+        if (g->cut[i])
             fprintf(stderr, "nmt: warning: %s line %ld: %d units, more than the %d a line is classified by; only the "
-                            "first %d classified\n", in_name, first_number + i, cut[i], CLASSIFY_MAX_UNITS,
+                            "first %d classified\n", in_name, first_number + i, g->cut[i], CLASSIFY_MAX_UNITS,
                     CLASSIFY_MAX_UNITS);
         if (opt->probs == 2) {
             for (int k = 0; k < C; k++)
@@ -127,35 +183,54 @@ static int flush_lines(ModelFile *mf, RunState *rs, char **lines, const char *wa
         } else {
             fprintf(out, "%s\n", vocab_class_label(&mf->tgt_vocab, c));
         }
-        if (status == 0 && attn && attn[i])
-            status = write_picture(opt->attention_svg, base + first_number + i, &units[i], attn[i],
+        if (status == 0 && g->attn && g->attn[i])
+            status = write_picture(opt->attention_svg, base + first_number + i, &g->units[i], g->attn[i],
                                    vocab_class_label(&mf->tgt_vocab, c), p[c], err);
     }
-    if (attn)
-        for (int i = 0; i < n; i++) {
-            free(attn[i]);
-            token_list_free(&units[i]);
-        }
-    free(attn);
-    free(units);
-    free(classes);
-    free(cut);
-    free(probs);
     if (status == 0 && (ferror(out) || fflush(out) != 0))
         status = error_set(err, "writing the labels: %s", strerror(errno));
     return status;
 }
 
-/* flush_lines' arguments besides the lines, for lines_read_batches. */
+/* What the stream's batches need besides their lines. */
 typedef struct {
-    ModelFile *mf;
-    RunState *rs;
+    Workers *w;
+    OrderedQueue *queue;  /* several workers: the batches in flight; NULL: one at a time */
     long base;
     FILE *out;
     const char *in_name;
     const ClassifyOptions *opt;
     int told_columns;  /* the note on lines with tabs is said */
 } StreamJob;
+
+typedef struct {
+    LineGroup *g;
+    StreamJob *j;
+} QueuedGroup;
+
+static void classify_group(StreamJob *j, LineGroup *g)
+{
+    Worker *k = workers_borrow(j->w);
+    worker_classify(k, 0, g->lines, g->n, g->classes, g->probs, g->attn, g->units, g->cut);
+    workers_return(j->w, k);
+}
+
+static void queued_run(void *job)
+{
+    QueuedGroup *q = job;
+    classify_group(q->j, q->g);
+}
+
+static int queued_finish(void *ctx, void *job, int failed, Error *err)
+{
+    (void)ctx;
+    QueuedGroup *q = job;
+    StreamJob *j = q->j;
+    int status = failed ? 0 : write_lines(workers_model(j->w, 0), q->g, j->base, j->out, j->in_name, j->opt, err);
+    group_free(q->g);
+    free(q);
+    return status;
+}
 
 /* Each line with a tab cut down to its text column, in place, as training read its
  * data (classify.h); one without it emptied, with a warning (warned[i] set). */
@@ -190,10 +265,24 @@ static void take_text_columns(StreamJob *j, char **lines, char *warned, int n, l
 static int flush_job(void *ctx, char **lines, const char *warned, int n, long first_number, Error *err)
 {
     StreamJob *j = ctx;
-    char *told = xmalloc((size_t)n);
+    int C = model_classes(&workers_model(j->w, 0)->model.dims);
+    /* The text columns are cut out here, on the reader's thread, so the note on tabs
+     * comes once, before any line it concerns is written. */
+    char *told = xmalloc((size_t)(n ? n : 1));
     memcpy(told, warned, (size_t)n);
     take_text_columns(j, lines, told, n, first_number);
-    int status = flush_lines(j->mf, j->rs, lines, told, n, first_number, j->base, j->out, j->in_name, j->opt, err);
+    int status;
+    if (j->queue) {
+        QueuedGroup *q = xmalloc(sizeof *q);
+        q->g = group_new(lines, told, n, first_number, C, j->opt, 1);
+        q->j = j;
+        status = ordered_submit(j->queue, q, err);
+    } else {
+        LineGroup *g = group_new(lines, told, n, first_number, C, j->opt, 0);
+        classify_group(j, g);
+        status = write_lines(workers_model(j->w, 0), g, j->base, j->out, j->in_name, j->opt, err);
+        group_free(g);
+    }
     free(told);
     return status;
 }
@@ -212,16 +301,20 @@ void classify_trained_columns(const ModelFile *mf, int *text_col, int *label_col
     if (*label_col < 0) *label_col = 0;
 }
 
-int classify_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const ClassifyOptions *opt,
+int classify_stream(Workers *w, FILE *in, FILE *out, const char *in_name, const ClassifyOptions *opt,
                     long *lines_before, Error *err)
 {
-    RunState rs = {0};
-    StreamJob job = {mf, &rs, *lines_before, out, in_name, opt, 0};
+    StreamJob job = {w, NULL, *lines_before, out, in_name, opt, 0};
+    if (workers_threads(w)) {
+        OrderedJobs jobs = {.run = queued_run, .finish = queued_finish, .ctx = &job};
+        job.queue = ordered_new(workers_threads(w), 2 * workers_count(w), &jobs);
+    }
     long count = 0;
-    /* A NUL byte leaves the line without text, which flush_lines warns about. */
+    /* A NUL byte leaves the line without text, which write_lines warns about. */
     int status = lines_read_batches(in, in_name, opt->batch > 0 ? opt->batch : CLASSIFY_BATCH, "classify", &opt->lines,
                                     "an empty line out", NULL, flush_job, &job, &count, err);
+    /* Whatever was read is written (or, after a write error, dropped) before returning. */
+    status = ordered_close(job.queue, status, err);
     *lines_before += count;
-    runstate_free(&rs);
     return status;
 }

@@ -29,6 +29,7 @@
 #include "io/lines.h"     /* defines: LineLimit */
 #include "files/modelfile.h" /* defines: ModelFile */
 #include "base/util.h"      /* defines: Error */
+#include "decode/workers.h" /* defines: Workers, Worker */
 
 typedef struct {
     int text_column;            /* the column of a line with tabs that is its text (1-based;
@@ -39,6 +40,9 @@ typedef struct {
     LineLimit lines;            /* the longest input line (--max-line-bytes) */
 } ClassifyOptions;
 
+/* The lines scored together when ClassifyOptions.batch is 0. */
+#define CLASSIFY_BATCH 64
+
 /* The most units (tokens, pieces) of a line that are classified: a longer line is cut
  * to its first CLASSIFY_MAX_UNITS, with a warning naming it. */
 #define CLASSIFY_MAX_UNITS 1000
@@ -48,10 +52,12 @@ typedef struct {
  * last, where the config does not say). */
 void classify_trained_columns(const ModelFile *mf, int *text_col, int *label_col);
 
-/* Classifies every line of in (named in_name in messages) onto out; *lines_before
- * numbers the lines on across several inputs and is advanced. 0, or -1 with err (a read
- * or write error, a model file given as text, an SVG that cannot be written). */
-int classify_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const ClassifyOptions *opt,
+/* Classifies every line of in (named in_name in messages) onto out with the workers'
+ * model 0; *lines_before numbers the lines on across several inputs and is advanced. With
+ * several workers, up to two batches per worker are read ahead and classified at once,
+ * and written in input order: the same bytes as one worker writes. 0, or -1 with err (a
+ * read or write error, a model file given as text, an SVG that cannot be written). */
+int classify_stream(Workers *w, FILE *in, FILE *out, const char *in_name, const ClassifyOptions *opt,
                     long *lines_before, Error *err);
 
 /* The most likely class of each of n lines (-1 for a line with no tokens or that
@@ -63,4 +69,8 @@ int classify_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, con
  * classify labels them. rs may be zeroed. */
 void classify_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, int *classes, float *probs,
                     float **attn, TokenList *units, int *cut);
+/* classify_lines with worker k's model `model` and its own state (workers.h): any
+ * number of workers may classify at once. */
+void worker_classify(Worker *k, int model, char *const *lines, int n, int *classes, float *probs, float **attn,
+                     TokenList *units, int *cut);
 #endif

@@ -62,7 +62,7 @@ static int write_heatmap(const char *dir, long number, const Translation *t, con
 
 static int wants_attention(const TranslateOptions *opt)
 {
-    return opt->align || opt->attention_json || opt->attention_svg || opt->replace_unk;
+    return opt->attention || opt->align || opt->attention_json || opt->attention_svg || opt->replace_unk;
 }
 
 /* The source position row `row` of attn (n_src wide) attends to most. */
@@ -170,21 +170,6 @@ int source_units(const ModelFile *mf, const char *line, TokenList *out, Error *e
     return 0;
 }
 
-void translate_models(ModelFile *mf, RunState *rs, const TranslateOptions *opt, Model ***m, RunState ***states,
-                      int *n_models)
-{
-    int nm = 1 + opt->n_more;
-    *m = xmalloc(sizeof(Model *) * nm);
-    *states = xmalloc(sizeof(RunState *) * nm);
-    (*m)[0] = &mf->model;
-    (*states)[0] = rs;
-    for (int e = 0; e < opt->n_more; e++) {
-        (*m)[1 + e] = &opt->more_models[e]->model;
-        (*states)[1 + e] = &opt->more_rs[e];
-    }
-    *n_models = nm;
-}
-
 /* A prefix line as target ids (malloc'd, *len of them): tokenised and segmented as the
  * model's target side, cut to TRANSLATE_MAX_SOURCE units; the reserved ids a unit may
  * spell (<pad>, <sos>, <eos>) become <unk>, so that the search follows it to its end.
@@ -213,15 +198,13 @@ static int prefix_ids(const ModelFile *mf, const char *line, int **ids, int *len
     return bad;
 }
 
-void translate_batch(ModelFile *mf, RunState *rs, char *const *lines, int n, const TranslateOptions *opt,
-                     Translation *out, int *count, int *bad)
+/* The engine under worker_translate_at: models[0..nm-1] (models[0] reads and writes the
+ * text), each decoding with its own states[e]. */
+static void translate_batch(ModelFile *const *files, RunState *const *states, int nm, char *const *lines,
+                            char *const *prefix, long first_index, int n, const TranslateOptions *opt,
+                            Translation *out, int *count, int *bad)
 {
-    translate_batch_at(mf, rs, lines, NULL, 0, n, opt, out, count, bad);
-}
-
-void translate_batch_at(ModelFile *mf, RunState *rs, char *const *lines, char *const *prefix, long first_index, int n,
-                        const TranslateOptions *opt, Translation *out, int *count, int *bad)
-{
+    ModelFile *mf = files[0];
     int k = opt->nbest > 1 ? opt->nbest : 1, beam = opt->beam > k ? opt->beam : k;
     int want_attn = wants_attention(opt);
     TokenList *tok = xcalloc(n, sizeof(TokenList));
@@ -261,10 +244,10 @@ void translate_batch_at(ModelFile *mf, RunState *rs, char *const *lines, char *c
     }
     if (n_live > 0) {
         Hypothesis *hyp = xcalloc((long)n_live * k, sizeof(Hypothesis));
-        int *got = xmalloc(sizeof(int) * n_live), nm;
-        Model **models;
-        RunState **states;
-        translate_models(mf, rs, opt, &models, &states, &nm);
+        int *got = xmalloc(sizeof(int) * n_live);
+        Model **models = xmalloc(sizeof(Model *) * nm);
+        for (int e = 0; e < nm; e++)
+            models[e] = &files[e]->model;
         for (int e = 0; e < nm; e++)
             states[e]->attn_layer = opt->align_layer;
         Batch batch = {0};
@@ -302,7 +285,6 @@ void translate_batch_at(ModelFile *mf, RunState *rs, char *const *lines, char *c
         free(hyp);
         free(got);
         free(models);
-        free(states);
     }
     for (int i = 0; i < n; i++) {
         if (!out[(long)i * k].text) out[(long)i * k].text = xstrdup("");
@@ -318,21 +300,77 @@ void translate_batch_at(ModelFile *mf, RunState *rs, char *const *lines, char *c
     free(index);
 }
 
-void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, const TranslateOptions *opt,
-                     char **out, int *bad)
+void translate_models(Worker *k, const TranslateOptions *opt, ModelFile ***files, RunState ***states, int *n_models)
+{
+    int all = worker_models(k), nm = opt->ensemble ? all : 1, first = opt->ensemble ? 0 : opt->model;
+    *files = xmalloc(sizeof(ModelFile *) * nm);
+    *states = xmalloc(sizeof(RunState *) * nm);
+    for (int e = 0; e < nm; e++) {
+        (*files)[e] = worker_model(k, first + e);
+        (*states)[e] = worker_state(k, first + e);
+    }
+    *n_models = nm;
+}
+
+void worker_translate(Worker *k, char *const *lines, int n, const TranslateOptions *opt, Translation *out,
+                      int *count, int *bad)
+{
+    worker_translate_at(k, lines, NULL, 0, n, opt, out, count, bad);
+}
+
+void worker_translate_at(Worker *k, char *const *lines, char *const *prefix, long first_index, int n,
+                         const TranslateOptions *opt, Translation *out, int *count, int *bad)
+{
+    ModelFile **files;
+    RunState **states;
+    int nm;
+    translate_models(k, opt, &files, &states, &nm);
+    translate_batch(files, states, nm, lines, prefix, first_index, n, opt, out, count, bad);
+    free(files);
+    free(states);
+}
+
+void worker_translate_lines(Worker *k, char *const *lines, int n, const TranslateOptions *opt, char **out, int *bad)
 {
     TranslateOptions one = *opt;
     one.nbest = 0;
-    one.align = one.attention_json = one.replace_unk = one.scores = 0;
+    one.align = one.attention_json = one.replace_unk = one.attention = one.attention_heads = one.scores = 0;
     one.attention_svg = NULL;
     Translation *t = xmalloc(sizeof(Translation) * (n ? n : 1));
-    translate_batch(mf, rs, lines, n, &one, t, NULL, bad);
+    worker_translate(k, lines, n, &one, t, NULL, bad);
     for (int i = 0; i < n; i++) {
         out[i] = t[i].text;
         t[i].text = NULL;
         translation_free(&t[i]);
     }
     free(t);
+}
+
+/* workers_translate_lines' batches: batch b is lines [b * size, (b + 1) * size). */
+typedef struct {
+    Workers *w;
+    char *const *lines;
+    int n, size;
+    const TranslateOptions *opt;
+    char **out;
+    int *bad;
+} LineBatches;
+
+static void translate_lines_batch(void *ctx, int b)
+{
+    LineBatches *l = ctx;
+    int start = b * l->size, n = l->n - start < l->size ? l->n - start : l->size;
+    Worker *k = workers_borrow(l->w);
+    worker_translate_lines(k, l->lines + start, n, l->opt, l->out + start, l->bad ? l->bad + start : NULL);
+    workers_return(l->w, k);
+}
+
+void workers_translate_lines(Workers *w, char *const *lines, int n, int batch, const TranslateOptions *opt,
+                             char **out, int *bad)
+{
+    if (batch < 1) batch = 1;
+    LineBatches l = {w, lines, n, batch, opt, out, bad};
+    threadpool_for(workers_threads(w), (n + batch - 1) / batch, translate_lines_batch, &l);
 }
 
 /* " ||| j-i j-i ...": for each output word i the source token j it attends to most. */
@@ -454,22 +492,13 @@ static void warn_line(int bad, const char *in_name, long number, const Translate
                 opt->prefix_name, number, TRANSLATE_MAX_SOURCE, TRANSLATE_MAX_SOURCE);
 }
 
-/* Translates and writes lines[0..n-1] (lines first_number... of in_name, the records
- * numbered from base + first_number), warning about bad ones. */
-static int flush_lines(ModelFile *mf, RunState *rs, char **lines, int n, long first_number, long base, FILE *out,
-                       const char *in_name, const TranslateOptions *opt, Error *err)
+/* Writes the records of n translated lines (lines first_number... of in_name, the
+ * records numbered from base + first_number), warning about bad ones, and frees the
+ * translations. */
+static int write_lines(Translation *result, const int *count, const int *bad, int n, long first_number, long base,
+                       FILE *out, const char *in_name, const TranslateOptions *opt, Error *err)
 {
     int k = opt->nbest > 1 ? opt->nbest : 1, status = 0;
-    char **prefix = opt->prefix ? xcalloc(n, sizeof(char *)) : NULL;
-    if (prefix && read_prefixes(opt, n, first_number, in_name, prefix, err)) {
-        for (int i = 0; i < n; i++)
-            free(prefix[i]);
-        free(prefix);
-        return -1;
-    }
-    Translation *result = xmalloc(sizeof(Translation) * n * k);
-    int *bad = xmalloc(sizeof(int) * n), *count = xmalloc(sizeof(int) * n);
-    translate_batch_at(mf, rs, lines, prefix, base + first_number - 1, n, opt, result, count, bad);
     for (int i = 0; i < n; i++) {
         long number = first_number + i;
         Translation *best = &result[(long)i * k];
@@ -504,43 +533,147 @@ static int flush_lines(ModelFile *mf, RunState *rs, char **lines, int n, long fi
         }
         for (int j = 0; j < count[i]; j++)
             translation_free(&result[(long)i * k + j]);
-        if (prefix) free(prefix[i]);
     }
     if (status == 0 && (ferror(out) || fflush(out) != 0))
         status = error_set(err, "writing the translation: %s", strerror(errno));
-    free(prefix);
-    free(result);
-    free(bad);
-    free(count);
     return status;
 }
 
-/* flush_lines' arguments besides the lines, for lines_read_batches. */
+/* A group of lines on its way through the workers: its own copy of the lines (the
+ * reader reuses its buffers) and their --prefix lines, and once translated, the
+ * results. */
 typedef struct {
-    ModelFile *mf;
-    RunState *rs;
+    char **lines;
+    char **prefix;         /* (n) with --prefix, read on the reader's thread in input order; else NULL */
+    int n;
+    long first_number;
+    Translation *result;   /* (n * k) */
+    int *count, *bad;      /* (n) */
+} LineGroup;
+
+static LineGroup *group_new(char **lines, int n, long first_number, const TranslateOptions *opt, int copy)
+{
+    int k = opt->nbest > 1 ? opt->nbest : 1;
+    LineGroup *g = xcalloc(1, sizeof *g);
+    g->n = n;
+    g->first_number = first_number;
+    g->lines = lines;
+    if (copy) {
+        g->lines = xmalloc(sizeof(char *) * n);
+        for (int i = 0; i < n; i++)
+            g->lines[i] = xstrdup(lines[i]);
+    }
+    g->result = xmalloc(sizeof(Translation) * n * k);
+    /* Zero translations until translated: a group that an earlier write error keeps
+     * from being translated is finished (freed) with nothing to free. */
+    g->count = xcalloc(n ? n : 1, sizeof(int));
+    g->bad = xmalloc(sizeof(int) * n);
+    return g;
+}
+
+/* Frees g (and its lines, if it copied them); its translations are freed by write_lines. */
+static void group_free(LineGroup *g, int copied)
+{
+    for (int i = 0; copied && i < g->n; i++)
+        free(g->lines[i]);
+    if (copied) free(g->lines);
+    for (int i = 0; g->prefix && i < g->n; i++)
+        free(g->prefix[i]);
+    free(g->prefix);
+    free(g->result);
+    free(g->count);
+    free(g->bad);
+    free(g);
+}
+
+/* What the stream's batches need besides their lines. */
+typedef struct {
+    Workers *w;
+    OrderedQueue *queue;  /* several workers: the batches in flight; NULL: one at a time */
     long base;
     FILE *out;
     const char *in_name;
     const TranslateOptions *opt;
 } StreamJob;
 
+static void translate_group(StreamJob *j, LineGroup *g)
+{
+    Worker *k = workers_borrow(j->w);
+    /* Sampling's streams are by the line's index in the whole input: the same draws
+     * whatever the batch or the worker. */
+    worker_translate_at(k, g->lines, g->prefix, j->base + g->first_number - 1, g->n, j->opt, g->result, g->count,
+                        g->bad);
+    workers_return(j->w, k);
+}
+
+/* The ordered queue's two halves: translate a group on a pool thread; write it in turn. */
+typedef struct {
+    LineGroup *g;
+    StreamJob *j;
+} QueuedGroup;
+
+static void queued_run(void *job)
+{
+    QueuedGroup *q = job;
+    translate_group(q->j, q->g);
+}
+
+static int queued_finish(void *ctx, void *job, int failed, Error *err)
+{
+    (void)ctx;
+    QueuedGroup *q = job;
+    int k = q->j->opt->nbest > 1 ? q->j->opt->nbest : 1, status = 0;
+    if (failed) {
+        for (int i = 0; i < q->g->n; i++)
+            for (int c = 0; c < q->g->count[i]; c++)
+                translation_free(&q->g->result[(long)i * k + c]);
+    } else {
+        status = write_lines(q->g->result, q->g->count, q->g->bad, q->g->n, q->g->first_number, q->j->base,
+                             q->j->out, q->j->in_name, q->j->opt, err);
+    }
+    group_free(q->g, 1);
+    free(q);
+    return status;
+}
+
 static int flush_job(void *ctx, char **lines, const char *warned, int n, long first_number, Error *err)
 {
     (void)warned; /* a line passed empty is translated as empty, as the warning said */
     StreamJob *j = ctx;
-    return flush_lines(j->mf, j->rs, lines, n, first_number, j->base, j->out, j->in_name, j->opt, err);
+    LineGroup *g = group_new(lines, n, first_number, j->opt, j->queue != NULL);
+    if (j->opt->prefix) {
+        /* The group's prefixes, on the reader's thread, in input order. */
+        g->prefix = xcalloc(n ? n : 1, sizeof(char *));
+        if (read_prefixes(j->opt, n, first_number, j->in_name, g->prefix, err)) {
+            group_free(g, j->queue != NULL);
+            return -1;
+        }
+    }
+    if (j->queue) {
+        QueuedGroup *q = xmalloc(sizeof *q);
+        q->g = g;
+        q->j = j;
+        return ordered_submit(j->queue, q, err);
+    }
+    translate_group(j, g);
+    int status = write_lines(g->result, g->count, g->bad, n, first_number, j->base, j->out, j->in_name, j->opt, err);
+    group_free(g, 0);
+    return status;
 }
 
-int translate_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const TranslateOptions *opt,
+int translate_stream(Workers *w, FILE *in, FILE *out, const char *in_name, const TranslateOptions *opt,
                      long *lines_before, Error *err)
 {
-    RunState rs = {0};
-    StreamJob job = {mf, &rs, *lines_before, out, in_name, opt};
+    StreamJob job = {w, NULL, *lines_before, out, in_name, opt};
+    if (workers_threads(w)) {
+        OrderedJobs jobs = {.run = queued_run, .finish = queued_finish, .ctx = &job};
+        job.queue = ordered_new(workers_threads(w), 2 * workers_count(w), &jobs);
+    }
     long count = 0;
     int status = lines_read_batches(in, in_name, opt->batch > 0 ? opt->batch : 1, "translate", &opt->lines,
                                     "translated as empty", "translated as empty", flush_job, &job, &count, err);
+    /* Whatever was read is written (or, after a write error, dropped) before returning. */
+    status = ordered_close(job.queue, status, err);
     *lines_before += count;
-    runstate_free(&rs);
     return status;
 }

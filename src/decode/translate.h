@@ -56,6 +56,7 @@
 #include "files/modelfile.h" /* defines: ModelFile */
 #include "decode/sample.h"    /* defines: Sampling */
 #include "decode/unkdict.h"   /* defines: UnkDict */
+#include "decode/workers.h"   /* defines: Workers, Worker */
 
 /* A source line as the model's units: normalised and tokenised as the training data
  * was, then segmented (BPE, characters, SentencePiece). -1 with err (and an empty
@@ -67,6 +68,10 @@ int source_units(const ModelFile *mf, const char *line, TokenList *out, Error *e
 
 enum { NBEST_MOSES, NBEST_NMT };   /* --nbest-format moses | nmt */
 
+/* What one call translates with and how: the search, what to keep of it, and (for
+ * translate_stream) how to write it. A zeroed struct is greedy search with model 0, the
+ * defaults of `nmt translate`; a server fills one per request. Grows with the options
+ * (append fields whose zero is the old behaviour). */
 typedef struct {
     int max_len;   /* output words at most; 0: 2 * source length + 10 */
     int batch;     /* lines decoded together (0 or 1: one at a time, each flushed at once) */
@@ -80,16 +85,17 @@ typedef struct {
     int align_layer;       /* a Transformer's decoder layer (1-based) whose cross-attention,
                               averaged over heads, is the attention above; 0: the last */
     int attention_heads;   /* with attention_svg, a Transformer's: also one heatmap per
-                              head of that layer */
+                              head of that layer (with attention: the per-head maps) */
     int replace_unk;       /* replace output <unk> through attention */
     const UnkDict *unk_dict;    /* for replace_unk, or NULL: copy the source token */
-    /* Ensemble decoding: n_more models besides the one translate_batch is given, each
-     * with its own RunState (zero-initialised, freed by the caller), all of one target
-     * vocabulary and one way of reading text (modelfile_compatible); their next-word
-     * probabilities are averaged each step (decode.h, ensemble_decoder). */
-    ModelFile *const *more_models;
-    RunState *more_rs;
-    int n_more;
+    /* Which of the workers' models translate (workers.h): model `model` (0-based) alone,
+     * or with ensemble all of them together, model 0 reading and writing the text, their
+     * next-word probabilities averaged each step (decode.h, ensemble_decoder; they share
+     * one target vocabulary and one way of reading text: modelfile_compatible). */
+    int model;
+    int ensemble;
+    int attention;         /* keep the tokens and the attention matrix in each Translation
+                              (implied by align, attention_json, attention_svg, replace_unk) */
     /* The longest input line (lines.h; nmt translate's --max-line-bytes): a longer line
      * to translate is translated as empty, with a warning; in nmt eval's TEST.tsv and an
      * --unk-dict file, an error. */
@@ -130,7 +136,7 @@ typedef struct {
 
 void translation_free(Translation *t);
 
-/* What translate_batch reports of a line in bad[i]: 0, or these bits. */
+/* What worker_translate reports of a line in bad[i]: 0, or these bits. */
 enum {
     TRANSLATE_BAD_UTF8 = 1,      /* the line is not valid UTF-8: translated as empty */
     TRANSLATE_CUT = 2,           /* longer than TRANSLATE_MAX_SOURCE tokens: only its start translated */
@@ -147,35 +153,48 @@ enum {
 float quality_estimates(const float *unit_logp, const unsigned char *word_ends, int n, int finished, float *word_qe,
                         int *n_words);
 
-/* Translates n lines together (one decoder batch). out[i * k + j] (k = max(1,
- * opt->nbest)) receives line i's j-th best hypothesis for j < count[i] (count may be
- * NULL when k is 1; an unreadable or empty line gets one empty hypothesis). bad[i] (may
- * be NULL) gets the line's TRANSLATE_* bits. */
-void translate_batch(ModelFile *mf, RunState *rs, char *const *lines, int n, const TranslateOptions *opt,
-                     Translation *out, int *count, int *bad);
-/* translate_batch for lines that are lines first_index.. (0-based) of the whole input
- * (sampling's streams), with prefix[i] (NULL: none; a NULL entry: none) beginning line
- * i's translation. */
-void translate_batch_at(ModelFile *mf, RunState *rs, char *const *lines, char *const *prefix, long first_index, int n,
-                        const TranslateOptions *opt, Translation *out, int *count, int *bad);
+/* On worker k (workers.h), translates n lines together (one decoder batch) with the
+ * models opt->model and opt->ensemble choose. out[i * k + j] (k = max(1, opt->nbest))
+ * receives line i's j-th best hypothesis for j < count[i] (count may be NULL when k is
+ * 1; an unreadable or empty line gets one empty hypothesis). bad[i] (may be NULL) gets
+ * the line's TRANSLATE_* bits. Writes nothing but out, count, bad and the worker's own
+ * state: any number of workers may translate at once. The lines are taken as lines
+ * 0..n-1 of the input (sampling's streams) with no prefix: worker_translate_at. */
+void worker_translate(Worker *k, char *const *lines, int n, const TranslateOptions *opt, Translation *out,
+                      int *count, int *bad);
+/* worker_translate for lines that are lines first_index.. (0-based) of the whole input
+ * (each line samples from the stream of its index: the same draws whatever the batch or
+ * worker), with prefix[i] (prefix NULL: none; a NULL entry: none) beginning line i's
+ * translation. */
+void worker_translate_at(Worker *k, char *const *lines, char *const *prefix, long first_index, int n,
+                         const TranslateOptions *opt, Translation *out, int *count, int *bad);
 
-/* The models opt decodes with: mf's and then opt->more_models', *n_models of them,
- * each with its RunState (rs for mf's). *m and *states are malloc'd (the caller frees
- * both arrays). */
-void translate_models(ModelFile *mf, RunState *rs, const TranslateOptions *opt, Model ***m, RunState ***states,
+/* The models opt decodes with on worker k (opt->model alone, or with opt->ensemble all
+ * of the worker's), *n_models of them, each with the worker's RunState for it. *files
+ * and *states are malloc'd (the caller frees both arrays, not what they point to). */
+void translate_models(Worker *k, const TranslateOptions *opt, ModelFile ***files, RunState ***states,
                       int *n_models);
 
 /* The best translation of each of n lines as a malloc'd sentence in out[i] (the
- * plain-text view of translate_batch, used by eval and validation). */
-void translate_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, const TranslateOptions *opt,
-                     char **out, int *bad);
+ * plain-text view of worker_translate, used by eval and validation). */
+void worker_translate_lines(Worker *k, char *const *lines, int n, const TranslateOptions *opt, char **out,
+                            int *bad);
+
+/* The best translations of n lines, out[i] for lines[i] (malloc'd), in batches of
+ * `batch` lines (worker_translate_lines), the batches spread over the workers: the same
+ * sentences whatever the number of workers. bad as for worker_translate (may be NULL). */
+void workers_translate_lines(Workers *w, char *const *lines, int n, int batch, const TranslateOptions *opt,
+                             char **out, int *bad);
 
 /* Reads lines from in until EOF and writes one record per line (see above) to out,
  * flushing after each line (after each group of opt->batch lines when batching), so
- * that it works inside a pipeline. Warnings name in_name and the line in it (one
- * longer than opt->lines is translated as empty); n-best, JSON and heatmap records
- * count on from *lines_before (the lines of earlier inputs), which grows by the lines
- * read. Returns 0, or -1 on a read or write error ("NAME: read error: REASON"). */
-int translate_stream(ModelFile *mf, FILE *in, FILE *out, const char *in_name, const TranslateOptions *opt,
+ * that it works inside a pipeline. With several workers, up to two batches per worker
+ * are read ahead and translated at once, and each is written as soon as it and every
+ * batch before it are done: the same bytes, in the same order, as one worker writes.
+ * Warnings name in_name and the line in it (one longer than opt->lines is translated as
+ * empty); n-best, JSON and heatmap records count on from *lines_before (the lines of
+ * earlier inputs), which grows by the lines read. Returns 0, or -1 on a read or write
+ * error ("NAME: read error: REASON"). */
+int translate_stream(Workers *w, FILE *in, FILE *out, const char *in_name, const TranslateOptions *opt,
                      long *lines_before, Error *err);
 #endif

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode/classify.h" /* defines: classify_lines, classify_trained_columns, CLASSIFY_MAX_UNITS */
+#include "decode/classify.h" /* defines: worker_classify, classify_trained_columns, CLASSIFY_MAX_UNITS */
 #include "eval/eval.h"     /* defines: eval_loss_problem */
 #include "data/tsv.h"      /* defines: TsvCorpus, tsv_read_labelled */
 #include "text/vocab.h"    /* defines: vocab_label_class, vocab_class_label */
@@ -45,9 +45,30 @@ static void summarise(ClassEvalResult *r, double nll)
     }
 }
 
-int classeval_run(ModelFile *mf, const char *model_path, const char *tsv_path, int text_col, int label_col,
+/* classeval_run's batches: batch b is lines [b * CLASSEVAL_BATCH, ...), classified into
+ * the same places of classes (n), probs (n, C) and cut (n). */
+typedef struct {
+    Workers *w;
+    char **lines;
+    int n, C;
+    int *classes, *cut;
+    float *probs;
+} ClassBatches;
+
+static void classify_batch(void *ctx, int b)
+{
+    ClassBatches *c = ctx;
+    int start = b * CLASSEVAL_BATCH, n = c->n - start < CLASSEVAL_BATCH ? c->n - start : CLASSEVAL_BATCH;
+    Worker *k = workers_borrow(c->w);
+    worker_classify(k, 0, c->lines + start, n, c->classes + start, c->probs + (long)start * c->C, NULL, NULL,
+                    c->cut + start);
+    workers_return(c->w, k);
+}
+
+int classeval_run(Workers *w, const char *model_path, const char *tsv_path, int text_col, int label_col,
                   const LineLimit *limit, ClassEvalResult *res, Error *err)
 {
+    ModelFile *mf = workers_model(w, 0);
     memset(res, 0, sizeof *res);
     classify_trained_columns(mf, &text_col, &label_col);
     TsvCorpus tsv;
@@ -65,56 +86,54 @@ int classeval_run(ModelFile *mf, const char *model_path, const char *tsv_path, i
     res->recall = xcalloc(C, sizeof(double));
     res->f1 = xcalloc(C, sizeof(double));
     res->support = xcalloc(C, sizeof(long));
-    RunState rs = {0};
-    char *lines[CLASSEVAL_BATCH];
-    int classes[CLASSEVAL_BATCH], cut[CLASSEVAL_BATCH];
-    float *probs = xmalloc(sizeof(float) * CLASSEVAL_BATCH * C);
+    /* Every line classified first (the batches spread over the workers), then counted in order. */
+    int n_lines = tsv.n > 0 ? tsv.n : 1;
+    ClassBatches cb = {w, xmalloc(sizeof(char *) * n_lines), tsv.n, C, xmalloc(sizeof(int) * n_lines),
+                       xmalloc(sizeof(int) * n_lines), xmalloc(sizeof(float) * (size_t)n_lines * C)};
+    for (int i = 0; i < tsv.n; i++)
+        cb.lines[i] = tsv.pairs[i].src;
+    threadpool_for(workers_threads(w), (tsv.n + CLASSEVAL_BATCH - 1) / CLASSEVAL_BATCH, classify_batch, &cb);
     double nll = 0;
-    for (int start = 0; start < tsv.n; start += CLASSEVAL_BATCH) {
-        int n = tsv.n - start < CLASSEVAL_BATCH ? tsv.n - start : CLASSEVAL_BATCH;
-        for (int i = 0; i < n; i++)
-            lines[i] = tsv.pairs[start + i].src;
-        classify_lines(mf, &rs, lines, n, classes, probs, NULL, NULL, cut);
-        for (int i = 0; i < n; i++) {
-            if (cut[i])
-                fprintf(stderr, "nmt: warning: %s line %d: %d units, more than the %d a line is classified by; only "
-                                "the first %d classified\n", tsv_path, tsv.pairs[start + i].line, cut[i],
-                        CLASSIFY_MAX_UNITS, CLASSIFY_MAX_UNITS);
-            int truth = vocab_label_class(&mf->tgt_vocab, tsv.pairs[start + i].tgt);
-            res->lines++;
-            if (truth < 0) {
-                note_unseen(res, tsv.pairs[start + i].tgt);
-                continue;
-            }
-            if (classes[i] < 0) {
-                res->no_text++;
-                continue;
-            }
-            res->scored++;
-            res->right += classes[i] == truth;
-            if (res->confusion) res->confusion[(long)truth * C + classes[i]]++;
-            res->support[truth]++;
-            res->predicted[classes[i]]++;
-            res->true_positive[truth] += classes[i] == truth;
-            /* A NaN probability (logits that overflowed) must not pass as a tiny one. */
-            float p = probs[(long)i * C + truth];
-            nll -= isnan(p) ? p : log(p > 1e-30f ? p : 1e-30f);
+    for (int i = 0; i < tsv.n; i++) {
+        if (cb.cut[i])
+            fprintf(stderr, "nmt: warning: %s line %d: %d units, more than the %d a line is classified by; only "
+                            "the first %d classified\n", tsv_path, tsv.pairs[i].line, cb.cut[i], CLASSIFY_MAX_UNITS,
+                    CLASSIFY_MAX_UNITS);
+        int truth = vocab_label_class(&mf->tgt_vocab, tsv.pairs[i].tgt);
+        res->lines++;
+        if (truth < 0) {
+            note_unseen(res, tsv.pairs[i].tgt);
+            continue;
         }
+        int guess = cb.classes[i];
+        if (guess < 0) {
+            res->no_text++;
+            continue;
+        }
+        res->scored++;
+        res->right += guess == truth;
+        if (res->confusion) res->confusion[(long)truth * C + guess]++;
+        res->support[truth]++;
+        res->predicted[guess]++;
+        res->true_positive[truth] += guess == truth;
+        /* A NaN probability (logits that overflowed) must not pass as a tiny one. */
+        float p = cb.probs[(long)i * C + truth];
+        nll -= isnan(p) ? p : log(p > 1e-30f ? p : 1e-30f);
     }
+    free(cb.lines);
+    free(cb.classes);
+    free(cb.cut);
+    free(cb.probs);
     res->lines += tsv.n_malformed;
     if (res->scored == 0) {
         /* As a translation model's eval: no figure out of nothing (an accuracy of 0). */
         error_set(err, "%s: no line to score: %ld read, %ld with a label the model never saw, %ld without text, %d "
                        "malformed", tsv_path, res->lines, res->unseen, res->no_text, tsv.n_malformed);
-        free(probs);
-        runstate_free(&rs);
         tsv_free(&tsv);
         classeval_free(res);
         return -1;
     }
     summarise(res, nll);
-    free(probs);
-    runstate_free(&rs);
     tsv_free(&tsv);
     if (!isfinite(res->loss)) {
         eval_loss_problem(model_path, tsv_path, "per line", res->loss, err);

@@ -19,6 +19,7 @@
 #include "io/lines.h"     /* defines: LineLimit */
 #include "files/modelfile.h" /* defines: ModelFile */
 #include "base/util.h"      /* defines: Error */
+#include "decode/workers.h"  /* defines: Workers */
 
 #define CLASSEVAL_UNSEEN_KEPT 8
 /* The confusion matrix is kept and printed for at most this many labels: it grows with
@@ -42,12 +43,14 @@ typedef struct {
     const Vocab *labels;         /* the model's label set (not owned) */
 } ClassEvalResult;
 
-/* text_col, label_col: the columns (1-based; label 0: the last); -1: as the model was
+/* The workers' model 0 on tsv_path, its batches classified on the workers (the same
+ * figures for any number of them). text_col, label_col: the columns (1-based; label 0:
+ * the last); -1: as the model was
  * trained. limit: the longest line of tsv_path (NULL: the default). 0, or -1 with err
  * (the file unreadable, a line over the limit, a line without a label, no line that
  * can be scored, a loss that is not finite: err names model_path). A line of more than
  * CLASSIFY_MAX_UNITS units is scored by its first ones, with a warning. */
-int classeval_run(ModelFile *mf, const char *model_path, const char *tsv_path, int text_col, int label_col,
+int classeval_run(Workers *w, const char *model_path, const char *tsv_path, int text_col, int label_col,
                   const LineLimit *limit, ClassEvalResult *res, Error *err);
 /* Human-readable lines, or one JSON object when json is set. */
 void classeval_print(const ClassEvalResult *res, int json, FILE *out);

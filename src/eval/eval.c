@@ -8,7 +8,7 @@
 #include "eval/bleu.h"      /* defines: BleuStats, ChrfStats */
 #include "data/corpus.h"    /* defines: PairTokens, corpus_tokenize, corpus_segment, corpus_encode */
 #include "text/segment.h"   /* defines: segmenter_word_ends, segmenter_reference */
-#include "decode/translate.h" /* defines: translate_lines */
+#include "decode/translate.h" /* defines: workers_translate_lines */
 #include "data/tsv.h"       /* defines: TsvCorpus */
 #include "eval/pairscore.h" /* defines: pairscore_examples */
 
@@ -43,12 +43,49 @@ int eval_loss_problem(const char *model_path, const char *tsv_path, const char *
                           "outside any trained range", model_path, tsv_path, isnan(loss) ? "NaN" : "infinite");
 }
 
-/* Teacher-forced loss of the references, per target token; and the <unk> coverage. An
- * ensemble's (opt's more_models) is the loss of the members' mean probability, by
- * forced decoding (pairscore.h). */
-static double reference_loss(ModelFile *mf, const TranslateOptions *opt, const TsvCorpus *tsv, long *tokens,
+/* The reference loss's batches: batch b is examples [b * EVAL_BATCH, ...), its summed
+ * loss in loss[b] and its target tokens in tokens[b]. A single model's batch has a run
+ * state of its own (the workers' are for decoding), made and freed per batch; an
+ * ensemble's (opt->ensemble) is the loss of the members' mean probability, by forced
+ * decoding on a borrowed worker (pairscore.h). */
+typedef struct {
+    Workers *w;
+    const TranslateOptions *opt;
+    ModelFile *mf;
+    const Example *ex;
+    int n;
+    double *loss;
+    long *tokens;
+} LossBatches;
+
+static void batch_loss(void *ctx, int b)
+{
+    LossBatches *l = ctx;
+    int start = b * EVAL_BATCH, n = l->n - start < EVAL_BATCH ? l->n - start : EVAL_BATCH, idx[EVAL_BATCH];
+    if (l->opt->ensemble && workers_models(l->w) > 1) {
+        Worker *k = workers_borrow(l->w);
+        l->loss[b] = pairscore_examples(k, l->opt, l->ex + start, n, &l->tokens[b]);
+        workers_return(l->w, k);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        idx[i] = start + i;
+    RunState rs = {0};
+    Batch batch = {0};
+    batch_fill(&batch, l->ex, idx, n);
+    runstate_ensure(&rs, &l->mf->model.dims, RUN_SCORE, n, batch.S, batch.T);
+    l->loss[b] = model_forward(&l->mf->model, &rs, &batch, 0);
+    l->tokens[b] = batch.n_tokens;
+    runstate_free(&rs);
+    batch_free(&batch);
+}
+
+/* Teacher-forced loss of the references, per target token (an ensemble's: that of the
+ * members' mean probability); and the <unk> coverage. */
+static double reference_loss(Workers *w, const TranslateOptions *opt, const TsvCorpus *tsv, long *tokens,
                              EvalResult *res)
 {
+    ModelFile *mf = workers_model(w, 0);
     PairTokens pairs;
     corpus_tokenize(tsv, &mf->text, TRANSLATE_MAX_SOURCE, &pairs);
     corpus_segment(&pairs, &mf->seg);
@@ -62,36 +99,27 @@ static double reference_loss(ModelFile *mf, const TranslateOptions *opt, const T
         res->unk_tokens[k] = count[k][3] ? (double)count[k][2] / count[k][3] : 0;
     }
     Example *ex = corpus_encode(&pairs, NULL, pairs.n, &mf->src_vocab, &mf->tgt_vocab);
-    if (opt->n_more > 0) {
-        double sum = pairscore_examples(mf, opt, ex, pairs.n, tokens);
-        examples_free(ex, pairs.n);
-        pair_tokens_free(&pairs);
-        return *tokens ? sum / *tokens : NAN;
-    }
-    RunState rs = {0};
-    Batch batch = {0};
-    int idx[EVAL_BATCH];
+    int batches = (pairs.n + EVAL_BATCH - 1) / EVAL_BATCH;
+    LossBatches l = {w, opt, mf, ex, pairs.n, xcalloc(batches ? batches : 1, sizeof(double)),
+                     xcalloc(batches ? batches : 1, sizeof(long))};
+    threadpool_for(workers_threads(w), batches, batch_loss, &l);
     double total = 0;
     *tokens = 0;
-    for (int start = 0; start < pairs.n; start += EVAL_BATCH) {
-        int n = pairs.n - start < EVAL_BATCH ? pairs.n - start : EVAL_BATCH;
-        for (int i = 0; i < n; i++)
-            idx[i] = start + i;
-        batch_fill(&batch, ex, idx, n);
-        runstate_ensure(&rs, &mf->model.dims, RUN_SCORE, n, batch.S, batch.T);
-        total += model_forward(&mf->model, &rs, &batch, 0);
-        *tokens += batch.n_tokens;
+    for (int b = 0; b < batches; b++) {  /* in batch order: the same sum for any number of workers */
+        total += l.loss[b];
+        *tokens += l.tokens[b];
     }
+    free(l.loss);
+    free(l.tokens);
     examples_free(ex, pairs.n);
     pair_tokens_free(&pairs);
-    runstate_free(&rs);
-    batch_free(&batch);
     return *tokens ? total / *tokens : NAN;
 }
 
-int eval_run(ModelFile *mf, const char *model_path, const char *tsv_path, const TranslateOptions *opt,
+int eval_run(Workers *w, const char *model_path, const char *tsv_path, const TranslateOptions *opt,
              const EvalScoring *scoring, EvalResult *res, Error *err)
 {
+    ModelFile *mf = workers_model(w, 0);
     TsvCorpus tsv;
     if (tsv_read_pairs(tsv_path, &opt->lines, &tsv, err)) return -1;
     char note[ERROR_LEN];
@@ -122,7 +150,7 @@ int eval_run(ModelFile *mf, const char *model_path, const char *tsv_path, const 
                         "references are scored as written (case:mixed); -lc compares lowercased text\n");
 
     /* The loss first: a model whose loss is not a number is not worth translating with. */
-    res->loss = reference_loss(mf, opt, &tsv, &res->target_tokens, res);
+    res->loss = reference_loss(w, opt, &tsv, &res->target_tokens, res);
     res->perplexity = exp(res->loss);
     if (!isfinite(res->perplexity)) {
         int status = eval_loss_problem(model_path, tsv_path, "per target token", res->loss, err);
@@ -133,23 +161,21 @@ int eval_run(ModelFile *mf, const char *model_path, const char *tsv_path, const 
     BleuStats bleu = {0};
     ChrfStats chrf;
     memset(&chrf, 0, sizeof chrf);
-    RunState rs = {0};
-    char *src[EVAL_BATCH], *hyp[EVAL_BATCH];
-    for (int start = 0; start < tsv.n; start += EVAL_BATCH) {
-        int n = tsv.n - start < EVAL_BATCH ? tsv.n - start : EVAL_BATCH;
-        for (int i = 0; i < n; i++)
-            src[i] = tsv.pairs[start + i].src;
-        translate_lines(mf, &rs, src, n, opt, hyp, NULL);
-        for (int i = 0; i < n; i++) {
-            /* A reference segmented as the training data ("low@@ er") as a sentence. */
-            char *ref = segmenter_reference(&mf->seg, tsv.pairs[start + i].tgt);
-            bleu_stats_add(&bleu, hyp[i], ref, &res->metric);
-            chrf_stats_add(&chrf, hyp[i], ref, &res->metric);
-            free(ref);
-            free(hyp[i]);
-        }
+    /* Every line translated first (the batches spread over the workers), then scored in order. */
+    char **src = xmalloc(sizeof(char *) * tsv.n), **hyp = xmalloc(sizeof(char *) * tsv.n);
+    for (int i = 0; i < tsv.n; i++)
+        src[i] = tsv.pairs[i].src;
+    workers_translate_lines(w, src, tsv.n, EVAL_BATCH, opt, hyp, NULL);
+    for (int i = 0; i < tsv.n; i++) {
+        /* A reference segmented as the training data ("low@@ er") as a sentence. */
+        char *ref = segmenter_reference(&mf->seg, tsv.pairs[i].tgt);
+        bleu_stats_add(&bleu, hyp[i], ref, &res->metric);
+        chrf_stats_add(&chrf, hyp[i], ref, &res->metric);
+        free(ref);
+        free(hyp[i]);
     }
-    runstate_free(&rs);
+    free(src);
+    free(hyp);
     BleuScore b = bleu_compute(&bleu);
     res->bleu = b.score;
     memcpy(res->bleu_precisions, b.precisions, sizeof b.precisions);

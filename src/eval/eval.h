@@ -12,8 +12,9 @@
  * vocabularies cover: the share of words that map to <unk> (under bpe/char: that have
  * a piece that does) on each side, and the share of the model's tokens that are <unk>.
  *
- * An ensemble (opt's more_models, nmt eval --models A B ...) translates as nmt translate
- * --models does, and its loss is that of the members' mean probability (pairscore.h).
+ * An ensemble (opt->ensemble over the workers' models, nmt eval --models A B ...)
+ * translates as nmt translate --models does, and its loss is that of the members' mean
+ * probability (pairscore.h).
  * Scores of each pair instead (--per-line): pairscore.h.
  */
 #ifndef EVAL_H
@@ -23,7 +24,7 @@
 
 #include "eval/bleu.h"      /* defines: MetricOptions */
 #include "files/modelfile.h" /* defines: ModelFile */
-#include "decode/translate.h" /* defines: TranslateOptions */
+#include "decode/translate.h" /* defines: TranslateOptions, Workers */
 
 typedef struct {
     double bleu, bleu_precisions[4], bleu_bp, bleu_ratio, hyp_len, ref_len;
@@ -42,13 +43,15 @@ typedef struct {
     int tokenize_given;
 } EvalScoring;
 
-/* opt chooses the decoder (greedy or beam), as for nmt translate, and the longest line
+/* The workers' model 0 on tsv_path, the batches of the loss and of the translations
+ * spread over the workers (the same figures for any number of them). opt chooses the
+ * decoder (greedy or beam), as for nmt translate, and the longest line
  * of tsv_path (opt->lines: a longer one is an error naming it). Notes on stderr when
  * the tokeniser was guessed to be other than 13a, and when the model writes lowercase
  * but the comparison keeps case. -1 with err naming model_path (as messages call the
  * model) when the loss or its perplexity is not finite (eval_loss_problem), before any
  * translating: no figure is a NaN or an infinity. */
-int eval_run(ModelFile *mf, const char *model_path, const char *tsv_path, const TranslateOptions *opt,
+int eval_run(Workers *w, const char *model_path, const char *tsv_path, const TranslateOptions *opt,
              const EvalScoring *scoring, EvalResult *res, Error *err);
 /* The error for a loss (per what: "per target token") whose perplexity e^loss is not
  * finite: the loss NaN or infinite, or too large. Returns -1. nmt eval of a classifier

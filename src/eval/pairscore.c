@@ -12,29 +12,33 @@
 
 #define PAIRSCORE_BATCH 64
 
-/* Forced decoding of n pairs (src[i], tgt[i] ids) through the models: out[i]. */
-static void force_pairs(ModelFile *mf, RunState *rs, const TranslateOptions *opt, int *const *src, const int *src_len,
-                        int *const *tgt, const int *tgt_len, int n, Hypothesis *out)
+/* Forced decoding of n pairs (src[i], tgt[i] ids) through the models opt chooses on
+ * worker k: out[i]. */
+static void force_pairs(Worker *k, const TranslateOptions *opt, int *const *src, const int *src_len, int *const *tgt,
+                        const int *tgt_len, int n, Hypothesis *out)
 {
-    Model **models;
+    ModelFile **files;
     RunState **states;
     int nm, *limit = xmalloc(sizeof(int) * n);
     for (int i = 0; i < n; i++)
         limit[i] = tgt_len[i] + 1;
-    translate_models(mf, rs, opt, &models, &states, &nm);
+    translate_models(k, opt, &files, &states, &nm);
+    Model **models = xmalloc(sizeof(Model *) * nm);
+    for (int e = 0; e < nm; e++)
+        models[e] = &files[e]->model;
     Batch batch = {0};
     batch_fill_source(&batch, src, src_len, n);
     SearchSpec spec = {.limit = limit, .want_scores = 1, .prefix = tgt, .prefix_len = tgt_len, .force_end = 1};
     decode_search(models, states, nm, &batch, &spec, out, NULL);
     batch_free(&batch);
     free(models);
+    free(files);
     free(states);
     free(limit);
 }
 
-double pairscore_examples(ModelFile *mf, const TranslateOptions *opt, const Example *ex, int n, long *units)
+double pairscore_examples(Worker *k, const TranslateOptions *opt, const Example *ex, int n, long *units)
 {
-    RunState rs = {0};
     int *src[PAIRSCORE_BATCH], *tgt[PAIRSCORE_BATCH], src_len[PAIRSCORE_BATCH], tgt_len[PAIRSCORE_BATCH];
     Hypothesis h[PAIRSCORE_BATCH];
     double total = 0;
@@ -47,14 +51,13 @@ double pairscore_examples(ModelFile *mf, const TranslateOptions *opt, const Exam
             tgt[i] = ex[start + i].tgt;
             tgt_len[i] = ex[start + i].tgt_len;
         }
-        force_pairs(mf, &rs, opt, src, src_len, tgt, tgt_len, m, h);
+        force_pairs(k, opt, src, src_len, tgt, tgt_len, m, h);
         for (int i = 0; i < m; i++) {
             total -= h[i].logprob;
             *units += tgt_len[i] + 1;
             hypothesis_free(&h[i]);
         }
     }
-    runstate_free(&rs);
     return total;
 }
 
@@ -83,9 +86,10 @@ static void dropped_why(const ModelFile *mf, const TsvPair *pair, char *why, siz
 }
 
 /* Scores the batch's pairs and writes one line per line. */
-static int score_lines(ModelFile *mf, RunState *rs, const TranslateOptions *opt, Lines *b, const char *path,
-                       int word_scores, FILE *out)
+static int score_lines(Worker *k, const TranslateOptions *opt, Lines *b, const char *path, int word_scores,
+                       FILE *out)
 {
+    ModelFile *mf = worker_model(k, opt->ensemble ? 0 : opt->model);
     PairTokens pairs;
     corpus_tokenize(&b->tsv, &mf->text, TRANSLATE_MAX_SOURCE, &pairs);
     corpus_segment(&pairs, &mf->seg);
@@ -101,7 +105,7 @@ static int score_lines(ModelFile *mf, RunState *rs, const TranslateOptions *opt,
         tgt_len[i] = pairs.tgt[i].n;
         scored[pairs.index[i]] = i;
     }
-    if (pairs.n > 0) force_pairs(mf, rs, opt, src, src_len, tgt, tgt_len, pairs.n, h);
+    if (pairs.n > 0) force_pairs(k, opt, src, src_len, tgt, tgt_len, pairs.n, h);
     for (int l = 0; l < b->n; l++) {
         int p = b->pair[l], row = p >= 0 ? scored[p] : -1;
         char dropped[128];
@@ -152,7 +156,7 @@ static void add_line(Lines *b, char *line, size_t len, long number)
     tsv_free(&one);
 }
 
-int pairscore_file(ModelFile *mf, const TranslateOptions *opt, const char *tsv_path, int word_scores, FILE *out,
+int pairscore_file(Workers *w, const TranslateOptions *opt, const char *tsv_path, int word_scores, FILE *out,
                    Error *err)
 {
     FILE *f = fopen(tsv_path, "rb");
@@ -160,7 +164,7 @@ int pairscore_file(ModelFile *mf, const TranslateOptions *opt, const char *tsv_p
     LineReader r;
     line_reader_init(&r, f, &opt->lines);
     Lines *b = xcalloc(1, sizeof(Lines));
-    RunState rs = {0};
+    Worker *k = workers_borrow(w);
     char *buf = NULL;
     size_t cap = 0;
     int status = 0;
@@ -173,15 +177,15 @@ int pairscore_file(ModelFile *mf, const TranslateOptions *opt, const char *tsv_p
         size_t n = (size_t)len;
         if (n > 0 && buf[n - 1] == '\n') n--;  /* tsv_parse takes a CR before it off */
         add_line(b, buf, n, r.number);
-        if (b->n == PAIRSCORE_BATCH && score_lines(mf, &rs, opt, b, tsv_path, word_scores, out)) break;
+        if (b->n == PAIRSCORE_BATCH && score_lines(k, opt, b, tsv_path, word_scores, out)) break;
     }
-    if (status == 0 && b->n > 0) score_lines(mf, &rs, opt, b, tsv_path, word_scores, out);
+    if (status == 0 && b->n > 0) score_lines(k, opt, b, tsv_path, word_scores, out);
     if (status == 0 && (ferror(out) || fflush(out) != 0)) status = error_set(err, "writing the scores: %s",
                                                                              strerror(errno));
     tsv_free(&b->tsv);
     free(b);
     free(buf);
-    runstate_free(&rs);
+    workers_return(w, k);
     line_reader_free(&r);
     fclose(f);
     return status;

@@ -24,16 +24,17 @@
 
 #include "data/batch.h"       /* defines: Example */
 #include "decode/translate.h" /* defines: TranslateOptions */
-#include "files/modelfile.h"  /* defines: ModelFile */
+#include "decode/workers.h"   /* defines: Workers, Worker */
 
 /* Scores every line of tsv_path (its lines at most opt->lines long: a longer one is an
- * error naming it) with mf and opt's ensemble members, to out. 0, or -1 with err (the
- * file cannot be read, a line too long, out cannot be written). */
-int pairscore_file(ModelFile *mf, const TranslateOptions *opt, const char *tsv_path, int word_scores, FILE *out,
+ * error naming it) with the workers' models opt chooses (opt->model, or opt->ensemble
+ * all of them; translate.h), on one worker borrowed for the file, to out. 0, or -1 with
+ * err (the file cannot be read, a line too long, out cannot be written). */
+int pairscore_file(Workers *w, const TranslateOptions *opt, const char *tsv_path, int word_scores, FILE *out,
                    Error *err);
 
 /* The summed negative log-probability of examples ex[0..n) (ids, as corpus_encode
- * gives them) under mf and opt's ensemble members, by forced decoding; *units gets the
- * units it is over (<eos> included). */
-double pairscore_examples(ModelFile *mf, const TranslateOptions *opt, const Example *ex, int n, long *units);
+ * gives them) under the models opt chooses on worker k, by forced decoding; *units gets
+ * the units it is over (<eos> included). */
+double pairscore_examples(Worker *k, const TranslateOptions *opt, const Example *ex, int n, long *units);
 #endif

@@ -80,6 +80,7 @@ static const KeySpec keys[] = {
     K("train", "clip_norm", KEY_DOUBLE, clip_norm, 0, 1e9, NULL),
     K("train", "seed", KEY_LONG, seed, 0, 9007199254740991.0, NULL),
     K("train", "threads", KEY_INT, threads, 0, 1024, NULL),
+    K("train", "workers", KEY_INT, workers, 0, CONFIG_MAX_WORKERS, NULL),
     K("train", "log_every", KEY_INT, log_every, 1, 1e9, NULL),
     K("train", "checkpoint_every", KEY_INT, checkpoint_every, 0, 1e9, NULL),
     K("train", "keep_checkpoints", KEY_INT, keep_checkpoints, 0, 1e6, NULL),
@@ -156,6 +157,7 @@ void config_defaults(Config *c)
     c->clip_norm = 5.0;
     c->seed = 1;
     c->threads = 2;
+    c->workers = 1;
     c->log_every = 100;
     c->checkpoint_every = 1000;
     c->keep_checkpoints = 3;

@@ -76,7 +76,10 @@
  *   train.learning_rate  0.001  Adam
  *   train.clip_norm      5.0    global gradient-norm clipping (0: off)
  *   train.seed           1      weights, split and shuffling
- *   train.threads        2      OpenBLAS threads (0: all cores)
+ *   train.threads        2      OpenBLAS threads (0: all cores), with one worker
+ *   train.workers        1      data-parallel workers: each computes its share of every
+ *                               batch on its own thread with one OpenBLAS thread
+ *                               (train/parallel.h); 0: one per core
  *   train.log_every      100    steps between log lines
  *   train.checkpoint_every 1000 steps between checkpoints (0: only at epoch ends)
  *   train.keep_checkpoints 3    OUTPUT_DIR/checkpoint-STEP.bin files kept, newest first
@@ -123,6 +126,8 @@
  * are checked against them too). */
 #define CONFIG_MAX_EPOCHS 1000000
 #define CONFIG_MAX_STEPS 1000000000000000L
+/* The most train.workers: decode/workers.h's WORKERS_MAX (OpenBLAS's buffers). */
+#define CONFIG_MAX_WORKERS 64
 
 /* config.c's table of keys has at most this many rows. */
 #define CONFIG_MAX_KEYS 96
@@ -159,7 +164,7 @@ typedef struct {
     long max_steps;
     double learning_rate, clip_norm;
     long seed;
-    int threads, log_every, checkpoint_every;
+    int threads, workers, log_every, checkpoint_every;
     /* training controls */
     double label_smoothing;
     char *lr_schedule;

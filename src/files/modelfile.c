@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,25 +17,40 @@
 
 /* ---------------------------------------------------------------- CRC-32 */
 
-/* The IEEE 802.3 polynomial (as zlib and PNG), table-driven. crc32_update chains:
- * crc32_update(crc32_update(0, a, n), b, m) is the CRC of a followed by b. */
+/* The IEEE 802.3 polynomial (as zlib and PNG), table-driven, eight bytes a step
+ * ("slicing by 8": table[k][b] is the CRC of byte b followed by k zero bytes), about
+ * five times the byte-at-a-time loop's speed: a checkpoint's CRC is computed while
+ * training waits. The bytes are read one by one, so any byte order gives the same CRC.
+ * crc32_update chains: crc32_update(crc32_update(0, a, n), b, m) is the CRC of a
+ * followed by b. */
+static uint32_t crc_table[8][256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        crc_table[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int k = 1; k < 8; k++)
+            crc_table[k][i] = crc_table[0][crc_table[k - 1][i] & 0xFF] ^ (crc_table[k - 1][i] >> 8);
+}
+
 static uint32_t crc32_update(uint32_t crc, const void *data, size_t n)
 {
-    static uint32_t table[256];
-    static int ready;
-    if (!ready) {
-        for (uint32_t i = 0; i < 256; i++) {
-            uint32_t c = i;
-            for (int k = 0; k < 8; k++)
-                c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-            table[i] = c;
-        }
-        ready = 1;
-    }
+    pthread_once(&crc_once, crc_init);
     const unsigned char *p = data;
     uint32_t c = crc ^ 0xFFFFFFFFu;
-    for (size_t i = 0; i < n; i++)
-        c = table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
+    for (; n >= 8; n -= 8, p += 8) {
+        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+        c = crc_table[7][lo & 0xFF] ^ crc_table[6][(lo >> 8) & 0xFF] ^ crc_table[5][(lo >> 16) & 0xFF] ^
+            crc_table[4][lo >> 24] ^ crc_table[3][p[4]] ^ crc_table[2][p[5]] ^ crc_table[1][p[6]] ^ crc_table[0][p[7]];
+    }
+    for (; n > 0; n--, p++)
+        c = crc_table[0][(c ^ *p) & 0xFF] ^ (c >> 8);
     return c ^ 0xFFFFFFFFu;
 }
 

@@ -58,6 +58,7 @@ static const Field fields[] = {
     /* Added after the first files were written: a payload with only the fields above
      * (FIRST_FIELDS) is read with the defaults of trainstate_decode. */
     F(ranks, F_INT, 1, 1048576),
+    F(workers, F_INT, 1, 1024),
 };
 #undef F
 #undef R
@@ -126,7 +127,8 @@ int trainstate_decode(const unsigned char *payload, size_t len, const char *path
         return error_set(err, "%s: section TRST: %u fields, version %d has %d to %d", path, header[1],
                          TRAINSTATE_VERSION, FIRST_FIELDS, N_FIELDS);
     int n_fields = (int)header[1];
-    s->ranks = 1;  /* the default of a field an older file lacks: one process */
+    s->ranks = 1;  /* the defaults of the fields an older file lacks: one process, */
+    s->workers = 1;  /* one worker */
     size_t fixed = HEADER_BYTES + 8 * (size_t)n_fields + KERNEL_BYTES;
     if (len < fixed) return error_set(err, "%s: section TRST: %zu bytes, the fields alone need %zu", path, len, fixed);
 

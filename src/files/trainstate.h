@@ -12,8 +12,9 @@
  * train.deterministic, on another BLAS setup is refused rather than silently different.
  *
  * Payload (little-endian):
- *   u32 TRAINSTATE_VERSION, u32 field count (33; the first version-1 files have 32,
- *   without ranks, and read as one rank)
+ *   u32 TRAINSTATE_VERSION, u32 field count (34; the first version-1 files have 32,
+ *   without ranks, and read as one rank; later ones 33, without workers, and read as
+ *   one worker)
  *   the fields below in trainstate.c's table order, 8 bytes each: i64 for integers,
  *   u64 for random states and fingerprints, IEEE f64 for reals (+-inf where allowed)
  *   32 bytes: the OpenBLAS kernel name, NUL-padded
@@ -68,6 +69,8 @@ typedef struct {
     int threads;           /* OpenBLAS threads (per rank) */
     int ranks;             /* processes of a data-parallel job (dist.h); 1 in files from
                               before the field existed */
+    int workers;           /* data-parallel workers in each (train/parallel.h); 1 in files
+                              from before the field existed */
     char blas_kernel[32];  /* OpenBLAS kernel name, NUL-terminated */
 } TrainState;
 

@@ -42,9 +42,9 @@ const char *blas_kernel_name(void) { return openblas_get_corename(); }
 #define BLAS_BUFFER_MB 128
 #define NMT_BASE_MB 64
 
-int blas_check_memory_limit(int products, Error *err)
+int blas_check_memory_limit(int callers, Error *err)
 {
-    int threads = openblas_get_num_threads(), buffers = products ? threads : threads - 1;
+    int threads = openblas_get_num_threads(), buffers = threads - 1 + callers;
     if (buffers < 1) return 0;  /* no worker threads and no products: OpenBLAS allocates nothing */
     struct { int resource; char flag; const char *name; } limits[2] = {
         {RLIMIT_AS, 'v', "address-space"}, {RLIMIT_DATA, 'd', "data"}};
@@ -54,17 +54,23 @@ int blas_check_memory_limit(int products, Error *err)
         if (getrlimit(limits[k].resource, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) continue;
         double have_mb = (double)rl.rlim_cur / (1 << 20);
         if (have_mb >= need_mb) continue;
-        double one_mb = (products ? BLAS_BUFFER_MB : 0) + NMT_BASE_MB;  /* with OPENBLAS_NUM_THREADS=1 */
-        char which[64];
-        if (products) snprintf(which, sizeof which, "one for each of its %d thread%s", threads, threads == 1 ? "" : "s");
-        else snprintf(which, sizeof which, "one for each worker thread, %d of its %d", buffers, threads);
+        double one_mb = (double)callers * BLAS_BUFFER_MB + NMT_BASE_MB;  /* with OPENBLAS_NUM_THREADS=1 */
+        char which[96];
+        if (callers > 1)
+            snprintf(which, sizeof which, "one for each of its %d worker thread%s and each of the %d workers",
+                     threads - 1, threads == 2 ? "" : "s", callers);
+        else if (callers == 1)
+            snprintf(which, sizeof which, "one for each of its %d thread%s", threads, threads == 1 ? "" : "s");
+        else
+            snprintf(which, sizeof which, "one for each worker thread, %d of its %d", buffers, threads);
         return error_set(err, "the %s limit, ulimit -%c %llu (%.0f MB), is below what OpenBLAS needs here: %d "
                               "buffer%s of %d MB (%s), %.0f MB with nmt's own; Debian's OpenBLAS 0.3.21 then waits "
                               "for memory forever instead of failing. Raise it to ulimit -%c %llu or more, or run with "
-                              "OPENBLAS_NUM_THREADS=1 (ulimit -%c %llu or more)",
+                              "OPENBLAS_NUM_THREADS=1%s (ulimit -%c %llu or more)",
                          limits[k].name, limits[k].flag, (unsigned long long)(rl.rlim_cur / 1024), have_mb, buffers,
                          buffers == 1 ? "" : "s", BLAS_BUFFER_MB, which, need_mb, limits[k].flag,
-                         (unsigned long long)(need_mb * 1024), limits[k].flag, (unsigned long long)(one_mb * 1024));
+                         (unsigned long long)(need_mb * 1024), callers > 1 ? " and fewer workers" : "", limits[k].flag,
+                         (unsigned long long)(one_mb * 1024));
     }
     return 0;
 }

@@ -36,9 +36,11 @@ int blas_thread_count(void);
 const char *blas_kernel_name(void);
 /* 0, or -1 with err naming the limit (ulimit -v or -d), what OpenBLAS's threads need
  * (a 128 MB buffer each, and 64 MB for nmt itself) and the two ways out, when the limit
- * is below that: OpenBLAS would hang (see above). products: whether the command
- * computes matrix products in its own thread (train, translate, eval, classify) and so
- * needs a buffer of its own too. The caller must then leave with _exit: exit would
- * wait forever for a worker thread stuck in its allocation. */
-int blas_check_memory_limit(int products, Error *err);
+ * is below that: OpenBLAS would hang (see above). callers: the threads of nmt's own that
+ * compute matrix products, each needing a buffer of its own too: 0 for a command without
+ * products, 1 for one that computes them in its own thread (train, translate, eval,
+ * classify), N for N workers (decode/workers.h, train.workers). When it fails at the
+ * start of main, the caller must leave with _exit: exit would wait forever for a worker
+ * thread stuck in its allocation. */
+int blas_check_memory_limit(int callers, Error *err);
 #endif

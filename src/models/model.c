@@ -118,6 +118,22 @@ static void params_point(Params *p, float *mem, const ModelDims *d)
     if (d->share_src_emb) p->src_emb = p->tgt_emb;
 }
 
+void model_view(Model *view, const Model *m)
+{
+    view->dims = m->dims;
+    view->n_params = m->n_params;
+    view->param_mem = m->param_mem;
+    view->params = m->params;
+    view->grad_mem = xcalloc(m->n_params + MODEL_GRAD_SPARE, sizeof(float));
+    params_point(&view->grads, view->grad_mem, &view->dims);
+}
+
+void model_free_view(Model *view)
+{
+    free(view->grad_mem);
+    memset(view, 0, sizeof *view);
+}
+
 void model_alloc(Model *m, const ModelDims *d)
 {
     m->dims = *d;
@@ -207,6 +223,16 @@ void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int 
     rs->attn_layer = attn_layer;
     rs->class_weight = class_weight;
     rs->rng = rng;
+}
+
+void runstate_copy_options(RunState *to, const RunState *from)
+{
+    to->dropout = from->dropout;
+    to->label_smoothing = from->label_smoothing;
+    to->sample_prob = from->sample_prob;
+    to->loss_tokens = from->loss_tokens;
+    to->class_weight = from->class_weight;
+    to->attn_layer = from->attn_layer;
 }
 
 const float *model_memory(const Model *m, const RunState *rs)

@@ -242,6 +242,12 @@ void model_init_weights(Model *m, uint64_t seed);
 int model_grow_from(Model *to, const Model *from, char *why, size_t len);
 void model_zero_grad(Model *m);
 void model_free(Model *m);
+/* view becomes m's dimensions and weights (shared: m's, not copied) with gradients of
+ * its own (zeroed, n_params + MODEL_GRAD_SPARE floats): a data-parallel worker's model
+ * (train/parallel.h), whose backward pass adds into its own gradients while the others
+ * add into theirs. model_free_view frees only what the view owns; m must outlive it. */
+void model_view(Model *view, const Model *m);
+void model_free_view(Model *view);
 
 /* ---------------------------------------------------------------- activations */
 
@@ -347,6 +353,11 @@ void runstate_free(RunState *rs);
  * was allocated with. */
 void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int S, int T);
 
+/* to takes from's training options (dropout, label smoothing, sample_prob, loss_tokens,
+ * class weights, attn_layer), not its random stream: a data-parallel worker's run state
+ * computing its part of a step (train/parallel.h). */
+void runstate_copy_options(RunState *to, const RunState *from);
+
 /* The recurrent encoder's memory h_1..h_S (S, B, H) in rs, after a forward pass of a
  * model with that encoder (the recurrent family, the classifier): rs->memory. */
 const float *model_memory(const Model *m, const RunState *rs);
@@ -383,7 +394,7 @@ typedef struct {
 } ModelSection;
 
 /* What `nmt info --json` says of a model's architecture, one fact at a time, in order
- * (cli/info.c writes them as JSON members). */
+ * (files/info.c writes them as JSON members). */
 typedef struct {
     void *ctx;
     void (*text)(void *ctx, const char *key, const char *value);

@@ -20,10 +20,11 @@ void ranks_init(Ranks *r)
     r->size = dist_size();
 }
 
-void ranks_shard(const Ranks *r, int n, int *lo, int *hi)
+void ranks_shard(const Ranks *r, int workers, int w, int n, int *lo, int *hi)
 {
-    *lo = (int)((long)n * r->rank / r->size);
-    *hi = (int)((long)n * (r->rank + 1) / r->size);
+    long g = (long)r->rank * workers + w, shards = (long)r->size * workers;
+    *lo = (int)((long)n * g / shards);
+    *hi = (int)((long)n * (g + 1) / shards);
 }
 
 /* splitmix64's finaliser: every input bit moves every output bit. */
@@ -34,10 +35,10 @@ static uint64_t mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
-void ranks_step_stream(const Ranks *r, Rng *rng, long seed, long step)
+void ranks_shard_stream(Rng *rng, long seed, int shard, long step)
 {
-    if (r->rank == 0) return;
-    uint64_t stream = mix64(mix64((uint64_t)seed ^ 0x64726f706f7574ull) ^ (uint64_t)r->rank);
+    if (shard == 0) return;
+    uint64_t stream = mix64(mix64((uint64_t)seed ^ 0x64726f706f7574ull) ^ (uint64_t)shard);
     rng_seed(rng, mix64(stream ^ (uint64_t)step));
 }
 

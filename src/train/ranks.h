@@ -32,16 +32,22 @@ typedef struct {
 
 void ranks_init(Ranks *r);
 
-/* This rank's slice [*lo, *hi) of a batch of n examples: [n r / N, n (r+1) / N). */
-void ranks_shard(const Ranks *r, int n, int *lo, int *hi);
+/* The shards of a batch: each rank's contiguous share of it, split again among the
+ * rank's `workers` data-parallel workers (train/parallel.h): shard g = rank * workers + w
+ * of size * workers is [n g / G, n (g+1) / G), G = size * workers. Worker w of this
+ * rank gets [*lo, *hi); with one worker, the rank's whole share, as before workers. */
+void ranks_shard(const Ranks *r, int workers, int w, int n, int *lo, int *hi);
 
-/* Dropout masks and scheduled-sampling draws: rank 0 draws from the run's stream
- * (RunState.rng, which checkpoints keep), so that one rank is exactly the single
- * process. Rank r > 0 draws step s's from a stream seeded by (train.seed, r, s): its own,
- * and the same again after a resume without being kept anywhere. So with dropout or
- * sampling N ranks follow the single process's trajectory in distribution, not bit for
- * bit. Reseeds rng for step `step` on ranks > 0; leaves it alone on rank 0. */
-void ranks_step_stream(const Ranks *r, Rng *rng, long seed, long step);
+/* Dropout masks and scheduled-sampling draws: shard 0 (rank 0's first worker) draws
+ * from the run's stream (RunState.rng, which checkpoints keep), so that one rank with one
+ * worker is exactly the single process. Shard g > 0 draws step s's from a stream seeded
+ * by (train.seed, g, s): its own, and the same again after a resume without being kept
+ * anywhere. So with dropout or sampling, N shards follow the single process's
+ * trajectory in distribution, not bit for bit, and a given rank and worker count is
+ * bit-identical run after run. Reseeds rng for step `step` for g > 0; leaves it alone
+ * for g = 0. (With one worker per rank, g is the rank: the streams ranks had before
+ * workers.) */
+void ranks_shard_stream(Rng *rng, long seed, int shard, long step);
 
 /* Sums the ranks' gradients (m->grad_mem), loss shares and stop requests in one
  * collective over one buffer (the gradients and MODEL_GRAD_SPARE floats after them).

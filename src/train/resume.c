@@ -11,11 +11,11 @@
 
 /* The keys a resumed run may change: they decide where and how often things are
  * written, or (data paths) are checked by the data's fingerprint instead, or
- * (threads) are train.deterministic's to decide, or (the limits) only say when to stop,
+ * (threads, workers) are train.deterministic's to decide, or (the limits) only say when to stop,
  * or (the line limit) whether the data is read at all, never what is read from it.
  * Every other key shapes the updates. */
 static const char *const free_keys[] = {"data.train", "data.valid", "data.max_line_bytes", "train.threads",
-                                        "train.log_every", "train.checkpoint_every", "train.keep_checkpoints",
+                                        "train.workers", "train.log_every", "train.checkpoint_every", "train.keep_checkpoints",
                                         "train.deterministic", "train.max_nonfinite", "train.epochs",
                                         "train.max_steps", "output.dir", NULL};
 
@@ -169,7 +169,7 @@ int resume_check_data(const ModelFile *ck, const char *path, const ModelFile *mf
 }
 
 int resume_check_machine(const TrainState *s, const char *path, const Config *cfg, int ranks, int *threads,
-                         Console *con, Error *err)
+                         int *workers, Console *con, Error *err)
 {
     if (!cfg->deterministic) return 0;
     if (s->ranks != ranks)
@@ -186,6 +186,11 @@ int resume_check_machine(const TrainState *s, const char *path, const Config *cf
                          "gives %d)", s->threads, *threads);
         blas_set_threads(s->threads);
         *threads = blas_thread_count();
+    }
+    if (s->workers != *workers) {
+        console_say(con, "train.deterministic: %d worker%s, as the run started with (train.workers now gives %d)",
+                    s->workers, s->workers == 1 ? "" : "s", *workers);
+        *workers = s->workers;
     }
     return 0;
 }

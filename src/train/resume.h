@@ -57,12 +57,13 @@ int resume_check_data(const ModelFile *ck, const char *path, const ModelFile *mf
                       const Config *cfg, Error *err);
 
 /* train.deterministic: the resumed run computes on the thread count and kernel the run
- * started with, since OpenBLAS's sums depend on both, and on as many ranks, since the
- * shards (and so the order of the gradient sums) depend on that. A thread count can be
- * set here (*threads is updated, and con told); a rank count is mpirun's, so another one
- * is refused like another kernel. */
+ * started with, since OpenBLAS's sums depend on both, and on as many ranks and workers,
+ * since the shards (and so the order of the gradient sums, and the dropout streams)
+ * depend on that. A thread count and a worker count can be set here (*threads and
+ * *workers are updated, and con told); a rank count is mpirun's, so another one is
+ * refused like another kernel. */
 int resume_check_machine(const TrainState *s, const char *path, const Config *cfg, int ranks, int *threads,
-                         Console *con, Error *err);
+                         int *workers, Console *con, Error *err);
 
 /* Moves the checkpoint's model, optimizer, config text, step and epoch into mf (ck keeps
  * its vocabularies, segmenter and training state). The config text is the one the run

@@ -17,6 +17,7 @@
 #include "io/lines.h"      /* defines: LineLimit, lines_check_file */
 #include "files/modelfile.h"  /* defines: ModelFile, modelfile_write, modelfile_read */
 #include "io/outfile.h"    /* defines: OutFile, outfile_open, outfile_commit */
+#include "train/parallel.h"   /* defines: TrainWorkers, train_workers_* */
 #include "train/plot.h"       /* defines: plot_training */
 #include "train/ranks.h"      /* defines: Ranks, ranks_* */
 #include "train/resume.h"     /* defines: resume_find, resume_clear_finished, resume_check_*, resume_adopt */
@@ -40,7 +41,7 @@ typedef struct {
     ModelFile mf;          /* model, vocabularies, text options, optimizer */
     Dataset data;          /* training and validation examples */
     RunState rs;           /* training and validation loss (RUN_TRAIN) */
-    RunState decode_rs;    /* greedy decoding for validation BLEU (RUN_DECODE) */
+    Workers *decoders;     /* greedy decoding of run->mf for validation BLEU */
     Batch batch;
     LrSchedule schedule;
     /* Where training stands: the step, the epoch and the place in its example order
@@ -52,6 +53,8 @@ typedef struct {
     double epoch_clock;     /* now_seconds() when this process began its part of the epoch, */
     long epoch_first;       /* at this batch: its pace, for the progress line's ETA */
     int threads;            /* OpenBLAS threads */
+    int n_workers;          /* data-parallel workers in this process (train.workers) */
+    TrainWorkers *workers;  /* their states and threads (parallel.h) */
     int checkpoint_current; /* nothing has changed since the last checkpoint */
     char checkpoint[1024];  /* the path of the last checkpoint written or resumed from */
     double t_start;         /* now_seconds() at training time 0 */
@@ -132,9 +135,10 @@ typedef struct {
 } Step;
 
 /* One step on the batch of n examples at st.order[start]: forward and backward over
- * this rank's shard of it (the whole batch for one rank), the gradient added into the
- * model's as a part of the whole batch's mean loss; the sum over the ranks; then, if
- * the loss and the gradient are finite, the update (clipped, Adam). The gradients are
+ * this rank's shard of it (the whole batch for one rank), split among its workers
+ * (parallel.h), the gradient added into the model's as a part of the whole batch's mean
+ * loss; the sum over the ranks; then, if the loss and the gradient are finite, the
+ * update (clipped, Adam; the workers share out the norm and the update). The gradients are
  * zero when it starts and when it returns. Returns 1 if the update was made, 0 if it
  * was skipped because something was not finite, -1 if the ranks lost contact. */
 static int train_step(Run *run, int start, int n, double forcing, Step *s, Error *err)
@@ -154,28 +158,23 @@ static int train_step(Run *run, int start, int n, double forcing, Step *s, Error
     run->rs.label_smoothing = (float)cfg->label_smoothing;
     run->rs.sample_prob = 1.0f - (float)forcing;
     run->rs.loss_tokens = s->tokens;
-    ranks_step_stream(&run->ranks, &run->rs.rng, cfg->seed, run->st.step);
-    int lo, hi;
-    ranks_shard(&run->ranks, n, &lo, &hi);
-    double sum = 0;
-    if (hi > lo) {  /* a batch smaller than the job leaves some ranks nothing to add */
-        model_fill_batch(&run->mf.model, &run->batch, run->data.train, batch_order + lo, hi - lo);
-        sum = model_forward(m, &run->rs, &run->batch, 1);
-        model_backward(m, &run->rs, &run->batch);
-    }
+    /* This rank's share of the batch, split among its workers, their gradients summed. */
+    double sum = train_workers_gradients(run->workers, m, &run->rs, &run->batch, run->data.train, batch_order, n,
+                                         &run->ranks, cfg->seed, run->st.step);
     s->loss = sum / s->tokens;
     if (ranks_sum_step(&run->ranks, m, &s->loss, signals_pending(), &run->agreed_stop, run->st.step + 1,
                        run->checkpoint, err))
         return -1;
     /* From here on every rank holds the same gradient and loss, so the checks and the
      * update below come out alike everywhere. */
-    s->norm = grad_norm(m->grad_mem, m->n_params);
+    s->norm = train_workers_grad_norm(run->workers, m->grad_mem, m->n_params);
     if (!isfinite(s->loss) || !isfinite(s->norm)) {
         model_zero_grad(m);
         return 0;
     }
     run->mf.opt.lr = (float)lr_schedule_at(&run->schedule, run->st.step + 1);
-    adam_update(&run->mf.opt, m->param_mem, m->grad_mem, clip_scale(s->norm, cfg->clip_norm));  /* clears grads */
+    train_workers_adam(run->workers, &run->mf.opt, m->param_mem, m->grad_mem,
+                       clip_scale(s->norm, cfg->clip_norm));  /* clears grads */
     return 1;
 }
 
@@ -275,7 +274,8 @@ static int validation(Run *run, int at_epoch_end, int *stop, Error *err)
     double t0 = now_seconds();
     double accuracy = NAN;
     int classifier = model_classifies(&run->mf.model.dims);
-    double vloss = validate_loss(&run->mf.model, &run->rs, &run->batch, &run->data, cfg->batch_size, &accuracy);
+    double vloss = validate_loss(run->workers, &run->mf.model, &run->rs, &run->batch, &run->data, cfg->batch_size,
+                                 &accuracy);
     /* A loss that is not a number, or whose perplexity is not, is not a figure to log,
      * compare or keep a best.bin by: the run ends here, saying when. */
     if (!isfinite(exp(vloss))) {
@@ -289,7 +289,7 @@ static int validation(Run *run, int at_epoch_end, int *stop, Error *err)
                          run->checkpoint[0] ? "the last checkpoint: " : "no checkpoint was written", run->checkpoint);
     }
     int with_bleu = run->data.n_bleu > 0;
-    double bleu = with_bleu ? validate_bleu(&run->mf, &run->decode_rs, &run->data) : NAN;
+    double bleu = with_bleu ? validate_bleu(run->decoders, &run->data) : NAN;
     double seconds = now_seconds() - t0;
     int by_bleu = !strcmp(cfg->best_metric, "bleu"), by_accuracy = !strcmp(cfg->best_metric, "accuracy");
     double metric = by_bleu ? bleu : by_accuracy ? accuracy : vloss;
@@ -365,6 +365,7 @@ static void take_state(Run *run)
     s->valid_fingerprint = run->data.valid_fingerprint;
     s->threads = run->threads;
     s->ranks = run->ranks.size;
+    s->workers = run->n_workers;
     snprintf(s->blas_kernel, sizeof s->blas_kernel, "%s", blas_kernel_name());
 }
 
@@ -470,6 +471,13 @@ static int stop_in_epoch(Run *run, int *stop, Error *err)
     return save_checkpoint(run, err);
 }
 
+/* The most examples a worker's shard of a batch holds. */
+static int shard_room(const Run *run)
+{
+    long shards = (long)run->ranks.size * run->n_workers;
+    return (int)((run->cfg->batch_size + shards - 1) / shards);
+}
+
 /* Trains from where run stands (the start, or a restored checkpoint) to the end.
  * Returns 0 when training is over and model.bin written; -1 on an error; or, when
  * SIGINT or SIGTERM stopped it, that signal's number (a checkpoint written, err saying
@@ -479,7 +487,10 @@ static int train_loop(Run *run, Error *err)
     const Config *cfg = run->cfg;
     TrainState *st = &run->st;
     int bs = cfg->batch_size, stop = 0;
-    runstate_ensure(&run->rs, &run->mf.model.dims, RUN_TRAIN, bs, run->data.max_src, run->data.max_tgt + 1);
+    /* One worker computes the whole batch (its rank's share with MPI, as it always did:
+     * the room for a whole batch); several, each a shard of it. */
+    int room = run->n_workers > 1 ? shard_room(run) : bs;
+    runstate_ensure(&run->rs, &run->mf.model.dims, RUN_TRAIN, room, run->data.max_src, run->data.max_tgt + 1);
     /* The updates this run will make if nothing stops it early. */
     long planned = (long)((st->n_train + bs - 1) / bs) * cfg->epochs;
     if (cfg->max_steps > 0 && cfg->max_steps < planned) planned = cfg->max_steps;
@@ -563,12 +574,16 @@ static void say_model(Run *run)
         snprintf(what, sizeof what, "%s, %d layer%s%s, %s attention, embed %d, hidden %d", cfg->cell, cfg->layers,
                  cfg->layers > 1 ? "s" : "", cfg->bidirectional ? ", bidirectional" : "", cfg->attention, cfg->embed,
                  cfg->hidden);
-    console_say(&run->con, "model: %s, %ld parameters; OpenBLAS kernel %s, %d thread%s; output in %s", what,
-                run->mf.model.n_params, blas_kernel_name(), run->threads, run->threads == 1 ? "" : "s", cfg->dir);
+    /* How it computes: OpenBLAS's threads (one worker), or the workers. */
+    char how[96];
+    if (run->n_workers > 1) snprintf(how, sizeof how, "%d workers, one thread each", run->n_workers);
+    else snprintf(how, sizeof how, "%d thread%s", run->threads, run->threads == 1 ? "" : "s");
+    console_say(&run->con, "model: %s, %ld parameters; OpenBLAS kernel %s, %s; output in %s", what,
+                run->mf.model.n_params, blas_kernel_name(), how, cfg->dir);
     if (run->ranks.size > 1)
-        console_say(&run->con, "data-parallel over %d ranks (MPI): %d thread%s each; a batch of %d %s is %d to %d per "
-                               "rank; %ld bytes summed per step", run->ranks.size, run->threads,
-                    run->threads == 1 ? "" : "s", cfg->batch_size, strcmp(cfg->type, "classifier") ? "pairs" : "lines",
+        console_say(&run->con, "data-parallel over %d ranks (MPI): %s each; a batch of %d %s is %d to %d per rank; "
+                               "%ld bytes summed per step", run->ranks.size, how, cfg->batch_size,
+                    strcmp(cfg->type, "classifier") ? "pairs" : "lines",
                     cfg->batch_size / run->ranks.size, (cfg->batch_size + run->ranks.size - 1) / run->ranks.size,
                     (long)sizeof(float) * ranks_summed_floats(&run->mf.model));
 }
@@ -901,6 +916,8 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     run.dir.lock_fd = -1;
     blas_set_threads(cfg->threads);
     run.threads = blas_thread_count();
+    run.n_workers = cfg->workers > 0 ? cfg->workers : threadpool_cores();
+    if (run.n_workers > CONFIG_MAX_WORKERS) run.n_workers = CONFIG_MAX_WORKERS;
     run.mf.text.lowercase = cfg->lowercase;
     run.mf.text.nfkc = !strcmp(cfg->normalization, "nfkc");
     run.mf.text.whitespace_only = tokenizer_whitespace_only((TokenizerKind)tokenizer_kind(cfg->tokenizer));
@@ -941,8 +958,13 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
         goto done;
     }
     if (resuming && resume_check_machine(&ck.train_state, run.checkpoint, cfg, run.ranks.size, &run.threads,
-                                         &run.con, err))
+                                         &run.n_workers, &run.con, err))
         goto done;
+    /* Several workers compute their shards at once, each on one OpenBLAS thread. */
+    if (run.n_workers > 1) {
+        blas_set_threads(1);
+        run.threads = blas_thread_count();
+    }
     if (cfg->init_from && take_init_units(&run, resuming ? &ck : &init, err)) goto done;
     if (dataset_prepare(&run.data, &run.mf, cfg, !resuming && rank0 ? out_path(&run, "valid.tsv") : NULL, &run.con,
                         err))
@@ -957,6 +979,10 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
         run.rs.class_weight = run.class_weight = balanced_weights(&run.data, run.mf.tgt_vocab.size - VOCAB_SPECIALS);
     if (resuming ? start_resumed(&run, &ck, err) : start_fresh(&run, cfg->init_from ? &init : NULL, err)) goto done;
     say_validation_set(&run);
+    ModelFile *decoded[1] = {&run.mf};
+    run.workers = train_workers_new(run.n_workers, &run.mf.model, shard_room(&run), run.data.max_src,
+                                    run.data.max_tgt + 1, err);
+    if (!run.workers || !(run.decoders = workers_new(decoded, 1, run.n_workers, err))) goto done;
     SignalHandlers handlers;
     signals_catch(&handlers);
     status = train_loop(&run, err);
@@ -968,7 +994,8 @@ done:
     dataset_free(&run.data);
     free(run.st.order);
     runstate_free(&run.rs);
-    runstate_free(&run.decode_rs);
+    workers_free(run.decoders);
+    train_workers_free(run.workers);
     batch_free(&run.batch);
     free(run.class_weight);
     run.mf.has_optimizer = run.mf.opt.m != NULL;

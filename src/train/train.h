@@ -19,11 +19,12 @@
  * when no checkpoint-STEP.bin is left), exactly as the run would have gone on without
  * the interruption: the checkpoint's TrainState (trainstate.h) restores the position
  * in the epoch, its example order, the random streams, the schedule and the
- * best-validation bookkeeping, and with train.deterministic the OpenBLAS thread count;
+ * best-validation bookkeeping, and with train.deterministic the OpenBLAS thread count
+ * and the worker count;
  * the work done after the checkpoint is done again, and train.log is cut back to where
  * it stood at the checkpoint, followed by a "resume" event. The config must be the one the run started with, apart from
  * the keys that do not change the updates (train.log_every, checkpoint_every,
- * keep_checkpoints, threads, deterministic, max_nonfinite, output.dir and the data
+ * keep_checkpoints, threads, workers, deterministic, max_nonfinite, output.dir and the data
  * paths), and the data must tokenise to the same examples (compared by fingerprint);
  * anything else is an error naming both values. train.epochs and train.max_steps may
  * change too: a run that finished at a limit a resume raises goes on (one that stopped
@@ -54,11 +55,17 @@
  * stops all of them after the same step. With one rank all of this is the single
  * process, bit for bit. docs/distributed.md has the rest.
  *
+ * Workers (train.workers, parallel.h): each rank's share of a batch is split again
+ * among its workers, threads of the process that compute their parts at once and whose
+ * gradients are summed in a fixed order before the sum over the ranks; the batch and
+ * the update stay those of one worker, up to float rounding.
+ *
  * Where the parts are: dataset.h prepares the data, train.c's train_step is one update
  * (batch in, loss and gradients out, then clipping and Adam) and train_loop the loop
- * around it, validate.h the held-out measures, trainlog.h train.log's lines, resume.h
- * everything about going on from a checkpoint, ranks.h what the ranks of a job share,
- * signals.h the stop signals, console.h what is said on stderr.
+ * around it, parallel.h the workers that share a step out, validate.h the held-out
+ * measures, trainlog.h train.log's lines, resume.h everything about going on from a
+ * checkpoint, ranks.h what the ranks of a job share, signals.h the stop signals,
+ * console.h what is said on stderr.
  *
  * Validation, every train.validate_every steps and at each epoch end: the plain
  * (unsmoothed) loss per target token on the validation pairs, and corpus BLEU of the

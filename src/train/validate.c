@@ -3,24 +3,15 @@
 #include <stdlib.h>
 
 #include "eval/bleu.h"      /* defines: BleuStats, bleu_stats_add, bleu_compute */
-#include "decode/translate.h" /* defines: translate_lines, TranslateOptions */
+#include "decode/translate.h" /* defines: workers_translate_lines, TranslateOptions */
 
 /* Validation sentences translated together for BLEU, as `nmt eval` does. */
 #define VALID_DECODE_BATCH 64
 
-/* The first index of the largest of x[0..n-1]. */
-static int argmax(const float *x, int n)
-{
-    int best = 0;
-    for (int k = 1; k < n; k++)
-        if (x[k] > x[best]) best = k;
-    return best;
-}
-
-double validate_loss(Model *m, RunState *rs, Batch *batch, const Dataset *ds, int batch_size, double *accuracy)
+double validate_loss(TrainWorkers *t, Model *m, RunState *rs, Batch *batch, const Dataset *ds, int batch_size,
+                     double *accuracy)
 {
     long right = 0;
-    int C = model_classes(&m->dims);
     int *order = xmalloc(sizeof(int) * (ds->n_valid ? ds->n_valid : 1));
     for (int i = 0; i < ds->n_valid; i++)
         order[i] = i;
@@ -30,32 +21,26 @@ double validate_loss(Model *m, RunState *rs, Batch *batch, const Dataset *ds, in
     long tokens = 0;
     for (int start = 0; start < ds->n_valid; start += batch_size) {
         int n = ds->n_valid - start < batch_size ? ds->n_valid - start : batch_size;
-        model_fill_batch(m, batch, ds->valid, order + start, n);
-        runstate_ensure(rs, &m->dims, RUN_TRAIN, n, batch->S, batch->T);
-        rs->label_smoothing = 0;
-        total += model_forward(m, rs, batch, 0);
-        tokens += batch->n_tokens;
-        if (model_classifies(&m->dims))
-            for (int b = 0; b < n; b++)
-                right += argmax(rs->logits + (long)b * C, C) == batch->label[b];
+        long batch_tokens, batch_right;
+        total += train_workers_score(t, m, rs, batch, ds->valid, order + start, n, &batch_tokens, &batch_right);
+        tokens += batch_tokens;
+        right += batch_right;
     }
     if (accuracy) *accuracy = ds->n_valid ? (double)right / ds->n_valid : 0;
     free(order);
     return tokens ? total / tokens : 0;
 }
 
-double validate_bleu(ModelFile *mf, RunState *rs, const Dataset *ds)
+double validate_bleu(Workers *w, const Dataset *ds)
 {
     TranslateOptions topt = {0};  /* greedy, at most 2 x source length + 10 words */
     BleuStats stats = {0};
-    char *hyp[VALID_DECODE_BATCH];
-    for (int start = 0; start < ds->n_bleu; start += VALID_DECODE_BATCH) {
-        int n = ds->n_bleu - start < VALID_DECODE_BATCH ? ds->n_bleu - start : VALID_DECODE_BATCH;
-        translate_lines(mf, rs, ds->bleu_src + start, n, &topt, hyp, NULL);
-        for (int i = 0; i < n; i++) {
-            bleu_stats_add(&stats, hyp[i], ds->bleu_ref[start + i], &ds->bleu_metric);
-            free(hyp[i]);
-        }
+    char **hyp = xmalloc(sizeof(char *) * (ds->n_bleu ? ds->n_bleu : 1));
+    workers_translate_lines(w, ds->bleu_src, ds->n_bleu, VALID_DECODE_BATCH, &topt, hyp, NULL);
+    for (int i = 0; i < ds->n_bleu; i++) {
+        bleu_stats_add(&stats, hyp[i], ds->bleu_ref[i], &ds->bleu_metric);
+        free(hyp[i]);
     }
+    free(hyp);
     return bleu_compute(&stats).score;
 }

@@ -1,4 +1,5 @@
-/* info.h — `nmt info MODEL.bin`: what a model or checkpoint file holds.
+/* info.h — what a model or checkpoint file holds: `nmt info MODEL.bin`, and `nmt serve`'s
+ * GET /models.
  *
  * The file format version, whether it is a model or a resumable checkpoint, the
  * architecture (as its family describes it: ModelFamily.describe and .facts), vocabulary sizes, parameter count, text options,
@@ -17,7 +18,12 @@
 
 #include <stdio.h>
 
+#include <cjson/cJSON.h>
+
 #include "files/modelfile.h" /* defines: ModelFile */
 
 void info_print(const char *path, const ModelFile *mf, int json, FILE *out);
+/* What --json prints, as a cJSON object (the caller deletes it): `nmt serve`'s GET
+ * /models answers with it. Reads the train.log beside path, as info_print does. */
+cJSON *info_json(const char *path, const ModelFile *mf);
 #endif

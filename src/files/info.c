@@ -1,4 +1,4 @@
-#include "cli/info.h"
+#include "files/info.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -125,7 +125,7 @@ static cJSON *validation_json(const LogLine *l)
     return o;
 }
 
-static void print_json(const char *path, const ModelFile *mf, FILE *out)
+cJSON *info_json(const char *path, const ModelFile *mf)
 {
     const ModelDims *d = &mf->model.dims;
     cJSON *o = cJSON_CreateObject();
@@ -172,6 +172,12 @@ static void print_json(const char *path, const ModelFile *mf, FILE *out)
     }
     cJSON *cfg = cJSON_Parse(mf->config_json ? mf->config_json : "{}");
     cJSON_AddItemToObject(o, "config", cfg ? cfg : cJSON_CreateObject());
+    return o;
+}
+
+static void print_json(const char *path, const ModelFile *mf, FILE *out)
+{
+    cJSON *o = info_json(path, mf);
     char *text = cJSON_PrintUnformatted(o);
     fprintf(out, "%s\n", text);
     free(text);

@@ -1,0 +1,219 @@
+/* parallel.c — data-parallel workers inside one training process; see parallel.h. */
+#include "train/parallel.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/blas.h" /* defines: blas_check_memory_limit */
+
+/* The parameter vector is shared out in slices of this many floats (whole blocks of the
+ * norm's): small enough that a slice of every worker's gradients stays in cache while
+ * they are added up, many enough that the threads end together. */
+#define SLICE (4 * GRAD_NORM_BLOCK)
+
+/* Worker w >= 1's own: its model view (shared weights, its gradients), run state and
+ * batch; and what its part of the step came to. */
+typedef struct {
+    Model view;
+    RunState rs;
+    Batch batch;
+    double loss;
+    long tokens, right;
+} Worker;
+
+struct TrainWorkers {
+    int n;
+    ThreadPool *pool;     /* n - 1 threads: the caller is worker 0 */
+    Worker *w;            /* (n) w[0] holds only worker 0's figures */
+    float *block_sums;    /* the gradient norm's blocks */
+    long blocks;
+};
+
+TrainWorkers *train_workers_new(int workers, const Model *m, int shard_cap, int S, int T, Error *err)
+{
+    if (workers < 1) workers = 1;
+    if (workers > 1 && blas_check_memory_limit(workers, err)) return NULL;
+    TrainWorkers *t = xcalloc(1, sizeof *t);
+    t->n = workers;
+    t->w = xcalloc(workers, sizeof(Worker));
+    for (int w = 1; w < workers; w++) {
+        model_view(&t->w[w].view, m);
+        runstate_ensure(&t->w[w].rs, &m->dims, RUN_TRAIN, shard_cap, S, T);
+    }
+    t->blocks = (m->n_params + GRAD_NORM_BLOCK - 1) / GRAD_NORM_BLOCK;
+    t->block_sums = xmalloc(sizeof(float) * (t->blocks ? t->blocks : 1));
+    t->pool = workers > 1 ? threadpool_new(workers - 1) : NULL;
+    return t;
+}
+
+void train_workers_free(TrainWorkers *t)
+{
+    if (!t) return;
+    threadpool_free(t->pool);
+    for (int w = 1; w < t->n; w++) {
+        model_free_view(&t->w[w].view);
+        runstate_free(&t->w[w].rs);
+        batch_free(&t->w[w].batch);
+    }
+    free(t->w);
+    free(t->block_sums);
+    free(t);
+}
+
+int train_workers_count(const TrainWorkers *t) { return t->n; }
+
+/* ---------------------------------------------------------------- the passes */
+
+/* What every worker's pass of a step (or a scoring) reads. */
+typedef struct {
+    TrainWorkers *t;
+    Model *m;
+    RunState *rs;           /* worker 0's, whose options the others take */
+    Batch *batch;           /* worker 0's */
+    const Example *ex;
+    const int *idx;
+    int n;
+    const Ranks *ranks;     /* NULL: scoring, split among this process's workers only */
+    long seed, step;
+} Pass;
+
+static void worker_pass(void *ctx, int w)
+{
+    Pass *p = ctx;
+    Worker *k = &p->t->w[w];
+    Model *m = w ? &k->view : p->m;
+    RunState *rs = w ? &k->rs : p->rs;
+    Batch *batch = w ? &k->batch : p->batch;
+    int W = p->t->n, lo, hi, training = p->ranks != NULL;
+    if (w) runstate_copy_options(rs, p->rs);
+    if (training) {
+        ranks_shard(p->ranks, W, w, p->n, &lo, &hi);
+        ranks_shard_stream(&rs->rng, p->seed, p->ranks->rank * W + w, p->step);
+    } else {
+        lo = (int)((long)p->n * w / W);
+        hi = (int)((long)p->n * (w + 1) / W);
+    }
+    k->loss = 0;
+    k->tokens = k->right = 0;
+    if (hi <= lo) return;  /* a batch smaller than the shards leaves some nothing to do */
+    model_fill_batch(m, batch, p->ex, p->idx + lo, hi - lo);
+    if (!training) runstate_ensure(rs, &m->dims, RUN_TRAIN, hi - lo, batch->S, batch->T);
+    k->loss = model_forward(m, rs, batch, training);
+    if (training) model_backward(m, rs, batch);
+    k->tokens = batch->n_tokens;
+    if (!training && model_classifies(&m->dims)) {
+        int C = model_classes(&m->dims);
+        for (int b = 0; b < hi - lo; b++) {
+            const float *x = rs->logits + (long)b * C;
+            int best = 0;
+            for (int c = 1; c < C; c++)
+                if (x[c] > x[best]) best = c;
+            k->right += best == batch->label[b];
+        }
+    }
+}
+
+/* Slice s of the gradients: worker 0's (the model's) plus worker 1's, plus worker 2's,
+ * ..., in that order for every element; the others' zeroed for the next step. */
+typedef struct {
+    TrainWorkers *t;
+    float *sum;
+    long n;
+} GradSum;
+
+static void sum_slice(void *ctx, int s)
+{
+    GradSum *g = ctx;
+    long lo = (long)s * SLICE, hi = lo + SLICE < g->n ? lo + SLICE : g->n;
+    float *sum = g->sum;
+    for (int w = 1; w < g->t->n; w++) {
+        float *mine = g->t->w[w].view.grad_mem;
+#pragma omp simd
+        for (long i = lo; i < hi; i++) {
+            sum[i] += mine[i];
+            mine[i] = 0.0f;
+        }
+    }
+}
+
+double train_workers_gradients(TrainWorkers *t, Model *m, RunState *rs, Batch *batch, const Example *ex,
+                               const int *idx, int n, const Ranks *ranks, long seed, long step)
+{
+    Pass p = {t, m, rs, batch, ex, idx, n, ranks, seed, step};
+    threadpool_for(t->pool, t->n, worker_pass, &p);
+    double loss = 0;
+    for (int w = 0; w < t->n; w++)
+        loss += t->w[w].loss;
+    if (t->n > 1) {
+        GradSum g = {t, m->grad_mem, m->n_params};
+        threadpool_for(t->pool, (int)((m->n_params + SLICE - 1) / SLICE), sum_slice, &g);
+    }
+    return loss;
+}
+
+double train_workers_score(TrainWorkers *t, Model *m, RunState *rs, Batch *batch, const Example *ex,
+                           const int *idx, int n, long *tokens, long *right)
+{
+    /* Held-out loss is never smoothed. Set here, before the workers start: each of them
+     * copies rs's options, so worker 0 writing rs while they read would be a race. */
+    rs->label_smoothing = 0;
+    Pass p = {t, m, rs, batch, ex, idx, n, NULL, 0, 0};
+    threadpool_for(t->pool, t->n, worker_pass, &p);
+    double loss = 0;
+    *tokens = *right = 0;
+    for (int w = 0; w < t->n; w++) {
+        loss += t->w[w].loss;
+        *tokens += t->w[w].tokens;
+        *right += t->w[w].right;
+    }
+    return loss;
+}
+
+/* ---------------------------------------------------------------- norm and update */
+
+typedef struct {
+    TrainWorkers *t;
+    const float *grad;
+    long n;
+} NormBlocks;
+
+/* The blocks of slice s (SLICE / GRAD_NORM_BLOCK of them). */
+static void norm_slice(void *ctx, int s)
+{
+    NormBlocks *b = ctx;
+    long per = SLICE / GRAD_NORM_BLOCK, first = (long)s * per, last = first + per < b->t->blocks ? first + per
+                                                                                                     : b->t->blocks;
+    grad_norm_blocks(b->grad, b->n, first, last, b->t->block_sums + first);
+}
+
+double train_workers_grad_norm(TrainWorkers *t, const float *grad, long n)
+{
+    if (t->n == 1) return grad_norm(grad, n);
+    NormBlocks b = {t, grad, n};
+    long per = SLICE / GRAD_NORM_BLOCK;
+    threadpool_for(t->pool, (int)((t->blocks + per - 1) / per), norm_slice, &b);
+    return grad_norm_of_blocks(t->block_sums, t->blocks);
+}
+
+typedef struct {
+    const Adam *opt;
+    float *params, *grad, scale;
+} AdamSlices;
+
+static void adam_slice(void *ctx, int s)
+{
+    AdamSlices *a = ctx;
+    long lo = (long)s * SLICE, hi = lo + SLICE < a->opt->n ? lo + SLICE : a->opt->n;
+    adam_update_range(a->opt, a->params, a->grad, a->scale, lo, hi);
+}
+
+void train_workers_adam(TrainWorkers *t, Adam *opt, float *params, float *grad, float grad_scale)
+{
+    if (t->n == 1) {
+        adam_update(opt, params, grad, grad_scale);
+        return;
+    }
+    adam_begin_update(opt);
+    AdamSlices a = {opt, params, grad, grad_scale};
+    threadpool_for(t->pool, (int)((opt->n + SLICE - 1) / SLICE), adam_slice, &a);
+}
