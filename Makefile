@@ -156,13 +156,13 @@ $(BUILD)/set_config: tests/tools/set_config.c $(OBJ)
 # with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh), of
 # its options, man page and installed files (tests/test_options.sh), of a careless
 # user's mix-ups (tests/test_mixups.sh), of jobs that stop (tests/test_stops.sh), of nmt
-# on several threads (tests/test_threads.sh), of nmt serve (tests/test_serve.sh, and its
-# page in Chromium: tests/test_browser.sh) and of issue 29's training keys
-# (tests/test_train_keys.sh).
+# on several threads (tests/test_threads.sh), of nmt serve (tests/test_serve.sh, and
+# its page in Chromium: tests/test_browser.sh), the decoding and adaptation tools of
+# issue 32 (tests/test_toolbox.sh) and issue 29's training keys (tests/test_train_keys.sh).
 test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights $(BUILD)/set_config $(BUILD)/weights_diff $(BUILD)/json_get
 	@NMT=$(NMT_BIN) TOOLS=$(BUILD) BUILD=$(BUILD) sh tests/run.sh $(TESTS) tests/test_layers.sh tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh \
 	    tests/test_mixups.sh tests/test_stops.sh tests/test_threads.sh tests/test_serve.sh tests/test_browser.sh \
-	    tests/test_train_keys.sh
+	    tests/test_toolbox.sh tests/test_train_keys.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, objects,
 # test binaries and nmt in build-sanitize/.
@@ -274,6 +274,14 @@ bench-batching: nmt
 # (docs/bench/sentiment.json, the table in docs/measurements.md): 6 settings x 5 seeds, about a minute.
 bench-sentiment: nmt
 	python3 scripts/bench/sentiment_experiment.py --jobs 2
+# How well the quality estimates of nmt translate --scores rank bad translations
+# (correlation with sentence BLEU and chrF on held-out pairs of mar, swe and fra), and
+# fine-tuning on new data with and without train.extend_vocab (issue 32): each prints
+# BENCHMARKS.md's table and writes its figures to docs/bench/ (the runs under runs/).
+bench-qe: nmt
+	python3 scripts/bench/qe_correlation.py
+bench-extend-vocab: nmt
+	python3 scripts/bench/extend_vocab.py
 # BPE on a 40,000-letter word and on a normal corpus, against the nmt of 9c1acf3 (built
 # from git archive): the learner linear, the applier n log n (issue 19). 2-3 minutes.
 bench-bpe-long-word: nmt
@@ -337,4 +345,4 @@ install-data:
 clean:
 	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-serve bench-transformer bench-ttq bench-transformer-quality bench-recipes bench-naive-bayes bench-batching bench-scaling bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-serve bench-transformer bench-ttq bench-transformer-quality bench-recipes bench-naive-bayes bench-batching bench-scaling bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean bench-qe bench-extend-vocab

@@ -756,6 +756,9 @@ static void test_applies(void)
         /* The Transformer's own dropout rates. */
         {"model.attention_dropout", "0.1", "", TRANSFORMER, "model.type is \"rnn\"", TO_TRANSFORMER},
         {"model.activation_dropout", "0", CLASSIFIER, TRANSFORMER, CLASSIFIER_IS, TO_TRANSFORMER},
+        /* Growing vocabularies: fine-tuning only. */
+        {"train.extend_vocab", "true", "", "\"train\": {\"init_from\": \"m.bin\"}", "train.init_from is unset",
+         "give train.init_from (nmt train --init-from MODEL.bin)"},
     };
     char text[600], label[200], set[80];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -994,7 +997,85 @@ static void test_readme(void)
         snprintf(label, sizeof label, "docs/configuration.md: the row of %s says \"%s\"", key, phrase);
         CHECK(found && found < end, label);
     }
-    CHECK(i == 53, "docs/configuration.md: the 53 rules of keys that apply only to some setups (test_applies has a case for each) checked");
+    CHECK(i == 54, "docs/configuration.md: the 54 rules of keys that apply only to some setups (test_applies has a case for each) checked");
+}
+
+/* data.user_symbols: a list of protected symbols, each checked as text/text.h says;
+ * left out of config_to_json when empty (configs without it as before), a list when
+ * not, and read back equal; --set takes a JSON array; config_difference and
+ * config_adopt_model compare lists element by element. */
+static void test_user_symbols(void)
+{
+    Config c, d;
+    Error err;
+    CHECK(parse(&c, "{\"data\": {\"train\": \"t\", \"user_symbols\": [\"<2da>\", \"{name}\"]}}", &err) == 0 &&
+              c.user_symbols.n == 2 && !strcmp(c.user_symbols.v[1], "{name}"),
+          "data.user_symbols: a list of strings");
+    char *json = config_to_json(&c);
+    CHECK(written(&d, json, &err) == 0 && d.user_symbols.n == 2 && !strcmp(d.user_symbols.v[0], "<2da>"),
+          "data.user_symbols: config_to_json writes it, and it reads back");
+    char key[64], va[64], vb[64];
+    CHECK(config_difference(&c, &d, NULL, key, va, vb, sizeof key) == 0, "... equal");
+    free(json);
+    config_free(&d);
+    config_defaults(&d);
+    json = config_to_json(&d);
+    CHECK(strstr(json, "user_symbols") == NULL, "no symbols: the key is left out (configs read and written as before)");
+    free(json);
+    d.train = strdup("t");
+    CHECK(config_difference(&c, &d, NULL, key, va, vb, sizeof key) == 1 && !strcmp(key, "data.user_symbols") &&
+              !strcmp(va, "[\"<2da>\", \"{name}\"]") && !strcmp(vb, "[]"),
+          "config_difference names data.user_symbols, the lists as JSON");
+    CHECK(config_set(&d, "data.user_symbols=[\"<b>\"]", &err) == 0 && d.user_symbols.n == 1 &&
+              !strcmp(d.user_symbols.v[0], "<b>"),
+          "--set data.user_symbols=[\"<b>\"]");
+    CHECK(config_set(&d, "data.user_symbols=<b>", &err) == -1 && strstr(err.msg, "must be an array of strings"),
+          "--set data.user_symbols=<b> (not an array): refused, saying what it takes");
+    config_free(&c);
+    config_free(&d);
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"user_symbols\": \"<2da>\"}}", "data.user_symbols a string",
+                 "data.user_symbols must be an array of strings");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"user_symbols\": [\"<2da>\", 3]}}", "data.user_symbols with a number",
+                 "data.user_symbols[1] must be a string");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"user_symbols\": [\"<a b>\"]}}", "data.user_symbols with a space",
+                 "data.user_symbols[0]: \"<a b>\" holds whitespace");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"user_symbols\": [\"<unk>\"]}}", "data.user_symbols with <unk>",
+                 "data.user_symbols[0]: \"<unk>\" is a reserved name");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"user_symbols\": [\"<b>\", \"<b>\"]}}", "data.user_symbols twice",
+                 "data.user_symbols[1]: \"<b>\" is given twice");
+
+    /* train.init_from: the model's symbols are the run's; a config that gives others is refused. */
+    Config model, run;
+    CHECK(parse(&model, "{\"data\": {\"train\": \"m\", \"user_symbols\": [\"<2da>\"]}}", &err) == 0, "a model's config");
+    CHECK(written(&run, "{\"data\": {\"train\": \"new\"}}", &err) == 0 &&
+              config_adopt_model(&run, &model, "run.json", "m.bin", &err) == 0 && run.user_symbols.n == 1 &&
+              !strcmp(run.user_symbols.v[0], "<2da>"),
+          "train.init_from: the model's symbols become the run's");
+    config_free(&run);
+    CHECK(written(&run, "{\"data\": {\"train\": \"new\", \"user_symbols\": [\"<2sv>\"]}}", &err) == 0 &&
+              config_adopt_model(&run, &model, "run.json", "m.bin", &err) == -1 &&
+              strstr(err.msg, "data.user_symbols: the model m.bin has other symbols"),
+          "train.init_from: other symbols given are refused, naming the key and the model");
+    config_free(&run);
+    config_free(&model);
+
+    /* data.min_count and data.max_vocab build a vocabulary, which train.init_from takes
+     * from the model: refused then, unless train.extend_vocab grows the model's (they
+     * choose the units it adds). */
+    CHECK(parse(&model, "{\"data\": {\"train\": \"m\"}}", &err) == 0, "a model's config");
+    CHECK(written(&run, "{\"data\": {\"train\": \"new\", \"min_count\": 2}, \"train\": {\"init_from\": \"m.bin\"}}",
+                  &err) == 0 &&
+              config_adopt_model(&run, &model, "run.json", "m.bin", &err) == -1 &&
+              strstr(err.msg, "data.min_count 2 builds a vocabulary") && strstr(err.msg, "train.extend_vocab"),
+          "train.init_from with data.min_count: refused, naming train.extend_vocab as the way to grow the model's");
+    config_free(&run);
+    CHECK(written(&run, "{\"data\": {\"train\": \"new\", \"min_count\": 2, \"max_vocab\": 9000}, "
+                        "\"train\": {\"init_from\": \"m.bin\", \"extend_vocab\": true}}", &err) == 0 &&
+              config_adopt_model(&run, &model, "run.json", "m.bin", &err) == 0 && run.min_count == 2 &&
+              run.max_vocab == 9000,
+          "train.init_from with train.extend_vocab: data.min_count and data.max_vocab kept, for the units added");
+    config_free(&run);
+    config_free(&model);
 }
 
 int main(void)
@@ -1009,5 +1090,6 @@ int main(void)
     test_model_rules();
     test_dropout_rates();
     test_readme();
+    test_user_symbols();
     return check_report("test_config");
 }

@@ -10,7 +10,7 @@
 #include "decode/decode.h"  /* defines: decode_greedy, decode_beam, Hypothesis */
 #include "decode/heatmap.h" /* defines: heatmap_write_svg */
 #include "text/segment.h" /* defines: segmenter_apply, segmenter_detokenize */
-#include "io/lines.h"       /* defines: lines_read_batches */
+#include "io/lines.h"       /* defines: lines_read_batches, line_read */
 
 /* Most output words for a source of src_len tokens. */
 static int output_limit(const TranslateOptions *opt, int src_len)
@@ -29,6 +29,11 @@ void translation_free(Translation *t)
     free(t->out_tokens);
     free(t->attn);
     free(t->head_attn);
+    free(t->unit_logp);
+    for (int i = 0; t->words && i < t->n_words; i++)
+        free(t->words[i]);
+    free(t->words);
+    free(t->word_qe);
     memset(t, 0, sizeof *t);
 }
 
@@ -70,6 +75,50 @@ static int most_attended(const float *attn, int row, int n_src)
     return best;
 }
 
+/* ---------------------------------------------------------------- scores and quality estimates */
+
+float quality_estimates(const float *unit_logp, const unsigned char *word_ends, int n, int finished, float *word_qe,
+                        int *n_words)
+{
+    double sentence = 0;
+    *n_words = 0;
+    for (int start = 0, i = 0; i < n; i++) {
+        if (!word_ends[i]) continue;
+        double sum = 0;
+        for (int j = start; j <= i; j++)
+            sum += unit_logp[j];
+        word_qe[*n_words] = (float)(sum / (i + 1 - start));
+        sentence += word_qe[(*n_words)++];
+        start = i + 1;
+    }
+    return *n_words ? (float)(sentence / *n_words) : finished ? unit_logp[n] : 0.0f;
+}
+
+/* t's scores from h (translate.h): each unit's log-probability, and the quality
+ * estimates of the words (the model's units up to one that ends a word) and of the
+ * sentence. */
+static void add_scores(Translation *t, const ModelFile *mf, Hypothesis *h)
+{
+    t->n_units = h->len + h->finished;
+    t->unit_logp = h->unit_logp;
+    h->unit_logp = NULL;
+    char **units = xmalloc(sizeof(char *) * (h->len + 1));
+    unsigned char *ends = xmalloc(h->len + 1);
+    for (int i = 0; i < h->len; i++)
+        units[i] = (char *)vocab_word(&mf->tgt_vocab, h->words[i]);
+    t->words = xmalloc(sizeof(char *) * (h->len + 1));
+    for (int start = 0, i = 0; i < h->len; i++) {
+        ends[i] = (unsigned char)segmenter_word_ends(&mf->seg, units, h->len, i);
+        if (!ends[i]) continue;
+        t->words[t->n_words++] = segmenter_detokenize(&mf->seg, units + start, i + 1 - start);
+        start = i + 1;
+    }
+    t->word_qe = xmalloc(sizeof(float) * (h->len + 1));
+    t->qe = quality_estimates(t->unit_logp, ends, h->len, h->finished, t->word_qe, &t->n_words);
+    free(ends);
+    free(units);
+}
+
 /* A hypothesis as text (and, with attention, as tokens), for a source of tokens src. */
 static Translation make_translation(const ModelFile *mf, Hypothesis *h, const TokenList *src, const TranslateOptions *opt)
 {
@@ -87,6 +136,7 @@ static Translation make_translation(const ModelFile *mf, Hypothesis *h, const To
     }
     /* The model's units (pieces under bpe/char) back into a sentence. */
     t.text = segmenter_detokenize(&mf->seg, words, h->len);
+    if (opt->scores && h->unit_logp) add_scores(&t, mf, h);
     if (with_attn) {
         t.n_src = src->n;
         t.src_tokens = xmalloc(sizeof(char *) * (src->n ? src->n : 1));
@@ -120,10 +170,39 @@ int source_units(const ModelFile *mf, const char *line, TokenList *out, Error *e
     return 0;
 }
 
-/* The engine under worker_translate: models[0..nm-1] (models[0] reads and writes the
+/* A prefix line as target ids (malloc'd, *len of them): tokenised and segmented as the
+ * model's target side, cut to TRANSLATE_MAX_SOURCE units; the reserved ids a unit may
+ * spell (<pad>, <sos>, <eos>) become <unk>, so that the search follows it to its end.
+ * Returns the TRANSLATE_* bits of what went wrong. */
+static int prefix_ids(const ModelFile *mf, const char *line, int **ids, int *len)
+{
+    TokenList words, units;
+    Error err;
+    *ids = NULL;
+    *len = 0;
+    if (text_tokenize(line, strlen(line), &mf->text, &words, &err) != 0) return TRANSLATE_BAD_PREFIX;
+    segmenter_apply(&mf->seg, SIDE_TARGET, &words, &units);
+    token_list_free(&words);
+    int bad = 0;
+    if (units.n > TRANSLATE_MAX_SOURCE) {
+        for (int j = TRANSLATE_MAX_SOURCE; j < units.n; j++)
+            free(units.tokens[j]);
+        units.n = TRANSLATE_MAX_SOURCE;
+        bad = TRANSLATE_PREFIX_CUT;
+    }
+    *ids = encode_tokens(&units, &mf->tgt_vocab);
+    *len = units.n;
+    for (int j = 0; j < units.n; j++)
+        if ((*ids)[j] != VOCAB_UNK && (*ids)[j] < VOCAB_SPECIALS) (*ids)[j] = VOCAB_UNK;
+    token_list_free(&units);
+    return bad;
+}
+
+/* The engine under worker_translate_at: models[0..nm-1] (models[0] reads and writes the
  * text), each decoding with its own states[e]. */
-static void translate_batch(ModelFile *const *files, RunState *const *states, int nm, char *const *lines, int n,
-                            const TranslateOptions *opt, Translation *out, int *count, int *bad)
+static void translate_batch(ModelFile *const *files, RunState *const *states, int nm, char *const *lines,
+                            char *const *prefix, long first_index, int n, const TranslateOptions *opt,
+                            Translation *out, int *count, int *bad)
 {
     ModelFile *mf = files[0];
     int k = opt->nbest > 1 ? opt->nbest : 1, beam = opt->beam > k ? opt->beam : k;
@@ -131,6 +210,9 @@ static void translate_batch(ModelFile *const *files, RunState *const *states, in
     TokenList *tok = xcalloc(n, sizeof(TokenList));
     int **src = xcalloc(n, sizeof(int *)), *src_len = xcalloc(n, sizeof(int)), *limit = xcalloc(n, sizeof(int));
     int *live = xmalloc(sizeof(int) * n), n_live = 0;
+    /* Prefixes and sentence indices, for the live lines (SearchSpec). */
+    int **pre = prefix ? xcalloc(n, sizeof(int *)) : NULL, *pre_len = prefix ? xcalloc(n, sizeof(int)) : NULL;
+    long *index = xmalloc(sizeof(long) * n);
     for (int i = 0; i < n; i++) {
         Error err;
         if (bad) bad[i] = 0;
@@ -138,19 +220,25 @@ static void translate_batch(ModelFile *const *files, RunState *const *states, in
         for (int j = 0; j < k; j++)
             out[(long)i * k + j] = (Translation){0};
         if (source_units(mf, lines[i], &tok[i], &err) != 0) {
-            if (bad) bad[i] = 1;
+            if (bad) bad[i] = TRANSLATE_BAD_UTF8;
             continue;
         }
         if (tok[i].n > TRANSLATE_MAX_SOURCE) {
             for (int j = TRANSLATE_MAX_SOURCE; j < tok[i].n; j++)
                 free(tok[i].tokens[j]);
             tok[i].n = TRANSLATE_MAX_SOURCE;
-            if (bad) bad[i] = 2;
+            if (bad) bad[i] = TRANSLATE_CUT;
         }
         if (tok[i].n > 0) {
             src[n_live] = encode_tokens(&tok[i], &mf->src_vocab);
             src_len[n_live] = tok[i].n;
             limit[n_live] = output_limit(opt, tok[i].n);
+            index[n_live] = first_index + i;
+            if (pre && prefix[i]) {
+                int why = prefix_ids(mf, prefix[i], &pre[n_live], &pre_len[n_live]);
+                if (bad) bad[i] |= why;
+                limit[n_live] += pre_len[n_live];
+            }
             live[n_live++] = i;
         }
     }
@@ -162,17 +250,14 @@ static void translate_batch(ModelFile *const *files, RunState *const *states, in
             models[e] = &files[e]->model;
         for (int e = 0; e < nm; e++)
             states[e]->attn_layer = opt->align_layer;
-        if (beam > 1 || opt->nbest >= 1) {
-            decode_beam(models, states, nm, src, src_len, n_live, beam, k, limit, opt->length_penalty, want_attn, hyp,
-                        got);
-        } else {
-            Batch batch = {0};
-            batch_fill_source(&batch, src, src_len, n_live);
-            decode_greedy(models, states, nm, &batch, limit, want_attn, hyp);
-            for (int s = 0; s < n_live; s++)
-                got[s] = 1;
-            batch_free(&batch);
-        }
+        Batch batch = {0};
+        batch_fill_source(&batch, src, src_len, n_live);
+        SearchSpec spec = {.beam = beam > 1 || opt->nbest >= 1 ? beam : 0, .nbest = k, .limit = limit,
+                           .alpha = opt->length_penalty, .want_attn = want_attn, .want_scores = opt->scores,
+                           .prefix = pre, .prefix_len = pre_len, .sample = opt->sampling ? &opt->sample : NULL,
+                           .sentence = index};
+        decode_search(models, states, nm, &batch, &spec, hyp, got);
+        batch_free(&batch);
         const ModelFamily *family = model_family(&mf->model.dims);  /* its attention_heads, if any */
         for (int s = 0; s < n_live; s++) {
             int i = live[s];
@@ -195,6 +280,7 @@ static void translate_batch(ModelFile *const *files, RunState *const *states, in
                 hypothesis_free(h);
             }
             free(src[s]);
+            if (pre) free(pre[s]);
         }
         free(hyp);
         free(got);
@@ -209,19 +295,37 @@ static void translate_batch(ModelFile *const *files, RunState *const *states, in
     free(src_len);
     free(limit);
     free(live);
+    free(pre);
+    free(pre_len);
+    free(index);
+}
+
+void translate_models(Worker *k, const TranslateOptions *opt, ModelFile ***files, RunState ***states, int *n_models)
+{
+    int all = worker_models(k), nm = opt->ensemble ? all : 1, first = opt->ensemble ? 0 : opt->model;
+    *files = xmalloc(sizeof(ModelFile *) * nm);
+    *states = xmalloc(sizeof(RunState *) * nm);
+    for (int e = 0; e < nm; e++) {
+        (*files)[e] = worker_model(k, first + e);
+        (*states)[e] = worker_state(k, first + e);
+    }
+    *n_models = nm;
 }
 
 void worker_translate(Worker *k, char *const *lines, int n, const TranslateOptions *opt, Translation *out,
                       int *count, int *bad)
 {
-    int all = worker_models(k), nm = opt->ensemble ? all : 1, first = opt->ensemble ? 0 : opt->model;
-    ModelFile **files = xmalloc(sizeof(ModelFile *) * nm);
-    RunState **states = xmalloc(sizeof(RunState *) * nm);
-    for (int e = 0; e < nm; e++) {
-        files[e] = worker_model(k, first + e);
-        states[e] = worker_state(k, first + e);
-    }
-    translate_batch(files, states, nm, lines, n, opt, out, count, bad);
+    worker_translate_at(k, lines, NULL, 0, n, opt, out, count, bad);
+}
+
+void worker_translate_at(Worker *k, char *const *lines, char *const *prefix, long first_index, int n,
+                         const TranslateOptions *opt, Translation *out, int *count, int *bad)
+{
+    ModelFile **files;
+    RunState **states;
+    int nm;
+    translate_models(k, opt, &files, &states, &nm);
+    translate_batch(files, states, nm, lines, prefix, first_index, n, opt, out, count, bad);
     free(files);
     free(states);
 }
@@ -230,7 +334,7 @@ void worker_translate_lines(Worker *k, char *const *lines, int n, const Translat
 {
     TranslateOptions one = *opt;
     one.nbest = 0;
-    one.align = one.attention_json = one.replace_unk = one.attention = one.attention_heads = 0;
+    one.align = one.attention_json = one.replace_unk = one.attention = one.attention_heads = one.scores = 0;
     one.attention_svg = NULL;
     Translation *t = xmalloc(sizeof(Translation) * (n ? n : 1));
     worker_translate(k, lines, n, &one, t, NULL, bad);
@@ -286,8 +390,21 @@ static cJSON *string_array(char **s, int n)
     return a;
 }
 
-/* One JSON object: the line (1-based), tokens, translation, score and attention. */
-static void put_json(FILE *out, long number, const Translation *t)
+/* A JSON array of n numbers, each with six significant digits (floats, kept readable). */
+static cJSON *number_array(const float *v, int n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < n; i++) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%.6g", v[i]);
+        cJSON_AddItemToArray(a, cJSON_CreateRaw(buf));
+    }
+    return a;
+}
+
+/* One JSON object: the line (1-based), tokens, translation, score and attention; with
+ * scores, the log-probabilities and quality estimates too. */
+static void put_json(FILE *out, long number, const Translation *t, int scores)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "line", (double)number);
@@ -306,11 +423,73 @@ static void put_json(FILE *out, long number, const Translation *t)
         }
         cJSON_AddItemToArray(rows, row);
     }
+    if (scores) {
+        cJSON_AddNumberToObject(o, "logprob", t->logprob);
+        cJSON_AddItemToObject(o, "unit_scores", number_array(t->unit_logp, t->n_units));
+        cJSON_AddItemToObject(o, "words", string_array(t->words, t->n_words));
+        cJSON_AddItemToObject(o, "word_qe", number_array(t->word_qe, t->n_words));
+        cJSON_AddNumberToObject(o, "qe", t->qe);
+    }
     char *text = cJSON_PrintUnformatted(o);
     fputs(text, out);
     fputc('\n', out);
     free(text);
     cJSON_Delete(o);
+}
+
+/* " NAME= v1 v2 ...": a dense feature of n-best lines. */
+static void put_feature(FILE *out, const char *name, const float *v, int n)
+{
+    fprintf(out, " %s=", name);
+    for (int i = 0; i < n; i++)
+        fprintf(out, " %.6f", v[i]);
+}
+
+/* What --scores adds to a plain line: TAB LOGPROB TAB UNITS (TAB the units'). */
+static void put_scores(FILE *out, const Translation *t, const TranslateOptions *opt)
+{
+    fprintf(out, "\t%.6f\t%d", t->logprob, t->n_units);
+    if (!opt->word_scores) return;
+    fputc('\t', out);
+    for (int i = 0; i < t->n_units; i++)
+        fprintf(out, i ? " %.6f" : "%.6f", t->unit_logp[i]);
+}
+
+/* The next n lines of the --prefix file into prefix[0..n) (malloc'd, without their line
+ * ends), for input lines first_number.. of in_name. 0, or -1 with err when it cannot be
+ * read or ends first. */
+static int read_prefixes(const TranslateOptions *opt, int n, long first_number, const char *in_name, char **prefix,
+                         Error *err)
+{
+    for (int i = 0; i < n; i++) {
+        size_t cap = 0;
+        ssize_t len = line_read(opt->prefix, &prefix[i], &cap, 0);
+        if (len == LINE_EOF)
+            return error_set(err, "%s: ends after line %ld, before the one for %s line %ld: --prefix needs a line for "
+                                  "each input line (an empty one for none)",
+                             opt->prefix_name, opt->prefix->number, in_name, first_number + i);
+        if (len == LINE_ERROR) return lines_read_error(err, opt->prefix_name);
+        if (len == LINE_TOO_LONG) return lines_too_long(err, opt->prefix_name, opt->prefix->number, &opt->lines);
+        while (len > 0 && (prefix[i][len - 1] == '\n' || prefix[i][len - 1] == '\r'))
+            prefix[i][--len] = '\0';
+    }
+    return 0;
+}
+
+/* The warnings of a line's TRANSLATE_* bits. */
+static void warn_line(int bad, const char *in_name, long number, const TranslateOptions *opt)
+{
+    if (bad & TRANSLATE_BAD_UTF8)
+        fprintf(stderr, "nmt: warning: %s line %ld: invalid UTF-8; translated as empty\n", in_name, number);
+    if (bad & TRANSLATE_CUT)
+        fprintf(stderr, "nmt: warning: %s line %ld: longer than %d tokens; only the first %d translated\n",
+                in_name, number, TRANSLATE_MAX_SOURCE, TRANSLATE_MAX_SOURCE);
+    if (bad & TRANSLATE_BAD_PREFIX)
+        fprintf(stderr, "nmt: warning: %s: the prefix of line %ld is not valid UTF-8; translated without one\n",
+                opt->prefix_name, number);
+    if (bad & TRANSLATE_PREFIX_CUT)
+        fprintf(stderr, "nmt: warning: %s: the prefix of line %ld is longer than %d units; only its first %d kept\n",
+                opt->prefix_name, number, TRANSLATE_MAX_SOURCE, TRANSLATE_MAX_SOURCE);
 }
 
 /* Writes the records of n translated lines (lines first_number... of in_name, the
@@ -323,14 +502,10 @@ static int write_lines(Translation *result, const int *count, const int *bad, in
     for (int i = 0; i < n; i++) {
         long number = first_number + i;
         Translation *best = &result[(long)i * k];
-        if (bad[i] == 1)
-            fprintf(stderr, "nmt: warning: %s line %ld: invalid UTF-8; translated as empty\n", in_name, number);
-        if (bad[i] == 2)
-            fprintf(stderr, "nmt: warning: %s line %ld: longer than %d tokens; only the first %d translated\n",
-                    in_name, number, TRANSLATE_MAX_SOURCE, TRANSLATE_MAX_SOURCE);
+        warn_line(bad[i], in_name, number, opt);
         if (status == 0 && opt->attention_svg) status = write_heatmap(opt->attention_svg, base + number, best, opt, err);
         if (opt->attention_json) {
-            put_json(out, base + number, best);
+            put_json(out, base + number, best, opt->scores);
         } else if (opt->nbest >= 1) {
             for (int j = 0; j < count[i]; j++) {
                 const Translation *t = &result[(long)i * k + j];
@@ -340,13 +515,20 @@ static int write_lines(Translation *result, const int *count, const int *bad, in
                     if (opt->align) put_alignment(out, t);
                 } else {
                     if (opt->align) put_alignment(out, t);
-                    fprintf(out, " ||| F0= %.6f ||| %.6f", t->logprob, t->score);
+                    fprintf(out, " ||| F0= %.6f", t->logprob);
+                    if (opt->scores) {
+                        fprintf(out, " QE= %.6f", t->qe);
+                        put_feature(out, "WordQE", t->word_qe, t->n_words);
+                        if (opt->word_scores) put_feature(out, "UnitLogProbs", t->unit_logp, t->n_units);
+                    }
+                    fprintf(out, " ||| %.6f", t->score);
                 }
                 fputc('\n', out);
             }
         } else {
             fputs(best->text, out);
             if (opt->align) put_alignment(out, best);
+            if (opt->scores) put_scores(out, best, opt);
             fputc('\n', out);
         }
         for (int j = 0; j < count[i]; j++)
@@ -358,9 +540,11 @@ static int write_lines(Translation *result, const int *count, const int *bad, in
 }
 
 /* A group of lines on its way through the workers: its own copy of the lines (the
- * reader reuses its buffers), and once translated, the results. */
+ * reader reuses its buffers) and their --prefix lines, and once translated, the
+ * results. */
 typedef struct {
     char **lines;
+    char **prefix;         /* (n) with --prefix, read on the reader's thread in input order; else NULL */
     int n;
     long first_number;
     Translation *result;   /* (n * k) */
@@ -393,6 +577,9 @@ static void group_free(LineGroup *g, int copied)
     for (int i = 0; copied && i < g->n; i++)
         free(g->lines[i]);
     if (copied) free(g->lines);
+    for (int i = 0; g->prefix && i < g->n; i++)
+        free(g->prefix[i]);
+    free(g->prefix);
     free(g->result);
     free(g->count);
     free(g->bad);
@@ -412,7 +599,10 @@ typedef struct {
 static void translate_group(StreamJob *j, LineGroup *g)
 {
     Worker *k = workers_borrow(j->w);
-    worker_translate(k, g->lines, g->n, j->opt, g->result, g->count, g->bad);
+    /* Sampling's streams are by the line's index in the whole input: the same draws
+     * whatever the batch or the worker. */
+    worker_translate_at(k, g->lines, g->prefix, j->base + g->first_number - 1, g->n, j->opt, g->result, g->count,
+                        g->bad);
     workers_return(j->w, k);
 }
 
@@ -450,13 +640,21 @@ static int flush_job(void *ctx, char **lines, const char *warned, int n, long fi
 {
     (void)warned; /* a line passed empty is translated as empty, as the warning said */
     StreamJob *j = ctx;
+    LineGroup *g = group_new(lines, n, first_number, j->opt, j->queue != NULL);
+    if (j->opt->prefix) {
+        /* The group's prefixes, on the reader's thread, in input order. */
+        g->prefix = xcalloc(n ? n : 1, sizeof(char *));
+        if (read_prefixes(j->opt, n, first_number, j->in_name, g->prefix, err)) {
+            group_free(g, j->queue != NULL);
+            return -1;
+        }
+    }
     if (j->queue) {
         QueuedGroup *q = xmalloc(sizeof *q);
-        q->g = group_new(lines, n, first_number, j->opt, 1);
+        q->g = g;
         q->j = j;
         return ordered_submit(j->queue, q, err);
     }
-    LineGroup *g = group_new(lines, n, first_number, j->opt, 0);
     translate_group(j, g);
     int status = write_lines(g->result, g->count, g->bad, n, first_number, j->base, j->out, j->in_name, j->opt, err);
     group_free(g, 0);

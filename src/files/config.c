@@ -14,10 +14,11 @@
 #include "layers/pooling.h"  /* defines: pooling_kind */
 #include "layers/schedule.h" /* defines: LR_SCHEDULE_NAMES */
 #include "text/segment.h"  /* defines: TOKENIZER_NAMES */
+#include "text/text.h"     /* defines: user_symbol_problem, USER_SYMBOLS_MAX */
 
 /* One row per key: where it lives in Config, its type and its allowed range.
  * Loading, validation, error messages and config_to_json all read this table. */
-typedef enum { KEY_INT, KEY_LONG, KEY_DOUBLE, KEY_BOOL, KEY_STRING } KeyType;
+typedef enum { KEY_INT, KEY_LONG, KEY_DOUBLE, KEY_BOOL, KEY_STRING, KEY_STRINGS } KeyType;
 typedef struct {
     const char *section, *name;
     KeyType type;
@@ -57,6 +58,7 @@ static const KeySpec keys[] = {
     K("data", "joint_vocab", KEY_BOOL, joint_vocab, 0, 1, NULL),
     K("data", "text_column", KEY_INT, text_column, 1, 1000, NULL),
     K("data", "label_column", KEY_INT, label_column, 0, 1000, NULL),
+    K("data", "user_symbols", KEY_STRINGS, user_symbols, 0, USER_SYMBOLS_MAX, NULL),
     K("model", "embed", KEY_INT, embed, 1, MODEL_MAX_WIDTH, NULL),
     K("model", "hidden", KEY_INT, hidden, 1, MODEL_MAX_WIDTH, NULL),
     K("model", "attention", KEY_STRING, attention, 0, 0,
@@ -113,6 +115,7 @@ static const KeySpec keys[] = {
     K("train", "teacher_forcing_decay", KEY_STRING, teacher_forcing_decay, 0, 0, "none|linear"),
     K("train", "teacher_forcing_final", KEY_DOUBLE, teacher_forcing_final, 0, 1, NULL),
     K("train", "init_from", KEY_STRING, init_from, 0, 0, NULL),
+    K("train", "extend_vocab", KEY_BOOL, extend_vocab, 0, 1, NULL),
     K("output", "dir", KEY_STRING, dir, 0, 0, NULL),
 };
 #undef K
@@ -234,6 +237,65 @@ static void suggest(char *buf, size_t len, const char *section, const char *name
     else buf[0] = 0;
 }
 
+static void strings_free(ConfigStrings *l)
+{
+    for (int i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+}
+
+static int strings_equal(const ConfigStrings *a, const ConfigStrings *b)
+{
+    if (a->n != b->n) return 0;
+    for (int i = 0; i < a->n; i++)
+        if (strcmp(a->v[i], b->v[i])) return 0;
+    return 1;
+}
+
+static void strings_copy(ConfigStrings *to, const ConfigStrings *from)
+{
+    strings_free(to);
+    to->v = xmalloc(sizeof(char *) * (from->n ? from->n : 1));
+    for (int i = 0; i < from->n; i++)
+        to->v[i] = xstrdup(from->v[i]);
+    to->n = from->n;
+}
+
+/* A KEY_STRINGS value: an array of distinct strings, each a protected symbol
+ * (user_symbol_problem), at most k->max of them. */
+static int set_strings(ConfigStrings *l, const KeySpec *k, const cJSON *item, const char *source, Error *err)
+{
+    const char *sec = k->section, *name = k->name;
+    if (!cJSON_IsArray(item))
+        return error_set(err, "%s: %s.%s must be an array of strings, such as [\"<2da>\", \"{name}\"]", source, sec,
+                         name);
+    int n = cJSON_GetArraySize(item);
+    if (n > k->max) return error_set(err, "%s: %s.%s holds %d strings, at most %.0f", source, sec, name, n, k->max);
+    ConfigStrings got = {xmalloc(sizeof(char *) * (n ? n : 1)), 0};
+    const cJSON *e;
+    cJSON_ArrayForEach(e, item) {
+        char why[ERROR_LEN / 2];
+        int status = 0;
+        if (!cJSON_IsString(e)) status = error_set(err, "%s: %s.%s[%d] must be a string", source, sec, name, got.n);
+        else if (user_symbol_problem(e->valuestring, why, sizeof why))
+            status = error_set(err, "%s: %s.%s[%d]: %s", source, sec, name, got.n, why);
+        for (int j = 0; status == 0 && j < got.n; j++)
+            if (!strcmp(got.v[j], e->valuestring))
+                status = error_set(err, "%s: %s.%s[%d]: \"%s\" is given twice", source, sec, name, got.n,
+                                   e->valuestring);
+        if (status) {
+            strings_free(&got);
+            return -1;
+        }
+        got.v[got.n++] = xstrdup(e->valuestring);
+    }
+    strings_free(l);
+    *l = got;
+    return 0;
+}
+
 static int set_key(Config *c, const KeySpec *k, const cJSON *item, const char *source, Error *err)
 {
     char *field = (char *)c + k->offset;
@@ -286,6 +348,8 @@ static int set_key(Config *c, const KeySpec *k, const cJSON *item, const char *s
         *s = xstrdup(v);
         return 0;
     }
+    case KEY_STRINGS:
+        return set_strings((ConfigStrings *)field, k, item, source, err);
     }
     return 0;
 }
@@ -379,6 +443,14 @@ static void value_text(const Config *c, const KeySpec *k, char *out, size_t len)
         snprintf(out, len, "%s", v ? v : "(none)");
         break;
     }
+    case KEY_STRINGS: {  /* as JSON: ["<2da>", "<b>"] */
+        const ConfigStrings *l = (const ConfigStrings *)field;
+        size_t used = (size_t)snprintf(out, len, "[");
+        for (int i = 0; i < l->n && used < len; i++)
+            used += (size_t)snprintf(out + used, len - used, "%s\"%s\"", i ? ", " : "", l->v[i]);
+        if (used < len) snprintf(out + used, len - used, "]");
+        break;
+    }
     }
 }
 
@@ -431,6 +503,7 @@ static int plateau(const Config *c) { return !strcmp(c->lr_schedule, "plateau");
 static int shuffled(const Config *c) { return !c->bucket; }
 static int linear_decay(const Config *c) { return !strcmp(c->teacher_forcing_decay, "linear"); }
 static int decays_down(const Config *c) { return !linear_decay(c) || c->teacher_forcing_final <= c->teacher_forcing; }
+static int from_model(const Config *c) { return c->init_from != NULL; }
 static int bleu_measured(const Config *c) { return strcmp(c->best_metric, "bleu") || c->valid_bleu_max > 0; }
 static int classifying(const Config *c)
 {
@@ -531,6 +604,9 @@ static const ConfigRule config_rules[] = {
      "train.best_metric \"bleu\" needs validation BLEU, which train.valid_bleu_max 0 turns off", NULL},
     {RULE_APPLIES, "train.early_stop", VALIDATION, "train.early_stop applies only with validation pairs",
      GIVE_VALIDATION},
+    {RULE_APPLIES, "train.extend_vocab", {"train.init_from"}, from_model,
+     "train.extend_vocab applies only with train.init_from (a model to fine-tune)",
+     "give train.init_from (nmt train --init-from MODEL.bin)"},
     {RULE_APPLIES, "train.teacher_forcing_final", {"train.teacher_forcing_decay"}, linear_decay,
      "train.teacher_forcing_final applies only to the linear teacher-forcing decay",
      "set train.teacher_forcing_decay to \"linear\""},
@@ -747,10 +823,11 @@ int config_set(Config *c, const char *assignment, Error *err)
         suggest(hint, sizeof hint, section, name);
         return error_set(err, "--set: unknown key %s.%s%s", section, name, hint);
     }
-    /* The value as JSON when it is JSON (32, 0.5, true, "x"), else as a string. */
+    /* The value as JSON when it is JSON (32, 0.5, true, "x"; an array for a list), else
+     * as a string. */
     const char *value = eq + 1;
     cJSON *item = cJSON_Parse(value);
-    if (!item || cJSON_IsObject(item) || cJSON_IsArray(item) || cJSON_IsNull(item)) {
+    if (!item || cJSON_IsObject(item) || (cJSON_IsArray(item) && keys[i].type != KEY_STRINGS) || cJSON_IsNull(item)) {
         cJSON_Delete(item);
         item = cJSON_CreateString(value);
     }
@@ -804,6 +881,11 @@ char *config_to_json(const Config *c)
                 if (v) cJSON_AddStringToObject(sec, k->name, v);
                 break;
             }
+            case KEY_STRINGS: {  /* an empty list is left out: configs without one read as before */
+                const ConfigStrings *l = (const ConfigStrings *)field;
+                if (l->n) cJSON_AddItemToObject(sec, k->name, cJSON_CreateStringArray((const char *const *)l->v, l->n));
+                break;
+            }
             }
         }
     }
@@ -827,10 +909,14 @@ int config_difference(const Config *a, const Config *b, const char *const *skip,
             /* A key that applies to neither does nothing in either: a config recorded with
              * every key (before config_to_json left them out) agrees with one without it. */
             if (skipped || (!config_applies(a, name) && !config_applies(b, name))) continue;
-            /* Compared as text: exact for every type (doubles are written to round-trip). */
+            /* Compared as text: exact for every type (doubles are written to round-trip);
+             * lists element by element (their text may not fit). */
             value_text(a, k, a_value, len);
             value_text(b, k, b_value, len);
-            if (strcmp(a_value, b_value)) {
+            int differ = k->type == KEY_STRINGS ? !strings_equal((const ConfigStrings *)((const char *)a + k->offset),
+                                                                 (const ConfigStrings *)((const char *)b + k->offset))
+                                                : strcmp(a_value, b_value) != 0;
+            if (differ) {
                 snprintf(key, len, "%s", name);
                 return 1;
             }
@@ -840,7 +926,8 @@ int config_difference(const Config *a, const Config *b, const char *const *skip,
 
 /* The data keys that choose the data rather than describe how a model reads it: a run
  * from train.init_from takes them from its own config. (data.min_count and
- * data.max_vocab build a vocabulary, which such a run takes from the model: moot.) */
+ * data.max_vocab build a vocabulary, which such a run takes from the model: moot,
+ * unless train.extend_vocab grows it.) */
 static const char *const data_choice_keys[] = {"data.train", "data.valid", "data.valid_fraction", "data.max_len",
                                                "data.max_line_bytes", "data.min_count", "data.max_vocab", NULL};
 static const char *const vocabulary_keys[] = {"data.min_count", "data.max_vocab", NULL};
@@ -858,7 +945,8 @@ int config_adopt_model(Config *c, const Config *model, const char *source, const
 {
     Config defaults;
     config_defaults(&defaults);
-    for (int i = 0; vocabulary_keys[i]; i++) {
+    /* With train.extend_vocab they choose the units added to the model's vocabularies. */
+    for (int i = 0; !c->extend_vocab && vocabulary_keys[i]; i++) {
         const KeySpec *k = &keys[key_index(vocabulary_keys[i])];
         char given[128], otherwise[128];
         value_text(c, k, given, sizeof given);
@@ -866,7 +954,7 @@ int config_adopt_model(Config *c, const Config *model, const char *source, const
         int by = config_given_by(c, vocabulary_keys[i]);
         if (!by || !strcmp(given, otherwise)) continue;
         error_set(err, "%s: %s %s builds a vocabulary, and a run from train.init_from keeps the model's (%s): remove "
-                       "it", by == CONFIG_GIVEN_SET ? "--set" : source, vocabulary_keys[i], given, model_path);
+                       "it (or grow the model's with train.extend_vocab)", by == CONFIG_GIVEN_SET ? "--set" : source, vocabulary_keys[i], given, model_path);
         config_free(&defaults);
         return by == CONFIG_GIVEN_SET ? -2 : -1;
     }
@@ -878,7 +966,7 @@ int config_adopt_model(Config *c, const Config *model, const char *source, const
         if (!is_model_key(k, name)) continue;
         value_text(model, k, was, sizeof was);
         value_text(c, k, now, sizeof now);
-        if (c->given[i] && config_applies(model, name) && strcmp(was, now)) {
+        if (c->given[i] && k->type != KEY_STRINGS && config_applies(model, name) && strcmp(was, now)) {
             int by_set = c->given[i] == CONFIG_GIVEN_SET;
             error_set(err, "%s: %s: the model %s has %s, %s says %s (train.init_from keeps the model's architecture "
                            "and text options: leave the key out or give the model's value)",
@@ -887,6 +975,14 @@ int config_adopt_model(Config *c, const Config *model, const char *source, const
         }
         char *to = (char *)c + k->offset;
         const char *from = (const char *)model + k->offset;
+        if (k->type == KEY_STRINGS && c->given[i] && config_applies(model, name) &&
+            !strings_equal((const ConfigStrings *)to, (const ConfigStrings *)from)) {
+            int by_set = c->given[i] == CONFIG_GIVEN_SET;
+            error_set(err, "%s: %s: the model %s has other symbols than %s (train.init_from keeps the model's text "
+                           "options: leave the key out or give the model's list)",
+                      by_set ? "--set" : source, name, model_path, by_set ? "--set" : "the config");
+            return by_set ? -2 : -1;
+        }
         switch (k->type) {
         case KEY_INT: case KEY_BOOL: *(int *)to = *(const int *)from; break;
         case KEY_LONG: *(long *)to = *(const long *)from; break;
@@ -898,6 +994,7 @@ int config_adopt_model(Config *c, const Config *model, const char *source, const
             *s = v ? xstrdup(v) : NULL;
             break;
         }
+        case KEY_STRINGS: strings_copy((ConfigStrings *)to, (const ConfigStrings *)from); break;
         }
     }
     return config_check(c, source, err);
@@ -910,5 +1007,7 @@ void config_free(Config *c)
             char **s = (char **)((char *)c + keys[i].offset);
             free(*s);
             *s = NULL;
+        } else if (keys[i].type == KEY_STRINGS) {
+            strings_free((ConfigStrings *)((char *)c + keys[i].offset));
         }
 }

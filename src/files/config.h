@@ -46,6 +46,8 @@
  *                        instead of training one
  *   data.joint_vocab     false  one vocabulary for both sides (bpe: one merge list
  *                               learned from both sides)
+ *   data.user_symbols    []     protected symbols (text/text.h): strings such as
+ *                               "<2da>" or "{name}" every tokenizer keeps whole
  *   model.embed          256    embedding size
  *   model.hidden         512    recurrent state size (and attention width)
  *   model.attention      "bahdanau", "luong_dot", "luong_general", "luong_concat",
@@ -116,6 +118,10 @@
  *   train.init_from      unset  a model file (model.bin, best.bin or a checkpoint) whose
  *                               weights the run starts from (nmt train --init-from);
  *                               see config_adopt_model
+ *   train.extend_vocab   false  only with train.init_from: the new training data's units
+ *                               the model's vocabularies lack (seen data.min_count
+ *                               times, up to data.max_vocab) are added, with fresh
+ *                               embedding and output rows; every old unit keeps its id
  *   train.teacher_forcing 1.0   probability of feeding the gold previous word (below 1:
  *                               otherwise the model's own best word, scheduled sampling)
  *   train.teacher_forcing_decay "none" or "linear": from teacher_forcing down to
@@ -142,6 +148,12 @@
 /* config.c's table of keys has at most this many rows. */
 #define CONFIG_MAX_KEYS 96
 
+/* A list of strings (data.user_symbols): v malloc'd, n of them. */
+typedef struct {
+    char **v;
+    int n;
+} ConfigStrings;
+
 typedef struct {
     char *train, *valid;
     double valid_fraction;
@@ -154,6 +166,7 @@ typedef struct {
     int text_column, label_column;  /* a classifier's columns (1-based; label 0: the last) */
     char *spm_type, *spm_model;
     int spm_vocab_size;
+    ConfigStrings user_symbols;
     int embed, hidden;
     char *attention, *cell;
     int layers, bidirectional, input_feed, window, scaled, tie_embeddings;
@@ -185,6 +198,7 @@ typedef struct {
     double teacher_forcing, teacher_forcing_final;
     char *teacher_forcing_decay;
     char *init_from;
+    int extend_vocab;
     char *dir;
     /* Per key of config.c's table (in its order): 0 left at its default or read from a
      * recorded config, else how a person gave it (CONFIG_GIVEN_*). */

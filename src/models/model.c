@@ -73,6 +73,38 @@ int params_tensors(const Params *p, const ModelDims *d, float *out[MAX_TENSORS])
     return lo.n;
 }
 
+int model_grow_from(Model *to, const Model *from, char *why, size_t len)
+{
+    if (to->dims.src_vocab < from->dims.src_vocab || to->dims.tgt_vocab < from->dims.tgt_vocab) {
+        snprintf(why, len, "smaller vocabularies (%d and %d) than the model's (%d and %d)", to->dims.src_vocab,
+                 to->dims.tgt_vocab, from->dims.src_vocab, from->dims.tgt_vocab);
+        return -1;
+    }
+    TensorShape old_shape[MAX_TENSORS], new_shape[MAX_TENSORS];
+    float *old_t[MAX_TENSORS], *new_t[MAX_TENSORS];
+    int n = params_shapes(&from->dims, old_shape);
+    if (model_family(&to->dims) != model_family(&from->dims) || params_shapes(&to->dims, new_shape) != n) {
+        snprintf(why, len, "another kind of model");
+        return -1;
+    }
+    /* The same architecture has the same tensors in the same order, differing at most in
+     * their rows, one per vocabulary entry: the old rows come first (row-major). */
+    for (int i = 0; i < n; i++) {
+        const TensorShape *o = &old_shape[i], *w = &new_shape[i];
+        int vocab_rows = o->rows == from->dims.src_vocab || o->rows == from->dims.tgt_vocab;
+        if (strcmp(o->name, w->name) || o->cols != w->cols || (o->rows != w->rows && !vocab_rows) || w->rows < o->rows) {
+            snprintf(why, len, "tensor %s is (%ld, %ld) in the model, (%ld, %ld) here: another architecture", o->name,
+                     o->rows, o->cols, w->rows, w->cols);
+            return -1;
+        }
+    }
+    params_tensors(&from->params, &from->dims, old_t);
+    params_tensors(&to->params, &to->dims, new_t);
+    for (int i = 0; i < n; i++)
+        memcpy(new_t[i], old_t[i], sizeof(float) * (size_t)(old_shape[i].rows * old_shape[i].cols));
+    return 0;
+}
+
 /* Carve mem into the tensors, in layout order. */
 static void params_point(Params *p, float *mem, const ModelDims *d)
 {

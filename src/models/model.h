@@ -235,6 +235,13 @@ void model_alloc(Model *m, const ModelDims *d);
 /* The family's initialisation (ModelFamily.init): PyTorch's defaults, embeddings
  * N(0,1), recurrent and linear weights uniform(+-1/sqrt(units)); or Xavier's. */
 void model_init_weights(Model *m, uint64_t seed);
+/* Fine-tuning with a grown vocabulary (train.extend_vocab): copies every weight of
+ * `from` into `to`, a model of the same family and architecture whose vocabularies may
+ * be larger (the old ids first): a tensor of the same shape whole, a tensor with a row
+ * per vocabulary entry (embeddings, the output layer and its bias) its old rows, the
+ * new rows left as they are (model_init_weights: the family's initialisation). 0, or -1
+ * with what does not fit in why[len] (another architecture, a smaller vocabulary). */
+int model_grow_from(Model *to, const Model *from, char *why, size_t len);
 void model_zero_grad(Model *m);
 void model_free(Model *m);
 /* view becomes m's dimensions and weights (shared: m's, not copied) with gradients of

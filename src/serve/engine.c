@@ -194,7 +194,7 @@ static cJSON *translation_json(const Translation *t, int count, int bad, const T
                                                         t->n_src));
         }
     }
-    if (bad == 2) {
+    if (bad & TRANSLATE_CUT) {
         char w[96];
         snprintf(w, sizeof w, "longer than %d tokens: only the first %d translated", TRANSLATE_MAX_SOURCE,
                  TRANSLATE_MAX_SOURCE);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/console.h"  /* defines: console_say, console_warn */
 #include "files/rundir.h"   /* defines: rundir_holds */
 #include "io/lines.h"       /* defines: LineLimit, lines_check_file */
 #include "text/vocab.h"     /* defines: VOCAB_UNK */
@@ -125,4 +126,26 @@ void setup_adam(Adam *opt, const Config *cfg)
     opt->beta1 = (float)cfg->adam_beta1;
     opt->beta2 = (float)cfg->adam_beta2;
     opt->eps = (float)cfg->adam_eps;
+}
+
+/* Fewer validation pairs than this and the validation figures are mostly chance: one
+ * pair's loss is a large share of their mean, and BLEU on a few dozen sentences moves by
+ * whole points from one validation to the next. */
+#define FEW_VALIDATION_PAIRS 100
+
+/* What the run's validation set of n pairs (none, or too few to trust) means for it,
+ * said on con (a classifier's: lines, accuracy). */
+void setup_say_validation_set(Console *con, const Config *cfg, int n, int classifies)
+{
+    const char *unit = classifies ? "line" : "pair";
+    if (n == 0)
+        console_say(con, "no validation set (%s): no validation loss or %s, so no best.bin (model.bin is the "
+                         "last step's weights), no plateau decay and no early stopping",
+                    cfg->valid ? "data.valid has no usable pairs" : "no data.valid, and data.valid_fraction leaves none",
+                    classifies ? "accuracy" : "BLEU");
+    else if (n < FEW_VALIDATION_PAIRS)
+        console_warn(con, "only %d validation %s%s: too few for the validation loss and %s to mean much (one "
+                          "%s more or less moves them), and best.bin, the plateau decay and early stopping "
+                          "follow them; give %d or more (data.valid, or a larger data.valid_fraction)",
+                     n, unit, n == 1 ? "" : "s", classifies ? "accuracy" : "BLEU", unit, FEW_VALIDATION_PAIRS);
 }

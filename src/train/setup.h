@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "base/console.h"   /* defines: Console */
 #include "base/util.h"      /* defines: Error */
 #include "files/config.h"   /* defines: Config */
 #include "layers/adam.h"    /* defines: Adam */
@@ -55,5 +56,10 @@ double setup_teacher_forcing(const Config *cfg, long step, long planned);
 /* Adam's constants (train.adam_beta1, adam_beta2, adam_eps). A checkpoint's optimizer
  * section holds the moments and the step, not these: a resumed run sets them again. */
 void setup_adam(Adam *opt, const Config *cfg);
+
+/* What the run's validation set of n pairs (none, or fewer than 100, too few to trust)
+ * means for it: a message on con for none, a warning for too few (a classifier's:
+ * lines, accuracy). */
+void setup_say_validation_set(Console *con, const Config *cfg, int n, int classifies);
 
 #endif

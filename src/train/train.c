@@ -679,6 +679,7 @@ static int take_init_units(Run *run, ModelFile *from, Error *err)
         return error_set(err, "train.init_from: %s", why);
     }
     move_units(&run->mf, from);
+    modelfile_point_symbols(&run->mf);  /* the segmenter came with from's pointer */
     return 0;
 }
 
@@ -719,18 +720,36 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
                    (a->layers ? a->layers : 1) == (dims.layers ? dims.layers : 1) &&
                    a->bidirectional == dims.bidirectional && a->attention == dims.attention &&
                    a->input_feed == dims.input_feed && a->scaled == dims.scaled &&
-                   a->tie_embeddings == dims.tie_embeddings && init->model.n_params == run->mf.model.n_params;
-        if (!same) {  /* the config took the model's keys: a model whose sections disagree */
+                   a->tie_embeddings == dims.tie_embeddings;
+        /* Without train.extend_vocab the vocabularies are the model's: the same weights. */
+        if (!same || (!cfg->extend_vocab && init->model.n_params != run->mf.model.n_params)) {
             snprintf(why, sizeof why, "%ld parameters, the config's model has %ld", init->model.n_params,
                      run->mf.model.n_params);
             return error_set(err, "train.init_from: %s: the model does not fit the config: %s", cfg->init_from, why);
         }
-        memcpy(run->mf.model.param_mem, init->model.param_mem, sizeof(float) * init->model.n_params);
+        /* Its weights; a grown vocabulary's new rows keep the family's initialisation. */
+        if (model_grow_from(&run->mf.model, &init->model, why, sizeof why))
+            return error_set(err, "train.init_from: %s: the model does not fit the config: %s", cfg->init_from, why);
         double unk[2];
         setup_unk_shares(&run->data, unk);
-        console_say(&run->con, "starting from the weights, vocabularies and tokenizer of %s (a new optimizer, step 0); "
-                               "%.2f%% of the training source units and %.2f%% of the target units are <unk> under "
-                               "its vocabularies", cfg->init_from, 100 * unk[0], 100 * unk[1]);
+        if (cfg->extend_vocab && model_classifies(&dims))
+            console_say(&run->con, "starting from the weights, tokenizer, vocabulary and labels of %s (a new optimizer, "
+                                   "step 0), the vocabulary grown by train.extend_vocab: %d units of the new texts "
+                                   "added (%d now); <unk> in the training texts: %.2f%% -> %.2f%%",
+                        cfg->init_from, run->data.vocab_added[0], run->mf.src_vocab.size,
+                        100 * run->data.unk_before[0], 100 * unk[0]);
+        else if (cfg->extend_vocab)
+            console_say(&run->con, "starting from the weights, tokenizer and vocabularies of %s (a new optimizer, step "
+                                   "0), the vocabularies grown by train.extend_vocab: %d source and %d target units "
+                                   "of the new data added (%d and %d now); <unk> in the training units: source "
+                                   "%.2f%% -> %.2f%%, target %.2f%% -> %.2f%%",
+                        cfg->init_from, run->data.vocab_added[0], run->data.vocab_added[1], run->mf.src_vocab.size,
+                        run->mf.tgt_vocab.size, 100 * run->data.unk_before[0], 100 * unk[0],
+                        100 * run->data.unk_before[1], 100 * unk[1]);
+        else
+            console_say(&run->con, "starting from the weights, vocabularies and tokenizer of %s (a new optimizer, step "
+                                   "0); %.2f%% of the training source units and %.2f%% of the target units are <unk> "
+                                   "under its vocabularies", cfg->init_from, 100 * unk[0], 100 * unk[1]);
     }
     adam_init(&run->mf.opt, run->mf.model.n_params, (float)cfg->learning_rate);
     setup_adam(&run->mf.opt, cfg);
@@ -767,29 +786,6 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
     return 0;
 }
 
-
-/* Fewer validation pairs than this and the validation figures are mostly chance: one
- * pair's loss is a large share of their mean, and BLEU on a few dozen sentences moves by
- * whole points from one validation to the next. */
-#define FEW_VALIDATION_PAIRS 100
-
-/* What the run's validation set (none, or too small to trust) means for it. */
-static void say_validation_set(Run *run)
-{
-    int classifies = model_classifies(&run->mf.model.dims), n = run->data.n_valid;
-    const char *unit = classifies ? "line" : "pair";
-    if (run->ranks.rank != 0) return;  /* every rank has the same data: rank 0 says it */
-    if (n == 0)
-        console_say(&run->con, "no validation set (%s): no validation loss or %s, so no best.bin (model.bin is the "
-                               "last step's weights), no plateau decay and no early stopping",
-                    run->cfg->valid ? "data.valid has no usable pairs" : "no data.valid, and data.valid_fraction leaves none",
-                    classifies ? "accuracy" : "BLEU");
-    else if (n < FEW_VALIDATION_PAIRS)
-        console_warn(&run->con, "only %d validation %s%s: too few for the validation loss and %s to mean much (one "
-                                "%s more or less moves them), and best.bin, the plateau decay and early stopping "
-                                "follow them; give %d or more (data.valid, or a larger data.valid_fraction)",
-                     n, unit, n == 1 ? "" : "s", classifies ? "accuracy" : "BLEU", unit, FEW_VALIDATION_PAIRS);
-}
 
 /* A resumed run: the data checked against the checkpoint ck, its model, optimizer and
  * state adopted, train.log cut back to where it stood, with a resume line. */
@@ -901,6 +897,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     run.mf.text.nfkc = !strcmp(cfg->normalization, "nfkc");
     run.mf.text.whitespace_only = tokenizer_whitespace_only((TokenizerKind)tokenizer_kind(cfg->tokenizer));
     run.mf.config_json = config_to_json(cfg);
+    if (modelfile_set_symbols(&run.mf, cfg->user_symbols.v, cfg->user_symbols.n, err)) goto done;
     if (setup_check_inputs(cfg, err)) goto done;
     if (rank0) {
         RunInput inputs[] = {{"the config file", opt->config_path}, {"data.train", cfg->train},
@@ -960,7 +957,8 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     if (!strcmp(cfg->class_weights, "balanced") && !strcmp(cfg->type, "classifier"))
         run.rs.class_weight = run.class_weight = setup_balanced_weights(&run.data, run.mf.tgt_vocab.size - VOCAB_SPECIALS);
     if (resuming ? start_resumed(&run, &ck, err) : start_fresh(&run, cfg->init_from ? &init : NULL, err)) goto done;
-    say_validation_set(&run);
+    if (run.ranks.rank == 0)  /* every rank has the same data: rank 0 says it */
+        setup_say_validation_set(&run.con, cfg, run.data.n_valid, model_classifies(&run.mf.model.dims));
     ModelFile *decoded[1] = {&run.mf};
     run.workers = train_workers_new(run.n_workers, &run.mf.model, shard_room(&run), run.data.max_src,
                                     run.data.max_tgt + 1, err);
