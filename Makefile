@@ -141,8 +141,8 @@ $(BUILD)/set_weights: tests/tools/set_weights.c $(OBJ)
 # A tool of tests/test_serve.sh: values out of the server's JSON answers (cJSON alone).
 $(BUILD)/json_get: tests/tools/json_get.c
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
-# A tool of tests/test_threads.sh (and of the MPI test, built there with mpicc): the
-# largest difference between two models' weights.
+# A tool of tests/test_threads.sh and tests/test_train_keys.sh (and of the MPI test, built
+# there with mpicc): the largest difference between two models' weights.
 $(BUILD)/weights_diff: tests/tools/weights_diff.c $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
 
@@ -157,11 +157,13 @@ $(BUILD)/set_config: tests/tools/set_config.c $(OBJ)
 # its options, man page and installed files (tests/test_options.sh), of a careless
 # user's mix-ups (tests/test_mixups.sh), of jobs that stop (tests/test_stops.sh), of nmt
 # on several threads (tests/test_threads.sh), of translate's read-ahead and compute types
-# (tests/test_translate_order.sh), and of nmt serve (tests/test_serve.sh, and its page in
-# Chromium: tests/test_browser.sh).
+# (tests/test_translate_order.sh), of nmt serve (tests/test_serve.sh, and its page in
+# Chromium: tests/test_browser.sh), the decoding and adaptation tools of issue 32
+# (tests/test_toolbox.sh) and issue 29's training keys (tests/test_train_keys.sh).
 test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights $(BUILD)/set_config $(BUILD)/weights_diff $(BUILD)/json_get
 	@NMT=$(NMT_BIN) TOOLS=$(BUILD) BUILD=$(BUILD) sh tests/run.sh $(TESTS) tests/test_layers.sh tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh \
-	    tests/test_mixups.sh tests/test_stops.sh tests/test_threads.sh tests/test_translate_order.sh tests/test_serve.sh tests/test_browser.sh
+	    tests/test_mixups.sh tests/test_stops.sh tests/test_threads.sh tests/test_translate_order.sh tests/test_serve.sh \
+	    tests/test_browser.sh tests/test_toolbox.sh tests/test_train_keys.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, objects,
 # test binaries and nmt in build-sanitize/.
@@ -239,6 +241,25 @@ bench-ttq: nmt
 # hours): docs/bench/transformer_quality.json and BENCHMARKS.md's section.
 bench-transformer-quality: nmt
 	/usr/bin/python3 scripts/bench/transformer_quality.py
+# Which recipe for which budget, in CPU time (issue 29; scripts/bench/recipes.py): the
+# shipped translation configs on swe and mar from ../shared/data, validation loss and BLEU
+# per update (1 thread, deterministic) and CPU seconds per update (alternated runs), so
+# that a busy machine measures them as well as a quiet one; docs/bench/recipes.json and
+# BENCHMARKS.md's section. Hours of wall time (about 30 CPU minutes); RECIPES_WORK keeps
+# the runs, and a second make resumes where the first stopped.
+RECIPES_WORK ?= /tmp/nmt-recipes
+RECIPES = --recipe default=configs/default.json --recipe transformer=configs/transformer.json \
+          --recipe transformer-quick=configs/transformer-quick.json
+bench-recipes: nmt
+	python3 scripts/bench/recipes.py split --work $(RECIPES_WORK) --corpora swe mar
+	python3 scripts/bench/recipes.py quality --work $(RECIPES_WORK) $(RECIPES) --corpora swe mar --steps 1500 --every 250
+	python3 scripts/bench/recipes.py cost --work $(RECIPES_WORK) $(RECIPES) --reference default --corpora swe mar
+	python3 scripts/bench/recipes.py collect --work $(RECIPES_WORK)
+	python3 scripts/docs/docs.py regenerate recipes
+# The sentence classifier against a bag-of-words naive Bayes on amazon and yelp, in-domain
+# and across (scripts/bench/naive_bayes.py; docs/bench/naive_bayes.json): a few minutes.
+bench-naive-bayes: nmt
+	python3 scripts/bench/naive_bayes.py --jobs 2
 
 # How nmt's speed grows with the cores (issue 30; scripts/bench/bench_scaling.py; needs idle
 # cores, and the callgrind counts take CPU-minutes per run): training tokens/s and `nmt translate
@@ -266,6 +287,14 @@ bench-int8: nmt
 # (docs/bench/sentiment.json, the table in docs/measurements.md): 6 settings x 5 seeds, about a minute.
 bench-sentiment: nmt
 	python3 scripts/bench/sentiment_experiment.py --jobs 2
+# How well the quality estimates of nmt translate --scores rank bad translations
+# (correlation with sentence BLEU and chrF on held-out pairs of mar, swe and fra), and
+# fine-tuning on new data with and without train.extend_vocab (issue 32): each prints
+# BENCHMARKS.md's table and writes its figures to docs/bench/ (the runs under runs/).
+bench-qe: nmt
+	python3 scripts/bench/qe_correlation.py
+bench-extend-vocab: nmt
+	python3 scripts/bench/extend_vocab.py
 # BPE on a 40,000-letter word and on a normal corpus, against the nmt of 9c1acf3 (built
 # from git archive): the learner linear, the applier n log n (issue 19). 2-3 minutes.
 bench-bpe-long-word: nmt
@@ -329,4 +358,4 @@ install-data:
 clean:
 	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-serve bench-transformer bench-ttq bench-transformer-quality bench-batching bench-scaling bench-matmul bench-int8 bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-serve bench-transformer bench-ttq bench-transformer-quality bench-recipes bench-naive-bayes bench-batching bench-scaling bench-matmul bench-int8 bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean bench-qe bench-extend-vocab

@@ -28,6 +28,7 @@
 #                                         update K (see below)
 #   stopped                               waits until $pid has stopped itself (SIGSTOP)
 #   finish_bg                             waits for $pid to end; sets $rc
+#   last_step LOG                         the step of LOG's last step line
 #   finish                                prints "NAME: N passed, M failed, K skipped"
 # Nothing here depends on a clock; the time limit only keeps a hung nmt from hanging
 # the suite.
@@ -104,14 +105,6 @@ wait_lines() {
     [ "$(lines "$1")" -ge "$2" ]
 }
 
-# start ARGS... — nmt in the background (no timeout wrapper: signals must reach nmt
-# itself), stderr to $T/bg.err; sets $pid. SIGINT is reset to its default, which a
-# non-interactive shell sets to ignored for background commands (nmt then leaves it so).
-# start_paused K ARGS... — the same, stopping itself with SIGSTOP right after update K
-# and its train.log line (NMT_PAUSE_AT_STEP, src/base/testhook.h; 0: it does not stop).
-start() { $DEFAULT_INT "$NMT" "$@" 2>>"$T/bg.err" & pid=$!; }
-start_paused() { pause=$1; shift; env NMT_PAUSE_AT_STEP="$pause" $DEFAULT_INT "$NMT" "$@" 2>>"$T/bg.err" & pid=$!; }
-
 # tiny_model DIR — 200 pairs of data/mar.txt, one epoch of a 16-unit GRU: a model file
 # to read, translate with and break, not one that translates well.
 tiny_model() {
@@ -126,6 +119,17 @@ EOF
         finish
     }
 }
+
+# start ARGS... — nmt in the background (no timeout wrapper: signals must reach nmt
+# itself), stderr to $T/bg.err; sets $pid. SIGINT is reset to its default, which a
+# non-interactive shell sets to ignored for background commands (nmt then leaves it so).
+# start_paused K ARGS... — the same, stopping itself with SIGSTOP right after update K
+# and its train.log line (NMT_PAUSE_AT_STEP, src/base/testhook.h; 0: it does not stop).
+# (stopped and finish_bg, above, wait for it.)
+start() { $DEFAULT_INT "$NMT" "$@" 2>>"$T/bg.err" & pid=$!; }
+start_paused() { pause=$1; shift; env NMT_PAUSE_AT_STEP="$pause" $DEFAULT_INT "$NMT" "$@" 2>>"$T/bg.err" & pid=$!; }
+# last_step LOG — the step of LOG's last step line.
+last_step() { grep -v '"event"' "$1" 2>/dev/null | sed -n 's/.*"step":\([0-9]*\).*/\1/p' | tail -n 1; }
 
 # small_model KIND DIR — a small model that translates (or labels) something, trained in
 # seconds into DIR (DIR/model.bin): KIND gru or transformer, 2 epochs on 800 pairs of

@@ -886,15 +886,17 @@ check "malformed input, translate --nbest 2: exit 0, lines numbered 0..5" \
 # of state a checkpoint must carry: dropout and scheduled sampling draw from the model's
 # random stream, bucketed batches from the shuffling stream, the plateau schedule and
 # best.bin from the validations (every 10 steps), label smoothing and a decaying
-# teacher-forcing rate from the step count; checkpoints every 7 steps, so that kills
-# land between them and the work since the last one is redone. 6 epochs of 17 steps.
+# teacher-forcing rate from the step count; Adam's constants from the config (its
+# checkpoint section holds the moments, not these); checkpoints every 7 steps, so that
+# kills land between them and the work since the last one is redone. 6 epochs of 17
+# steps.
 R=$T/runs/resume
 C=$T/resume.json
 cat >"$C" <<EOF2
 {
   "data": {"train": "$T/train.tsv"},
   "model": {"embed": 32, "hidden": 64, "dropout": 0.2},
-  "train": {"batch_size": 16, "epochs": 6, "learning_rate": 0.003, "threads": 1, "log_every": 1,
+  "train": {"batch_size": 16, "epochs": 6, "learning_rate": 0.003, "adam_beta2": 0.98, "threads": 1, "log_every": 1,
             "checkpoint_every": 7, "validate_every": 10, "valid_bleu_max": 10, "lr_schedule": "plateau",
             "label_smoothing": 0.1, "teacher_forcing": 0.9, "teacher_forcing_decay": "linear",
             "teacher_forcing_final": 0.5},
@@ -916,9 +918,7 @@ same_run() {
     steady_log "$ref/train.log" >"$T/log.b"
     check "$2: train.log the same apart from timings and resume events" eval '[ -s "$T/log.a" ] && cmp -s "$T/log.a" "$T/log.b"'
 }
-# start, start_paused, stopped, finish_bg: tests/lib.sh.
-# last_step LOG — the step of LOG's last step line.
-last_step() { grep -v '"event"' "$1" 2>/dev/null | field step /dev/stdin | tail -n 1; }
+# start, start_paused, stopped, last_step, finish_bg: tests/lib.sh.
 nth_checkpoints() { ls "$R" | grep -c '^checkpoint-[0-9]*\.bin$'; }
 
 # The uninterrupted run.
@@ -1166,11 +1166,13 @@ fi
 finish_bg
 check "SIG$SIG sent while stopped after step 30 (at ${stopped_at:-?}): exit $WANT" \
     eval '[ $sent = 1 ] && [ "$stopped_at" = 30 ] && exits $WANT'
-ck=$(sed -n 's/^nmt: interrupted at step 30; checkpoint written to \(.*\); resume with: nmt train --resume .*$/\1/p' "$T/bg.err")
+ck=$(sed -n 's/^nmt: interrupted at step 30; checkpoint written to \([^;]*\); .*resume with: nmt train --resume .*$/\1/p' "$T/bg.err")
 check "SIG$SIG: 'nmt: interrupted at step 30; checkpoint written to $R/checkpoint-30.bin; resume with: nmt train --resume RUN_DIR'" \
     eval '[ "$ck" = "$R/checkpoint-30.bin" ] && [ -s "$ck" ] && grep -q "resume with: nmt train --resume $R\$" "$T/bg.err"'
 check "SIG$SIG: an interrupted event at step 30 in train.log" \
     grep -q "\"event\":\"interrupted\",\"step\":30,.*\"signal\":\"SIG$SIG\"" "$R/train.log"
+check "SIG$SIG: training.svg written, and best.bin (validated at step 30) named as the model to translate with meanwhile" \
+    eval '[ -s "$R/training.svg" ] && grep -q "; to translate meanwhile: $R/best.bin, the best validation loss ([0-9.]*, step 30); resume with" "$T/bg.err"'
 # Forgetting --resume must not throw the run away; neither may a changed config.
 cp "$R/train.log" "$T/log.before"
 run train "$C"
@@ -1200,7 +1202,7 @@ fi
 finish_bg
 check "SIGTERM sent while stopped after step 70 (at ${stopped_at:-?}): exit 143" \
     eval '[ $sent = 1 ] && [ "$stopped_at" = 70 ] && exits 143'
-ck=$(sed -n 's/^nmt: interrupted at step 70; checkpoint written to \(.*\); resume with: .*/\1/p' "$T/bg.err" | tail -n 1)
+ck=$(sed -n 's/^nmt: interrupted at step 70; checkpoint written to \([^;]*\); .*resume with: .*/\1/p' "$T/bg.err" | tail -n 1)
 check "SIGTERM: 'interrupted at step 70', and the checkpoint it names, checkpoint-70.bin, exists" \
     eval '[ "$ck" = "$R/checkpoint-70.bin" ] && [ -s "$ck" ]'
 # train.deterministic (default true): a resume keeps the thread count the run started

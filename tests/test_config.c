@@ -24,9 +24,12 @@ static int config_equal(const Config *a, const Config *b)
            a->embed == b->embed && a->hidden == b->hidden && same_str(a->attention, b->attention) &&
            same_str(a->cell, b->cell) && a->layers == b->layers && a->bidirectional == b->bidirectional &&
            a->input_feed == b->input_feed && a->window == b->window && a->scaled == b->scaled &&
-           a->dropout == b->dropout && a->tie_embeddings == b->tie_embeddings && a->batch_size == b->batch_size &&
-           a->epochs == b->epochs && a->max_steps == b->max_steps && a->learning_rate == b->learning_rate &&
-           a->clip_norm == b->clip_norm && a->seed == b->seed && a->threads == b->threads &&
+           a->dropout == b->dropout && a->attention_dropout == b->attention_dropout &&
+           a->activation_dropout == b->activation_dropout && a->tie_embeddings == b->tie_embeddings && a->batch_size == b->batch_size &&
+           a->epochs == b->epochs && a->max_steps == b->max_steps && a->max_minutes == b->max_minutes &&
+           a->batch_tokens == b->batch_tokens && a->accumulate == b->accumulate && a->learning_rate == b->learning_rate &&
+           a->clip_norm == b->clip_norm && a->adam_beta1 == b->adam_beta1 && a->adam_beta2 == b->adam_beta2 &&
+           a->adam_eps == b->adam_eps && a->seed == b->seed && a->threads == b->threads &&
            a->log_every == b->log_every && a->checkpoint_every == b->checkpoint_every &&
            a->label_smoothing == b->label_smoothing && same_str(a->lr_schedule, b->lr_schedule) &&
            a->warmup_steps == b->warmup_steps && a->lr_decay == b->lr_decay && a->patience == b->patience &&
@@ -44,7 +47,9 @@ static const char *const all_keys[] = {
     "data.lowercase", "data.normalization", "data.tokenizer", "data.bpe_merges", "data.joint_vocab",
     "model.embed", "model.hidden", "model.attention", "model.cell", "model.layers", "model.bidirectional",
     "model.input_feed", "model.window", "model.scaled", "model.dropout", "model.tie_embeddings",
-    "train.batch_size", "train.epochs", "train.max_steps", "train.learning_rate", "train.clip_norm", "train.seed",
+    "train.batch_size", "train.batch_tokens", "train.accumulate", "train.epochs", "train.max_steps",
+    "train.max_minutes", "train.learning_rate", "train.adam_beta1",
+    "train.adam_beta2", "train.adam_eps", "train.clip_norm", "train.seed",
     "train.threads", "train.log_every", "train.checkpoint_every", "train.keep_checkpoints", "train.deterministic",
     "train.max_nonfinite", "train.label_smoothing", "train.lr_schedule", "train.warmup_steps", "train.lr_decay",
     "train.patience", "train.validate_every", "train.valid_bleu_max", "train.best_metric", "train.early_stop",
@@ -113,6 +118,10 @@ static void test_defaults(void)
     CHECK(c.batch_size == 64 && c.epochs == 10 && c.max_steps == 0 && c.learning_rate == 0.001 &&
           c.clip_norm == 5.0 && c.seed == 1 && c.threads == 2 && c.log_every == 100 && c.checkpoint_every == 1000,
           "train defaults");
+    CHECK(c.batch_tokens == 0 && c.accumulate == 1 && c.max_minutes == 0,
+          "batches of batch_size pairs, one per update, no time budget");
+    CHECK(c.adam_beta1 == 0.9 && c.adam_beta2 == 0.999 && c.adam_eps == 1e-8,
+          "Adam's defaults: torch.optim.Adam's betas (0.9, 0.999) and eps 1e-8");
     CHECK(c.label_smoothing == 0 && !strcmp(c.lr_schedule, "constant") && c.warmup_steps == 0 &&
           c.lr_decay == 0.5 && c.patience == 1 && c.validate_every == 0 && c.valid_bleu_max == 1000 &&
           !strcmp(c.best_metric, "loss") && c.early_stop == 0 && c.bucket == 0,
@@ -161,6 +170,8 @@ static const char *every_key_text =
     "           \"bidirectional\": true, \"input_feed\": true, \"window\": 3, \"scaled\": true, \"dropout\": 0.25,"
     "           \"tie_embeddings\": true},"
     " \"train\": {\"batch_size\": 32, \"epochs\": 3, \"max_steps\": 123456789012, \"learning_rate\": 0.0003,"
+    "           \"adam_beta1\": 0.8, \"adam_beta2\": 0.98, \"adam_eps\": 1e-6, \"batch_tokens\": 500,"
+    "           \"accumulate\": 2, \"max_minutes\": 12.5,"
     "           \"clip_norm\": 0, \"seed\": 9007199254740991, \"threads\": 0, \"log_every\": 7,"
     "           \"checkpoint_every\": 0, \"keep_checkpoints\": 0, \"deterministic\": false, \"max_nonfinite\": 1,"
     "           \"label_smoothing\": 0.1, \"lr_schedule\": \"plateau\", \"warmup_steps\": 4000, \"lr_decay\": 0.25,"
@@ -296,6 +307,24 @@ static void test_errors(void)
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"layers\": 9}}", "layers > 8", "model.layers");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"dropout\": 1}}", "dropout 1", "model.dropout", "< 1");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"dropout\": -0.1}}", "dropout < 0", "model.dropout");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"batch_tokens\": -1}}", "batch_tokens < 0",
+                 "train.batch_tokens must be an integer from 0 to 16777216");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"accumulate\": 0}}", "accumulate 0",
+                 "train.accumulate must be an integer from 1 to 1024");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"accumulate\": 2.5}}", "accumulate 2.5",
+                 "train.accumulate must be an integer");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"max_minutes\": -1}}", "max_minutes < 0",
+                 "train.max_minutes must be a number from 0 to 1e+07");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"max_minutes\": \"5\"}}", "max_minutes a string",
+                 "train.max_minutes must be a number");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"adam_beta1\": 1}}", "adam_beta1 1",
+                 "train.adam_beta1 must be a number >= 0 and < 1");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"adam_beta2\": -0.5}}", "adam_beta2 < 0",
+                 "train.adam_beta2 must be a number >= 0 and < 1");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"adam_eps\": 0}}", "adam_eps 0",
+                 "train.adam_eps must be a number > 0 and <= 1");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"train\": {\"adam_beta2\": \"0.98\"}}", "adam_beta2 a string",
+                 "train.adam_beta2 must be a number");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"input_feed\": true}}", "input feeding with bahdanau",
                  "model.input_feed", "bahdanau");
     EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"bidirectional\": true, \"hidden\": 7}}",
@@ -635,6 +664,8 @@ static void test_difference(void)
 #define CLASSIFIER "\"model\": {\"type\": \"classifier\"}"
 #define CLASSIFIER_IS "model.type is \"classifier\""
 #define TRANSLATION "set model.type to \"rnn\" or \"transformer\""
+#define TRANSFORMER "\"model\": {\"type\": \"transformer\"}"
+#define TO_TRANSFORMER "set model.type to \"transformer\""
 static void test_applies(void)
 {
     static const struct {
@@ -720,6 +751,14 @@ static void test_applies(void)
         {"train.teacher_forcing_decay", "\"linear\"", CLASSIFIER, "", CLASSIFIER_IS, TRANSLATION},
         {"train.teacher_forcing_final", "0.25", CLASSIFIER, "\"train\": {\"teacher_forcing_decay\": \"linear\"}",
          CLASSIFIER_IS, TRANSLATION},
+        {"train.batch_tokens", "500", "\"train\": {\"bucket\": true}", "", "train.bucket is true",
+         "set train.bucket to false"},
+        /* The Transformer's own dropout rates. */
+        {"model.attention_dropout", "0.1", "", TRANSFORMER, "model.type is \"rnn\"", TO_TRANSFORMER},
+        {"model.activation_dropout", "0", CLASSIFIER, TRANSFORMER, CLASSIFIER_IS, TO_TRANSFORMER},
+        /* Growing vocabularies: fine-tuning only. */
+        {"train.extend_vocab", "true", "", "\"train\": {\"init_from\": \"m.bin\"}", "train.init_from is unset",
+         "give train.init_from (nmt train --init-from MODEL.bin)"},
     };
     char text[600], label[200], set[80];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -894,6 +933,44 @@ static void test_model_rules(void)
                  "model.hidden is 16");
 }
 
+/* model.attention_dropout and model.activation_dropout: model.dropout's unless given, in
+ * training (config_*_dropout), in config_to_json and in comparisons (a resume). */
+static void test_dropout_rates(void)
+{
+    Config c, d;
+    Error err;
+    config_defaults(&c);
+    CHECK(c.attention_dropout < 0 && c.activation_dropout < 0 && config_attention_dropout(&c) == c.dropout &&
+              config_activation_dropout(&c) == c.dropout, "dropout rates: unset by default, model.dropout's");
+    config_free(&c);
+    const char *tr = "{\"data\": {\"train\": \"t\"}, \"model\": {\"type\": \"transformer\", \"dropout\": 0.3}}";
+    CHECK(written(&c, tr, &err) == 0 && config_attention_dropout(&c) == 0.3 && config_activation_dropout(&c) == 0.3,
+          "dropout rates: a Transformer with model.dropout 0.3 alone drops 0.3 everywhere");
+    char *json = config_to_json(&c);
+    CHECK(strstr(json, "\"attention_dropout\":\t0.3") && strstr(json, "\"activation_dropout\":\t0.3"),
+          "dropout rates: config_to_json records the rates used, 0.3");
+    CHECK(written(&d, json, &err) == 0 && config_attention_dropout(&d) == 0.3 && config_activation_dropout(&d) == 0.3,
+          "dropout rates: the recorded config reads back with the same rates");
+    char key[64], va[64], vb[64];
+    CHECK(config_difference(&c, &d, NULL, key, va, vb, sizeof key) == 0,
+          "dropout rates: unset and given as model.dropout's value compare equal (a resume may give either)");
+    free(json);
+    config_free(&d);
+    CHECK(written(&d, "{\"data\": {\"train\": \"t\"}, \"model\": {\"type\": \"transformer\", \"dropout\": 0.3, "
+                      "\"attention_dropout\": 0, \"activation_dropout\": 0.05}}", &err) == 0 &&
+              config_attention_dropout(&d) == 0 && config_activation_dropout(&d) == 0.05,
+          "dropout rates: given (0 and 0.05), they are their own, model.dropout 0.3 elsewhere");
+    int differ = config_difference(&c, &d, NULL, key, va, vb, sizeof key);
+    CHECK(differ && !strcmp(key, "model.attention_dropout") && !strcmp(va, "0.3") && !strcmp(vb, "0"),
+          "dropout rates: a different rate is a difference naming the key and both values (0.3, 0)");
+    config_free(&c);
+    config_free(&d);
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"type\": \"transformer\", \"attention_dropout\": 1}}",
+                 "attention_dropout 1", "model.attention_dropout must be a number >= 0 and < 1");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\"}, \"model\": {\"type\": \"transformer\", \"activation_dropout\": -0.1}}",
+                 "activation_dropout < 0", "model.activation_dropout must be a number >= 0 and < 1");
+}
+
 /* The configuration reference (docs/configuration.md) says of each key that applies
  * only to some setups what the rule's text says ("applies only to local attention kinds"). */
 static void test_readme(void)
@@ -920,7 +997,85 @@ static void test_readme(void)
         snprintf(label, sizeof label, "docs/configuration.md: the row of %s says \"%s\"", key, phrase);
         CHECK(found && found < end, label);
     }
-    CHECK(i == 50, "docs/configuration.md: the 50 rules of keys that apply only to some setups (test_applies has a case for each) checked");
+    CHECK(i == 54, "docs/configuration.md: the 54 rules of keys that apply only to some setups (test_applies has a case for each) checked");
+}
+
+/* data.user_symbols: a list of protected symbols, each checked as text/text.h says;
+ * left out of config_to_json when empty (configs without it as before), a list when
+ * not, and read back equal; --set takes a JSON array; config_difference and
+ * config_adopt_model compare lists element by element. */
+static void test_user_symbols(void)
+{
+    Config c, d;
+    Error err;
+    CHECK(parse(&c, "{\"data\": {\"train\": \"t\", \"user_symbols\": [\"<2da>\", \"{name}\"]}}", &err) == 0 &&
+              c.user_symbols.n == 2 && !strcmp(c.user_symbols.v[1], "{name}"),
+          "data.user_symbols: a list of strings");
+    char *json = config_to_json(&c);
+    CHECK(written(&d, json, &err) == 0 && d.user_symbols.n == 2 && !strcmp(d.user_symbols.v[0], "<2da>"),
+          "data.user_symbols: config_to_json writes it, and it reads back");
+    char key[64], va[64], vb[64];
+    CHECK(config_difference(&c, &d, NULL, key, va, vb, sizeof key) == 0, "... equal");
+    free(json);
+    config_free(&d);
+    config_defaults(&d);
+    json = config_to_json(&d);
+    CHECK(strstr(json, "user_symbols") == NULL, "no symbols: the key is left out (configs read and written as before)");
+    free(json);
+    d.train = strdup("t");
+    CHECK(config_difference(&c, &d, NULL, key, va, vb, sizeof key) == 1 && !strcmp(key, "data.user_symbols") &&
+              !strcmp(va, "[\"<2da>\", \"{name}\"]") && !strcmp(vb, "[]"),
+          "config_difference names data.user_symbols, the lists as JSON");
+    CHECK(config_set(&d, "data.user_symbols=[\"<b>\"]", &err) == 0 && d.user_symbols.n == 1 &&
+              !strcmp(d.user_symbols.v[0], "<b>"),
+          "--set data.user_symbols=[\"<b>\"]");
+    CHECK(config_set(&d, "data.user_symbols=<b>", &err) == -1 && strstr(err.msg, "must be an array of strings"),
+          "--set data.user_symbols=<b> (not an array): refused, saying what it takes");
+    config_free(&c);
+    config_free(&d);
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"user_symbols\": \"<2da>\"}}", "data.user_symbols a string",
+                 "data.user_symbols must be an array of strings");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"user_symbols\": [\"<2da>\", 3]}}", "data.user_symbols with a number",
+                 "data.user_symbols[1] must be a string");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"user_symbols\": [\"<a b>\"]}}", "data.user_symbols with a space",
+                 "data.user_symbols[0]: \"<a b>\" holds whitespace");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"user_symbols\": [\"<unk>\"]}}", "data.user_symbols with <unk>",
+                 "data.user_symbols[0]: \"<unk>\" is a reserved name");
+    EXPECT_ERROR("{\"data\": {\"train\": \"t\", \"user_symbols\": [\"<b>\", \"<b>\"]}}", "data.user_symbols twice",
+                 "data.user_symbols[1]: \"<b>\" is given twice");
+
+    /* train.init_from: the model's symbols are the run's; a config that gives others is refused. */
+    Config model, run;
+    CHECK(parse(&model, "{\"data\": {\"train\": \"m\", \"user_symbols\": [\"<2da>\"]}}", &err) == 0, "a model's config");
+    CHECK(written(&run, "{\"data\": {\"train\": \"new\"}}", &err) == 0 &&
+              config_adopt_model(&run, &model, "run.json", "m.bin", &err) == 0 && run.user_symbols.n == 1 &&
+              !strcmp(run.user_symbols.v[0], "<2da>"),
+          "train.init_from: the model's symbols become the run's");
+    config_free(&run);
+    CHECK(written(&run, "{\"data\": {\"train\": \"new\", \"user_symbols\": [\"<2sv>\"]}}", &err) == 0 &&
+              config_adopt_model(&run, &model, "run.json", "m.bin", &err) == -1 &&
+              strstr(err.msg, "data.user_symbols: the model m.bin has other symbols"),
+          "train.init_from: other symbols given are refused, naming the key and the model");
+    config_free(&run);
+    config_free(&model);
+
+    /* data.min_count and data.max_vocab build a vocabulary, which train.init_from takes
+     * from the model: refused then, unless train.extend_vocab grows the model's (they
+     * choose the units it adds). */
+    CHECK(parse(&model, "{\"data\": {\"train\": \"m\"}}", &err) == 0, "a model's config");
+    CHECK(written(&run, "{\"data\": {\"train\": \"new\", \"min_count\": 2}, \"train\": {\"init_from\": \"m.bin\"}}",
+                  &err) == 0 &&
+              config_adopt_model(&run, &model, "run.json", "m.bin", &err) == -1 &&
+              strstr(err.msg, "data.min_count 2 builds a vocabulary") && strstr(err.msg, "train.extend_vocab"),
+          "train.init_from with data.min_count: refused, naming train.extend_vocab as the way to grow the model's");
+    config_free(&run);
+    CHECK(written(&run, "{\"data\": {\"train\": \"new\", \"min_count\": 2, \"max_vocab\": 9000}, "
+                        "\"train\": {\"init_from\": \"m.bin\", \"extend_vocab\": true}}", &err) == 0 &&
+              config_adopt_model(&run, &model, "run.json", "m.bin", &err) == 0 && run.min_count == 2 &&
+              run.max_vocab == 9000,
+          "train.init_from with train.extend_vocab: data.min_count and data.max_vocab kept, for the units added");
+    config_free(&run);
+    config_free(&model);
 }
 
 int main(void)
@@ -933,6 +1088,8 @@ int main(void)
     test_load();
     test_applies();
     test_model_rules();
+    test_dropout_rates();
     test_readme();
+    test_user_symbols();
     return check_report("test_config");
 }

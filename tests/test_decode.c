@@ -31,7 +31,9 @@
 
 #include "data/batch.h"  /* defines: Batch, batch_fill_source, batch_free */
 #include "check.h"  /* defines: CHECK, check_report */
-#include "decode/decode.h" /* defines: Decoder, greedy_search, beam_search, Hypothesis */
+#include "decode/decode.h" /* defines: Decoder, greedy_search, beam_search, search_run, forced_search, Hypothesis */
+#include "decode/sample.h" /* defines: Sampling, sample_support, sample_word, sample_stream */
+#include "decode/translate.h" /* defines: quality_estimates */
 #include "text/vocab.h"  /* defines: VOCAB_PAD, VOCAB_UNK, VOCAB_SOS, VOCAB_EOS */
 
 #define TOL 1e-6
@@ -497,6 +499,407 @@ static void test_greedy(void)
     batch_free(&batch);
 }
 
+
+/* ---------------------------------------------------------------- scores of each word */
+
+/* A hypothesis's unit_logp: each word's log-probability as the search chose it, <eos>
+ * last when emitted, summing to its logprob; NULL unless asked for.
+ *   greedy, tag 1:          a .6, b .9, <eos> .6
+ *   beam K = 2, tag 1:      "a b" .6 .9 .6; "b" .3 .7 (test_nbest_order)
+ *   beam, cut (tag 6, limit 2): "a b" .6 .7 (no <eos>); "b c" .3 .8 */
+static void expect_units(const Hypothesis *h, const double *p, int n, const char *what)
+{
+    int ok = h->unit_logp != NULL && h->len + h->finished == n;
+    double sum = 0, worst = 0;
+    for (int i = 0; ok && i < n; i++) {
+        double d = fabs(h->unit_logp[i] - log(p[i]));
+        if (d > worst) worst = d;
+        sum += h->unit_logp[i];
+    }
+    CHECK(ok && worst <= TOL, what);
+    CHECK(ok && fabs(sum - h->logprob) <= TOL, "the words' log-probabilities sum to the hypothesis's");
+    if (!ok || worst > TOL) fprintf(stderr, "     %s: %d units (want %d), worst diff %.3g\n", what,
+                                    h->len + h->finished, n, worst);
+}
+
+static void test_unit_scores(void)
+{
+    Toy toy = {0};
+    Decoder dec = toy_decoder(&toy);
+    Batch batch = {0};
+    Sentence s[] = {{1, 2, 6}, {6, 1, 2}};
+    int limit[] = {6, 2}, count[2];
+    fill_sources(&batch, s, 2);
+    Hypothesis out[4];
+    SearchSpec greedy = {.limit = limit, .want_scores = 1};
+    search_run(&dec, &batch, &greedy, out, count);
+    expect_units(&out[0], (double[]){.6, .9, .6}, 3, "greedy: each word's log-probability, <eos> last");
+    expect_units(&out[1], (double[]){.6, .7}, 2, "greedy, cut at the limit: no <eos>");
+    CHECK(count[0] == 1 && count[1] == 1, "greedy: one hypothesis per sentence");
+    for (int i = 0; i < 2; i++)
+        hypothesis_free(&out[i]);
+    SearchSpec beam = {.beam = 2, .nbest = 2, .limit = limit, .want_scores = 1, .want_attn = 1};
+    search_run(&dec, &batch, &beam, out, count);
+    expect_units(&out[0], (double[]){.6, .9, .6}, 3, "beam: the best hypothesis's words");
+    expect_units(&out[1], (double[]){.3, .7}, 2, "beam: the second's, finished a step earlier");
+    expect_units(&out[2], (double[]){.6, .7}, 2, "beam, cut: the first");
+    expect_units(&out[3], (double[]){.3, .8}, 2, "beam, cut: the second");
+    expect_hypothesis(&out[0], (Expect){"ab", 1, log(.6 * .9 * .6)}, 2, "beam with scores: the same hypothesis");
+    for (int i = 0; i < 4; i++)
+        hypothesis_free(&out[i]);
+    greedy_search(&dec, &batch, limit, 0, out);
+    CHECK(out[0].unit_logp == NULL, "no scores unless asked for");
+    hypothesis_free(&out[0]);
+    hypothesis_free(&out[1]);
+    CHECK(toy.violations == 0, "scores: the Decoder contract kept");
+    batch_free(&batch);
+}
+
+/* Quality estimates (translate.h): a word's is the mean of its units' log-probabilities,
+ * <eos> belongs to no word, the sentence's is the mean of its words':
+ *   units -1 -2 -4 | -0.5, <eos> -3:   words -7/3 and -0.5, sentence (-7/3 - 0.5) / 2
+ *   the toy's greedy "a b" (.6, .9, <eos> .6) as one word of two units, and as two words
+ *   no unit, finished (<eos> .05): the sentence's is <eos>'s; not finished: 0 */
+static void test_quality_estimates(void)
+{
+    float word_qe[4];
+    int n_words = -1;
+    float qe = quality_estimates((float[]){-1, -2, -4, -0.5f, -3}, (unsigned char[]){0, 0, 1, 1}, 4, 1, word_qe,
+                                 &n_words);
+    CHECK(n_words == 2, "QE: units up to a word's end make one word");
+    CHECK(fabs(word_qe[0] + 7.0 / 3) < 1e-6 && fabs(word_qe[1] + 0.5) < 1e-6,
+          "QE: each word's is the mean of its units'");
+    CHECK(fabs(qe + (7.0 / 3 + 0.5) / 2) < 1e-6, "QE: the sentence's is the mean of its words', <eos> left out");
+    float ab[] = {logf(.6f), logf(.9f), logf(.6f)};
+    qe = quality_estimates(ab, (unsigned char[]){0, 1}, 2, 1, word_qe, &n_words);
+    CHECK(n_words == 1 && fabs(qe - log(.6 * .9) / 2) < 1e-6, "QE: \"a@@ b\" one word: (log .6 + log .9) / 2");
+    qe = quality_estimates(ab, (unsigned char[]){1, 1}, 2, 1, word_qe, &n_words);
+    CHECK(n_words == 2 && fabs(word_qe[0] - log(.6)) < 1e-6 && fabs(word_qe[1] - log(.9)) < 1e-6 &&
+              fabs(qe - log(.6 * .9) / 2) < 1e-6,
+          "QE: \"a b\" two words: log .6, log .9, the same sentence mean");
+    qe = quality_estimates((float[]){logf(.05f)}, (unsigned char[]){0}, 0, 1, word_qe, &n_words);
+    CHECK(n_words == 0 && fabs(qe - log(.05)) < 1e-6, "QE: an empty output: <eos>'s log-probability");
+    qe = quality_estimates((float[]){0}, (unsigned char[]){0}, 0, 0, word_qe, &n_words);
+    CHECK(n_words == 0 && qe == 0.0f, "QE: nothing at all: 0");
+}
+
+/* ---------------------------------------------------------------- forced decoding */
+
+/* forced_search feeds the given words and then <eos>, whatever the model prefers:
+ *   tag 2, "b c a":  b .4, c .9 (rule "b"), a .5 (rule "bc"), <eos> .9 (the default)
+ *   tag 1, "":       <eos> .05
+ *   tag 8, "b":      b .1, <eos> .5
+ * and a word the table gives no probability (tag 1, "c": logit -30) scores about -30.
+ * Forcing the greedy output gives back greedy's own scores, bit for bit. */
+static void test_forced(void)
+{
+    Toy toy = {0};
+    Decoder dec = toy_decoder(&toy);
+    Batch batch = {0};
+    Sentence s[] = {{2, 1, 6}, {1, 2, 6}, {8, 3, 6}, {1, 1, 6}};
+    int t0[] = {B, C, A}, t2[] = {B}, t3[] = {C};
+    int *tgt[] = {t0, NULL, t2, t3}, len[] = {3, 0, 1, 1};
+    Hypothesis out[4];
+    fill_sources(&batch, s, 4);
+    forced_search(&dec, &batch, tgt, len, 1, out);
+    expect_units(&out[0], (double[]){.4, .9, .5, .9}, 4, "forced: the given words and <eos>");
+    expect_hypothesis(&out[0], (Expect){"bca", 1, log(.4 * .9 * .5 * .9)}, 1, "forced: words and score");
+    expect_units(&out[1], (double[]){.05}, 1, "forced: an empty target is <eos> alone");
+    expect_units(&out[2], (double[]){.1, .5}, 2, "forced, tag 8");
+    CHECK(out[3].unit_logp && fabs(out[3].unit_logp[0] - (-30 - log(1 + 4 * exp(-30.0)))) < 1e-5 &&
+              out[3].finished && out[3].len == 1,
+          "forced: a word of probability ~0 scores its logit's log-softmax (-30)");
+    for (int i = 0; i < 4; i++)
+        hypothesis_free(&out[i]);
+
+    /* Forced scores of greedy's own output are greedy's scores. */
+    Sentence g[] = {{1, 2, 6}, {3, 1, 6}, {9, 1, 6}, {2, 3, 6}, {8, 2, 6}, {5, 1, 6}};
+    enum { N = sizeof g / sizeof g[0] };
+    int limit[N], *words[N], wlen[N], same = 1;
+    Hypothesis greedy[N], forced[N];
+    for (int i = 0; i < N; i++)
+        limit[i] = g[i].limit;
+    fill_sources(&batch, g, N);
+    SearchSpec sp = {.limit = limit, .want_scores = 1};
+    search_run(&dec, &batch, &sp, greedy, NULL);
+    for (int i = 0; i < N; i++) {
+        words[i] = greedy[i].words;
+        wlen[i] = greedy[i].len;
+        same &= greedy[i].finished;
+    }
+    forced_search(&dec, &batch, words, wlen, 0, forced);
+    for (int i = 0; i < N; i++) {
+        same &= forced[i].logprob == greedy[i].logprob && forced[i].len == greedy[i].len &&
+                memcmp(forced[i].unit_logp, greedy[i].unit_logp, sizeof(float) * (greedy[i].len + 1)) == 0;
+        hypothesis_free(&greedy[i]);
+        hypothesis_free(&forced[i]);
+    }
+    CHECK(same, "forced scores of the greedy output equal greedy's, bit for bit");
+    CHECK(toy.violations == 0, "forced: the Decoder contract kept");
+    batch_free(&batch);
+}
+
+/* ---------------------------------------------------------------- prefixes */
+
+/* A prefix's words are fed first, and the search goes on from them:
+ *   greedy, tag 1, prefix "b":    b .3, then <eos> .7 (rule "b")     -> "b", log .21
+ *   greedy, tag 1, prefix "a c":  a .6, c ~0 (logit -30), <eos> .9   -> "a c", about -30
+ *   greedy, tag 1, prefix "a b", limit 2: cut                        -> "a b" cut, log .54
+ *   beam K = 2, tag 2, prefix "b": one beam while following it; t=1 b·c .36, b·<eos> .04;
+ *     t=2 b c·<eos> .18, b c·a .18 -> finished "b c" .18, "b" .04 (K finished)
+ * and an empty prefix changes nothing (bit for bit). */
+static void test_prefix(void)
+{
+    Toy toy = {0};
+    Decoder dec = toy_decoder(&toy);
+    Batch batch = {0};
+    Sentence s[] = {{1, 2, 6}, {1, 2, 6}, {1, 1, 2}};
+    int p0[] = {B}, p1[] = {A, C}, p2[] = {A, B};
+    int *prefix[] = {p0, p1, p2}, plen[] = {1, 2, 2}, limit[] = {6, 6, 2};
+    Hypothesis out[6];
+    int count[3];
+    fill_sources(&batch, s, 3);
+    SearchSpec sp = {.limit = limit, .prefix = prefix, .prefix_len = plen, .want_scores = 1, .want_attn = 1};
+    search_run(&dec, &batch, &sp, out, count);
+    expect_hypothesis(&out[0], (Expect){"b", 1, log(.3 * .7)}, 2, "greedy prefix: the search goes on after it");
+    double ac = log(.6) + (-30 - log(1 + 4 * exp(-30.0))) + log(.9);
+    CHECK(strcmp((char[]){letter(out[1].words[0]), letter(out[1].words[1]), 0}, "ac") == 0 && out[1].len == 2 &&
+              out[1].finished && fabs(out[1].logprob - ac) < 1e-5,
+          "greedy prefix: a word the model gives ~0 is still fed, and scored");
+    expect_hypothesis(&out[2], (Expect){"ab", 0, log(.6 * .9)}, 1, "greedy prefix: the limit counts it");
+    for (int i = 0; i < 3; i++)
+        hypothesis_free(&out[i]);
+
+    Sentence b[] = {{2, 1, 6}};
+    int *bprefix[] = {p0}, bplen[] = {1}, blimit[] = {6};
+    fill_sources(&batch, b, 1);
+    SearchSpec bs = {.beam = 2, .nbest = 2, .limit = blimit, .prefix = bprefix, .prefix_len = bplen, .want_attn = 1};
+    search_run(&dec, &batch, &bs, out, count);
+    CHECK(count[0] == 2, "beam prefix: two hypotheses");
+    expect_hypothesis(&out[0], (Expect){"bc", 1, log(.4 * .9 * .5)}, 1, "beam prefix: the best");
+    expect_hypothesis(&out[1], (Expect){"b", 1, log(.4 * .1)}, 1, "beam prefix: the second");
+    for (int i = 0; i < count[0]; i++)
+        hypothesis_free(&out[i]);
+
+    /* An empty prefix, greedy and beam, batched: what no prefix gives, bit for bit. */
+    Sentence m[] = {{1, 2, 6}, {2, 1, 6}, {6, 4, 2}, {5, 3, 6}, {8, 3, 6}};
+    enum { N = sizeof m / sizeof m[0] };
+    int mlimit[N], zero[N] = {0}, *none[N] = {0}, same = 1, c1[N], c2[N];
+    Hypothesis x[2 * N], y[2 * N];
+    for (int i = 0; i < N; i++)
+        mlimit[i] = m[i].limit;
+    fill_sources(&batch, m, N);
+    for (int K = 0; K <= 2; K += 2) {
+        SearchSpec plain = {.beam = K, .nbest = 2, .limit = mlimit, .alpha = 0.6f, .want_attn = 1};
+        SearchSpec empty = plain;
+        empty.prefix = none;
+        empty.prefix_len = zero;
+        search_run(&dec, &batch, &plain, x, c1);
+        search_run(&dec, &batch, &empty, y, c2);
+        int k = K ? 2 : 1;
+        for (int i = 0; i < N; i++) {
+            same &= c1[i] == c2[i];
+            for (int j = 0; j < c1[i]; j++) {
+                Hypothesis *hx = &x[i * k + j], *hy = &y[i * k + j];
+                same &= hx->len == hy->len && hx->finished == hy->finished && hx->score == hy->score &&
+                        memcmp(hx->words, hy->words, sizeof(int) * hx->len) == 0 &&
+                        memcmp(hx->attn, hy->attn, sizeof(float) * (hx->len + hx->finished) * m[i].src_len) == 0;
+                hypothesis_free(hx);
+                hypothesis_free(hy);
+            }
+        }
+    }
+    CHECK(same, "an empty prefix changes nothing (greedy and beam, bit for bit)");
+    CHECK(toy.violations == 0, "prefix: the Decoder contract kept");
+    batch_free(&batch);
+}
+
+/* ---------------------------------------------------------------- sampling */
+
+/* One row, V = 7: <pad> and <sos> have the largest logits (5) and are never in a
+ * support; the others' weights e^logit are <unk> 1, <eos> 2, a 4, b 2, c 1 (sum 10). */
+static const float sample_row[V] = {5.0f, 0.0f, 5.0f, 0.69314718f, 1.38629436f, 0.69314718f, 0.0f};
+
+/* The support of sample_row under (k, p, T): want_ids[0..n) and their probabilities. */
+static void expect_support(int k, float p, float T, const int *want_ids, const double *want_p, int n, const char *what)
+{
+    Sampling s = {.top_k = k, .top_p = p, .temperature = T};
+    SampleScratch sc = {0};
+    int got = sample_support(sample_row, V, &s, &sc), ok = got == n;
+    double worst = 0;
+    for (int i = 0; ok && i < n; i++) {
+        ok &= sc.ids[i] == want_ids[i];
+        double d = fabs(sc.prob[i] - want_p[i]);
+        if (d > worst) worst = d;
+    }
+    CHECK(ok && worst < 1e-6, what);
+    if (!ok || worst >= 1e-6) {
+        fprintf(stderr, "     %s: got", what);
+        for (int i = 0; i < got; i++)
+            fprintf(stderr, " %d:%.6f", sc.ids[i], sc.prob[i]);
+        fprintf(stderr, "\n");
+    }
+    sample_scratch_free(&sc);
+}
+
+/* Sorted by probability: a .4, <eos> .2 and b .2 (tie: <eos>, the lower id, first), <unk>
+ * .1 and c .1. The support is listed in id order. */
+static void test_sample_support(void)
+{
+    expect_support(0, 1, 1, (int[]){1, 3, 4, 5, 6}, (double[]){.1, .2, .4, .2, .1}, 5,
+                   "whole vocabulary: every word but <pad> and <sos>, p = e^logit / 10");
+    expect_support(1, 1, 1, (int[]){4}, (double[]){1}, 1, "top-1: the likeliest word alone");
+    expect_support(2, 1, 1, (int[]){3, 4}, (double[]){1 / 3.0, 2 / 3.0}, 2,
+                   "top-2: a and <eos> (the tie with b goes to the lower id), renormalised");
+    expect_support(3, 1, 1, (int[]){3, 4, 5}, (double[]){.25, .5, .25}, 3, "top-3: a, <eos>, b");
+    expect_support(100, 1, 1, (int[]){1, 3, 4, 5, 6}, (double[]){.1, .2, .4, .2, .1}, 5, "top-k beyond V: all");
+    expect_support(0, .35f, 1, (int[]){4}, (double[]){1}, 1, "nucleus .35: a (.4) reaches it alone");
+    expect_support(0, .5f, 1, (int[]){3, 4}, (double[]){1 / 3.0, 2 / 3.0}, 2,
+                   "nucleus .5: a .4, then <eos> (before b) crosses it");
+    expect_support(0, .85f, 1, (int[]){1, 3, 4, 5}, (double[]){1 / 9.0, 2 / 9.0, 4 / 9.0, 2 / 9.0}, 4,
+                   "nucleus .85: a, <eos>, b (.8), then <unk> (before c)");
+    expect_support(3, .6f, 1, (int[]){3, 4}, (double[]){1 / 3.0, 2 / 3.0}, 2,
+                   "top-3 then nucleus .6 of the renormalised (.5 .25 .25): a, <eos>");
+    expect_support(0, 1, .5f, (int[]){1, 3, 4, 5, 6}, (double[]){1 / 26.0, 4 / 26.0, 16 / 26.0, 4 / 26.0, 1 / 26.0}, 5,
+                   "temperature .5: the weights squared (1 4 16 4 1)");
+    double r2 = sqrt(2.0), z = 1 + r2 + 2 + r2 + 1;
+    expect_support(0, 1, 2, (int[]){1, 3, 4, 5, 6}, (double[]){1 / z, r2 / z, 2 / z, r2 / z, 1 / z}, 5,
+                   "temperature 2: their square roots");
+    expect_support(2, 1, .5f, (int[]){3, 4}, (double[]){.2, .8}, 2, "top-2 at temperature .5: 4 and 16");
+}
+
+/* Draws: 200,000 from the whole row under one seed land on each word in proportion
+ * (within .005 of p: the seed is fixed, so this is one deterministic check, not a
+ * flaky one); top-2's draws never leave its support; the same stream gives the same
+ * draws, another sentence's stream others. */
+static void test_sample_draws(void)
+{
+    Sampling s = {.top_k = 0, .top_p = 1, .temperature = 1, .seed = 42};
+    SampleScratch sc = {0};
+    Rng rng;
+    sample_stream(&rng, s.seed, 0, 0);
+    long hits[V] = {0};
+    enum { DRAWS = 200000 };
+    for (int i = 0; i < DRAWS; i++)
+        hits[sample_word(sample_row, V, &s, &rng, &sc)]++;
+    const double want[V] = {0, .1, 0, .2, .4, .2, .1};
+    double worst = 0;
+    for (int w = 0; w < V; w++) {
+        double d = fabs((double)hits[w] / DRAWS - want[w]);
+        if (d > worst) worst = d;
+    }
+    CHECK(hits[VOCAB_PAD] == 0 && hits[VOCAB_SOS] == 0, "draws never give <pad> or <sos>");
+    CHECK(worst < .005, "draws follow the distribution (200,000 of them, within .005)");
+    printf("  ok sampling: 200,000 draws, frequencies within %.4f of p\n", worst);
+    Sampling k2 = {.top_k = 2, .top_p = 1, .temperature = 1};
+    int outside = 0;
+    for (int i = 0; i < 10000; i++) {
+        int w = sample_word(sample_row, V, &k2, &rng, &sc);
+        outside += w != A && w != VOCAB_EOS;
+    }
+    CHECK(outside == 0, "top-2 draws stay in its support");
+    Rng a, b, c;
+    sample_stream(&a, 7, 3, 1);
+    sample_stream(&b, 7, 3, 1);
+    sample_stream(&c, 7, 4, 1);
+    int same = 1, differ = 0;
+    for (int i = 0; i < 100; i++) {
+        int x = sample_word(sample_row, V, &s, &a, &sc), y = sample_word(sample_row, V, &s, &b, &sc);
+        same &= x == y;
+        differ += x != sample_word(sample_row, V, &s, &c, &sc);
+    }
+    CHECK(same, "one seed, sentence and sample: one stream of draws");
+    CHECK(differ > 0, "another sentence: another stream");
+    sample_scratch_free(&sc);
+}
+
+/* Sampled searches: the same seed gives the same output whether the sentences are
+ * decoded together or one at a time (each draws from its own sentence's stream);
+ * top-1 is greedy search; a prefix is followed before the draws; beam K gives K
+ * samples ranked by score. */
+static void test_sample_search(void)
+{
+    Toy toy = {0};
+    Decoder dec = toy_decoder(&toy);
+    Batch batch = {0};
+    Sentence s[] = {{1, 2, 6}, {2, 1, 6}, {4, 3, 6}, {7, 1, 6}, {6, 4, 6}, {5, 2, 6}};
+    enum { N = sizeof s / sizeof s[0] };
+    int limit[N];
+    long index[N];
+    for (int i = 0; i < N; i++) {
+        limit[i] = s[i].limit;
+        index[i] = 100 + i;
+    }
+    Sampling whole = {.top_k = 0, .top_p = 1, .temperature = 1, .seed = 5};
+    Hypothesis together[N], alone, top1[N], greedy[N];
+    fill_sources(&batch, s, N);
+    SearchSpec sp = {.limit = limit, .sample = &whole, .sentence = index, .want_scores = 1};
+    search_run(&dec, &batch, &sp, together, NULL);
+    int same = 1, differ = 0;
+    for (int i = 0; i < N; i++) {
+        fill_sources(&batch, &s[i], 1);
+        SearchSpec one = sp;
+        one.limit = &limit[i];
+        one.sentence = &index[i];
+        search_run(&dec, &batch, &one, &alone, NULL);
+        same &= alone.len == together[i].len && alone.logprob == together[i].logprob &&
+                memcmp(alone.words, together[i].words, sizeof(int) * alone.len) == 0;
+        hypothesis_free(&alone);
+    }
+    CHECK(same, "sampling: one sentence at a time gives what the batch gives (streams by sentence index)");
+    /* Another seed: some sentence comes out differently (seeds 5 and 6 both fixed). */
+    Sampling other = whole;
+    other.seed = 6;
+    Hypothesis again[N];
+    fill_sources(&batch, s, N);
+    SearchSpec sp6 = sp;
+    sp6.sample = &other;
+    search_run(&dec, &batch, &sp6, again, NULL);
+    for (int i = 0; i < N; i++) {
+        differ += again[i].len != together[i].len || memcmp(again[i].words, together[i].words,
+                                                            sizeof(int) * again[i].len) != 0;
+        hypothesis_free(&again[i]);
+    }
+    CHECK(differ > 0, "sampling: another seed, other samples");
+    Sampling k1 = {.top_k = 1, .top_p = 1, .temperature = 1, .seed = 5};
+    SearchSpec t1 = {.limit = limit, .sample = &k1};
+    SearchSpec g = {.limit = limit};
+    search_run(&dec, &batch, &t1, top1, NULL);
+    search_run(&dec, &batch, &g, greedy, NULL);
+    same = 1;
+    for (int i = 0; i < N; i++) {
+        same &= top1[i].len == greedy[i].len && top1[i].logprob == greedy[i].logprob &&
+                memcmp(top1[i].words, greedy[i].words, sizeof(int) * greedy[i].len) == 0;
+        hypothesis_free(&top1[i]);
+        hypothesis_free(&greedy[i]);
+        hypothesis_free(&together[i]);
+    }
+    CHECK(same, "sampling from the top 1 is greedy search");
+
+    /* A prefix first: tag 1 with prefix "b" and top-1 draws: b, then <eos> (rule "b"). */
+    int pb[] = {B}, *prefix[] = {pb}, plen[] = {1}, lim6[] = {6};
+    Sentence t[] = {{1, 1, 6}};
+    fill_sources(&batch, t, 1);
+    SearchSpec sprefix = {.limit = lim6, .sample = &k1, .prefix = prefix, .prefix_len = plen};
+    search_run(&dec, &batch, &sprefix, &alone, NULL);
+    expect_hypothesis(&alone, (Expect){"b", 1, log(.3 * .7)}, 1, "sampling after a prefix");
+    hypothesis_free(&alone);
+
+    /* Beam 4 with sampling: 4 samples, ranked by score (alpha 0: log P), best first. */
+    Hypothesis four[4];
+    int count = 0;
+    SearchSpec s4 = {.beam = 4, .nbest = 4, .limit = lim6, .sample = &whole, .want_scores = 1};
+    search_run(&dec, &batch, &s4, four, &count);
+    int sorted = count == 4;
+    for (int i = 1; i < count; i++)
+        sorted &= four[i - 1].score >= four[i].score;
+    CHECK(sorted, "beam K with sampling: K samples, best score first");
+    for (int i = 0; i < count; i++)
+        hypothesis_free(&four[i]);
+    CHECK(toy.violations == 0, "sampling: the Decoder contract kept");
+    batch_free(&batch);
+}
+
 int main(void)
 {
     test_nbest_order();
@@ -506,6 +909,13 @@ int main(void)
     test_no_pad_sos();
     test_batching();
     test_greedy();
+    test_unit_scores();
+    test_quality_estimates();
+    test_forced();
+    test_prefix();
+    test_sample_support();
+    test_sample_draws();
+    test_sample_search();
     printf("  ok scores within %.0g of the hand values: max diff %.3g\n", TOL, worst_score_diff);
     return check_report("test_decode");
 }

@@ -1097,8 +1097,8 @@ static void test_sentencepiece_section(void)
         snprintf(line, sizeof line, "the %s sat on the %s", i % 3 ? "cat" : "dog", i % 5 ? "mat" : "log");
         lines[i] = strdup(line);
     }
-    int rc = segmenter_learn_spm(&mf.seg.spm_src, (const char *const *)lines, 60, "bpe", 30, &err) ||
-             segmenter_learn_spm(&mf.seg.spm_tgt, (const char *const *)lines, 30, "unigram", 25, &err);
+    int rc = segmenter_learn_spm(&mf.seg.spm_src, (const char *const *)lines, 60, "bpe", 30, NULL, &err) ||
+             segmenter_learn_spm(&mf.seg.spm_tgt, (const char *const *)lines, 30, "unigram", 25, NULL, &err);
     for (int i = 0; i < 60; i++)
         free(lines[i]);
     if (rc) { fprintf(stderr, "segmenter_learn_spm: %s\n", err.msg); exit(2); }
@@ -1201,6 +1201,86 @@ static void test_tokenizer_none(void)
     free_made(&mf);
 }
 
+/* Protected symbols (data.user_symbols) travel in USYM, as given, and come back
+ * normalised with the file's text options, text and segmenter pointing at them; a file
+ * without symbols has no USYM (as every file before them) and reads with none; damage
+ * behind a valid CRC is refused naming the section. */
+static void test_symbols_section(void)
+{
+    ModelFile mf, back;
+    Error err = {""};
+    make_model_file(&mf, 0);
+    int rc = modelfile_write(path, &mf, &err) || modelfile_read(path, &back, &err);
+    CHECK(rc == 0 && back.symbols.n == 0 && back.text.symbols == NULL && back.seg.symbols == NULL,
+          "a file without symbols reads with none");
+    size_t len;
+    unsigned char *plain = slurp(path, &len);
+    Where w[12];
+    int n = sections_of(plain, len, w, 12), has_usym = 0;
+    for (int i = 0; i < n; i++)
+        has_usym |= !strcmp(w[i].tag, "USYM");
+    CHECK(n > 0 && !has_usym, "a file without symbols has no USYM section (as files before them)");
+    free(plain);
+    if (rc == 0) modelfile_free(&back);
+
+    char *given[] = {"<2da>", "{NAME}", "<2dB>"};
+    mf.text.lowercase = 1;
+    rc = modelfile_set_symbols(&mf, given, 3, &err);
+    CHECK(rc == 0 && mf.text.symbols == &mf.symbols && mf.seg.symbols == &mf.symbols, "symbols set and pointed at");
+    rc = modelfile_write(path, &mf, &err) || modelfile_read(path, &back, &err);
+    CHECK(rc == 0, "write/read a model with symbols");
+    if (rc) fprintf(stderr, "     %s\n", err.msg);
+    if (rc == 0) {
+        check_same(&mf, &back, "model with symbols");
+        CHECK(back.symbols.n == 3 && !strcmp(back.symbols.given[0], "<2da>") &&
+                  !strcmp(back.symbols.given[1], "{NAME}") && !strcmp(back.symbols.given[2], "<2dB>"),
+              "symbols read back as given, in order");
+        CHECK(!strcmp(back.symbols.norm[1], "{name}"), "... and normalised with the file's text options (lowercase)");
+        CHECK(back.text.symbols == &back.symbols && back.seg.symbols == &back.symbols,
+              "the text options and the segmenter of the file read point at its symbols");
+        TokenList t;
+        rc = text_tokenize("<2DA>Hi {Name}!", 15, &back.text, &t, &err);
+        CHECK(rc == 0 && t.n == 4 && !strcmp(t.tokens[0], "<2da>") && !strcmp(t.tokens[2], "{name}"),
+              "the file's text options keep its symbols whole");
+        token_list_free(&t);
+        char msg[200];
+        ModelFile other;
+        make_model_file(&other, 0);
+        other.text.lowercase = 1;
+        CHECK(modelfile_compatible(&back, &other, 1, msg, sizeof msg) && strstr(msg, "protected symbols"),
+              "a model without the symbols is not compatible: what differs is named");
+        free_made(&other);
+        modelfile_free(&back);
+    }
+    unsigned char *good = slurp(path, &len);
+    flip_every_byte(good, len, 0, "model with symbols");
+    n = sections_of(good, len, w, 12);
+    const Where *usym = section(w, n, "USYM");
+    CHECK(usym != NULL && usym->len == 4 + 3 * 4 + 5 + 6 + 5, "USYM: count, then length and bytes per symbol");
+    if (usym) {
+        unsigned char *d = malloc(len);
+        memcpy(d, good, len);
+        d[usym->payload + 8 + 2] = ' ';  /* "<2 a>" */
+        fix_crc(d, usym);
+        spit(bad, d, len);
+        expect_refused(bad, "section USYM: symbol 1: \"<2 a>\" holds whitespace", "USYM with a symbol nmt would refuse");
+        memcpy(d, good, len);
+        uint32_t many = 1u << 30;
+        memcpy(d + usym->payload, &many, 4);
+        fix_crc(d, usym);
+        spit(bad, d, len);
+        expect_refused(bad, "section USYM: bad symbol count", "USYM with a count past its bytes");
+        memcpy(d, good, len);
+        memcpy(d + usym->payload + 4 + (4 + 5) + (4 + 6) + 4, "<2da>", 5);  /* symbol 3 spells symbol 1 */
+        fix_crc(d, usym);
+        spit(bad, d, len);
+        expect_refused(bad, "section USYM: symbol 3: \"<2da>\" is given twice", "USYM with a symbol twice");
+        free(d);
+    }
+    free(good);
+    free_made(&mf);
+}
+
 /* crc32_bytes (eight bytes a step) against the bit-by-bit definition (reflected
  * polynomial 0xEDB88320), on every length 0..40 at every alignment 0..7, and the
  * standard check value of "123456789". */
@@ -1250,6 +1330,7 @@ int main(void)
     test_sentencepiece_section();
     test_train_state();
     test_atomic_write();
+    test_symbols_section();
 
     unlink(path);
     unlink(bad);

@@ -176,6 +176,28 @@ check "two ranks with bpe: the same merges in model.bin" \
     eval '"$NMT" info "$T/one_bpe/model.bin" | grep "^tokenizer:" >"$T/t1" && "$NMT" info "$T/two_bpe/model.bin" | grep "^tokenizer:" >"$T/t2" &&
           [ -s "$T/t1" ] && cmp -s "$T/t1" "$T/t2" && "$NMT" bpe apply "$T/two_bpe/model.bin" "$T/train.tsv" >/dev/null'
 
+# Gradient accumulation and batches by target tokens (issue 29): each of an update's
+# batches is shared out among the ranks; two ranks follow one process.
+KEYS="--set train.batch_tokens=150 --set train.accumulate=2"
+$LIMIT "$NMT" train "$T/tiny.json" --quiet $KEYS --set "output.dir=$T/one_acc" 2>/dev/null
+$LIMIT $MPIRUN "$NMT_MPI" train "$T/tiny.json" --quiet $KEYS --set "output.dir=$T/two_acc" >/dev/null 2>&1
+field loss "$T/one_acc/train.log" >"$T/loss1"
+field loss "$T/two_acc/train.log" >"$T/loss2"
+check "two ranks with batch_tokens and accumulate: every step's loss within 1e-4 of one process's" \
+    close "$T/loss1" "$T/loss2" 1e-4
+check "two ranks with batch_tokens and accumulate: final weights within 1e-4 of one process's" \
+    weights_close "$T/one_acc/model.bin" "$T/two_acc/model.bin" 1e-4
+# The time budget: rank 0's clock decides, the sum tells every rank, and all stop after
+# the same update (the tests' clock, NMT_SECONDS_PER_STEP, says 6 s an update: 1 minute
+# is update 10), with model.bin and best.bin written as at any end.
+$LIMIT $MPIRUN -x NMT_SECONDS_PER_STEP=6 "$NMT_MPI" train "$T/tiny.json" --set train.max_minutes=1 \
+    --set "output.dir=$T/two_budget" >/dev/null 2>"$T/budget.err"
+rc=$?
+check "two ranks, train.max_minutes 1 at 6 s an update: exit 0, both stop after update 10" \
+    eval '[ $rc -eq 0 ] && [ "$(last_step "$T/two_budget/train.log")" = 10 ] &&
+          grep -q "^\[1,0\]<stderr>:nmt: train.max_minutes 1: 1.0 minutes of training at step 10; stopping" "$T/budget.err" &&
+          [ -s "$T/two_budget/model.bin" ] && [ -s "$T/two_budget/best.bin" ]'
+
 # ---------------------------------------------------------------- 2. rank 0 alone speaks
 
 check "rank 0: its progress lines on stderr" grep -q '^\[1,0\]<stderr>:nmt: step [0-9]' "$T/two.err"

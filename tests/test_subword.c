@@ -1035,7 +1035,7 @@ static void test_sentencepiece(void)
     }
     Segmenter s = {.kind = TOKENIZER_SPM};
     Error err = {""};
-    int rc = segmenter_learn_spm(&s.spm_src, (const char *const *)lines, 200, "unigram", 40, &err);
+    int rc = segmenter_learn_spm(&s.spm_src, (const char *const *)lines, 200, "unigram", 40, NULL, &err);
     CHECK(rc == 0 && s.spm_src.spm && s.spm_src.n > 0, "spm: a unigram model trained on 200 lines");
     if (rc) {
         fprintf(stderr, "  %s\n", err.msg);
@@ -1075,7 +1075,7 @@ static void test_sentencepiece(void)
     rc = segmenter_load_spm(&m, "garbage", 7, "x.model", &err);
     CHECK(rc == -1 && !m.spm && !strncmp(err.msg, "x.model: not a SentencePiece model (", 36),
           "spm: bytes that are no model are refused, naming them");
-    rc = segmenter_learn_spm(&m, (const char *const *)lines, 200, "bpe", 5, &err);
+    rc = segmenter_learn_spm(&m, (const char *const *)lines, 200, "bpe", 5, NULL, &err);
     CHECK(rc == -1 && strstr(err.msg, "SentencePiece could not train a bpe model of 5 pieces: "),
           "spm: too few pieces for the characters is an error with the library's reason");
     for (int i = 0; i < 200; i++)

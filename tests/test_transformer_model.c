@@ -192,7 +192,7 @@ static void test_decoder(const char *path)
 /* The training pass and the token-mean loss (loss.h), with dLoss/dlogits in place when
  * want_grad. */
 static double train_loss(const Model *m, TRun *r, const int *src, const int *slen, int S, const int *tin,
-                         const int *tout, const int *tlen, int T, int B, int want_grad, float dropout, Rng *rng)
+                         const int *tout, const int *tlen, int T, int B, int want_grad, TDropout dropout, Rng *rng)
 {
     float *logits = transformer_forward_train(m, r, src, slen, S, tin, tlen, T, B, dropout, rng);
     int count = 0;
@@ -225,7 +225,7 @@ static void test_gradients(const char *path)
     }
     TRun *r = trun_new(&m.dims, S, T, B, 0);
     model_zero_grad(&m);
-    double loss = train_loss(&m, r, sids, slen, S, tids, tout, tlen, T, B, 1, 0.0f, NULL);
+    double loss = train_loss(&m, r, sids, slen, S, tids, tout, tlen, T, B, 1, (TDropout){0}, NULL);
     transformer_backward(&m, r);
     double want_loss = *(const float *)fixture_get(&f, "loss")->data;
     char label[240];
@@ -275,7 +275,7 @@ typedef struct {
     TRun *r;
     const int *src, *slen, *tin, *tout, *tlen;
     int S, T, B;
-    float dropout;
+    TDropout dropout;
     Rng masks;   /* the state every pass starts its masks from */
 } GradCtx;
 
@@ -306,7 +306,11 @@ static void check_all_gradients(const char *name, GradCtx *c)
     }
 }
 
-static void test_finite_differences(const char *path, float dropout)
+static int dropping(TDropout d) { return d.residual > 0 || d.attention > 0 || d.activation > 0; }
+
+/* With dropout (any of its three rates above 0), also: each place's masks change the
+ * loss on their own (the rates are not one number used everywhere). */
+static void test_finite_differences(const char *path, TDropout dropout)
 {
     Fixture f = fixture_load(path);
     Model m;
@@ -314,7 +318,7 @@ static void test_finite_differences(const char *path, float dropout)
     /* With dropout, gelu: each mask moves relu's pre-activations, and some draws put one
      * within a finite-difference step of its kink (a check against the kink, not the
      * gradient; seen with 2 of 5 mask seeds on the relu fixtures). The weights are the fixture's. */
-    if (dropout > 0) m.dims.activation = ACT_GELU;
+    if (dropping(dropout)) m.dims.activation = ACT_GELU;
     const FixtureTensor *src = fixture_get(&f, "src"), *tin = fixture_get(&f, "tgt_in");
     int S = src->dims[0], B = src->dims[1], T = tin->dims[0];
     static int slen[16], tlen[16];
@@ -333,20 +337,34 @@ static void test_finite_differences(const char *path, float dropout)
     Rng rng = c.masks;
     double with = train_loss(&m, c.r, sids, slen, S, tids, c.tout, tlen, T, B, 1, dropout, &rng);
     transformer_backward(&m, c.r);
-    if (dropout > 0) {
+    char label[200];
+    if (dropping(dropout)) {
         /* The masks make a difference; a pass without masks (an inference TRun) ignores
-         * the probability, and equals a training TRun's pass at probability 0. */
+         * the probabilities, and equals a training TRun's pass at probability 0. */
         TRun *plain = trun_new(&m.dims, S, T, B, 0);
         double without = train_loss(&m, plain, sids, slen, S, tids, c.tout, tlen, T, B, 0, dropout, &rng);
-        double zero = train_loss(&m, c.r, sids, slen, S, tids, c.tout, tlen, T, B, 0, 0.0f, &rng);
-        char label[200];
-        snprintf(label, sizeof label, "%s: dropout %.1f changes the loss (%.6f vs %.6f); no masks = probability 0 "
-                 "(%.6f)", path, dropout, with, without, zero);
+        double zero = train_loss(&m, c.r, sids, slen, S, tids, c.tout, tlen, T, B, 0, (TDropout){0}, &rng);
+        snprintf(label, sizeof label, "%s: dropout %.1f/%.1f/%.1f changes the loss (%.6f vs %.6f); no masks = "
+                 "probability 0 (%.6f)", path, dropout.residual, dropout.attention, dropout.activation, with, without,
+                 zero);
         CHECK(fabs(with - without) > 1e-3 && without == zero, label);
+        /* Each rate above 0 on its own, the others 0: its place's masks alone move the loss. */
+        const char *place[3] = {"residual", "attention", "activation"};
+        float rate[3] = {dropout.residual, dropout.attention, dropout.activation};
+        for (int k = 0; k < 3; k++) {
+            if (rate[k] == 0) continue;
+            TDropout one = {k == 0 ? dropout.residual : 0, k == 1 ? dropout.attention : 0,
+                            k == 2 ? dropout.activation : 0};
+            Rng again = c.masks;
+            double alone = train_loss(&m, c.r, sids, slen, S, tids, c.tout, tlen, T, B, 0, one, &again);
+            snprintf(label, sizeof label, "%s: %s dropout alone changes the loss (%.6f vs %.6f)", path, place[k],
+                     alone, zero);
+            CHECK(fabs(alone - zero) > 1e-4, label);
+        }
         trun_free(plain);
     }
     char name[80];
-    snprintf(name, sizeof name, "%.60s%s", strrchr(path, '/') + 1, dropout > 0 ? " (dropout)" : "");
+    snprintf(name, sizeof name, "%.60s%s", strrchr(path, '/') + 1, dropping(dropout) ? " (dropout)" : "");
     check_all_gradients(name, &c);
     trun_free(c.r);
     model_free(&m);
@@ -387,9 +405,9 @@ static void test_shared_embedding(void)
             tin[t * B + b] = t >= tlen[b] ? 0 : t == 0 ? 2 : 3 + (int)(rng_next(&rng) % 8);
             tout[t * B + b] = t >= tlen[b] ? 0 : 3 + (int)(rng_next(&rng) % 8);
         }
-    GradCtx c = {&m, trun_new(&m.dims, S, T, B, 1), src, slen, tin, tout, tlen, S, T, B, 0.0f, {0}};
+    GradCtx c = {&m, trun_new(&m.dims, S, T, B, 1), src, slen, tin, tout, tlen, S, T, B, {0, 0, 0}, {0}};
     model_zero_grad(&m);
-    train_loss(&m, c.r, src, slen, S, tin, tout, tlen, T, B, 1, 0.0f, NULL);
+    train_loss(&m, c.r, src, slen, S, tin, tout, tlen, T, B, 1, (TDropout){0}, NULL);
     transformer_backward(&m, c.r);
     check_all_gradients("shared embedding", &c);
     trun_free(c.r);
@@ -416,6 +434,19 @@ static void test_shared_embedding(void)
     snprintf(label, sizeof label, "init: ff.w1 (256, 64) within the Xavier bound %.4f, reaching %.4f", bound, wmax);
     CHECK(wmax <= bound && wmax > 0.95 * bound, label);
     CHECK(zero && ones, "init: biases 0, layer-norm gains 1 and biases 0");
+    /* Wq, Wk, Wv as nn.MultiheadAttention's in_proj_weight, one (3d, d) matrix (and
+     * fairseq's, each part with gain 1/sqrt(2)): sqrt(6 / (4d)); Wo a (d, d) matrix. */
+    const float *in_proj[4] = {m.params.tenc[0].self.wq, m.params.tenc[0].self.wk, m.params.tdec[0].cross.wv,
+                               m.params.tenc[0].self.wo};
+    const char *in_name[4] = {"enc self wq", "enc self wk", "dec cross wv", "enc self wo"};
+    for (int k = 0; k < 4; k++) {
+        double want = k < 3 ? sqrt(6.0 / (4 * 64)) : sqrt(6.0 / (2 * 64)), top = 0;
+        for (long i = 0; i < 64 * 64; i++)
+            top = fmax(top, fabs(in_proj[k][i]));
+        snprintf(label, sizeof label, "init: %s within %s's Xavier bound %.4f, reaching %.4f", in_name[k],
+                 k < 3 ? "the (3d, d) in_proj" : "a (d, d) matrix", want, top);
+        CHECK(top <= want && top > 0.95 * want, label);
+    }
     model_free(&m);
 }
 
@@ -569,9 +600,13 @@ int main(void)
     for (int i = 0; i < 4; i++)
         test_gradients(fixtures[i]);
     for (int i = 0; i < 4; i++)
-        test_finite_differences(fixtures[i], 0.0f);
-    for (int i = 0; i < 3; i++)   /* pre, post, 2 layers */
-        test_finite_differences(fixtures[i], 0.3f);
+        test_finite_differences(fixtures[i], (TDropout){0});
+    for (int i = 0; i < 3; i++)   /* pre, post, 2 layers: one rate everywhere, as model.dropout alone */
+        test_finite_differences(fixtures[i], (TDropout){0.3f, 0.3f, 0.3f});
+    /* Three rates (model.attention_dropout, activation_dropout): each place's masks and
+     * their backward pass with its own probability. */
+    test_finite_differences(fixtures[0], (TDropout){0.2f, 0.1f, 0.3f});
+    test_finite_differences(fixtures[1], (TDropout){0.0f, 0.3f, 0.1f});
     test_shared_embedding();
     test_incremental(fixtures[0]);
     for (int i = 0; i < 4; i++)

@@ -8,7 +8,8 @@
 # stops at the first line; the default without --batch on a file is --batch 64;
 # --compute-type float32 changes nothing and int8 (a Transformer's) nothing with the batch;
 # with --workers 2 (the window's batches translated at once, issue 30) the same bytes as
-# one worker, int8 included, and the pipe and write-error cases behave the same.
+# one worker, int8 included, and the pipe and write-error cases behave the same; --prefix
+# and --sample (issue 32) go with their lines through the sort.
 #
 # Run from the repository root after `make`: sh tests/test_translate_order.sh. About 10 s
 # on 2 cores (two tiny models are trained). Nothing depends on a clock; the time limits
@@ -140,6 +141,29 @@ for w in 1 2; do
     rc=$?
     check "pipe, --batch 64 --workers $w: exit 0, the answers of one line at a time" \
         eval '[ "$rc" -eq 0 ] && cmp -s "$T/fifo.out" "$T/three.one"'
+done
+
+# Issue 32's per-line inputs travel with their lines through the sort: line i's --prefix
+# begins line i's answer, and --sample draws from line i's own stream (--seed): the same
+# as one line at a time, float32 and int8, one worker and two.
+awk 'NR % 2 { print "टॉम" } NR % 2 == 0 { print "" }' "$T/in.txt" >"$T/prefix.txt"
+for ct in float32 int8; do
+    M=$T/tr/model.bin
+    run translate "$M" "$T/in.txt" --batch 1 --compute-type $ct --prefix "$T/prefix.txt"
+    cp "$T/out" "$T/prefix.one"
+    for w in 1 2; do
+        run translate "$M" "$T/in.txt" --batch 16 --workers $w --compute-type $ct --prefix "$T/prefix.txt"
+        check "$ct: --prefix with --batch 16 --workers $w (sorted): byte for byte --batch 1" \
+            eval 'exits 0 && cmp -s "$T/out" "$T/prefix.one"'
+    done
+    check "$ct: every other answer begins with its prefix (but the empty line 21 and the invalid 22)" \
+        eval 'paste "$T/prefix.txt" "$T/prefix.one" |
+              awk -F"\t" "NR != 21 && NR != 22 && \$1 != \"\" && index(\$2, \$1) != 1 { bad++ } END { exit bad > 0 }"'
+    run translate "$M" "$T/in.txt" --batch 1 --compute-type $ct --sample 0 --seed 11
+    cp "$T/out" "$T/sample.one"
+    run translate "$M" "$T/in.txt" --batch 16 --workers 2 --compute-type $ct --sample 0 --seed 11
+    check "$ct: --sample 0 --seed 11 with --batch 16 --workers 2 (sorted): byte for byte --batch 1" \
+        eval 'exits 0 && cmp -s "$T/out" "$T/sample.one"'
 done
 
 # A failed write stops at the first line of the batch (each line is flushed as written):

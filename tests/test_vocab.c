@@ -235,11 +235,45 @@ static void test_from_words(void)
     free(many);
 }
 
+/* vocab_extend (train.extend_vocab): the old words keep their ids; the new ones come
+ * after them in vocab_build's order (count, then bytes), those seen min_count times,
+ * up to max_size entries; a word already there or a special is not added again. */
+static void test_extend(void)
+{
+    VocabCounter *old = vocab_counter_new();
+    add_n(old, "the", 5);
+    add_n(old, "cat", 2);
+    Vocab v;
+    vocab_build(&v, old, 1, 0);
+    VocabCounter *fresh = vocab_counter_new();
+    add_n(fresh, "dog", 4);
+    add_n(fresh, "the", 9);    /* there already: keeps id 4 */
+    add_n(fresh, "bird", 4);   /* ties with dog: byte order */
+    add_n(fresh, "ant", 1);    /* below min_count 2 */
+    add_n(fresh, "<eos>", 7);  /* a special: never added */
+    add_n(fresh, "zebra", 3);
+    int added = vocab_extend(&v, fresh, 2, 0);
+    CHECK(added == 3 && WORDS_ARE(&v, "the", "cat", "bird", "dog", "zebra",),
+          "extend: old ids kept, new words after them by count then bytes, min_count applied");
+    CHECK(vocab_lookup(&v, "dog") == 7 && vocab_lookup(&v, "the") == 4 && vocab_lookup(&v, "ant") == VOCAB_UNK,
+          "extend: lookups of old and new words");
+    CHECK(vocab_extend(&v, fresh, 2, 0) == 0 && v.size == 9, "extend again with the same counts: nothing added");
+    vocab_free(&v);
+    vocab_build(&v, old, 1, 0);
+    CHECK(vocab_extend(&v, fresh, 1, 8) == 2 && WORDS_ARE(&v, "the", "cat", "bird", "dog",),
+          "extend: up to max_size entries, the most frequent first");
+    CHECK(vocab_extend(&v, fresh, 1, 5) == 0 && v.size == 8, "extend: a vocabulary at max_size or over grows no more");
+    vocab_free(&v);
+    vocab_counter_free(old);
+    vocab_counter_free(fresh);
+}
+
 int main(void)
 {
     test_counter();
     test_build();
     test_deterministic();
     test_from_words();
+    test_extend();
     return check_report("test_vocab");
 }

@@ -29,10 +29,10 @@ and meaning:
 
 Initialisation: nmt's scheme for the Transformer (model_init_weights in src/models/model.c),
 which is nn.Transformer's reset_parameters and fairseq's: Xavier-uniform for every
-matrix, U(-sqrt(6 / (fan_in + fan_out)), +...), the attention's in_proj (each of Wq, Wk,
-Wv as its own (d, d) matrix, as nmt holds them) included, every layer drawn
-independently; zero biases; embeddings N(0, 1/d); LayerNorm 1 and 0. (nn.TransformerEncoder
-deep-copies one layer, so that all its layers would start identical.)
+matrix, U(-sqrt(6 / (fan_in + fan_out)), +...), the attention's in_proj (Wq, Wk, Wv) as
+the one (3d, d) matrix it is (nmt holds three (d, d) matrices drawn within that bound),
+every layer drawn independently; zero biases; embeddings N(0, 1/d); LayerNorm 1 and 0.
+(nn.TransformerEncoder deep-copies one layer, so that all its layers would start identical.)
 
 --dropout P is nn.TransformerEncoderLayer / DecoderLayer's dropout (attention
 probabilities, each sub-layer's output, the feed-forward block's inner activation)
@@ -213,9 +213,7 @@ class TransformerNMT(nn.Module):
                 xavier(module.weight)
                 module.bias.zero_()
             elif isinstance(module, nn.MultiheadAttention):
-                d = module.embed_dim
-                for i in range(3):
-                    xavier(module.in_proj_weight[i * d:(i + 1) * d])
+                xavier(module.in_proj_weight)
                 module.in_proj_bias.zero_()
             elif isinstance(module, nn.LayerNorm):
                 module.weight.fill_(1.0)

@@ -55,6 +55,21 @@ void testhook_pause_at_step(long step)
     }
 }
 
+double testhook_clock(long steps, double seconds)
+{
+    static double per_step = -1;  /* NMT_SECONDS_PER_STEP as read at the first call; 0: off */
+    if (per_step < 0) {
+        const char *v = getenv("NMT_SECONDS_PER_STEP");
+        char *end = NULL;
+        per_step = v && *v ? strtod(v, &end) : 0;
+        if (v && *v && (*end || !(per_step > 0))) {
+            fprintf(stderr, "nmt: warning: NMT_SECONDS_PER_STEP=%s is not a positive number; ignored\n", v);
+            per_step = 0;
+        }
+    }
+    return per_step > 0 ? (double)steps * per_step : seconds;
+}
+
 long testhook_full_disk_bytes(const char *path)
 {
     const char *name = getenv("NMT_FULL_DISK_AT"), *base = strrchr(path, '/');

@@ -18,6 +18,12 @@
  * Unset, empty or 0: nothing happens. A value that is not a step number is ignored
  * with a warning.
  *
+ * NMT_SECONDS_PER_STEP=S (a number above 0) makes the training clock, the one
+ * train.max_minutes reads (and a checkpoint records), say S seconds per update made
+ * instead of the time that passed: a test stops a run at its budget after a known update,
+ * however loaded the machine is (tests/test_train_keys.sh). A value that is not a
+ * positive number is ignored with a warning.
+ *
  * NMT_FULL_DISK_AT=NAME makes every file named NAME (its last path component) that
  * nmt writes whole (src/io/outfile.h: model files, checkpoints, -o outputs) fail as on
  * a full disk: its bytes go to /dev/full, so the flush fails with ENOSPC, through the
@@ -40,6 +46,10 @@
  * equals NMT_WAIT_AT_STEP. The variables are read
  * at the first call. */
 void testhook_pause_at_step(long step);
+
+/* The training clock after `steps` updates, of which `seconds` is the real time:
+ * `seconds`, or steps x NMT_SECONDS_PER_STEP when that is set. */
+double testhook_clock(long steps, double seconds);
 
 /* 1 if NMT_FULL_DISK_AT names path's last component (NAME, or NAME@0). */
 int testhook_full_disk(const char *path);

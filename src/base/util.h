@@ -66,4 +66,8 @@ int file_begins_with(const char *path, const void *head, size_t n);
  * space limit (RLIMIT_AS, ulimit -v); which one it is, with its figure, in what[n]
  * ("RAM and swap (/proc/meminfo)", "ulimit -v 4000000"). 0 when none is known. */
 double memory_limit_bytes(char *what, size_t n);
+/* The Levenshtein distance between a and b (insertions, deletions, substitutions),
+ * for "did you mean" suggestions; 99 when either is longer than 63 bytes. */
+int edit_distance(const char *a, const char *b);
+
 #endif

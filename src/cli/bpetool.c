@@ -172,7 +172,7 @@ int bpe_tool_learn(char *const *inputs, int n_inputs, FILE *out, const BpeToolOp
                            err);
     if (status == 0) {
         Bpe b;
-        long too_long = segmenter_learn_bpe(&b, counter, opt->merges, opt->format);
+        long too_long = segmenter_learn_bpe(&b, counter, opt->merges, opt->format, NULL);
         if (too_long)
             fprintf(stderr, "nmt: warning: %ld word%s longer than %d bytes left out of learning the merges\n", too_long,
                     too_long == 1 ? "" : "s", BPE_MAX_WORD_BYTES);
@@ -290,9 +290,11 @@ int bpe_tool_apply_usage(const BpeToolOptions *opt, char *const *inputs, int n_i
     return 0;
 }
 
-/* The segmenter (and text options) that opt->codes names: a model file's, or a codes
- * file's merges with opt->text. */
-static int load_segmenter(const BpeToolOptions *opt, Segmenter *seg, TextOptions *text, Error *err)
+/* The segmenter (and text options) that opt->codes names: a model file's, with its
+ * protected symbols (into *symbols, the caller's to free), or a codes file's merges with
+ * opt->text. */
+static int load_segmenter(const BpeToolOptions *opt, Segmenter *seg, TextOptions *text, UserSymbols *symbols,
+                          Error *err)
 {
     memset(seg, 0, sizeof *seg);
     *text = opt->text;
@@ -330,6 +332,9 @@ static int load_segmenter(const BpeToolOptions *opt, Segmenter *seg, TextOptions
         seg->spm_src = *spm;
         *spm = (SpmModel){0};
         *text = mf.text;
+        *symbols = mf.symbols;  /* moved: text and seg point at the caller's */
+        mf.symbols = (UserSymbols){0};
+        text->symbols = seg->symbols = symbols->n ? symbols : NULL;
     }
     modelfile_free(&mf);
     return status;
@@ -339,7 +344,8 @@ int bpe_tool_apply(char *const *inputs, int n_inputs, FILE *out, const BpeToolOp
 {
     Segmenter seg;
     TextOptions text;
-    if (load_segmenter(opt, &seg, &text, err)) return -1;
+    UserSymbols symbols = {0};
+    if (load_segmenter(opt, &seg, &text, &symbols, err)) return -1;
     LineJob job = {&seg, &text, out};
     /* Codes read as subword-nmt's are applied to lines read as subword-nmt reads them;
      * a model file's merges are always nmt's. */
@@ -347,6 +353,7 @@ int bpe_tool_apply(char *const *inputs, int n_inputs, FILE *out, const BpeToolOp
     int status = each_line(inputs, n_inputs, snmt, &opt->lines, 0, snmt ? apply_line_subword_nmt : apply_line, &job,
                            err);
     segmenter_free(&seg);
+    user_symbols_free(&symbols);
     return status;
 }
 

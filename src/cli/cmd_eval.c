@@ -7,29 +7,47 @@
 #include "eval/eval.h"        /* defines: EvalResult, EvalScoring, eval_run, eval_print */
 #include "files/modelfile.h"  /* defines: ModelFile, modelfile_read */
 
+#include "eval/pairscore.h"   /* defines: pairscore_file */
+
 typedef struct {
     TranslateOptions opt;   /* --beam, --length-penalty, --max-line-bytes */
     MetricArgs metric;
     int json, threads, workers;
     int compute_type;         /* --compute-type: ComputeType */
     int text_col, label_col;  /* a classifier's columns (-1: the model's) */
+    StringList models;        /* --models */
+    int per_line, word_scores;
 } EvalArgs;
 
-/* The options of one kind of model only (Option.group); and --length-penalty, which
+/* The options of one kind of model only, and of one use (Option.group): translating
+ * and scoring with BLEU, or scoring each pair (--per-line); and --length-penalty, which
  * applies only with --beam. */
-enum { FOR_TRANSLATION = 1, FOR_CLASSIFIER = 2, GIVEN_LENGTH_PENALTY = 4 };
+enum { FOR_TRANSLATION = 1, FOR_CLASSIFIER = 2, FOR_BLEU = 4, FOR_PER_LINE = 8, JSON = 16, GIVEN_LENGTH_PENALTY = 32 };
 
 static const Option eval_rows[] = {
-    {"--json", OPT_FLAG, OPTION_AT(EvalArgs, json), .help = "one JSON object instead of text"},
-    {OPTION_BEAM(EvalArgs, opt.beam), .group = FOR_TRANSLATION, .term = "--beam K, --length-penalty A", .gap = 3,
+    {"--json", OPT_FLAG, OPTION_AT(EvalArgs, json), .group = JSON, .help = "one JSON object instead of text"},
+    {OPTION_BEAM(EvalArgs, opt.beam), .group = FOR_TRANSLATION | FOR_BLEU, .term = "--beam K, --length-penalty A", .gap = 3,
      .help = "decode as nmt translate does (default greedy)"},
-    {OPTION_LENGTH_PENALTY(EvalArgs, opt.length_penalty), .group = FOR_TRANSLATION | GIVEN_LENGTH_PENALTY},
-    {OPTION_TOKENIZE(EvalArgs, metric.tokenize), .group = FOR_TRANSLATION,
+    {OPTION_LENGTH_PENALTY(EvalArgs, opt.length_penalty), .group = FOR_TRANSLATION | FOR_BLEU | GIVEN_LENGTH_PENALTY},
+    {OPTION_TOKENIZE(EvalArgs, metric.tokenize), .group = FOR_TRANSLATION | FOR_BLEU,
      .term = "-tok, --tokenize NAME, -l, --language-pair SRC-TGT, -lc, --lowercase",
      .help = "BLEU's tokeniser and case, as for nmt score"},
-    {OPTION_LANGUAGE_PAIR(EvalArgs, metric.language_pair), .group = FOR_TRANSLATION},
-    {OPTION_LOWERCASE(EvalArgs, metric.lowercase), .group = FOR_TRANSLATION},
-    {OPTION_COMPUTE_TYPE(EvalArgs, compute_type), .group = FOR_TRANSLATION,
+    {OPTION_LANGUAGE_PAIR(EvalArgs, metric.language_pair), .group = FOR_TRANSLATION | FOR_BLEU},
+    {OPTION_LOWERCASE(EvalArgs, metric.lowercase), .group = FOR_TRANSLATION | FOR_BLEU},
+    {"--models", OPT_LIST, OPTION_AT(EvalArgs, models), .lo = 2, .needs = "two or more MODEL.bin files",
+     .metavar = "MODEL.bin MODEL.bin ...", .group = FOR_TRANSLATION,
+     .help = "an ensemble, as for nmt translate: it translates, and its loss is\n"
+             "that of the members' mean probability (TEST.tsv is then the one\n"
+             "operand)"},
+    {"--per-line", OPT_FLAG, OPTION_AT(EvalArgs, per_line), .group = FOR_TRANSLATION | FOR_PER_LINE,
+     .help = "instead, score each pair: one line per line of TEST.tsv,\n"
+             "\"LOGPROB<TAB>UNITS\": log P(target | source) (natural log, summed\n"
+             "over the target's units and <eos>) and that count (-(sum of LOGPROB)\n"
+             "/ (sum of UNITS) is the loss); an empty line, with a warning, where\n"
+             "a line is no pair"},
+    {"--word-scores", OPT_FLAG, OPTION_AT(EvalArgs, word_scores), .group = FOR_TRANSLATION | FOR_PER_LINE,
+     .help = "--per-line, and TAB each unit's log-probability (<eos> last)"},
+    {OPTION_COMPUTE_TYPE(EvalArgs, compute_type), .group = FOR_TRANSLATION | FOR_BLEU,
      .help = "the products of decoding, as for nmt translate (the loss and\n"
              "perplexity are computed in float32 either way)"},
     {OPTION_THREADS(EvalArgs, threads), .help = "OpenBLAS threads, as for nmt translate"},
@@ -56,6 +74,8 @@ const OptionTable eval_options = {
         "usage: nmt eval MODEL.bin TEST.tsv [--json] [--beam K] [--length-penalty A]\n"
         "                [-tok NAME] [-l SRC-TGT] [-lc] [--threads N] [--workers N]\n"
         "                [--max-line-bytes N]\n"
+        "       nmt eval TEST.tsv --models MODEL.bin MODEL.bin ... [options]\n"
+        "       nmt eval MODEL.bin PAIRS.tsv --per-line [--word-scores] [--models ...]\n"
         "       nmt eval CLASSIFIER.bin TEST.tsv [--json] [--text-column N] [--label-column N]\n"
         "                [--workers N] [--max-line-bytes N]\n"
         "\n"
@@ -87,15 +107,32 @@ static int eval_classifier(Workers *w, const char *model, const char *test, cons
     return 0;
 }
 
+/* nmt eval --per-line: each pair's score. */
+static int eval_per_line(Workers *w, const char *test, const EvalArgs *a, const TranslateOptions *opt)
+{
+    Error err;
+    if (pairscore_file(w, opt, test, a->word_scores, stdout, &err)) return fail(&err);
+    return 0;
+}
+
 int cmd_eval(void *args, const Parsed *p)
 {
     EvalArgs *a = args;
-    if (too_many_operands(&eval_options, p, 2)) return 2;
+    int n_models = a->models.n;
+    if (too_many_operands(&eval_options, p, n_models ? 1 : 2)) return 2;
+    if (a->word_scores) a->per_line = 1;
+    if (a->per_line && (p->groups & (FOR_BLEU | JSON)))
+        return usage_error(&eval_options, "eval: --per-line scores the given targets, one line each: --beam, "
+                                          "--length-penalty, --compute-type, --json and the BLEU options do not "
+                                          "apply");
     if ((p->groups & GIVEN_LENGTH_PENALTY) && a->opt.beam <= 1)
         return usage_error(&eval_options, "eval: --length-penalty scores beam search; greedy search (no --beam K "
                                           "above 1) has no use for it");
-    if (p->n_operands < 2) return usage_error(&eval_options, "eval: needs MODEL.bin and TEST.tsv");
-    const char *model = p->operands[0], *test = p->operands[1];
+    if (p->n_operands < (n_models ? 1 : 2))
+        return usage_error(&eval_options, n_models ? "eval: needs TEST.tsv" : "eval: needs MODEL.bin and TEST.tsv");
+    char *const *models = n_models ? a->models.v : p->operands;
+    const char *model = models[0], *test = p->operands[n_models ? 0 : 1];
+    if (n_models == 0) n_models = 1;
     EvalScoring scoring = {0};
     metric_resolve(&a->metric, &scoring.metric, &scoring.tokenize_given);
     if (workers_usage(&eval_options, a->workers, a->threads)) return 2;
@@ -105,8 +142,9 @@ int cmd_eval(void *args, const Parsed *p)
     int classifier = model_classifies(&mf.model.dims);
     if (p->groups & (classifier ? FOR_TRANSLATION : FOR_CLASSIFIER)) {
         modelfile_free(&mf);
-        return usage_error(&eval_options, classifier ? "eval: %s is a classifier: --beam, --length-penalty and the BLEU "
-                                                       "options apply only to translation models"
+        return usage_error(&eval_options, classifier ? "eval: %s is a classifier: --beam, --length-penalty, --models, "
+                                                       "--per-line and the BLEU options apply only to translation "
+                                                       "models"
                                                      : "eval: %s is a translation model: --text-column and "
                                                        "--label-column apply only to classifiers", model);
     }
@@ -115,26 +153,32 @@ int cmd_eval(void *args, const Parsed *p)
         return usage_error(&eval_options, "eval: --text-column %d and --label-column %d are the same column: the "
                                           "labels would be read as the text", a->text_col, a->label_col);
     }
-    /* Prepared once, before the workers share the model read-only. */
-    if (!classifier && prepare_model(&mf.model, model, a->compute_type, &err)) {
+    /* The workers' models, as for nmt translate: the first reads and writes the text;
+     * with --models, all of them decode (and score) together. Each is prepared once,
+     * before the workers share it read-only. */
+    EnsembleFiles ensemble = {0};
+    Workers *w = NULL;
+    if ((!classifier && prepare_model(&mf.model, model, a->compute_type, &err)) ||
+        ensemble_files_open(&ensemble, models, n_models, &mf, a->compute_type, &err) ||
+        !(w = command_workers(ensemble.all, ensemble.n, a->workers, a->threads, &err))) {
+        ensemble_files_close(&ensemble);
         modelfile_free(&mf);
         return fail(&err);
     }
-    ModelFile *files[1] = {&mf};
-    Workers *w = command_workers(files, 1, a->workers, a->threads, &err);
-    if (!w) {
-        modelfile_free(&mf);
-        return fail(&err);
-    }
+    TranslateOptions opt = a->opt;
+    opt.ensemble = ensemble.n > 1;
     int status;
     if (classifier) {
         status = eval_classifier(w, model, test, a);
+    } else if (a->per_line) {
+        status = eval_per_line(w, test, a, &opt);
     } else {
         EvalResult res;
-        status = eval_run(w, model, test, &a->opt, &scoring, &res, &err) ? fail(&err) : 0;
+        status = eval_run(w, model, test, &opt, &scoring, &res, &err) ? fail(&err) : 0;
         if (status == 0) eval_print(&res, a->json, stdout);
     }
     workers_free(w);
+    ensemble_files_close(&ensemble);
     modelfile_free(&mf);
     return status;
 }

@@ -98,6 +98,7 @@ static int load_config(Config *cfg, const char *path, ConfigOrigin origin, const
     if (config_load_keys(cfg, path, origin, err)) return -1;
     for (int i = 0; i < sets->n; i++)
         if (config_set(cfg, sets->v[i], err)) return -2;
+    /* --init-from is train.init_from, and the keys that apply only with it do. */
     if (init_from) {
         free(cfg->init_from);
         cfg->init_from = xstrdup(init_from);

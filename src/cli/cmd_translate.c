@@ -2,6 +2,9 @@
  * (decode/translate.h), as a pipeline filter. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "cli/commands.h"     /* defines: OptionTable, Parsed, usage_error, fail, output_done */
@@ -18,13 +21,19 @@ typedef struct {
     int threads, workers;
     int compute_type;         /* --compute-type: ComputeType */
     StringList models;        /* --models */
+    const char *prefix_path;  /* --prefix */
+    long seed;                /* --seed */
 } TranslateArgs;
 
 static const char *const nbest_formats[] = {"moses", "nmt", NULL};
 static const int nbest_format_values[] = {NBEST_MOSES, NBEST_NMT};
 
-/* Options that apply only with others (Option.group: Parsed.groups says they were given). */
-enum { GIVEN_LENGTH_PENALTY = 1, GIVEN_NBEST_FORMAT = 2 };
+/* Options that apply only with others, and the sampling options (Option.group:
+ * Parsed.groups says they were given); one bit each. */
+enum {
+    GIVEN_LENGTH_PENALTY = 1, GIVEN_NBEST_FORMAT = 2,
+    GIVEN_SAMPLE = 4, GIVEN_SAMPLE_P = 8, GIVEN_TEMPERATURE = 16, GIVEN_SEED = 32
+};
 
 static const Option translate_rows[] = {
     {"--max-len", OPT_INT, OPTION_AT(TranslateArgs, opt.max_len), .lo = 1, .hi = 10000, .metavar = "N",
@@ -78,6 +87,34 @@ static const Option translate_rows[] = {
     {"--unk-dict", OPT_STRING, OPTION_AT(TranslateArgs, dict_path), .metavar = "FILE",
      .help = "... or by that word's translation in FILE (source<TAB>target lines);\n"
              "implies --replace-unk"},
+    {"--scores", OPT_FLAG, OPTION_AT(TranslateArgs, opt.scores),
+     .help = "the model's scores of its output: TAB log P(translation | source)\n"
+             "(natural log, <eos> included) TAB its units; with --nbest the\n"
+             "features F0=, QE= (the sentence's quality estimate: the mean over\n"
+             "its words of their units' mean log-probability) and WordQE= (each\n"
+             "word's); with --attention-json the same as fields"},
+    {"--word-scores", OPT_FLAG, OPTION_AT(TranslateArgs, opt.word_scores),
+     .help = "--scores, and each unit's log-probability (<eos> last)"},
+    {"--prefix", OPT_STRING, OPTION_AT(TranslateArgs, prefix_path), .metavar = "FILE",
+     .help = "line i of FILE begins line i's translation (tokenised as the model's\n"
+             "target side; an empty line: no prefix); FILE needs a line for each\n"
+             "input line"},
+    {"--sample", OPT_INT, OPTION_AT(TranslateArgs, opt.sample.top_k), .lo = 0, .hi = 1000000, .metavar = "K",
+     .group = GIVEN_SAMPLE,
+     .help = "draw each word at random among the K most probable (0: among all)\n"
+             "instead of searching; with --beam K or --nbest N, that many samples,\n"
+             "best first"},
+    {"--sample-p", OPT_FLOAT, OPTION_AT(TranslateArgs, opt.sample.top_p), .lo = 0, .hi = 1, .metavar = "P",
+     .needs = "a number above 0 and at most 1", .group = GIVEN_SAMPLE_P,
+     .help = "draw among the fewest most probable words whose probability\n"
+             "reaches P (nucleus sampling; with --sample K, of those K)"},
+    {"--temperature", OPT_FLOAT, OPTION_AT(TranslateArgs, opt.sample.temperature), .lo = 0, .hi = 100, .metavar = "T",
+     .needs = "a number above 0 and at most 100", .group = GIVEN_TEMPERATURE,
+     .help = "sample from softmax(logits / T) (default 1; below 1 sharper)"},
+    {"--seed", OPT_INT, OPTION_AT(TranslateArgs, seed), .lo = 0, .hi = 9007199254740991L, .metavar = "S",
+     .group = GIVEN_SEED,
+     .help = "the random draws' seed (default 1): the same seed, the same output,\n"
+             "whatever --batch, --threads and --workers"},
     {OPTION_MAX_LINE_BYTES(TranslateArgs, opt.lines.max_bytes),
      .help = "the longest input line, in bytes (default 1048576, 1 MiB; 1024 to\n"
              "2^30); a longer line is translated as empty, with a warning naming\n"
@@ -88,7 +125,8 @@ static const Option translate_rows[] = {
 };
 _Static_assert(MAX_LAYERS == 8, "--align-layer's message names the range");
 
-static const TranslateArgs translate_defaults = {.opt = {.length_penalty = 0.6f}, .workers = 1};
+static const TranslateArgs translate_defaults = {
+    .opt = {.length_penalty = 0.6f, .sample = {.top_p = 1.0f, .temperature = 1.0f}}, .seed = 1, .workers = 1};
 
 const OptionTable translate_options = {
     .name = "translate",
@@ -99,6 +137,8 @@ const OptionTable translate_options = {
         "                     [--length-penalty A] [--nbest N] [--align] [--attention-json]\n"
         "                     [--attention-svg DIR [--attention-heads]] [--align-layer N]\n"
         "                     [--replace-unk] [--unk-dict FILE] [--max-line-bytes N]\n"
+        "                     [--scores] [--word-scores] [--prefix FILE]\n"
+        "                     [--sample K] [--sample-p P] [--temperature T] [--seed S]\n"
         "\n"
         "Translate each line of the INPUT files in turn (standard input if none, or for -);\n"
         "write one line per input line, flushed, to standard output (or -o OUTPUT), so it\n"
@@ -153,6 +193,53 @@ static int check_attention_options(const TranslateOptions *opt, const ModelFile 
     return 0;
 }
 
+/* The scoring and sampling options' own rules; 1 with *bad the usage error. Sampling
+ * is on with --sample or --sample-p. */
+static int sampling_problem(TranslateOptions *opt, const TranslateArgs *a, unsigned given, const char **bad)
+{
+    if (opt->word_scores) opt->scores = 1;
+    opt->sampling = (given & (GIVEN_SAMPLE | GIVEN_SAMPLE_P)) != 0;
+    opt->sample.seed = (uint64_t)a->seed;
+    *bad = opt->scores && opt->nbest && opt->nbest_format == NBEST_NMT
+               ? "translate: --nbest-format nmt has no field for --scores; the default moses form has them"
+           : (given & GIVEN_SAMPLE_P) && !(opt->sample.top_p > 0) ? "translate: --sample-p needs a number above 0 and "
+                                                                     "at most 1"
+           : (given & GIVEN_TEMPERATURE) && !(opt->sample.temperature > 0) ? "translate: --temperature needs a number "
+                                                                             "above 0 and at most 100"
+           : (given & (GIVEN_TEMPERATURE | GIVEN_SEED)) && !opt->sampling ? "translate: --temperature and --seed shape "
+                                                                          "sampling: give --sample K or --sample-p P"
+           : NULL;
+    return *bad != NULL;
+}
+
+/* --prefix FILE: opened and read along with the input; after the input, a line left
+ * over is a warning. */
+static int open_prefix(const char *path, const LineLimit *limit, LineReader *r, FILE **f, Error *err)
+{
+    *f = fopen(path, "rb");
+    if (!*f) return error_set(err, "%s: %s (from --prefix)", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(*f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(*f);
+        *f = NULL;
+        return error_set(err, "%s: is a directory (from --prefix: a file of prefixes, one a line)", path);
+    }
+    line_reader_init(r, *f, limit);
+    return 0;
+}
+
+static void close_prefix(LineReader *r, FILE *f, const char *path, int status)
+{
+    char *buf = NULL;
+    size_t cap = 0;
+    if (status == 0 && line_read(r, &buf, &cap, 1) != LINE_EOF)
+        fprintf(stderr, "nmt: warning: %s: more lines than the input (%ld); the rest were not used\n", path,
+                r->number - 1);
+    free(buf);
+    line_reader_free(r);
+    fclose(f);
+}
+
 /* -o may name a text input (it is read to its end first), never a model or --unk-dict's
  * file (files/targets.h). 0, or -1 with err. */
 static int check_translate_output(const char *out, char *const *models, int n_models, const char *dict, Error *err)
@@ -164,28 +251,6 @@ static int check_translate_output(const char *out, char *const *models, int n_mo
     int status = target_check("-o", out, TARGET_TEXT, inputs, n_models + 1, NULL, err);
     free(inputs);
     return status;
-}
-
-/* Reads a model of the run, checked as every model of an ensemble is checked: a
- * translation model (a classifier has no decoder), and, after the first (NULL for the
- * first itself), one that shares its vocabularies and text options; then prepared for
- * decoding with products of compute_type (prepare_model). 0, or -1 with err naming the
- * file (mf left empty). */
-static int read_translator(const char *path, ModelFile *mf, const ModelFile *first, const char *first_path,
-                           int compute_type, Error *err)
-{
-    if (modelfile_read(path, mf, err)) return -1;
-    char why[ERROR_LEN / 2];
-    if (model_classifies(&mf->model.dims))
-        error_set(err, "%s: a classifier (model.type \"classifier\"): label lines with nmt classify %s%s", path, path,
-                  first ? "; an ensemble is of translation models only" : "");
-    else if (first && modelfile_compatible(first, mf, 0, why, sizeof why))
-        error_set(err, "%s: cannot join %s in an ensemble (%s): an ensemble's models must share their vocabularies "
-                       "and the way they read text", path, first_path, why);
-    else if (prepare_model(&mf->model, path, compute_type, err) == 0)
-        return 0;
-    modelfile_free(mf);
-    return -1;
 }
 
 int cmd_translate(void *args, const Parsed *p)
@@ -222,6 +287,7 @@ int cmd_translate(void *args, const Parsed *p)
                           "--attention-svg or --replace-unk use: it needs one of them"
                     : NULL;
     if (bad) return usage_error(&translate_options, "%s", bad);
+    if (sampling_problem(&opt, a, p->groups, &bad)) return usage_error(&translate_options, "%s", bad);
     if (workers_usage(&translate_options, a->workers, a->threads)) return 2;
     ModelFile mf;
     UnkDict dict = {0};
@@ -230,39 +296,38 @@ int cmd_translate(void *args, const Parsed *p)
     if (read_translator(model, &mf, NULL, NULL, a->compute_type, &err)) return fail(&err);
     if (mf.text.lowercase)
         fprintf(stderr, "nmt: note: %s writes lowercase: it was trained with data.lowercase true\n", model);
-    int status = 0, n_more = 0;
-    ModelFile *more = xcalloc(n_models, sizeof(ModelFile));
-    for (int k = 1; k < n_models && status == 0; k++)
-        if (read_translator(models[k], &more[n_more], &mf, model, a->compute_type, &err)) status = -1;
-        else n_more++;
     /* The workers' models: the first reads and writes the text; with --models, all of
      * them decode together. */
-    ModelFile **files = xmalloc(sizeof(ModelFile *) * (n_more + 1));
-    files[0] = &mf;
-    for (int k = 0; k < n_more; k++)
-        files[1 + k] = &more[k];
-    opt.ensemble = n_more > 0;
-    if (status == 0) status = check_attention_options(&opt, &mf, more, n_more, models, &err);
+    EnsembleFiles ensemble;
+    int status = ensemble_files_open(&ensemble, models, n_models, &mf, a->compute_type, &err);
+    opt.ensemble = ensemble.n > 1;
+    if (status == 0) status = check_attention_options(&opt, &mf, ensemble.more, ensemble.n - 1, models, &err);
     if (status == 0 && opt.attention_svg) status = heatmap_prepare_dir(opt.attention_svg, &err);
     if (status == 0 && a->dict_path) {
         status = unkdict_load(&dict, a->dict_path, &mf.text, &opt.lines, &err);
         opt.unk_dict = &dict;
     }
+    LineReader prefix;
+    FILE *prefix_file = NULL;
+    if (status == 0 && a->prefix_path) {
+        status = open_prefix(a->prefix_path, &opt.lines, &prefix, &prefix_file, &err);
+        opt.prefix = prefix_file ? &prefix : NULL;
+        opt.prefix_name = a->prefix_path;
+    }
     Workers *workers = NULL;
-    if (status == 0 && !(workers = command_workers(files, n_more + 1, a->workers, a->threads, &err))) status = -1;
+    if (status == 0 && !(workers = command_workers(ensemble.all, ensemble.n, a->workers, a->threads, &err)))
+        status = -1;
     OutFile of = {.f = stdout};
     if (status == 0 && a->out_path) status = outfile_open(&of, a->out_path, &err);
     keep_going_without_reader(a->out_path);
     StreamJob job = {workers, of.f, &opt, 0};
     if (status == 0) status = read_inputs(inputs, n_inputs, translate_input, &job, &err);
+    if (prefix_file) close_prefix(&prefix, prefix_file, a->prefix_path, status);
     status = output_done(&of, status, &err);
     if (status) fail(&err);
     workers_free(workers);
     unkdict_free(&dict);
-    for (int k = 0; k < n_more; k++)
-        modelfile_free(&more[k]);
-    free(files);
-    free(more);
+    ensemble_files_close(&ensemble);
     modelfile_free(&mf);
     return status ? 1 : 0;
 }

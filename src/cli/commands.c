@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/blas.h" /* defines: blas_set_threads */
@@ -127,6 +128,47 @@ void metric_resolve(const MetricArgs *a, MetricOptions *m, int *tokenize_given)
                     a->language_pair);
         *tokenize_given = 2;
     }
+}
+
+int read_translator(const char *path, ModelFile *mf, const ModelFile *first, const char *first_path, int compute_type,
+                    Error *err)
+{
+    if (modelfile_read(path, mf, err)) return -1;
+    char why[ERROR_LEN / 2];
+    if (model_classifies(&mf->model.dims))
+        error_set(err, "%s: a classifier (model.type \"classifier\"): label lines with nmt classify %s%s", path, path,
+                  first ? "; an ensemble is of translation models only" : "");
+    else if (first && modelfile_compatible(first, mf, 0, why, sizeof why))
+        error_set(err, "%s: cannot join %s in an ensemble (%s): an ensemble's models must share their vocabularies "
+                       "and the way they read text", path, first_path, why);
+    else if (prepare_model(&mf->model, path, compute_type, err) == 0)
+        return 0;
+    modelfile_free(mf);
+    return -1;
+}
+
+int ensemble_files_open(EnsembleFiles *ef, char *const *models, int n_models, ModelFile *first, int compute_type,
+                        Error *err)
+{
+    ef->more = xcalloc(n_models, sizeof(ModelFile));
+    ef->all = xmalloc(sizeof(ModelFile *) * n_models);
+    ef->all[0] = first;
+    ef->n = 1;
+    for (int k = 1; k < n_models; k++) {
+        if (read_translator(models[k], &ef->more[ef->n - 1], first, models[0], compute_type, err)) return -1;
+        ef->all[ef->n] = &ef->more[ef->n - 1];
+        ef->n++;
+    }
+    return 0;
+}
+
+void ensemble_files_close(EnsembleFiles *ef)
+{
+    for (int k = 0; k < ef->n - 1; k++)
+        modelfile_free(&ef->more[k]);
+    free(ef->more);
+    free(ef->all);
+    memset(ef, 0, sizeof *ef);
 }
 
 int workers_usage(const OptionTable *t, int workers, int threads)

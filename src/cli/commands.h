@@ -90,6 +90,33 @@ typedef struct {
     long lines;
 } StreamJob;
 
+/* Reads a model of a run that translates, checked as every model of an ensemble is:
+ * a translation model (a classifier has no decoder), and, after the first (first
+ * NULL for the first itself), one that shares first's vocabularies and text options
+ * (modelfile_compatible, what differs named); then prepared for decoding with products
+ * of compute_type (prepare_model). 0, or -1 with err naming the file (mf left empty). */
+int read_translator(const char *path, ModelFile *mf, const ModelFile *first, const char *first_path, int compute_type,
+                    Error *err);
+
+/* The models of a run that translates: the first (models[0], read by the caller) and
+ * the members of an ensemble (--models A B ...) after it, read and checked as nmt
+ * translate and nmt eval check them (read_translator). all[0..n) are the Workers'
+ * models (command_workers), the first first; with n above 1, opt->ensemble decodes
+ * with all of them. */
+typedef struct {
+    ModelFile *more;        /* (n - 1) the members after the first */
+    ModelFile **all;        /* (n) first, then more's */
+    int n;
+} EnsembleFiles;
+
+/* Reads models[1..n_models) beside first (models[0]'s file) into ef, each prepared for
+ * compute_type as read_translator prepares it. 0, or -1 with err naming the file that
+ * cannot be read or join; either way ensemble_files_close releases what was read (not
+ * first). */
+int ensemble_files_open(EnsembleFiles *ef, char *const *models, int n_models, ModelFile *first, int compute_type,
+                        Error *err);
+void ensemble_files_close(EnsembleFiles *ef);
+
 /* Makes an empty list of inputs the one input "-", standard input. */
 void inputs_or_stdin(char *const **inputs, int *n_inputs);
 

@@ -22,6 +22,7 @@
 #include "data/batch.h"     /* defines: Batch */
 #include "models/decoder.h" /* defines: Decoder, best_word */
 #include "models/model.h"   /* defines: Model, RunState, model_family */
+#include "decode/sample.h"  /* defines: Sampling */
 
 /* ---------------------------------------------------------------- results */
 
@@ -35,6 +36,9 @@ typedef struct {
                         length penalty (greedy: the same as score) */
     float *attn;     /* when asked for: (len + finished, src_len) attention weights of
                         each step, the last row the step that emitted <eos>; else NULL */
+    float *unit_logp;  /* when asked for (SearchSpec.want_scores): (len + finished) the
+                        log-probability of each word as the search chose it, <eos> last
+                        when emitted, summing to logprob; else NULL */
 } Hypothesis;
 
 void hypothesis_free(Hypothesis *h);
@@ -68,6 +72,52 @@ void greedy_search(const Decoder *dec, const Batch *src, const int *limit, int w
 void beam_search(const Decoder *dec, const Batch *src, int K, int nbest, const int *limit, float alpha,
                  int want_attn, Hypothesis *out, int *count);
 
+/* ---------------------------------------------------------------- a search with options */
+
+/* What a search is asked for: which search, and the options that apply to all of them.
+ *
+ * Prefixes: sentence n's output begins with the words prefix[n][0..prefix_len[n]) (ids
+ *   of the target vocabulary, none of them <pad>, <sos> or <eos>): the search feeds
+ *   them one a step whatever the model prefers, counts their log-probabilities in the
+ *   hypothesis's (they are log P(y | x)'s first factors) and goes on from there; limit
+ *   counts them. Beam search keeps one beam while it follows the prefix. An empty
+ *   prefix (prefix_len 0) changes nothing.
+ * Forced decoding (force_end): the prefix is the whole output, <eos> follows it, and
+ *   the hypothesis holds the log-probability of that given target (scoring pairs). Only
+ *   with beam 0 and no sampling; limit[n] must be at least prefix_len[n] + 1.
+ * Sampling (sample): instead of the likeliest word, each step draws one (sample.h)
+ *   from the row's own stream, keyed by sentence[n] (the sentence's index in the whole
+ *   input; NULL: n) and the sample's number. With beam 0 one sample per sentence, with
+ *   beam K >= 1 K independent samples, of which the nbest best by score (as beam
+ *   search ranks) are returned. A sample's logprob is the model's (untempered,
+ *   over the whole vocabulary) log-probability of the words drawn.
+ * want_scores: each hypothesis's unit_logp. */
+typedef struct {
+    int beam;                /* 0: greedy search (or one sample); K >= 1: beam search with K beams
+                                (or K samples) */
+    int nbest;               /* with beam K: hypotheses returned per sentence, 1..K (0: 1) */
+    const int *limit;        /* (N) words at most per sentence, prefix included */
+    float alpha;             /* beam search's length penalty (above) */
+    int want_attn, want_scores;
+    int *const *prefix;      /* (N) each sentence's prefix, or NULL: none */
+    const int *prefix_len;   /* (N) */
+    int force_end;           /* forced decoding: <eos> after the prefix */
+    const Sampling *sample;  /* draw instead of search (sample.h), or NULL */
+    const long *sentence;    /* (N) with sample: each sentence's index in the input, or NULL */
+} SearchSpec;
+
+/* The search spec asks for over the N sentences of src (batch_fill_source): out[n *
+ * nbest + i], count[n] as beam_search gives them (nbest 1 for greedy search and a
+ * single sample; count may be NULL when nbest is 1). greedy_search and beam_search
+ * are this with no prefix, no sampling and no scores. */
+void search_run(const Decoder *dec, const Batch *src, const SearchSpec *spec, Hypothesis *out, int *count);
+
+/* Forced decoding: the log-probability of the given targets, tgt[n][0..tgt_len[n])
+ * followed by <eos>, word by word (out[n].unit_logp, tgt_len[n] + 1 of them, and their
+ * sum out[n].logprob = out[n].score; words the target, finished 1). */
+void forced_search(const Decoder *dec, const Batch *src, int *const *tgt, const int *tgt_len, int want_attn,
+                   Hypothesis *out);
+
 /* ---------------------------------------------------------------- ensembles */
 
 /* A Decoder over n member Decoders of one target vocabulary, for ensemble decoding:
@@ -100,4 +150,7 @@ void decode_greedy(Model *const *m, RunState *const *rs, int n_models, const Bat
 /* N source sentences src[n] (src_len[n] ids); the other arguments as for beam_search. */
 void decode_beam(Model *const *m, RunState *const *rs, int n_models, int *const *src, const int *src_len, int N, int K,
                  int nbest, const int *limit, float alpha, int want_attn, Hypothesis *out, int *count);
+/* search_run over the models. */
+void decode_search(Model *const *m, RunState *const *rs, int n_models, const Batch *batch, const SearchSpec *spec,
+                   Hypothesis *out, int *count);
 #endif

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -11,7 +10,7 @@
 #include "decode/decode.h"  /* defines: decode_greedy, decode_beam, Hypothesis */
 #include "decode/heatmap.h" /* defines: heatmap_write_svg */
 #include "text/segment.h" /* defines: segmenter_apply, segmenter_detokenize */
-#include "io/lines.h"       /* defines: lines_read_batches */
+#include "io/lines.h"       /* defines: lines_read_batches, line_read */
 
 /* Most output words for a source of src_len tokens. */
 static int output_limit(const TranslateOptions *opt, int src_len)
@@ -30,6 +29,11 @@ void translation_free(Translation *t)
     free(t->out_tokens);
     free(t->attn);
     free(t->head_attn);
+    free(t->unit_logp);
+    for (int i = 0; t->words && i < t->n_words; i++)
+        free(t->words[i]);
+    free(t->words);
+    free(t->word_qe);
     memset(t, 0, sizeof *t);
 }
 
@@ -71,6 +75,50 @@ static int most_attended(const float *attn, int row, int n_src)
     return best;
 }
 
+/* ---------------------------------------------------------------- scores and quality estimates */
+
+float quality_estimates(const float *unit_logp, const unsigned char *word_ends, int n, int finished, float *word_qe,
+                        int *n_words)
+{
+    double sentence = 0;
+    *n_words = 0;
+    for (int start = 0, i = 0; i < n; i++) {
+        if (!word_ends[i]) continue;
+        double sum = 0;
+        for (int j = start; j <= i; j++)
+            sum += unit_logp[j];
+        word_qe[*n_words] = (float)(sum / (i + 1 - start));
+        sentence += word_qe[(*n_words)++];
+        start = i + 1;
+    }
+    return *n_words ? (float)(sentence / *n_words) : finished ? unit_logp[n] : 0.0f;
+}
+
+/* t's scores from h (translate.h): each unit's log-probability, and the quality
+ * estimates of the words (the model's units up to one that ends a word) and of the
+ * sentence. */
+static void add_scores(Translation *t, const ModelFile *mf, Hypothesis *h)
+{
+    t->n_units = h->len + h->finished;
+    t->unit_logp = h->unit_logp;
+    h->unit_logp = NULL;
+    char **units = xmalloc(sizeof(char *) * (h->len + 1));
+    unsigned char *ends = xmalloc(h->len + 1);
+    for (int i = 0; i < h->len; i++)
+        units[i] = (char *)vocab_word(&mf->tgt_vocab, h->words[i]);
+    t->words = xmalloc(sizeof(char *) * (h->len + 1));
+    for (int start = 0, i = 0; i < h->len; i++) {
+        ends[i] = (unsigned char)segmenter_word_ends(&mf->seg, units, h->len, i);
+        if (!ends[i]) continue;
+        t->words[t->n_words++] = segmenter_detokenize(&mf->seg, units + start, i + 1 - start);
+        start = i + 1;
+    }
+    t->word_qe = xmalloc(sizeof(float) * (h->len + 1));
+    t->qe = quality_estimates(t->unit_logp, ends, h->len, h->finished, t->word_qe, &t->n_words);
+    free(ends);
+    free(units);
+}
+
 /* A hypothesis as text (and, with attention, as tokens), for a source of tokens src. */
 static Translation make_translation(const ModelFile *mf, Hypothesis *h, const TokenList *src, const TranslateOptions *opt)
 {
@@ -88,6 +136,7 @@ static Translation make_translation(const ModelFile *mf, Hypothesis *h, const To
     }
     /* The model's units (pieces under bpe/char) back into a sentence. */
     t.text = segmenter_detokenize(&mf->seg, words, h->len);
+    if (opt->scores && h->unit_logp) add_scores(&t, mf, h);
     if (with_attn) {
         t.n_src = src->n;
         t.src_tokens = xmalloc(sizeof(char *) * (src->n ? src->n : 1));
@@ -121,10 +170,41 @@ int source_units(const ModelFile *mf, const char *line, TokenList *out, Error *e
     return 0;
 }
 
-/* The engine under worker_translate: models[0..nm-1] (models[0] reads and writes the
- * text), each decoding with its own states[e]. */
-static void translate_batch(ModelFile *const *files, RunState *const *states, int nm, char *const *lines, int n,
-                            const TranslateOptions *opt, Translation *out, int *count, int *bad)
+/* A prefix line as target ids (malloc'd, *len of them): tokenised and segmented as the
+ * model's target side, cut to TRANSLATE_MAX_SOURCE units; the reserved ids a unit may
+ * spell (<pad>, <sos>, <eos>) become <unk>, so that the search follows it to its end.
+ * Returns the TRANSLATE_* bits of what went wrong. */
+static int prefix_ids(const ModelFile *mf, const char *line, int **ids, int *len)
+{
+    TokenList words, units;
+    Error err;
+    *ids = NULL;
+    *len = 0;
+    if (text_tokenize(line, strlen(line), &mf->text, &words, &err) != 0) return TRANSLATE_BAD_PREFIX;
+    segmenter_apply(&mf->seg, SIDE_TARGET, &words, &units);
+    token_list_free(&words);
+    int bad = 0;
+    if (units.n > TRANSLATE_MAX_SOURCE) {
+        for (int j = TRANSLATE_MAX_SOURCE; j < units.n; j++)
+            free(units.tokens[j]);
+        units.n = TRANSLATE_MAX_SOURCE;
+        bad = TRANSLATE_PREFIX_CUT;
+    }
+    *ids = encode_tokens(&units, &mf->tgt_vocab);
+    *len = units.n;
+    for (int j = 0; j < units.n; j++)
+        if ((*ids)[j] != VOCAB_UNK && (*ids)[j] < VOCAB_SPECIALS) (*ids)[j] = VOCAB_UNK;
+    token_list_free(&units);
+    return bad;
+}
+
+/* The engine under worker_translate and worker_translate_ordered: models[0..nm-1]
+ * (models[0] reads and writes the text), each decoding with its own states[e]; line i is
+ * line line_index[i] (0-based) of the whole input, whose sampling stream it draws from
+ * (line_index NULL: line i), and prefix[i] (prefix NULL: none) begins its translation. */
+static void translate_batch(ModelFile *const *files, RunState *const *states, int nm, char *const *lines,
+                            char *const *prefix, const long *line_index, int n, const TranslateOptions *opt,
+                            Translation *out, int *count, int *bad)
 {
     ModelFile *mf = files[0];
     int k = opt->nbest > 1 ? opt->nbest : 1, beam = opt->beam > k ? opt->beam : k;
@@ -132,6 +212,9 @@ static void translate_batch(ModelFile *const *files, RunState *const *states, in
     TokenList *tok = xcalloc(n, sizeof(TokenList));
     int **src = xcalloc(n, sizeof(int *)), *src_len = xcalloc(n, sizeof(int)), *limit = xcalloc(n, sizeof(int));
     int *live = xmalloc(sizeof(int) * n), n_live = 0;
+    /* Prefixes and sentence indices, for the live lines (SearchSpec). */
+    int **pre = prefix ? xcalloc(n, sizeof(int *)) : NULL, *pre_len = prefix ? xcalloc(n, sizeof(int)) : NULL;
+    long *index = xmalloc(sizeof(long) * n);
     for (int i = 0; i < n; i++) {
         Error err;
         if (bad) bad[i] = 0;
@@ -139,19 +222,25 @@ static void translate_batch(ModelFile *const *files, RunState *const *states, in
         for (int j = 0; j < k; j++)
             out[(long)i * k + j] = (Translation){0};
         if (source_units(mf, lines[i], &tok[i], &err) != 0) {
-            if (bad) bad[i] = 1;
+            if (bad) bad[i] = TRANSLATE_BAD_UTF8;
             continue;
         }
         if (tok[i].n > TRANSLATE_MAX_SOURCE) {
             for (int j = TRANSLATE_MAX_SOURCE; j < tok[i].n; j++)
                 free(tok[i].tokens[j]);
             tok[i].n = TRANSLATE_MAX_SOURCE;
-            if (bad) bad[i] = 2;
+            if (bad) bad[i] = TRANSLATE_CUT;
         }
         if (tok[i].n > 0) {
             src[n_live] = encode_tokens(&tok[i], &mf->src_vocab);
             src_len[n_live] = tok[i].n;
             limit[n_live] = output_limit(opt, tok[i].n);
+            index[n_live] = line_index ? line_index[i] : i;
+            if (pre && prefix[i]) {
+                int why = prefix_ids(mf, prefix[i], &pre[n_live], &pre_len[n_live]);
+                if (bad) bad[i] |= why;
+                limit[n_live] += pre_len[n_live];
+            }
             live[n_live++] = i;
         }
     }
@@ -163,17 +252,14 @@ static void translate_batch(ModelFile *const *files, RunState *const *states, in
             models[e] = &files[e]->model;
         for (int e = 0; e < nm; e++)
             states[e]->attn_layer = opt->align_layer;
-        if (beam > 1 || opt->nbest >= 1) {
-            decode_beam(models, states, nm, src, src_len, n_live, beam, k, limit, opt->length_penalty, want_attn, hyp,
-                        got);
-        } else {
-            Batch batch = {0};
-            batch_fill_source(&batch, src, src_len, n_live);
-            decode_greedy(models, states, nm, &batch, limit, want_attn, hyp);
-            for (int s = 0; s < n_live; s++)
-                got[s] = 1;
-            batch_free(&batch);
-        }
+        Batch batch = {0};
+        batch_fill_source(&batch, src, src_len, n_live);
+        SearchSpec spec = {.beam = beam > 1 || opt->nbest >= 1 ? beam : 0, .nbest = k, .limit = limit,
+                           .alpha = opt->length_penalty, .want_attn = want_attn, .want_scores = opt->scores,
+                           .prefix = pre, .prefix_len = pre_len, .sample = opt->sampling ? &opt->sample : NULL,
+                           .sentence = index};
+        decode_search(models, states, nm, &batch, &spec, hyp, got);
+        batch_free(&batch);
         const ModelFamily *family = model_family(&mf->model.dims);  /* its attention_heads, if any */
         for (int s = 0; s < n_live; s++) {
             int i = live[s];
@@ -196,6 +282,7 @@ static void translate_batch(ModelFile *const *files, RunState *const *states, in
                 hypothesis_free(h);
             }
             free(src[s]);
+            if (pre) free(pre[s]);
         }
         free(hyp);
         free(got);
@@ -210,19 +297,31 @@ static void translate_batch(ModelFile *const *files, RunState *const *states, in
     free(src_len);
     free(limit);
     free(live);
+    free(pre);
+    free(pre_len);
+    free(index);
+}
+
+void translate_models(Worker *k, const TranslateOptions *opt, ModelFile ***files, RunState ***states, int *n_models)
+{
+    int all = worker_models(k), nm = opt->ensemble ? all : 1, first = opt->ensemble ? 0 : opt->model;
+    *files = xmalloc(sizeof(ModelFile *) * nm);
+    *states = xmalloc(sizeof(RunState *) * nm);
+    for (int e = 0; e < nm; e++) {
+        (*files)[e] = worker_model(k, first + e);
+        (*states)[e] = worker_state(k, first + e);
+    }
+    *n_models = nm;
 }
 
 void worker_translate(Worker *k, char *const *lines, int n, const TranslateOptions *opt, Translation *out,
                       int *count, int *bad)
 {
-    int all = worker_models(k), nm = opt->ensemble ? all : 1, first = opt->ensemble ? 0 : opt->model;
-    ModelFile **files = xmalloc(sizeof(ModelFile *) * nm);
-    RunState **states = xmalloc(sizeof(RunState *) * nm);
-    for (int e = 0; e < nm; e++) {
-        files[e] = worker_model(k, first + e);
-        states[e] = worker_state(k, first + e);
-    }
-    translate_batch(files, states, nm, lines, n, opt, out, count, bad);
+    ModelFile **files;
+    RunState **states;
+    int nm;
+    translate_models(k, opt, &files, &states, &nm);
+    translate_batch(files, states, nm, lines, NULL, NULL, n, opt, out, count, bad);
     free(files);
     free(states);
 }
@@ -231,7 +330,7 @@ void worker_translate_lines(Worker *k, char *const *lines, int n, const Translat
 {
     TranslateOptions one = *opt;
     one.nbest = 0;
-    one.align = one.attention_json = one.replace_unk = one.attention = one.attention_heads = 0;
+    one.align = one.attention_json = one.replace_unk = one.attention = one.attention_heads = one.scores = 0;
     one.attention_svg = NULL;
     Translation *t = xmalloc(sizeof(Translation) * (n ? n : 1));
     worker_translate(k, lines, n, &one, t, NULL, bad);
@@ -287,8 +386,21 @@ static cJSON *string_array(char **s, int n)
     return a;
 }
 
-/* One JSON object: the line (1-based), tokens, translation, score and attention. */
-static void put_json(FILE *out, long number, const Translation *t)
+/* A JSON array of n numbers, each with six significant digits (floats, kept readable). */
+static cJSON *number_array(const float *v, int n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < n; i++) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%.6g", v[i]);
+        cJSON_AddItemToArray(a, cJSON_CreateRaw(buf));
+    }
+    return a;
+}
+
+/* One JSON object: the line (1-based), tokens, translation, score and attention; with
+ * scores, the log-probabilities and quality estimates too. */
+static void put_json(FILE *out, long number, const Translation *t, int scores)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "line", (double)number);
@@ -307,6 +419,13 @@ static void put_json(FILE *out, long number, const Translation *t)
         }
         cJSON_AddItemToArray(rows, row);
     }
+    if (scores) {
+        cJSON_AddNumberToObject(o, "logprob", t->logprob);
+        cJSON_AddItemToObject(o, "unit_scores", number_array(t->unit_logp, t->n_units));
+        cJSON_AddItemToObject(o, "words", string_array(t->words, t->n_words));
+        cJSON_AddItemToObject(o, "word_qe", number_array(t->word_qe, t->n_words));
+        cJSON_AddNumberToObject(o, "qe", t->qe);
+    }
     char *text = cJSON_PrintUnformatted(o);
     fputs(text, out);
     fputc('\n', out);
@@ -314,20 +433,72 @@ static void put_json(FILE *out, long number, const Translation *t)
     cJSON_Delete(o);
 }
 
-/* Line `number` of in_name (its record numbered base + number): the warning a bad line
- * earned, its heatmaps, and its record(s) from result (k per line, count of them). 0,
- * or -1 with err when a heatmap cannot be written. */
+/* " NAME= v1 v2 ...": a dense feature of n-best lines. */
+static void put_feature(FILE *out, const char *name, const float *v, int n)
+{
+    fprintf(out, " %s=", name);
+    for (int i = 0; i < n; i++)
+        fprintf(out, " %.6f", v[i]);
+}
+
+/* What --scores adds to a plain line: TAB LOGPROB TAB UNITS (TAB the units'). */
+static void put_scores(FILE *out, const Translation *t, const TranslateOptions *opt)
+{
+    fprintf(out, "\t%.6f\t%d", t->logprob, t->n_units);
+    if (!opt->word_scores) return;
+    fputc('\t', out);
+    for (int i = 0; i < t->n_units; i++)
+        fprintf(out, i ? " %.6f" : "%.6f", t->unit_logp[i]);
+}
+
+/* The next n lines of the --prefix file into prefix[0..n) (malloc'd, without their line
+ * ends), for input lines first_number.. of in_name. 0, or -1 with err when it cannot be
+ * read or ends first. */
+static int read_prefixes(const TranslateOptions *opt, int n, long first_number, const char *in_name, char **prefix,
+                         Error *err)
+{
+    for (int i = 0; i < n; i++) {
+        size_t cap = 0;
+        ssize_t len = line_read(opt->prefix, &prefix[i], &cap, 0);
+        if (len == LINE_EOF)
+            return error_set(err, "%s: ends after line %ld, before the one for %s line %ld: --prefix needs a line for "
+                                  "each input line (an empty one for none)",
+                             opt->prefix_name, opt->prefix->number, in_name, first_number + i);
+        if (len == LINE_ERROR) return lines_read_error(err, opt->prefix_name);
+        if (len == LINE_TOO_LONG) return lines_too_long(err, opt->prefix_name, opt->prefix->number, &opt->lines);
+        while (len > 0 && (prefix[i][len - 1] == '\n' || prefix[i][len - 1] == '\r'))
+            prefix[i][--len] = '\0';
+    }
+    return 0;
+}
+
+/* The warnings of a line's TRANSLATE_* bits. */
+static void warn_line(int bad, const char *in_name, long number, const TranslateOptions *opt)
+{
+    if (bad & TRANSLATE_BAD_UTF8)
+        fprintf(stderr, "nmt: warning: %s line %ld: invalid UTF-8; translated as empty\n", in_name, number);
+    if (bad & TRANSLATE_CUT)
+        fprintf(stderr, "nmt: warning: %s line %ld: longer than %d tokens; only the first %d translated\n",
+                in_name, number, TRANSLATE_MAX_SOURCE, TRANSLATE_MAX_SOURCE);
+    if (bad & TRANSLATE_BAD_PREFIX)
+        fprintf(stderr, "nmt: warning: %s: the prefix of line %ld is not valid UTF-8; translated without one\n",
+                opt->prefix_name, number);
+    if (bad & TRANSLATE_PREFIX_CUT)
+        fprintf(stderr, "nmt: warning: %s: the prefix of line %ld is longer than %d units; only its first %d kept\n",
+                opt->prefix_name, number, TRANSLATE_MAX_SOURCE, TRANSLATE_MAX_SOURCE);
+}
+
+/* Line `number` of in_name (its record numbered base + number): the warnings a bad line
+ * earned, its heatmaps, and its record(s) from result (count of them). 0, or -1 with err
+ * when a heatmap cannot be written. */
 static int write_record(FILE *out, const Translation *result, int count, int bad, long number, long base,
                         const char *in_name, const TranslateOptions *opt, Error *err)
 {
     const Translation *best = &result[0];
-    if (bad == 1) fprintf(stderr, "nmt: warning: %s line %ld: invalid UTF-8; translated as empty\n", in_name, number);
-    if (bad == 2)
-        fprintf(stderr, "nmt: warning: %s line %ld: longer than %d tokens; only the first %d translated\n", in_name,
-                number, TRANSLATE_MAX_SOURCE, TRANSLATE_MAX_SOURCE);
+    warn_line(bad, in_name, number, opt);
     if (opt->attention_svg && write_heatmap(opt->attention_svg, base + number, best, opt, err) != 0) return -1;
     if (opt->attention_json) {
-        put_json(out, base + number, best);
+        put_json(out, base + number, best, opt->scores);
     } else if (opt->nbest >= 1) {
         for (int j = 0; j < count; j++) {
             const Translation *t = &result[j];
@@ -337,13 +508,20 @@ static int write_record(FILE *out, const Translation *result, int count, int bad
                 if (opt->align) put_alignment(out, t);
             } else {
                 if (opt->align) put_alignment(out, t);
-                fprintf(out, " ||| F0= %.6f ||| %.6f", t->logprob, t->score);
+                fprintf(out, " ||| F0= %.6f", t->logprob);
+                if (opt->scores) {
+                    fprintf(out, " QE= %.6f", t->qe);
+                    put_feature(out, "WordQE", t->word_qe, t->n_words);
+                    if (opt->word_scores) put_feature(out, "UnitLogProbs", t->unit_logp, t->n_units);
+                }
+                fprintf(out, " ||| %.6f", t->score);
             }
             fputc('\n', out);
         }
     } else {
         fputs(best->text, out);
         if (opt->align) put_alignment(out, best);
+        if (opt->scores) put_scores(out, best, opt);
         fputc('\n', out);
     }
     return 0;
@@ -356,12 +534,14 @@ static int flushed(FILE *out, Error *err)
 }
 
 /* A window of lines on its way through the workers: the lines (its own copy when the
- * workers read ahead: the reader reuses its buffers), their order of translation (by
- * length, or as read), and the translations, each written once it and every line
- * before it are done. Its batches translate into their own lines' slots of result,
- * count and bad; only the batches' finish (one at a time, in order) reads done and next. */
+ * workers read ahead: the reader reuses its buffers) and their --prefix lines, their
+ * order of translation (by length, or as read), and the translations, each written once
+ * it and every line before it are done. Its batches translate into their own lines'
+ * slots of result, count and bad; only the batches' finish (one at a time, in order)
+ * reads done and next. */
 typedef struct {
     char **lines;
+    char **prefix;         /* (n) with --prefix, read on the reader's thread in input order; else NULL */
     int n, copied;
     long first_number;
     int *order;            /* (n) the lines in their batches' order */
@@ -417,18 +597,27 @@ void translate_length_order(char *const *lines, int n, int *order)
     free(keys);
 }
 
-void worker_translate_ordered(Worker *k, char *const *lines, const int *order, int n, int batch,
-                              const TranslateOptions *opt, Translation *out, int *count, int *bad)
+void worker_translate_ordered(Worker *k, char *const *lines, char *const *prefix, long first_index, const int *order,
+                              int n, int batch, const TranslateOptions *opt, Translation *out, int *count, int *bad)
 {
     int per_line = opt->nbest > 1 ? opt->nbest : 1, m = n < batch ? n : batch;
     char **group = xmalloc(sizeof(char *) * (m ? m : 1));
+    char **group_prefix = prefix ? xmalloc(sizeof(char *) * (m ? m : 1)) : NULL;
+    long *index = xmalloc(sizeof(long) * (m ? m : 1));
     Translation *part = xmalloc(sizeof(Translation) * (m ? m : 1) * per_line);
     int *part_count = xmalloc(sizeof(int) * (m ? m : 1)), *part_bad = xmalloc(sizeof(int) * (m ? m : 1));
+    ModelFile **files;
+    RunState **states;
+    int nm;
+    translate_models(k, opt, &files, &states, &nm);
     for (int from = 0; from < n; from += batch) {
         int len = n - from < batch ? n - from : batch;
-        for (int i = 0; i < len; i++)
+        for (int i = 0; i < len; i++) {
             group[i] = lines[order[from + i]];
-        worker_translate(k, group, len, opt, part, part_count, part_bad);
+            if (prefix) group_prefix[i] = prefix[order[from + i]];
+            index[i] = first_index + order[from + i];
+        }
+        translate_batch(files, states, nm, group, group_prefix, index, len, opt, part, part_count, part_bad);
         for (int i = 0; i < len; i++) {
             int at = order[from + i];
             memcpy(&out[(long)at * per_line], &part[(long)i * per_line], sizeof(Translation) * per_line);
@@ -436,7 +625,11 @@ void worker_translate_ordered(Worker *k, char *const *lines, const int *order, i
             if (bad) bad[at] = part_bad[i];
         }
     }
+    free(files);
+    free(states);
     free(group);
+    free(group_prefix);
+    free(index);
     free(part);
     free(part_count);
     free(part_bad);
@@ -472,7 +665,8 @@ static LineWindow *window_new(char **lines, int n, long first_number, int sort, 
     return win;
 }
 
-/* Frees win's translations not written (after an error), its lines if copied, and win. */
+/* Frees win's translations not written (after an error), its lines if copied, its
+ * prefixes, and win. */
 static void window_free(LineWindow *win, int k)
 {
     for (int i = win->next; i < win->n; i++)
@@ -481,6 +675,9 @@ static void window_free(LineWindow *win, int k)
     for (int i = 0; win->copied && i < win->n; i++)
         free(win->lines[i]);
     if (win->copied) free(win->lines);
+    for (int i = 0; win->prefix && i < win->n; i++)
+        free(win->prefix[i]);
+    free(win->prefix);
     free(win->order);
     free(win->result);
     free(win->count);
@@ -490,14 +687,16 @@ static void window_free(LineWindow *win, int k)
 }
 
 /* Translates batch b on a borrowed worker into its lines' slots of the window (any
- * number of batches at once: each writes only its own lines' slots). */
+ * number of batches at once: each writes only its own lines' slots). Sampling's streams
+ * are by the line's index in the whole input: the same draws whatever the batch, the
+ * order or the worker. */
 static void batch_run(void *job)
 {
     WindowBatch *b = job;
     LineWindow *win = b->win;
     Worker *w = workers_borrow(b->j->w);
-    worker_translate_ordered(w, win->lines, win->order + b->from, b->n, b->n, b->j->opt, win->result, win->count,
-                             win->bad);
+    worker_translate_ordered(w, win->lines, win->prefix, b->j->base + win->first_number - 1, win->order + b->from,
+                             b->n, b->n, b->j->opt, win->result, win->count, win->bad);
     workers_return(b->j->w, w);
 }
 
@@ -537,11 +736,19 @@ static int batch_finish(void *ctx, void *job, int failed, Error *err)
  * padding of the short ones costs little), else as read: with several workers, each
  * batch queued (translated concurrently, finished in order); else each translated and
  * written in turn. Every batch is finished, after an error too: the last frees the
- * window. */
+ * window. With --prefix, the lines' prefixes are read first, on the reader's thread, in
+ * input order. */
 static int flush_lines(StreamJob *j, char **lines, int n, long first_number, int sort, Error *err)
 {
     if (n == 0) return 0;
     LineWindow *win = window_new(lines, n, first_number, sort, j->queue != NULL, j);
+    if (j->opt->prefix) {
+        win->prefix = xcalloc(n, sizeof(char *));
+        if (read_prefixes(j->opt, n, first_number, j->in_name, win->prefix, err)) {
+            window_free(win, 1);
+            return -1;
+        }
+    }
     int status = 0;
     for (int from = 0; from < n; from += j->batch) {
         WindowBatch *b = xmalloc(sizeof *b);

@@ -25,6 +25,27 @@
  * hypothesis' attention (LINE 1-based, six digits). --replace-unk replaces each output
  * <unk> by the source token it attends to most, or by that token's entry in the
  * --unk-dict dictionary (Luong et al. 2015).
+ *
+ * Scores (--scores; --word-scores adds each unit's): the model's log-probability of
+ * what it wrote, log P(output | source) in natural log, summed over the output units
+ * with <eos> (the unit count counts it too), and quality estimates as Bergamot's
+ * unsupervised QE makes them: a word's QE is the mean log-probability of its units
+ * (<eos> belongs to no word), the sentence's the mean of its words' (an output with
+ * no word: its <eos>'s log-probability). They are in (-inf, 0]; near 0 the model was
+ * sure of every word, and a low one marks a translation to check.
+ *   plain            the line, then TAB LOGPROB TAB UNITS (and TAB the units'
+ *                    log-probabilities, space-separated)
+ *   --nbest N        the features field "F0= LOGPROB QE= SENTENCE_QE WordQE= Q1 Q2 ..."
+ *                    (and "UnitLogProbs= L1 L2 ..."), Moses's dense features
+ *   --attention-json "logprob", "unit_scores" (one per output token), "words",
+ *                    "word_qe" and "qe"
+ * Without --scores every output is as before, byte for byte.
+ *
+ * Prefixes (--prefix FILE): line i of FILE, tokenised and segmented as the model's
+ * target side is, begins line i's translation (decode.h, SearchSpec); an empty line
+ * of FILE changes nothing. Sampling (--sample K, --sample-p P, --temperature T, --seed
+ * S): decode/sample.h; each line draws from the stream of its index in the whole
+ * input (counted over several input files), whatever the batch.
  */
 #ifndef TRANSLATE_H
 #define TRANSLATE_H
@@ -33,6 +54,7 @@
 
 #include "io/lines.h"     /* defines: LineLimit */
 #include "files/modelfile.h" /* defines: ModelFile */
+#include "decode/sample.h"    /* defines: Sampling */
 #include "decode/unkdict.h"   /* defines: UnkDict */
 #include "decode/workers.h"   /* defines: Workers, Worker */
 
@@ -83,6 +105,15 @@ typedef struct {
      * to translate is translated as empty, with a warning; in nmt eval's TEST.tsv and an
      * --unk-dict file, an error. */
     LineLimit lines;
+    /* --scores, --word-scores (above). */
+    int scores, word_scores;
+    /* Draw the words (--sample, --sample-p, --temperature, --seed) instead of searching. */
+    int sampling;
+    Sampling sample;
+    /* --prefix FILE: its lines, read along with the input's (one per input line), and
+     * its name for messages; NULL: none. */
+    LineReader *prefix;
+    const char *prefix_name;
 } TranslateOptions;
 
 /* One hypothesis for one input line. */
@@ -99,26 +130,59 @@ typedef struct {
     float *attn;           /* (n_out, n_src) attention weights */
     int heads;             /* with opt->attention_heads (best hypothesis only): */
     float *head_attn;      /* (heads, n_out, n_src) each head's weights */
+    /* Only with opt->scores: */
+    float *unit_logp;      /* (n_units) each output unit's log-probability, <eos> last if emitted */
+    int n_units;
+    char **words;          /* n_words words of the output (the units of each joined) */
+    float *word_qe;        /* (n_words) each word's quality estimate */
+    int n_words;
+    float qe;              /* the sentence's */
 } Translation;
 
 void translation_free(Translation *t);
 
+/* What worker_translate reports of a line in bad[i]: 0, or these bits. */
+enum {
+    TRANSLATE_BAD_UTF8 = 1,      /* the line is not valid UTF-8: translated as empty */
+    TRANSLATE_CUT = 2,           /* longer than TRANSLATE_MAX_SOURCE tokens: only its start translated */
+    TRANSLATE_BAD_PREFIX = 4,    /* its prefix is not valid UTF-8: no prefix */
+    TRANSLATE_PREFIX_CUT = 8,    /* its prefix is longer than TRANSLATE_MAX_SOURCE units: its start only */
+};
+
+/* Bergamot's unsupervised quality estimates of an output of n units (<eos> not
+ * counted in n): unit_logp (n + finished) each unit's log-probability, <eos>'s last
+ * when finished; word_ends (n) nonzero where a unit ends a word (the last unit always
+ * does: segmenter_word_ends). word_qe (room for n) gets each word's QE, the mean of its
+ * units' log-probabilities, *n_words of them. Returns the sentence's QE, the mean of
+ * its words'; an output with no word: <eos>'s log-probability (0 when not finished). */
+float quality_estimates(const float *unit_logp, const unsigned char *word_ends, int n, int finished, float *word_qe,
+                        int *n_words);
+
 /* On worker k (workers.h), translates n lines together (one decoder batch) with the
  * models opt->model and opt->ensemble choose. out[i * k + j] (k = max(1, opt->nbest))
  * receives line i's j-th best hypothesis for j < count[i] (count may be NULL when k is
- * 1; an unreadable or empty line gets one empty hypothesis). bad[i] (may be NULL) is set
- * to 1 for a line that is not valid UTF-8, 2 for one longer than TRANSLATE_MAX_SOURCE
- * tokens (only its start is translated), else 0. Writes nothing but out, count, bad and
- * the worker's own state: any number of workers may translate at once. */
+ * 1; an unreadable or empty line gets one empty hypothesis). bad[i] (may be NULL) gets
+ * the line's TRANSLATE_* bits. Writes nothing but out, count, bad and the worker's own
+ * state: any number of workers may translate at once. The lines are taken as lines
+ * 0..n-1 of the input (sampling's streams) with no prefix: worker_translate_ordered. */
 void worker_translate(Worker *k, char *const *lines, int n, const TranslateOptions *opt, Translation *out,
                       int *count, int *bad);
+
+/* The models opt decodes with on worker k (opt->model alone, or with opt->ensemble all
+ * of the worker's), *n_models of them, each with the worker's RunState for it. *files
+ * and *states are malloc'd (the caller frees both arrays, not what they point to). */
+void translate_models(Worker *k, const TranslateOptions *opt, ModelFile ***files, RunState ***states,
+                      int *n_models);
 
 /* On worker k, translates lines[order[0]], ..., lines[order[n - 1]] in batches of
  * `batch` lines, in that order, each line's results in its own slots (out[order[i] * k
  * + j], count[order[i]], bad[order[i]], as worker_translate; count and bad may be
- * NULL). Writes nothing else shared: batches of one window may run on several workers. */
-void worker_translate_ordered(Worker *k, char *const *lines, const int *order, int n, int batch,
-                              const TranslateOptions *opt, Translation *out, int *count, int *bad);
+ * NULL). Line i is line first_index + i (0-based) of the whole input: it samples from
+ * that index's stream, the same draws whatever the batch, the order or the worker; and
+ * prefix[i] (prefix NULL: none) begins its translation. Writes nothing else shared:
+ * batches of one window may run on several workers. */
+void worker_translate_ordered(Worker *k, char *const *lines, char *const *prefix, long first_index, const int *order,
+                              int n, int batch, const TranslateOptions *opt, Translation *out, int *count, int *bad);
 
 /* 1 when translate_stream sorts a window's lines by length into batches: opt->batch > 1
  * and no attention outputs (which come a batch at a time, as read). */

@@ -10,6 +10,7 @@
 #include "text/segment.h"   /* defines: segmenter_word_ends, segmenter_reference */
 #include "decode/translate.h" /* defines: workers_translate_lines */
 #include "data/tsv.h"       /* defines: TsvCorpus */
+#include "eval/pairscore.h" /* defines: pairscore_examples */
 
 #define EVAL_BATCH 64
 
@@ -43,9 +44,13 @@ int eval_loss_problem(const char *model_path, const char *tsv_path, const char *
 }
 
 /* The reference loss's batches: batch b is examples [b * EVAL_BATCH, ...), its summed
- * loss in loss[b] and its target tokens in tokens[b]. Each batch has a run state of its
- * own (the workers' are for decoding), made and freed per batch. */
+ * loss in loss[b] and its target tokens in tokens[b]. A single model's batch has a run
+ * state of its own (the workers' are for decoding), made and freed per batch; an
+ * ensemble's (opt->ensemble) is the loss of the members' mean probability, by forced
+ * decoding on a borrowed worker (pairscore.h). */
 typedef struct {
+    Workers *w;
+    const TranslateOptions *opt;
     ModelFile *mf;
     const Example *ex;
     int n;
@@ -57,6 +62,12 @@ static void batch_loss(void *ctx, int b)
 {
     LossBatches *l = ctx;
     int start = b * EVAL_BATCH, n = l->n - start < EVAL_BATCH ? l->n - start : EVAL_BATCH, idx[EVAL_BATCH];
+    if (l->opt->ensemble && workers_models(l->w) > 1) {
+        Worker *k = workers_borrow(l->w);
+        l->loss[b] = pairscore_examples(k, l->opt, l->ex + start, n, &l->tokens[b]);
+        workers_return(l->w, k);
+        return;
+    }
     for (int i = 0; i < n; i++)
         idx[i] = start + i;
     RunState rs = {0};
@@ -69,8 +80,10 @@ static void batch_loss(void *ctx, int b)
     batch_free(&batch);
 }
 
-/* Teacher-forced loss of the references, per target token; and the <unk> coverage. */
-static double reference_loss(Workers *w, const TsvCorpus *tsv, long *tokens, EvalResult *res)
+/* Teacher-forced loss of the references, per target token (an ensemble's: that of the
+ * members' mean probability); and the <unk> coverage. */
+static double reference_loss(Workers *w, const TranslateOptions *opt, const TsvCorpus *tsv, long *tokens,
+                             EvalResult *res)
 {
     ModelFile *mf = workers_model(w, 0);
     PairTokens pairs;
@@ -87,7 +100,7 @@ static double reference_loss(Workers *w, const TsvCorpus *tsv, long *tokens, Eva
     }
     Example *ex = corpus_encode(&pairs, NULL, pairs.n, &mf->src_vocab, &mf->tgt_vocab);
     int batches = (pairs.n + EVAL_BATCH - 1) / EVAL_BATCH;
-    LossBatches l = {mf, ex, pairs.n, xcalloc(batches ? batches : 1, sizeof(double)),
+    LossBatches l = {w, opt, mf, ex, pairs.n, xcalloc(batches ? batches : 1, sizeof(double)),
                      xcalloc(batches ? batches : 1, sizeof(long))};
     threadpool_for(workers_threads(w), batches, batch_loss, &l);
     double total = 0;
@@ -137,7 +150,7 @@ int eval_run(Workers *w, const char *model_path, const char *tsv_path, const Tra
                         "references are scored as written (case:mixed); -lc compares lowercased text\n");
 
     /* The loss first: a model whose loss is not a number is not worth translating with. */
-    res->loss = reference_loss(w, &tsv, &res->target_tokens, res);
+    res->loss = reference_loss(w, opt, &tsv, &res->target_tokens, res);
     res->perplexity = exp(res->loss);
     if (!isfinite(res->perplexity)) {
         int status = eval_loss_problem(model_path, tsv_path, "per target token", res->loss, err);

@@ -11,6 +11,11 @@
  * char, so not comparable across tokenizers), and how much of the text the model's
  * vocabularies cover: the share of words that map to <unk> (under bpe/char: that have
  * a piece that does) on each side, and the share of the model's tokens that are <unk>.
+ *
+ * An ensemble (opt->ensemble over the workers' models, nmt eval --models A B ...)
+ * translates as nmt translate --models does, and its loss is that of the members' mean
+ * probability (pairscore.h).
+ * Scores of each pair instead (--per-line): pairscore.h.
  */
 #ifndef EVAL_H
 #define EVAL_H

@@ -14,10 +14,11 @@
 #include "layers/pooling.h"  /* defines: pooling_kind */
 #include "layers/schedule.h" /* defines: LR_SCHEDULE_NAMES */
 #include "text/segment.h"  /* defines: TOKENIZER_NAMES */
+#include "text/text.h"     /* defines: user_symbol_problem, USER_SYMBOLS_MAX */
 
 /* One row per key: where it lives in Config, its type and its allowed range.
  * Loading, validation, error messages and config_to_json all read this table. */
-typedef enum { KEY_INT, KEY_LONG, KEY_DOUBLE, KEY_BOOL, KEY_STRING } KeyType;
+typedef enum { KEY_INT, KEY_LONG, KEY_DOUBLE, KEY_BOOL, KEY_STRING, KEY_STRINGS } KeyType;
 typedef struct {
     const char *section, *name;
     KeyType type;
@@ -25,13 +26,19 @@ typedef struct {
     double min, max;
     const char *choices;  /* for strings: allowed values separated by '|', or NULL */
     int open_min, open_max; /* doubles: the bound itself is refused */
+    int falls_back;       /* a double left unset (negative) takes the value of the double at */
+    size_t fallback;      /* this offset: as the person expects it, in messages and config.json */
 } KeySpec;
 
-#define K(sec, name, type, field, lo, hi, choices) {sec, name, type, offsetof(Config, field), lo, hi, choices, 0, 0}
+#define K(sec, name, type, field, lo, hi, choices) {sec, name, type, offsetof(Config, field), lo, hi, choices, 0, 0, 0, 0}
 /* A number whose range excludes an end: label smoothing of 1 or a decay factor of 0 or 1
  * would make training meaningless. */
 #define K_OPEN(sec, name, field, lo, lo_open, hi, hi_open) \
-    {sec, name, KEY_DOUBLE, offsetof(Config, field), lo, hi, NULL, lo_open, hi_open}
+    {sec, name, KEY_DOUBLE, offsetof(Config, field), lo, hi, NULL, lo_open, hi_open, 0, 0}
+/* A probability in [0, 1) that is another key's unless given (model.attention_dropout is
+ * model.dropout's): unset, the field holds -1. */
+#define K_FALLBACK(sec, name, field, other) \
+    {sec, name, KEY_DOUBLE, offsetof(Config, field), 0, 1, NULL, 0, 1, 1, offsetof(Config, other)}
 static const KeySpec keys[] = {
     K("data", "train", KEY_STRING, train, 0, 0, NULL),
     K("data", "valid", KEY_STRING, valid, 0, 0, NULL),
@@ -51,6 +58,7 @@ static const KeySpec keys[] = {
     K("data", "joint_vocab", KEY_BOOL, joint_vocab, 0, 1, NULL),
     K("data", "text_column", KEY_INT, text_column, 1, 1000, NULL),
     K("data", "label_column", KEY_INT, label_column, 0, 1000, NULL),
+    K("data", "user_symbols", KEY_STRINGS, user_symbols, 0, USER_SYMBOLS_MAX, NULL),
     K("model", "embed", KEY_INT, embed, 1, MODEL_MAX_WIDTH, NULL),
     K("model", "hidden", KEY_INT, hidden, 1, MODEL_MAX_WIDTH, NULL),
     K("model", "attention", KEY_STRING, attention, 0, 0,
@@ -62,6 +70,8 @@ static const KeySpec keys[] = {
     K("model", "window", KEY_INT, window, 1, MODEL_MAX_WINDOW, NULL),
     K("model", "scaled", KEY_BOOL, scaled, 0, 1, NULL),
     K_OPEN("model", "dropout", dropout, 0, 0, 1, 1),
+    K_FALLBACK("model", "attention_dropout", attention_dropout, dropout),
+    K_FALLBACK("model", "activation_dropout", activation_dropout, dropout),
     K("model", "tie_embeddings", KEY_BOOL, tie_embeddings, 0, 1, NULL),
     K("model", "type", KEY_STRING, type, 0, 0, MODEL_TYPE_NAMES),
     K("model", "pooling", KEY_STRING, pooling, 0, 0, "attention|last|mean|max"),
@@ -73,8 +83,14 @@ static const KeySpec keys[] = {
     K("model", "decoder_layers", KEY_INT, decoder_layers, 0, MAX_LAYERS, NULL),
     K("train", "batch_size", KEY_INT, batch_size, 1, 65536, NULL),
     K("train", "epochs", KEY_INT, epochs, 1, CONFIG_MAX_EPOCHS, NULL),
+    K("train", "batch_tokens", KEY_INT, batch_tokens, 0, CONFIG_MAX_BATCH_TOKENS, NULL),
+    K("train", "accumulate", KEY_INT, accumulate, 1, 1024, NULL),
     K("train", "max_steps", KEY_LONG, max_steps, 0, CONFIG_MAX_STEPS, NULL),
+    K("train", "max_minutes", KEY_DOUBLE, max_minutes, 0, CONFIG_MAX_MINUTES, NULL),
     K("train", "learning_rate", KEY_DOUBLE, learning_rate, 1e-9, 10, NULL),
+    K_OPEN("train", "adam_beta1", adam_beta1, 0, 0, 1, 1),
+    K_OPEN("train", "adam_beta2", adam_beta2, 0, 0, 1, 1),
+    K_OPEN("train", "adam_eps", adam_eps, 0, 1, 1, 0),
     K("train", "clip_norm", KEY_DOUBLE, clip_norm, 0, 1e9, NULL),
     K("train", "seed", KEY_LONG, seed, 0, 9007199254740991.0, NULL),
     K("train", "threads", KEY_INT, threads, 0, 1024, NULL),
@@ -99,6 +115,7 @@ static const KeySpec keys[] = {
     K("train", "teacher_forcing_decay", KEY_STRING, teacher_forcing_decay, 0, 0, "none|linear"),
     K("train", "teacher_forcing_final", KEY_DOUBLE, teacher_forcing_final, 0, 1, NULL),
     K("train", "init_from", KEY_STRING, init_from, 0, 0, NULL),
+    K("train", "extend_vocab", KEY_BOOL, extend_vocab, 0, 1, NULL),
     K("output", "dir", KEY_STRING, dir, 0, 0, NULL),
 };
 #undef K
@@ -147,10 +164,17 @@ void config_defaults(Config *c)
     c->text_column = 1;
     c->class_weights = xstrdup("none");
     c->window = 10;
+    c->attention_dropout = c->activation_dropout = -1;  /* model.dropout's */
     c->batch_size = 64;
     c->epochs = 10;
     c->max_steps = 0;
+    c->max_minutes = 0;
+    c->batch_tokens = 0;
+    c->accumulate = 1;
     c->learning_rate = 0.001;
+    c->adam_beta1 = 0.9;   /* torch.optim.Adam's: as float, exactly the values nmt used before the keys */
+    c->adam_beta2 = 0.999;
+    c->adam_eps = 1e-8;
     c->clip_norm = 5.0;
     c->seed = 1;
     c->threads = 2;
@@ -176,24 +200,6 @@ void config_defaults(Config *c)
     c->dir = xstrdup("runs/default");
 }
 
-/* Edit distance, for "did you mean" suggestions. Short strings only. */
-static int edit_distance(const char *a, const char *b)
-{
-    int la = (int)strlen(a), lb = (int)strlen(b);
-    if (la > 63 || lb > 63) return 99;
-    int d[64][64];
-    for (int i = 0; i <= la; i++) d[i][0] = i;
-    for (int j = 0; j <= lb; j++) d[0][j] = j;
-    for (int i = 1; i <= la; i++)
-        for (int j = 1; j <= lb; j++) {
-            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
-            d[i][j] = best;
-        }
-    return d[la][lb];
-}
-
 /* " (did you mean data.train?)" or "" */
 static void suggest(char *buf, size_t len, const char *section, const char *name)
 {
@@ -211,6 +217,65 @@ static void suggest(char *buf, size_t len, const char *section, const char *name
     }
     if (best[0]) snprintf(buf, len, " (did you mean %s?)", best);
     else buf[0] = 0;
+}
+
+static void strings_free(ConfigStrings *l)
+{
+    for (int i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+}
+
+static int strings_equal(const ConfigStrings *a, const ConfigStrings *b)
+{
+    if (a->n != b->n) return 0;
+    for (int i = 0; i < a->n; i++)
+        if (strcmp(a->v[i], b->v[i])) return 0;
+    return 1;
+}
+
+static void strings_copy(ConfigStrings *to, const ConfigStrings *from)
+{
+    strings_free(to);
+    to->v = xmalloc(sizeof(char *) * (from->n ? from->n : 1));
+    for (int i = 0; i < from->n; i++)
+        to->v[i] = xstrdup(from->v[i]);
+    to->n = from->n;
+}
+
+/* A KEY_STRINGS value: an array of distinct strings, each a protected symbol
+ * (user_symbol_problem), at most k->max of them. */
+static int set_strings(ConfigStrings *l, const KeySpec *k, const cJSON *item, const char *source, Error *err)
+{
+    const char *sec = k->section, *name = k->name;
+    if (!cJSON_IsArray(item))
+        return error_set(err, "%s: %s.%s must be an array of strings, such as [\"<2da>\", \"{name}\"]", source, sec,
+                         name);
+    int n = cJSON_GetArraySize(item);
+    if (n > k->max) return error_set(err, "%s: %s.%s holds %d strings, at most %.0f", source, sec, name, n, k->max);
+    ConfigStrings got = {xmalloc(sizeof(char *) * (n ? n : 1)), 0};
+    const cJSON *e;
+    cJSON_ArrayForEach(e, item) {
+        char why[ERROR_LEN / 2];
+        int status = 0;
+        if (!cJSON_IsString(e)) status = error_set(err, "%s: %s.%s[%d] must be a string", source, sec, name, got.n);
+        else if (user_symbol_problem(e->valuestring, why, sizeof why))
+            status = error_set(err, "%s: %s.%s[%d]: %s", source, sec, name, got.n, why);
+        for (int j = 0; status == 0 && j < got.n; j++)
+            if (!strcmp(got.v[j], e->valuestring))
+                status = error_set(err, "%s: %s.%s[%d]: \"%s\" is given twice", source, sec, name, got.n,
+                                   e->valuestring);
+        if (status) {
+            strings_free(&got);
+            return -1;
+        }
+        got.v[got.n++] = xstrdup(e->valuestring);
+    }
+    strings_free(l);
+    *l = got;
+    return 0;
 }
 
 static int set_key(Config *c, const KeySpec *k, const cJSON *item, const char *source, Error *err)
@@ -265,6 +330,8 @@ static int set_key(Config *c, const KeySpec *k, const cJSON *item, const char *s
         *s = xstrdup(v);
         return 0;
     }
+    case KEY_STRINGS:
+        return set_strings((ConfigStrings *)field, k, item, source, err);
     }
     return 0;
 }
@@ -330,6 +397,13 @@ done:
 
 /* ---------------------------------------------------------------- the rules */
 
+/* A double key's value: its own, or for an unset one that falls back, the other key's. */
+static double key_double(const Config *c, const KeySpec *k)
+{
+    double v = *(const double *)((const char *)c + k->offset);
+    return k->falls_back && v < 0 ? *(const double *)((const char *)c + k->fallback) : v;
+}
+
 /* A key's value as text for messages: as config_to_json writes it, strings unquoted. */
 static void value_text(const Config *c, const KeySpec *k, char *out, size_t len)
 {
@@ -338,7 +412,7 @@ static void value_text(const Config *c, const KeySpec *k, char *out, size_t len)
     case KEY_INT: snprintf(out, len, "%d", *(const int *)field); break;
     case KEY_LONG: snprintf(out, len, "%ld", *(const long *)field); break;
     case KEY_DOUBLE: {
-        double v = *(const double *)field;
+        double v = key_double(c, k);
         for (int digits = 15; digits <= 17; digits++) {
             snprintf(out, len, "%.*g", digits, v);
             if (strtod(out, NULL) == v) break;
@@ -349,6 +423,14 @@ static void value_text(const Config *c, const KeySpec *k, char *out, size_t len)
     case KEY_STRING: {
         const char *v = *(char *const *)field;
         snprintf(out, len, "%s", v ? v : "(none)");
+        break;
+    }
+    case KEY_STRINGS: {  /* as JSON: ["<2da>", "<b>"] */
+        const ConfigStrings *l = (const ConfigStrings *)field;
+        size_t used = (size_t)snprintf(out, len, "[");
+        for (int i = 0; i < l->n && used < len; i++)
+            used += (size_t)snprintf(out + used, len - used, "%s\"%s\"", i ? ", " : "", l->v[i]);
+        if (used < len) snprintf(out + used, len - used, "]");
         break;
     }
     }
@@ -400,8 +482,10 @@ static int presegmented(const Config *c) { return !strcmp(c->tokenizer, "none");
 static int sentencepiece(const Config *c) { return !strcmp(c->tokenizer, "spm"); }
 static int spm_trained(const Config *c) { return !c->spm_model; }
 static int plateau(const Config *c) { return !strcmp(c->lr_schedule, "plateau"); }
+static int shuffled(const Config *c) { return !c->bucket; }
 static int linear_decay(const Config *c) { return !strcmp(c->teacher_forcing_decay, "linear"); }
 static int decays_down(const Config *c) { return !linear_decay(c) || c->teacher_forcing_final <= c->teacher_forcing; }
+static int from_model(const Config *c) { return c->init_from != NULL; }
 static int bleu_measured(const Config *c) { return strcmp(c->best_metric, "bleu") || c->valid_bleu_max > 0; }
 static int classifying(const Config *c)
 {
@@ -411,6 +495,12 @@ static int classifying(const Config *c)
 /* data.max_vocab counts the four specials: 1 to 4 leaves room for no word. */
 static int room_for_words(const Config *c) { return c->max_vocab == 0 || c->max_vocab > 4; }
 static int translating(const Config *c) { return !classifying(c); }
+/* The Transformer's dropout keys apply to the family that reads the Transformer's keys. */
+static int transformer_model(const Config *c)
+{
+    const ModelFamily *f = model_family_named(c->type);
+    return f && (f->keys & MODEL_KEYS_TRANSFORMER);
+}
 /* Scheduled sampling feeds the recurrent decoder its own words; the Transformer's
  * decoder reads the gold previous words only (all positions at once). */
 static int recurrent_or_classifier(const Config *c) { return strcmp(c->type, "transformer") != 0; }
@@ -430,7 +520,12 @@ static int metric_fits(const Config *c)
 #define TRANSLATION_ONLY(key) \
     {RULE_APPLIES, key, {"model.type"}, translating, key " applies only to translation models", \
      "set model.type to \"rnn\" or \"transformer\""}
+#define TRANSFORMER_ONLY(key) \
+    {RULE_APPLIES, key, {"model.type"}, transformer_model, key " applies only to the Transformer", \
+     "set model.type to \"transformer\""}
 static const ConfigRule config_rules[] = {
+    TRANSFORMER_ONLY("model.attention_dropout"),
+    TRANSFORMER_ONLY("model.activation_dropout"),
     CLASSIFIER_ONLY("data.text_column"),
     CLASSIFIER_ONLY("data.label_column"),
     CLASSIFIER_ONLY("train.class_weights"),
@@ -475,6 +570,8 @@ static const ConfigRule config_rules[] = {
      "remove data.spm_model"},
     {RULE_APPLIES, "data.spm_model", {"data.tokenizer"}, sentencepiece, "data.spm_model applies only to the spm tokenizer",
      "set data.tokenizer to \"spm\""},
+    {RULE_APPLIES, "train.batch_tokens", {"train.bucket"}, shuffled,
+     "train.batch_tokens applies only to shuffled batches", "set train.bucket to false"},
     {RULE_APPLIES, "train.lr_decay", {"train.lr_schedule"}, plateau,
      "train.lr_decay applies only to the plateau schedule", "set train.lr_schedule to \"plateau\""},
     {RULE_APPLIES, "train.patience", {"train.lr_schedule"}, plateau,
@@ -489,6 +586,9 @@ static const ConfigRule config_rules[] = {
      "train.best_metric \"bleu\" needs validation BLEU, which train.valid_bleu_max 0 turns off", NULL},
     {RULE_APPLIES, "train.early_stop", VALIDATION, "train.early_stop applies only with validation pairs",
      GIVE_VALIDATION},
+    {RULE_APPLIES, "train.extend_vocab", {"train.init_from"}, from_model,
+     "train.extend_vocab applies only with train.init_from (a model to fine-tune)",
+     "give train.init_from (nmt train --init-from MODEL.bin)"},
     {RULE_APPLIES, "train.teacher_forcing_final", {"train.teacher_forcing_decay"}, linear_decay,
      "train.teacher_forcing_final applies only to the linear teacher-forcing decay",
      "set train.teacher_forcing_decay to \"linear\""},
@@ -499,6 +599,7 @@ static const ConfigRule config_rules[] = {
 #undef GIVE_VALIDATION
 #undef CLASSIFIER_ONLY
 #undef TRANSLATION_ONLY
+#undef TRANSFORMER_ONLY
 #define N_CONFIG_RULES (int)(sizeof config_rules / sizeof config_rules[0])
 
 /* One rule of either table evaluated on a config: config_check, config_applies and
@@ -704,10 +805,11 @@ int config_set(Config *c, const char *assignment, Error *err)
         suggest(hint, sizeof hint, section, name);
         return error_set(err, "--set: unknown key %s.%s%s", section, name, hint);
     }
-    /* The value as JSON when it is JSON (32, 0.5, true, "x"), else as a string. */
+    /* The value as JSON when it is JSON (32, 0.5, true, "x"; an array for a list), else
+     * as a string. */
     const char *value = eq + 1;
     cJSON *item = cJSON_Parse(value);
-    if (!item || cJSON_IsObject(item) || cJSON_IsArray(item) || cJSON_IsNull(item)) {
+    if (!item || cJSON_IsObject(item) || (cJSON_IsArray(item) && keys[i].type != KEY_STRINGS) || cJSON_IsNull(item)) {
         cJSON_Delete(item);
         item = cJSON_CreateString(value);
     }
@@ -752,13 +854,18 @@ char *config_to_json(const Config *c)
             switch (k->type) {
             case KEY_INT: add_exact_number(sec, k->name, *(const int *)field, 1); break;
             case KEY_LONG: add_exact_number(sec, k->name, (double)*(const long *)field, 1); break;
-            case KEY_DOUBLE: add_exact_number(sec, k->name, *(const double *)field, 0); break;
+            case KEY_DOUBLE: add_exact_number(sec, k->name, key_double(c, k), 0); break;
             case KEY_BOOL: cJSON_AddBoolToObject(sec, k->name, *(const int *)field); break;
             case KEY_STRING: {
                 /* An unset path (data.valid) is left out rather than written as null,
                  * which config_parse would refuse: the output must load back. */
                 const char *v = *(char *const *)field;
                 if (v) cJSON_AddStringToObject(sec, k->name, v);
+                break;
+            }
+            case KEY_STRINGS: {  /* an empty list is left out: configs without one read as before */
+                const ConfigStrings *l = (const ConfigStrings *)field;
+                if (l->n) cJSON_AddItemToObject(sec, k->name, cJSON_CreateStringArray((const char *const *)l->v, l->n));
                 break;
             }
             }
@@ -784,10 +891,14 @@ int config_difference(const Config *a, const Config *b, const char *const *skip,
             /* A key that applies to neither does nothing in either: a config recorded with
              * every key (before config_to_json left them out) agrees with one without it. */
             if (skipped || (!config_applies(a, name) && !config_applies(b, name))) continue;
-            /* Compared as text: exact for every type (doubles are written to round-trip). */
+            /* Compared as text: exact for every type (doubles are written to round-trip);
+             * lists element by element (their text may not fit). */
             value_text(a, k, a_value, len);
             value_text(b, k, b_value, len);
-            if (strcmp(a_value, b_value)) {
+            int differ = k->type == KEY_STRINGS ? !strings_equal((const ConfigStrings *)((const char *)a + k->offset),
+                                                                 (const ConfigStrings *)((const char *)b + k->offset))
+                                                : strcmp(a_value, b_value) != 0;
+            if (differ) {
                 snprintf(key, len, "%s", name);
                 return 1;
             }
@@ -797,7 +908,8 @@ int config_difference(const Config *a, const Config *b, const char *const *skip,
 
 /* The data keys that choose the data rather than describe how a model reads it: a run
  * from train.init_from takes them from its own config. (data.min_count and
- * data.max_vocab build a vocabulary, which such a run takes from the model: moot.) */
+ * data.max_vocab build a vocabulary, which such a run takes from the model: moot,
+ * unless train.extend_vocab grows it.) */
 static const char *const data_choice_keys[] = {"data.train", "data.valid", "data.valid_fraction", "data.max_len",
                                                "data.max_line_bytes", "data.min_count", "data.max_vocab", NULL};
 static const char *const vocabulary_keys[] = {"data.min_count", "data.max_vocab", NULL};
@@ -815,7 +927,8 @@ int config_adopt_model(Config *c, const Config *model, const char *source, const
 {
     Config defaults;
     config_defaults(&defaults);
-    for (int i = 0; vocabulary_keys[i]; i++) {
+    /* With train.extend_vocab they choose the units added to the model's vocabularies. */
+    for (int i = 0; !c->extend_vocab && vocabulary_keys[i]; i++) {
         const KeySpec *k = &keys[key_index(vocabulary_keys[i])];
         char given[128], otherwise[128];
         value_text(c, k, given, sizeof given);
@@ -823,7 +936,7 @@ int config_adopt_model(Config *c, const Config *model, const char *source, const
         int by = config_given_by(c, vocabulary_keys[i]);
         if (!by || !strcmp(given, otherwise)) continue;
         error_set(err, "%s: %s %s builds a vocabulary, and a run from train.init_from keeps the model's (%s): remove "
-                       "it", by == CONFIG_GIVEN_SET ? "--set" : source, vocabulary_keys[i], given, model_path);
+                       "it (or grow the model's with train.extend_vocab)", by == CONFIG_GIVEN_SET ? "--set" : source, vocabulary_keys[i], given, model_path);
         config_free(&defaults);
         return by == CONFIG_GIVEN_SET ? -2 : -1;
     }
@@ -835,7 +948,7 @@ int config_adopt_model(Config *c, const Config *model, const char *source, const
         if (!is_model_key(k, name)) continue;
         value_text(model, k, was, sizeof was);
         value_text(c, k, now, sizeof now);
-        if (c->given[i] && config_applies(model, name) && strcmp(was, now)) {
+        if (c->given[i] && k->type != KEY_STRINGS && config_applies(model, name) && strcmp(was, now)) {
             int by_set = c->given[i] == CONFIG_GIVEN_SET;
             error_set(err, "%s: %s: the model %s has %s, %s says %s (train.init_from keeps the model's architecture "
                            "and text options: leave the key out or give the model's value)",
@@ -844,6 +957,14 @@ int config_adopt_model(Config *c, const Config *model, const char *source, const
         }
         char *to = (char *)c + k->offset;
         const char *from = (const char *)model + k->offset;
+        if (k->type == KEY_STRINGS && c->given[i] && config_applies(model, name) &&
+            !strings_equal((const ConfigStrings *)to, (const ConfigStrings *)from)) {
+            int by_set = c->given[i] == CONFIG_GIVEN_SET;
+            error_set(err, "%s: %s: the model %s has other symbols than %s (train.init_from keeps the model's text "
+                           "options: leave the key out or give the model's list)",
+                      by_set ? "--set" : source, name, model_path, by_set ? "--set" : "the config");
+            return by_set ? -2 : -1;
+        }
         switch (k->type) {
         case KEY_INT: case KEY_BOOL: *(int *)to = *(const int *)from; break;
         case KEY_LONG: *(long *)to = *(const long *)from; break;
@@ -855,6 +976,7 @@ int config_adopt_model(Config *c, const Config *model, const char *source, const
             *s = v ? xstrdup(v) : NULL;
             break;
         }
+        case KEY_STRINGS: strings_copy((ConfigStrings *)to, (const ConfigStrings *)from); break;
         }
     }
     return config_check(c, source, err);
@@ -867,5 +989,7 @@ void config_free(Config *c)
             char **s = (char **)((char *)c + keys[i].offset);
             free(*s);
             *s = NULL;
+        } else if (keys[i].type == KEY_STRINGS) {
+            strings_free((ConfigStrings *)((char *)c + keys[i].offset));
         }
 }

@@ -46,6 +46,8 @@
  *                        instead of training one
  *   data.joint_vocab     false  one vocabulary for both sides (bpe: one merge list
  *                               learned from both sides)
+ *   data.user_symbols    []     protected symbols (text/text.h): strings such as
+ *                               "<2da>" or "{name}" every tokenizer keeps whole
  *   model.embed          256    embedding size
  *   model.hidden         512    recurrent state size (and attention width)
  *   model.attention      "bahdanau", "luong_dot", "luong_general", "luong_concat",
@@ -57,7 +59,10 @@
  *   model.window         10     only local kinds: D, the half-width of the window
  *   model.scaled         false  only dot-product kinds: divide scores by sqrt(hidden)
  *   model.dropout        0      training only, [0, 1): on embeddings and between layers
- *                               (Transformer: also sub-layer outputs, attention, feed-forward)
+ *                               (Transformer: also sub-layer outputs; attention and
+ *                               feed-forward too, unless the next two keys are given)
+ *   model.attention_dropout  model.dropout  only transformer: on the attention probabilities
+ *   model.activation_dropout model.dropout  only transformer: after the feed-forward activation
  *   model.tie_embeddings false  output layer shares the target embeddings (embed = hidden)
  *   model.type           "rnn"  or "transformer" (Vaswani et al. 2017)
  *   model.heads          4      only transformer: attention heads (divide model.embed)
@@ -68,10 +73,20 @@
  *   model.encoder_layers 0      only transformer: encoder layers (0: model.layers)
  *   model.decoder_layers 0      only transformer: decoder layers (0: model.layers)
  *   model.hidden, cell, attention, bidirectional, input_feed, window, scaled: only rnn
- *   train.batch_size     64     sentence pairs per step
+ *   train.batch_size     64     sentence pairs per batch (with batch_tokens: at most)
+ *   train.batch_tokens   0      only shuffled batches: a batch is the next pairs of the
+ *                               shuffled order up to this many target tokens (<eos>
+ *                               included), at least one pair (0: batch_size pairs)
+ *   train.accumulate     1      batches per update: their gradients are summed, and the
+ *                               loss is the mean over all their target tokens
  *   train.epochs         10
  *   train.max_steps      0      stop after this many updates (0: no limit)
+ *   train.max_minutes    0      stop after this many minutes of training, validations
+ *                               included (0: no limit); see train.h
  *   train.learning_rate  0.001  Adam
+ *   train.adam_beta1     0.9    Adam's first-moment decay, [0, 1)
+ *   train.adam_beta2     0.999  Adam's second-moment decay, [0, 1) (Transformers: often 0.98)
+ *   train.adam_eps       1e-8   Adam's epsilon, (0, 1]
  *   train.clip_norm      5.0    global gradient-norm clipping (0: off)
  *   train.seed           1      weights, split and shuffling
  *   train.threads        2      OpenBLAS threads (0: all cores), with one worker
@@ -103,6 +118,10 @@
  *   train.init_from      unset  a model file (model.bin, best.bin or a checkpoint) whose
  *                               weights the run starts from (nmt train --init-from);
  *                               see config_adopt_model
+ *   train.extend_vocab   false  only with train.init_from: the new training data's units
+ *                               the model's vocabularies lack (seen data.min_count
+ *                               times, up to data.max_vocab) are added, with fresh
+ *                               embedding and output rows; every old unit keeps its id
  *   train.teacher_forcing 1.0   probability of feeding the gold previous word (below 1:
  *                               otherwise the model's own best word, scheduled sampling)
  *   train.teacher_forcing_decay "none" or "linear": from teacher_forcing down to
@@ -120,11 +139,20 @@
  * are checked against them too). */
 #define CONFIG_MAX_EPOCHS 1000000
 #define CONFIG_MAX_STEPS 1000000000000000L
+/* The largest train.max_minutes (about 19 years) and train.batch_tokens. */
+#define CONFIG_MAX_MINUTES 1e7
+#define CONFIG_MAX_BATCH_TOKENS 16777216
 /* The most train.workers: decode/workers.h's WORKERS_MAX (OpenBLAS's buffers). */
 #define CONFIG_MAX_WORKERS 64
 
 /* config.c's table of keys has at most this many rows. */
 #define CONFIG_MAX_KEYS 96
+
+/* A list of strings (data.user_symbols): v malloc'd, n of them. */
+typedef struct {
+    char **v;
+    int n;
+} ConfigStrings;
 
 typedef struct {
     char *train, *valid;
@@ -138,18 +166,23 @@ typedef struct {
     int text_column, label_column;  /* a classifier's columns (1-based; label 0: the last) */
     char *spm_type, *spm_model;
     int spm_vocab_size;
+    ConfigStrings user_symbols;
     int embed, hidden;
     char *attention, *cell;
     int layers, bidirectional, input_feed, window, scaled, tie_embeddings;
     double dropout;
+    double attention_dropout, activation_dropout;  /* -1: model.dropout's (config_*_dropout) */
     char *type;                 /* model.type: "rnn", "transformer" or "classifier" */
     char *pooling;              /* a classifier's (model.type "classifier") */
     int heads, ff;              /* the Transformer's (model.type "transformer") */
     char *activation, *norm;
     int encoder_layers, decoder_layers;  /* 0: model.layers */
     int batch_size, epochs;
+    int batch_tokens, accumulate;
     long max_steps;
+    double max_minutes;
     double learning_rate, clip_norm;
+    double adam_beta1, adam_beta2, adam_eps;
     long seed;
     int threads, workers, log_every, checkpoint_every;
     /* training controls */
@@ -165,6 +198,7 @@ typedef struct {
     double teacher_forcing, teacher_forcing_final;
     char *teacher_forcing_decay;
     char *init_from;
+    int extend_vocab;
     char *dir;
     /* Per key of config.c's table (in its order): 0 left at its default or read from a
      * recorded config, else how a person gave it (CONFIG_GIVEN_*). */
@@ -212,6 +246,16 @@ int config_applies(const Config *c, const char *key);
  * the i-th such rule's key and its text ("model.window applies only to local attention
  * kinds"); returns 0 when i is past the last. */
 int config_applies_only(int i, const char **key, const char **text);
+/* The Transformer's dropout rates as training uses them: model.attention_dropout and
+ * model.activation_dropout, each model.dropout's where it was not given. */
+static inline double config_attention_dropout(const Config *c)
+{
+    return c->attention_dropout >= 0 ? c->attention_dropout : c->dropout;
+}
+static inline double config_activation_dropout(const Config *c)
+{
+    return c->activation_dropout >= 0 ? c->activation_dropout : c->dropout;
+}
 /* The model c describes (vocabulary sizes 0: the data decides them). */
 void config_model_dims(const Config *c, ModelDims *d);
 /* The config as pretty JSON (malloc'd): every key that applies (config_applies) and has

@@ -63,7 +63,7 @@ uint32_t crc32_bytes(const void *data, size_t n) { return crc32_update(0, data, 
  * appear once, so a reader can index sections by kind. After these come the model
  * families' own sections (ModelFamily.file_section: "TRFM", "CLSF"), kind S_FIXED + the
  * family's type; a file holds at most one of them. */
-typedef enum { S_DIMS, S_ARCH, S_CONF, S_SVOC, S_TVOC, S_SUBW, S_WGTS, S_ADAM, S_TRST, S_FIXED } SectionKind;
+typedef enum { S_DIMS, S_ARCH, S_CONF, S_SVOC, S_TVOC, S_SUBW, S_WGTS, S_ADAM, S_TRST, S_USYM, S_FIXED } SectionKind;
 #define N_SECTIONS (S_FIXED + MODEL_TYPES)
 static const struct {
     char tag[5];
@@ -71,7 +71,7 @@ static const struct {
 } section_kinds[S_FIXED] = {
     [S_DIMS] = {"DIMS", 1}, [S_ARCH] = {"ARCH", 0}, [S_CONF] = {"CONF", 1}, [S_SVOC] = {"SVOC", 1},
     [S_TVOC] = {"TVOC", 1}, [S_SUBW] = {"SUBW", 0}, [S_WGTS] = {"WGTS", 1}, [S_ADAM] = {"ADAM", 0},
-    [S_TRST] = {"TRST", 0},
+    [S_TRST] = {"TRST", 0}, [S_USYM] = {"USYM", 0},
 };
 
 /* The family whose section kind k is, or NULL (a fixed kind, or a family without one). */
@@ -282,15 +282,19 @@ static int fields_writable(const Layout *t, const ModelFile *mf, const char *pat
     return 0;
 }
 
-static void put_vocab(Bytes *b, const Vocab *v)
+/* A list of strings as SVOC, TVOC and USYM hold them: u32 count, then per string u32
+ * byte length + bytes. */
+static void put_strings(Bytes *b, char *const *s, int count)
 {
-    put_u32(b, (uint32_t)v->size);
-    for (int i = 0; i < v->size; i++) {
-        uint32_t n = (uint32_t)strlen(v->words[i]);
+    put_u32(b, (uint32_t)count);
+    for (int i = 0; i < count; i++) {
+        uint32_t n = (uint32_t)strlen(s[i]);
         put_u32(b, n);
-        put(b, v->words[i], n);
+        put(b, s[i], n);
     }
 }
+
+static void put_vocab(Bytes *b, const Vocab *v) { put_strings(b, v->words, v->size); }
 
 /* SUBW after its head: under bpe and char the source's and the target's merges as
  * codes text (subword.h), under spm their SentencePiece models as a .model file holds
@@ -370,7 +374,9 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
     OutFile o;
     if (outfile_open(&o, path, err)) return -1;
     FILE *f = o.f;
-    Bytes dims = {0}, arch = {0}, family = {0}, conf = {0}, svoc = {0}, tvoc = {0}, subw = {0};
+    Bytes dims = {0}, arch = {0}, family = {0}, conf = {0}, svoc = {0}, tvoc = {0}, subw = {0}, usym = {0};
+    int with_usym = mf->symbols.n > 0;
+    if (with_usym) put_strings(&usym, mf->symbols.given, mf->symbols.n);  /* as given */
     put_fields(&dims, &dims_layout, mf);
     put_fields(&arch, &arch_layout, mf);
     if (with_fam) put_fields(&family, &fam.t, mf);
@@ -384,12 +390,14 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
     }
 
     uint32_t header[3] = {MODELFILE_VERSION, 0x01020304u,
-                          6u + (with_fam ? 1u : 0u) + (with_subw ? 1u : 0u) + (mf->has_optimizer ? 1u : 0u) + (with_state ? 1u : 0u)};
+                          6u + (with_fam ? 1u : 0u) + (with_subw ? 1u : 0u) + (with_usym ? 1u : 0u) +
+                              (mf->has_optimizer ? 1u : 0u) + (with_state ? 1u : 0u)};
     int bad = write_all(f, MODELFILE_MAGIC, 8) || write_all(f, header, sizeof header) ||
               write_section(f, S_DIMS, dims.p, dims.len) || write_section(f, S_ARCH, arch.p, arch.len) ||
               (with_fam && write_section(f, fam.t.kind, family.p, family.len)) ||
               write_section(f, S_CONF, conf.p, conf.len) || write_section(f, S_SVOC, svoc.p, svoc.len) ||
               write_section(f, S_TVOC, tvoc.p, tvoc.len) || (with_subw && write_section(f, S_SUBW, subw.p, subw.len)) ||
+              (with_usym && write_section(f, S_USYM, usym.p, usym.len)) ||
               write_section(f, S_WGTS, m->param_mem, sizeof(float) * m->n_params) ||
               (mf->has_optimizer && write_adam(f, mf));
     if (!bad && with_state) {
@@ -406,6 +414,7 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
     free(svoc.p);
     free(tvoc.p);
     free(subw.p);
+    free(usym.p);
     if (bad) {
         outfile_discard(&o);
         return error_set(err, "%s: write failed: %s (the previous file, if any, is untouched)", path,
@@ -526,30 +535,57 @@ static int check_dims(const ModelFile *mf, int dims_attention, long dims_params,
     return 0;
 }
 
+/* A list of strings (put_strings) of section `tag`, of at least `least` strings, each
+ * called a `what` in messages: *out (malloc'd, *count strings; free_strings), or -1
+ * with err and *out NULL. */
+static int read_strings(const Section *s, const char *tag, const char *what, uint32_t least, char ***out,
+                        uint32_t *count, const char *path, Error *err)
+{
+    Reader r = {s->p, s->len, 0};
+    *out = NULL;
+    if (take(&r, count, 4) || *count < least || *count > (r.len - r.at) / 4)
+        return error_set(err, "%s: section %s: bad %s count", path, tag, what);
+    char **strings = xcalloc(*count ? *count : 1, sizeof(char *));
+    int status = 0;
+    for (uint32_t i = 0; i < *count && status == 0; i++) {
+        uint32_t n;
+        if (take(&r, &n, 4) || n > r.len - r.at) {
+            status = error_set(err, "%s: section %s: %s %u runs past the section end", path, tag, what, i);
+            break;
+        }
+        strings[i] = xmalloc(n + 1);
+        take(&r, strings[i], n);
+        strings[i][n] = 0;
+        if (strlen(strings[i]) != n) status = error_set(err, "%s: section %s: %s %u has a NUL byte", path, tag, what, i);
+    }
+    if (status == 0 && r.at != r.len)
+        status = error_set(err, "%s: section %s: %zu unexpected bytes after its last %s", path, tag, r.len - r.at, what);
+    if (status == 0) {
+        *out = strings;
+        return 0;
+    }
+    for (uint32_t i = 0; i < *count; i++)
+        free(strings[i]);
+    free(strings);
+    return -1;
+}
+
+static void free_strings(char **s, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        free(s[i]);
+    free(s);
+}
+
 /* A vocabulary section (put_vocab) of exactly `size` words, as DIMS's `field` says. */
 static int read_vocab(const Section *s, const char *tag, const char *field, int size, Vocab *v, const char *path,
                       Error *err)
 {
-    Reader r = {s->p, s->len, 0};
+    char **words;
     uint32_t count;
-    if (take(&r, &count, 4) || count < VOCAB_SPECIALS || count > (r.len - r.at) / 4)
-        return error_set(err, "%s: section %s: bad word count", path, tag);
-    char **words = xcalloc(count, sizeof(char *));
+    if (read_strings(s, tag, "word", VOCAB_SPECIALS, &words, &count, path, err)) return -1;
     int status = 0;
-    for (uint32_t i = 0; i < count && status == 0; i++) {
-        uint32_t n;
-        if (take(&r, &n, 4) || n > r.len - r.at) {
-            status = error_set(err, "%s: section %s: word %u runs past the section end", path, tag, i);
-            break;
-        }
-        words[i] = xmalloc(n + 1);
-        take(&r, words[i], n);
-        words[i][n] = 0;
-        if (strlen(words[i]) != n) status = error_set(err, "%s: section %s: word %u has a NUL byte", path, tag, i);
-    }
-    if (status == 0 && r.at != r.len)
-        status = error_set(err, "%s: section %s: %zu unexpected bytes after its last word", path, tag, r.len - r.at);
-    if (status == 0 && count != (uint32_t)size)
+    if (count != (uint32_t)size)
         status = error_set(err, "%s: section %s holds %u words, section DIMS: field %s says %d", path, tag, count,
                            field, size);
     if (status == 0 && vocab_from_words(v, words, (int)count, err) != 0) {
@@ -557,9 +593,24 @@ static int read_vocab(const Section *s, const char *tag, const char *field, int 
         snprintf(inner, sizeof inner, "%s", err->msg);
         status = error_set(err, "%s: section %s: %s", path, tag, inner);
     }
-    for (uint32_t i = 0; i < count; i++)
-        free(words[i]);
-    free(words);
+    free_strings(words, count);
+    return status;
+}
+
+/* USYM: the symbols as given (put_strings), checked and normalised as a config's are. */
+static int read_symbols(const Section *s, ModelFile *mf, const char *path, Error *err)
+{
+    char **given;
+    uint32_t count;
+    if (read_strings(s, "USYM", "symbol", 0, &given, &count, path, err)) return -1;
+    int status = 0;
+    if (count > USER_SYMBOLS_MAX) status = error_set(err, "%s: section USYM: bad symbol count", path);
+    if (status == 0 && modelfile_set_symbols(mf, given, (int)count, err)) {
+        char inner[ERROR_LEN];
+        snprintf(inner, sizeof inner, "%s", err->msg);
+        status = error_set(err, "%s: section USYM: %s", path, inner);
+    }
+    free_strings(given, count);
     return status;
 }
 
@@ -739,6 +790,7 @@ int modelfile_read(const char *path, ModelFile *mf, Error *err)
         (subw->present && read_subw_rest((Reader){subw->p, subw->len, layout_bytes(&subw_layout)}, mf, path, err)))
         goto done;
     mf->text.whitespace_only = tokenizer_whitespace_only(mf->seg.kind);
+    if (sec[S_USYM].present && read_symbols(&sec[S_USYM], mf, path, err)) goto done;
     model_alloc(&mf->model, &md);
     memcpy(mf->model.param_mem, sec[S_WGTS].p, sec[S_WGTS].len);
     if (check_finite(mf->model.param_mem, &md, mf->model.n_params, "WGTS", "weight", "weights", path, err)) goto done;
@@ -767,9 +819,25 @@ void modelfile_free(ModelFile *mf)
     vocab_free(&mf->tgt_vocab);
     segmenter_free(&mf->seg);
     free(mf->config_json);
+    user_symbols_free(&mf->symbols);
     if (mf->has_optimizer) adam_free(&mf->opt);
     if (mf->has_train_state) trainstate_free(&mf->train_state);
     memset(mf, 0, sizeof *mf);
+}
+
+void modelfile_point_symbols(ModelFile *mf)
+{
+    const UserSymbols *u = mf->symbols.n > 0 ? &mf->symbols : NULL;
+    mf->text.symbols = u;
+    mf->seg.symbols = u;
+}
+
+int modelfile_set_symbols(ModelFile *mf, char *const *given, int n, Error *err)
+{
+    user_symbols_free(&mf->symbols);
+    int status = user_symbols_init(&mf->symbols, given, n, &mf->text, err);
+    modelfile_point_symbols(mf);
+    return status;
 }
 
 /* ---------------------------------------------------------------- compatibility */
@@ -847,6 +915,14 @@ int modelfile_compatible(const ModelFile *a, const ModelFile *b, int same_archit
     if (a->seg.kind == TOKENIZER_SPM &&
         (spm_models_differ(&a->seg.spm_src, &b->seg.spm_src) || spm_models_differ(&a->seg.spm_tgt, &b->seg.spm_tgt))) {
         snprintf(msg, n, "their SentencePiece models differ");
+        return 1;
+    }
+    int same_symbols = a->symbols.n == b->symbols.n;
+    for (int i = 0; same_symbols && i < a->symbols.n; i++)
+        same_symbols = !strcmp(a->symbols.given[i], b->symbols.given[i]);
+    if (!same_symbols) {
+        snprintf(msg, n, "their protected symbols (data.user_symbols) differ: %d and %d symbols", a->symbols.n,
+                 b->symbols.n);
         return 1;
     }
     return 0;

@@ -35,6 +35,10 @@
  *           absent: word tokens. TextOptions.whitespace_only is not stored: it follows
  *           from the kind (tokenizer_whitespace_only). A kind this nmt does not know is
  *           refused as a newer nmt's.
+ *   "USYM"  (models with data.user_symbols) the protected symbols (text/text.h) as
+ *           given: u32 count, then per symbol u32 byte length + UTF-8 bytes. Absent: none
+ *           (every file before them); a file with it is refused by an nmt before them
+ *           as having an unknown section
  *   "WGTS"  float32 × n_params, in params_shapes() order
  *   "ADAM"  (checkpoints) i64 step, float32 m × n_params, float32 v × n_params
  *   "TRST"  (checkpoints that can be resumed) where training stands: trainstate.h
@@ -58,7 +62,7 @@
 #include "layers/adam.h"  /* defines: Adam */
 #include "models/model.h" /* defines: Model, ModelDims */
 #include "text/segment.h" /* defines: Segmenter */
-#include "text/text.h"  /* defines: TextOptions */
+#include "text/text.h"    /* defines: TextOptions, UserSymbols, USER_SYMBOLS_MAX */
 #include "files/trainstate.h" /* defines: TrainState */
 #include "base/util.h"  /* defines: Error */
 #include "text/vocab.h" /* defines: Vocab */
@@ -69,8 +73,9 @@
 typedef struct {
     Model model;
     Vocab src_vocab, tgt_vocab;
-    TextOptions text;
-    Segmenter seg;        /* word tokens <-> the model's units */
+    TextOptions text;     /* its symbols: &symbols when there are some */
+    Segmenter seg;        /* word tokens <-> the model's units; its symbols: as text's */
+    UserSymbols symbols;  /* protected symbols (data.user_symbols), normalised as text says */
     char *config_json;    /* the config it was trained with */
     long step, epoch;     /* training progress when written */
     int has_optimizer;    /* checkpoints: opt holds Adam's state */
@@ -87,12 +92,19 @@ int modelfile_read(const char *path, ModelFile *mf, Error *err);
  * a file nmt wrote as a model, whole or not. */
 int modelfile_has_magic(const char *path);
 /* Frees what modelfile_read allocated (the model, vocabularies, config, optimizer,
- * training state). */
+ * training state, symbols). */
 void modelfile_free(ModelFile *mf);
+
+/* mf's protected symbols from the n given (user_symbols_init with mf->text's options),
+ * and mf->text and mf->seg pointed at them (at none when n is 0). 0, or -1 with err.
+ * A ModelFile moved elsewhere points at its old place: modelfile_point_symbols again. */
+int modelfile_set_symbols(ModelFile *mf, char *const *given, int n, Error *err);
+void modelfile_point_symbols(ModelFile *mf);
 
 /* Whether a and b read and write text the same way: the same vocabularies, text
  * options and segmenter (BPE merges), and with same_architecture also the same
- * dimensions and architecture, so that their weights line up one to one. 0 if so;
+ * dimensions and architecture, so that their weights line up one to one (the protected
+ * symbols count as a way of reading text). 0 if so;
  * else 1 and what differs first in msg[n] ("layers: 1 and 2", "target vocabulary:
  * word 17 is ..."). Training progress (step, epoch) does not count. */
 int modelfile_compatible(const ModelFile *a, const ModelFile *b, int same_architecture, char *msg, size_t n);

@@ -33,6 +33,7 @@ void param_add(ParamLayout *lo, float **slot, long rows, long cols, int units, c
     s->cols = cols;
     lo->slot[lo->n] = slot;
     lo->units[lo->n] = units;
+    lo->fan_out[lo->n] = rows;
     lo->n++;
 }
 
@@ -70,6 +71,38 @@ int params_tensors(const Params *p, const ModelDims *d, float *out[MAX_TENSORS])
     for (int i = 0; i < lo.n; i++)
         out[i] = *lo.slot[i];
     return lo.n;
+}
+
+int model_grow_from(Model *to, const Model *from, char *why, size_t len)
+{
+    if (to->dims.src_vocab < from->dims.src_vocab || to->dims.tgt_vocab < from->dims.tgt_vocab) {
+        snprintf(why, len, "smaller vocabularies (%d and %d) than the model's (%d and %d)", to->dims.src_vocab,
+                 to->dims.tgt_vocab, from->dims.src_vocab, from->dims.tgt_vocab);
+        return -1;
+    }
+    TensorShape old_shape[MAX_TENSORS], new_shape[MAX_TENSORS];
+    float *old_t[MAX_TENSORS], *new_t[MAX_TENSORS];
+    int n = params_shapes(&from->dims, old_shape);
+    if (model_family(&to->dims) != model_family(&from->dims) || params_shapes(&to->dims, new_shape) != n) {
+        snprintf(why, len, "another kind of model");
+        return -1;
+    }
+    /* The same architecture has the same tensors in the same order, differing at most in
+     * their rows, one per vocabulary entry: the old rows come first (row-major). */
+    for (int i = 0; i < n; i++) {
+        const TensorShape *o = &old_shape[i], *w = &new_shape[i];
+        int vocab_rows = o->rows == from->dims.src_vocab || o->rows == from->dims.tgt_vocab;
+        if (strcmp(o->name, w->name) || o->cols != w->cols || (o->rows != w->rows && !vocab_rows) || w->rows < o->rows) {
+            snprintf(why, len, "tensor %s is (%ld, %ld) in the model, (%ld, %ld) here: another architecture", o->name,
+                     o->rows, o->cols, w->rows, w->cols);
+            return -1;
+        }
+    }
+    params_tensors(&from->params, &from->dims, old_t);
+    params_tensors(&to->params, &to->dims, new_t);
+    for (int i = 0; i < n; i++)
+        memcpy(new_t[i], old_t[i], sizeof(float) * (size_t)(old_shape[i].rows * old_shape[i].cols));
+    return 0;
 }
 
 /* Carve mem into the tensors, in layout order. */
@@ -133,7 +166,7 @@ void model_init_weights(Model *m, uint64_t seed)
         int units = lo.units[i];
         float bound = units <= 0 ? 0.0f
                       : !xavier  ? 1.0f / sqrtf((float)units)
-                      : cols > 1 ? sqrtf(6.0f / (float)(rows + cols))
+                      : cols > 1 ? sqrtf(6.0f / (float)(lo.fan_out[i] + cols))
                                  : 0.0f;   /* a Xavier-initialised bias */
         for (long k = 0; k < n; k++)
             t[k] = units == INIT_ONES    ? 1.0f
@@ -198,6 +231,7 @@ void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int 
     int nb = B > rs->cap_B ? B : rs->cap_B, ns = S > rs->cap_S ? S : rs->cap_S, nt = T > rs->cap_T ? T : rs->cap_T;
     /* The training options survive the reallocation. */
     float dropout = rs->dropout, smoothing = rs->label_smoothing, sampling = rs->sample_prob;
+    float attention_dropout = rs->attention_dropout, activation_dropout = rs->activation_dropout;
     long loss_tokens = rs->loss_tokens;
     int attn_layer = rs->attn_layer;
     const float *class_weight = rs->class_weight;
@@ -205,6 +239,8 @@ void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int 
     runstate_free(rs);
     runstate_alloc(rs, d, mode, nb, ns, nt);
     rs->dropout = dropout;
+    rs->attention_dropout = attention_dropout;
+    rs->activation_dropout = activation_dropout;
     rs->label_smoothing = smoothing;
     rs->sample_prob = sampling;
     rs->loss_tokens = loss_tokens;
@@ -216,6 +252,8 @@ void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int 
 void runstate_copy_options(RunState *to, const RunState *from)
 {
     to->dropout = from->dropout;
+    to->attention_dropout = from->attention_dropout;
+    to->activation_dropout = from->activation_dropout;
     to->label_smoothing = from->label_smoothing;
     to->sample_prob = from->sample_prob;
     to->loss_tokens = from->loss_tokens;

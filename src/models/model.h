@@ -202,10 +202,12 @@ typedef struct {
     float **slot[MAX_TENSORS];
     int units[MAX_TENSORS];   /* fan-in of a uniform init; 0 for embeddings (normal init);
                                  INIT_ONES, INIT_ZEROS for layer norms' gains and biases */
+    long fan_out[MAX_TENSORS];  /* a Xavier init's fan-out: rows (param_add's), or what the
+                                   family sets (the Transformer's Wq, Wk, Wv: 3 x rows) */
 } ParamLayout;
 enum { INIT_ONES = -1, INIT_ZEROS = -2 };
 /* Appends a (rows, cols) tensor named by fmt with sfx (printf: fmt has one %s) whose
- * pointer goes to *slot. */
+ * pointer goes to *slot, its fan-out rows. */
 void param_add(ParamLayout *lo, float **slot, long rows, long cols, int units, const char *fmt, const char *sfx);
 
 /* Names and shapes in memory order; returns the number of tensors. */
@@ -239,6 +241,13 @@ void model_alloc(Model *m, const ModelDims *d);
 /* The family's initialisation (ModelFamily.init): PyTorch's defaults, embeddings
  * N(0,1), recurrent and linear weights uniform(+-1/sqrt(units)); or Xavier's. */
 void model_init_weights(Model *m, uint64_t seed);
+/* Fine-tuning with a grown vocabulary (train.extend_vocab): copies every weight of
+ * `from` into `to`, a model of the same family and architecture whose vocabularies may
+ * be larger (the old ids first): a tensor of the same shape whole, a tensor with a row
+ * per vocabulary entry (embeddings, the output layer and its bias) its old rows, the
+ * new rows left as they are (model_init_weights: the family's initialisation). 0, or -1
+ * with what does not fit in why[len] (another architecture, a smaller vocabulary). */
+int model_grow_from(Model *to, const Model *from, char *why, size_t len);
 void model_zero_grad(Model *m);
 /* Frees the weights, gradients and prepared weights. */
 void model_free(Model *m);
@@ -318,6 +327,8 @@ typedef struct {
     float *work;      /* (S + H) */
     /* Training options, set by the caller after allocation (zero = off). */
     float dropout;          /* probability of zeroing, training mode only */
+    float attention_dropout;   /* the Transformer's on the attention probabilities, */
+    float activation_dropout;  /* and after the feed-forward activation (TDropout) */
     Rng rng;                /* draws the dropout masks */
     float label_smoothing;
     long loss_tokens;       /* the target tokens the loss is a mean over; 0: the batch's own
@@ -361,9 +372,9 @@ void runstate_free(RunState *rs);
  * was allocated with. */
 void runstate_ensure(RunState *rs, const ModelDims *d, RunMode mode, int B, int S, int T);
 
-/* to takes from's training options (dropout, label smoothing, sample_prob, loss_tokens,
- * class weights, attn_layer), not its random stream: a data-parallel worker's run state
- * computing its part of a step (train/parallel.h). */
+/* to takes from's training options (the dropouts, label smoothing, sample_prob,
+ * loss_tokens, class weights, attn_layer), not its random stream: a data-parallel
+ * worker's run state computing its part of a step (train/parallel.h). */
 void runstate_copy_options(RunState *to, const RunState *from);
 
 /* The recurrent encoder's memory h_1..h_S (S, B, H) in rs, after a forward pass of a
@@ -382,7 +393,8 @@ enum { MODEL_KEYS_RECURRENT = 1, MODEL_KEYS_TRANSFORMER = 2, MODEL_KEYS_POOLING 
 /* How model_init_weights fills the tensors: PyTorch's defaults (nn.Linear, nn.GRU:
  * uniform within 1/sqrt(fan-in); nn.Embedding: N(0, 1)), or as fairseq, OpenNMT-py and
  * nn.Transformer's reset_parameters do it: Xavier-uniform matrices (within
- * sqrt(6 / (fan-in + fan-out))), zero biases, and embeddings N(0, 1/d_model). */
+ * sqrt(6 / (fan-in + fan-out)), the fan-out ParamLayout's), zero biases, and embeddings
+ * N(0, 1/d_model). */
 typedef enum { INIT_PYTORCH, INIT_XAVIER } ParamInit;
 
 /* One field of a family's model file section: an int of ModelDims, stored as i64, with

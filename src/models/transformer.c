@@ -40,6 +40,10 @@ static void add_ln(ParamLayout *lo, LnWeights *w, long D, const char *name)
     param_add(lo, &w->b, D, 1, INIT_ZEROS, "%s.b", name);
 }
 
+/* An attention's tensors. Wq, Wk and Wv are initialised as the one (3D, D) matrix they
+ * are in nn.MultiheadAttention (in_proj_weight), within Xavier's sqrt(6 / (3D + D));
+ * fairseq draws each (D, D) part with gain 1/sqrt(2), the same bound. A (D, D) matrix's
+ * own bound would be sqrt(2) wider. */
 static void add_att(ParamLayout *lo, AttWeights *w, long D, const char *name)
 {
     float **slot[8] = {&w->wq, &w->bq, &w->wk, &w->bk, &w->wv, &w->bv, &w->wo, &w->bo};
@@ -48,6 +52,7 @@ static void add_att(ParamLayout *lo, AttWeights *w, long D, const char *name)
     for (int i = 0; i < 8; i++) {
         snprintf(full, sizeof full, "%s.%s", name, part[i]);
         param_add(lo, slot[i], D, i % 2 ? 1 : D, (int)D, "%s", full);
+        if (i < 6 && i % 2 == 0) lo->fan_out[lo->n - 1] = 3 * D;  /* Wq, Wk, Wv: in_proj's part */
     }
 }
 
@@ -555,8 +560,10 @@ static double transformer_forward(Model *m, RunState *rs, const Batch *batch, in
         for (int t = 0; t < T; t++)
             tr->tgt_len[b] += batch->tgt_in[t * B + b] != VOCAB_PAD;
     }
+    TDropout drop = {0};
+    if (training) drop = (TDropout){rs->dropout, rs->attention_dropout, rs->activation_dropout};
     float *logits = transformer_forward_train(m, tr->tr, batch->src, tr->src_len, S, batch->tgt_in, tr->tgt_len, T, B,
-                                              training ? rs->dropout : 0.0f, &rs->rng);
+                                              drop, &rs->rng);
     long rows;
     const int *targets = trun_targets(tr->tr, batch->tgt_out, &rows);
     long tokens = rs->loss_tokens > 0 ? rs->loss_tokens : batch->n_tokens;

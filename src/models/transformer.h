@@ -68,12 +68,18 @@ void trun_free(TRun *r);
  * positions only (no row for padding: trun_targets). Returns the logits (rows, Vt), in r: the
  * caller turns them into the loss and, in place, into dLoss/dlogits (loss.h's
  * softmax_xent) before transformer_backward.
- * dropout > 0 (a TRun made for training): inverted dropout with that probability, its
- * masks drawn from rng, where nn.Transformer has it: on the embeddings (after the
- * positions are added), on each sub-layer's output before its residual sum, on the
- * attention probabilities and after the feed-forward block's activation. */
+ * With dropout (a TRun made for training): inverted dropout, its masks drawn from rng,
+ * where nn.Transformer has it, each place with its own probability (0: none there):
+ * drop.residual on the embeddings (after the positions are added) and on each
+ * sub-layer's output before its residual sum, drop.attention on the attention
+ * probabilities, drop.activation after the feed-forward block's activation (fairseq's
+ * dropout, attention_dropout and activation_dropout). Equal probabilities draw the
+ * masks of one rate for all three places. */
+typedef struct {
+    float residual, attention, activation;
+} TDropout;
 float *transformer_forward_train(const Model *m, TRun *r, const int *src, const int *src_len, int S,
-                                 const int *tgt_in, const int *tgt_len, int T, int B, float dropout, Rng *rng);
+                                 const int *tgt_in, const int *tgt_len, int T, int B, TDropout drop, Rng *rng);
 /* The logits' rows are the real target positions only, sentence after sentence: the
  * targets (T, B) of the batch as those rows, in r, and their number. */
 const int *trun_targets(TRun *r, const int *tgt_out, long *rows);

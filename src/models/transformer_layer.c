@@ -72,9 +72,9 @@ static void sublayer_f(const TPass *ps, int l, SubKind kind, const TLayer *w, co
         return;
     }
     FfnParams ff = ff_params(&w->ff, ps->prep ? &ps->prep[l] : NULL);
-    if (ps->p > 0) draw_keep(u->fkeep, (long)ps->rows * d->ff, ps->p, ps->rng);  /* activation dropout */
-    ffn_forward(&ff, activation(d), in, u->fh, u->fa, y, ps->p > 0 ? u->fkeep : NULL, ps->p, ps->rows, d->embed,
-                d->ff);
+    if (ps->p_act > 0) draw_keep(u->fkeep, (long)ps->rows * d->ff, ps->p_act, ps->rng);  /* activation dropout */
+    ffn_forward(&ff, activation(d), in, u->fh, u->fa, y, ps->p_act > 0 ? u->fkeep : NULL, ps->p_act, ps->rows,
+                d->embed, d->ff);
 }
 
 /* One sub-layer around its residual connection, with its layer norm ln:
@@ -111,8 +111,8 @@ static void sublayer_f_backward(const TPass *ps, int l, SubKind kind, const TLay
     }
     FfnParams ff = ff_params(&w->ff, NULL);
     FfnGrads fg = {g->ff.w1, g->ff.b1, g->ff.w2, g->ff.b2};
-    ffn_backward(&ff, activation(d), &fg, dy, in, u->fh, u->fa, ps->p > 0 ? u->fkeep : NULL, ps->p, d_in, ps->ff_work,
-                 ps->rows, d->embed, d->ff);
+    ffn_backward(&ff, activation(d), &fg, dy, in, u->fh, u->fa, ps->p_act > 0 ? u->fkeep : NULL, ps->p_act, d_in,
+                 ps->ff_work, ps->rows, d->embed, d->ff);
 }
 
 /* ds (N, D): in, dL/d(out); out, dL/dx. The layer norm's gradients go into lg. */

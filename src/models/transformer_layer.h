@@ -60,7 +60,8 @@ typedef struct TPass TPass;
 struct TPass {
     const ModelDims *d;
     int rows;                /* N: the rows of the tensors the layers run on */
-    float p;                 /* dropout probability (0: none; training passes only) */
+    float p;                 /* dropout probabilities (0: none; training passes only): the */
+    float p_att, p_act;      /* residual's, the attention probabilities', the activation's */
     Rng *rng;                /* draws the dropout masks */
     void (*attend)(const TPass *ps, int l, SubKind kind, const AttWeights *w, const float *in, float *y, SubBufs *u);
     void (*attend_backward)(const TPass *ps, int l, SubKind kind, const AttWeights *w, AttWeights *gw,

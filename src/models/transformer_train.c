@@ -30,7 +30,7 @@ typedef struct {
 struct TRun {
     float *mem;                   /* the one allocation the floats below point into */
     unsigned char *masks;         /* and the dropout masks (training runs only) */
-    float p;                      /* this pass's dropout probability (0: none) */
+    float p, p_att, p_act;        /* this pass's dropout probabilities (TDropout; 0: none) */
     Rng *rng;                     /* draws the masks */
     unsigned char *ekeep[2];      /* the embeddings' keep masks (S*B, D), (T*B, D) */
     int cap_S, cap_T, cap_B;
@@ -166,12 +166,13 @@ static void attend_packed(const TPass *ps, int decoder, SubKind kind, const AttW
 {
     const TRun *r = ps->ctx;
     PackedAttention a = packed_attention(r, decoder, kind);
-    MhaConfig cfg = {.d = ps->d->embed, .heads = ps->d->heads, .causal = a.causal, .dropout = ps->p};
+    MhaConfig cfg = {.d = ps->d->embed, .heads = ps->d->heads, .causal = a.causal, .dropout = ps->p_att};
     MhaParams att = att_params(w);
     mha_workspace_init(&u->ws, &cfg, u->ws_mem, a.Tq, a.Tk, r->B);
-    if (ps->p > 0) draw_keep(u->akeep, (long)r->B * ps->d->heads * a.Tq * a.Tk, ps->p, ps->rng);  /* attention dropout */
+    if (ps->p_att > 0)  /* attention dropout */
+        draw_keep(u->akeep, (long)r->B * ps->d->heads * a.Tq * a.Tk, ps->p_att, ps->rng);
     mha_forward_packed(&cfg, &att, in, kind == SUB_SELF ? in : r->memory, a.start_q, a.len_q, a.rows_q, a.start_k,
-                       a.len_k, a.rows_k, ps->p > 0 ? u->akeep : NULL, y, &u->ws, a.Tq, a.Tk, r->B);
+                       a.len_k, a.rows_k, ps->p_att > 0 ? u->akeep : NULL, y, &u->ws, a.Tq, a.Tk, r->B);
 }
 
 static void attend_backward_packed(const TPass *ps, int decoder, SubKind kind, const AttWeights *w, AttWeights *gw,
@@ -179,13 +180,13 @@ static void attend_backward_packed(const TPass *ps, int decoder, SubKind kind, c
 {
     const TRun *r = ps->ctx;
     PackedAttention a = packed_attention(r, decoder, kind);
-    MhaConfig cfg = {.d = ps->d->embed, .heads = ps->d->heads, .causal = a.causal, .dropout = ps->p};
+    MhaConfig cfg = {.d = ps->d->embed, .heads = ps->d->heads, .causal = a.causal, .dropout = ps->p_att};
     MhaParams att = att_params(w);
     MhaGrads ag = {gw->wq, gw->bq, gw->wk, gw->bk, gw->wv, gw->bv, gw->wo, gw->bo};
     int self = kind == SUB_SELF;
     memset(d_in, 0, sizeof(float) * a.rows_q * ps->d->embed);
     mha_backward_packed(&cfg, &att, &ag, dy, in, self ? in : r->memory, a.start_q, a.len_q, a.rows_q, a.start_k,
-                        a.len_k, a.rows_k, ps->p > 0 ? u->akeep : NULL, d_in, self ? d_in : r->d_memory, &u->ws, a.Tq,
+                        a.len_k, a.rows_k, ps->p_att > 0 ? u->akeep : NULL, d_in, self ? d_in : r->d_memory, &u->ws, a.Tq,
                         a.Tk, r->B);
 }
 
@@ -218,8 +219,8 @@ static void dec_attend_backward(const TPass *ps, int l, SubKind kind, const AttW
 /* The encoder's (decoder 0) or the decoder's pass over r. */
 static TPass train_pass(const ModelDims *d, TRun *r, int decoder)
 {
-    return (TPass){.d = d, .rows = decoder ? r->Nt : r->Ns, .p = r->p, .rng = r->rng,
-                   .attend = decoder ? dec_attend : enc_attend,
+    return (TPass){.d = d, .rows = decoder ? r->Nt : r->Ns, .p = r->p, .p_att = r->p_att, .p_act = r->p_act,
+                   .rng = r->rng, .attend = decoder ? dec_attend : enc_attend,
                    .attend_backward = decoder ? dec_attend_backward : enc_attend_backward, .ctx = r,
                    .d_n = r->d_n, .d_sum = r->d_c, .ff_work = r->ff_work};
 }
@@ -268,7 +269,7 @@ static SubBufs *const *dec_bufs(TRun *r, int l, SubBufs *u[3])
 }
 
 float *transformer_forward_train(const Model *m, TRun *r, const int *src, const int *src_len, int S,
-                                 const int *tgt_in, const int *tgt_len, int T, int B, float drop, Rng *rng)
+                                 const int *tgt_in, const int *tgt_len, int T, int B, TDropout drop, Rng *rng)
 {
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
@@ -276,7 +277,9 @@ float *transformer_forward_train(const Model *m, TRun *r, const int *src, const 
     r->S = S, r->T = T, r->B = B, r->src_len = src_len, r->tgt_len = tgt_len;
     long Ns = r->Ns = pack(r->src, r->start_s, src, src_len, S, B);
     long Nt = r->Nt = pack(r->tgt_in, r->start_t, tgt_in, tgt_len, T, B);
-    r->p = r->masks ? drop : 0.0f, r->rng = rng;
+    int masks = r->masks != NULL;  /* an inference TRun has no room for them */
+    r->p = masks ? drop.residual : 0.0f, r->p_att = masks ? drop.attention : 0.0f;
+    r->p_act = masks ? drop.activation : 0.0f, r->rng = rng;
     SubBufs *u[3];
     /* The encoder: embeddings (with dropout), the layers, the final layer norm. */
     TPass enc = train_pass(d, r, 0);

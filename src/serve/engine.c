@@ -194,7 +194,7 @@ static cJSON *translation_json(const Translation *t, int count, int bad, const T
                                                         t->n_src));
         }
     }
-    if (bad == 2) {
+    if (bad & TRANSLATE_CUT) {
         char w[96];
         snprintf(w, sizeof w, "longer than %d tokens: only the first %d translated", TRANSLATE_MAX_SOURCE,
                  TRANSLATE_MAX_SOURCE);
@@ -227,7 +227,7 @@ EngineStatus engine_translate(Engine *e, char *const *lines, int n, const Transl
             for (int i = 0; i < len; i++)
                 order[i] = i;
         }
-        worker_translate_ordered(k, lines + start, order, len, batch, opt, t, count, bad);
+        worker_translate_ordered(k, lines + start, NULL, start, order, len, batch, opt, t, count, bad);
         for (int i = 0; i < len; i++) {
             Translation *best = &t[(long)i * per_line];
             cJSON_AddItemToArray(out, translation_json(best, count[i], bad[i], opt));

@@ -32,12 +32,15 @@ const char *tokenizer_units(TokenizerKind kind) { return kind >= 0 && kind < TOK
 
 int tokenizer_whitespace_only(TokenizerKind kind) { return kind == TOKENIZER_NONE || kind == TOKENIZER_SPM; }
 
-long segmenter_learn_bpe(Bpe *b, const VocabCounter *words, int n_merges, BpeFormat format)
+long segmenter_learn_bpe(Bpe *b, const VocabCounter *words, int n_merges, BpeFormat format,
+                         const UserSymbols *symbols)
 {
     int n = vocab_counter_size(words);
     char **word = xmalloc(sizeof(char *) * (n ? n : 1));
     long *count = xmalloc(sizeof(long) * (n ? n : 1));
     vocab_counter_items(words, word, count);
+    for (int i = 0; symbols && i < n; i++)
+        if (user_symbols_is(symbols, word[i])) count[i] = 0;  /* bpe_learn ignores it */
     BpeLearnReport report;
     bpe_learn_format(b, word, count, n, n_merges, format, &report);
     free(word);
@@ -60,12 +63,19 @@ int segmenter_load_spm(SpmModel *m, const void *proto, size_t n, const char *nam
 }
 
 int segmenter_learn_spm(SpmModel *m, const char *const *lines, long n, const char *model_type, int vocab_size,
-                        Error *err)
+                        const UserSymbols *symbols, Error *err)
 {
     char why[ERROR_LEN / 2], *proto;
     size_t len;
     memset(m, 0, sizeof *m);
-    if (spm_train(lines, n, model_type, vocab_size, &proto, &len, why, sizeof why))
+    /* The symbols as SentencePiece takes them: comma-separated (user_symbol_problem keeps
+     * commas out of them). */
+    char *listed = symbols && symbols->n ? text_join(symbols->norm, symbols->n) : NULL;
+    for (char *c = listed; c && *c; c++)
+        if (*c == ' ') *c = ',';
+    int failed = spm_train(lines, n, model_type, vocab_size, listed, &proto, &len, why, sizeof why);
+    free(listed);
+    if (failed)
         return error_set(err, "SentencePiece could not train a %s model of %d pieces: %s", model_type, vocab_size, why);
     int status = segmenter_load_spm(m, proto, len, "the model SentencePiece trained", err);
     free(proto);
@@ -140,7 +150,8 @@ static void spm_apply(const SpmModel *m, const TokenList *words, TokenList *piec
     free(sentence);
 }
 
-void segmenter_apply(const Segmenter *s, Side side, const TokenList *words, TokenList *pieces)
+/* The units of words, with no protected symbol among them. */
+static void segmenter_apply_plain(const Segmenter *s, Side side, const TokenList *words, TokenList *pieces)
 {
     switch (s->kind) {
     case TOKENIZER_SPM:
@@ -156,6 +167,49 @@ void segmenter_apply(const Segmenter *s, Side side, const TokenList *words, Toke
         copy_tokens(words->tokens, words->n, pieces);
     }
 }
+
+/* segmenter_apply with protected symbols: the runs of other words segmented as they
+ * would be, each symbol one unit. */
+static void apply_around_symbols(const Segmenter *s, Side side, const TokenList *words, TokenList *pieces)
+{
+    pieces->n = 0;
+    pieces->tokens = NULL;
+    int cap = 0;
+    for (int start = 0; start < words->n;) {
+        int end = start;
+        while (end < words->n && !user_symbols_is(s->symbols, words->tokens[end]))
+            end++;
+        TokenList run = {words->tokens + start, end - start}, got = {0};
+        if (end > start) segmenter_apply_plain(s, side, &run, &got);
+        int symbol = end < words->n;
+        if (pieces->n + got.n + symbol > cap) {
+            cap = 2 * (pieces->n + got.n + symbol) + 8;
+            pieces->tokens = xrealloc(pieces->tokens, sizeof(char *) * (size_t)cap);
+        }
+        if (got.n)  /* (got.tokens is NULL when the run was empty) */
+            memcpy(pieces->tokens + pieces->n, got.tokens, sizeof(char *) * (size_t)got.n);
+        pieces->n += got.n;
+        free(got.tokens);
+        if (symbol) {
+            const char *w = words->tokens[end];
+            char *unit = xmalloc(strlen(w) + 4);
+            strcpy(unit, s->kind == TOKENIZER_SPM ? SPM_SPACE : "");
+            strcat(unit, w);
+            pieces->tokens[pieces->n++] = unit;
+        }
+        start = end + symbol;
+    }
+}
+
+void segmenter_apply(const Segmenter *s, Side side, const TokenList *words, TokenList *pieces)
+{
+    if (s->symbols && s->symbols->n > 0 && s->kind != TOKENIZER_WORD && s->kind != TOKENIZER_NONE) {
+        apply_around_symbols(s, side, words, pieces);
+        return;
+    }
+    segmenter_apply_plain(s, side, words, pieces);
+}
+
 
 /* The sentence output pieces spell under the target side's SentencePiece model. */
 static char *spm_sentence(const Segmenter *s, char *const *pieces, int n)

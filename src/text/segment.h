@@ -43,7 +43,7 @@
 
 #include "text/spm.h"     /* defines: Spm */
 #include "text/subword.h" /* defines: Bpe */
-#include "text/text.h"    /* defines: TokenList */
+#include "text/text.h"    /* defines: TokenList, UserSymbols */
 #include "text/vocab.h"   /* defines: VocabCounter */
 
 /* The values are stored in model files (modelfile.h: SUBW's kind): append only. */
@@ -72,6 +72,8 @@ typedef struct {
     Bpe src, tgt;     /* bpe: the merges of each side (joint: the same list twice) */
     int format;       /* none: a SubwordFormat */
     SpmModel spm_src, spm_tgt;  /* spm: each side's model (joint: the same one twice) */
+    const UserSymbols *symbols; /* protected symbols (text.h), kept whole; NULL: none.
+                                   Not owned (a ModelFile's) */
 } Segmenter;
 
 /* The kind named by data.tokenizer, the format named by data.subword_format; -1 for an
@@ -85,24 +87,27 @@ const char *tokenizer_units(TokenizerKind kind);
 /* 1 if text for kind is split at whitespace only (TextOptions.whitespace_only). */
 int tokenizer_whitespace_only(TokenizerKind kind);
 
-/* bpe_learn_format over every word a counter has counted (with its count): how nmt
- * train learns a side's merges (BPE_NMT) and nmt bpe learn a file's. Returns how many
- * distinct words were left out as longer than BPE_MAX_WORD_BYTES, for the caller's
- * warning. */
-long segmenter_learn_bpe(Bpe *b, const VocabCounter *words, int n_merges, BpeFormat format);
+/* bpe_learn_format over every word a counter has counted (with its count) but the
+ * protected symbols (NULL: none), which BPE never cuts: how nmt train learns a side's
+ * merges (BPE_NMT) and nmt bpe learn a file's. Returns how many distinct words were
+ * left out as longer than BPE_MAX_WORD_BYTES, for the caller's warning. */
+long segmenter_learn_bpe(Bpe *b, const VocabCounter *words, int n_merges, BpeFormat format,
+                         const UserSymbols *symbols);
 /* A SentencePiece model of model_type ("unigram" or "bpe") with about vocab_size pieces
- * trained on n lines (words joined by single spaces) into m; or one read from the
- * bytes of a .model file, `name` naming it in messages. 0, or -1 with err (the
- * library's reason) and m empty. */
+ * trained on n lines (words joined by single spaces) into m, the protected symbols
+ * (NULL: none) its user_defined_symbols; or one read from the bytes of a .model file,
+ * `name` naming it in messages. 0, or -1 with err (the library's reason) and m empty. */
 int segmenter_learn_spm(SpmModel *m, const char *const *lines, long n, const char *model_type, int vocab_size,
-                        Error *err);
+                        const UserSymbols *symbols, Error *err);
 int segmenter_load_spm(SpmModel *m, const void *proto, size_t n, const char *name, Error *err);
 /* The model type a SentencePiece model records ("unigram", "bpe", ...). */
 const char *segmenter_spm_type(const SpmModel *m);
 void spm_model_free(SpmModel *m);
 
 /* The model's units for one sentence's word tokens (a new list; copies for "word" and
- * "none"; under spm the pieces of the words joined by single spaces). */
+ * "none"; under spm the pieces of the words joined by single spaces). A protected
+ * symbol among the words stays one unit: itself under bpe and char, U+2581 and itself
+ * under spm (a word of its own, as SentencePiece's pieces mark one). */
 void segmenter_apply(const Segmenter *s, Side side, const TokenList *words, TokenList *pieces);
 /* The word tokens that pieces[0..n) spell (a new list; copies for "word" and "none";
  * under spm the decoded sentence's words). */

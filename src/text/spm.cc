@@ -59,8 +59,8 @@ class Lines : public sentencepiece::SentenceIterator {
 
 }  // namespace
 
-extern "C" int spm_train(const char *const *lines, long n, const char *model_type, int vocab_size, char **proto,
-                         size_t *n_proto, char *why, size_t why_len)
+extern "C" int spm_train(const char *const *lines, long n, const char *model_type, int vocab_size,
+                         const char *user_symbols, char **proto, size_t *n_proto, char *why, size_t why_len)
 {
     try {
         // The options as a map, not an argument string: Train(string) logs "Running
@@ -68,7 +68,7 @@ extern "C" int spm_train(const char *const *lines, long n, const char *model_typ
         // trainer's progress (INFO) and warnings off stderr; its errors come back in the
         // status. One thread, so that the same lines give the same model every time (a
         // resumed run trains it again and compares the vocabularies).
-        const std::unordered_map<std::string, std::string> options = {
+        std::unordered_map<std::string, std::string> options = {
             {"model_type", model_type},
             {"vocab_size", std::to_string(vocab_size)},
             {"normalization_rule_name", "identity"},
@@ -77,6 +77,7 @@ extern "C" int spm_train(const char *const *lines, long n, const char *model_typ
             {"minloglevel", "2"},
             {"num_threads", "1"},
         };
+        if (user_symbols && *user_symbols) options["user_defined_symbols"] = user_symbols;
         Lines it(lines, n);
         std::string serialized;
         auto status = sentencepiece::SentencePieceTrainer::Train(options, &it, &serialized);

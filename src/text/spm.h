@@ -29,11 +29,12 @@ typedef struct Spm Spm;
 
 /* Trains a model_type ("unigram" or "bpe") model of vocab_size pieces on the n lines
  * (a soft limit: fewer when the lines hold too few, SentencePiece's hard_vocab_limit
- * false; quietly, on one thread, so the same lines always give the same model);
- * *proto receives the serialized model (malloc'd, *n_proto bytes). 0, or -1 with the
- * library's message in why. */
-int spm_train(const char *const *lines, long n, const char *model_type, int vocab_size, char **proto,
-              size_t *n_proto, char *why, size_t why_len);
+ * false; quietly, on one thread, so the same lines always give the same model), with
+ * the comma-separated user_symbols (NULL or "": none) as its user_defined_symbols,
+ * pieces it never cuts; *proto receives the serialized model (malloc'd, *n_proto
+ * bytes). 0, or -1 with the library's message in why. */
+int spm_train(const char *const *lines, long n, const char *model_type, int vocab_size, const char *user_symbols,
+              char **proto, size_t *n_proto, char *why, size_t why_len);
 
 /* A model from its serialized bytes (a .model file's contents), or NULL with why. */
 Spm *spm_load(const void *proto, size_t n, char *why, size_t why_len);

@@ -1,6 +1,8 @@
 /* text.c — normalisation, tokenising and detokenising; see text.h for the rules. */
 #include "text/text.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
@@ -237,6 +239,11 @@ static long normalize_to_codepoints(const char *line, size_t len, const TextOpti
     return (long)got;
 }
 
+long text_normalize_codepoints(const char *s, size_t len, const TextOptions *opt, int32_t **cps, Error *err)
+{
+    return normalize_to_codepoints(s, len, opt, cps, err);
+}
+
 int text_tokenize(const char *line, size_t len, const TextOptions *opt, TokenList *out, Error *err)
 {
     out->tokens = NULL;
@@ -248,9 +255,19 @@ int text_tokenize(const char *line, size_t len, const TextOptions *opt, TokenLis
 
     WordBuf word = {0};
     int cap = 0;
+    const UserSymbols *symbols = opt ? opt->symbols : NULL;
     for (long i = 0; i < n; i++) {
         if (text_is_space(cp[i])) {
             word_flush(&word, out, &cap);
+            continue;
+        }
+        int symbol = symbols ? user_symbols_match(symbols, cp + i, n - i) : 0;
+        if (symbol) {  /* a protected symbol: a token of its own, whatever is around it */
+            word_flush(&word, out, &cap);
+            for (int k = 0; k < symbol; k++)
+                word_append(&word, cp[i + k]);
+            word_flush(&word, out, &cap);
+            i += symbol - 1;
             continue;
         }
         if (!is_punct(cp[i]) || (opt && opt->whitespace_only)) {  /* letters, numbers, marks, symbols, Cf */
@@ -404,4 +421,114 @@ char *text_join(char *const *tokens, int n)
     }
     *at = 0;
     return out;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Protected symbols                                                          */
+/* ------------------------------------------------------------------------- */
+
+/* printf into why[len]; -1. */
+static int problem(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int problem(char *why, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, len, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int user_symbol_problem(const char *s, char *why, size_t len)
+{
+    size_t n = strlen(s);
+    static const char *const reserved[] = {"<pad>", "<unk>", "<sos>", "<eos>"};  /* vocab.h's specials */
+    if (n == 0) return problem(why, len, "an empty string");
+    if (n > USER_SYMBOL_MAX_BYTES)
+        return problem(why, len, "\"%.40s...\" is longer than %d bytes", s, USER_SYMBOL_MAX_BYTES);
+    for (size_t at = 0; at < n;) {
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t step = utf8proc_iterate((const utf8proc_uint8_t *)s + at, (utf8proc_ssize_t)(n - at), &cp);
+        if (step < 0) return problem(why, len, "\"%s\" is not valid UTF-8", s);
+        if (text_is_space(cp))
+            return problem(why, len, "\"%s\" holds whitespace or a control character (U+%04X)", s, (unsigned)cp);
+        if (cp == 0x2581) return problem(why, len, "\"%s\" holds U+2581, SentencePiece's space", s);
+        at += (size_t)step;
+    }
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+        if (!strcmp(s, reserved[i])) return problem(why, len, "\"%s\" is a reserved name", s);
+    if (n >= 2 && !strcmp(s + n - 2, "@@")) return problem(why, len, "\"%s\" ends in \"@@\", BPE's joiner", s);
+    if (strchr(s, ','))
+        return problem(why, len, "\"%s\" holds a comma, which SentencePiece's list of symbols cannot", s);
+    return 0;
+}
+
+int user_symbols_init(UserSymbols *u, char *const *given, int n, const TextOptions *text, Error *err)
+{
+    memset(u, 0, sizeof *u);
+    if (n > USER_SYMBOLS_MAX) return error_set(err, "%d symbols, more than %d", n, USER_SYMBOLS_MAX);
+    TextOptions plain = text ? *text : (TextOptions){0};
+    plain.symbols = NULL;
+    u->given = xcalloc(n ? n : 1, sizeof(char *));
+    u->norm = xcalloc(n ? n : 1, sizeof(char *));
+    u->cps = xcalloc(n ? n : 1, sizeof(int32_t *));
+    u->cps_len = xcalloc(n ? n : 1, sizeof(int));
+    for (int i = 0; i < n; i++) {
+        char why[ERROR_LEN / 2];
+        if (user_symbol_problem(given[i], why, sizeof why)) {
+            user_symbols_free(u);
+            return error_set(err, "symbol %d: %s", i + 1, why);
+        }
+        for (int j = 0; j < i; j++)
+            if (!strcmp(given[i], given[j])) {
+                user_symbols_free(u);
+                return error_set(err, "symbol %d: \"%s\" is given twice", i + 1, given[i]);
+            }
+        u->given[i] = xstrdup(given[i]);
+        u->n = i + 1;
+        long m = text_normalize_codepoints(given[i], strlen(given[i]), &plain, &u->cps[i], err);
+        if (m <= 0) {  /* valid UTF-8 was checked: only normalising to nothing is left */
+            user_symbols_free(u);
+            return error_set(err, "symbol %d: \"%s\" normalises to nothing", i + 1, given[i]);
+        }
+        u->cps_len[i] = (int)m;
+        char *s = xmalloc((size_t)m * 4 + 1);
+        size_t at = 0;
+        for (long k = 0; k < m; k++)
+            at += (size_t)utf8proc_encode_char(u->cps[i][k], (utf8proc_uint8_t *)s + at);
+        s[at] = '\0';
+        u->norm[i] = s;
+    }
+    return 0;
+}
+
+void user_symbols_free(UserSymbols *u)
+{
+    for (int i = 0; i < u->n; i++) {
+        free(u->given[i]);
+        free(u->norm[i]);
+        free(u->cps[i]);
+    }
+    free(u->given);
+    free(u->norm);
+    free(u->cps);
+    free(u->cps_len);
+    memset(u, 0, sizeof *u);
+}
+
+int user_symbols_match(const UserSymbols *u, const int32_t *cp, long n)
+{
+    int best = 0;
+    for (int i = 0; i < u->n; i++) {
+        int m = u->cps_len[i];
+        if (m > best && m <= n && u->cps[i][0] == cp[0] && !memcmp(u->cps[i], cp, sizeof(int32_t) * (size_t)m))
+            best = m;
+    }
+    return best;
+}
+
+int user_symbols_is(const UserSymbols *u, const char *token)
+{
+    for (int i = 0; u && i < u->n; i++)
+        if (!strcmp(u->norm[i], token)) return 1;
+    return 0;
 }

@@ -42,10 +42,15 @@
 
 #include "base/util.h"   // defines: Error
 
+/* Protected symbols (data.user_symbols): below. */
+typedef struct UserSymbols UserSymbols;
+
 typedef struct {
     int lowercase;  /* 1: Unicode case folding (utf8proc UTF8PROC_CASEFOLD) */
     int nfkc;       /* 1: NFKC, 0: NFC */
     int whitespace_only;  /* 1: split at whitespace only, not at punctuation (step 3) */
+    const UserSymbols *symbols;  /* kept whole (below): each occurrence, after step 1,
+                                    a token of its own; NULL: none. Not owned */
 } TextOptions;
 
 typedef struct {
@@ -87,6 +92,10 @@ char *text_join(char *const *tokens, int n);
  * A "single character" may carry combining marks after it. */
 char *text_detokenize(char *const *tokens, int n);
 
+/* Step 1 alone: len bytes of valid UTF-8 (U+FEFF dropped) normalised into code points
+ * (*cps, malloc'd). Returns their number, or -1 with err ("invalid UTF-8 at byte N"). */
+long text_normalize_codepoints(const char *s, size_t len, const TextOptions *opt, int32_t **cps, Error *err);
+
 /* 1 if the code point separates tokens: Unicode Zs, Zl, Zp or a control
  * character (Cc). Shared so that tsv.c calls a column "whitespace only" by the
  * same rule the tokenizer uses. */
@@ -102,4 +111,68 @@ int text_is_unspaced(int32_t cp);
 /* Tokenize then detokenize: what a sentence (e.g. a BLEU reference) looks like
  * after our processing. Malloc'd; NULL on invalid UTF-8. */
 char *text_normalize_line(const char *line, size_t len, const TextOptions *opt);
+
+/* ------------------------------------------------------------------------- */
+/* Protected symbols                                                          */
+/* ------------------------------------------------------------------------- */
+
+/* Protected symbols (data.user_symbols): strings such as "<2da>", "<b>" or
+ * "{name}" that every tokenizer keeps whole.
+ *
+ * Language tags, markup and placeholders are made of punctuation, which the word
+ * tokenizer splits off ("<2da>" -> "<" "2da" ">"), and of letters BPE would cut into
+ * pieces: without protection a language tag costs five units and means nothing to the
+ * model as a whole. A protected symbol is instead, wherever it occurs in a line (inside
+ * a word too), a token of its own (text_tokenize), which BPE and character segmentation
+ * leave whole and BPE learning does not learn from, which SentencePiece is trained with
+ * as a user_defined_symbol and which its segmentation leaves whole (segment.h). The
+ * symbols travel in the model file (modelfile.h, section USYM), so translation keeps
+ * them whole as training did.
+ *
+ * A symbol is matched after the line is normalised, so it is normalised as the text is
+ * (data.lowercase: "<2DA>" is "<2da>", and matches "<2Da>" in the text too). Where two
+ * symbols could start at the same place, the longer one is taken.
+ *
+ * Example:
+ *   char *given[] = {"<2da>", "{name}"};
+ *   TextOptions opt = {0};
+ *   UserSymbols u;
+ *   Error err;
+ *   if (user_symbols_init(&u, given, 2, &opt, &err)) ... err.msg
+ *   opt.symbols = &u;
+ *   TokenList t;
+ *   text_tokenize("<2da>Hello, {name}!", 19, &opt, &t, &err);  // <2da> Hello , {name} !
+ *   user_symbols_is(&u, t.tokens[0]);                         // 1
+ *   token_list_free(&t); user_symbols_free(&u);
+ */
+/* The most symbols, and the longest one in bytes, a config or a model file may hold. */
+#define USER_SYMBOLS_MAX 10000
+#define USER_SYMBOL_MAX_BYTES 256
+
+struct UserSymbols {
+    char **given;        /* (n) the symbols as given (what model files store) */
+    int n;
+    char **norm;         /* (n) each normalised as the text is: the tokens it becomes */
+    int32_t **cps;       /* (n) the same as code points ... */
+    int *cps_len;        /* ... of this many */
+};
+
+/* What is wrong with s as a symbol (a whole clause: "\"a b\" holds whitespace"), into
+ * why[len]; 0 if nothing. A symbol is valid UTF-8 of 1 to USER_SYMBOL_MAX_BYTES bytes,
+ * without whitespace or control characters (text splits there), not a reserved name
+ * (<pad>, <unk>, <sos>, <eos>), not ending in "@@" (BPE's joiner), and without U+2581
+ * (SentencePiece's space) or a comma (SentencePiece takes its symbols as a list with
+ * commas). */
+int user_symbol_problem(const char *s, char *why, size_t len);
+
+/* u from the n symbols given (copied), normalised with text's options (its symbols
+ * ignored). 0, or -1 with err naming the first bad symbol (user_symbol_problem, a
+ * repeated one, or more than USER_SYMBOLS_MAX) and u empty. */
+int user_symbols_init(UserSymbols *u, char *const *given, int n, const TextOptions *text, Error *err);
+void user_symbols_free(UserSymbols *u);
+
+/* The code points of the longest symbol that cp[0..n) starts with, or 0. */
+int user_symbols_match(const UserSymbols *u, const int32_t *cp, long n);
+/* 1 if token is one of the symbols (normalised), else 0; u may be NULL. */
+int user_symbols_is(const UserSymbols *u, const char *token);
 #endif

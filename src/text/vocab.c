@@ -177,6 +177,27 @@ void vocab_build(Vocab *v, const VocabCounter *c, int min_count, int max_size)
     vocab_index(v, words, size);   /* counter keys and specials are distinct */
 }
 
+int vocab_extend(Vocab *v, const VocabCounter *c, int min_count, int max_size)
+{
+    const CountEntry **kept = xmalloc((size_t)(c->n ? c->n : 1) * sizeof *kept);
+    int n_kept = 0;
+    for (int i = 0; i < c->n; i++) {
+        const CountEntry *e = &c->entries[i];
+        if (e->count >= min_count && !is_special(e->word) && vocab_lookup(v, e->word) == VOCAB_UNK)
+            kept[n_kept++] = e;
+    }
+    qsort(kept, (size_t)n_kept, sizeof *kept, by_count_then_bytes);
+    int room = max_size > 0 ? max_size - v->size : n_kept, added = n_kept < room ? n_kept : room > 0 ? room : 0;
+    v->words = xrealloc(v->words, sizeof(char *) * (size_t)(v->size + added));
+    for (int i = 0; i < added; i++) {
+        int id = v->size++;
+        v->words[id] = xstrdup(kept[i]->word);
+        hash_find_or_add(&v->index, hash_word(v->words[id]), word_is, v, v->words[id], id);
+    }
+    free(kept);
+    return added;
+}
+
 int vocab_from_words(Vocab *v, char *const *words, int n, Error *err)
 {
     *v = (Vocab){0};

@@ -65,6 +65,12 @@ void vocab_counter_free(VocabCounter *c);
  * ("<unk>" in the text) are left out: they would map to the special anyway. */
 void vocab_build(Vocab *v, const VocabCounter *c, int min_count, int max_size);
 
+/* Fine-tuning's growing vocabulary (train.extend_vocab): appends to v the counted
+ * words it lacks that were counted min_count times or more, in vocab_build's order
+ * (most frequent first, ties in byte order), until v has max_size entries (max_size
+ * <= 0: no limit). Every word v had keeps its id. Returns how many were added. */
+int vocab_extend(Vocab *v, const VocabCounter *c, int min_count, int max_size);
+
 /* From a list of words in id order (used when loading a model file); words[0..3]
  * must be the specials. Returns -1 with a message (naming the id) on fewer than 4
  * words, a bad special, a NULL or empty word, or a duplicate; *v is then empty.

@@ -12,6 +12,45 @@
 #include "files/trainstate.h" /* defines: examples_fingerprint */
 #include "data/tsv.h"        /* defines: TsvCorpus, tsv_read_pairs */
 
+/* ---------------------------------------------------------------- growing vocabularies */
+
+/* The share of the units counted in c that v maps to <unk>. */
+static double unk_share(const VocabCounter *c, const Vocab *v)
+{
+    int n = vocab_counter_size(c);
+    char **words = xmalloc(sizeof(char *) * (n ? n : 1));
+    long *counts = xmalloc(sizeof(long) * (n ? n : 1)), unk = 0, all = 0;
+    vocab_counter_items(c, words, counts);
+    for (int i = 0; i < n; i++) {
+        unk += vocab_lookup(v, words[i]) == VOCAB_UNK ? counts[i] : 0;
+        all += counts[i];
+    }
+    free(words);
+    free(counts);
+    return all ? (double)unk / (double)all : 0.0;
+}
+
+/* train.extend_vocab: the model's vocabularies (mf's, from train.init_from) grown by the
+ * training split idx[0..n) of pairs (segmented) as vocab_extend grows them, under
+ * data.min_count and data.max_vocab; data.joint_vocab's one vocabulary from both sides
+ * counted together, as it was built; a classifier's source side only. */
+static void extend_vocabularies(Dataset *ds, ModelFile *mf, const Config *cfg, const PairTokens *pairs,
+                                const int *idx, int n, int classifier)
+{
+    VocabCounter *sc = vocab_counter_new(), *tc = classifier ? NULL : cfg->joint_vocab ? sc : vocab_counter_new();
+    VocabCounter *labels = classifier ? vocab_counter_new() : NULL;
+    corpus_count(pairs, idx, n, sc, classifier ? labels : tc);
+    ds->unk_before[0] = unk_share(sc, &mf->src_vocab);
+    ds->vocab_added[0] = vocab_extend(&mf->src_vocab, sc, cfg->min_count, cfg->max_vocab);
+    if (tc) {
+        ds->unk_before[1] = unk_share(tc, &mf->tgt_vocab);
+        ds->vocab_added[1] = vocab_extend(&mf->tgt_vocab, tc, cfg->min_count, cfg->max_vocab);
+    }
+    if (tc && tc != sc) vocab_counter_free(tc);
+    vocab_counter_free(sc);
+    vocab_counter_free(labels);
+}
+
 /* ---------------------------------------------------------------- preparing */
 
 LineLimit dataset_line_limit(const Config *cfg)
@@ -154,7 +193,7 @@ static int learn_spm(Segmenter *s, const Config *cfg, const PairTokens *pairs, c
     if (s->joint) {
         char **lines = side_lines(pairs, idx, n, 1, 1, &count);
         status = segmenter_learn_spm(&s->spm_src, (const char *const *)lines, count, cfg->spm_type,
-                                     cfg->spm_vocab_size, err);
+                                     cfg->spm_vocab_size, s->symbols, err);
         if (status == 0)
             status = segmenter_load_spm(&s->spm_tgt, s->spm_src.proto, s->spm_src.n, "the trained model", err);
         free_lines(lines, count);
@@ -163,7 +202,7 @@ static int learn_spm(Segmenter *s, const Config *cfg, const PairTokens *pairs, c
         for (int side = 0; side < 2 && status == 0; side++) {
             char **lines = side_lines(pairs, idx, n, side == 0, side == 1, &count);
             status = segmenter_learn_spm(models[side], (const char *const *)lines, count, cfg->spm_type,
-                                         cfg->spm_vocab_size, err);
+                                         cfg->spm_vocab_size, s->symbols, err);
             free_lines(lines, count);
         }
     }
@@ -196,8 +235,8 @@ static int learn_segmenter(Segmenter *s, const Config *cfg, const PairTokens *pa
     double t0 = now_seconds();
     VocabCounter *sc = vocab_counter_new(), *tc = s->joint ? sc : vocab_counter_new();
     corpus_count(pairs, idx, n, sc, tc);
-    long too_long = segmenter_learn_bpe(&s->src, sc, cfg->bpe_merges, BPE_NMT);
-    long too_long_tgt = segmenter_learn_bpe(&s->tgt, tc, cfg->bpe_merges, BPE_NMT);
+    long too_long = segmenter_learn_bpe(&s->src, sc, cfg->bpe_merges, BPE_NMT, s->symbols);
+    long too_long_tgt = segmenter_learn_bpe(&s->tgt, tc, cfg->bpe_merges, BPE_NMT, s->symbols);
     if (!s->joint) too_long += too_long_tgt;   /* joint: both learned from one count */
     if (too_long)
         console_warn(con, "%s: %ld word%s longer than %d bytes left out of learning the BPE merges", cfg->train,
@@ -370,6 +409,7 @@ static int prepare_classifier(Dataset *ds, ModelFile *mf, const Config *cfg, con
     if (status == 0) {
         corpus_segment(&pairs, &mf->seg);
         corpus_segment(&valid_pairs, &mf->seg);
+        if (given && cfg->extend_vocab) extend_vocabularies(ds, mf, cfg, &pairs, train_idx, n_train, 1);
         if (!given) {
             VocabCounter *sc = vocab_counter_new(), *labels = vocab_counter_new();
             corpus_count(&pairs, train_idx, n_train, sc, labels);
@@ -443,6 +483,7 @@ int dataset_prepare(Dataset *ds, ModelFile *mf, const Config *cfg, const char *v
     if (status == 0) {
         corpus_segment(&pairs, &mf->seg);
         corpus_segment(&valid_pairs, &mf->seg);
+        if (given && cfg->extend_vocab) extend_vocabularies(ds, mf, cfg, &pairs, train_idx, n_train, 0);
         if (!given) {
             /* data.joint_vocab: both sides counted together, so both vocabularies are the same. */
             VocabCounter *sc = vocab_counter_new(), *tc = cfg->joint_vocab ? sc : vocab_counter_new();
@@ -556,6 +597,28 @@ void dataset_epoch_order(const Dataset *ds, const Config *cfg, int *order, Rng *
     else batch_shuffled_order(order, ds->n_train, rng);
 }
 
+int dataset_batch_at(const Dataset *ds, const Config *cfg, const int *order, int start, int end)
+{
+    int most = end - start < cfg->batch_size ? end - start : cfg->batch_size;
+    if (cfg->batch_tokens <= 0) return most;
+    long tokens = ds->train[order[start]].tgt_len + 1;
+    int n = 1;
+    while (n < most && tokens + ds->train[order[start + n]].tgt_len + 1 <= cfg->batch_tokens)
+        tokens += ds->train[order[start + n++]].tgt_len + 1;
+    return n;
+}
+
+long dataset_batches_per_epoch(const Dataset *ds, const Config *cfg)
+{
+    long by_size = (ds->n_train + cfg->batch_size - 1) / cfg->batch_size;
+    if (cfg->batch_tokens <= 0) return by_size;
+    long tokens = 0;
+    for (int i = 0; i < ds->n_train; i++)
+        tokens += ds->train[i].tgt_len + 1;
+    long by_tokens = (tokens + cfg->batch_tokens - 1) / cfg->batch_tokens;
+    return by_tokens > by_size ? by_tokens : by_size;
+}
+
 /* ---------------------------------------------------------------- export */
 
 static void put_record(FILE *f, const char *name, const int *data, int ndim, const int *dims)
@@ -575,12 +638,29 @@ static void put_record(FILE *f, const char *name, const int *data, int ndim, con
 int dataset_export(const Dataset *ds, const Config *cfg, const ModelFile *mf, const char *path, Console *con,
                    Error *err)
 {
-    int bs = cfg->batch_size, per_epoch = (ds->n_train + bs - 1) / bs;
-    long total = cfg->max_steps > 0 ? cfg->max_steps : (long)per_epoch * cfg->epochs;
-    if (total > (long)per_epoch * cfg->epochs) total = (long)per_epoch * cfg->epochs;
+    /* Batches, not updates: with train.accumulate an update is several of them. With
+     * train.batch_tokens an epoch's count depends on its order: all epochs' batches are
+     * counted by drawing them. */
+    long wanted = cfg->max_steps > 0 ? cfg->max_steps * cfg->accumulate : -1;
+    long all = dataset_batches_per_epoch(ds, cfg) * cfg->epochs;
+    Rng rng;
+    int *order = xmalloc(sizeof(int) * ds->n_train);
+    if (cfg->batch_tokens > 0) {
+        rng_seed(&rng, (uint64_t)cfg->seed + 1);
+        all = 0;
+        for (int epoch = 1; epoch <= cfg->epochs && (wanted < 0 || all < wanted); epoch++) {
+            dataset_epoch_order(ds, cfg, order, &rng);
+            for (int start = 0; start < ds->n_train; all++)
+                start += dataset_batch_at(ds, cfg, order, start, ds->n_train);
+        }
+    }
+    long total = wanted >= 0 && wanted < all ? wanted : all;
     int n_test = ds->n_valid < 2000 ? ds->n_valid : 2000;
     OutFile o;
-    if (outfile_open(&o, path, err)) return -1;
+    if (outfile_open(&o, path, err)) {
+        free(order);
+        return -1;
+    }
     FILE *f = o.f;
     int count = 3 * (int)total + 3;
     fwrite("NMTFIX01", 1, 8, f);
@@ -588,16 +668,14 @@ int dataset_export(const Dataset *ds, const Config *cfg, const ModelFile *mf, co
     int header[4] = {mf->src_vocab.size, mf->tgt_vocab.size, (int)total, n_test}, four = 4;
     put_record(f, "dims", header, 1, &four);
     /* The same order training draws: same seed, same calls. */
-    Rng rng;
     rng_seed(&rng, (uint64_t)cfg->seed + 1);
-    int *order = xmalloc(sizeof(int) * ds->n_train);
     Batch batch = {0};
     long k = 0;
     char name[64];
     for (int epoch = 1; k < total; epoch++) {
         dataset_epoch_order(ds, cfg, order, &rng);
-        for (int start = 0; start < ds->n_train && k < total; start += bs, k++) {
-            int n = ds->n_train - start < bs ? ds->n_train - start : bs;
+        for (int start = 0, n; start < ds->n_train && k < total; start += n, k++) {
+            n = dataset_batch_at(ds, cfg, order, start, ds->n_train);
             batch_fill(&batch, ds->train, order + start, n);
             int sd[2] = {batch.S, n}, td[2] = {batch.T, n};
             snprintf(name, sizeof name, "batch.%ld.src", k);

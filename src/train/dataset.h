@@ -39,6 +39,11 @@ typedef struct {
     MetricOptions bleu_metric;
     uint64_t train_fingerprint, valid_fingerprint;  /* examples_fingerprint of each split */
     int max_src, max_tgt;       /* the longest training source and target, in units */
+    /* train.extend_vocab: the units added to each side's vocabulary (source, target; a
+     * classifier's labels never grow), and the share of the training units that were
+     * <unk> under the model's vocabularies before. */
+    int vocab_added[2];
+    double unk_before[2];
     OutFile valid_out;          /* valid.tsv, written but not yet in place (valid_pending) */
     int valid_pending;
 } Dataset;
@@ -46,12 +51,13 @@ typedef struct {
 /* Reads data.train (and data.valid, or splits off train.valid_fraction of data.train),
  * learns the segmenter into mf->seg and builds mf->src_vocab and mf->tgt_vocab from the
  * training split, unless mf already holds vocabularies (train.init_from: the model's,
- * with its segmenter, used as they are); mf->text must hold the text options. The held-out pairs are written
- * as they were in the file to valid_tsv (NULL: not written), for `nmt eval`: to its
- * temporary file, put in place by dataset_commit_valid once the run is sure to start
- * (a refused run leaves the old valid.tsv, or none). Says what it did on con. Returns
- * 0, or -1 with err naming the file (data.spm_model's, or data.train's when
- * SentencePiece cannot train on it). */
+ * with its segmenter, used as they are, or with train.extend_vocab grown by the
+ * training split's units they lack, vocab_extend); mf->text must hold the text options.
+ * The held-out pairs are written as they were in the file to valid_tsv (NULL: not
+ * written), for `nmt eval`: to its temporary file, put in place by
+ * dataset_commit_valid once the run is sure to start (a refused run leaves the old
+ * valid.tsv, or none). Says what it did on con. Returns 0, or -1 with err naming the
+ * file (data.spm_model's, or data.train's when SentencePiece cannot train on it). */
 int dataset_prepare(Dataset *ds, ModelFile *mf, const Config *cfg, const char *valid_tsv, Console *con, Error *err);
 /* valid.tsv in place (nothing if dataset_prepare wrote none). 0, or -1 with err. */
 int dataset_commit_valid(Dataset *ds, Error *err);
@@ -75,6 +81,18 @@ double dataset_majority_accuracy(const Dataset *ds, int classes, int *majority);
 /* One epoch's order of the training examples (n_train): length-bucketed
  * (train.bucket) or shuffled, drawn from rng. */
 void dataset_epoch_order(const Dataset *ds, const Config *cfg, int *order, Rng *rng);
+
+/* The number of training examples in the batch that starts at order[start], at most
+ * end - start: train.batch_size of them, or with train.batch_tokens the longest run of
+ * the next ones (at most batch_size, at least one) whose target tokens, <eos> included,
+ * come to at most batch_tokens. */
+int dataset_batch_at(const Dataset *ds, const Config *cfg, const int *order, int start, int end);
+
+/* About how many batches an epoch has: exact for batches of train.batch_size pairs; with
+ * train.batch_tokens the training split's target tokens over batch_tokens, or more when
+ * batch_size caps the batches (for the progress line and the planned updates of a
+ * teacher-forcing decay: it depends only on the data, never on an epoch's order). */
+long dataset_batches_per_epoch(const Dataset *ds, const Config *cfg);
 
 /* Writes the first train.max_steps batches (all epochs' batches when max_steps is 0),
  * drawn as training draws them, and up to 2000 validation sources as token ids, for

@@ -62,7 +62,8 @@ int train_workers_count(const TrainWorkers *t);
  * gradients summed into m->grads (which hold zeros at a step's start) as described
  * above. rs (with its training options set: dropout, label smoothing, sample_prob,
  * loss_tokens, class weights) and batch are worker 0's, the run's own; the other
- * workers take rs's options. seed and step choose the workers' random streams.
+ * workers take rs's options. seed and step choose the workers' random streams (an
+ * update of several batches, train.accumulate, passes each its own step number).
  * Returns this rank's summed loss (the workers' sums added in worker order). */
 double train_workers_gradients(TrainWorkers *t, Model *m, RunState *rs, Batch *batch, const Example *ex,
                                const int *idx, int n, const Ranks *ranks, long seed, long step);

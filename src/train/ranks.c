@@ -8,9 +8,9 @@
 #include "train/dist.h" /* defines: dist_rank, dist_size, dist_allreduce_sum, dist_broadcast */
 
 /* A step's own figures, summed over the ranks together with the gradients (in the
- * MODEL_GRAD_SPARE floats after them): its share of the batch's mean loss, and whether
- * SIGINT or SIGTERM reached it. */
-enum { SPARE_LOSS, SPARE_SIGINT, SPARE_SIGTERM, SPARE_USED };
+ * MODEL_GRAD_SPARE floats after them): its share of the batch's mean loss, whether
+ * SIGINT or SIGTERM reached it, and whether its clock passed train.max_minutes. */
+enum { SPARE_LOSS, SPARE_SIGINT, SPARE_SIGTERM, SPARE_TIME_UP, SPARE_USED };
 _Static_assert(SPARE_USED <= MODEL_GRAD_SPARE, "model.h: MODEL_GRAD_SPARE too small for ranks.c's figures");
 
 void ranks_init(Ranks *r)
@@ -55,8 +55,8 @@ static int lost_contact(const Ranks *r, long step, const char *checkpoint, Error
                           "written yet", r->rank, step, why);
 }
 
-int ranks_sum_step(Ranks *r, Model *m, double *loss, int signal, int *agreed, long step, const char *checkpoint,
-                   Error *err)
+int ranks_sum_step(Ranks *r, Model *m, double *loss, int signal, int *agreed, int *time_up, long step,
+                   const char *checkpoint, Error *err)
 {
     *agreed = signal;
     if (r->size == 1) return 0;
@@ -64,11 +64,13 @@ int ranks_sum_step(Ranks *r, Model *m, double *loss, int signal, int *agreed, lo
     spare[SPARE_LOSS] = (float)*loss;
     spare[SPARE_SIGINT] = signal == SIGINT;
     spare[SPARE_SIGTERM] = signal != 0 && signal != SIGINT;
+    spare[SPARE_TIME_UP] = *time_up != 0;
     double t0 = now_seconds();
     if (dist_allreduce_sum(m->grad_mem, ranks_summed_floats(m), err)) return lost_contact(r, step, checkpoint, err);
     r->allreduce_seconds += now_seconds() - t0;
     r->allreduce_steps++;
     *loss = spare[SPARE_LOSS];
+    *time_up = spare[SPARE_TIME_UP] > 0;
     /* A rank reports its own signal; the others SIGTERM's if any rank had it. */
     *agreed = signal ? signal : spare[SPARE_SIGTERM] > 0 ? SIGTERM : spare[SPARE_SIGINT] > 0 ? SIGINT : 0;
     return 0;

@@ -53,11 +53,13 @@ void ranks_shard_stream(Rng *rng, long seed, int shard, long step);
  * collective over one buffer (the gradients and MODEL_GRAD_SPARE floats after them).
  * *loss: this rank's share of the batch's mean in, the batch's mean out; signal: the
  * stop signal this rank received (0: none); *agreed: the signal every rank stops for
- * (a rank's own, or SIGTERM if any rank had it, else SIGINT if any had it, else 0).
- * One rank: *loss and signal pass through. step names the step in messages, checkpoint
- * the last one written ("" if none). */
-int ranks_sum_step(Ranks *r, Model *m, double *loss, int signal, int *agreed, long step, const char *checkpoint,
-                   Error *err);
+ * (a rank's own, or SIGTERM if any rank had it, else SIGINT if any had it, else 0);
+ * *time_up: in, whether this rank's clock has passed train.max_minutes (rank 0's
+ * decides: the others give 0), out, whether any rank's has, so that all stop after the
+ * same update. One rank: *loss, signal and *time_up pass through. step names the step
+ * in messages, checkpoint the last one written ("" if none). */
+int ranks_sum_step(Ranks *r, Model *m, double *loss, int signal, int *agreed, int *time_up, long step,
+                   const char *checkpoint, Error *err);
 
 /* The floats one step sums over the ranks: the gradients and the step's own figures. */
 long ranks_summed_floats(const Model *m);

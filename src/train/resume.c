@@ -17,7 +17,7 @@
 static const char *const free_keys[] = {"data.train", "data.valid", "data.max_line_bytes", "train.threads",
                                         "train.workers", "train.log_every", "train.checkpoint_every", "train.keep_checkpoints",
                                         "train.deterministic", "train.max_nonfinite", "train.epochs",
-                                        "train.max_steps", "output.dir", NULL};
+                                        "train.max_steps", "train.max_minutes", "output.dir", NULL};
 
 /* No checkpoint-STEP.bin, but a checkpoint.bin: its checkpoint-STEP.bin was deleted, or
  * an nmt from before resuming existed wrote it. Returns 1 if it is there and resumable,
@@ -102,6 +102,7 @@ int resume_check_config(const ModelFile *ck, const char *path, const Config *cfg
     const TrainState *s = &ck->train_state;
     int epochs_set = config_given_by(cfg, "train.epochs") == CONFIG_GIVEN_SET;
     int steps_set = config_given_by(cfg, "train.max_steps") == CONFIG_GIVEN_SET;
+    int minutes_set = config_given_by(cfg, "train.max_minutes") == CONFIG_GIVEN_SET;
     if (!s->done && s->epoch > cfg->epochs) {
         error_set(err, "%s: train.epochs: the checkpoint %s is in epoch %d, beyond train.epochs %d",
                   epochs_set ? "--set" : config, path, s->epoch, cfg->epochs);
@@ -112,6 +113,11 @@ int resume_check_config(const ModelFile *ck, const char *path, const Config *cfg
                   steps_set ? "--set" : config, path, s->step, cfg->max_steps);
         return steps_set ? -2 : -1;
     }
+    if (!s->done && cfg->max_minutes > 0 && s->elapsed_seconds >= 60 * cfg->max_minutes) {
+        error_set(err, "%s: train.max_minutes: the checkpoint %s has trained %.2f minutes, train.max_minutes %g is "
+                       "not beyond it", minutes_set ? "--set" : config, path, s->elapsed_seconds / 60, cfg->max_minutes);
+        return minutes_set ? -2 : -1;
+    }
     return 0;
 }
 
@@ -120,7 +126,8 @@ int resume_more_to_do(const ModelFile *ck, const Config *cfg)
     const TrainState *s = &ck->train_state;
     if (!s->done) return 1;
     int stopped_early = cfg->early_stop > 0 && s->since_best >= cfg->early_stop;
-    return !stopped_early && s->epoch <= cfg->epochs && (cfg->max_steps == 0 || s->step < cfg->max_steps);
+    return !stopped_early && s->epoch <= cfg->epochs && (cfg->max_steps == 0 || s->step < cfg->max_steps) &&
+           (cfg->max_minutes == 0 || s->elapsed_seconds < 60 * cfg->max_minutes);
 }
 
 char *resume_config_text(const ModelFile *ck, const Config *cfg)
@@ -130,9 +137,10 @@ char *resume_config_text(const ModelFile *ck, const Config *cfg)
     Error ignored;  /* resume_check_config has read it */
     char *text = NULL;
     if (config_parse(&then, ck->config_json, "section CONF", &ignored) == 0 &&
-        (then.epochs != cfg->epochs || then.max_steps != cfg->max_steps)) {
+        (then.epochs != cfg->epochs || then.max_steps != cfg->max_steps || then.max_minutes != cfg->max_minutes)) {
         then.epochs = cfg->epochs;
         then.max_steps = cfg->max_steps;
+        then.max_minutes = cfg->max_minutes;
         text = config_to_json(&then);
     }
     config_free(&then);

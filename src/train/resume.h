@@ -4,9 +4,9 @@
  *
  * A resumed run must be the run that stopped: the same config apart from the keys that
  * do not change the updates (resume.c's free_keys: where and how often things are
- * written, the thread count, and the limits train.epochs and train.max_steps, which
- * may be raised to go on with a run, or lowered to end it sooner, though not
- * behind where it stands), the same examples (by fingerprint) and
+ * written, the thread count, and the limits train.epochs, train.max_steps and
+ * train.max_minutes, which may be raised to go on with a run, or lowered to end it
+ * sooner, though not behind where it stands), the same examples (by fingerprint) and
  * vocabularies, and with train.deterministic the same OpenBLAS kernel, thread count and
  * number of ranks. Anything else is refused with a message naming both values.
  */
@@ -42,13 +42,14 @@ int resume_check_config(const ModelFile *ck, const char *path, const Config *cfg
                         Error *err);
 
 /* Whether the run of checkpoint ck has updates left under cfg: it is unfinished, or it
- * finished at a limit (train.epochs, train.max_steps) that cfg raises. A run that
- * stopped early (train.early_stop) stays finished. */
+ * finished at a limit (train.epochs, train.max_steps, train.max_minutes: the training
+ * clock the checkpoint recorded) that cfg raises. A run that stopped early
+ * (train.early_stop) stays finished. */
 int resume_more_to_do(const ModelFile *ck, const Config *cfg);
 
-/* ck's config text with cfg's train.epochs and train.max_steps (malloc'd), or NULL if
- * the run started with these: what model.bin and OUTPUT_DIR/config.json record when a
- * resume moves the limits. */
+/* ck's config text with cfg's train.epochs, train.max_steps and train.max_minutes
+ * (malloc'd), or NULL if the run started with these: what model.bin and
+ * OUTPUT_DIR/config.json record when a resume moves the limits. */
 char *resume_config_text(const ModelFile *ck, const Config *cfg);
 
 /* The data must be what ck was trained on: the same vocabularies (mf's, just built) and

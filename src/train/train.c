@@ -20,6 +20,7 @@
 #include "train/parallel.h"   /* defines: TrainWorkers, train_workers_* */
 #include "train/plot.h"       /* defines: plot_training */
 #include "train/ranks.h"      /* defines: Ranks, ranks_* */
+#include "train/setup.h"      /* defines: setup_* (checks and settings before the run) */
 #include "train/resume.h"     /* defines: resume_find, resume_clear_finished, resume_check_*, resume_adopt */
 #include "files/rundir.h"     /* defines: RunInput, RunDir, rundir_open, rundir_keep, rundir_close, rundir_abandon,
                                   rundir_holds */
@@ -50,6 +51,8 @@ typedef struct {
      * schedule, everything a checkpoint records (take_state). */
     TrainState st;
     int agreed_stop;        /* the signal that stops training, as the last sum told every rank */
+    int time_up;            /* the training clock passed train.max_minutes, as the last sum told */
+    long epoch_batches;     /* dataset_batches_per_epoch */
     double epoch_clock;     /* now_seconds() when this process began its part of the epoch, */
     long epoch_first;       /* at this batch: its pace, for the progress line's ETA */
     int threads;            /* OpenBLAS threads */
@@ -88,6 +91,7 @@ static int save(Run *run, const char *name, Error *err)
     return modelfile_write(out_path(run, name), &run->mf, err);
 }
 
+
 /* Appends l to train.log. A line that cannot be written (a full disk) is left out
  * whole (trainlog.h) and training goes on; the first such says so at once, and the run
  * ends with an error naming the lines lost (lost_log_lines, below). */
@@ -116,54 +120,69 @@ static int lost_log_lines(Run *run, int status, Error *err)
 
 /* ---------------------------------------------------------------- the step */
 
-/* The probability of feeding the gold previous word at update `step` (0-based) of
- * `planned`: constant, or falling linearly to teacher_forcing_final by the last update
- * (scheduled sampling, Bengio et al. 2015). */
-static double teacher_forcing(const Config *cfg, long step, long planned)
-{
-    if (strcmp(cfg->teacher_forcing_decay, "linear") || planned <= 1) return cfg->teacher_forcing;
-    double f = (double)step / (double)(planned - 1);
-    return cfg->teacher_forcing + f * (cfg->teacher_forcing_final - cfg->teacher_forcing);
-}
 
 /* What one step computed. */
 typedef struct {
-    long tokens;   /* the batch's target tokens (<eos> included) */
-    int T;         /* its longest target, <eos> included */
-    double loss;   /* mean loss per target token over the whole batch */
+    long tokens;   /* the update's target tokens (<eos> included), all its batches' */
+    long slots;    /* its batches' target slots: each batch's longest target times its pairs */
+    double loss;   /* mean loss per target token over the whole update */
     double norm;   /* the gradient's norm before clipping */
 } Step;
 
-/* One step on the batch of n examples at st.order[start]: forward and backward over
- * this rank's shard of it (the whole batch for one rank), split among its workers
- * (parallel.h), the gradient added into the model's as a part of the whole batch's mean
- * loss; the sum over the ranks; then, if the loss and the gradient are finite, the
- * update (clipped, Adam; the workers share out the norm and the update). The gradients are
- * zero when it starts and when it returns. Returns 1 if the update was made, 0 if it
- * was skipped because something was not finite, -1 if the ranks lost contact. */
+/* The training clock that train.max_minutes reads, with `steps` updates made: the time
+ * since training began (validations and checkpoints in it; a resumed run's clock goes
+ * on from its checkpoint's), or the tests' clock (testhook.h). */
+static double training_clock(const Run *run, long steps)
+{
+    return testhook_clock(steps, now_seconds() - run->t_start);
+}
+
+/* One update from the examples st.order[start .. start + n): their batches
+ * (dataset_batch_at: train.accumulate of them, or fewer at an epoch's end) one after
+ * another, forward and backward over this rank's shard of each (the whole batch for one
+ * rank), split among its workers (parallel.h), every gradient added into the model's as
+ * a part of the update's mean loss over all their target tokens (so that 2 batches of 32
+ * make the update one batch of 64 would, up to the order of float sums); the sum over
+ * the ranks; then, if the loss and the gradient are finite, the update (clipped, Adam;
+ * the workers share out the norm and the update). The gradients are zero when it
+ * starts and when it returns. Sets run->time_up when the clock has passed
+ * train.max_minutes (rank 0's clock, as the sum tells every rank). Returns 1 if the
+ * update was made, 0 if it was skipped because something was not finite, -1 if the
+ * ranks lost contact. */
 static int train_step(Run *run, int start, int n, double forcing, Step *s, Error *err)
 {
     const Config *cfg = run->cfg;
     Model *m = &run->mf.model;
-    const int *batch_order = run->st.order + start;
-    /* The whole batch's target tokens: every rank knows them without asking the others,
-     * and the loss is a mean over those tokens whichever rank computes a part. */
-    s->tokens = 0;
-    s->T = 1;
-    for (int i = 0; i < n; i++) {
-        const Example *e = &run->data.train[batch_order[i]];
-        s->tokens += e->tgt_len + 1;
-        if (e->tgt_len + 1 > s->T) s->T = e->tgt_len + 1;
-    }
+    const int *order = run->st.order;
+    /* The update's target tokens: every rank knows them without asking the others, and
+     * the loss is a mean over those tokens whichever rank computes a part. */
+    s->tokens = s->slots = 0;
+    for (int i = 0; i < n; i++)
+        s->tokens += run->data.train[order[start + i]].tgt_len + 1;
     run->rs.label_smoothing = (float)cfg->label_smoothing;
     run->rs.sample_prob = 1.0f - (float)forcing;
     run->rs.loss_tokens = s->tokens;
-    /* This rank's share of the batch, split among its workers, their gradients summed. */
-    double sum = train_workers_gradients(run->workers, m, &run->rs, &run->batch, run->data.train, batch_order, n,
-                                         &run->ranks, cfg->seed, run->st.step);
+    double sum = 0;
+    int a = 0;
+    for (int at = start, b; at < start + n; at += b, a++) {
+        b = dataset_batch_at(&run->data, cfg, order, at, start + n);
+        int T = 1;
+        for (int i = 0; i < b; i++)
+            if (run->data.train[order[at + i]].tgt_len + 1 > T) T = run->data.train[order[at + i]].tgt_len + 1;
+        s->slots += (long)T * b;
+        /* This rank's share of batch a, split among its workers, their gradients added
+         * to the update's. The run's stream (shard 0's) runs on from batch to batch; the
+         * other shards' are reseeded at each call by the number passed, so each batch of
+         * the update has its own streams: step * accumulate + a (the step itself with
+         * one batch per update; under 2^63 by the keys' limits). */
+        sum += train_workers_gradients(run->workers, m, &run->rs, &run->batch, run->data.train, order + at, b,
+                                       &run->ranks, cfg->seed, run->st.step * cfg->accumulate + a);
+    }
     s->loss = sum / s->tokens;
-    if (ranks_sum_step(&run->ranks, m, &s->loss, signals_pending(), &run->agreed_stop, run->st.step + 1,
-                       run->checkpoint, err))
+    run->time_up = run->ranks.rank == 0 && cfg->max_minutes > 0 &&
+                   training_clock(run, run->st.step + 1) >= 60 * cfg->max_minutes;
+    if (ranks_sum_step(&run->ranks, m, &s->loss, signals_pending(), &run->agreed_stop, &run->time_up,
+                       run->st.step + 1, run->checkpoint, err))
         return -1;
     /* From here on every rank holds the same gradient and loss, so the checks and the
      * update below come out alike everywhere. */
@@ -188,6 +207,22 @@ static int stop_requested(const Run *run)
     return run->ranks.size == 1 ? signals_pending() : run->agreed_stop;
 }
 
+/* The updates an epoch has (about, with train.batch_tokens: dataset_batches_per_epoch),
+ * and how many of them lie before the example at st.order[next]: exact for batches of
+ * train.batch_size pairs, in proportion with batch_tokens. For the progress line, the
+ * planned updates, and the batch numbers in messages and train.log. */
+static long updates_per_epoch(const Run *run)
+{
+    return (run->epoch_batches + run->cfg->accumulate - 1) / run->cfg->accumulate;
+}
+
+static long updates_done(const Run *run, int next)
+{
+    long per_update = (long)run->cfg->batch_size * run->cfg->accumulate;
+    if (run->cfg->batch_tokens <= 0) return (next + per_update - 1) / per_update;
+    return (long)((double)next / run->st.n_train * (double)updates_per_epoch(run) + 0.5);
+}
+
 /* A step whose loss or gradient was not finite made no update: logged and warned about;
  * train.max_nonfinite of them in a row end training with an error (-1). */
 static int skipped_step(Run *run, int start, const Step *s, Error *err)
@@ -195,7 +230,7 @@ static int skipped_step(Run *run, int start, const Step *s, Error *err)
     TrainState *st = &run->st;
     st->nonfinite_in_a_row++;
     LogLine l = {LOG_NONFINITE, .v = {[LF_STEP] = st->step, [LF_EPOCH] = st->epoch,
-                                      [LF_BATCH] = start / run->cfg->batch_size + 1, [LF_LOSS] = s->loss,
+                                      [LF_BATCH] = updates_done(run, start) + 1, [LF_LOSS] = s->loss,
                                       [LF_GRAD_NORM] = s->norm, [LF_IN_A_ROW] = st->nonfinite_in_a_row}};
     log_line(run, &l);
     if (run->ranks.rank == 0)
@@ -221,8 +256,7 @@ static void account_step(Run *run, const Step *s, double seconds)
     st->window_steps++;
     double mean = st->window_loss / st->window_steps, tps = st->window_tokens / st->window_seconds;
     if (console_live(&run->con)) {
-        int bs = cfg->batch_size;
-        long per_epoch = (st->n_train + bs - 1) / bs, done = (st->next + bs - 1) / bs;
+        long per_epoch = updates_per_epoch(run), done = updates_done(run, st->next);
         /* The run's ETA: this epoch's pace so far times the updates left in the run. */
         long left = progress_updates_left(st->epoch, cfg->epochs, done, per_epoch, st->step, cfg->max_steps);
         double eta = done > run->epoch_first && left > 0
@@ -358,7 +392,7 @@ static void take_state(Run *run)
     s->lr_best_loss = run->schedule.best_loss;
     s->lr_bad = run->schedule.bad;
     s->lr_decays = run->schedule.decays;
-    s->elapsed_seconds = now_seconds() - run->t_start;
+    s->elapsed_seconds = training_clock(run, run->st.step);
     s->log_bytes = run->log.bytes;
     s->n_valid = run->data.n_valid;
     s->train_fingerprint = run->data.train_fingerprint;
@@ -406,15 +440,45 @@ static int save_checkpoint(Run *run, Error *err)
     return status;
 }
 
-/* A signal asked training to stop: checkpoint (unless the last one is current) and
- * return the signal's number, with err saying where the checkpoint is. */
+/* Which model file to translate with, for the last message of a run: best.bin when a
+ * validation wrote one ("DIR/best.bin, the best validation loss (2.3456, step 200)"),
+ * else `otherwise` (model.bin at the end, the checkpoint when stopped early). */
+static void model_to_use(Run *run, const char *otherwise, char *out, size_t len)
+{
+    const TrainState *st = &run->st;
+    if (st->best_step > 0)
+        snprintf(out, len, "%s, the best validation %s (%.4f, step %ld)", out_path(run, "best.bin"),
+                 run->cfg->best_metric, st->best, st->best_step);
+    else
+        snprintf(out, len, "%s (%s)", otherwise, run->data.n_valid > 0 ? "no validation yet, so no best.bin" :
+                                                                         "no validation pairs, so no best.bin");
+}
+
+/* The loss curves of train.log as written so far: a chart that cannot be drawn fails
+ * no run (a warning). */
+static void draw_training(Run *run)
+{
+    Error plot_err;
+    if (plot_training(run->cfg->dir, NULL, NULL, 0, &plot_err)) console_warn(&run->con, "%s", plot_err.msg);
+    else console_say(&run->con, "wrote %s", out_path(run, "training.svg"));
+}
+
+/* A signal asked training to stop: checkpoint (unless the last one is current), the
+ * loss chart, and the signal's number, with err saying where the checkpoint is and
+ * which file to translate with meanwhile. No validation: it would take time a person
+ * who pressed Ctrl-C does not expect, and change what the resumed run does. */
 static int stop_for_signal(Run *run, int sig, Error *err)
 {
     if (!run->checkpoint_current && save_checkpoint(run, err)) return -1;
     LogLine l = {LOG_INTERRUPTED, .v = {[LF_STEP] = run->st.step, [LF_EPOCH] = run->st.epoch}};
     snprintf(l.text, sizeof l.text, "%s", sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
     log_line(run, &l);
-    error_set(err, "interrupted at step %ld; checkpoint written to %s", run->st.step, run->checkpoint);
+    if (run->ranks.rank == 0) draw_training(run);
+    char use[2 * sizeof run->checkpoint + 160], ck[sizeof run->checkpoint + 32];
+    snprintf(ck, sizeof ck, "%s, the weights at step %ld", run->checkpoint, run->st.step);
+    model_to_use(run, ck, use, sizeof use);
+    error_set(err, "interrupted at step %ld; checkpoint written to %s; to translate meanwhile: %s", run->st.step,
+              run->checkpoint, use);
     return sig;
 }
 
@@ -427,14 +491,13 @@ static int finish(Run *run, Error *err)
     if (run->ranks.rank > 0) return 0;
     if (save(run, "model.bin", err)) return -1;
     console_say(&run->con, "wrote %s", out_path(run, "model.bin"));
-    /* The loss curves, from the log as written so far; a chart that cannot be drawn
-     * does not fail a finished training run. */
-    Error plot_err;
-    if (plot_training(cfg->dir, NULL, NULL, 0, &plot_err)) console_warn(&run->con, "%s", plot_err.msg);
-    else console_say(&run->con, "wrote %s", out_path(run, "training.svg"));
+    draw_training(run);
     if (run->st.best_step > 0)
-        console_say(&run->con, "the best validation %s, %.4f, was at step %ld: %s", cfg->best_metric, run->st.best,
-                    run->st.best_step, out_path(run, "best.bin"));
+        console_say(&run->con, "the best validation %s, %.4f, was at step %ld: %s, the model to translate with",
+                    cfg->best_metric, run->st.best, run->st.best_step, out_path(run, "best.bin"));
+    else
+        console_say(&run->con, "the model to translate with: %s (no validation, so no best.bin)",
+                    out_path(run, "model.bin"));
     return 0;
 }
 
@@ -486,13 +549,14 @@ static int train_loop(Run *run, Error *err)
 {
     const Config *cfg = run->cfg;
     TrainState *st = &run->st;
-    int bs = cfg->batch_size, stop = 0;
+    int stop = 0;
     /* One worker computes the whole batch (its rank's share with MPI, as it always did:
-     * the room for a whole batch); several, each a shard of it. */
-    int room = run->n_workers > 1 ? shard_room(run) : bs;
+     * the room for a whole batch, train.batch_size pairs, which a batch of
+     * train.batch_tokens never exceeds); several, each a shard of it. */
+    int room = run->n_workers > 1 ? shard_room(run) : cfg->batch_size;
     runstate_ensure(&run->rs, &run->mf.model.dims, RUN_TRAIN, room, run->data.max_src, run->data.max_tgt + 1);
     /* The updates this run will make if nothing stops it early. */
-    long planned = (long)((st->n_train + bs - 1) / bs) * cfg->epochs;
+    long planned = updates_per_epoch(run) * cfg->epochs;
     if (cfg->max_steps > 0 && cfg->max_steps < planned) planned = cfg->max_steps;
     model_zero_grad(&run->mf.model);
     while (!st->done) {
@@ -503,20 +567,23 @@ static int train_loop(Run *run, Error *err)
             st->epoch_tokens = st->epoch_slots = 0;
         }
         run->epoch_clock = now_seconds();
-        run->epoch_first = (st->next + bs - 1) / bs;
+        run->epoch_first = updates_done(run, st->next);
         while (st->next < st->n_train && !stop) {
             /* Between steps: everything up to here is in the state a checkpoint takes. */
             if (stop_requested(run)) return stop_for_signal(run, stop_requested(run), err);
             run->checkpoint_current = 0;
             double t0 = now_seconds();
-            /* train.batch_size is the whole batch, shared out among the ranks. */
-            int start = st->next, n = st->n_train - start < bs ? st->n_train - start : bs;
-            st->next = start + n;
+            /* The update's batches: train.accumulate of them (fewer at the epoch's end),
+             * each shared out among the ranks. */
+            int start = st->next;
+            for (int k = 0; k < cfg->accumulate && st->next < st->n_train; k++)
+                st->next += dataset_batch_at(&run->data, cfg, st->order, st->next, st->n_train);
             Step s;
-            int updated = train_step(run, start, n, teacher_forcing(cfg, st->step, planned), &s, err);
+            int updated = train_step(run, start, st->next - start, setup_teacher_forcing(cfg, st->step, planned), &s, err);
             if (updated < 0) return -1;
             st->epoch_tokens += s.tokens;
-            st->epoch_slots += (long)s.T * n;
+            st->epoch_slots += s.slots;
+            if (run->time_up) stop = 1;
             if (!updated) {
                 if (skipped_step(run, start, &s, err)) return -1;
                 continue;
@@ -527,6 +594,9 @@ static int train_loop(Run *run, Error *err)
             account_step(run, &s, now_seconds() - t0);
             testhook_pause_at_step(st->step);  /* NMT_PAUSE_AT_STEP: the tests' known step */
             if (cfg->max_steps > 0 && st->step >= cfg->max_steps) stop = 1;
+            if (run->time_up)
+                console_say(&run->con, "train.max_minutes %g: %.1f minutes of training at step %ld; stopping",
+                            cfg->max_minutes, training_clock(run, st->step) / 60, st->step);
             /* The last batch of an epoch is validated and checkpointed by end_epoch; so is
              * a step that ends training. */
             int later = st->next < st->n_train && !stop;
@@ -544,19 +614,6 @@ static int train_loop(Run *run, Error *err)
 
 /* ---------------------------------------------------------------- setting up */
 
-/* train.class_weights "balanced", as scikit-learn's: class c weighs
- * n / (classes * n_c) over the n training examples, n_c of them in class c. */
-static float *balanced_weights(const Dataset *ds, int classes)
-{
-    float *w = xcalloc(classes, sizeof(float));
-    long *count = xcalloc(classes, sizeof(long));
-    for (int i = 0; i < ds->n_train; i++)
-        count[ds->train[i].label]++;
-    for (int c = 0; c < classes; c++)
-        w[c] = count[c] ? (float)((double)ds->n_train / ((double)classes * count[c])) : 0.0f;
-    free(count);
-    return w;
-}
 
 static void say_model(Run *run)
 {
@@ -588,18 +645,6 @@ static void say_model(Run *run)
                     (long)sizeof(float) * ranks_summed_floats(&run->mf.model));
 }
 
-/* train.init_from must not be a file this run may delete or write over: one in
- * output.dir (a finished run's checkpoints are deleted when a new one starts there, and
- * model.bin and best.bin are rewritten). The file, not the spelling of its path: by
- * device and inode, so a symbolic or hard link to a file there is refused too. (The
- * model has been read already, train_adopt_init_model: this keeps the run from deleting
- * or replacing what the user means to keep.) */
-static int probe_init_from(const Config *cfg, Error *err)
-{
-    if (!cfg->init_from || !rundir_holds(cfg->dir, cfg->init_from)) return 0;
-    return error_set(err, "train.init_from: %s is in output.dir %s, where this run writes and deletes model files: "
-                          "copy it elsewhere or choose another output.dir", cfg->init_from, cfg->dir);
-}
 
 static int write_config(Run *run, Error *err)
 {
@@ -634,46 +679,11 @@ static int take_init_units(Run *run, ModelFile *from, Error *err)
         return error_set(err, "train.init_from: %s", why);
     }
     move_units(&run->mf, from);
+    modelfile_point_symbols(&run->mf);  /* the segmenter came with from's pointer */
     return 0;
 }
 
-/* The share of the training examples' units (source, target) that are <unk>: under a
- * vocabulary from train.init_from, how much of the new data the model cannot read. */
-static void unk_shares(const Dataset *ds, double share[2])
-{
-    long unk[2] = {0, 0}, all[2] = {0, 0};
-    for (int i = 0; i < ds->n_train; i++) {
-        const Example *e = &ds->train[i];
-        for (int j = 0; j < e->src_len; j++)
-            unk[0] += e->src[j] == VOCAB_UNK;
-        for (int j = 0; j < e->tgt_len; j++)
-            unk[1] += e->tgt[j] == VOCAB_UNK;
-        all[0] += e->src_len;
-        all[1] += e->tgt_len;
-    }
-    for (int k = 0; k < 2; k++)
-        share[k] = all[k] ? (double)unk[k] / (double)all[k] : 0.0;
-}
 
-/* A new run: the model initialised from the seed (or with init, train.init_from's model,
- * from its weights), the random streams seeded, train.log begun with the start line. */
-/* Training keeps four floats of every parameter (weights, gradients and Adam's two
- * moments) before any activation. A model whose four copies are more than the memory
- * this machine allows cannot train here: refused before anything is allocated, naming
- * the limit and by how much it is passed (it used to end in "out of memory allocating
- * N bytes", N the weights alone, or in the kernel's OOM killer). */
-static int check_memory(const ModelDims *d, Error *err)
-{
-    long n = params_count(d);
-    double need = 4.0 * sizeof(float) * (double)n, limit;
-    char what[96];
-    if ((limit = memory_limit_bytes(what, sizeof what)) <= 0 || need <= limit) return 0;
-    return error_set(err, "the model has %ld parameters, and training keeps 4 floats of each (weights, gradients, "
-                          "Adam's two moments): %.2f GB before any activation, %.2f GB over this machine's memory limit "
-                          "of %.2f GB (%s); make %s smaller",
-                     n, need / 1e9, (need - limit) / 1e9, limit / 1e9, what,
-                     model_family(d)->size_keys);
-}
 
 /* The point of no return of a new run: everything that could refuse it has been
  * checked (the data read, the model built), so now, and only now, output.dir changes: a
@@ -688,6 +698,8 @@ static int claim_run_dir(Run *run, Error *err)
     return write_config(run, err) || dataset_commit_valid(&run->data, err) ? -1 : 0;
 }
 
+/* A new run: the model initialised from the seed (or with init, train.init_from's model,
+ * from its weights), the random streams seeded, train.log begun with the start line. */
 static int start_fresh(Run *run, ModelFile *init, Error *err)
 {
     const Config *cfg = run->cfg;
@@ -698,7 +710,7 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
     const char *problem = dims_problem(&dims);  /* config_check applied the same rules: a guard */
     if (problem)
         return error_set(err, "%s: the model options do not fit together: %s", out_path(run, "config.json"), problem);
-    if (check_memory(&dims, err)) return -1;
+    if (setup_check_memory(&dims, err)) return -1;
     model_alloc(&run->mf.model, &dims);
     model_init_weights(&run->mf.model, (uint64_t)cfg->seed);
     if (init) {
@@ -708,20 +720,39 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
                    (a->layers ? a->layers : 1) == (dims.layers ? dims.layers : 1) &&
                    a->bidirectional == dims.bidirectional && a->attention == dims.attention &&
                    a->input_feed == dims.input_feed && a->scaled == dims.scaled &&
-                   a->tie_embeddings == dims.tie_embeddings && init->model.n_params == run->mf.model.n_params;
-        if (!same) {  /* the config took the model's keys: a model whose sections disagree */
+                   a->tie_embeddings == dims.tie_embeddings;
+        /* Without train.extend_vocab the vocabularies are the model's: the same weights. */
+        if (!same || (!cfg->extend_vocab && init->model.n_params != run->mf.model.n_params)) {
             snprintf(why, sizeof why, "%ld parameters, the config's model has %ld", init->model.n_params,
                      run->mf.model.n_params);
             return error_set(err, "train.init_from: %s: the model does not fit the config: %s", cfg->init_from, why);
         }
-        memcpy(run->mf.model.param_mem, init->model.param_mem, sizeof(float) * init->model.n_params);
+        /* Its weights; a grown vocabulary's new rows keep the family's initialisation. */
+        if (model_grow_from(&run->mf.model, &init->model, why, sizeof why))
+            return error_set(err, "train.init_from: %s: the model does not fit the config: %s", cfg->init_from, why);
         double unk[2];
-        unk_shares(&run->data, unk);
-        console_say(&run->con, "starting from the weights, vocabularies and tokenizer of %s (a new optimizer, step 0); "
-                               "%.2f%% of the training source units and %.2f%% of the target units are <unk> under "
-                               "its vocabularies", cfg->init_from, 100 * unk[0], 100 * unk[1]);
+        setup_unk_shares(&run->data, unk);
+        if (cfg->extend_vocab && model_classifies(&dims))
+            console_say(&run->con, "starting from the weights, tokenizer, vocabulary and labels of %s (a new optimizer, "
+                                   "step 0), the vocabulary grown by train.extend_vocab: %d units of the new texts "
+                                   "added (%d now); <unk> in the training texts: %.2f%% -> %.2f%%",
+                        cfg->init_from, run->data.vocab_added[0], run->mf.src_vocab.size,
+                        100 * run->data.unk_before[0], 100 * unk[0]);
+        else if (cfg->extend_vocab)
+            console_say(&run->con, "starting from the weights, tokenizer and vocabularies of %s (a new optimizer, step "
+                                   "0), the vocabularies grown by train.extend_vocab: %d source and %d target units "
+                                   "of the new data added (%d and %d now); <unk> in the training units: source "
+                                   "%.2f%% -> %.2f%%, target %.2f%% -> %.2f%%",
+                        cfg->init_from, run->data.vocab_added[0], run->data.vocab_added[1], run->mf.src_vocab.size,
+                        run->mf.tgt_vocab.size, 100 * run->data.unk_before[0], 100 * unk[0],
+                        100 * run->data.unk_before[1], 100 * unk[1]);
+        else
+            console_say(&run->con, "starting from the weights, vocabularies and tokenizer of %s (a new optimizer, step "
+                                   "0); %.2f%% of the training source units and %.2f%% of the target units are <unk> "
+                                   "under its vocabularies", cfg->init_from, 100 * unk[0], 100 * unk[1]);
     }
     adam_init(&run->mf.opt, run->mf.model.n_params, (float)cfg->learning_rate);
+    setup_adam(&run->mf.opt, cfg);
     say_model(run);
     TrainState *st = &run->st;
     rng_seed(&run->rs.rng, (uint64_t)cfg->seed ^ 0x64726f706f7574ull);
@@ -755,27 +786,6 @@ static int start_fresh(Run *run, ModelFile *init, Error *err)
     return 0;
 }
 
-/* Fewer validation pairs than this and the validation figures are mostly chance: one
- * pair's loss is a large share of their mean, and BLEU on a few dozen sentences moves by
- * whole points from one validation to the next. */
-#define FEW_VALIDATION_PAIRS 100
-
-/* What the run's validation set (none, or too small to trust) means for it. */
-static void say_validation_set(Run *run)
-{
-    int classifies = model_classifies(&run->mf.model.dims), n = run->data.n_valid;
-    const char *unit = classifies ? "line" : "pair";
-    if (n == 0)
-        console_say(&run->con, "no validation set (%s): no validation loss or %s, so no best.bin (model.bin is the "
-                               "last step's weights), no plateau decay and no early stopping",
-                    run->cfg->valid ? "data.valid has no usable pairs" : "no data.valid, and data.valid_fraction leaves none",
-                    classifies ? "accuracy" : "BLEU");
-    else if (n < FEW_VALIDATION_PAIRS)
-        console_warn(&run->con, "only %d validation %s%s: too few for the validation loss and %s to mean much (one "
-                                "%s more or less moves them), and best.bin, the plateau decay and early stopping "
-                                "follow them; give %d or more (data.valid, or a larger data.valid_fraction)",
-                     n, unit, n == 1 ? "" : "s", classifies ? "accuracy" : "BLEU", unit, FEW_VALIDATION_PAIRS);
-}
 
 /* A resumed run: the data checked against the checkpoint ck, its model, optimizer and
  * state adopted, train.log cut back to where it stood, with a resume line. */
@@ -783,12 +793,14 @@ static int start_resumed(Run *run, ModelFile *ck, Error *err)
 {
     if (resume_check_data(ck, run->checkpoint, &run->mf, &run->data, run->cfg, err)) return -1;
     char *limits = resume_config_text(ck, run->cfg);  /* NULL: the limits the run started with */
+    char minutes[64];
     resume_adopt(&run->mf, ck);
+    setup_adam(&run->mf.opt, run->cfg);
     if (limits) {
         free(run->mf.config_json);
         run->mf.config_json = limits;
-        console_say(&run->con, "train.epochs %d, train.max_steps %ld from now on (config.json rewritten)",
-                    run->cfg->epochs, run->cfg->max_steps);
+        console_say(&run->con, "train.epochs %d, train.max_steps %ld%s from now on (config.json rewritten)",
+                    run->cfg->epochs, run->cfg->max_steps, setup_minutes_limit(run->cfg, minutes, sizeof minutes));
         if (run->ranks.rank == 0 && write_config(run, err)) return -1;
     }
     free(run->st.order);
@@ -801,11 +813,11 @@ static int start_resumed(Run *run, ModelFile *ck, Error *err)
             return -1;
         if (warning[0]) console_warn(&run->con, "%s", warning);
     }
-    int bs = run->cfg->batch_size;
-    log_line(run, &(LogLine){LOG_RESUME, .v = {[LF_STEP] = st->step, [LF_EPOCH] = st->epoch,
-                                                          [LF_BATCH] = st->next / bs + 1, [LF_LINES_CUT] = cut}});
-    console_say(&run->con, "resuming at step %ld (epoch %d, batch %d of %d) from %s", st->step, st->epoch,
-                st->next / bs + 1, (st->n_train + bs - 1) / bs, run->checkpoint);
+    long batch = updates_done(run, st->next) + 1;
+    log_line(run, &(LogLine){LOG_RESUME, .v = {[LF_STEP] = st->step, [LF_EPOCH] = st->epoch, [LF_BATCH] = batch,
+                                               [LF_LINES_CUT] = cut}});
+    console_say(&run->con, "resuming at step %ld (epoch %d, batch %ld of %ld) from %s", st->step, st->epoch, batch,
+                updates_per_epoch(run), run->checkpoint);
     say_model(run);
     run->checkpoint_current = 1;
     return 0;
@@ -859,25 +871,6 @@ static int find_checkpoint(Run *run, ModelFile *ck, Error *err)
     return resuming;
 }
 
-/* Tries the data files before anything is written: a missing one is refused naming
- * its key, and so are a sentence-pair file that cannot be read (a directory) and one
- * with a line over data.max_line_bytes (lines_check_file reads it through once; a
- * small part of the time parsing it takes). */
-static int probe_inputs(const Config *cfg, Error *err)
-{
-    const char *inputs[3][2] = {{"data.train", cfg->train}, {"data.valid", cfg->valid}, {"data.spm_model", cfg->spm_model}};
-    LineLimit limit = dataset_line_limit(cfg);
-    for (int i = 0; i < 3; i++) {
-        if (!inputs[i][1]) continue;
-        FILE *probe = fopen(inputs[i][1], "rb");
-        if (!probe) return error_set(err, "%s: %s (from %s)", inputs[i][1], strerror(errno), inputs[i][0]);
-        fclose(probe);
-        Error why;
-        if (i < 2 && lines_check_file(inputs[i][1], &limit, &why))
-            return error_set(err, "%s (from %s)", why.msg, inputs[i][0]);
-    }
-    return 0;
-}
 
 
 int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
@@ -894,6 +887,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
         memset(opt->init_model, 0, sizeof *opt->init_model);
     }
     int status = -1, resuming = 0, rank0 = run.ranks.rank == 0;
+    char minutes[64];
     run.dir.lock_fd = -1;
     blas_set_threads(cfg->threads);
     run.threads = blas_thread_count();
@@ -903,7 +897,8 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
     run.mf.text.nfkc = !strcmp(cfg->normalization, "nfkc");
     run.mf.text.whitespace_only = tokenizer_whitespace_only((TokenizerKind)tokenizer_kind(cfg->tokenizer));
     run.mf.config_json = config_to_json(cfg);
-    if (probe_inputs(cfg, err)) goto done;
+    if (modelfile_set_symbols(&run.mf, cfg->user_symbols.v, cfg->user_symbols.n, err)) goto done;
+    if (setup_check_inputs(cfg, err)) goto done;
     if (rank0) {
         RunInput inputs[] = {{"the config file", opt->config_path}, {"data.train", cfg->train},
                              {"data.valid", cfg->valid}, {"data.spm_model", cfg->spm_model}};
@@ -920,7 +915,7 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
             status = -1;
         goto done;
     }
-    if (rank0 && probe_init_from(cfg, err)) goto done;
+    if (rank0 && setup_check_init_from(cfg, err)) goto done;
     /* Everything about a resume is checked before anything in the directory changes. */
     resuming = find_checkpoint(&run, &ck, err);
     if (resuming < 0) goto done;
@@ -928,8 +923,9 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
         goto done;  /* -2: a --set's doing, a usage error */
     status = -1;
     if (resuming && ck.train_state.done && resume_more_to_do(&ck, cfg)) {
-        console_say(&run.con, "the run in %s finished at step %ld; train.epochs %d and train.max_steps %ld let it go "
-                              "on", cfg->dir, ck.train_state.step, cfg->epochs, cfg->max_steps);
+        console_say(&run.con, "the run in %s finished at step %ld; train.epochs %d and train.max_steps %ld%s let it "
+                              "go on", cfg->dir, ck.train_state.step, cfg->epochs, cfg->max_steps,
+                    setup_minutes_limit(cfg, minutes, sizeof minutes));
         ck.train_state.done = 0;
     }
     run.claimed = resuming;  /* a run's own directory: a refusal leaves it as it is anyway */
@@ -950,15 +946,19 @@ int train_run(const Config *cfg, const TrainOptions *opt, Error *err)
                         err))
         goto done;
     run.st.n_train = run.data.n_train;
+    run.epoch_batches = dataset_batches_per_epoch(&run.data, cfg);
     run.st.order = xmalloc(sizeof(int) * run.data.n_train);
     LrScheduleKind kind = LR_CONSTANT;
     lr_schedule_kind(cfg->lr_schedule, &kind);  /* the config has checked the name */
     lr_schedule_init(&run.schedule, kind, cfg->learning_rate, cfg->warmup_steps, cfg->lr_decay, cfg->patience);
     run.rs.dropout = (float)cfg->dropout;
+    run.rs.attention_dropout = (float)config_attention_dropout(cfg);
+    run.rs.activation_dropout = (float)config_activation_dropout(cfg);
     if (!strcmp(cfg->class_weights, "balanced") && !strcmp(cfg->type, "classifier"))
-        run.rs.class_weight = run.class_weight = balanced_weights(&run.data, run.mf.tgt_vocab.size - VOCAB_SPECIALS);
+        run.rs.class_weight = run.class_weight = setup_balanced_weights(&run.data, run.mf.tgt_vocab.size - VOCAB_SPECIALS);
     if (resuming ? start_resumed(&run, &ck, err) : start_fresh(&run, cfg->init_from ? &init : NULL, err)) goto done;
-    say_validation_set(&run);
+    if (run.ranks.rank == 0)  /* every rank has the same data: rank 0 says it */
+        setup_say_validation_set(&run.con, cfg, run.data.n_valid, model_classifies(&run.mf.model.dims));
     ModelFile *decoded[1] = {&run.mf};
     run.workers = train_workers_new(run.n_workers, &run.mf.model, shard_room(&run), run.data.max_src,
                                     run.data.max_tgt + 1, err);

@@ -26,10 +26,11 @@
  * the keys that do not change the updates (train.log_every, checkpoint_every,
  * keep_checkpoints, threads, workers, deterministic, max_nonfinite, output.dir and the data
  * paths), and the data must tokenise to the same examples (compared by fingerprint);
- * anything else is an error naming both values. train.epochs and train.max_steps may
- * change too: a run that finished at a limit a resume raises goes on (one that stopped
- * early does not; a run stopped by max_steps inside an epoch goes on with the rest of
- * that epoch), and config.json and model.bin then record the new limits; a linear
+ * anything else is an error naming both values. train.epochs, train.max_steps and
+ * train.max_minutes may change too: a run that finished at a limit a resume raises goes
+ * on (one that stopped early does not; a run stopped by max_steps or max_minutes inside
+ * an epoch goes on with the rest of that epoch), and config.json and model.bin then
+ * record the new limits; a linear
  * teacher-forcing decay is stretched over the new number of updates. A run that has
  * finished and has nothing left to do only gets its model.bin written if that is
  * missing or stale. With no checkpoint in the directory,
@@ -38,8 +39,22 @@
  * checkpoints of a finished one are deleted. Either way, a directory another nmt train
  * is working in (it holds an fcntl lock on OUTPUT_DIR/train.lock) is refused.
  *
- * SIGINT and SIGTERM stop training between two steps, with a checkpoint: train_run
- * then returns the signal's number and err says where the checkpoint is. Non-finite
+ * train.max_minutes is a budget of training time: the clock runs from the first update
+ * (after the data are read and the vocabularies built) and holds the validations and
+ * checkpoints made meanwhile, so that the run ends about when the person who set it
+ * expects; a resumed run's clock goes on from the checkpoint's. The update during which
+ * the clock passes the budget is the last: the run ends as after its last epoch (a
+ * validation, a checkpoint, model.bin, training.svg, and which file to translate with).
+ * Under MPI rank 0's clock decides, and the step's sum tells the other ranks.
+ *
+ * train.batch_tokens makes batches of about equal target tokens instead of equal pairs
+ * (dataset.h: dataset_batch_at), and train.accumulate sums the gradients of that many
+ * batches into one update, its loss the mean over all their target tokens.
+ *
+ * SIGINT and SIGTERM stop training between two steps, with a checkpoint and training.svg
+ * (no validation, no model.bin: the run is not over): train_run then returns the
+ * signal's number and err says where the checkpoint is and which file to translate with
+ * meanwhile (best.bin, or before any validation the checkpoint). Non-finite
  * losses or gradients skip the update (a "nonfinite" event in train.log);
  * train.max_nonfinite of them in a row stop training with an error, the checkpoints
  * written so far untouched.

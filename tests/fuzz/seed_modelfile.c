@@ -46,7 +46,7 @@ static void write_model(const char *path, ModelDims d, int with_adam, TokenizerK
     if (tokenizer == TOKENIZER_NONE) mf.seg.format = SUBWORD_FORMAT_BPE_AT;
     if (tokenizer == TOKENIZER_SPM) {
         const char *lines[] = {"go run", "run go", "we run", "go we", "ran"};
-        if (segmenter_learn_spm(&mf.seg.spm_src, lines, 5, "bpe", 12, &err) ||
+        if (segmenter_learn_spm(&mf.seg.spm_src, lines, 5, "bpe", 12, NULL, &err) ||
             segmenter_load_spm(&mf.seg.spm_tgt, mf.seg.spm_src.proto, mf.seg.spm_src.n, "seed", &err))
             die(path, err.msg);
     }
