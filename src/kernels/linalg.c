@@ -69,6 +69,15 @@ void matmul_add_prepacked(float *y, int ld_y, const float *x, int ld_x, const fl
     else matmul_add(y, ld_y, x, ld_x, w, ld_w, M, N, K);
 }
 
+const PackedMatrix *matmul_pack_for_rows(PackedMatrix *p, const float *w, int ld_w, int N, int K, int max_rows)
+{
+    /* The small-product exclusion only shrinks as the rows grow: the most rows decide. */
+    int rows = max_rows < PACKED_MAX_ROWS ? max_rows : PACKED_MAX_ROWS;
+    if (!packed_gives_blas_bits(rows, N, K)) return NULL;
+    packed_matrix_pack(p, w, ld_w, N, K);
+    return p;
+}
+
 void linear_grads(float *gw, float *gb, const float *dy, int ld_dy, const float *x, int ld_x, int M, int N, int K)
 {
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, N, K, M, 1.0f, dy, ld_dy, x, ld_x, 1.0f, gw, K);

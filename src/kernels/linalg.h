@@ -25,6 +25,13 @@ void matmul_bias_prepacked(float *y, int ld_y, const float *x, int ld_x, const f
 void matmul_add_prepacked(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w,
                           const PackedMatrix *pw, int M, int N, int K);
 
+/* For the products of a recurrent pass, one per time step with the same weight and up
+ * to max_rows rows each: packs w (N, K), row stride ld_w, into p (as packed_matrix_pack:
+ * no allocation once p has the shape) and returns p when matmul_*_prepacked would
+ * compute some product of up to max_rows rows from it; else returns NULL and leaves p
+ * as it was (the products are matmul_bias's, packing would be wasted). */
+const PackedMatrix *matmul_pack_for_rows(PackedMatrix *p, const float *w, int ld_w, int N, int K, int max_rows);
+
 /* matmul_bias computes up to this many rows as matrix-vector products (sgemv). */
 #define MATMUL_GEMV_ROWS 4
 /* The most rows matmul_*_prepacked give to the packed product. */

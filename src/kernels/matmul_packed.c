@@ -9,10 +9,19 @@
 
 void packed_matrix_init(PackedMatrix *p, const float *w, int ld_w, int N, int K)
 {
-    p->n = N;
-    p->k = K;
+    memset(p, 0, sizeof *p);
+    packed_matrix_pack(p, w, ld_w, N, K);
+}
+
+void packed_matrix_pack(PackedMatrix *p, const float *w, int ld_w, int N, int K)
+{
     long panels = (N + PACKED_PANEL - 1) / PACKED_PANEL;
-    p->panels = panels > 0 && K > 0 ? xmalloc_aligned64(sizeof(float) * panels * K * PACKED_PANEL) : NULL;
+    if (p->n != N || p->k != K || (!p->panels && panels > 0 && K > 0)) {
+        free(p->panels);
+        p->panels = panels > 0 && K > 0 ? xmalloc_aligned64(sizeof(float) * panels * K * PACKED_PANEL) : NULL;
+        p->n = N;
+        p->k = K;
+    }
     for (long g = 0; g < panels && K > 0; g++) {
         float *panel = p->panels + g * K * PACKED_PANEL;
         for (int k = 0; k < K; k++)

@@ -51,6 +51,10 @@ typedef struct {
 /* Packs w (N, K) with row stride ld_w. N, K >= 0 (an empty matrix is valid: a product
  * with it writes nothing, or y = bias for K = 0). Aborts only when out of memory. */
 void packed_matrix_init(PackedMatrix *p, const float *w, int ld_w, int N, int K);
+/* Packs w (N, K) into p (zeroed, or made by packed_matrix_init or _pack), in the buffer
+ * p already has when p holds an (N, K) matrix: a weight that changed (a training
+ * update) is repacked without allocating. */
+void packed_matrix_pack(PackedMatrix *p, const float *w, int ld_w, int N, int K);
 void packed_matrix_free(PackedMatrix *p);
 
 /* y (M, N) = x (M, K) · w^T + bias, bias (N) or NULL (zero); ld_* are row strides.

@@ -6,7 +6,7 @@
 
 #include "kernels/dispatch.h" /* defines: KERNEL_CLONES */
 #include "kernels/fastmath.h" /* defines: sigmoidf_fast, tanhf_fast */
-#include "kernels/linalg.h"   /* defines: matmul_bias, column_sums_add */
+#include "kernels/linalg.h"   /* defines: matmul_bias, matmul_bias_prepacked, column_sums_add */
 #include "layers/packseq.h"  /* defines: packed_prev, packed_prev_all */
 
 
@@ -72,7 +72,7 @@ void gru_sequence_forward(const GruWeights *w, const float *x, const float *mask
         const float *hp = h + prev_block(t, B, H, reverse);
         float *hn = h + next_block(t, B, H, reverse);
         float *ght = gh + (long)t * B * G, *g = rzn + (long)t * B * G;
-        matmul_bias(ght, G, hp, H, w->w_hh, H, w->b_hh, B, G, H);
+        matmul_bias_prepacked(ght, G, hp, H, w->w_hh, H, w->w_hh_packed, w->b_hh, B, G, H);
         gru_gates_forward(gi + (long)t * B * G, G, ght, G, hp, hn, g, B, H);
         /* Padding carries the previous state through unchanged. */
         for (int b = 0; b < B; b++)
@@ -133,7 +133,7 @@ void gru_packed_forward(const GruWeights *w, const float *x, float *h, float *gi
         int t = reverse ? S - 1 - s : s, n = off[t + 1] - off[t];
         const float *hp = packed_prev(h, stage, off, t, S, B, H, reverse);
         long at = off[t];
-        matmul_bias(gh + at * G, G, hp, H, w->w_hh, H, w->b_hh, n, G, H);
+        matmul_bias_prepacked(gh + at * G, G, hp, H, w->w_hh, H, w->w_hh_packed, w->b_hh, n, G, H);
         gru_gates_forward(gi + at * G, G, gh + at * G, G, hp, h + (B + at) * H, rzn + at * G, n, H);
     }
 }

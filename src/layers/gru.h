@@ -15,12 +15,18 @@
 #ifndef GRU_H
 #define GRU_H
 
+#include "kernels/matmul_packed.h" /* defines: PackedMatrix */
+
 typedef struct {
     float *w_ih;  /* (3H, In) */
     float *w_hh;  /* (3H, H)  */
     float *b_ih;  /* (3H)     */
     float *b_hh;  /* (3H)     */
     int in, hidden;
+    /* w_hh packed (kernels/matmul_packed.h), or NULL: the forward passes' per-step
+     * products w_hh h read it instead of having OpenBLAS repack w_hh at every step,
+     * with the same bits (matmul_bias_prepacked, kernels/linalg.h). */
+    const PackedMatrix *w_hh_packed;
 } GruWeights;
 
 /* One step's gates for B rows.

@@ -5,7 +5,7 @@
 
 #include "kernels/dispatch.h" /* defines: KERNEL_CLONES */
 #include "kernels/fastmath.h" /* defines: sigmoidf_fast, tanhf_fast */
-#include "kernels/linalg.h"   /* defines: matmul_bias, column_sums_add */
+#include "kernels/linalg.h"   /* defines: matmul_bias, matmul_bias_prepacked, column_sums_add */
 #include "layers/packseq.h"  /* defines: packed_prev, packed_prev_all */
 
 
@@ -72,7 +72,7 @@ void lstm_sequence_forward(const LstmWeights *w, const float *x, const float *ma
         const float *hp = h + prev_block(t, B, H, reverse), *cp = c + prev_block(t, B, H, reverse);
         float *hn = h + next_block(t, B, H, reverse), *cn = c + next_block(t, B, H, reverse);
         float *ght = gh + (long)t * B * G;
-        matmul_bias(ght, G, hp, H, w->w_hh, H, w->b_hh, B, G, H);
+        matmul_bias_prepacked(ght, G, hp, H, w->w_hh, H, w->w_hh_packed, w->b_hh, B, G, H);
         lstm_gates_forward(gi + (long)t * B * G, G, ght, G, cp, hn, cn, ifgo + (long)t * B * G, B, H);
         /* Padding carries the previous state (h and c) through unchanged. */
         for (int b = 0; b < B; b++)
@@ -142,7 +142,7 @@ void lstm_packed_forward(const LstmWeights *w, const float *x, float *h, float *
         const float *hp = packed_prev(h, stage, off, t, S, B, H, reverse);
         const float *cp = packed_prev(c, stage + (long)B * H, off, t, S, B, H, reverse);
         long at = off[t];
-        matmul_bias(gh + at * G, G, hp, H, w->w_hh, H, w->b_hh, n, G, H);
+        matmul_bias_prepacked(gh + at * G, G, hp, H, w->w_hh, H, w->w_hh_packed, w->b_hh, n, G, H);
         lstm_gates_forward(gi + at * G, G, gh + at * G, G, cp, h + (B + at) * H, c + (B + at) * H, ifgo + at * G, n,
                            H);
     }

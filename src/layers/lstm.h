@@ -20,12 +20,18 @@
 #ifndef LSTM_H
 #define LSTM_H
 
+#include "kernels/matmul_packed.h" /* defines: PackedMatrix */
+
 typedef struct {
     float *w_ih;  /* (4H, In) */
     float *w_hh;  /* (4H, H)  */
     float *b_ih;  /* (4H)     */
     float *b_hh;  /* (4H)     */
     int in, hidden;
+    /* w_hh packed (kernels/matmul_packed.h), or NULL: the forward passes' per-step
+     * products w_hh h read it instead of having OpenBLAS repack w_hh at every step,
+     * with the same bits (matmul_bias_prepacked, kernels/linalg.h). */
+    const PackedMatrix *w_hh_packed;
 } LstmWeights;
 
 /* One step's gates for B rows.

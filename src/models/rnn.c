@@ -195,6 +195,7 @@ void rnn_runstate_alloc(RunState *rs, const ModelDims *dims, RunMode mode, int B
     rs->src_len = xcalloc(B, sizeof(int));
     rs->fed = train ? xcalloc(TB, sizeof(int)) : NULL;
     rs->pool_arg = cls ? xcalloc((size_t)B * H, sizeof(int)) : NULL;
+    rnn_step_packs_attach(rs, mode);
 }
 
 static void rnn_runstate(RunState *rs, const ModelDims *d, RunMode mode, int B, int S, int T)
@@ -248,6 +249,7 @@ static double rnn_forward(Model *m, RunState *rs, const Batch *batch, int want_g
     int training = want_grad && rs->mode == RUN_TRAIN;
     rs->dropping = training && rs->dropout > 0.0f;
     rs->sampling = training && rs->sample_prob > 0.0f;
+    rnn_pack_steps(m, rs, batch->B);  /* the weights as they are now, for this pass's steps */
     model_encode(m, rs, batch);
     if (rs->sampling) {
         decode_sampled(m, rs, batch);
@@ -261,6 +263,7 @@ static double rnn_forward(Model *m, RunState *rs, const Batch *batch, int want_g
         /* All output projections at once: logits (N, V); step t's rows follow step t-1's. */
         matmul_bias(rs->logits, V, rnn_step_output(m, rs, batch, 0), H, p->out_w, H, p->out_b, N, V, H);
     }
+    rnn_unpack_steps(rs);
     long tokens = rs->loss_tokens > 0 ? rs->loss_tokens : batch->n_tokens;
     float scale = tokens > 0 ? 1.0f / tokens : 0.0f;
     return softmax_xent(rs->logits, batch->tgt_out, N, V, scale, training ? rs->label_smoothing : 0.0f,

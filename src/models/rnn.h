@@ -110,6 +110,24 @@ static inline int rnn_fused_query(const ModelDims *d, int l)
 void *rnn_prepare(const Model *m, ComputeType type);
 void rnn_prepared_free(void *prepared);
 
+/* rnn_decoder.c's packed step weights for training and scoring passes: the weights a
+ * pass multiplies once per time step, packed once per pass in the run state's own
+ * buffers (RunState.own), with the same bits as the plain products (linalg.h).
+ * rnn_step_packs_attach gives a RUN_TRAIN or RUN_SCORE run state its buffers (nothing
+ * where packed_matches_blas() is 0: the products stay matmul_bias's).
+ * rnn_pack_steps packs the decoder's step weights for batches of up to B rows, for the
+ * forward pass that follows; rnn_unpack_steps ends that (model_decoder_step then
+ * multiplies plainly again). rnn_step_pack_encoder packs encoder layer l, direction
+ * r's w_hh (N, K) for a pass of up to B rows and returns it, or NULL where the
+ * products would not read it. */
+void rnn_step_packs_attach(RunState *rs, RunMode mode);
+void rnn_pack_steps(const Model *m, RunState *rs, int B);
+void rnn_unpack_steps(RunState *rs);
+const PackedMatrix *rnn_step_pack_encoder(RunState *rs, int l, int r, const float *w_hh, int N, int K, int B);
+/* How many weights the last forward pass of rs packed (0: every product was plain),
+ * for the tests. */
+int rnn_steps_packed(const RunState *rs);
+
 /* rnn_decoder.c's passes for rnn.c. The output o_t of step t's rows of a training
  * batch (o_t = s_t for Bahdanau): the output layer's input. */
 const float *rnn_step_output(const Model *m, const RunState *rs, const Batch *batch, int t);

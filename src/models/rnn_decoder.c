@@ -86,11 +86,98 @@ void rnn_prepared_free(void *prepared)
     free(pr);
 }
 
-/* m's prepared weight `field` when rs decodes (RUN_DECODE) and m has prepared weights;
- * else NULL: training and scoring (nmt eval's loss) compute with the weights as they
- * are, whatever m has prepared. */
+/* ---------------------------------------------------------------- packed for a training pass */
+
+/* RunState.own of a recurrent run state for training and scoring, where
+ * packed_matches_blas(): the weights that a pass multiplies once per time step (the
+ * encoder layers' w_hh, the decoder's recurrent, attention and input-feeding weights),
+ * packed once per pass, so that OpenBLAS does not repack them at every step. The
+ * products give the same bits either way (linalg.h's matmul_*_prepacked). A worker's
+ * run state has its own: packed from the shared weights, read by its pass alone.
+ * Buffers are allocated by the first pass and reused (the shapes are the model's). */
+typedef struct {
+    PackedMatrix enc_hh[MAX_LAYERS][2];
+    PackedMatrix dec_store[RNN_MAX_PREPARED];   /* rnn_prepared_list's order */
+    RnnPrepared dec;   /* views of dec_store: the weights this pass packed, zero for the
+                          others (a zero PreparedWeight is the plain product) */
+    int live;          /* dec holds the weights as they are now: within rnn_pack_steps ..
+                          rnn_unpack_steps (a forward pass) */
+    int packed;        /* weights packed since rnn_pack_steps (rnn_steps_packed) */
+} RnnStepPacks;
+
+static void step_packs_free(void *own)
+{
+    RnnStepPacks *k = own;
+    for (int l = 0; l < MAX_LAYERS; l++)
+        packed_matrix_free(&k->enc_hh[l][0]), packed_matrix_free(&k->enc_hh[l][1]);
+    for (int i = 0; i < RNN_MAX_PREPARED; i++)
+        packed_matrix_free(&k->dec_store[i]);
+    free(k);
+}
+
+void rnn_step_packs_attach(RunState *rs, RunMode mode)
+{
+    if (mode == RUN_DECODE || !packed_matches_blas()) return;
+    rs->own = xcalloc(1, sizeof(RnnStepPacks));
+    rs->own_free = step_packs_free;
+}
+
+const PackedMatrix *rnn_step_pack_encoder(RunState *rs, int l, int r, const float *w_hh, int N, int K, int B)
+{
+    RnnStepPacks *k = rs->own;
+    const PackedMatrix *packed = k ? matmul_pack_for_rows(&k->enc_hh[l][r], w_hh, K, N, K, B) : NULL;
+    if (packed) k->packed++;
+    return packed;
+}
+
+void rnn_pack_steps(const Model *m, RunState *rs, int B)
+{
+    RnnStepPacks *k = rs->own;
+    if (!k) return;
+    RnnPrepared *pr = &k->dec;
+    PreparedWeight *pw[RNN_MAX_PREPARED];
+    const float *w[RNN_MAX_PREPARED];
+    int ld[RNN_MAX_PREPARED], n[RNN_MAX_PREPARED], kk[RNN_MAX_PREPARED];
+    int count = rnn_prepared_list(m, pr, pw, w, ld, n, kk);
+    memset(pr, 0, sizeof *pr);
+    k->packed = 0;
+    for (int i = 0; i < count; i++) {
+        /* The products of all the decoder's rows at once (the embeddings' projection,
+         * the keys, the output layer) are too tall to use a packed weight. */
+        if (pw[i] == &pr->emb_in || pw[i] == &pr->keys || pw[i] == &pr->out) continue;
+        const PackedMatrix *packed = matmul_pack_for_rows(&k->dec_store[i], w[i], ld[i], n[i], kk[i], B);
+        if (!packed) continue;
+        *pw[i] = (PreparedWeight){.n = n[i], .k = kk[i], .type = COMPUTE_FLOAT32, .packed = *packed};
+        k->packed++;
+    }
+    k->live = 1;
+}
+
+void rnn_unpack_steps(RunState *rs)
+{
+    RnnStepPacks *k = rs->own;
+    if (k) k->live = 0;
+}
+
+int rnn_steps_packed(const RunState *rs)
+{
+    const RnnStepPacks *k = rs->mode == RUN_DECODE ? NULL : rs->own;
+    return k ? k->packed : 0;
+}
+
+static const RnnPrepared *live_packs(const RunState *rs)
+{
+    const RnnStepPacks *k = rs->mode == RUN_DECODE ? NULL : rs->own;
+    return k && k->live ? &k->dec : NULL;
+}
+
+/* The prepared weight `field` for a product: decoding (RUN_DECODE), m's prepared one
+ * when m has prepared weights; training and scoring (nmt eval's loss), within a forward
+ * pass, the run state's packed one (above), whatever m has prepared. NULL: the plain
+ * product. */
 #define PREPARED(m, rs, field) \
-    ((rs)->mode == RUN_DECODE && (m)->prepared ? &((const RnnPrepared *)(m)->prepared)->field : NULL)
+    ((rs)->mode == RUN_DECODE ? ((m)->prepared ? &((const RnnPrepared *)(m)->prepared)->field : NULL) \
+                              : live_packs(rs) ? &live_packs(rs)->field : NULL)
 
 /* ---------------------------------------------------------------- forward */
 

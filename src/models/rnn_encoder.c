@@ -41,14 +41,16 @@ void tanh_inplace(float *x, long n)
         x[i] = tanhf(x[i]);
 }
 
-static GruWeights gru_weights(const RnnParams *p, int in, int units)
+/* A layer's weights (or gradients) as the layer functions take them; hh: w_hh packed
+ * for the forward pass's steps, or NULL. */
+static GruWeights gru_weights(const RnnParams *p, int in, int units, const PackedMatrix *hh)
 {
-    return (GruWeights){p->w_ih, p->w_hh, p->b_ih, p->b_hh, in, units};
+    return (GruWeights){p->w_ih, p->w_hh, p->b_ih, p->b_hh, in, units, hh};
 }
 
-static LstmWeights lstm_weights(const RnnParams *p, int in, int units)
+static LstmWeights lstm_weights(const RnnParams *p, int in, int units, const PackedMatrix *hh)
 {
-    return (LstmWeights){p->w_ih, p->w_hh, p->b_ih, p->b_hh, in, units};
+    return (LstmWeights){p->w_ih, p->w_hh, p->b_ih, p->b_hh, in, units, hh};
 }
 
 /* ---------------------------------------------------------------- forward */
@@ -72,15 +74,16 @@ static void encode_padded(Model *m, RunState *rs, const Batch *batch, int with_d
         }
         for (int r = 0; r < rnn_dirs(d); r++) {
             RnnRun *run = &rs->enc[l][r];
+            const PackedMatrix *hh = rnn_step_pack_encoder(rs, l, r, p->enc[l][r].w_hh, rnn_gates(d) * U, U, B);
             long init = r ? SB * U : 0;
             memset(run->h + init, 0, sizeof(float) * B * U);
             if (lstm) {
                 memset(run->c + init, 0, sizeof(float) * B * U);
-                LstmWeights w = lstm_weights(&p->enc[l][r], in, U);
+                LstmWeights w = lstm_weights(&p->enc[l][r], in, U, hh);
                 lstm_sequence_forward(&w, rs->enc_x[l], batch->mask, run->h, run->c, run->gi, run->gh, run->cache,
                                       S, B, r);
             } else {
-                GruWeights w = gru_weights(&p->enc[l][r], in, U);
+                GruWeights w = gru_weights(&p->enc[l][r], in, U, hh);
                 gru_sequence_forward(&w, rs->enc_x[l], batch->mask, run->h, run->gi, run->gh, run->cache, S, B, r);
             }
         }
@@ -151,14 +154,15 @@ static void encode_packed(Model *m, RunState *rs, const Batch *batch, int with_d
         }
         for (int r = 0; r < rnn_dirs(d); r++) {
             RnnRun *run = &rs->enc[l][r];
+            const PackedMatrix *hh = rnn_step_pack_encoder(rs, l, r, p->enc[l][r].w_hh, rnn_gates(d) * U, U, B);
             memset(run->h, 0, sizeof(float) * B * U);
             if (lstm) {
                 memset(run->c, 0, sizeof(float) * B * U);
-                LstmWeights w = lstm_weights(&p->enc[l][r], in, U);
+                LstmWeights w = lstm_weights(&p->enc[l][r], in, U, hh);
                 lstm_packed_forward(&w, rs->enc_x[l], run->h, run->c, run->gi, run->gh, run->cache, off, S, B, r,
                                     rs->enc_work);
             } else {
-                GruWeights w = gru_weights(&p->enc[l][r], in, U);
+                GruWeights w = gru_weights(&p->enc[l][r], in, U, hh);
                 gru_packed_forward(&w, rs->enc_x[l], run->h, run->gi, run->gh, run->cache, off, S, B, r, rs->enc_work);
             }
         }
@@ -284,11 +288,11 @@ static void encoder_backward_padded(Model *m, RunState *rs, const Batch *batch, 
             RnnRun *run = &rs->enc[l][r];
             float *dx = r ? rs->d_x2 : rs->d_x;
             if (lstm) {
-                LstmWeights w = lstm_weights(&p->enc[l][r], in, U), gw = lstm_weights(&g->enc[l][r], in, U);
+                LstmWeights w = lstm_weights(&p->enc[l][r], in, U, NULL), gw = lstm_weights(&g->enc[l][r], in, U, NULL);
                 lstm_sequence_backward(&w, &gw, rs->enc_x[l], batch->mask, run->h, run->c, run->cache, dh[r], dcf[r],
                                        dx, rs->d_h0, rs->d_c0, rs->d_enc_gi, S, B, r);
             } else {
-                GruWeights w = gru_weights(&p->enc[l][r], in, U), gw = gru_weights(&g->enc[l][r], in, U);
+                GruWeights w = gru_weights(&p->enc[l][r], in, U, NULL), gw = gru_weights(&g->enc[l][r], in, U, NULL);
                 gru_sequence_backward(&w, &gw, rs->enc_x[l], batch->mask, run->h, run->gh, run->cache, dh[r], dx,
                                       rs->d_h0, rs->d_enc_gi, rs->d_enc_gh, S, B, r);
             }
@@ -348,12 +352,12 @@ static void encoder_backward_packed(Model *m, RunState *rs, const Batch *batch, 
             RnnRun *run = &rs->enc[l][r];
             float *dx = r ? rs->d_x2 : rs->d_x, *hfin = rs->d_hfin + (long)r * B * U;
             if (lstm) {
-                LstmWeights w = lstm_weights(&p->enc[l][r], in, U), gw = lstm_weights(&g->enc[l][r], in, U);
+                LstmWeights w = lstm_weights(&p->enc[l][r], in, U, NULL), gw = lstm_weights(&g->enc[l][r], in, U, NULL);
                 lstm_packed_backward(&w, &gw, rs->enc_x[l], run->h, run->c, run->cache, dh[r], hfin,
                                      rs->d_cfin + (long)r * B * U, dx, rs->d_h0, rs->d_c0, rs->d_enc_gi, off, S, B, r,
                                      rs->enc_work);
             } else {
-                GruWeights w = gru_weights(&p->enc[l][r], in, U), gw = gru_weights(&g->enc[l][r], in, U);
+                GruWeights w = gru_weights(&p->enc[l][r], in, U, NULL), gw = gru_weights(&g->enc[l][r], in, U, NULL);
                 gru_packed_backward(&w, &gw, rs->enc_x[l], run->h, run->gh, run->cache, dh[r], hfin, dx, rs->d_h0,
                                     rs->d_enc_gi, rs->d_enc_gh, off, S, B, r, rs->enc_work);
             }
