@@ -278,6 +278,13 @@ $(BUILD)/bench_matmul: scripts/bench/bench_matmul.c $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
 bench-matmul: $(BUILD)/bench_matmul
 	sh scripts/bench/bench_matmul.sh $(BUILD)/bench_matmul
+# A recurrent training pass with its per-step weights packed once per pass against the
+# same pass with OpenBLAS packing them at every step (issue 30): alternated passes in one
+# process, one thread, median CPU time (scripts/bench/bench_rnn_packs.c; about a minute).
+$(BUILD)/bench_rnn_packs: scripts/bench/bench_rnn_packs.c $(OBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
+bench-rnn-packs: $(BUILD)/bench_rnn_packs
+	$(BUILD)/bench_rnn_packs
 # int8 decoding against float32 (issue 31): CPU seconds of nmt translate (greedy and
 # beam 5, line by line and --batch 64, one thread, alternated rounds) and nmt eval's BLEU,
 # on INT8_MODEL and its held-out INT8_TEST (scripts/bench/bench_int8.sh; minutes).
@@ -358,4 +365,4 @@ install-data:
 clean:
 	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-serve bench-transformer bench-ttq bench-transformer-quality bench-recipes bench-naive-bayes bench-batching bench-scaling bench-matmul bench-int8 bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean bench-qe bench-extend-vocab
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-serve bench-transformer bench-ttq bench-transformer-quality bench-recipes bench-naive-bayes bench-batching bench-scaling bench-matmul bench-rnn-packs bench-int8 bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean bench-qe bench-extend-vocab

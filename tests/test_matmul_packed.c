@@ -3,8 +3,9 @@
  * this CPU runs, at awkward sizes (1 row, 1 output, K not a multiple of 16, K over
  * several blocks of 448, a panel left over); against cblas_sgemm, bit for bit, where
  * packed_matches_blas says they agree (this machine's OpenBLAS kernel), through
- * matmul_bias_prepacked too; and the result of a row does not depend on the rows
- * beside it. */
+ * matmul_bias_prepacked too; the packed columns of a weight against cblas_sgemm's
+ * NoTrans/NoTrans products (a backward pass's), through matmul_nn_prepacked too; and
+ * the result of a row does not depend on the rows beside it. */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -132,6 +133,44 @@ static void check_blas(Rng *rng, int M, int N, int K)
     free(ref);
 }
 
+/* A backward pass's y (=, +=) x · w (w (K, N), its columns packed) against cblas_sgemm
+ * NoTrans/NoTrans, bit for bit where packed_matches_blas (on one OpenBLAS thread, and
+ * above MATMUL_NN_SMALL), through matmul_nn_prepacked and the packed product itself;
+ * matmul_nn_prepacked equals cblas_sgemm whatever the shape. */
+static void check_blas_nn(Rng *rng, int M, int N, int K)
+{
+    int ld_x = K + 1, ld_w = N + 3, ld_y = N + 2;
+    float *x = random_floats(rng, (long)M * ld_x), *w = random_floats(rng, (long)K * ld_w);
+    float *y0 = random_floats(rng, (long)M * ld_y), *y = xmalloc(sizeof(float) * M * ld_y);
+    float *ref = xmalloc(sizeof(float) * M * ld_y);
+    PackedMatrix p = {0};
+    packed_matrix_pack_columns(&p, w, ld_w, N, K);
+    int packs = packed_matches_blas() && (double)M * N * K > MATMUL_NN_SMALL && M <= PACKED_MAX_ROWS;
+    for (int add = 0; add < 2; add++) {
+        char label[128];
+        memcpy(ref, y0, sizeof(float) * M * ld_y);
+        memcpy(y, y0, sizeof(float) * M * ld_y);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, x, ld_x, w, ld_w, add ? 1.0f : 0.0f, ref,
+                    ld_y);
+        matmul_nn_prepacked(y, ld_y, x, ld_x, w, ld_w, &p, add, M, N, K);
+        snprintf(label, sizeof label, "matmul_nn_prepacked = cblas_sgemm NN, M %d N %d K %d, beta %d", M, N, K, add);
+        check_identical(y, ref, (long)M * ld_y, label);
+        if (!packs) continue;
+        memcpy(y, y0, sizeof(float) * M * ld_y);
+        if (add) packed_matmul_add(y, ld_y, x, ld_x, &p, M);
+        else packed_matmul_bias(y, ld_y, x, ld_x, &p, NULL, M);
+        snprintf(label, sizeof label, "packed columns = cblas_sgemm NN (%s), M %d N %d K %d, beta %d",
+                 blas_kernel_name(), M, N, K, add);
+        check_identical(y, ref, (long)M * ld_y, label);
+    }
+    packed_matrix_free(&p);
+    free(x);
+    free(w);
+    free(y0);
+    free(y);
+    free(ref);
+}
+
 /* A row's output is the same computed alone or in any batch. */
 static void check_rows_independent(Rng *rng)
 {
@@ -182,6 +221,14 @@ int main(int argc, char **argv)
     if (!packed_matches_blas())
         printf("  (OpenBLAS's %s kernel sums otherwise: matmul_*_prepacked use it, checked above)\n",
                blas_kernel_name());
+    /* The recurrent layers' backward products dgates · W (one OpenBLAS thread, as under
+     * training's workers): M rows of a step, N = hidden, K = 3 or 4 hidden (plus the
+     * fused query), and the attention's. */
+    blas_set_threads(1);
+    int backward[][3] = {{1, 512, 2048}, {4, 256, 1024}, {5, 512, 1536}, {17, 160, 640}, {32, 512, 2048},
+                         {64, 256, 768}, {33, 300, 900}, {12, 1024, 512}, {8, 96, 449}, {64, 80, 240}};
+    for (size_t i = 0; i < sizeof backward / sizeof backward[0]; i++)
+        check_blas_nn(&rng, backward[i][0], backward[i][1], backward[i][2]);
     check_rows_independent(&rng);
     return check_report("test_matmul_packed");
 }

@@ -128,9 +128,9 @@ static void test_gru(int reverse)
     char what[128];
     long G = 3 * H;
     float *w_ih = randn(G * IN, 0.5f), *w_hh = randn(G * H, 0.5f), *b_ih = randn(G, 0.5f), *b_hh = randn(G, 0.5f);
-    GruWeights w = {w_ih, w_hh, b_ih, b_hh, IN, H, NULL};
-    GruWeights gp = {zeros(G * IN), zeros(G * H), zeros(G), zeros(G), IN, H, NULL};
-    GruWeights gk = {zeros(G * IN), zeros(G * H), zeros(G), zeros(G), IN, H, NULL};
+    GruWeights w = {w_ih, w_hh, b_ih, b_hh, IN, H, NULL, NULL};
+    GruWeights gp = {zeros(G * IN), zeros(G * H), zeros(G), zeros(G), IN, H, NULL, NULL};
+    GruWeights gk = {zeros(G * IN), zeros(G * H), zeros(G), zeros(G), IN, H, NULL, NULL};
     Inputs in = make_inputs();
     float *mask = mask_of();
 
@@ -190,9 +190,9 @@ static void test_lstm(int reverse)
     char what[128];
     long G = 4 * H;
     float *w_ih = randn(G * IN, 0.5f), *w_hh = randn(G * H, 0.5f), *b_ih = randn(G, 0.5f), *b_hh = randn(G, 0.5f);
-    LstmWeights w = {w_ih, w_hh, b_ih, b_hh, IN, H, NULL};
-    LstmWeights gp = {zeros(G * IN), zeros(G * H), zeros(G), zeros(G), IN, H, NULL};
-    LstmWeights gk = {zeros(G * IN), zeros(G * H), zeros(G), zeros(G), IN, H, NULL};
+    LstmWeights w = {w_ih, w_hh, b_ih, b_hh, IN, H, NULL, NULL};
+    LstmWeights gp = {zeros(G * IN), zeros(G * H), zeros(G), zeros(G), IN, H, NULL, NULL};
+    LstmWeights gk = {zeros(G * IN), zeros(G * H), zeros(G), zeros(G), IN, H, NULL, NULL};
     Inputs in = make_inputs();
     float *mask = mask_of();
 

@@ -1,13 +1,15 @@
 /* test_rnn_packs.c — the recurrent family's training passes with their per-step weights
- * packed once per pass (rnn.h's rnn_pack_steps, RunState.own) give the very bits of the
- * same passes with every product plain (matmul_bias): a few training steps (forward,
- * backward, Adam) of GRU and LSTM models, with and without the packs, end with the same
- * weights and losses bit for bit. Also the layers' forward passes with w_hh_packed
- * against the same passes without it.
+ * packed once per pass (rnn.h's rnn_pack_steps and rnn_pack_steps_backward: the weights'
+ * rows for the forward steps' x · W^T, their columns for the backward steps' dgates · W)
+ * give the very bits of the same passes with every product plain (matmul_bias,
+ * cblas_sgemm): a few training steps (forward, backward, Adam) of GRU and LSTM models,
+ * with and without the packs, end with the same weights and losses bit for bit. Also
+ * the layers' forward passes with w_hh_packed against the same passes without it.
  *
  * Where packed_matches_blas() is 0 (an OpenBLAS kernel that sums otherwise) nothing is
  * packed and the products are plain in both runs: the comparisons still hold, and the
- * checks that packing happened are skipped, saying so. */
+ * checks that packing happened are skipped, saying so. OpenBLAS runs one thread here, as
+ * it does under training's workers: on more, nothing is packed (linalg.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,8 +72,8 @@ static void train_steps(const ModelDims *d, const Example *ex, int B, float samp
         rs.sample_prob = sample_prob;
         model_zero_grad(&m);
         loss[s] = model_forward(&m, &rs, &batch, 1);
-        if (s == 0) *packed = rnn_steps_packed(&rs);
         model_backward(&m, &rs, &batch);
+        if (s == 0) *packed = rnn_steps_packed(&rs);
         adam_update(&opt, m.param_mem, m.grad_mem, 1.0f);
     }
     memcpy(params, m.param_mem, sizeof(float) * m.n_params);
@@ -103,7 +105,7 @@ static void test_training(const char *what, const ModelDims *d, int B, float sam
     CHECK(none == 0, msg);
     snprintf(msg, sizeof msg, "%s: the packed run packed its step weights", what);
     if (packed_matches_blas()) {
-        printf("%s: %d weights packed per pass\n", what, packed);
+        printf("  (%s: %d weights packed per step, forward and backward)\n", what, packed);
         CHECK(packed > 0, msg);
     } else {
         SKIP(msg, "packed_matches_blas() is 0 here: every product is plain");
@@ -151,10 +153,10 @@ static void test_layers(int lstm, int B, int S, int IN, int H)
             float *stage = xcalloc(4 * (long)B * H, sizeof(float));
             const PackedMatrix *p = v ? hh : NULL;
             if (lstm) {
-                LstmWeights w = {w_ih, w_hh, b_ih, b_hh, IN, H, p};
+                LstmWeights w = {w_ih, w_hh, b_ih, b_hh, IN, H, p, NULL};
                 lstm_packed_forward(&w, x, o[0], o[1], o[2], o[3], o[4], off, S, B, reverse, stage);
             } else {
-                GruWeights w = {w_ih, w_hh, b_ih, b_hh, IN, H, p};
+                GruWeights w = {w_ih, w_hh, b_ih, b_hh, IN, H, p, NULL};
                 gru_packed_forward(&w, x, o[0], o[2], o[3], o[4], off, S, B, reverse, stage);
             }
             free(stage);
@@ -182,19 +184,25 @@ int main(int argc, char **argv)
 {
     (void)argc;
     blas_select_kernel(argv);   /* as nmt does: OpenBLAS's SkylakeX kernel where the CPU has AVX-512 */
+    blas_set_threads(2);
+    PackedMatrix none = {0};
+    float w2[64 * 64] = {0};
+    CHECK(!matmul_pack_for_rows(&none, w2, 64, 64, 64, 32) && !matmul_pack_columns_for_rows(&none, w2, 64, 64, 64, 32),
+          "OpenBLAS on 2 threads: nothing packed (its sums may differ from the packed products')");
+    blas_set_threads(1);
     test_layers(0, 12, 7, 40, 64);
     test_layers(1, 12, 7, 40, 64);
     test_layers(0, 64, 5, 24, 96);
     test_layers(1, 33, 6, 600, 80);   /* K 600: two blocks of sums in the input product */
 
-    ModelDims gru = {.src_vocab = 41, .tgt_vocab = 37, .embed = 24, .hidden = 64};
-    test_training("GRU, Bahdanau", &gru, 12, 0.0f);
+    ModelDims gru = {.src_vocab = 41, .tgt_vocab = 37, .embed = 24, .hidden = 160};
+    test_training("GRU, Bahdanau", &gru, 16, 0.0f);
     ModelDims gru2 = gru;
     gru2.layers = 2, gru2.bidirectional = 1, gru2.attention = ATT_LUONG_CONCAT, gru2.input_feed = 1;
-    test_training("GRU, 2 layers, bidirectional, luong_concat, input feeding", &gru2, 12, 0.0f);
+    test_training("GRU, 2 layers, bidirectional, luong_concat, input feeding", &gru2, 16, 0.0f);
     ModelDims lstm = gru;
     lstm.cell = CELL_LSTM;
-    test_training("LSTM, Bahdanau, scheduled sampling", &lstm, 12, 0.5f);
+    test_training("LSTM, Bahdanau, scheduled sampling", &lstm, 16, 0.5f);
     ModelDims lstm2 = lstm;
     lstm2.layers = 2, lstm2.attention = ATT_LOCAL_PREDICTIVE, lstm2.window = 2, lstm2.input_feed = 1;
     test_training("LSTM, 2 layers, local_predictive, input feeding", &lstm2, 8, 0.0f);

@@ -73,8 +73,36 @@ const PackedMatrix *matmul_pack_for_rows(PackedMatrix *p, const float *w, int ld
 {
     /* The small-product exclusion only shrinks as the rows grow: the most rows decide. */
     int rows = max_rows < PACKED_MAX_ROWS ? max_rows : PACKED_MAX_ROWS;
-    if (!packed_gives_blas_bits(rows, N, K)) return NULL;
+    if (openblas_get_num_threads() != 1 || !packed_gives_blas_bits(rows, N, K)) return NULL;
     packed_matrix_pack(p, w, ld_w, N, K);
+    return p;
+}
+
+/* Whether the packed product gives cblas_sgemm NoTrans/NoTrans's bits (linalg.h). */
+static int packed_gives_blas_nn_bits(int M, int N, int K)
+{
+    return M <= PACKED_MAX_ROWS && (double)M * N * K > MATMUL_NN_SMALL && packed_matches_blas() &&
+           openblas_get_num_threads() == 1;
+}
+
+void matmul_nn_prepacked(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w,
+                         const PackedMatrix *pw, int add, int M, int N, int K)
+{
+    if (pw && packed_gives_blas_nn_bits(M, N, K)) {
+        if (add) packed_matmul_add(y, ld_y, x, ld_x, pw, M);
+        else packed_matmul_bias(y, ld_y, x, ld_x, pw, NULL, M);
+        return;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, x, ld_x, w, ld_w, add ? 1.0f : 0.0f, y,
+                ld_y);
+}
+
+const PackedMatrix *matmul_pack_columns_for_rows(PackedMatrix *p, const float *w, int ld_w, int N, int K,
+                                                 int max_rows)
+{
+    int rows = max_rows < PACKED_MAX_ROWS ? max_rows : PACKED_MAX_ROWS;
+    if (!packed_gives_blas_nn_bits(rows, N, K)) return NULL;
+    packed_matrix_pack_columns(p, w, ld_w, N, K);
     return p;
 }
 

@@ -28,9 +28,27 @@ void matmul_add_prepacked(float *y, int ld_y, const float *x, int ld_x, const fl
 /* For the products of a recurrent pass, one per time step with the same weight and up
  * to max_rows rows each: packs w (N, K), row stride ld_w, into p (as packed_matrix_pack:
  * no allocation once p has the shape) and returns p when matmul_*_prepacked would
- * compute some product of up to max_rows rows from it; else returns NULL and leaves p
- * as it was (the products are matmul_bias's, packing would be wasted). */
+ * compute some product of up to max_rows rows from it and OpenBLAS runs one thread;
+ * else returns NULL and leaves p as it was (the products are matmul_bias's, packing
+ * would be wasted). On more threads OpenBLAS 0.3.21's sgemm sums some products
+ * otherwise (K 449, 600 and 900 of 16 values of K from 24 to 4,096 measured, 2
+ * threads), which the packed products do not follow. */
 const PackedMatrix *matmul_pack_for_rows(PackedMatrix *p, const float *w, int ld_w, int N, int K, int max_rows);
+
+/* A backward pass's products y (M, N) (=, or += with add) x (M, K) · w, w (K, N) with
+ * row stride ld_w, as cblas_sgemm NoTrans/NoTrans computes them (alpha 1, beta add);
+ * pw: w's columns packed (packed_matrix_pack_columns), or NULL. With pw, where
+ * packed_matches_blas() and OpenBLAS runs one thread, M <= PACKED_MAX_ROWS and M·N·K
+ * > MATMUL_NN_SMALL (below, OpenBLAS 0.3.21 computes NoTrans/NoTrans products with a
+ * small-matrix kernel that sums otherwise), the packed product gives sgemm's very
+ * bits (measured: 3,808 shapes, M 1 to 64, N 8 to 1,536, K 24 to 4,096, both betas,
+ * and tests/test_matmul_packed.c). */
+void matmul_nn_prepacked(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w,
+                         const PackedMatrix *pw, int add, int M, int N, int K);
+/* As matmul_pack_for_rows, for matmul_nn_prepacked: packs w (K, N)'s columns. */
+const PackedMatrix *matmul_pack_columns_for_rows(PackedMatrix *p, const float *w, int ld_w, int N, int K,
+                                                 int max_rows);
+#define MATMUL_NN_SMALL 1e6
 
 /* matmul_bias computes up to this many rows as matrix-vector products (sgemv). */
 #define MATMUL_GEMV_ROWS 4

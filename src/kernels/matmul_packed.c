@@ -13,7 +13,8 @@ void packed_matrix_init(PackedMatrix *p, const float *w, int ld_w, int N, int K)
     packed_matrix_pack(p, w, ld_w, N, K);
 }
 
-void packed_matrix_pack(PackedMatrix *p, const float *w, int ld_w, int N, int K)
+/* p with room for an (N, K) matrix: its own buffer when it already has the shape. */
+static long packed_matrix_shape(PackedMatrix *p, int N, int K)
 {
     long panels = (N + PACKED_PANEL - 1) / PACKED_PANEL;
     if (p->n != N || p->k != K || (!p->panels && panels > 0 && K > 0)) {
@@ -22,6 +23,12 @@ void packed_matrix_pack(PackedMatrix *p, const float *w, int ld_w, int N, int K)
         p->n = N;
         p->k = K;
     }
+    return panels;
+}
+
+void packed_matrix_pack(PackedMatrix *p, const float *w, int ld_w, int N, int K)
+{
+    long panels = packed_matrix_shape(p, N, K);
     for (long g = 0; g < panels && K > 0; g++) {
         float *panel = p->panels + g * K * PACKED_PANEL;
         for (int k = 0; k < K; k++)
@@ -29,6 +36,22 @@ void packed_matrix_pack(PackedMatrix *p, const float *w, int ld_w, int N, int K)
                 long j = g * PACKED_PANEL + c;
                 panel[(long)k * PACKED_PANEL + c] = j < N ? w[j * ld_w + k] : 0.0f;
             }
+    }
+}
+
+void packed_matrix_pack_columns(PackedMatrix *p, const float *w, int ld_w, int N, int K)
+{
+    long panels = packed_matrix_shape(p, N, K);
+    /* Output j is column j of w: a panel's row k is 16 adjacent floats of w's row k. */
+    for (long g = 0; g < panels && K > 0; g++) {
+        float *panel = p->panels + g * K * PACKED_PANEL;
+        long j0 = g * PACKED_PANEL;
+        int width = N - j0 < PACKED_PANEL ? (int)(N - j0) : PACKED_PANEL;
+        for (int k = 0; k < K; k++) {
+            float *dst = panel + (long)k * PACKED_PANEL;
+            memcpy(dst, w + (long)k * ld_w + j0, sizeof(float) * width);
+            if (width < PACKED_PANEL) memset(dst + width, 0, sizeof(float) * (PACKED_PANEL - width));
+        }
     }
 }
 

@@ -55,6 +55,9 @@ void packed_matrix_init(PackedMatrix *p, const float *w, int ld_w, int N, int K)
  * p already has when p holds an (N, K) matrix: a weight that changed (a training
  * update) is repacked without allocating. */
 void packed_matrix_pack(PackedMatrix *p, const float *w, int ld_w, int N, int K);
+/* The same for the products y = x · w with w (K, N), row stride ld_w (a backward pass's
+ * dx = dy · W): packs w^T, the (N, K) matrix whose row j is w's column j. */
+void packed_matrix_pack_columns(PackedMatrix *p, const float *w, int ld_w, int N, int K);
 void packed_matrix_free(PackedMatrix *p);
 
 /* y (M, N) = x (M, K) · w^T + bias, bias (N) or NULL (zero); ld_* are row strides.

@@ -6,7 +6,7 @@
 
 #include "kernels/dispatch.h" /* defines: KERNEL_CLONES */
 #include "kernels/fastmath.h" /* defines: sigmoidf_fast, tanhf_fast */
-#include "kernels/linalg.h"   /* defines: matmul_bias, matmul_bias_prepacked, column_sums_add */
+#include "kernels/linalg.h"   /* defines: matmul_bias, matmul_*_prepacked, column_sums_add */
 #include "layers/packseq.h"  /* defines: packed_prev, packed_prev_all */
 
 
@@ -109,8 +109,7 @@ void gru_sequence_backward(const GruWeights *w, GruWeights *g, const float *x, c
         for (long i = 0; i < (long)B * H; i++)
             dh0[i] += direct[i];
         /* dLoss/d(previous state) += dgh · w_hh */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, G,
-                    1.0f, dgh_t, G, w->w_hh, H, 1.0f, dh0, H);
+        matmul_nn_prepacked(dh0, H, dgh_t, G, w->w_hh, H, w->w_hh_columns, 1, B, H, G);
     }
     /* Weight gradients over all steps at once. The previous states of positions 0..S-1
      * are one block too: h[0..S-1] forward, h[1..S] reverse. */
@@ -157,8 +156,7 @@ void gru_packed_backward(const GruWeights *w, GruWeights *g, const float *x, con
             d[i] += dh0[i];
         const float *hp = packed_prev(h, work, off, t, S, B, H, reverse);
         gru_gates_backward(d, rzn + at * G, gh + at * G, G, hp, dgi + at * G, G, dgh + at * G, G, dh0, n, H);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, H, G, 1.0f, dgh + at * G, G, w->w_hh, H, 1.0f,
-                    dh0, H);
+        matmul_nn_prepacked(dh0, H, dgh + at * G, G, w->w_hh, H, w->w_hh_columns, 1, n, H, G);
     }
     packed_prev_all(work, h, off, S, B, H, reverse);
     linear_grads(g->w_ih, NULL, dgi, G, x, w->in, N, G, w->in);

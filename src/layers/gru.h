@@ -27,6 +27,9 @@ typedef struct {
      * products w_hh h read it instead of having OpenBLAS repack w_hh at every step,
      * with the same bits (matmul_bias_prepacked, kernels/linalg.h). */
     const PackedMatrix *w_hh_packed;
+    /* w_hh's columns packed (packed_matrix_pack_columns), or NULL: the same for the
+     * backward passes' per-step products dgates · w_hh (matmul_nn_prepacked). */
+    const PackedMatrix *w_hh_columns;
 } GruWeights;
 
 /* One step's gates for B rows.

@@ -5,7 +5,7 @@
 
 #include "kernels/dispatch.h" /* defines: KERNEL_CLONES */
 #include "kernels/fastmath.h" /* defines: sigmoidf_fast, tanhf_fast */
-#include "kernels/linalg.h"   /* defines: matmul_bias, matmul_bias_prepacked, column_sums_add */
+#include "kernels/linalg.h"   /* defines: matmul_bias, matmul_*_prepacked, column_sums_add */
 #include "layers/packseq.h"  /* defines: packed_prev, packed_prev_all */
 
 
@@ -119,8 +119,7 @@ void lstm_sequence_backward(const LstmWeights *w, LstmWeights *g, const float *x
             }
         }
         /* dLoss/d(previous h) += dgates · w_hh */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, G,
-                    1.0f, dg_t, G, w->w_hh, H, 1.0f, dh0, H);
+        matmul_nn_prepacked(dh0, H, dg_t, G, w->w_hh, H, w->w_hh_columns, 1, B, H, G);
     }
     /* Weight gradients over all steps at once. The previous states of positions 0..S-1
      * are one block too: h[0..S-1] forward, h[1..S] reverse. Both biases see dgates. */
@@ -169,8 +168,7 @@ void lstm_packed_backward(const LstmWeights *w, LstmWeights *g, const float *x, 
         const float *cp = packed_prev(c, work, off, t, S, B, H, reverse);
         lstm_gates_backward(d, dc0, ifgo + at * G, cp, c + (B + at) * H, dgates + at * G, G, dc0, n, H);
         /* h_prev is reached only through W_hh. */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, H, G, 1.0f, dgates + at * G, G, w->w_hh, H, 0.0f,
-                    dh0, H);
+        matmul_nn_prepacked(dh0, H, dgates + at * G, G, w->w_hh, H, w->w_hh_columns, 0, n, H, G);
     }
     packed_prev_all(work, h, off, S, B, H, reverse);
     linear_grads(g->w_ih, g->b_ih, dgates, G, x, w->in, N, G, w->in);

@@ -341,8 +341,9 @@ typedef struct {
     int dropping;           /* set by model_forward: dropout is on for this pass */
     int sampling;           /* set by model_forward: some inputs are the model's own */
     int *fed;               /* (T, B) the words fed to the decoder when sampling */
-    /* A family's own activations (the Transformer's training pass, transformer.h),
-     * freed with own_free by runstate_free; NULL for the recurrent families. */
+    /* A family's own state, freed with own_free by runstate_free: the Transformer's
+     * training activations (transformer.h); the recurrent families' weights packed for
+     * a training or scoring pass's steps (rnn.h's rnn_pack_steps), or NULL. */
     void *own;
     void (*own_free)(void *own);
     /* model.type classifier: the pooling's activations (pooling.h), in batch order */

@@ -288,7 +288,9 @@ static void rnn_backward(Model *m, RunState *rs, const Batch *batch)
 
     memset(rs->d_keys, 0, sizeof(float) * SB * H);
     memset(rs->d_enc, 0, sizeof(float) * SB * H);
+    rnn_pack_steps_backward(m, rs, batch->B);  /* the weights' columns, for the steps' dgates · W */
     rnn_decoder_backward(m, rs, batch);
+    rnn_unpack_steps(rs);
 
     /* Keys W h_j: dW += dkeys^T h; dh += dkeys · W */
     const float *w_key = rnn_is_additive(d->attention) ? p->att_w_key : p->att_w;

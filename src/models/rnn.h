@@ -124,8 +124,15 @@ void rnn_step_packs_attach(RunState *rs, RunMode mode);
 void rnn_pack_steps(const Model *m, RunState *rs, int B);
 void rnn_unpack_steps(RunState *rs);
 const PackedMatrix *rnn_step_pack_encoder(RunState *rs, int l, int r, const float *w_hh, int N, int K, int B);
-/* How many weights the last forward pass of rs packed (0: every product was plain),
- * for the tests. */
+/* The same for the backward passes' per-step products dgates · W (matmul_nn_prepacked):
+ * rnn_pack_steps_backward packs the decoder's weights' columns for the backward pass
+ * that follows (rnn_unpack_steps ends it too); rnn_step_pack_encoder_columns packs the
+ * columns of encoder layer l, direction r's w_hh (K, N). */
+void rnn_pack_steps_backward(const Model *m, RunState *rs, int B);
+const PackedMatrix *rnn_step_pack_encoder_columns(RunState *rs, int l, int r, const float *w_hh, int N, int K,
+                                                  int B);
+/* How many weights rs's last training step packed, its forward pass and its backward
+ * pass (0: every product was plain), for the tests and benchmarks. */
 int rnn_steps_packed(const RunState *rs);
 
 /* rnn_decoder.c's passes for rnn.c. The output o_t of step t's rows of a training

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "base/util.h"        /* defines: xcalloc */
-#include "kernels/linalg.h"   /* defines: matmul_bias, linear_grads */
+#include "kernels/linalg.h"   /* defines: matmul_bias, matmul_nn_prepacked, linear_grads */
 #include "kernels/prepared.h" /* defines: PreparedWeight, prepared_matmul_bias, prepared_matmul_add */
 #include "layers/attention.h" /* defines: attention_bahdanau_*, attention_dot_*, DotAttention */
 #include "layers/embedding.h" /* defines: embedding_forward/_backward */
@@ -96,12 +96,15 @@ void rnn_prepared_free(void *prepared)
  * run state has its own: packed from the shared weights, read by its pass alone.
  * Buffers are allocated by the first pass and reused (the shapes are the model's). */
 typedef struct {
-    PackedMatrix enc_hh[MAX_LAYERS][2];
+    PackedMatrix enc_hh[MAX_LAYERS][2], enc_cols[MAX_LAYERS][2];
     PackedMatrix dec_store[RNN_MAX_PREPARED];   /* rnn_prepared_list's order */
+    PackedMatrix col_store[RNN_MAX_PREPARED];   /* the same weights' columns (backward) */
     RnnPrepared dec;   /* views of dec_store: the weights this pass packed, zero for the
                           others (a zero PreparedWeight is the plain product) */
+    RnnPrepared cols;  /* views of col_store, the same way */
     int live;          /* dec holds the weights as they are now: within rnn_pack_steps ..
                           rnn_unpack_steps (a forward pass) */
+    int live_cols;     /* cols does: within rnn_pack_steps_backward .. rnn_unpack_steps */
     int packed;        /* weights packed since rnn_pack_steps (rnn_steps_packed) */
 } RnnStepPacks;
 
@@ -109,9 +112,10 @@ static void step_packs_free(void *own)
 {
     RnnStepPacks *k = own;
     for (int l = 0; l < MAX_LAYERS; l++)
-        packed_matrix_free(&k->enc_hh[l][0]), packed_matrix_free(&k->enc_hh[l][1]);
+        for (int r = 0; r < 2; r++)
+            packed_matrix_free(&k->enc_hh[l][r]), packed_matrix_free(&k->enc_cols[l][r]);
     for (int i = 0; i < RNN_MAX_PREPARED; i++)
-        packed_matrix_free(&k->dec_store[i]);
+        packed_matrix_free(&k->dec_store[i]), packed_matrix_free(&k->col_store[i]);
     free(k);
 }
 
@@ -130,33 +134,59 @@ const PackedMatrix *rnn_step_pack_encoder(RunState *rs, int l, int r, const floa
     return packed;
 }
 
-void rnn_pack_steps(const Model *m, RunState *rs, int B)
+const PackedMatrix *rnn_step_pack_encoder_columns(RunState *rs, int l, int r, const float *w_hh, int N, int K,
+                                                  int B)
 {
     RnnStepPacks *k = rs->own;
-    if (!k) return;
-    RnnPrepared *pr = &k->dec;
+    const PackedMatrix *packed = k ? matmul_pack_columns_for_rows(&k->enc_cols[l][r], w_hh, N, N, K, B) : NULL;
+    if (packed) k->packed++;
+    return packed;
+}
+
+/* The decoder's step weights packed into k's views: rows (x · W^T, forward) or columns
+ * (dy · W, backward). */
+static void pack_decoder(const Model *m, RnnStepPacks *k, int B, int columns)
+{
+    RnnPrepared *pr = columns ? &k->cols : &k->dec;
+    PackedMatrix *store = columns ? k->col_store : k->dec_store;
     PreparedWeight *pw[RNN_MAX_PREPARED];
     const float *w[RNN_MAX_PREPARED];
     int ld[RNN_MAX_PREPARED], n[RNN_MAX_PREPARED], kk[RNN_MAX_PREPARED];
     int count = rnn_prepared_list(m, pr, pw, w, ld, n, kk);
     memset(pr, 0, sizeof *pr);
-    k->packed = 0;
     for (int i = 0; i < count; i++) {
         /* The products of all the decoder's rows at once (the embeddings' projection,
          * the keys, the output layer) are too tall to use a packed weight. */
         if (pw[i] == &pr->emb_in || pw[i] == &pr->keys || pw[i] == &pr->out) continue;
-        const PackedMatrix *packed = matmul_pack_for_rows(&k->dec_store[i], w[i], ld[i], n[i], kk[i], B);
+        const PackedMatrix *packed = columns ? matmul_pack_columns_for_rows(&store[i], w[i], ld[i], kk[i], n[i], B)
+                                             : matmul_pack_for_rows(&store[i], w[i], ld[i], n[i], kk[i], B);
         if (!packed) continue;
-        *pw[i] = (PreparedWeight){.n = n[i], .k = kk[i], .type = COMPUTE_FLOAT32, .packed = *packed};
+        *pw[i] = (PreparedWeight){.n = packed->n, .k = packed->k, .type = COMPUTE_FLOAT32, .packed = *packed};
         k->packed++;
     }
+}
+
+void rnn_pack_steps(const Model *m, RunState *rs, int B)
+{
+    RnnStepPacks *k = rs->own;
+    if (!k) return;
+    k->packed = 0;
+    pack_decoder(m, k, B, 0);
     k->live = 1;
+}
+
+void rnn_pack_steps_backward(const Model *m, RunState *rs, int B)
+{
+    RnnStepPacks *k = rs->own;
+    if (!k) return;
+    pack_decoder(m, k, B, 1);
+    k->live_cols = 1;
 }
 
 void rnn_unpack_steps(RunState *rs)
 {
     RnnStepPacks *k = rs->own;
-    if (k) k->live = 0;
+    if (k) k->live = 0, k->live_cols = 0;
 }
 
 int rnn_steps_packed(const RunState *rs)
@@ -170,6 +200,16 @@ static const RnnPrepared *live_packs(const RunState *rs)
     const RnnStepPacks *k = rs->mode == RUN_DECODE ? NULL : rs->own;
     return k && k->live ? &k->dec : NULL;
 }
+
+/* The packed columns of weight `field` for a backward product (matmul_nn_prepacked),
+ * or NULL: within a backward pass, the run state's (above). */
+static const PackedMatrix *packed_columns(const PreparedWeight *pw)
+{
+    return pw->packed.panels ? &pw->packed : NULL;
+}
+#define COLUMNS(rs, field) \
+    ((rs)->mode != RUN_DECODE && (rs)->own && ((const RnnStepPacks *)(rs)->own)->live_cols \
+         ? packed_columns(&((const RnnStepPacks *)(rs)->own)->cols.field) : NULL)
 
 /* The prepared weight `field` for a product: decoding (RUN_DECODE), m's prepared one
  * when m has prepared weights; training and scoring (nmt eval's loss), within a forward
@@ -373,8 +413,7 @@ static void luong_attend_backward(Model *m, RunState *rs, const Batch *batch, in
     for (long i = 0; i < BtH; i++)
         dpre[i] = (dout[i] + (d->input_feed ? rs->d_feed[i] : 0.0f)) * (1.0f - o[i] * o[i]);
     /* d[c; s] = dpre · W_out */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bt, 2 * H, H, 1.0f, dpre, H, p->att_w_out, 2 * H, 0.0f,
-                rs->d_cat, 2 * H);
+    matmul_nn_prepacked(rs->d_cat, 2 * H, dpre, H, p->att_w_out, 2 * H, COLUMNS(rs, att_out), 0, Bt, 2 * H, H);
     for (int b = 0; b < Bt; b++)
         for (int k = 0; k < H; k++)
             ds[(long)b * H + k] += rs->d_cat[(long)b * 2 * H + H + k];
@@ -382,7 +421,7 @@ static void luong_attend_backward(Model *m, RunState *rs, const Batch *batch, in
         float *dq = rs->d_query + row * H;
         attention_bahdanau_backward(rs->d_cat, 2 * H, rs->keys, mem, batch->mask, rs->query + row * H, H, p->att_v,
                                     attn, g->att_v, rs->d_keys, rs->d_enc, dq, H, rs->work, S, B, Bt, H, H);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bt, H, H, 1.0f, dq, H, p->att_w_query, H, 1.0f, ds, H);
+        matmul_nn_prepacked(ds, H, dq, H, p->att_w_query, H, COLUMNS(rs, query), 1, Bt, H, H);
         return;
     }
     DotAttention cfg = dot_config(d);
@@ -406,7 +445,7 @@ static void luong_attend_backward(Model *m, RunState *rs, const Batch *batch, in
                 dph[(long)b * H + k] = du * p->att_v_pos[k] * (1.0f - h * h);
             }
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bt, H, H, 1.0f, dph, H, p->att_w_pos, H, 1.0f, ds, H);
+        matmul_nn_prepacked(ds, H, dph, H, p->att_w_pos, H, COLUMNS(rs, pos), 1, Bt, H, H);
     }
 }
 
@@ -466,16 +505,14 @@ void rnn_decoder_backward(Model *m, RunState *rs, const Batch *batch)
             }
             if (l) {
                 /* The layer's input was the layer below's s_t (after dropout). */
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bt, H, GH, 1.0f, dgi, GH, p->dec[l].w_ih, H,
-                            0.0f, rs->d_step, H);
+                matmul_nn_prepacked(rs->d_step, H, dgi, GH, p->dec[l].w_ih, H, COLUMNS(rs, ih[l]), 0, Bt, H, GH);
                 if (rs->dropping) rows_multiply(rs->d_step, H, rs->dec_drop[l] + row * H, Bt, H);
                 for (long i = 0; i < BtH; i++)
                     rs->d_s[l - 1][i] += rs->d_step[i];
             } else if (X > E) {
                 /* Layer 0's second input: the context (bahdanau) or o_{t-1} (input feeding). */
                 float *dx = d->attention == ATT_BAHDANAU ? rs->d_ctx : rs->d_feed;
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bt, H, GH, 1.0f, dgi, GH, p->dec[0].w_ih + E, X,
-                            0.0f, dx, H);
+                matmul_nn_prepacked(dx, H, dgi, GH, p->dec[0].w_ih + E, X, COLUMNS(rs, ctx_in), 0, Bt, H, GH);
                 if (d->attention == ATT_BAHDANAU) {
                     RnnRun *top = &rs->dec[L - 1];
                     int tw = GH + H;
@@ -489,8 +526,8 @@ void rnn_decoder_backward(Model *m, RunState *rs, const Batch *batch)
         /* ds_{t-1} += dgh · W_hh (with the query's rows for the fused top layer). */
         for (int l = 0; l < L; l++) {
             int ghw = GH + (rnn_fused_query(d, l) ? H : 0);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bt, H, ghw, 1.0f, rs->d_dgh[l] + row * ghw, ghw,
-                        p->dec[l].w_hh, H, 1.0f, rs->d_s[l], H);
+            matmul_nn_prepacked(rs->d_s[l], H, rs->d_dgh[l] + row * ghw, ghw, p->dec[l].w_hh, H, COLUMNS(rs, hh[l]), 1,
+                                Bt, H, ghw);
         }
     }
     /* Weight gradients over all steps at once (d_out, consumed above, holds the states

@@ -42,15 +42,16 @@ void tanh_inplace(float *x, long n)
 }
 
 /* A layer's weights (or gradients) as the layer functions take them; hh: w_hh packed
- * for the forward pass's steps, or NULL. */
-static GruWeights gru_weights(const RnnParams *p, int in, int units, const PackedMatrix *hh)
+ * for the forward pass's steps, cols: its columns for the backward pass's, or NULL. */
+static GruWeights gru_weights(const RnnParams *p, int in, int units, const PackedMatrix *hh, const PackedMatrix *cols)
 {
-    return (GruWeights){p->w_ih, p->w_hh, p->b_ih, p->b_hh, in, units, hh};
+    return (GruWeights){p->w_ih, p->w_hh, p->b_ih, p->b_hh, in, units, hh, cols};
 }
 
-static LstmWeights lstm_weights(const RnnParams *p, int in, int units, const PackedMatrix *hh)
+static LstmWeights lstm_weights(const RnnParams *p, int in, int units, const PackedMatrix *hh,
+                                const PackedMatrix *cols)
 {
-    return (LstmWeights){p->w_ih, p->w_hh, p->b_ih, p->b_hh, in, units, hh};
+    return (LstmWeights){p->w_ih, p->w_hh, p->b_ih, p->b_hh, in, units, hh, cols};
 }
 
 /* ---------------------------------------------------------------- forward */
@@ -79,11 +80,11 @@ static void encode_padded(Model *m, RunState *rs, const Batch *batch, int with_d
             memset(run->h + init, 0, sizeof(float) * B * U);
             if (lstm) {
                 memset(run->c + init, 0, sizeof(float) * B * U);
-                LstmWeights w = lstm_weights(&p->enc[l][r], in, U, hh);
+                LstmWeights w = lstm_weights(&p->enc[l][r], in, U, hh, NULL);
                 lstm_sequence_forward(&w, rs->enc_x[l], batch->mask, run->h, run->c, run->gi, run->gh, run->cache,
                                       S, B, r);
             } else {
-                GruWeights w = gru_weights(&p->enc[l][r], in, U, hh);
+                GruWeights w = gru_weights(&p->enc[l][r], in, U, hh, NULL);
                 gru_sequence_forward(&w, rs->enc_x[l], batch->mask, run->h, run->gi, run->gh, run->cache, S, B, r);
             }
         }
@@ -158,11 +159,11 @@ static void encode_packed(Model *m, RunState *rs, const Batch *batch, int with_d
             memset(run->h, 0, sizeof(float) * B * U);
             if (lstm) {
                 memset(run->c, 0, sizeof(float) * B * U);
-                LstmWeights w = lstm_weights(&p->enc[l][r], in, U, hh);
+                LstmWeights w = lstm_weights(&p->enc[l][r], in, U, hh, NULL);
                 lstm_packed_forward(&w, rs->enc_x[l], run->h, run->c, run->gi, run->gh, run->cache, off, S, B, r,
                                     rs->enc_work);
             } else {
-                GruWeights w = gru_weights(&p->enc[l][r], in, U, hh);
+                GruWeights w = gru_weights(&p->enc[l][r], in, U, hh, NULL);
                 gru_packed_forward(&w, rs->enc_x[l], run->h, run->gi, run->gh, run->cache, off, S, B, r, rs->enc_work);
             }
         }
@@ -287,12 +288,13 @@ static void encoder_backward_padded(Model *m, RunState *rs, const Batch *batch, 
         for (int r = 0; r < rnn_dirs(d); r++) {
             RnnRun *run = &rs->enc[l][r];
             float *dx = r ? rs->d_x2 : rs->d_x;
+            const PackedMatrix *cols = rnn_step_pack_encoder_columns(rs, l, r, p->enc[l][r].w_hh, U, rnn_gates(d) * U, B);
             if (lstm) {
-                LstmWeights w = lstm_weights(&p->enc[l][r], in, U, NULL), gw = lstm_weights(&g->enc[l][r], in, U, NULL);
+                LstmWeights w = lstm_weights(&p->enc[l][r], in, U, NULL, cols), gw = lstm_weights(&g->enc[l][r], in, U, NULL, NULL);
                 lstm_sequence_backward(&w, &gw, rs->enc_x[l], batch->mask, run->h, run->c, run->cache, dh[r], dcf[r],
                                        dx, rs->d_h0, rs->d_c0, rs->d_enc_gi, S, B, r);
             } else {
-                GruWeights w = gru_weights(&p->enc[l][r], in, U, NULL), gw = gru_weights(&g->enc[l][r], in, U, NULL);
+                GruWeights w = gru_weights(&p->enc[l][r], in, U, NULL, cols), gw = gru_weights(&g->enc[l][r], in, U, NULL, NULL);
                 gru_sequence_backward(&w, &gw, rs->enc_x[l], batch->mask, run->h, run->gh, run->cache, dh[r], dx,
                                       rs->d_h0, rs->d_enc_gi, rs->d_enc_gh, S, B, r);
             }
@@ -351,13 +353,14 @@ static void encoder_backward_packed(Model *m, RunState *rs, const Batch *batch, 
         for (int r = 0; r < rnn_dirs(d); r++) {
             RnnRun *run = &rs->enc[l][r];
             float *dx = r ? rs->d_x2 : rs->d_x, *hfin = rs->d_hfin + (long)r * B * U;
+            const PackedMatrix *cols = rnn_step_pack_encoder_columns(rs, l, r, p->enc[l][r].w_hh, U, rnn_gates(d) * U, B);
             if (lstm) {
-                LstmWeights w = lstm_weights(&p->enc[l][r], in, U, NULL), gw = lstm_weights(&g->enc[l][r], in, U, NULL);
+                LstmWeights w = lstm_weights(&p->enc[l][r], in, U, NULL, cols), gw = lstm_weights(&g->enc[l][r], in, U, NULL, NULL);
                 lstm_packed_backward(&w, &gw, rs->enc_x[l], run->h, run->c, run->cache, dh[r], hfin,
                                      rs->d_cfin + (long)r * B * U, dx, rs->d_h0, rs->d_c0, rs->d_enc_gi, off, S, B, r,
                                      rs->enc_work);
             } else {
-                GruWeights w = gru_weights(&p->enc[l][r], in, U, NULL), gw = gru_weights(&g->enc[l][r], in, U, NULL);
+                GruWeights w = gru_weights(&p->enc[l][r], in, U, NULL, cols), gw = gru_weights(&g->enc[l][r], in, U, NULL, NULL);
                 gru_packed_backward(&w, &gw, rs->enc_x[l], run->h, run->gh, run->cache, dh[r], hfin, dx, rs->d_h0,
                                     rs->d_enc_gi, rs->d_enc_gh, off, S, B, r, rs->enc_work);
             }
