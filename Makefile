@@ -8,7 +8,7 @@
 #   make native         ./nmt-native, -march=native (objects in build-native/): for this
 #                       machine only, a CPU without its instruction sets stops it with
 #                       SIGILL; never installed. scripts/bench/bench_portable.sh compares the two.
-#   make test           the unit tests and tests/test_cli.sh against ./nmt
+#   make test           the unit tests and the end-to-end shell tests (tests/*.sh) against ./nmt
 #   make test-sanitize  the same suite built with ASan/UBSan in build-sanitize/ (its own
 #                       nmt); ./nmt and build/ are left as they are
 #   make mpi            ./nmt-mpi, the same program able to train over MPI ranks
@@ -151,18 +151,23 @@ $(BUILD)/weights_diff: tests/tools/weights_diff.c $(OBJ)
 $(BUILD)/set_config: tests/tools/set_config.c $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
 
-# Every test binary, then the end-to-end shell test against $(NMT_BIN) (./nmt) and the
-# test of the documentation machinery (tests/test_docs.sh), and the tests of what nmt does
+# Every test binary, then the end-to-end shell tests against $(NMT_BIN) (./nmt): the
+# test of the documentation machinery (tests/test_docs.sh), the tests of what nmt does
 # with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh), of
 # its options, man page and installed files (tests/test_options.sh), of a careless
 # user's mix-ups (tests/test_mixups.sh), of jobs that stop (tests/test_stops.sh), of nmt
 # on several threads (tests/test_threads.sh), of nmt serve (tests/test_serve.sh, and
 # its page in Chromium: tests/test_browser.sh), the decoding and adaptation tools of
-# issue 32 (tests/test_toolbox.sh) and issue 29's training keys (tests/test_train_keys.sh).
+# issue 32 (tests/test_toolbox.sh), issue 29's training keys (tests/test_train_keys.sh), and
+# last the commands end to end: options, config errors, training, eval and damaged files
+# (tests/test_cli.sh), translate, score, checkpoints and resuming, the model families,
+# subword units (tests/test_cli_*.sh).
 test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights $(BUILD)/set_config $(BUILD)/weights_diff $(BUILD)/json_get
 	@NMT=$(NMT_BIN) TOOLS=$(BUILD) BUILD=$(BUILD) sh tests/run.sh $(TESTS) tests/test_layers.sh tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh \
 	    tests/test_mixups.sh tests/test_stops.sh tests/test_threads.sh tests/test_serve.sh tests/test_browser.sh \
-	    tests/test_toolbox.sh tests/test_train_keys.sh
+	    tests/test_toolbox.sh tests/test_train_keys.sh \
+	    tests/test_cli.sh tests/test_cli_translate.sh tests/test_cli_score.sh tests/test_cli_resume.sh tests/test_cli_family.sh \
+	    tests/test_cli_subwords.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, objects,
 # test binaries and nmt in build-sanitize/.
