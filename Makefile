@@ -230,15 +230,16 @@ bench-transformer: nmt
 	/usr/bin/python3 scripts/bench/bench_transformer.py
 
 # Time to quality, nmt against PyTorch on mar, swe and fra from ../shared/data
-# (scripts/bench/time_to_quality.py; hours): docs/bench/time_to_quality.json and BENCHMARKS.md's
-# section. What shuffled batches cost against bucketed ones: scripts/bench/bench_batching.sh.
+# (scripts/bench/time_to_quality.py; hours): docs/bench/time_to_quality.json and
+# docs/bench-time-to-quality.md's section. What shuffled batches cost against bucketed
+# ones: scripts/bench/bench_batching.sh.
 bench-ttq: nmt
 	/usr/bin/python3 scripts/bench/time_to_quality.py
 
 # Time to quality of the Transformer (configs/transformer.json) against the best
 # recurrent config (configs/family/luong_concat.json) on mar, swe and fra, greedy and
 # beam-5 BLEU at 2, 5, 10 and 20 minutes of training (scripts/bench/transformer_quality.py;
-# hours): docs/bench/transformer_quality.json and BENCHMARKS.md's section.
+# hours): docs/bench/transformer_quality.json and docs/bench-time-to-quality.md's section.
 bench-transformer-quality: nmt
 	/usr/bin/python3 scripts/bench/transformer_quality.py
 # Which recipe for which budget, in CPU time (issue 29; scripts/bench/recipes.py): the
