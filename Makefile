@@ -224,8 +224,8 @@ bench: nmt
 
 # nmt's Transformer against PyTorch's nn.Transformer modules (issue 17; scripts/bench/bench_transformer.py,
 # 30-45 minutes): training, greedy and beam decoding against a cached and a recomputing
-# PyTorch decoder, memory and the roofline; docs/bench/transformer.json and BENCHMARKS.md's
-# section rendered from it.
+# PyTorch decoder, memory and the roofline; docs/bench/transformer.json and
+# docs/bench-transformer.md's section rendered from it.
 bench-transformer: nmt
 	/usr/bin/python3 scripts/bench/bench_transformer.py
 
