@@ -246,8 +246,8 @@ bench-transformer-quality: nmt
 # shipped translation configs on swe and mar from ../shared/data, validation loss and BLEU
 # per update (1 thread, deterministic) and CPU seconds per update (alternated runs), so
 # that a busy machine measures them as well as a quiet one; docs/bench/recipes.json and
-# BENCHMARKS.md's section. Hours of wall time (about 30 CPU minutes); RECIPES_WORK keeps
-# the runs, and a second make resumes where the first stopped.
+# docs/bench-time-to-quality.md's section. Hours of wall time (about 30 CPU minutes);
+# RECIPES_WORK keeps the runs, and a second make resumes where the first stopped.
 RECIPES_WORK ?= /tmp/nmt-recipes
 RECIPES = --recipe default=configs/default.json --recipe transformer=configs/transformer.json \
           --recipe transformer-quick=configs/transformer-quick.json
