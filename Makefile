@@ -156,16 +156,17 @@ $(BUILD)/set_config: tests/tools/set_config.c $(OBJ)
 # with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh), of
 # its options, man page and installed files (tests/test_options.sh), of a careless
 # user's mix-ups (tests/test_mixups.sh), of jobs that stop (tests/test_stops.sh), of nmt
-# on several threads (tests/test_threads.sh), of nmt serve (tests/test_serve.sh, and
-# its page in Chromium: tests/test_browser.sh), the decoding and adaptation tools of
-# issue 32 (tests/test_toolbox.sh), issue 29's training keys (tests/test_train_keys.sh), and
-# last the commands end to end: options, config errors, training, eval and damaged files
+# on several threads (tests/test_threads.sh), of translate's read-ahead and compute types
+# (tests/test_translate_order.sh), of nmt serve (tests/test_serve.sh, and its page in
+# Chromium: tests/test_browser.sh), the decoding and adaptation tools of issue 32
+# (tests/test_toolbox.sh), issue 29's training keys (tests/test_train_keys.sh), and last
+# the commands end to end: options, config errors, training, eval and damaged files
 # (tests/test_cli.sh), translate, score, checkpoints and resuming, the model families,
 # subword units (tests/test_cli_*.sh).
 test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights $(BUILD)/set_config $(BUILD)/weights_diff $(BUILD)/json_get
 	@NMT=$(NMT_BIN) TOOLS=$(BUILD) BUILD=$(BUILD) sh tests/run.sh $(TESTS) tests/test_layers.sh tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh \
-	    tests/test_mixups.sh tests/test_stops.sh tests/test_threads.sh tests/test_serve.sh tests/test_browser.sh \
-	    tests/test_toolbox.sh tests/test_train_keys.sh \
+	    tests/test_mixups.sh tests/test_stops.sh tests/test_threads.sh tests/test_translate_order.sh tests/test_serve.sh \
+	    tests/test_browser.sh tests/test_toolbox.sh tests/test_train_keys.sh \
 	    tests/test_cli.sh tests/test_cli_translate.sh tests/test_cli_score.sh tests/test_cli_resume.sh tests/test_cli_family.sh \
 	    tests/test_cli_subwords.sh
 
@@ -228,29 +229,30 @@ bench: nmt
 
 # nmt's Transformer against PyTorch's nn.Transformer modules (issue 17; scripts/bench/bench_transformer.py,
 # 30-45 minutes): training, greedy and beam decoding against a cached and a recomputing
-# PyTorch decoder, memory and the roofline; docs/bench/transformer.json and BENCHMARKS.md's
-# section rendered from it.
+# PyTorch decoder, memory and the roofline; docs/bench/transformer.json and
+# docs/bench-transformer.md's section rendered from it.
 bench-transformer: nmt
 	/usr/bin/python3 scripts/bench/bench_transformer.py
 
 # Time to quality, nmt against PyTorch on mar, swe and fra from ../shared/data
-# (scripts/bench/time_to_quality.py; hours): docs/bench/time_to_quality.json and BENCHMARKS.md's
-# section. What shuffled batches cost against bucketed ones: scripts/bench/bench_batching.sh.
+# (scripts/bench/time_to_quality.py; hours): docs/bench/time_to_quality.json and
+# docs/bench-time-to-quality.md's section. What shuffled batches cost against bucketed
+# ones: scripts/bench/bench_batching.sh.
 bench-ttq: nmt
 	/usr/bin/python3 scripts/bench/time_to_quality.py
 
 # Time to quality of the Transformer (configs/transformer.json) against the best
 # recurrent config (configs/family/luong_concat.json) on mar, swe and fra, greedy and
 # beam-5 BLEU at 2, 5, 10 and 20 minutes of training (scripts/bench/transformer_quality.py;
-# hours): docs/bench/transformer_quality.json and BENCHMARKS.md's section.
+# hours): docs/bench/transformer_quality.json and docs/bench-time-to-quality.md's section.
 bench-transformer-quality: nmt
 	/usr/bin/python3 scripts/bench/transformer_quality.py
 # Which recipe for which budget, in CPU time (issue 29; scripts/bench/recipes.py): the
 # shipped translation configs on swe and mar from ../shared/data, validation loss and BLEU
 # per update (1 thread, deterministic) and CPU seconds per update (alternated runs), so
 # that a busy machine measures them as well as a quiet one; docs/bench/recipes.json and
-# BENCHMARKS.md's section. Hours of wall time (about 30 CPU minutes); RECIPES_WORK keeps
-# the runs, and a second make resumes where the first stopped.
+# docs/bench-time-to-quality.md's section. Hours of wall time (about 30 CPU minutes);
+# RECIPES_WORK keeps the runs, and a second make resumes where the first stopped.
 RECIPES_WORK ?= /tmp/nmt-recipes
 RECIPES = --recipe default=configs/default.json --recipe transformer=configs/transformer.json \
           --recipe transformer-quick=configs/transformer-quick.json
@@ -275,6 +277,18 @@ bench-scaling: nmt
 
 bench-batching: nmt
 	sh scripts/bench/bench_batching.sh --write
+# The products of a decoder step (issue 31): OpenBLAS's sgemm against the packed float
+# and the int8 kernels (src/kernels/matmul_*.h), one thread, alternated rounds; prints
+# the CPU and a Markdown table (scripts/bench/bench_matmul.sh; about 3 minutes).
+$(BUILD)/bench_matmul: scripts/bench/bench_matmul.c $(OBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
+bench-matmul: $(BUILD)/bench_matmul
+	sh scripts/bench/bench_matmul.sh $(BUILD)/bench_matmul
+# int8 decoding against float32 (issue 31): CPU seconds of nmt translate (greedy and
+# beam 5, line by line and --batch 64, one thread, alternated rounds) and nmt eval's BLEU,
+# on INT8_MODEL and its held-out INT8_TEST (scripts/bench/bench_int8.sh; minutes).
+bench-int8: nmt
+	sh scripts/bench/bench_int8.sh $(INT8_MODEL) $(INT8_TEST)
 # The sentiment classifier against the attention-pooling demonstration it reproduces
 # (docs/bench/sentiment.json, the table in docs/measurements.md): 6 settings x 5 seeds, about a minute.
 bench-sentiment: nmt
@@ -350,4 +364,4 @@ install-data:
 clean:
 	rm -rf build build-mpi build-native build-sanitize nmt nmt-mpi nmt-native
 
-.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-serve bench-transformer bench-ttq bench-transformer-quality bench-recipes bench-naive-bayes bench-batching bench-scaling bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean bench-qe bench-extend-vocab
+.PHONY: all native mpi test test-mpi test-sanitize fuzz demo bench bench-serve bench-transformer bench-ttq bench-transformer-quality bench-recipes bench-naive-bayes bench-batching bench-scaling bench-matmul bench-int8 bench-sentiment bench-bpe-long-word docs check-docs man install install-data clean bench-qe bench-extend-vocab

@@ -6,6 +6,9 @@
  *   check_close(a, b, n, tol, "label")  max |a-b| / max(1,|b|) over n floats <= tol;
  *                                 prints the max difference either way
  *   check_close_scaled(a, b, n, tol, "label")  max |a-b| / max|b| <= tol
+ *   check_identical(a, b, n, "label")  the n floats are the same bits (results that must
+ *                                 not depend on the instruction set or the batch);
+ *                                 prints the first difference on a failure
  *   return check_report("name");  prints "name: N passed, M failed, K skipped" (the line
  *                                 tests/run.sh reads), returns the exit code
  *
@@ -20,6 +23,7 @@
 #define CHECK_H
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 /* UNDER_ASAN: defined when built with AddressSanitizer (gcc says so by a macro, clang
  * by __has_feature), for the checks it cannot run (memory limits). */
@@ -112,6 +116,21 @@ static inline int check_close_scaled(const float *a, const float *b, long n, dou
     fprintf(ok ? stdout : stderr, "%s %-28s max diff %.3g of max %.3g (at %ld of %ld, tol %.1g)\n",
             ok ? "  ok" : "FAIL", label, worst, scale, at, n, tol);
     return ok;
+}
+
+static inline int check_identical(const float *a, const float *b, long n, const char *label)
+{
+    for (long i = 0; i < n; i++)
+        if (memcmp(&a[i], &b[i], sizeof(float)) != 0) {
+            char x[32], y[32];
+            check_failed++;
+            fprintf(stderr, "FAIL %s: first difference at %ld of %ld: computed %s (%a), expected %s (%a)\n", label, i, n,
+                    check_fmt(x, a[i]), a[i], check_fmt(y, b[i]), b[i]);
+            return 0;
+        }
+    check_passed++;
+    printf("  ok %s (%ld floats identical)\n", label, n);
+    return 1;
 }
 
 static inline int check_report(const char *name)

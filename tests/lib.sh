@@ -20,6 +20,8 @@
 #   one_error                             stderr is one line, starting with $PREFIX
 #   field KEY FILE                        the number after "KEY": on each line of FILE
 #   tiny_model DIR                        trains a small model into DIR (DIR/model.bin)
+#   wait_lines FILE N                     waits until FILE has N lines, or nmt ($pid)
+#                                         has ended without writing them (then fails)
 #   small_model KIND DIR                  trains a small gru, transformer or classifier
 #                                         into DIR, one that outputs something
 #   cli_data                              $T/train.tsv (300 pairs), $T/tiny.json (the
@@ -105,6 +107,17 @@ one_error() {
 }
 # field KEY FILE — the number after "KEY": on each line of FILE that has one.
 field() { sed -n "s/.*\"$1\":\([-0-9.eE+]*\).*/\1/p" "$2"; }
+
+# wait_lines FILE N — for a background nmt ($pid) writing FILE: 0 once FILE has N lines,
+# 1 if nmt has ended without writing them. The 300 s bound only keeps a hung nmt from
+# hanging the suite.
+wait_lines() {
+    i=0
+    while [ "$(lines "$1")" -lt "$2" ] && kill -0 $pid 2>/dev/null && [ "$i" -lt 30000 ]; do
+        sleep 0.01; i=$((i + 1))
+    done
+    [ "$(lines "$1")" -ge "$2" ]
+}
 
 # tiny_model DIR — 200 pairs of data/mar.txt, one epoch of a 16-unit GRU: a model file
 # to read, translate with and break, not one that translates well.

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"     // defines: CHECK, SKIP, check_close, check_close_scaled, check_report
+#include "check.h"     // defines: CHECK, SKIP, check_close, check_close_scaled, check_identical, check_report
 #include "gradcheck.h" // defines: check_grad, GradCheckOpts
 #include "base/util.h"      // defines: Rng, rng_seed
 
@@ -331,9 +331,30 @@ static void test_report(void)
     CHECK(v.ret == 0 && !strcmp(v.out, "test_y: 5 passed, 0 failed, 0 skipped\n"), "check_report: zero when all passed");
 }
 
+/* ---------------------------------------------------------------- check_identical */
+
+/* Identical bits pass, NaN and -0 included; +0 against -0, or one ulp anywhere, fails and
+ * is named. */
+static void test_identical(void)
+{
+    float a[N], b[N];
+    fill_pair(a, b);
+    a[2] = b[2] = NAN;
+    a[3] = b[3] = -0.0f;
+    expect_pass(ASIDE(check_identical(a, b, N, "same")), "check_identical: the same bits (a NaN, a -0) pass");
+    b[3] = 0.0f;
+    expect_fail(ASIDE(check_identical(a, b, N, "zeros")), "first difference at 3 of 9: computed -0",
+                "check_identical: -0 against +0 fails, naming index 3");
+    fill_pair(a, b);
+    a[N - 1] = nextafterf(b[N - 1], 2.0f);
+    expect_fail(ASIDE(check_identical(a, b, N, "ulp")), "first difference at 8 of 9",
+                "check_identical: one ulp at the last position fails, naming it");
+}
+
 int main(void)
 {
     test_close();
+    test_identical();
     test_grad();
     test_report();
     return check_report("test_check");

@@ -105,16 +105,8 @@ check "translate --max-len without a value: exit 2" exits 2
 # ---------------------------------------------------------------- 2. pipeline flushing
 
 # nmt reads a fifo that this shell holds open for writing (and reading, so that opening
-# never blocks whatever nmt does); each translation must arrive while stdin stays open.
-# wait_lines FILE N — waits until FILE has N lines (0), or nmt ($pid) has ended without
-# writing them (1). The 300 s bound only keeps a hung nmt from hanging the suite.
-wait_lines() {
-    i=0
-    while [ "$(lines "$1")" -lt "$2" ] && kill -0 $pid 2>/dev/null && [ "$i" -lt 30000 ]; do
-        sleep 0.01; i=$((i + 1))
-    done
-    [ "$(lines "$1")" -ge "$2" ]
-}
+# never blocks whatever nmt does); each translation must arrive while stdin stays open
+# (wait_lines: tests/lib.sh).
 mkfifo "$T/fifo"
 : >"$T/fifo.out"
 exec 3<>"$T/fifo"

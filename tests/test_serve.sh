@@ -3,7 +3,7 @@
 # same bytes as nmt translate's (greedy, beam, n-best lists and scores, attention,
 # Transformer heads and layers, an ensemble), labels as nmt classify's, each limit
 # (body bytes, lines, the queue, the time limit, a client that stalls), and SIGTERM
-# with a request in flight (it is answered, then exit 0).
+# with a request in flight (it is answered, then exit 0); --compute-type int8.
 #
 # Run from the repository root after `make` (tests/run.sh does): sh tests/test_serve.sh
 # Needs curl (sh scripts/install-deps.sh --test-tools) and $TOOLS/json_get (make test
@@ -258,6 +258,23 @@ check "the access log: a line per request, method, path, status, size" \
 kill -TERM $PID
 wait_server
 check "SIGTERM with nothing in flight: exit 0, 'stopped'" eval '[ $rc = 0 ] && has "$T/main.log" "nmt: serve: stopped"'
+
+# --compute-type int8 (issue 31): the translation models prepared once and shared by
+# the workers; n-best lists and scores the bytes of nmt translate --compute-type int8.
+start int8 "$GRU" "$TR" "$CLS" --workers 2 --compute-type int8
+answer=int8
+for m in GRU TR; do
+    eval M=\$$m
+    ask int8 POST /translate "{\"text\": $SRC, \"model\": \"$M\", \"beam\": 3, \"nbest\": 2, \"batch\": 8}"
+    nbest_lines int8 >"$T/got"
+    $LIMIT "$NMT" translate "$M" --beam 3 --nbest 2 --batch 8 --compute-type int8 "$T/src.txt" >"$T/want" 2>/dev/null
+    check "--compute-type int8, POST /translate $m: nmt translate --compute-type int8's n-best lists and scores" \
+        eval '[ $code = 200 ] && [ -s "$T/want" ] && cmp -s "$T/want" "$T/got"'
+    show_diff
+done
+kill -TERM $PID
+wait_server
+check "--compute-type int8: exit 0 on SIGTERM" eval '[ $rc = 0 ]'
 
 # Two translation models: an ensemble. A client that sends half its body and stalls
 # holds no worker (there is one, and another request is answered meanwhile), and is

@@ -108,7 +108,7 @@ typedef struct {
 
 static FfnParams ffn_params(FfnCtx *c)
 {
-    return (FfnParams){c->W1, c->b1, c->W2, c->b2};
+    return (FfnParams){c->W1, c->b1, c->W2, c->b2, NULL, NULL};
 }
 
 static double ffn_objective(void *p)
@@ -195,7 +195,8 @@ typedef struct {
 
 static MhaParams mha_params(const MhaCtx *c)
 {
-    return (MhaParams){c->par[0], c->par[1], c->par[2], c->par[3], c->par[4], c->par[5], c->par[6], c->par[7]};
+    return (MhaParams){c->par[0], c->par[1], c->par[2], c->par[3], c->par[4], c->par[5], c->par[6], c->par[7],
+                       NULL, NULL, NULL, NULL};
 }
 
 static double mha_objective(void *p)
@@ -513,7 +514,7 @@ static void fixture_mha(Fixture *f, const char *prefix)
     MhaConfig cfg = {.d = d, .heads = heads, .causal = causal};
     const float *W = fx(f, prefix, "in_proj_weight"), *bias = fx(f, prefix, "in_proj_bias");
     MhaParams p = {W, bias, W + d * d, bias + d, W + 2 * d * d, bias + 2 * d,
-                   fx(f, prefix, "out_proj_weight"), fx(f, prefix, "out_proj_bias")};
+                   fx(f, prefix, "out_proj_weight"), fx(f, prefix, "out_proj_bias"), NULL, NULL, NULL, NULL};
     const float *q_in = fx(f, prefix, "q_in"), *kv_in = self ? q_in : fx(f, prefix, "kv_in");
     const int *len_q = (const int *)fx(f, prefix, "len_q"), *len_k = (const int *)fx(f, prefix, "len_k");
     long nq = (long)Tq * Bf * d, nk = (long)Tk * Bf * d;
@@ -575,7 +576,7 @@ static void fixture_ffn(Fixture *f)
 {
     const int *dims = fixture_get(f, "ffn_dims")->data;
     int N = dims[0], d = dims[1], ff = dims[2];
-    FfnParams p = {fx(f, "ffn_", "W1"), fx(f, "ffn_", "b1"), fx(f, "ffn_", "W2"), fx(f, "ffn_", "b2")};
+    FfnParams p = {fx(f, "ffn_", "W1"), fx(f, "ffn_", "b1"), fx(f, "ffn_", "W2"), fx(f, "ffn_", "b2"), NULL, NULL};
     float *h = xcalloc((long)N * ff, sizeof(float)), *a = xcalloc((long)N * ff, sizeof(float));
     float *work = xcalloc((long)N * ff, sizeof(float));
     float *y = xcalloc((long)N * d, sizeof(float)), *dx = xcalloc((long)N * d, sizeof(float));
@@ -636,7 +637,7 @@ static void test_mha_packed(int causal, Rng *rng)
         for (int t = 0; t < len_k[b]; t++)
             memcpy(pkv + (long)(start_k[b] + t) * d, tkv + ((long)t * B + b) * d, sizeof(float) * d);
     }
-    MhaParams p = {W[0], W[1], W[2], W[3], W[4], W[5], W[6], W[7]};
+    MhaParams p = {W[0], W[1], W[2], W[3], W[4], W[5], W[6], W[7], NULL, NULL, NULL, NULL};
     float *out[2][3], *grads[2][8];  /* [time-major, packed][y, dq, dkv] */
     for (int pk = 0; pk < 2; pk++) {
         for (int i = 0; i < 3; i++)

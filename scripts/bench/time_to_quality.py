@@ -39,7 +39,7 @@ by --max-pairs, see DEFAULT_CAP) and each seed (--seeds, default 2) it
     way must give the BLEU train.log reports, and PyTorch's validation with nmt's
     weights the same loss (and nearly the same BLEU);
  4. writes every figure of every run to docs/bench/time_to_quality.json (--raw), and
-    renders from it (--render RAW.json) BENCHMARKS.md's section: per corpus and epoch the
+    renders from it (--render RAW.json) docs/bench-time-to-quality.md's section: per corpus and epoch the
     validation loss, BLEU and training time (medians over the seeds, min–max), the time
     each recipe takes to reach PyTorch's epoch-3 BLEU, the BLEU within 2, 5 and 10
     minutes, and the issue's three targets checked with the numbers.
@@ -62,7 +62,7 @@ Met or not, each is reported with its numbers.
 
     /usr/bin/python3 scripts/bench/time_to_quality.py           # the full run: hours; writes
                                                                 # docs/bench/time_to_quality.json and
-                                                                # BENCHMARKS.md's section
+                                                                # docs/bench-time-to-quality.md's section
     /usr/bin/python3 scripts/bench/time_to_quality.py --quick   # every step on tiny slices, 2 epochs
                                                                 # (~3 minutes); prints the rendering
     python3 scripts/bench/time_to_quality.py --render docs/bench/time_to_quality.json [--readme]
@@ -97,7 +97,7 @@ PYTHON = "/usr/bin/python3"        # Debian's, where python3-torch is
 NMT = os.path.join(ROOT, "nmt")
 REFERENCE = os.path.join(ROOT, "configs", "mar-reference.json")
 RAW = os.path.join(ROOT, "docs", "bench", "time_to_quality.json")
-BENCHMARKS = os.path.join(ROOT, "BENCHMARKS.md")
+BENCHMARKS = os.path.join(ROOT, "docs", "bench-time-to-quality.md")   # where the section is
 BLOCK = "time_to_quality"
 CORPORA = ("mar", "swe", "fra")
 QUICK_PAIRS = 800                  # --quick: every corpus sampled down to this
@@ -560,8 +560,8 @@ class TimeToQuality:
 
 
 def splice_into_benchmarks():
-    """BENCHMARKS.md gets the section as a generated block (scripts/docs/docs.py) after
-    the block scripts/bench/bench.py writes, if it has none yet; then the block is regenerated."""
+    """docs/bench-time-to-quality.md gets the section as a generated block (scripts/docs/docs.py)
+    at its end, if it has none yet; then the block is regenerated."""
     with open(BENCHMARKS, encoding="utf-8") as f:
         text = f.read()
     if f"<!-- generated block {BLOCK}:" not in text:
@@ -608,7 +608,7 @@ def main():
                          "quick: %d of each; N = 0: all)" % (DEFAULT_CAP["fra"], QUICK_PAIRS))
     ap.add_argument("--split-seed", type=int, default=1, help="the seed of the split and the sample (default 1)")
     ap.add_argument("--raw", help="where the raw results go (default docs/bench/time_to_quality.json, which "
-                                  "BENCHMARKS.md's section is rendered from; quick: a temporary file, and "
+                                  "docs/bench-time-to-quality.md's section is rendered from; quick: a temporary file, and "
                                   "the rendering is printed instead)")
     ap.add_argument("--render", metavar="RAW.json", help="measure nothing: print the Markdown of RAW.json")
     ap.add_argument("--readme", action="store_true", help="with --render: README's short headline instead")

@@ -1,8 +1,8 @@
-"""The report of make bench-ttq (time_to_quality.py): BENCHMARKS.md's time-to-quality
-section, rendered from a raw result alone (docs/bench/time_to_quality.json): per corpus
-and epoch the validation loss, BLEU and training time, the time each recipe takes to
-reach PyTorch's epoch-3 BLEU, the BLEU within fixed budgets, and the issue's three
-targets checked with the numbers; and the recipes, corpora and targets it names.
+"""The report of make bench-ttq (time_to_quality.py): docs/bench-time-to-quality.md's
+time-to-quality section, rendered from a raw result alone (docs/bench/time_to_quality.json):
+per corpus and epoch the validation loss, BLEU and training time, the time each recipe
+takes to reach PyTorch's epoch-3 BLEU, the BLEU within fixed budgets, and the issue's
+three targets checked with the numbers; and the recipes, corpora and targets it names.
 
     python3 scripts/bench/time_to_quality.py --render docs/bench/time_to_quality.json [--readme]
 
@@ -178,7 +178,7 @@ def corpus_title(c):
 
 
 def render(raw):
-    """BENCHMARKS.md's time-to-quality section (without the generated-block markers)."""
+    """docs/bench-time-to-quality.md's time-to-quality section (without the generated-block markers)."""
     st, m = raw["settings"], raw["machine"]
     E, seeds = st["epochs"], st["seeds"]
     names = dict(RECIPES)
@@ -345,7 +345,7 @@ def render_readme(raw):
     seeds = raw["settings"]["seeds"]
     L = [f"Measured {raw['date'].split()[0]} (commit {raw['commit']}; {raw['machine']['cpu']}, "
          f"{raw['machine']['cores']} cores; {'median of ' + str(len(seeds)) + ' seeds' if len(seeds) > 1 else 'one seed'}"
-         ", every figure in [BENCHMARKS.md](../BENCHMARKS.md#time-to-quality-nmt-and-pytorch-bleu-against-training-time)):",
+         ", every figure in [docs/bench-time-to-quality.md](bench-time-to-quality.md#time-to-quality-nmt-and-pytorch-bleu-against-training-time)):",
          "",
          f"| corpus | BLEU after {minutes} minutes of training: nmt / PyTorch | time to PyTorch's epoch-{k} BLEU: "
          f"nmt / PyTorch |", "|---|---:|---:|"]

@@ -94,6 +94,13 @@ void *xmalloc(size_t bytes) { return check_alloc(malloc(bytes ? bytes : 1), byte
 void *xcalloc(size_t count, size_t bytes) { return check_alloc(calloc(count ? count : 1, bytes ? bytes : 1), count * bytes); }
 void *xrealloc(void *p, size_t bytes) { return check_alloc(realloc(p, bytes ? bytes : 1), bytes); }
 
+void *xmalloc_aligned64(size_t bytes)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes ? bytes : 1) != 0) p = NULL;
+    return check_alloc(p, bytes ? bytes : 1);
+}
+
 char *xstrdup(const char *s)
 {
     size_t n = strlen(s) + 1;

@@ -35,6 +35,8 @@ size_t error_shorten(char *s, size_t len, size_t cap);
 void *xmalloc(size_t bytes);
 void *xcalloc(size_t count, size_t bytes);
 void *xrealloc(void *p, size_t bytes);
+/* bytes of memory aligned to 64 bytes (a cache line, an AVX-512 vector), for free. */
+void *xmalloc_aligned64(size_t bytes);
 char *xstrdup(const char *s);
 
 /* PCG32 (O'Neill): small, fast, and reproducible across platforms. */

@@ -13,6 +13,7 @@ typedef struct {
     TranslateOptions opt;   /* --beam, --length-penalty, --max-line-bytes */
     MetricArgs metric;
     int json, threads, workers;
+    int compute_type;         /* --compute-type: ComputeType */
     int text_col, label_col;  /* a classifier's columns (-1: the model's) */
     StringList models;        /* --models */
     int per_line, word_scores;
@@ -46,6 +47,9 @@ static const Option eval_rows[] = {
              "a line is no pair"},
     {"--word-scores", OPT_FLAG, OPTION_AT(EvalArgs, word_scores), .group = FOR_TRANSLATION | FOR_PER_LINE,
      .help = "--per-line, and TAB each unit's log-probability (<eos> last)"},
+    {OPTION_COMPUTE_TYPE(EvalArgs, compute_type), .group = FOR_TRANSLATION | FOR_BLEU,
+     .help = "the products of decoding, as for nmt translate (the loss and\n"
+             "perplexity are computed in float32 either way)"},
     {OPTION_THREADS(EvalArgs, threads), .help = "OpenBLAS threads, as for nmt translate"},
     {OPTION_WORKERS(EvalArgs, workers), .help = "workers, as for nmt translate: the same figures"},
     {OPTION_MAX_LINE_BYTES(EvalArgs, opt.lines.max_bytes),
@@ -119,7 +123,8 @@ int cmd_eval(void *args, const Parsed *p)
     if (a->word_scores) a->per_line = 1;
     if (a->per_line && (p->groups & (FOR_BLEU | JSON)))
         return usage_error(&eval_options, "eval: --per-line scores the given targets, one line each: --beam, "
-                                          "--length-penalty, --json and the BLEU options do not apply");
+                                          "--length-penalty, --compute-type, --json and the BLEU options do not "
+                                          "apply");
     if ((p->groups & GIVEN_LENGTH_PENALTY) && a->opt.beam <= 1)
         return usage_error(&eval_options, "eval: --length-penalty scores beam search; greedy search (no --beam K "
                                           "above 1) has no use for it");
@@ -149,10 +154,12 @@ int cmd_eval(void *args, const Parsed *p)
                                           "labels would be read as the text", a->text_col, a->label_col);
     }
     /* The workers' models, as for nmt translate: the first reads and writes the text;
-     * with --models, all of them decode (and score) together. */
-    EnsembleFiles ensemble;
+     * with --models, all of them decode (and score) together. Each is prepared once,
+     * before the workers share it read-only. */
+    EnsembleFiles ensemble = {0};
     Workers *w = NULL;
-    if (ensemble_files_open(&ensemble, models, n_models, &mf, &err) ||
+    if ((!classifier && prepare_model(&mf.model, model, a->compute_type, &err)) ||
+        ensemble_files_open(&ensemble, models, n_models, &mf, a->compute_type, &err) ||
         !(w = command_workers(ensemble.all, ensemble.n, a->workers, a->threads, &err))) {
         ensemble_files_close(&ensemble);
         modelfile_free(&mf);

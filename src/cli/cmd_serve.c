@@ -14,6 +14,7 @@ typedef struct {
     ServerOptions server;
     RequestLimits limits;
     int threads, workers, queue;
+    int compute_type;         /* --compute-type: ComputeType */
 } ServeArgs;
 
 static int check_listen(const char *value, const char *next, char *why, size_t why_len)
@@ -35,6 +36,9 @@ static const Option serve_rows[] = {
                                                  "OpenBLAS thread (0: one per core; default 1)"},
     {OPTION_THREADS(ServeArgs, threads),
      .help = "OpenBLAS threads (default 0: OpenBLAS's choice); for one worker"},
+    {OPTION_COMPUTE_TYPE(ServeArgs, compute_type),
+     .help = "the translation models' products, as for nmt translate (prepared\n"
+             "once, shared by the workers; classifiers stay float32)"},
     {"--batch", OPT_INT, OPTION_AT(ServeArgs, limits.batch), .lo = 1, .hi = 4096, .metavar = "N",
      .help = "a request's lines are decoded N at a time (default 16), as\n"
              "nmt translate --batch N reads them; a request's \"batch\" overrides it"},
@@ -64,8 +68,8 @@ const OptionTable serve_options = {
     .name = "serve",
     .usage =
         "usage: nmt serve MODEL.bin [MODEL.bin ...] [--listen ADDR:PORT] [--workers N] [--threads N]\n"
-        "                 [--batch N] [--max-lines N] [--max-body-bytes N] [--queue N]\n"
-        "                 [--timeout S] [--connections N]\n"
+        "                 [--compute-type float32|int8] [--batch N] [--max-lines N]\n"
+        "                 [--max-body-bytes N] [--queue N] [--timeout S] [--connections N]\n"
         "\n"
         "Serve translation models (and classifiers) over HTTP: each model file is read once\n"
         "and shared by the workers. GET / is a page to translate with and look at the\n"
@@ -109,6 +113,12 @@ int cmd_serve(void *args, const Parsed *p)
     Error err;
     for (; read < n && status == 0; read++) {
         status = modelfile_read(p->operands[read], &models[read], &err);
+        /* Prepared once, before the workers share the model read-only. */
+        if (status == 0 && !model_classifies(&models[read].model.dims) &&
+            prepare_model(&models[read].model, p->operands[read], a->compute_type, &err)) {
+            modelfile_free(&models[read]);
+            status = -1;
+        }
         files[read] = &models[read];
     }
     if (status) read--;  /* the one that failed holds nothing */

@@ -30,6 +30,19 @@ int output_done(OutFile *of, int status, Error *err)
     return outfile_commit(of, err);
 }
 
+const char *const compute_type_names[] = {"float32", "int8", NULL};
+const int compute_type_values[] = {COMPUTE_FLOAT32, COMPUTE_INT8};
+
+int prepare_model(Model *m, const char *path, int compute_type, Error *err)
+{
+    const ModelFamily *f = model_family(&m->dims);
+    if (compute_type == COMPUTE_INT8 && !f->prepare)
+        return error_set(err, "%s: --compute-type int8: a %s has no int8 products; decode it with float32", path,
+                         f->title);
+    model_prepare_decoding(m, (ComputeType)compute_type);
+    return 0;
+}
+
 int too_many_operands(const OptionTable *t, const Parsed *p, int max)
 {
     if (p->n_operands <= max) return 0;
@@ -117,7 +130,8 @@ void metric_resolve(const MetricArgs *a, MetricOptions *m, int *tokenize_given)
     }
 }
 
-int read_translator(const char *path, ModelFile *mf, const ModelFile *first, const char *first_path, Error *err)
+int read_translator(const char *path, ModelFile *mf, const ModelFile *first, const char *first_path, int compute_type,
+                    Error *err)
 {
     if (modelfile_read(path, mf, err)) return -1;
     char why[ERROR_LEN / 2];
@@ -127,20 +141,21 @@ int read_translator(const char *path, ModelFile *mf, const ModelFile *first, con
     else if (first && modelfile_compatible(first, mf, 0, why, sizeof why))
         error_set(err, "%s: cannot join %s in an ensemble (%s): an ensemble's models must share their vocabularies "
                        "and the way they read text", path, first_path, why);
-    else
+    else if (prepare_model(&mf->model, path, compute_type, err) == 0)
         return 0;
     modelfile_free(mf);
     return -1;
 }
 
-int ensemble_files_open(EnsembleFiles *ef, char *const *models, int n_models, ModelFile *first, Error *err)
+int ensemble_files_open(EnsembleFiles *ef, char *const *models, int n_models, ModelFile *first, int compute_type,
+                        Error *err)
 {
     ef->more = xcalloc(n_models, sizeof(ModelFile));
     ef->all = xmalloc(sizeof(ModelFile *) * n_models);
     ef->all[0] = first;
     ef->n = 1;
     for (int k = 1; k < n_models; k++) {
-        if (read_translator(models[k], &ef->more[ef->n - 1], first, models[0], err)) return -1;
+        if (read_translator(models[k], &ef->more[ef->n - 1], first, models[0], compute_type, err)) return -1;
         ef->all[ef->n] = &ef->more[ef->n - 1];
         ef->n++;
     }

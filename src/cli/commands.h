@@ -93,9 +93,10 @@ typedef struct {
 /* Reads a model of a run that translates, checked as every model of an ensemble is:
  * a translation model (a classifier has no decoder), and, after the first (first
  * NULL for the first itself), one that shares first's vocabularies and text options
- * (modelfile_compatible, what differs named). 0, or -1 with err naming the file (mf
- * left empty). */
-int read_translator(const char *path, ModelFile *mf, const ModelFile *first, const char *first_path, Error *err);
+ * (modelfile_compatible, what differs named); then prepared for decoding with products
+ * of compute_type (prepare_model). 0, or -1 with err naming the file (mf left empty). */
+int read_translator(const char *path, ModelFile *mf, const ModelFile *first, const char *first_path, int compute_type,
+                    Error *err);
 
 /* The models of a run that translates: the first (models[0], read by the caller) and
  * the members of an ensemble (--models A B ...) after it, read and checked as nmt
@@ -108,10 +109,12 @@ typedef struct {
     int n;
 } EnsembleFiles;
 
-/* Reads models[1..n_models) beside first (models[0]'s file) into ef. 0, or -1 with err
- * naming the file that cannot be read or join; either way ensemble_files_close
- * releases what was read (not first). */
-int ensemble_files_open(EnsembleFiles *ef, char *const *models, int n_models, ModelFile *first, Error *err);
+/* Reads models[1..n_models) beside first (models[0]'s file) into ef, each prepared for
+ * compute_type as read_translator prepares it. 0, or -1 with err naming the file that
+ * cannot be read or join; either way ensemble_files_close releases what was read (not
+ * first). */
+int ensemble_files_open(EnsembleFiles *ef, char *const *models, int n_models, ModelFile *first, int compute_type,
+                        Error *err);
 void ensemble_files_close(EnsembleFiles *ef);
 
 /* Makes an empty list of inputs the one input "-", standard input. */
@@ -145,6 +148,19 @@ int workers_usage(const OptionTable *t, int workers, int threads);
  * setting OpenBLAS's threads (--threads; 0 leaves them) for one worker: NULL with err if
  * the memory limit leaves no room for several (workers_new). */
 Workers *command_workers(ModelFile *const *models, int n_models, int workers, int threads, Error *err);
+
+/* --compute-type float32|int8, nmt translate's and nmt eval's: how decoding computes
+ * its products (CTranslate2's compute_type; kernels/prepared.h). */
+extern const char *const compute_type_names[];
+extern const int compute_type_values[];
+#define OPTION_COMPUTE_TYPE(T, field)                                                                          \
+    .name = "--compute-type", .kind = OPT_CHOICE, .at = offsetof(T, field), .size = sizeof(((T *)0)->field), \
+    .choices = compute_type_names, .choice_values = compute_type_values, .metavar = "float32|int8",          \
+    .needs = "float32 or int8"
+/* Prepares a loaded model (read from path) for decoding with products of this
+ * ComputeType (model_prepare_decoding). 0, or -1 with err when int8 was asked for and
+ * the model's family has no int8 products. */
+int prepare_model(Model *m, const char *path, int compute_type, Error *err);
 
 /* --beam K and --length-penalty A, nmt translate's and nmt eval's. */
 #define OPTION_BEAM(T, field)                                                                   \

@@ -198,10 +198,12 @@ static int prefix_ids(const ModelFile *mf, const char *line, int **ids, int *len
     return bad;
 }
 
-/* The engine under worker_translate_at: models[0..nm-1] (models[0] reads and writes the
- * text), each decoding with its own states[e]. */
+/* The engine under worker_translate and worker_translate_ordered: models[0..nm-1]
+ * (models[0] reads and writes the text), each decoding with its own states[e]; line i is
+ * line line_index[i] (0-based) of the whole input, whose sampling stream it draws from
+ * (line_index NULL: line i), and prefix[i] (prefix NULL: none) begins its translation. */
 static void translate_batch(ModelFile *const *files, RunState *const *states, int nm, char *const *lines,
-                            char *const *prefix, long first_index, int n, const TranslateOptions *opt,
+                            char *const *prefix, const long *line_index, int n, const TranslateOptions *opt,
                             Translation *out, int *count, int *bad)
 {
     ModelFile *mf = files[0];
@@ -233,7 +235,7 @@ static void translate_batch(ModelFile *const *files, RunState *const *states, in
             src[n_live] = encode_tokens(&tok[i], &mf->src_vocab);
             src_len[n_live] = tok[i].n;
             limit[n_live] = output_limit(opt, tok[i].n);
-            index[n_live] = first_index + i;
+            index[n_live] = line_index ? line_index[i] : i;
             if (pre && prefix[i]) {
                 int why = prefix_ids(mf, prefix[i], &pre[n_live], &pre_len[n_live]);
                 if (bad) bad[i] |= why;
@@ -315,17 +317,11 @@ void translate_models(Worker *k, const TranslateOptions *opt, ModelFile ***files
 void worker_translate(Worker *k, char *const *lines, int n, const TranslateOptions *opt, Translation *out,
                       int *count, int *bad)
 {
-    worker_translate_at(k, lines, NULL, 0, n, opt, out, count, bad);
-}
-
-void worker_translate_at(Worker *k, char *const *lines, char *const *prefix, long first_index, int n,
-                         const TranslateOptions *opt, Translation *out, int *count, int *bad)
-{
     ModelFile **files;
     RunState **states;
     int nm;
     translate_models(k, opt, &files, &states, &nm);
-    translate_batch(files, states, nm, lines, prefix, first_index, n, opt, out, count, bad);
+    translate_batch(files, states, nm, lines, NULL, NULL, n, opt, out, count, bad);
     free(files);
     free(states);
 }
@@ -492,186 +488,320 @@ static void warn_line(int bad, const char *in_name, long number, const Translate
                 opt->prefix_name, number, TRANSLATE_MAX_SOURCE, TRANSLATE_MAX_SOURCE);
 }
 
-/* Writes the records of n translated lines (lines first_number... of in_name, the
- * records numbered from base + first_number), warning about bad ones, and frees the
- * translations. */
-static int write_lines(Translation *result, const int *count, const int *bad, int n, long first_number, long base,
-                       FILE *out, const char *in_name, const TranslateOptions *opt, Error *err)
+/* Line `number` of in_name (its record numbered base + number): the warnings a bad line
+ * earned, its heatmaps, and its record(s) from result (count of them). 0, or -1 with err
+ * when a heatmap cannot be written. */
+static int write_record(FILE *out, const Translation *result, int count, int bad, long number, long base,
+                        const char *in_name, const TranslateOptions *opt, Error *err)
 {
-    int k = opt->nbest > 1 ? opt->nbest : 1, status = 0;
-    for (int i = 0; i < n; i++) {
-        long number = first_number + i;
-        Translation *best = &result[(long)i * k];
-        warn_line(bad[i], in_name, number, opt);
-        if (status == 0 && opt->attention_svg) status = write_heatmap(opt->attention_svg, base + number, best, opt, err);
-        if (opt->attention_json) {
-            put_json(out, base + number, best, opt->scores);
-        } else if (opt->nbest >= 1) {
-            for (int j = 0; j < count[i]; j++) {
-                const Translation *t = &result[(long)i * k + j];
-                fprintf(out, "%ld ||| %s", base + number - 1, t->text);
-                if (opt->nbest_format == NBEST_NMT) {
-                    fprintf(out, " ||| %.6f", t->score);
-                    if (opt->align) put_alignment(out, t);
-                } else {
-                    if (opt->align) put_alignment(out, t);
-                    fprintf(out, " ||| F0= %.6f", t->logprob);
-                    if (opt->scores) {
-                        fprintf(out, " QE= %.6f", t->qe);
-                        put_feature(out, "WordQE", t->word_qe, t->n_words);
-                        if (opt->word_scores) put_feature(out, "UnitLogProbs", t->unit_logp, t->n_units);
-                    }
-                    fprintf(out, " ||| %.6f", t->score);
+    const Translation *best = &result[0];
+    warn_line(bad, in_name, number, opt);
+    if (opt->attention_svg && write_heatmap(opt->attention_svg, base + number, best, opt, err) != 0) return -1;
+    if (opt->attention_json) {
+        put_json(out, base + number, best, opt->scores);
+    } else if (opt->nbest >= 1) {
+        for (int j = 0; j < count; j++) {
+            const Translation *t = &result[j];
+            fprintf(out, "%ld ||| %s", base + number - 1, t->text);
+            if (opt->nbest_format == NBEST_NMT) {
+                fprintf(out, " ||| %.6f", t->score);
+                if (opt->align) put_alignment(out, t);
+            } else {
+                if (opt->align) put_alignment(out, t);
+                fprintf(out, " ||| F0= %.6f", t->logprob);
+                if (opt->scores) {
+                    fprintf(out, " QE= %.6f", t->qe);
+                    put_feature(out, "WordQE", t->word_qe, t->n_words);
+                    if (opt->word_scores) put_feature(out, "UnitLogProbs", t->unit_logp, t->n_units);
                 }
-                fputc('\n', out);
+                fprintf(out, " ||| %.6f", t->score);
             }
-        } else {
-            fputs(best->text, out);
-            if (opt->align) put_alignment(out, best);
-            if (opt->scores) put_scores(out, best, opt);
             fputc('\n', out);
         }
-        for (int j = 0; j < count[i]; j++)
-            translation_free(&result[(long)i * k + j]);
+    } else {
+        fputs(best->text, out);
+        if (opt->align) put_alignment(out, best);
+        if (opt->scores) put_scores(out, best, opt);
+        fputc('\n', out);
     }
-    if (status == 0 && (ferror(out) || fflush(out) != 0))
-        status = error_set(err, "writing the translation: %s", strerror(errno));
-    return status;
+    return 0;
 }
 
-/* A group of lines on its way through the workers: its own copy of the lines (the
- * reader reuses its buffers) and their --prefix lines, and once translated, the
- * results. */
+static int flushed(FILE *out, Error *err)
+{
+    if (ferror(out) || fflush(out) != 0) return error_set(err, "writing the translation: %s", strerror(errno));
+    return 0;
+}
+
+/* A window of lines on its way through the workers: the lines (its own copy when the
+ * workers read ahead: the reader reuses its buffers) and their --prefix lines, their
+ * order of translation (by length, or as read), and the translations, each written once
+ * it and every line before it are done. Its batches translate into their own lines'
+ * slots of result, count and bad; only the batches' finish (one at a time, in order)
+ * reads done and next. */
 typedef struct {
     char **lines;
     char **prefix;         /* (n) with --prefix, read on the reader's thread in input order; else NULL */
-    int n;
+    int n, copied;
     long first_number;
-    Translation *result;   /* (n * k) */
+    int *order;            /* (n) the lines in their batches' order */
+    Translation *result;   /* (n * k), line i's at i * k */
     int *count, *bad;      /* (n) */
-} LineGroup;
+    int *done;             /* (n) 1 once line i's batch is finished */
+    int next;              /* the first line not yet written */
+    int batches_left;      /* batches not yet finished: the last frees the window */
+    int failed;            /* a write failed: write nothing more */
+} LineWindow;
 
-static LineGroup *group_new(char **lines, int n, long first_number, const TranslateOptions *opt, int copy)
-{
-    int k = opt->nbest > 1 ? opt->nbest : 1;
-    LineGroup *g = xcalloc(1, sizeof *g);
-    g->n = n;
-    g->first_number = first_number;
-    g->lines = lines;
-    if (copy) {
-        g->lines = xmalloc(sizeof(char *) * n);
-        for (int i = 0; i < n; i++)
-            g->lines[i] = xstrdup(lines[i]);
-    }
-    g->result = xmalloc(sizeof(Translation) * n * k);
-    /* Zero translations until translated: a group that an earlier write error keeps
-     * from being translated is finished (freed) with nothing to free. */
-    g->count = xcalloc(n ? n : 1, sizeof(int));
-    g->bad = xmalloc(sizeof(int) * n);
-    return g;
-}
-
-/* Frees g (and its lines, if it copied them); its translations are freed by write_lines. */
-static void group_free(LineGroup *g, int copied)
-{
-    for (int i = 0; copied && i < g->n; i++)
-        free(g->lines[i]);
-    if (copied) free(g->lines);
-    for (int i = 0; g->prefix && i < g->n; i++)
-        free(g->prefix[i]);
-    free(g->prefix);
-    free(g->result);
-    free(g->count);
-    free(g->bad);
-    free(g);
-}
+/* One batch of a window: lines order[from .. from + n - 1]. */
+typedef struct {
+    LineWindow *win;
+    int from, n;
+    struct StreamJob *j;
+} WindowBatch;
 
 /* What the stream's batches need besides their lines. */
-typedef struct {
+typedef struct StreamJob {
     Workers *w;
     OrderedQueue *queue;  /* several workers: the batches in flight; NULL: one at a time */
     long base;
     FILE *out;
     const char *in_name;
     const TranslateOptions *opt;
+    int batch;            /* lines decoded together */
 } StreamJob;
 
-static void translate_group(StreamJob *j, LineGroup *g)
-{
-    Worker *k = workers_borrow(j->w);
-    /* Sampling's streams are by the line's index in the whole input: the same draws
-     * whatever the batch or the worker. */
-    worker_translate_at(k, g->lines, g->prefix, j->base + g->first_number - 1, g->n, j->opt, g->result, g->count,
-                        g->bad);
-    workers_return(j->w, k);
-}
-
-/* The ordered queue's two halves: translate a group on a pool thread; write it in turn. */
+/* Byte length, then input order: the sort of a window's lines into batches. */
 typedef struct {
-    LineGroup *g;
-    StreamJob *j;
-} QueuedGroup;
+    size_t bytes;
+    int index;
+} LineKey;
 
-static void queued_run(void *job)
+static int by_length(const void *a, const void *b)
 {
-    QueuedGroup *q = job;
-    translate_group(q->j, q->g);
+    const LineKey *x = a, *y = b;
+    if (x->bytes != y->bytes) return x->bytes < y->bytes ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
 }
 
-static int queued_finish(void *ctx, void *job, int failed, Error *err)
+int translate_sorts(const TranslateOptions *opt) { return opt->batch > 1 && !wants_attention(opt); }
+
+void translate_length_order(char *const *lines, int n, int *order)
+{
+    LineKey *keys = xmalloc(sizeof(LineKey) * (n ? n : 1));
+    for (int i = 0; i < n; i++)
+        keys[i] = (LineKey){strlen(lines[i]), i};
+    qsort(keys, n, sizeof(LineKey), by_length);
+    for (int i = 0; i < n; i++)
+        order[i] = keys[i].index;
+    free(keys);
+}
+
+void worker_translate_ordered(Worker *k, char *const *lines, char *const *prefix, long first_index, const int *order,
+                              int n, int batch, const TranslateOptions *opt, Translation *out, int *count, int *bad)
+{
+    int per_line = opt->nbest > 1 ? opt->nbest : 1, m = n < batch ? n : batch;
+    char **group = xmalloc(sizeof(char *) * (m ? m : 1));
+    char **group_prefix = prefix ? xmalloc(sizeof(char *) * (m ? m : 1)) : NULL;
+    long *index = xmalloc(sizeof(long) * (m ? m : 1));
+    Translation *part = xmalloc(sizeof(Translation) * (m ? m : 1) * per_line);
+    int *part_count = xmalloc(sizeof(int) * (m ? m : 1)), *part_bad = xmalloc(sizeof(int) * (m ? m : 1));
+    ModelFile **files;
+    RunState **states;
+    int nm;
+    translate_models(k, opt, &files, &states, &nm);
+    for (int from = 0; from < n; from += batch) {
+        int len = n - from < batch ? n - from : batch;
+        for (int i = 0; i < len; i++) {
+            group[i] = lines[order[from + i]];
+            if (prefix) group_prefix[i] = prefix[order[from + i]];
+            index[i] = first_index + order[from + i];
+        }
+        translate_batch(files, states, nm, group, group_prefix, index, len, opt, part, part_count, part_bad);
+        for (int i = 0; i < len; i++) {
+            int at = order[from + i];
+            memcpy(&out[(long)at * per_line], &part[(long)i * per_line], sizeof(Translation) * per_line);
+            if (count) count[at] = part_count[i];
+            if (bad) bad[at] = part_bad[i];
+        }
+    }
+    free(files);
+    free(states);
+    free(group);
+    free(group_prefix);
+    free(index);
+    free(part);
+    free(part_count);
+    free(part_bad);
+}
+
+static LineWindow *window_new(char **lines, int n, long first_number, int sort, int copy, const StreamJob *j)
+{
+    int k = j->opt->nbest > 1 ? j->opt->nbest : 1;
+    LineWindow *win = xcalloc(1, sizeof *win);
+    win->n = n;
+    win->first_number = first_number;
+    win->copied = copy;
+    win->lines = lines;
+    if (copy) {
+        win->lines = xmalloc(sizeof(char *) * (n ? n : 1));
+        for (int i = 0; i < n; i++)
+            win->lines[i] = xstrdup(lines[i]);
+    }
+    win->order = xmalloc(sizeof(int) * (n ? n : 1));
+    if (sort) {
+        translate_length_order(lines, n, win->order);
+    } else {
+        for (int i = 0; i < n; i++)
+            win->order[i] = i;
+    }
+    win->result = xmalloc(sizeof(Translation) * (n ? n : 1) * k);
+    /* Zero translations until translated: a batch that an earlier write error keeps from
+     * being translated is finished with nothing to free. */
+    win->count = xcalloc(n ? n : 1, sizeof(int));
+    win->bad = xcalloc(n ? n : 1, sizeof(int));
+    win->done = xcalloc(n ? n : 1, sizeof(int));
+    win->batches_left = (n + j->batch - 1) / j->batch;
+    return win;
+}
+
+/* Frees win's translations not written (after an error), its lines if copied, its
+ * prefixes, and win. */
+static void window_free(LineWindow *win, int k)
+{
+    for (int i = win->next; i < win->n; i++)
+        for (int c = 0; win->done[i] && c < win->count[i]; c++)
+            translation_free(&win->result[(long)i * k + c]);
+    for (int i = 0; win->copied && i < win->n; i++)
+        free(win->lines[i]);
+    if (win->copied) free(win->lines);
+    for (int i = 0; win->prefix && i < win->n; i++)
+        free(win->prefix[i]);
+    free(win->prefix);
+    free(win->order);
+    free(win->result);
+    free(win->count);
+    free(win->bad);
+    free(win->done);
+    free(win);
+}
+
+/* Translates batch b on a borrowed worker into its lines' slots of the window (any
+ * number of batches at once: each writes only its own lines' slots). Sampling's streams
+ * are by the line's index in the whole input: the same draws whatever the batch, the
+ * order or the worker. */
+static void batch_run(void *job)
+{
+    WindowBatch *b = job;
+    LineWindow *win = b->win;
+    Worker *w = workers_borrow(b->j->w);
+    worker_translate_ordered(w, win->lines, win->prefix, b->j->base + win->first_number - 1, win->order + b->from,
+                             b->n, b->n, b->j->opt, win->result, win->count, win->bad);
+    workers_return(b->j->w, w);
+}
+
+/* Batch b is translated (or, failed, dropped): its lines are done; the window's lines
+ * from next on are written and flushed, in input order, while done; the window's last
+ * batch frees it. Batches of a stream finish one at a time, in the order submitted. */
+static int batch_finish(void *ctx, void *job, int failed, Error *err)
 {
     (void)ctx;
-    QueuedGroup *q = job;
-    int k = q->j->opt->nbest > 1 ? q->j->opt->nbest : 1, status = 0;
-    if (failed) {
-        for (int i = 0; i < q->g->n; i++)
-            for (int c = 0; c < q->g->count[i]; c++)
-                translation_free(&q->g->result[(long)i * k + c]);
-    } else {
-        status = write_lines(q->g->result, q->g->count, q->g->bad, q->g->n, q->g->first_number, q->j->base,
-                             q->j->out, q->j->in_name, q->j->opt, err);
+    WindowBatch *b = job;
+    LineWindow *win = b->win;
+    StreamJob *j = b->j;
+    int k = j->opt->nbest > 1 ? j->opt->nbest : 1, status = 0;
+    for (int i = 0; i < b->n; i++)
+        win->done[win->order[b->from + i]] = 1;
+    if (failed) win->failed = 1;
+    for (; !win->failed && win->next < win->n && win->done[win->next]; win->next++) {
+        int i = win->next;
+        status = write_record(j->out, &win->result[(long)i * k], win->count[i], win->bad[i], win->first_number + i,
+                              j->base, j->in_name, j->opt, err);
+        if (status == 0) status = flushed(j->out, err);
+        for (int c = 0; c < win->count[i]; c++)
+            translation_free(&win->result[(long)i * k + c]);
+        if (status != 0) {
+            win->failed = 1;
+            win->next++;
+            break;
+        }
     }
-    group_free(q->g, 1);
-    free(q);
+    if (--win->batches_left == 0) window_free(win, k);
+    free(b);
     return status;
 }
 
-static int flush_job(void *ctx, char **lines, const char *warned, int n, long first_number, Error *err)
+/* Lines lines[0..n-1] (lines first_number... of in_name) in batches of j->batch, sorted
+ * by length when sort (sentences of a batch then need about as many steps, and the
+ * padding of the short ones costs little), else as read: with several workers, each
+ * batch queued (translated concurrently, finished in order); else each translated and
+ * written in turn. Every batch is finished, after an error too: the last frees the
+ * window. With --prefix, the lines' prefixes are read first, on the reader's thread, in
+ * input order. */
+static int flush_lines(StreamJob *j, char **lines, int n, long first_number, int sort, Error *err)
 {
-    (void)warned; /* a line passed empty is translated as empty, as the warning said */
-    StreamJob *j = ctx;
-    LineGroup *g = group_new(lines, n, first_number, j->opt, j->queue != NULL);
+    if (n == 0) return 0;
+    LineWindow *win = window_new(lines, n, first_number, sort, j->queue != NULL, j);
     if (j->opt->prefix) {
-        /* The group's prefixes, on the reader's thread, in input order. */
-        g->prefix = xcalloc(n ? n : 1, sizeof(char *));
-        if (read_prefixes(j->opt, n, first_number, j->in_name, g->prefix, err)) {
-            group_free(g, j->queue != NULL);
+        win->prefix = xcalloc(n, sizeof(char *));
+        if (read_prefixes(j->opt, n, first_number, j->in_name, win->prefix, err)) {
+            window_free(win, 1);
             return -1;
         }
     }
-    if (j->queue) {
-        QueuedGroup *q = xmalloc(sizeof *q);
-        q->g = g;
-        q->j = j;
-        return ordered_submit(j->queue, q, err);
+    int status = 0;
+    for (int from = 0; from < n; from += j->batch) {
+        WindowBatch *b = xmalloc(sizeof *b);
+        *b = (WindowBatch){win, from, n - from < j->batch ? n - from : j->batch, j};
+        if (j->queue) {
+            int s = ordered_submit(j->queue, b, err);
+            if (status == 0) status = s;
+        } else {
+            if (status == 0) batch_run(b);
+            int s = batch_finish(NULL, b, status != 0, err);
+            if (status == 0) status = s;
+        }
     }
-    translate_group(j, g);
-    int status = write_lines(g->result, g->count, g->bad, n, first_number, j->base, j->out, j->in_name, j->opt, err);
-    group_free(g, 0);
     return status;
+}
+
+/* lines_read_batches' callback: a batch (one line at a time, or attention outputs), as read. */
+static int flush_job(void *ctx, char **lines, const char *warned, int n, long first_number, Error *err)
+{
+    (void)warned; /* a line passed empty is translated as empty, as the warning said */
+    return flush_lines(ctx, lines, n, first_number, 0, err);
+}
+
+/* lines_read_windows' callback: a window of lines, sorted by length into batches; each
+ * line is written, in input order, as soon as it and every line before it are
+ * translated, and flushed. */
+static int flush_window(void *ctx, char **lines, const char *warned, int n, long first_number, Error *err)
+{
+    (void)warned;
+    return flush_lines(ctx, lines, n, first_number, 1, err);
 }
 
 int translate_stream(Workers *w, FILE *in, FILE *out, const char *in_name, const TranslateOptions *opt,
                      long *lines_before, Error *err)
 {
-    StreamJob job = {w, NULL, *lines_before, out, in_name, opt};
+    int batch = opt->batch > 0 ? opt->batch : 1;
+    StreamJob job = {w, NULL, *lines_before, out, in_name, opt, batch};
     if (workers_threads(w)) {
-        OrderedJobs jobs = {.run = queued_run, .finish = queued_finish, .ctx = &job};
+        OrderedJobs jobs = {.run = batch_run, .finish = batch_finish, .ctx = &job};
         job.queue = ordered_new(workers_threads(w), 2 * workers_count(w), &jobs);
     }
     long count = 0;
-    int status = lines_read_batches(in, in_name, opt->batch > 0 ? opt->batch : 1, "translate", &opt->lines,
-                                    "translated as empty", "translated as empty", flush_job, &job, &count, err);
+    int status;
+    if (!translate_sorts(opt)) {
+        /* One line at a time; or the lines' attention matrices, which are large, a
+         * batch at a time, as read. */
+        status = lines_read_batches(in, in_name, batch, "translate", &opt->lines, "translated as empty",
+                                    "translated as empty", flush_job, &job, &count, err);
+    } else {
+        int window = batch > TRANSLATE_WINDOW ? batch : TRANSLATE_WINDOW;
+        status = lines_read_windows(in, in_name, window, TRANSLATE_WINDOW_BYTES, "translate", &opt->lines,
+                                    "translated as empty", "translated as empty", flush_window, &job, &count, err);
+    }
     /* Whatever was read is written (or, after a write error, dropped) before returning. */
     status = ordered_close(job.queue, status, err);
     *lines_before += count;

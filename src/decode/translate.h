@@ -68,13 +68,18 @@ int source_units(const ModelFile *mf, const char *line, TokenList *out, Error *e
 
 enum { NBEST_MOSES, NBEST_NMT };   /* --nbest-format moses | nmt */
 
+/* The look-ahead: lines read before they are sorted into batches (at least a batch),
+ * and the bytes that end a window earlier. */
+#define TRANSLATE_WINDOW 1024
+#define TRANSLATE_WINDOW_BYTES (8L << 20)
+
 /* What one call translates with and how: the search, what to keep of it, and (for
  * translate_stream) how to write it. A zeroed struct is greedy search with model 0, the
  * defaults of `nmt translate`; a server fills one per request. Grows with the options
  * (append fields whose zero is the old behaviour). */
 typedef struct {
     int max_len;   /* output words at most; 0: 2 * source length + 10 */
-    int batch;     /* lines decoded together (0 or 1: one at a time, each flushed at once) */
+    int batch;     /* lines decoded together (0 or 1: one at a time, each answered at once) */
     int beam;      /* beam size; 0 or 1: greedy search */
     float length_penalty;  /* GNMT alpha for beam search (decode.h) */
     int nbest;     /* hypotheses written per line (0 or 1: the best only); implies beam >= nbest */
@@ -159,21 +164,32 @@ float quality_estimates(const float *unit_logp, const unsigned char *word_ends, 
  * 1; an unreadable or empty line gets one empty hypothesis). bad[i] (may be NULL) gets
  * the line's TRANSLATE_* bits. Writes nothing but out, count, bad and the worker's own
  * state: any number of workers may translate at once. The lines are taken as lines
- * 0..n-1 of the input (sampling's streams) with no prefix: worker_translate_at. */
+ * 0..n-1 of the input (sampling's streams) with no prefix: worker_translate_ordered. */
 void worker_translate(Worker *k, char *const *lines, int n, const TranslateOptions *opt, Translation *out,
                       int *count, int *bad);
-/* worker_translate for lines that are lines first_index.. (0-based) of the whole input
- * (each line samples from the stream of its index: the same draws whatever the batch or
- * worker), with prefix[i] (prefix NULL: none; a NULL entry: none) beginning line i's
- * translation. */
-void worker_translate_at(Worker *k, char *const *lines, char *const *prefix, long first_index, int n,
-                         const TranslateOptions *opt, Translation *out, int *count, int *bad);
 
 /* The models opt decodes with on worker k (opt->model alone, or with opt->ensemble all
  * of the worker's), *n_models of them, each with the worker's RunState for it. *files
  * and *states are malloc'd (the caller frees both arrays, not what they point to). */
 void translate_models(Worker *k, const TranslateOptions *opt, ModelFile ***files, RunState ***states,
                       int *n_models);
+
+/* On worker k, translates lines[order[0]], ..., lines[order[n - 1]] in batches of
+ * `batch` lines, in that order, each line's results in its own slots (out[order[i] * k
+ * + j], count[order[i]], bad[order[i]], as worker_translate; count and bad may be
+ * NULL). Line i is line first_index + i (0-based) of the whole input: it samples from
+ * that index's stream, the same draws whatever the batch, the order or the worker; and
+ * prefix[i] (prefix NULL: none) begins its translation. Writes nothing else shared:
+ * batches of one window may run on several workers. */
+void worker_translate_ordered(Worker *k, char *const *lines, char *const *prefix, long first_index, const int *order,
+                              int n, int batch, const TranslateOptions *opt, Translation *out, int *count, int *bad);
+
+/* 1 when translate_stream sorts a window's lines by length into batches: opt->batch > 1
+ * and no attention outputs (which come a batch at a time, as read). */
+int translate_sorts(const TranslateOptions *opt);
+/* order (n) = 0 .. n-1 sorted by the lines' byte length, then input order: how
+ * translate_stream orders a window of lines into batches. */
+void translate_length_order(char *const *lines, int n, int *order);
 
 /* The best translation of each of n lines as a malloc'd sentence in out[i] (the
  * plain-text view of worker_translate, used by eval and validation). */
@@ -186,15 +202,23 @@ void worker_translate_lines(Worker *k, char *const *lines, int n, const Translat
 void workers_translate_lines(Workers *w, char *const *lines, int n, int batch, const TranslateOptions *opt,
                              char **out, int *bad);
 
-/* Reads lines from in until EOF and writes one record per line (see above) to out,
- * flushing after each line (after each group of opt->batch lines when batching), so
- * that it works inside a pipeline. With several workers, up to two batches per worker
- * are read ahead and translated at once, and each is written as soon as it and every
- * batch before it are done: the same bytes, in the same order, as one worker writes.
- * Warnings name in_name and the line in it (one longer than opt->lines is translated as
- * empty); n-best, JSON and heatmap records count on from *lines_before (the lines of
- * earlier inputs), which grows by the lines read. Returns 0, or -1 on a read or write
- * error ("NAME: read error: REASON"). */
+/* Reads lines from in until EOF and writes one record per line (see above) to out, in
+ * input order, so that it works inside a pipeline:
+ *   - one line at a time, each answered and flushed before the next is read, when
+ *     opt->batch is 0 or 1;
+ *   - else (opt->batch lines together) the lines read so far, up to TRANSLATE_WINDOW of
+ *     them (or TRANSLATE_WINDOW_BYTES), are sorted by length into batches, and each
+ *     line is written and flushed as soon as it and the lines before it are translated.
+ *     The window closes early when a pipe or terminal has nothing more yet (lines.h,
+ *     lines_read_windows): a writer that waits for each answer gets it. With attention
+ *     outputs (--align, JSON, heatmaps, --replace-unk) the window is one batch, in input
+ *     order.
+ * With several workers, up to two batches per worker are read ahead and translated at
+ * once: the same bytes, in the same order, as one worker writes. Warnings name in_name
+ * and the line in it (one longer than opt->lines is translated as empty); n-best, JSON
+ * and heatmap records count on from *lines_before (the lines of earlier inputs), which
+ * grows by the lines read. Returns 0, or -1 on a read or write error ("NAME: read
+ * error: REASON"). */
 int translate_stream(Workers *w, FILE *in, FILE *out, const char *in_name, const TranslateOptions *opt,
                      long *lines_before, Error *err);
 #endif

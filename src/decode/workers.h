@@ -19,9 +19,9 @@
  *                with per-call TranslateOptions (beam, nbest, length penalty, attention,
  *                which model or the ensemble: opt.model, opt.ensemble), into structured
  *                Translations (text, score, log-probability, tokens, attention
- *                matrix, per-head maps, scores); worker_translate_at: with target
- *                prefixes and the lines' place in the input (sampling's streams);
- *                worker_translate_lines: the text only.
+ *                matrix, per-head maps, scores); worker_translate_ordered: in an
+ *                order (by length), with target prefixes and the lines' place in the
+ *                input (sampling's streams); worker_translate_lines: the text only.
  *   classify.h   worker_classify(k, model, lines, n, ...): labels and probabilities.
  * It writes nothing anywhere: the results are the caller's to print or serve.
  *

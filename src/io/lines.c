@@ -2,6 +2,7 @@
 #include "io/lines.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -41,8 +42,8 @@ void line_reader_init(LineReader *r, FILE *in, const LineLimit *limit)
     r->in = in;
     r->max = lines_max(limit);
     r->block = xmalloc(BLOCK_BYTES);
-    /* fread would wait for a whole block from a pipe or a terminal. (An in-memory
-     * stream has no descriptor: a block at a time.) */
+    /* fread would wait for a whole block from a pipe or a terminal; read(2) returns what
+     * has arrived. (An in-memory stream has no descriptor: a block at a time.) */
     struct stat st;
     r->by_line = fstat(fileno(in), &st) == 0 &&
                  (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode));
@@ -60,20 +61,28 @@ static int fill(LineReader *r)
 {
     size_t got = 0;
     if (r->by_line) {
-        int c;
-        while (got < BLOCK_BYTES && (c = getc_unlocked(r->in)) != EOF) {
-            r->block[got++] = (char)c;
-            if (c == '\n') break;
-        }
+        ssize_t n;
+        do
+            n = read(fileno(r->in), r->block, BLOCK_BYTES);
+        while (n < 0 && errno == EINTR);
+        if (n < 0) return -1;  /* errno says why */
+        got = (size_t)n;
     } else {
         got = fread(r->block, 1, BLOCK_BYTES, r->in);
     }
     r->at = 0;
     r->end = got;
-    if (ferror(r->in)) return -1;  /* even after some bytes: a line cut by an error is no line */
+    if (!r->by_line && ferror(r->in)) return -1;  /* even after some bytes: a line cut by an error is no line */
     if (got > 0) return 1;
     r->eof = 1;   /* a terminal is not asked twice */
     return 0;
+}
+
+int line_reader_ready(const LineReader *r)
+{
+    if (!r->by_line || r->eof || memchr(r->block + r->at, '\n', r->end - r->at)) return 1;
+    struct pollfd p = {.fd = fileno(r->in), .events = POLLIN};
+    return poll(&p, 1, 0) > 0; /* bytes, the end of the input, or an error: no waiting */
 }
 
 /* *buf with room for `need` bytes, growing by doubling up to max + 3 (the limit, a CR,
@@ -154,19 +163,28 @@ int lines_check_file(const char *path, const LineLimit *limit, Error *err)
 /* Batches                                                                    */
 /* ------------------------------------------------------------------------- */
 
-int lines_read_batches(FILE *in, const char *in_name, int batch, const char *what, const LineLimit *limit,
-                       const char *empty_note, const char *nul_note, LineBatchFn fn, void *ctx, long *count,
-                       Error *err)
+/* lines_read_batches and lines_read_windows: up to `most` lines at a time, and with
+ * idle_bytes > 0 fewer when they hold that many bytes or when no further line has
+ * arrived yet. */
+static int read_groups(FILE *in, const char *in_name, int most, size_t idle_bytes, const char *what,
+                       const LineLimit *limit, const char *empty_note, const char *nul_note, LineBatchFn fn, void *ctx,
+                       long *count, Error *err)
 {
-    char **lines = xcalloc(batch, sizeof(char *));
-    size_t *caps = xcalloc(batch, sizeof(size_t));
-    char *warned = xcalloc(batch, 1);
+    char **lines = xcalloc(most, sizeof(char *));
+    size_t *caps = xcalloc(most, sizeof(size_t)), bytes = 0;
+    char *warned = xcalloc(most, 1);
     LineReader r;
     line_reader_init(&r, in, limit);
     int n = 0, status = 0;
     ssize_t len;
     long number = 0;
     while (status == 0) {
+        if (n > 0 && idle_bytes > 0 && (bytes >= idle_bytes || !line_reader_ready(&r))) {
+            status = fn(ctx, lines, warned, n, number - n + 1, err);
+            n = 0;
+            bytes = 0;
+            continue;
+        }
         len = line_read(&r, &lines[n], &caps[n], 1);
         if (len == LINE_EOF) break;
         if (len == LINE_ERROR) {
@@ -195,18 +213,35 @@ int lines_read_batches(FILE *in, const char *in_name, int batch, const char *wha
             warned[n] = nul_note != NULL;
             line[0] = 0;
         }
-        if (++n == batch) {
+        bytes += (size_t)len;
+        if (++n == most) {
             status = fn(ctx, lines, warned, n, number - n + 1, err);
             n = 0;
+            bytes = 0;
         }
     }
     if (status == 0 && n > 0) status = fn(ctx, lines, warned, n, number - n + 1, err);
     *count = number;
     line_reader_free(&r);
-    for (int i = 0; i < batch; i++)
+    for (int i = 0; i < most; i++)
         free(lines[i]);
     free(lines);
     free(caps);
     free(warned);
     return status;
+}
+
+int lines_read_batches(FILE *in, const char *in_name, int batch, const char *what, const LineLimit *limit,
+                       const char *empty_note, const char *nul_note, LineBatchFn fn, void *ctx, long *count,
+                       Error *err)
+{
+    return read_groups(in, in_name, batch, 0, what, limit, empty_note, nul_note, fn, ctx, count, err);
+}
+
+int lines_read_windows(FILE *in, const char *in_name, int window, size_t window_bytes, const char *what,
+                       const LineLimit *limit, const char *empty_note, const char *nul_note, LineBatchFn fn,
+                       void *ctx, long *count, Error *err)
+{
+    return read_groups(in, in_name, window, window_bytes > 0 ? window_bytes : 1, what, limit, empty_note, nul_note,
+                       fn, ctx, count, err);
 }

@@ -58,11 +58,12 @@ enum {
 };
 
 /* One input read a line at a time. From a regular file (or an in-memory stream) it
- * reads a block at a time and finds the lines in the block (memchr), as fast as
- * copying the bytes; from a pipe, socket or terminal a line at a time through stdio's
- * buffer (getc_unlocked), so that each line is answered as soon as it comes (nmt
- * translate in a pipeline). Either way it takes the input over: nothing else may read
- * `in` while it does. */
+ * reads a block at a time (fread) and finds the lines in the block (memchr), as fast as
+ * copying the bytes; from a pipe, socket or terminal it takes what has arrived
+ * (read(2) on the descriptor, past stdio's buffer), so that each line is answered as
+ * soon as it comes (nmt translate in a pipeline). Either way it takes the input over:
+ * nothing else may read `in` while it does, nor before it from a pipe or a terminal
+ * through stdio (what stdio buffered would be skipped). */
 typedef struct {
     FILE *in;
     size_t max;      /* the limit, in bytes */
@@ -86,6 +87,11 @@ void line_reader_free(LineReader *r);
  * up to and with its LF, has been read and dropped (the next call reads the next line;
  * LINE_ERROR if reading the rest failed), without skip the reader is done. */
 ssize_t line_read(LineReader *r, char **buf, size_t *cap, int skip);
+
+/* 1 if line_read would return without waiting for more input: a regular file, a whole
+ * line already read ahead, or (pipes, terminals) bytes or the end waiting on the
+ * descriptor (poll); 0 if it would wait for a writer. Never blocks. */
+int line_reader_ready(const LineReader *r);
 
 /* "NAME line N: longer than MAX bytes (the limit; OPTION raises it)" into err; -1. */
 int lines_too_long(Error *err, const char *name, long number, const LineLimit *limit);
@@ -118,4 +124,14 @@ typedef int (*LineBatchFn)(void *ctx, char **lines, const char *warned, int n, l
 int lines_read_batches(FILE *in, const char *in_name, int batch, const char *what, const LineLimit *limit,
                        const char *empty_note, const char *nul_note, LineBatchFn fn, void *ctx, long *count,
                        Error *err);
+
+/* As lines_read_batches, for readers that look ahead (nmt translate sorts a window of
+ * lines by length into batches): fn gets the lines read so far, at most `window`, as
+ * soon as they hold window_bytes bytes or more (line ends not counted), or no further
+ * line has arrived yet from a pipe or terminal (line_reader_ready): a program that
+ * writes a line and waits for its answer gets it, a file or a fast pipe fills whole
+ * windows. Memory: window lines of at most the limit each. */
+int lines_read_windows(FILE *in, const char *in_name, int window, size_t window_bytes, const char *what,
+                       const LineLimit *limit, const char *empty_note, const char *nul_note, LineBatchFn fn,
+                       void *ctx, long *count, Error *err);
 #endif

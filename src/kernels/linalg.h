@@ -4,6 +4,8 @@
 #ifndef LINALG_H
 #define LINALG_H
 
+#include "kernels/matmul_packed.h" /* defines: PackedMatrix */
+
 /* y (M, N) = x (M, K) · w^T + bias, with w (N, K) as a PyTorch Linear weight.
  * bias (N) may be NULL. ld_* are row strides. */
 void matmul_bias(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w,
@@ -11,6 +13,32 @@ void matmul_bias(float *y, int ld_y, const float *x, int ld_x, const float *w, i
 
 /* y (M, N) += x (M, K) · w^T, w (N, K). */
 void matmul_add(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w, int M, int N, int K);
+
+/* matmul_bias and matmul_add when the weight is also packed (pw, the same w packed by
+ * packed_matrix_init, or NULL): exactly the bits matmul_bias and matmul_add give, and
+ * faster where the packed product can give them: from MATMUL_GEMV_ROWS + 1 rows (fewer
+ * go through sgemv, which packs nothing) to PACKED_MAX_ROWS (more amortise sgemm's
+ * packing: at 320 rows it was as fast or faster, scripts/bench/bench_matmul.c) when
+ * packed_matches_blas. */
+void matmul_bias_prepacked(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w,
+                           const PackedMatrix *pw, const float *bias, int M, int N, int K);
+void matmul_add_prepacked(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w,
+                          const PackedMatrix *pw, int M, int N, int K);
+
+/* matmul_bias computes up to this many rows as matrix-vector products (sgemv). */
+#define MATMUL_GEMV_ROWS 4
+/* The most rows matmul_*_prepacked give to the packed product. */
+#define PACKED_MAX_ROWS 64
+
+/* 1 when packed_matmul_bias/add (matmul_packed.h) give, for more than
+ * MATMUL_GEMV_ROWS rows, the very bits of cblas_sgemm here: when OpenBLAS runs its
+ * SkylakeX kernel (Debian 12's OpenBLAS 0.3.21 on AVX-512 CPUs, nmt's choice where it
+ * detects a Prescott, blas.h), whose sgemm sums each output as one chain of fused
+ * multiply-adds per block of 448 inputs, as the packed products do. Measured on 358
+ * shapes (5 to 320 rows, K 100 to 2048, N 256 to 13,000), 1 and 2 threads; OpenBLAS's
+ * Haswell and Cooperlake kernels sum otherwise (the Haswell one in two interleaved
+ * chains), so there the packed products are not used for float models. */
+int packed_matches_blas(void);
 
 /* The parameter gradients of y = x · w^T + b over M rows: gw (N, K) += dy^T · x and,
  * unless gb is NULL, gb (N) += the column sums of dy. dy (M, N) has row stride ld_dy,

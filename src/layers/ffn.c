@@ -3,7 +3,8 @@
 #include <cblas.h>
 #include <math.h>
 
-#include "kernels/linalg.h" /* defines: matmul_bias, linear_grads */
+#include "kernels/linalg.h"   /* defines: linear_grads */
+#include "kernels/prepared.h" /* defines: prepared_matmul_bias */
 
 #define INV_SQRT2 0.70710678118654752440
 #define INV_SQRT_2PI 0.39894228040143267794
@@ -25,7 +26,7 @@ static float activate_grad(FfnActivation act, float h)
 void ffn_forward(const FfnParams *p, FfnActivation act, const float *x, float *h, float *a, float *y,
                  const unsigned char *keep, float dropout, int N, int d, int ff)
 {
-    matmul_bias(h, ff, x, d, p->W1, d, p->b1, N, ff, d);
+    prepared_matmul_bias(h, ff, x, d, p->W1, d, p->p1, p->b1, N, ff, d);
     long n = (long)N * ff;
     for (long i = 0; i < n; i++)
         a[i] = activate(act, h[i]);
@@ -34,7 +35,7 @@ void ffn_forward(const FfnParams *p, FfnActivation act, const float *x, float *h
         for (long i = 0; i < n; i++)
             a[i] = keep[i] ? a[i] * scale : 0.0f;
     }
-    matmul_bias(y, d, a, ff, p->W2, ff, p->b2, N, d, ff);
+    prepared_matmul_bias(y, d, a, ff, p->W2, ff, p->p2, p->b2, N, d, ff);
 }
 
 void ffn_backward(const FfnParams *p, FfnActivation act, FfnGrads *g, const float *dy, const float *x,

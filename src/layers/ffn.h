@@ -21,11 +21,14 @@
 #ifndef FFN_H
 #define FFN_H
 
+#include "kernels/prepared.h" /* defines: PreparedWeight */
+
 typedef enum { FFN_RELU, FFN_GELU } FfnActivation;
 
 typedef struct {
     const float *W1, *b1; /* (ff, d), (ff) */
     const float *W2, *b2; /* (d, ff), (d)  */
+    const PreparedWeight *p1, *p2;  /* decoding: W1, W2 prepared (kernels/prepared.h), or NULL */
 } FfnParams;
 
 typedef struct {

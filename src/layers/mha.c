@@ -4,7 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "kernels/linalg.h" /* defines: matmul_bias, linear_grads */
+#include "kernels/linalg.h"   /* defines: linear_grads */
+#include "kernels/prepared.h" /* defines: prepared_matmul_bias */
 
 long mha_workspace_floats(const MhaConfig *cfg, int Tq, int Tk, int B)
 {
@@ -121,12 +122,12 @@ static void forward(const MhaConfig *cfg, const MhaParams *p, const float *q_in,
                     const Seqs *k, const unsigned char *keep, float *y, MhaWorkspace *ws, int Tq, int Tk)
 {
     int d = cfg->d;
-    matmul_bias(ws->Q, d, q_in, d, p->Wq, d, p->bq, q->rows, d, d);
-    matmul_bias(ws->K, d, kv_in, d, p->Wk, d, p->bk, k->rows, d, d);
-    matmul_bias(ws->V, d, kv_in, d, p->Wv, d, p->bv, k->rows, d, d);
+    prepared_matmul_bias(ws->Q, d, q_in, d, p->Wq, d, p->pq, p->bq, q->rows, d, d);
+    prepared_matmul_bias(ws->K, d, kv_in, d, p->Wk, d, p->pk, p->bk, k->rows, d, d);
+    prepared_matmul_bias(ws->V, d, kv_in, d, p->Wv, d, p->pv, p->bv, k->rows, d, d);
     attend_forward(cfg, q, k, keep, ws, Tq, Tk);
     zero_padding_rows(ws->ctx, q, Tq, d);
-    matmul_bias(y, d, ws->ctx, d, p->Wo, d, p->bo, q->rows, d, d);
+    prepared_matmul_bias(y, d, ws->ctx, d, p->Wo, d, p->po, p->bo, q->rows, d, d);
     zero_padding_rows(y, q, Tq, d);
 }
 
@@ -292,27 +293,27 @@ void mha_step_forward(const MhaConfig *cfg, const MhaParams *p, const float *x, 
     int d = cfg->d;
     long ld = (long)R * d;
     float *q = work, *ctx = work + (long)B * d, *kv = ctx + (long)B * d;
-    matmul_bias(q, d, x, d, p->Wq, d, p->bq, B, d, d);
+    prepared_matmul_bias(q, d, x, d, p->Wq, d, p->pq, p->bq, B, d, d);
     if (!rows) {
-        matmul_bias(Kc + t * ld, d, x, d, p->Wk, d, p->bk, B, d, d);
-        matmul_bias(Vc + t * ld, d, x, d, p->Wv, d, p->bv, B, d, d);
+        prepared_matmul_bias(Kc + t * ld, d, x, d, p->Wk, d, p->pk, p->bk, B, d, d);
+        prepared_matmul_bias(Vc + t * ld, d, x, d, p->Wv, d, p->pv, p->bv, B, d, d);
     } else {  /* computed together, then each row into its cache row */
-        matmul_bias(kv, d, x, d, p->Wk, d, p->bk, B, d, d);
+        prepared_matmul_bias(kv, d, x, d, p->Wk, d, p->pk, p->bk, B, d, d);
         for (int b = 0; b < B; b++)
             memcpy(Kc + t * ld + (long)rows[b] * d, kv + (long)b * d, sizeof(float) * d);
-        matmul_bias(kv, d, x, d, p->Wv, d, p->bv, B, d, d);
+        prepared_matmul_bias(kv, d, x, d, p->Wv, d, p->pv, p->bv, B, d, d);
         for (int b = 0; b < B; b++)
             memcpy(Vc + t * ld + (long)rows[b] * d, kv + (long)b * d, sizeof(float) * d);
     }
     attend_one_query(cfg, q, Kc, Vc, rows, R, NULL, t + 1, t + 1, probs, ctx, B);
-    matmul_bias(y, d, ctx, d, p->Wo, d, p->bo, B, d, d);
+    prepared_matmul_bias(y, d, ctx, d, p->Wo, d, p->po, p->bo, B, d, d);
 }
 
 void mha_project_kv(const MhaConfig *cfg, const MhaParams *p, const float *kv_in, float *K, float *V, int Tk, int B)
 {
     int d = cfg->d;
-    matmul_bias(K, d, kv_in, d, p->Wk, d, p->bk, Tk * B, d, d);
-    matmul_bias(V, d, kv_in, d, p->Wv, d, p->bv, Tk * B, d, d);
+    prepared_matmul_bias(K, d, kv_in, d, p->Wk, d, p->pk, p->bk, Tk * B, d, d);
+    prepared_matmul_bias(V, d, kv_in, d, p->Wv, d, p->pv, p->bv, Tk * B, d, d);
 }
 
 void mha_cross_step_forward(const MhaConfig *cfg, const MhaParams *p, const float *x, const float *K,
@@ -321,7 +322,7 @@ void mha_cross_step_forward(const MhaConfig *cfg, const MhaParams *p, const floa
 {
     int d = cfg->d;
     float *q = work, *ctx = work + (long)B * d;
-    matmul_bias(q, d, x, d, p->Wq, d, p->bq, B, d, d);
+    prepared_matmul_bias(q, d, x, d, p->Wq, d, p->pq, p->bq, B, d, d);
     attend_one_query(cfg, q, K, V, src, n_src, len_k, Tk, Tk, probs, ctx, B);
-    matmul_bias(y, d, ctx, d, p->Wo, d, p->bo, B, d, d);
+    prepared_matmul_bias(y, d, ctx, d, p->Wo, d, p->po, p->bo, B, d, d);
 }

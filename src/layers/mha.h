@@ -35,6 +35,8 @@
 #ifndef MHA_H
 #define MHA_H
 
+#include "kernels/prepared.h" /* defines: PreparedWeight */
+
 typedef struct {
     int d, heads;   /* model width and number of heads; heads divides d */
     int causal;     /* 1: query i attends only to keys j <= i */
@@ -43,6 +45,9 @@ typedef struct {
 
 typedef struct {
     const float *Wq, *bq, *Wk, *bk, *Wv, *bv, *Wo, *bo; /* W (d, d), b (d) */
+    /* Decoding: the W prepared once (packed or int8, kernels/prepared.h), or NULL
+     * (training): the forward passes' products then use them. */
+    const PreparedWeight *pq, *pk, *pv, *po;
 } MhaParams;
 
 typedef struct {

@@ -138,6 +138,8 @@ void model_free_view(Model *view)
 void model_alloc(Model *m, const ModelDims *d)
 {
     m->dims = *d;
+    m->prepared = NULL;
+    m->compute_type = COMPUTE_FLOAT32;
     m->dims.layers = d->layers > 0 ? d->layers : 1;
     m->n_params = params_count(d);
     m->param_mem = xcalloc(m->n_params, sizeof(float));
@@ -176,8 +178,26 @@ void model_init_weights(Model *m, uint64_t seed)
 
 void model_zero_grad(Model *m) { memset(m->grad_mem, 0, sizeof(float) * m->n_params); }
 
+void model_unprepare_decoding(Model *m)
+{
+    const ModelFamily *f = model_family(&m->dims);
+    if (m->prepared && f && f->prepared_free) f->prepared_free(m->prepared);
+    m->prepared = NULL;
+    m->compute_type = COMPUTE_FLOAT32;
+}
+
+void model_prepare_decoding(Model *m, ComputeType type)
+{
+    model_unprepare_decoding(m);
+    const ModelFamily *f = family_of(&m->dims);
+    if (!f->prepare) return;
+    m->prepared = f->prepare(m, type);
+    m->compute_type = type;
+}
+
 void model_free(Model *m)
 {
+    model_unprepare_decoding(m);
     free(m->param_mem);
     free(m->grad_mem);
     memset(m, 0, sizeof *m);

@@ -42,6 +42,7 @@
 #include "data/batch.h"     /* defines: Batch, Example */
 #include "models/decoder.h" /* defines: Decoder */
 #include "base/util.h"      /* defines: Rng */
+#include "kernels/prepared.h" /* defines: ComputeType */
 #include "text/vocab.h"     /* defines: Vocab */
 
 /* ---------------------------------------------------------------- dimensions */
@@ -227,6 +228,11 @@ typedef struct {
     float *param_mem;   /* n_params floats */
     float *grad_mem;    /* n_params + MODEL_GRAD_SPARE floats */
     Params params, grads;
+    /* The weights prepared for decoding by model_prepare_decoding (the family's own
+     * struct: packed or int8 copies, kernels/prepared.h), or NULL: training and
+     * scoring never have them, and the products then read params as they are. */
+    void *prepared;
+    ComputeType compute_type;   /* what prepared holds */
 } Model;
 
 /* Allocates parameters (zeroed) and gradients for these dimensions (dims_problem must
@@ -243,7 +249,16 @@ void model_init_weights(Model *m, uint64_t seed);
  * with what does not fit in why[len] (another architecture, a smaller vocabulary). */
 int model_grow_from(Model *to, const Model *from, char *why, size_t len);
 void model_zero_grad(Model *m);
+/* Frees the weights, gradients and prepared weights. */
 void model_free(Model *m);
+/* Prepares m's weights for decoding with products of this type (after the weights are
+ * final: loaded from a file; they must not change while prepared): COMPUTE_FLOAT32
+ * gives the very outputs of the unprepared model, faster; COMPUTE_INT8 quantizes the
+ * products' weights (ModelFamily.prepare says which). A family without a prepare op
+ * decodes as it is. Replaces what m had prepared. Aborts only when out of memory. */
+void model_prepare_decoding(Model *m, ComputeType type);
+/* Frees what model_prepare_decoding made: m decodes from its weights as they are. */
+void model_unprepare_decoding(Model *m);
 /* view becomes m's dimensions and weights (shared: m's, not copied) with gradients of
  * its own (zeroed, n_params + MODEL_GRAD_SPARE floats): a data-parallel worker's model
  * (train/parallel.h), whose backward pass adds into its own gradients while the others
@@ -436,6 +451,10 @@ typedef struct ModelFamily {
     /* Decoding (NULL for a classifier): a Decoder over m that decodes with rs (grown
      * as needed, RUN_DECODE), to be closed with decoder_close. */
     Decoder (*decoder)(Model *m, RunState *rs);
+    /* Decoding's prepared weights (Model.prepared; NULL: the family prepares nothing):
+     * prepare makes them from m's weights, prepared_free frees them. */
+    void *(*prepare)(const Model *m, ComputeType type);
+    void (*prepared_free)(void *prepared);
     /* Each attention head's weights while the model reads src (S ids) and emits words
      * (n ids), decoder layer `layer` (1-based; 0: the last): attn (dims.heads, n, S).
      * NULL: the family has one attention, which the Decoder reports. */

@@ -105,6 +105,11 @@ static inline int rnn_fused_query(const ModelDims *d, int l)
     return d->attention == ATT_BAHDANAU && l == rnn_layers(d) - 1;
 }
 
+/* rnn_decoder.c's ModelFamily.prepare and .prepared_free: the decoder's weights
+ * prepared for decoding (kernels/prepared.h). */
+void *rnn_prepare(const Model *m, ComputeType type);
+void rnn_prepared_free(void *prepared);
+
 /* rnn_decoder.c's passes for rnn.c. The output o_t of step t's rows of a training
  * batch (o_t = s_t for Bahdanau): the output layer's input. */
 const float *rnn_step_output(const Model *m, const RunState *rs, const Batch *batch, int t);

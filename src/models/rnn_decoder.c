@@ -9,13 +9,88 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "kernels/linalg.h"   /* defines: matmul_bias, matmul_add, linear_grads */
+#include "base/util.h"        /* defines: xcalloc */
+#include "kernels/linalg.h"   /* defines: matmul_bias, linear_grads */
+#include "kernels/prepared.h" /* defines: PreparedWeight, prepared_matmul_bias, prepared_matmul_add */
 #include "layers/attention.h" /* defines: attention_bahdanau_*, attention_dot_*, DotAttention */
 #include "layers/embedding.h" /* defines: embedding_forward/_backward */
 #include "layers/gru.h"       /* defines: gru_gates_forward/_backward */
 #include "layers/lstm.h"      /* defines: lstm_gates_forward/_backward */
+
+/* ---------------------------------------------------------------- prepared for decoding */
+
+/* Model.prepared of a recurrent model: the weights of the products the decoder makes
+ * per step (and the attention keys' once per batch), prepared once
+ * (kernels/prepared.h). The encoder's products (whole sentences at once) stay as they
+ * are. Layer 0's input weight is two column blocks: the embedding's (GH, E) and the
+ * context's or fed output's (GH, H). */
+typedef struct {
+    PreparedWeight emb_in, ctx_in;       /* dec[0].w_ih's columns [0, E) and [E, E + H) */
+    PreparedWeight ih[MAX_LAYERS];       /* dec[l].w_ih, l > 0 */
+    PreparedWeight hh[MAX_LAYERS];       /* dec[l].w_hh; the top layer's with att_w_query
+                                            below it when the query is fused (GH + H rows) */
+    PreparedWeight keys, query, pos, att_out, out;
+} RnnPrepared;
+
+/* The weights of the products the decoder makes, with their shapes, in one place: an
+ * entry per weight, for prepare and free alike. */
+static int rnn_prepared_list(const Model *m, RnnPrepared *pr, PreparedWeight **pw, const float **w, int *ld, int *n,
+                             int *k)
+{
+    const ModelDims *d = &m->dims;
+    const Params *p = &m->params;
+    int E = d->embed, H = d->hidden, GH = rnn_gates(d) * H, X = rnn_dec_in0(d), L = d->layers, c = 0;
+#define ENTRY(slot, wt, ldw, rows, cols) (pw[c] = (slot), w[c] = (wt), ld[c] = (ldw), n[c] = (rows), k[c] = (cols), c++)
+    ENTRY(&pr->emb_in, p->dec[0].w_ih, X, GH, E);
+    if (X > E) ENTRY(&pr->ctx_in, p->dec[0].w_ih + E, X, GH, H);
+    for (int l = 0; l < L; l++) {
+        if (l) ENTRY(&pr->ih[l], p->dec[l].w_ih, H, GH, H);
+        ENTRY(&pr->hh[l], p->dec[l].w_hh, H, GH + (rnn_fused_query(d, l) ? H : 0), H);
+    }
+    if (rnn_is_additive(d->attention)) ENTRY(&pr->keys, p->att_w_key, H, H, H);
+    else if (rnn_has_att_w(d->attention)) ENTRY(&pr->keys, p->att_w, H, H, H);
+    if (d->attention == ATT_LUONG_CONCAT) ENTRY(&pr->query, p->att_w_query, H, H, H);
+    if (d->attention == ATT_LOCAL_PREDICTIVE) ENTRY(&pr->pos, p->att_w_pos, H, H, H);
+    if (attention_is_luong(d->attention)) ENTRY(&pr->att_out, p->att_w_out, 2 * H, H, 2 * H);
+    ENTRY(&pr->out, p->out_w, H, d->tgt_vocab, H);
+#undef ENTRY
+    return c;
+}
+
+enum { RNN_MAX_PREPARED = 2 + 2 * MAX_LAYERS + 5 };
+
+/* (H and E are at most MODEL_MAX_WIDTH, within INT8_MAX_K: this cannot fail.) */
+void *rnn_prepare(const Model *m, ComputeType type)
+{
+    RnnPrepared *pr = xcalloc(1, sizeof *pr);
+    PreparedWeight *pw[RNN_MAX_PREPARED];
+    const float *w[RNN_MAX_PREPARED];
+    int ld[RNN_MAX_PREPARED], n[RNN_MAX_PREPARED], k[RNN_MAX_PREPARED];
+    int count = rnn_prepared_list(m, pr, pw, w, ld, n, k);
+    for (int i = 0; i < count; i++)
+        prepared_weight_init(pw[i], w[i], ld[i], n[i], k[i], type);
+    return pr;
+}
+
+void rnn_prepared_free(void *prepared)
+{
+    RnnPrepared *pr = prepared;
+    PreparedWeight *all[] = {&pr->emb_in, &pr->ctx_in, &pr->keys, &pr->query, &pr->pos, &pr->att_out, &pr->out};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        prepared_weight_free(all[i]);   /* an unused one is zero: a no-op */
+    for (int l = 0; l < MAX_LAYERS; l++)
+        prepared_weight_free(&pr->ih[l]), prepared_weight_free(&pr->hh[l]);
+    free(pr);
+}
+
+/* m's prepared weight `field` when rs decodes (RUN_DECODE) and m has prepared weights;
+ * else NULL: training and scoring (nmt eval's loss) compute with the weights as they
+ * are, whatever m has prepared. */
+#define PREPARED(m, rs, field) \
+    ((rs)->mode == RUN_DECODE && (m)->prepared ? &((const RnnPrepared *)(m)->prepared)->field : NULL)
 
 /* ---------------------------------------------------------------- forward */
 
@@ -39,9 +114,9 @@ void model_encode(Model *m, RunState *rs, const Batch *batch)
     rnn_encode(m, rs, batch, 1);
     const float *mem = model_memory(m, rs);
     if (rnn_is_additive(d->attention))
-        matmul_bias(rs->keys, H, mem, H, p->att_w_key, H, NULL, S * B, H, H);
+        prepared_matmul_bias(rs->keys, H, mem, H, p->att_w_key, H, PREPARED(m, rs, keys), NULL, S * B, H, H);
     else if (rnn_has_att_w(d->attention))
-        matmul_bias(rs->keys, H, mem, H, p->att_w, H, NULL, S * B, H, H);
+        prepared_matmul_bias(rs->keys, H, mem, H, p->att_w, H, PREPARED(m, rs, keys), NULL, S * B, H, H);
 }
 
 void model_decoder_input(Model *m, RunState *rs, int t, const int *ids, int B)
@@ -50,7 +125,8 @@ void model_decoder_input(Model *m, RunState *rs, int t, const int *ids, int B)
     int E = d->embed, GH = rnn_gates(d) * d->hidden, X = rnn_dec_in0(d);
     float *x = rs->dec_x[0] + (long)t * B * X;
     embedding_forward(x, X, m->params.tgt_emb, ids, B, E);
-    matmul_bias(rs->dec[0].gi + (long)t * B * GH, GH, x, X, m->params.dec[0].w_ih, X, m->params.dec[0].b_ih, B, GH, E);
+    prepared_matmul_bias(rs->dec[0].gi + (long)t * B * GH, GH, x, X, m->params.dec[0].w_ih, X, PREPARED(m, rs, emb_in),
+                         m->params.dec[0].b_ih, B, GH, E);
 }
 
 /* Where the decoder's rows are (batch.h): step t's inputs, gates and outputs at row
@@ -72,7 +148,7 @@ static void luong_attend(Model *m, RunState *rs, const Batch *batch, int t)
     float *cat = rs->cat + row * 2 * H, *attn = rs->attn + row * S;
     if (A == ATT_LUONG_CONCAT) {
         float *q = rs->query + row * H;
-        matmul_bias(q, H, s, H, p->att_w_query, H, p->att_b_query, Bt, H, H);
+        prepared_matmul_bias(q, H, s, H, p->att_w_query, H, PREPARED(m, rs, query), p->att_b_query, Bt, H, H);
         attention_bahdanau_forward(rs->keys, mem, batch->mask, q, H, p->att_v, attn, cat, 2 * H, S, B, Bt, H, H);
     } else {
         float *pos = rnn_is_local(A) ? rs->pos + row : NULL;
@@ -81,7 +157,7 @@ static void luong_attend(Model *m, RunState *rs, const Batch *batch, int t)
                 pos[b] = (float)(t < rs->src_len[b] - 1 ? t : rs->src_len[b] - 1);
         if (A == ATT_LOCAL_PREDICTIVE) {
             float *ph = rs->pos_hidden + row * H;
-            matmul_bias(ph, H, s, H, p->att_w_pos, H, NULL, Bt, H, H);
+            prepared_matmul_bias(ph, H, s, H, p->att_w_pos, H, PREPARED(m, rs, pos), NULL, Bt, H, H);
             tanh_inplace(ph, (long)Bt * H);
             for (int b = 0; b < Bt; b++) {
                 float u = 0.0f;
@@ -96,7 +172,7 @@ static void luong_attend(Model *m, RunState *rs, const Batch *batch, int t)
     for (int b = 0; b < Bt; b++)
         memcpy(cat + (long)b * 2 * H + H, s + (long)b * H, sizeof(float) * H);
     float *o = rs->out + row * H;
-    matmul_bias(o, H, cat, 2 * H, p->att_w_out, 2 * H, NULL, Bt, H, 2 * H);
+    prepared_matmul_bias(o, H, cat, 2 * H, p->att_w_out, 2 * H, PREPARED(m, rs, att_out), NULL, Bt, H, 2 * H);
     tanh_inplace(o, (long)Bt * H);
 }
 
@@ -114,10 +190,11 @@ void model_decoder_step(Model *m, RunState *rs, const Batch *batch, int t)
         RnnRun *top = &rs->dec[L - 1];
         int ghw = GH + H;
         float *gh = top->gh + row * ghw;
-        matmul_bias(gh, ghw, top->h + before * H, H, p->dec[L - 1].w_hh, H, p->dec[L - 1].b_hh, Bt, ghw, H);
+        prepared_matmul_bias(gh, ghw, top->h + before * H, H, p->dec[L - 1].w_hh, H, PREPARED(m, rs, hh[L - 1]),
+                             p->dec[L - 1].b_hh, Bt, ghw, H);
         attention_bahdanau_forward(rs->keys, model_memory(m, rs), batch->mask, gh + GH, ghw, p->att_v,
                                    rs->attn + row * S, x0 + E, X, S, B, Bt, H, H);
-        matmul_add(gi0, GH, x0 + E, X, p->dec[0].w_ih + E, X, Bt, GH, H);
+        prepared_matmul_add(gi0, GH, x0 + E, X, p->dec[0].w_ih + E, X, PREPARED(m, rs, ctx_in), Bt, GH, H);
     } else if (d->input_feed) {
         long prev = t ? batch_step_at(batch, t - 1) : 0;
         for (int b = 0; b < Bt; b++) {
@@ -125,7 +202,7 @@ void model_decoder_step(Model *m, RunState *rs, const Batch *batch, int t)
             if (t == 0) memset(dst, 0, sizeof(float) * H);
             else memcpy(dst, rs->out + (prev + b) * H, sizeof(float) * H);
         }
-        matmul_add(gi0, GH, x0 + E, X, p->dec[0].w_ih + E, X, Bt, GH, H);
+        prepared_matmul_add(gi0, GH, x0 + E, X, p->dec[0].w_ih + E, X, PREPARED(m, rs, ctx_in), Bt, GH, H);
     }
     for (int l = 0; l < L; l++) {
         RnnRun *run = &rs->dec[l];
@@ -137,9 +214,10 @@ void model_decoder_step(Model *m, RunState *rs, const Batch *batch, int t)
             float *x = rs->dec_x[l] + row * H;
             memcpy(x, rs->dec[l - 1].h + after * H, sizeof(float) * Bt * H);
             if (rs->dropping) rows_dropout(x, H, rs->dec_drop[l] + row * H, Bt, H, rs->dropout, &rs->rng);
-            matmul_bias(gi, GH, x, H, w->w_ih, H, w->b_ih, Bt, GH, H);
+            prepared_matmul_bias(gi, GH, x, H, w->w_ih, H, PREPARED(m, rs, ih[l]), w->b_ih, Bt, GH, H);
         }
-        if (!rnn_fused_query(d, l)) matmul_bias(gh, ghw, s_prev, H, w->w_hh, H, w->b_hh, Bt, GH, H);
+        if (!rnn_fused_query(d, l))
+            prepared_matmul_bias(gh, ghw, s_prev, H, w->w_hh, H, PREPARED(m, rs, hh[l]), w->b_hh, Bt, GH, H);
         if (lstm)
             lstm_gates_forward(gi, GH, gh, ghw, run->c + before * H, run->h + after * H, run->c + after * H,
                                run->cache + row * GH, Bt, H);
@@ -159,7 +237,8 @@ const float *model_step_output(const Model *m, const RunState *rs, int t, int B)
 void model_step_logits(Model *m, RunState *rs, int t, int B, float *logits)
 {
     int H = m->dims.hidden, V = m->dims.tgt_vocab;
-    matmul_bias(logits, V, model_step_output(m, rs, t, B), H, m->params.out_w, H, m->params.out_b, B, V, H);
+    prepared_matmul_bias(logits, V, model_step_output(m, rs, t, B), H, m->params.out_w, H, PREPARED(m, rs, out),
+                         m->params.out_b, B, V, H);
 }
 
 static void gather_rows(float *x, int w, const int *from, int B, float *scratch)

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/linalg.h"           /* defines: matmul_bias */
+#include "kernels/prepared.h"         /* defines: PreparedWeight, prepared_weight_init, prepared_matmul_bias */
 #include "layers/layernorm.h"         /* defines: layernorm_forward */
 #include "layers/loss.h"              /* defines: softmax_xent */
 #include "layers/mha.h"               /* defines: mha_forward, mha_step_forward, mha_cross_step_forward, ... */
@@ -108,6 +108,90 @@ static void transformer_layout(const ModelDims *d, Params *p, ParamLayout *lo)
     param_add(lo, &p->out_b, d->tgt_vocab, 1, (int)D, "out_b%s", "");
 }
 
+/* ---------------------------------------------------------------- prepared for decoding */
+
+/* Model.prepared of a Transformer: every product's weight of the inference passes
+ * (encoder, decoder, output layer), prepared once (kernels/prepared.h). */
+typedef struct {
+    PreparedTLayer enc[MAX_LAYERS], dec[MAX_LAYERS];
+    PreparedWeight out;                /* (Vt, D) */
+} TPrepared;
+
+static void prepare_att(PreparedAtt *pa, const AttWeights *w, int D, ComputeType type)
+{
+    prepared_weight_init(&pa->q, w->wq, D, D, D, type);
+    prepared_weight_init(&pa->k, w->wk, D, D, D, type);
+    prepared_weight_init(&pa->v, w->wv, D, D, D, type);
+    prepared_weight_init(&pa->o, w->wo, D, D, D, type);
+}
+
+static void prepare_layer(PreparedTLayer *pl, const TLayer *w, int cross, const ModelDims *d, ComputeType type)
+{
+    int D = d->embed, F = d->ff;
+    prepare_att(&pl->self, &w->self, D, type);
+    if (cross) prepare_att(&pl->cross, &w->cross, D, type);
+    prepared_weight_init(&pl->w1, w->ff.w1, D, F, D, type);
+    prepared_weight_init(&pl->w2, w->ff.w2, F, D, F, type);
+}
+
+/* (D and ff are at most MODEL_MAX_WIDTH and 4 times it, within INT8_MAX_K: the int8
+ * preparation cannot fail.) */
+static void *transformer_prepare(const Model *m, ComputeType type)
+{
+    const ModelDims *d = &m->dims;
+    const Params *p = &m->params;
+    TPrepared *tp = xcalloc(1, sizeof *tp);
+    for (int l = 0; l < d->enc_layers; l++)
+        prepare_layer(&tp->enc[l], &p->tenc[l], 0, d, type);
+    for (int l = 0; l < d->dec_layers; l++)
+        prepare_layer(&tp->dec[l], &p->tdec[l], 1, d, type);
+    prepared_weight_init(&tp->out, p->out_w, d->embed, d->tgt_vocab, d->embed, type);
+    return tp;
+}
+
+static void free_att(PreparedAtt *pa)
+{
+    prepared_weight_free(&pa->q);
+    prepared_weight_free(&pa->k);
+    prepared_weight_free(&pa->v);
+    prepared_weight_free(&pa->o);
+}
+
+static void transformer_prepared_free(void *prepared)
+{
+    TPrepared *tp = prepared;
+    PreparedTLayer *layers[2] = {tp->enc, tp->dec};
+    for (int e = 0; e < 2; e++)
+        for (int l = 0; l < MAX_LAYERS; l++) {  /* the unused ones are zero: freeing them is a no-op */
+            free_att(&layers[e][l].self);
+            free_att(&layers[e][l].cross);
+            prepared_weight_free(&layers[e][l].w1);
+            prepared_weight_free(&layers[e][l].w2);
+        }
+    prepared_weight_free(&tp->out);
+    free(tp);
+}
+
+/* The prepared layers of a pass over m's encoder (or decoder), NULL when m has none. */
+static const PreparedTLayer *prepared_layers(const Model *m, int decoder)
+{
+    const TPrepared *tp = m->prepared;
+    return !tp ? NULL : decoder ? tp->dec : tp->enc;
+}
+
+static const PreparedWeight *prepared_out(const Model *m)
+{
+    const TPrepared *tp = m->prepared;
+    return tp ? &tp->out : NULL;
+}
+
+/* The weights mha takes for attention sub-layer `kind` of layer l of a pass. */
+static MhaParams pass_att(const TPass *ps, int l, SubKind kind, const AttWeights *w)
+{
+    const PreparedAtt *pa = !ps->prep ? NULL : kind == SUB_SELF ? &ps->prep[l].self : &ps->prep[l].cross;
+    return att_params_prepared(w, pa);
+}
+
 /* ---------------------------------------------------------------- inference passes */
 
 /* P (B, heads, T, S) attention probabilities -> out (B, T, S), their mean over heads. */
@@ -145,7 +229,7 @@ static void attend_padded(const TPass *ps, int l, SubKind kind, const AttWeights
                           SubBufs *u)
 {
     PaddedAttention *a = ps->ctx;
-    MhaParams att = att_params(w);
+    MhaParams att = pass_att(ps, l, kind, w);
     (void)u;
     if (kind == SUB_SELF) {
         mha_forward(&a->self_cfg, &att, in, in, a->len_q, a->len_q, NULL, y, &a->self_ws, a->Tq, a->Tq, a->B);
@@ -184,7 +268,7 @@ void transformer_encode(const Model *m, const int *src, const int *len, int S, i
     float *h = work, *y = h + n, *mean = y + n, *rstd = mean + N, *fh = rstd + N, *fa = fh + N * d->ff;
     PaddedAttention a = {.self_cfg = {.d = D, .heads = d->heads}, .len_q = len, .Tq = S, .B = B};
     mha_workspace_init(&a.self_ws, &a.self_cfg, fa + N * d->ff, S, S, B);
-    TPass ps = {.d = d, .rows = (int)N, .attend = attend_padded, .ctx = &a};
+    TPass ps = {.d = d, .rows = (int)N, .attend = attend_padded, .ctx = &a, .prep = prepared_layers(m, 0)};
     SubBufs u = {.n = h, .y = y, .mean = mean, .rstd = rstd, .fh = fh, .fa = fa};
     SubBufs *const bufs[2] = {&u, &u};
     embed_padded(x, p->src_emb, src, S, B, D);
@@ -216,14 +300,14 @@ void transformer_decode(const Model *m, const float *memory, const int *src_len,
     float *ws_mem = fa + N * d->ff;
     mha_workspace_init(&a.self_ws, &a.self_cfg, ws_mem, T, T, B);
     mha_workspace_init(&a.cross_ws, &a.cross_cfg, ws_mem + mha_workspace_floats(&a.self_cfg, T, T, B), T, S, B);
-    TPass ps = {.d = d, .rows = (int)N, .attend = attend_padded, .ctx = &a};
+    TPass ps = {.d = d, .rows = (int)N, .attend = attend_padded, .ctx = &a, .prep = prepared_layers(m, 1)};
     SubBufs u = {.n = h, .y = y, .mean = mean, .rstd = rstd, .fh = fh, .fa = fa};
     SubBufs *const bufs[3] = {&u, &u, &u};
     embed_padded(x, p->tgt_emb, tgt_in, T, B, D);
     for (int l = 0; l < d->dec_layers; l++)
         decoder_layer_forward(&ps, l, &p->tdec[l], x, x, x, x, bufs);
     if (d->norm == NORM_PRE) layernorm_forward(x, mean, rstd, x, p->tdec_ln.g, p->tdec_ln.b, (int)N, D);
-    matmul_bias(logits, d->tgt_vocab, x, D, p->out_w, D, p->out_b, (int)N, d->tgt_vocab, D);
+    prepared_matmul_bias(logits, d->tgt_vocab, x, D, p->out_w, D, prepared_out(m), p->out_b, (int)N, d->tgt_vocab, D);
 }
 
 void transformer_attention_heads(const Model *m, const int *src, int S, const int *words, int n, int layer,
@@ -338,8 +422,9 @@ static void td_start(void *ctx, const Batch *src, int K, int max_steps, int want
         if (t->len[n] < 1) t->len[n] = 1;
     }
     transformer_encode(t->m, src->src, t->len, S, N, ework, memory);
+    const PreparedTLayer *prep = prepared_layers(t->m, 1);
     for (int l = 0; l < L; l++) {
-        MhaParams cross = att_params(&t->m->params.tdec[l].cross);
+        MhaParams cross = att_params_prepared(&t->m->params.tdec[l].cross, prep ? &prep[l].cross : NULL);
         mha_project_kv(&cfg, &cross, memory, t->ck[l], t->cv[l], S, N);
     }
 }
@@ -353,7 +438,7 @@ static void attend_step(const TPass *ps, int l, SubKind kind, const AttWeights *
     TDecoder *t = ps->ctx;
     int n = ps->rows, H = ps->d->heads;
     MhaConfig cfg = {.d = ps->d->embed, .heads = H, .causal = 1};
-    MhaParams att = att_params(w);
+    MhaParams att = pass_att(ps, l, kind, w);
     (void)u;
     if (kind == SUB_SELF) {
         mha_step_forward(&cfg, &att, in, t->step, t->sk[l], t->sv[l], t->rows, t->R, y, t->probs, t->work, n);
@@ -379,13 +464,13 @@ static const float *td_step(void *ctx, int step, const int *prev, const float **
         memcpy(t->x + (long)i * D, p->tgt_emb + (long)prev[t->live[i]] * D, sizeof(float) * D);
     posenc_add(t->x, 1, n, D, step, sqrtf((float)D));
     /* The layers in place on x (layer norm statistics in the ff scratch, free then). */
-    TPass ps = {.d = d, .rows = n, .attend = attend_step, .ctx = t};
+    TPass ps = {.d = d, .rows = n, .attend = attend_step, .ctx = t, .prep = prepared_layers(t->m, 1)};
     SubBufs u = {.n = t->h, .y = t->y, .mean = t->fh, .rstd = t->fh + n, .fh = t->fh, .fa = t->fa};
     SubBufs *const bufs[3] = {&u, &u, &u};
     for (int l = 0; l < d->dec_layers; l++)
         decoder_layer_forward(&ps, l, &p->tdec[l], t->x, t->x, t->x, t->x, bufs);
     if (d->norm == NORM_PRE) layernorm_forward(t->x, t->h, t->h + n, t->x, p->tdec_ln.g, p->tdec_ln.b, n, D);
-    matmul_bias(t->logits, V, t->x, D, p->out_w, D, p->out_b, n, V, D);
+    prepared_matmul_bias(t->logits, V, t->x, D, p->out_w, D, prepared_out(t->m), p->out_b, n, V, D);
     /* Back to the rows (live[i] >= i: from the last, nothing is overwritten before read). */
     for (int i = n - 1; t->rows && i >= 0; i--) {
         memmove(t->logits + (long)t->rows[i] * V, t->logits + (long)i * V, sizeof(float) * V);
@@ -559,6 +644,8 @@ const ModelFamily transformer_family = {
     .forward = transformer_forward,
     .backward = transformer_backward_batch,
     .decoder = transformer_decoder,
+    .prepare = transformer_prepare,
+    .prepared_free = transformer_prepared_free,
     .attention_heads = transformer_attention_heads,
     .describe = transformer_describe,
     .facts = transformer_facts,

@@ -35,9 +35,23 @@ void dropout_backward(float *dx, const unsigned char *keep, long n, float p)
 
 /* ---------------------------------------------------------------- a sub-layer */
 
-MhaParams att_params(const AttWeights *w) { return (MhaParams){w->wq, w->bq, w->wk, w->bk, w->wv, w->bv, w->wo, w->bo}; }
+MhaParams att_params(const AttWeights *w)
+{
+    return (MhaParams){.Wq = w->wq, .bq = w->bq, .Wk = w->wk, .bk = w->bk, .Wv = w->wv, .bv = w->bv, .Wo = w->wo,
+                       .bo = w->bo};
+}
 
-static FfnParams ff_params(const FfWeights *w) { return (FfnParams){w->w1, w->b1, w->w2, w->b2}; }
+MhaParams att_params_prepared(const AttWeights *w, const PreparedAtt *pa)
+{
+    MhaParams p = att_params(w);
+    if (pa) p.pq = &pa->q, p.pk = &pa->k, p.pv = &pa->v, p.po = &pa->o;
+    return p;
+}
+
+static FfnParams ff_params(const FfWeights *w, const PreparedTLayer *pl)
+{
+    return (FfnParams){w->w1, w->b1, w->w2, w->b2, pl ? &pl->w1 : NULL, pl ? &pl->w2 : NULL};
+}
 
 static FfnActivation activation(const ModelDims *d) { return d->activation == ACT_GELU ? FFN_GELU : FFN_RELU; }
 
@@ -57,7 +71,7 @@ static void sublayer_f(const TPass *ps, int l, SubKind kind, const TLayer *w, co
         ps->attend(ps, l, kind, kind == SUB_SELF ? &w->self : &w->cross, in, y, u);
         return;
     }
-    FfnParams ff = ff_params(&w->ff);
+    FfnParams ff = ff_params(&w->ff, ps->prep ? &ps->prep[l] : NULL);
     if (ps->p_act > 0) draw_keep(u->fkeep, (long)ps->rows * d->ff, ps->p_act, ps->rng);  /* activation dropout */
     ffn_forward(&ff, activation(d), in, u->fh, u->fa, y, ps->p_act > 0 ? u->fkeep : NULL, ps->p_act, ps->rows,
                 d->embed, d->ff);
@@ -95,7 +109,7 @@ static void sublayer_f_backward(const TPass *ps, int l, SubKind kind, const TLay
         ps->attend_backward(ps, l, kind, self ? &w->self : &w->cross, self ? &g->self : &g->cross, in, dy, d_in, u);
         return;
     }
-    FfnParams ff = ff_params(&w->ff);
+    FfnParams ff = ff_params(&w->ff, NULL);
     FfnGrads fg = {g->ff.w1, g->ff.b1, g->ff.w2, g->ff.b2};
     ffn_backward(&ff, activation(d), &fg, dy, in, u->fh, u->fa, ps->p_act > 0 ? u->fkeep : NULL, ps->p_act, d_in,
                  ps->ff_work, ps->rows, d->embed, d->ff);

@@ -43,6 +43,14 @@ typedef struct {
     float *ws_mem;           /* the floats ws is carved from */
 } SubBufs;
 
+/* A layer's weights prepared for decoding (kernels/prepared.h): each attention's four
+ * projections and the feed-forward block's two. */
+typedef struct { PreparedWeight q, k, v, o; } PreparedAtt;
+typedef struct {
+    PreparedAtt self, cross;   /* cross: decoder layers only */
+    PreparedWeight w1, w2;
+} PreparedTLayer;
+
 /* How a pass runs its layers. attend runs attention sub-layer `kind` (SUB_SELF or
  * SUB_CROSS) of layer l with weights w on in (rows, D), writing y (rows, D) (and, in
  * training, what its backward pass needs into u); attend_backward (training only)
@@ -59,6 +67,8 @@ struct TPass {
     void (*attend_backward)(const TPass *ps, int l, SubKind kind, const AttWeights *w, AttWeights *gw,
                             const float *in, const float *dy, float *d_in, SubBufs *u);
     void *ctx;               /* the pass's own state, for attend */
+    const PreparedTLayer *prep;  /* (layers) the pass's layers' weights prepared for
+                                    decoding, or NULL (training) */
     float *d_n, *d_sum;      /* backward scratch (N, D) each */
     float *ff_work;          /* backward scratch (N, ff) */
 };
@@ -86,6 +96,8 @@ void draw_keep(unsigned char *keep, long n, float p, Rng *rng);
 void dropout(float *x, unsigned char *keep, long n, float p, Rng *rng);
 void dropout_backward(float *dx, const unsigned char *keep, long n, float p);
 
-/* The weights of an attention sub-layer as mha.h takes them. */
+/* The weights of an attention sub-layer as mha.h takes them; with pa (or NULL), their
+ * prepared forms too. */
 MhaParams att_params(const AttWeights *w);
+MhaParams att_params_prepared(const AttWeights *w, const PreparedAtt *pa);
 #endif

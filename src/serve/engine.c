@@ -211,13 +211,23 @@ EngineStatus engine_translate(Engine *e, char *const *lines, int n, const Transl
     Worker *k;
     EngineStatus s = borrow(e, deadline, &k);
     if (s != ENGINE_DONE) return s;
+    /* As translate_stream reads a file of these lines: windows of them sorted by
+     * length into batches (translate_sorts), or batches as read. */
     int per_line = opt->nbest > 1 ? opt->nbest : 1, batch = opt->batch > 0 ? opt->batch : 1;
-    int m = n < batch ? n : batch;
+    int chunk = translate_sorts(opt) ? (batch > TRANSLATE_WINDOW ? batch : TRANSLATE_WINDOW) : batch;
+    int m = n < chunk ? n : chunk;
     Translation *t = xmalloc(sizeof(Translation) * (m ? m : 1) * per_line);
     int *count = xmalloc(sizeof(int) * (m ? m : 1)), *bad = xmalloc(sizeof(int) * (m ? m : 1));
-    for (int start = 0; start < n; start += batch) {
-        int len = n - start < batch ? n - start : batch;
-        worker_translate(k, lines + start, len, opt, t, count, bad);
+    int *order = xmalloc(sizeof(int) * (m ? m : 1));
+    for (int start = 0; start < n; start += chunk) {
+        int len = n - start < chunk ? n - start : chunk;
+        if (translate_sorts(opt)) {
+            translate_length_order(lines + start, len, order);
+        } else {
+            for (int i = 0; i < len; i++)
+                order[i] = i;
+        }
+        worker_translate_ordered(k, lines + start, NULL, start, order, len, batch, opt, t, count, bad);
         for (int i = 0; i < len; i++) {
             Translation *best = &t[(long)i * per_line];
             cJSON_AddItemToArray(out, translation_json(best, count[i], bad[i], opt));
@@ -225,6 +235,7 @@ EngineStatus engine_translate(Engine *e, char *const *lines, int n, const Transl
                 translation_free(&best[j]);
         }
     }
+    free(order);
     give_back(e, k);
     free(t);
     free(count);

@@ -2,7 +2,7 @@
  * (decode/workers.h) lent to one request at a time, and a request's results as JSON.
  *
  * This file and engine.c are the server's one adapter over decode/'s worker API
- * (workers_borrow / workers_return, worker_translate, worker_classify, Translation):
+ * (workers_borrow / workers_return, worker_translate(_ordered), worker_classify, Translation):
  * the HTTP side (http.c, api.c) never calls it, so a change of that API is a change
  * here. request.c fills the per-call TranslateOptions from a request's JSON.
  *
@@ -52,8 +52,9 @@ int engine_can_ensemble(const Engine *e);
 void engine_load(Engine *e, int *workers, int *busy, int *waiting);
 
 /* Translates n lines (valid UTF-8, no line breaks) with opt (request.c) on one
- * worker, in batches of opt->batch lines (as `nmt translate --batch N` reads a file of
- * the same lines: the same bytes), appending to out one object per line:
+ * worker, in batches of opt->batch lines, sorted by length within windows of
+ * TRANSLATE_WINDOW lines as translate_stream sorts them (as `nmt translate --batch N`
+ * reads a file of the same lines, under TRANSLATE_WINDOW_BYTES: the same bytes), appending to out one object per line:
  *   {"text": best translation, "score": S, "logprob": L,
  *    "nbest": [{"text", "score", "logprob"}, ...]           (opt->nbest >= 1)
  *    "attention": {"source": [tokens], "output": [tokens],  (opt->attention)

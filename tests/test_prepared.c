@@ -1,0 +1,203 @@
+/* test_prepared.c — decoding with prepared weights (kernels/prepared.h,
+ * model_prepare_decoding): float32 gives the very logits of the unprepared model; int8
+ * stays close to them, and a Transformer's gives a sentence the same logits whatever
+ * batch it is in.
+ *
+ * The models are random Transformers and recurrent models (random_model) decoded step
+ * by step through their Decoder with the same fed words, so that every step's logits
+ * can be compared, for 1 row per sentence (greedy) and 5 (a beam's rows), and through
+ * the searches themselves. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "data/batch.h"
+#include "decode/decode.h"
+#include "kernels/blas.h"
+#include "kernels/linalg.h"
+#include "models/model.h"
+#include "text/vocab.h"
+#include "base/util.h"
+
+enum { N_SRC = 9, STEPS = 6, MAX_S = 12 };
+
+/* The models: 0 a pre-norm relu Transformer, 1 a post-norm gelu one with tied
+ * embeddings, 2 a GRU with Bahdanau attention, 3 a 2-layer LSTM with Luong's general
+ * attention and input feeding (every product the recurrent decoder has but the local
+ * kinds' and concat's). */
+enum { N_MODELS = 4, N_TRANSFORMERS = 2 };
+static void random_model(Model *m, int variant)
+{
+    ModelDims d = {.type = MODEL_TRANSFORMER, .embed = 64, .hidden = 64, .heads = 4, .ff = 160, .src_vocab = 50,
+                   .tgt_vocab = 301, .enc_layers = 2, .dec_layers = 2};
+    if (variant == 1) d.norm = NORM_POST, d.activation = ACT_GELU, d.tie_embeddings = 1, d.dec_layers = 1;
+    if (variant >= 2)
+        d = (ModelDims){.type = MODEL_RNN, .embed = 40, .hidden = 48, .src_vocab = 50, .tgt_vocab = 301,
+                        .layers = variant == 3 ? 2 : 1, .cell = variant == 3 ? CELL_LSTM : CELL_GRU,
+                        .attention = variant == 3 ? ATT_LUONG_GENERAL : ATT_BAHDANAU, .input_feed = variant == 3};
+    model_alloc(m, &d);
+    model_init_weights(m, 7 + variant);
+}
+
+/* Source sentence n: lengths 1 to 12, ids from 4 (the specials excluded). */
+static int source(int n, int *ids)
+{
+    int len = 1 + (n * 5) % MAX_S;
+    for (int j = 0; j < len; j++)
+        ids[j] = 4 + (n * 13 + j * 7) % 46;
+    return len;
+}
+
+/* Sentences [first, first + count) decoded with K rows each, fed fixed words, STEPS
+ * steps: logits (STEPS, count * K, V) into out. */
+static void step_logits(Model *m, int first, int count, int K, float *out)
+{
+    int buf[N_SRC][MAX_S], lens[N_SRC], *rows[N_SRC];
+    for (int n = 0; n < count; n++)
+        lens[n] = source(first + n, buf[n]), rows[n] = buf[n];
+    Batch batch = {0};
+    batch_fill_source(&batch, rows, lens, count);
+    RunState rs = {0};
+    Decoder dec = model_family(&m->dims)->decoder(m, &rs);
+    int R = count * K, V = m->dims.tgt_vocab, prev[N_SRC * 5];
+    dec.start(dec.ctx, &batch, K, STEPS, 0);
+    for (int t = 0; t < STEPS; t++) {
+        for (int r = 0; r < R; r++)
+            prev[r] = t == 0 ? VOCAB_SOS : 4 + ((first + r / K) * 31 + (r % K) * 3 + t * 17) % (V - 4);
+        const float *attn = NULL;
+        const float *logits = dec.step(dec.ctx, t, prev, &attn);
+        memcpy(out + (long)t * R * V, logits, sizeof(float) * R * V);
+    }
+    decoder_close(&dec);
+    runstate_free(&rs);
+    batch_free(&batch);
+}
+
+/* float32 prepared: every logit of every step identical to the unprepared model's. */
+static void test_float32_identical(int variant)
+{
+    Model m;
+    random_model(&m, variant);
+    int V = m.dims.tgt_vocab;
+    for (int K = 1; K <= 5; K += 4) {
+        long n = (long)STEPS * N_SRC * K * V;
+        float *plain = xmalloc(sizeof(float) * n), *prepared = xmalloc(sizeof(float) * n);
+        model_prepare_decoding(&m, COMPUTE_INT8);
+        model_prepare_decoding(&m, COMPUTE_FLOAT32);   /* replaces the int8 weights */
+        step_logits(&m, 0, N_SRC, K, prepared);
+        model_unprepare_decoding(&m);
+        step_logits(&m, 0, N_SRC, K, plain);
+        char label[120];
+        snprintf(label, sizeof label, "model %d, %d rows per sentence: float32 prepared = unprepared (%s)", variant,
+                 K, packed_matches_blas() ? "packed products" : "OpenBLAS is not SkylakeX: nothing packed");
+        check_identical(prepared, plain, n, label);
+        free(plain);
+        free(prepared);
+    }
+    model_free(&m);
+}
+
+/* int8: within a few percent of the float logits, the same best word in most rows,
+ * and (a Transformer) each sentence's logits the same, bit for bit, decoded alone or in
+ * the batch. */
+static void test_int8(int variant)
+{
+    Model m;
+    random_model(&m, variant);
+    int V = m.dims.tgt_vocab, K = 5;
+    long n = (long)STEPS * N_SRC * K * V, per = (long)K * V;
+    float *f32 = xmalloc(sizeof(float) * n), *i8 = xmalloc(sizeof(float) * n), *alone = xmalloc(sizeof(float) * n);
+    step_logits(&m, 0, N_SRC, K, f32);
+    model_prepare_decoding(&m, COMPUTE_INT8);
+    CHECK(m.compute_type == COMPUTE_INT8 && m.prepared, "int8 prepared");
+    step_logits(&m, 0, N_SRC, K, i8);
+    char label[120];
+    snprintf(label, sizeof label, "model %d: int8 logits near float32", variant);
+    check_close_scaled(i8, f32, n, 0.05, label);
+    long rows = (long)STEPS * N_SRC * K, same = 0;
+    for (long r = 0; r < rows; r++)
+        same += best_word(i8 + r * V, V) == best_word(f32 + r * V, V);
+    snprintf(label, sizeof label, "model %d: int8's best word is float32's in %ld of %ld rows", variant, same, rows);
+    CHECK(same * 10 >= rows * 9, label);
+    /* Each sentence alone: (STEPS, K, V) against its rows of the batch's steps. (A
+     * Transformer's: the recurrent encoder's products stay float, and their sums
+     * depend on the batch.) */
+    for (int s = 0; s < N_SRC && variant < N_TRANSFORMERS; s++) {
+        step_logits(&m, s, 1, K, alone);
+        int same_bits = 1;
+        for (int t = 0; t < STEPS; t++)
+            same_bits &= memcmp(alone + (long)t * per, i8 + ((long)t * N_SRC + s) * per, sizeof(float) * per) == 0;
+        snprintf(label, sizeof label, "model %d: int8, sentence %d (length %d) alone = in a batch of %d, bit for bit",
+                 variant, s, 1 + (s * 5) % MAX_S, N_SRC);
+        CHECK(same_bits, label);
+    }
+    free(f32);
+    free(i8);
+    free(alone);
+    model_free(&m);
+}
+
+/* The searches over a prepared float32 model (a Transformer, a GRU) give the unprepared model's hypotheses:
+ * the same words and the same log-probabilities, bit for bit. */
+static void test_searches(int variant)
+{
+    Model m;
+    random_model(&m, variant);
+    int buf[N_SRC][MAX_S], lens[N_SRC], *rows[N_SRC], limit[N_SRC];
+    for (int n = 0; n < N_SRC; n++)
+        lens[n] = source(n, buf[n]), rows[n] = buf[n], limit[n] = 8;
+    enum { K = 5 };
+    static Hypothesis h[2][N_SRC * K];
+    int count[2][N_SRC];
+    for (int pass = 0; pass < 2; pass++) {
+        RunState rs = {0};
+        Model *mp = &m;
+        RunState *rp = &rs;
+        if (pass) model_prepare_decoding(&m, COMPUTE_FLOAT32);
+        decode_beam(&mp, &rp, 1, rows, lens, N_SRC, K, K, limit, 0.6f, 0, h[pass], count[pass]);
+        runstate_free(&rs);
+    }
+    int same = 1, checked = 0;
+    for (int n = 0; n < N_SRC; n++) {
+        same &= count[0][n] == count[1][n];
+        for (int k = 0; k < count[0][n] && same; k++, checked++) {
+            Hypothesis *a = &h[0][n * K + k], *b = &h[1][n * K + k];
+            same &= a->len == b->len && a->finished == b->finished &&
+                    memcmp(&a->logprob, &b->logprob, sizeof a->logprob) == 0 &&
+                    memcmp(a->words, b->words, sizeof(int) * a->len) == 0;
+        }
+        for (int k = 0; k < count[0][n]; k++)
+            hypothesis_free(&h[0][n * K + k]), hypothesis_free(&h[1][n * K + k]);
+    }
+    char label[120];
+    snprintf(label, sizeof label, "model %d, beam 5 n-best over 9 sentences: float32 prepared = unprepared (%d "
+             "hypotheses)", variant, checked);
+    CHECK(same && checked >= N_SRC, label);
+    model_free(&m);
+}
+
+/* A family without a prepare op (the classifier) decodes as it is. */
+static void test_unprepared_family(void)
+{
+    ModelDims d = {.type = MODEL_CLASSIFIER, .embed = 8, .hidden = 8, .src_vocab = 20, .tgt_vocab = 7, .layers = 1};
+    Model m;
+    model_alloc(&m, &d);
+    model_prepare_decoding(&m, COMPUTE_INT8);
+    CHECK(!m.prepared && m.compute_type == COMPUTE_FLOAT32, "a classifier: nothing prepared, float32");
+    model_free(&m);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    blas_select_kernel(argv);   /* as nmt does: OpenBLAS's SkylakeX kernel where the CPU has AVX-512 */
+    for (int v = 0; v < N_MODELS; v++) {
+        test_float32_identical(v);
+        test_int8(v);
+    }
+    test_searches(0);
+    test_searches(2);
+    test_unprepared_family();
+    return check_report("test_prepared");
+}
