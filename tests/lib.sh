@@ -65,7 +65,9 @@ T=$(mktemp -d) || exit 1
 trap 'chmod -R u+rwx "$T" 2>/dev/null; rm -rf "$T"' EXIT
 trap 'exit 130' INT TERM HUP
 
-if command -v timeout >/dev/null 2>&1; then LIMIT="timeout 300"; else LIMIT=; fi
+# The limit only keeps a hung nmt from hanging the suite; -k: a process that ignores
+# SIGTERM (nmt serve does, once it is stopping) is killed 10 s later.
+if command -v timeout >/dev/null 2>&1; then LIMIT="timeout -k 10 300"; else LIMIT=; fi
 
 run() { $LIMIT "$NMT" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
 if env --default-signal=INT true 2>/dev/null; then DEFAULT_INT="env --default-signal=INT"; else DEFAULT_INT=; fi
