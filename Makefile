@@ -8,7 +8,7 @@
 #   make native         ./nmt-native, -march=native (objects in build-native/): for this
 #                       machine only, a CPU without its instruction sets stops it with
 #                       SIGILL; never installed. scripts/bench/bench_portable.sh compares the two.
-#   make test           the unit tests and tests/test_cli.sh against ./nmt
+#   make test           the unit tests and the end-to-end shell tests (tests/*.sh) against ./nmt
 #   make test-sanitize  the same suite built with ASan/UBSan in build-sanitize/ (its own
 #                       nmt); ./nmt and build/ are left as they are
 #   make mpi            ./nmt-mpi, the same program able to train over MPI ranks
@@ -151,19 +151,24 @@ $(BUILD)/weights_diff: tests/tools/weights_diff.c $(OBJ)
 $(BUILD)/set_config: tests/tools/set_config.c $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJ) $(LDLIBS)
 
-# Every test binary, then the end-to-end shell test against $(NMT_BIN) (./nmt) and the
-# test of the documentation machinery (tests/test_docs.sh), and the tests of what nmt does
+# Every test binary, then the end-to-end shell tests against $(NMT_BIN) (./nmt): the
+# test of the documentation machinery (tests/test_docs.sh), the tests of what nmt does
 # with the files around it (tests/test_files.sh, test_limits.sh, test_failures.sh), of
 # its options, man page and installed files (tests/test_options.sh), of a careless
 # user's mix-ups (tests/test_mixups.sh), of jobs that stop (tests/test_stops.sh), of nmt
 # on several threads (tests/test_threads.sh), of translate's read-ahead and compute types
 # (tests/test_translate_order.sh), of nmt serve (tests/test_serve.sh, and its page in
 # Chromium: tests/test_browser.sh), the decoding and adaptation tools of issue 32
-# (tests/test_toolbox.sh) and issue 29's training keys (tests/test_train_keys.sh).
+# (tests/test_toolbox.sh), issue 29's training keys (tests/test_train_keys.sh), and last
+# the commands end to end: options, config errors, training, eval and damaged files
+# (tests/test_cli.sh), translate, score, checkpoints and resuming, the model families,
+# subword units (tests/test_cli_*.sh).
 test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights $(BUILD)/set_config $(BUILD)/weights_diff $(BUILD)/json_get
 	@NMT=$(NMT_BIN) TOOLS=$(BUILD) BUILD=$(BUILD) sh tests/run.sh $(TESTS) tests/test_layers.sh tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh \
 	    tests/test_mixups.sh tests/test_stops.sh tests/test_threads.sh tests/test_translate_order.sh tests/test_serve.sh \
-	    tests/test_browser.sh tests/test_toolbox.sh tests/test_train_keys.sh
+	    tests/test_browser.sh tests/test_toolbox.sh tests/test_train_keys.sh \
+	    tests/test_cli.sh tests/test_cli_translate.sh tests/test_cli_score.sh tests/test_cli_resume.sh tests/test_cli_family.sh \
+	    tests/test_cli_subwords.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer, objects,
 # test binaries and nmt in build-sanitize/.
@@ -224,29 +229,30 @@ bench: nmt
 
 # nmt's Transformer against PyTorch's nn.Transformer modules (issue 17; scripts/bench/bench_transformer.py,
 # 30-45 minutes): training, greedy and beam decoding against a cached and a recomputing
-# PyTorch decoder, memory and the roofline; docs/bench/transformer.json and BENCHMARKS.md's
-# section rendered from it.
+# PyTorch decoder, memory and the roofline; docs/bench/transformer.json and
+# docs/bench-transformer.md's section rendered from it.
 bench-transformer: nmt
 	/usr/bin/python3 scripts/bench/bench_transformer.py
 
 # Time to quality, nmt against PyTorch on mar, swe and fra from ../shared/data
-# (scripts/bench/time_to_quality.py; hours): docs/bench/time_to_quality.json and BENCHMARKS.md's
-# section. What shuffled batches cost against bucketed ones: scripts/bench/bench_batching.sh.
+# (scripts/bench/time_to_quality.py; hours): docs/bench/time_to_quality.json and
+# docs/bench-time-to-quality.md's section. What shuffled batches cost against bucketed
+# ones: scripts/bench/bench_batching.sh.
 bench-ttq: nmt
 	/usr/bin/python3 scripts/bench/time_to_quality.py
 
 # Time to quality of the Transformer (configs/transformer.json) against the best
 # recurrent config (configs/family/luong_concat.json) on mar, swe and fra, greedy and
 # beam-5 BLEU at 2, 5, 10 and 20 minutes of training (scripts/bench/transformer_quality.py;
-# hours): docs/bench/transformer_quality.json and BENCHMARKS.md's section.
+# hours): docs/bench/transformer_quality.json and docs/bench-time-to-quality.md's section.
 bench-transformer-quality: nmt
 	/usr/bin/python3 scripts/bench/transformer_quality.py
 # Which recipe for which budget, in CPU time (issue 29; scripts/bench/recipes.py): the
 # shipped translation configs on swe and mar from ../shared/data, validation loss and BLEU
 # per update (1 thread, deterministic) and CPU seconds per update (alternated runs), so
 # that a busy machine measures them as well as a quiet one; docs/bench/recipes.json and
-# BENCHMARKS.md's section. Hours of wall time (about 30 CPU minutes); RECIPES_WORK keeps
-# the runs, and a second make resumes where the first stopped.
+# docs/bench-time-to-quality.md's section. Hours of wall time (about 30 CPU minutes);
+# RECIPES_WORK keeps the runs, and a second make resumes where the first stopped.
 RECIPES_WORK ?= /tmp/nmt-recipes
 RECIPES = --recipe default=configs/default.json --recipe transformer=configs/transformer.json \
           --recipe transformer-quick=configs/transformer-quick.json

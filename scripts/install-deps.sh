@@ -9,7 +9,7 @@
 #   sh scripts/install-deps.sh --fuzz       also clang and its compiler-rt (libFuzzer and
 #                                           the sanitizer runtimes), for `make fuzz`
 #   sh scripts/install-deps.sh --valgrind   also valgrind, for scripts/ci/valgrind.sh
-#   sh scripts/install-deps.sh --test-tools also what a few checks of tests/test_cli.sh
+#   sh scripts/install-deps.sh --test-tools also what a few checks of tests/test_cli*.sh
 #                                           use when present and skip otherwise: script(1)
 #                                           (a terminal for the progress line), groff (the
 #                                           man page), python3 (parsing JSON output),

@@ -24,7 +24,10 @@ static inline unsigned char *slurp(const char *p, size_t *len)
     return data;
 }
 
-/* Writes len bytes as the whole of file p; exits the test on an error. */
+/* Writes len bytes as the whole of file p; exits the test on an error. It writes in place
+ * and then sets the length, rather than truncating to zero first: ext4 flushes a file to
+ * disk when it is truncated to zero and rewritten, which would make the thousands of
+ * damaged copies of tests/test_modelfile_damage.c take seconds. */
 static inline void spit(const char *p, const void *data, size_t len)
 {
     int fd = open(p, O_WRONLY | O_CREAT, 0600);

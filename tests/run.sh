@@ -1,13 +1,14 @@
 #!/bin/sh
-# Runs each test binary given as an argument, then tests/test_cli.sh, and prints one
-# closing line "N passed, M failed, K skipped" counting the individual checks.
+# Runs each test given as an argument (a test binary, or a shell test: NAME.sh, run with
+# sh) in turn, and prints one closing line "N passed, M failed, K skipped" counting the
+# individual checks.
 #
 # Each test must end with its own line "NAME: N passed, M failed, K skipped" (check.h's
 # check_report; the shell tests print the same), exit 0 exactly when M is 0, and print
 # one line "skip WHAT: WHY" for each of the K checks it could not run here. A test that
 # is missing, crashes, exits otherwise or miscounts its skips is one more failure.
 passed=0; failed=0; skipped=0
-for t in "$@" tests/test_cli.sh; do
+for t in "$@"; do
     if [ ! -e "$t" ]; then
         echo "FAIL $t: no such test (not built?)"
         failed=$((failed + 1))

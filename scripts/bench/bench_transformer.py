@@ -1,7 +1,7 @@
 """make bench-transformer: nmt's Transformer against PyTorch on the same CPU, same model, same data (issue 17).
 
     /usr/bin/python3 scripts/bench/bench_transformer.py            # the full run; writes docs/bench/transformer.json
-                                                                   # and BENCHMARKS.md's section rendered from it
+                                                                   # and docs/bench-transformer.md's section rendered from it
     /usr/bin/python3 scripts/bench/bench_transformer.py --quick    # a smoke run of every step (prints its rendering)
     python3 scripts/bench/bench_transformer.py --render docs/bench/transformer.json
                                                                    # measures nothing: the section's Markdown
@@ -81,11 +81,11 @@ import bench
 from bench import BATCH, DECODE_BATCH, BEAM, ALPHA, MAX_LEN, THREADS, NMT, PYTHON, HERE, ROOT, median
 
 D_MODEL, HEADS, FF, LAYERS = 256, 4, 1024, 3     # 3 encoder and 3 decoder layers
-LR, WARMUP_STEPS, CLIP = 1e-3, 0, 5.0            # Adam, constant rate (see BENCHMARKS.md)
+LR, WARMUP_STEPS, CLIP = 1e-3, 0, 5.0            # Adam, constant rate (see docs/bench-transformer.md)
 DROPOUT = 0.1                                       # both programs, training only
 TORCH = os.path.join(HERE, "bench_torch_transformer.py")
 RAW = os.path.join(ROOT, "docs", "bench", "transformer.json")
-BENCHMARKS = os.path.join(ROOT, "BENCHMARKS.md")
+BENCHMARKS = os.path.join(ROOT, "docs", "bench-transformer.md")   # where the section is
 BLOCK = "transformer"
 TARGET_SPEED, TARGET_MEMORY = 2.0, 0.6
 DECODINGS = [("greedy", 1, 1), ("greedy", 1, DECODE_BATCH), ("beam", BEAM, 1), ("beam", BEAM, DECODE_BATCH)]
@@ -451,13 +451,13 @@ def render_readme(raw):
     rows, met, total = target_rows(raw, s)
     L = [f"Measured {raw['date']} (commit {raw['commit']}; {machine_line(raw)}; 2 threads each; medians of "
          f"{raw['settings']['rounds']} alternated rounds); every figure and command in "
-         "[BENCHMARKS.md](../BENCHMARKS.md#the-transformer-against-pytorch-issue-17). "
+         "[docs/bench-transformer.md](bench-transformer.md#the-transformer-against-pytorch-issue-17). "
          f"{met} of {total} targets met:", ""]
     return "\n".join(L + rows)
 
 
 def render(raw):
-    """BENCHMARKS.md's section (without the generated-block markers) from a raw result."""
+    """docs/bench-transformer.md's section (without the generated-block markers) from a raw result."""
     s, R, d, st = summary(raw), raw["rounds"], raw["data"], raw["settings"]
     mib = 1 / 1024
     L = []
@@ -610,8 +610,8 @@ def render(raw):
 
 
 def splice_into_benchmarks():
-    """BENCHMARKS.md gets the section as a generated block (scripts/docs/docs.py) after the
-    others, if it has none yet; then the block is regenerated from docs/bench/transformer.json."""
+    """docs/bench-transformer.md gets the section as a generated block (scripts/docs/docs.py) at
+    its end, if it has none yet; then the block is regenerated from docs/bench/transformer.json."""
     with open(BENCHMARKS, encoding="utf-8") as f:
         text = f.read()
     if f"<!-- generated block {BLOCK}:" not in text:
@@ -638,7 +638,7 @@ def main():
                     help="seconds to spend waiting for a quiet machine and repeating runs that "
                          "shared it (default 300; quick 30)")
     ap.add_argument("--raw", help="where the raw results go (default docs/bench/transformer.json, which "
-                                  "BENCHMARKS.md's section is rendered from; quick: a temporary file, and "
+                                  "docs/bench-transformer.md's section is rendered from; quick: a temporary file, and "
                                   "the rendering is printed instead)")
     ap.add_argument("--render", metavar="RAW.json", help="measure nothing: print the Markdown of RAW.json")
     ap.add_argument("--readme", action="store_true", help="with --render: README's summary instead")

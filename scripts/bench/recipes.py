@@ -19,7 +19,7 @@ of which needs a quiet machine:
     machine runs (wall time does). The short run's CPU time less its updates' is the
     start-up (reading the data, learning BPE, building the model), reported apart.
  3. `collect` puts the results into docs/bench/recipes.json and `render` turns that into
-    BENCHMARKS.md's section: a budget of B CPU minutes is B x 60 / (CPU seconds per
+    docs/bench-time-to-quality.md's section: a budget of B CPU minutes is B x 60 / (CPU seconds per
     update) updates; a recipe's figures at B are those of its last validation within
     them. Validations and the start-up are outside the budget (each recipe's start-up
     is listed). 1 thread: what 2 threads give depends on the neighbours.

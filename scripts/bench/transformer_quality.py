@@ -26,7 +26,7 @@ scripts/bench/time_to_quality.py caps it) this script
     epoch that finished within it and says which recipe is ahead (by greedy BLEU, beam-5
     BLEU and validation loss);
  6. writes every figure to docs/bench/transformer_quality.json (--raw) and renders from it
-    alone (--render RAW.json) a section for BENCHMARKS.md and a short table for README
+    alone (--render RAW.json) a section for docs/bench-time-to-quality.md and a short table for README
     (--readme).
 
 The training clock is time_to_quality.py's: train.log's `elapsed` at each validation minus
@@ -83,7 +83,7 @@ from time_to_quality import (DEFAULT_CAP, LANGUAGES, QUICK_PAIRS, VALID_BLEU_MAX
 
 NMT = os.path.join(ROOT, "nmt")
 RAW = os.path.join(ROOT, "docs", "bench", "transformer_quality.json")
-BENCHMARKS = os.path.join(ROOT, "BENCHMARKS.md")
+BENCHMARKS = os.path.join(ROOT, "docs", "bench-time-to-quality.md")   # where the section is
 BLOCK = "transformer_quality"
 CORPORA = ("mar", "swe", "fra")
 DEFAULT_RECIPES = {"rnn": "configs/family/luong_concat.json", "transformer": "configs/transformer.json"}
@@ -426,7 +426,7 @@ def fmt(e, key, spec):
 
 
 def render(raw):
-    """BENCHMARKS.md's section (without the generated-block markers)."""
+    """docs/bench-time-to-quality.md's section (without the generated-block markers)."""
     st, m = raw["settings"], raw["machine"]
     L = []
     w = L.append
@@ -557,7 +557,7 @@ def render_readme(raw):
     L = [f"Measured {raw['date'].split()[0]} (commit {raw['commit']}; {m['cpu']}, {m['cores']} cores, "
          f"{st['threads']} thread{'s' if st['threads'] > 1 else ''} per run"
          + (", two runs at a time" if st["parallel"] else "")
-         + "; every figure in [BENCHMARKS.md](../BENCHMARKS.md#time-to-quality-the-transformer-against-the-best-recurrent-model)). "
+         + "; every figure in [docs/bench-time-to-quality.md](bench-time-to-quality.md#time-to-quality-the-transformer-against-the-best-recurrent-model)). "
          f"BLEU (beam {st['beam']}) on held-out pairs after the last epoch that ended within each training time, "
          + " / ".join(names) + ":", "",
          "| corpus | " + " | ".join(minutes_label(b) for b in budgets) + " |",
@@ -577,8 +577,8 @@ def render_readme(raw):
 
 
 def splice_into_benchmarks():
-    """BENCHMARKS.md gets the section as a generated block (scripts/docs/docs.py) at its
-    end if it has none yet; then the block is regenerated from the raw file."""
+    """docs/bench-time-to-quality.md gets the section as a generated block (scripts/docs/docs.py)
+    at its end if it has none yet; then the block is regenerated from the raw file."""
     with open(BENCHMARKS, encoding="utf-8") as f:
         text = f.read()
     if f"<!-- generated block {BLOCK}:" not in text:
@@ -698,7 +698,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1, help="train.seed of every recipe (default 1)")
     ap.add_argument("--split-seed", type=int, default=1, help="the seed of the split and the sample (default 1)")
     ap.add_argument("--raw", help="where the raw results go (default docs/bench/transformer_quality.json, and "
-                                  "BENCHMARKS.md's section is rendered from it; with --quick, other --recipe, "
+                                  "docs/bench-time-to-quality.md's section is rendered from it; with --quick, other --recipe, "
                                   "--set, --corpora or --budgets: a temporary file, and the rendering is printed)")
     ap.add_argument("--render", metavar="RAW.json", help="measure nothing: print the Markdown of RAW.json")
     ap.add_argument("--readme", action="store_true", help="with --render: README's short table instead")

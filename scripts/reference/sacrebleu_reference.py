@@ -4,7 +4,7 @@ default BLEU and chrF2, and the script that writes the scoring fixtures in
 tests/fixtures/score/.
 
 THIS IS NOT sacreBLEU. sacreBLEU cannot be installed here (no PyPI access, no Debian
-package), so the expected scores that tests/test_score.c and tests/test_cli.sh pin come
+package), so the expected scores that tests/test_score.c and tests/test_cli_score.sh pin come
 from this file: a second implementation, written from the definitions in sacreBLEU
 2.x's source (tokenizers/tokenizer_13a.py, tokenizers/tokenizer_re.py,
 metrics/bleu.py BLEU.compute_bleu and _compute_segment_statistics, metrics/chrf.py

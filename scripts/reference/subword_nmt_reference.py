@@ -5,7 +5,7 @@ tests/fixtures/subword_nmt/.
 
 THIS IS NOT subword-nmt. subword-nmt (https://github.com/rsennrich/subword-nmt, Rico
 Sennrich, MIT licence) cannot be installed here (no PyPI access, no Debian package), so
-the expected output that tests/test_cli.sh pins for `nmt bpe apply --codes-format
+the expected output that tests/test_cli_subwords.sh pins for `nmt bpe apply --codes-format
 subword-nmt` comes from this file: a second implementation, written from the
 behaviour of subword-nmt 0.3.x's subword_nmt/apply_bpe.py (BPE.__init__ reading the
 codes, BPE.process_line, segment, segment_tokens and encode(), without glossaries,
@@ -43,7 +43,7 @@ What it reproduces:
                  are meant to give the same choices faster, and are not reproduced.
 
 How it was checked: `self-test` runs the small cases worked by hand in
-tests/test_subword.c (test_subword_nmt) and in tests/test_cli.sh.
+tests/test_subword.c (test_subword_nmt) and in tests/test_cli_subwords.sh.
 
 Usage:
   /usr/bin/python3 scripts/reference/subword_nmt_reference.py self-test

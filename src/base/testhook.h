@@ -6,7 +6,7 @@
  * for the process to be stopped (state T in /proc/PID/stat: a condition, not a clock),
  * then sends its signal: SIGKILL ends it there; SIGTERM or SIGINT stay pending while
  * it is stopped, and SIGCONT lets it take them at once, so the run stops after step K
- * however loaded the machine is (tests/test_cli.sh, tests/test_mpi.sh). Under mpirun
+ * however loaded the machine is (tests/test_cli_resume.sh, tests/test_mpi.sh). Under mpirun
  * each rank that has the variable stops after the same update K.
  *
  * NMT_WAIT_AT_STEP=K makes it instead say "nmt: test hook: waiting for SIGINT or SIGTERM
@@ -27,7 +27,7 @@
  * NMT_FULL_DISK_AT=NAME makes every file named NAME (its last path component) that
  * nmt writes whole (src/io/outfile.h: model files, checkpoints, -o outputs) fail as on
  * a full disk: its bytes go to /dev/full, so the flush fails with ENOSPC, through the
- * same error path a real full disk takes (tests/test_cli.sh: a checkpoint that cannot
+ * same error path a real full disk takes (tests/test_cli_resume.sh: a checkpoint that cannot
  * be written leaves the one before it whole). Unset or empty: nothing happens.
  * NMT_FULL_DISK_AT=train.log@BYTES fills the disk under train.log at byte BYTES of it
  * instead: no byte past it is written (files/trainlog.h), however the lines fall.
