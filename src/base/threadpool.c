@@ -245,17 +245,20 @@ int ordered_submit(OrderedQueue *q, void *job, Error *err)
     pthread_mutex_lock(&q->lock);
     while (q->submitted - q->finished >= q->depth)
         pthread_cond_wait(&q->progress, &q->lock);
-    if (q->failed) {
-        *err = q->err;
-        pthread_mutex_unlock(&q->lock);
-        Error ignored;
-        q->jobs.finish(q->jobs.ctx, job, 1, &ignored);
-        return -1;
-    }
     Slot *s = &q->slots[q->submitted % q->depth];
     s->job = job;
     s->ran = 0;
     q->submitted++;
+    if (q->failed) {
+        /* Not run, but finished (as failed) in its turn like any other: by whichever
+         * thread is finishing, one at a time, after the jobs before it. Finishing it
+         * here and now could overlap the finish of a job still running before it. */
+        *err = q->err;
+        s->ran = 1;
+        finish_ready(q);
+        pthread_mutex_unlock(&q->lock);
+        return -1;
+    }
     pthread_mutex_unlock(&q->lock);
     threadpool_submit(q->pool, &s->task);
     return 0;

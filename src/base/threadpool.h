@@ -77,7 +77,8 @@ typedef struct {
  * what bounds the memory a read-ahead takes. */
 OrderedQueue *ordered_new(ThreadPool *p, int depth, const OrderedJobs *jobs);
 /* Queues job, first waiting while depth jobs are unfinished. Returns 0, or -1 with err
- * once a finish has failed (job is then finished with failed = 1 and not run). */
+ * once a finish has failed (job is then not run, and finished with failed = 1 in its
+ * turn, after the jobs before it: perhaps on another thread, after this returns). */
 int ordered_submit(OrderedQueue *q, void *job, Error *err);
 /* Waits until every submitted job is finished. 0, or -1 with the failed finish's err. */
 int ordered_drain(OrderedQueue *q, Error *err);
