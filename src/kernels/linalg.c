@@ -41,16 +41,20 @@ int packed_matches_blas(void)
     return strcmp(openblas_get_corename(), "SkylakeX") == 0 && kernel_isa_supported(KERNEL_ISA_AVX2);
 }
 
-/* Whether the packed product gives cblas_sgemm's bits for an (M, N, K) product, given
- * packed_matches_blas(). OpenBLAS 0.3.21 computes small products by another kernel
- * (SMALL_MATRIX_OPT: sgemm_small_kernel_permit_skylakex.c, for nmt's x · w^T: M*N*K at
- * most 100^3, M*N at most 1200 and K at least 32), which sums otherwise; measured with
- * d 64: M*N up to 1200 differed, from 1216 on identical. Only tiny models have such
- * products (d_model 256 reaches M*N = 1200 at 4 rows, which go through sgemv). */
+/* Whether the packed product gives cblas_sgemm's bits for an (M, N, K) product: given
+ * packed_matches_blas(), and on one OpenBLAS thread (on two, sgemm sums some products
+ * otherwise: K 449, 600 and 900 were measured; decoding with one worker and --threads
+ * N, or training with train.threads N, then goes through cblas as before). OpenBLAS
+ * 0.3.21 computes small products by another kernel (SMALL_MATRIX_OPT:
+ * sgemm_small_kernel_permit_skylakex.c, for nmt's x · w^T: M*N*K at most 100^3, M*N at
+ * most 1200 and K at least 32), which sums otherwise; measured with d 64: M*N up to
+ * 1200 differed, from 1216 on identical. Only tiny models have such products (d_model
+ * 256 reaches M*N = 1200 at 4 rows, which go through sgemv). */
 static int packed_gives_blas_bits(int M, int N, int K)
 {
     int blas_small = K >= 32 && (long)M * N <= 1200 && (double)M * N * K <= 1e6;
-    return M > MATMUL_GEMV_ROWS && M <= PACKED_MAX_ROWS && !blas_small && packed_matches_blas();
+    return M > MATMUL_GEMV_ROWS && M <= PACKED_MAX_ROWS && !blas_small && packed_matches_blas() &&
+           openblas_get_num_threads() == 1;
 }
 
 void matmul_bias_prepacked(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w,

@@ -19,7 +19,7 @@ void matmul_add(float *y, int ld_y, const float *x, int ld_x, const float *w, in
  * faster where the packed product can give them: from MATMUL_GEMV_ROWS + 1 rows (fewer
  * go through sgemv, which packs nothing) to PACKED_MAX_ROWS (more amortise sgemm's
  * packing: at 320 rows it was as fast or faster, scripts/bench/bench_matmul.c) when
- * packed_matches_blas. */
+ * packed_matches_blas and OpenBLAS runs one thread. */
 void matmul_bias_prepacked(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w,
                            const PackedMatrix *pw, const float *bias, int M, int N, int K);
 void matmul_add_prepacked(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w,
