@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "examples.h"         /* defines: random_examples */
 #include "data/corpus.h"     /* defines: examples_free */
 #include "layers/adam.h"     /* defines: grad_norm, adam_update */
 #include "train/parallel.h"  /* defines: TrainWorkers, train_workers_* */
@@ -81,30 +82,12 @@ static void test_norm_and_adam(void)
 
 #define N_EX 11
 
-static Example *make_examples(int V)
-{
-    Example *ex = xcalloc(N_EX, sizeof(Example));
-    Rng rng;
-    rng_seed(&rng, 3);
-    for (int i = 0; i < N_EX; i++) {
-        ex[i].src_len = 1 + (int)rng_below(&rng, 6);
-        ex[i].tgt_len = 1 + (int)rng_below(&rng, 6);
-        ex[i].src = xmalloc(sizeof(int) * ex[i].src_len);
-        ex[i].tgt = xmalloc(sizeof(int) * ex[i].tgt_len);
-        for (int j = 0; j < ex[i].src_len; j++)
-            ex[i].src[j] = 4 + (int)rng_below(&rng, V - 4);
-        for (int j = 0; j < ex[i].tgt_len; j++)
-            ex[i].tgt[j] = 4 + (int)rng_below(&rng, V - 4);
-    }
-    return ex;
-}
-
 static void test_step(const ModelDims *dims, const char *family)
 {
     Model m;
     model_alloc(&m, dims);
     model_init_weights(&m, 5);
-    Example *ex = make_examples(dims->tgt_vocab);
+    Example *ex = random_examples(N_EX, dims->tgt_vocab, 6, 3);
     int idx[N_EX];
     long tokens = 0;
     for (int i = 0; i < N_EX; i++) {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "examples.h"         /* defines: random_examples */
 #include "data/corpus.h"     /* defines: Example, examples_free */
 #include "kernels/blas.h"    /* defines: blas_select_kernel */
 #include "kernels/linalg.h"  /* defines: packed_matches_blas, matmul_pack_for_rows */
@@ -24,24 +25,6 @@
 
 #define N_EX 24
 #define STEPS 3
-
-static Example *make_examples(int V, uint64_t seed)
-{
-    Example *ex = xcalloc(N_EX, sizeof(Example));
-    Rng rng;
-    rng_seed(&rng, seed);
-    for (int i = 0; i < N_EX; i++) {
-        ex[i].src_len = 1 + (int)rng_below(&rng, 9);
-        ex[i].tgt_len = 1 + (int)rng_below(&rng, 9);
-        ex[i].src = xmalloc(sizeof(int) * ex[i].src_len);
-        ex[i].tgt = xmalloc(sizeof(int) * ex[i].tgt_len);
-        for (int j = 0; j < ex[i].src_len; j++)
-            ex[i].src[j] = 4 + (int)rng_below(&rng, V - 4);
-        for (int j = 0; j < ex[i].tgt_len; j++)
-            ex[i].tgt[j] = 4 + (int)rng_below(&rng, V - 4);
-    }
-    return ex;
-}
 
 /* STEPS training steps of a model with dims d over batches of B examples; packs 0
  * takes the run state's packs away (RunState.own: every product plain). Leaves the
@@ -85,7 +68,7 @@ static void train_steps(const ModelDims *d, const Example *ex, int B, float samp
 
 static void test_training(const char *what, const ModelDims *d, int B, float sample_prob)
 {
-    Example *ex = make_examples(d->tgt_vocab, 11);
+    Example *ex = random_examples(N_EX, d->tgt_vocab, 9, 11);
     Model shape;
     model_alloc(&shape, d);
     long n = shape.n_params;
