@@ -28,12 +28,13 @@ T=$(mktemp -d) || exit 1
 trap 'rm -rf "$T"' EXIT
 
 # Include paths and libraries as the Makefile finds them: pkg-config, else plain -l flags.
-DEPS=$(pkg-config --cflags --libs openblas libutf8proc libcjson 2>/dev/null) || DEPS="-lopenblas -lutf8proc -lcjson"
+DEPS=$(pkg-config --cflags --libs openblas libutf8proc libcjson libmicrohttpd 2>/dev/null) ||
+    DEPS="-lopenblas -lutf8proc -lcjson -lmicrohttpd"
 SPM=$(pkg-config --libs sentencepiece 2>/dev/null) || SPM="-lsentencepiece -lsentencepiece_train"
 # src/text/spm.cc, the C interface to libsentencepiece, is C++ (the Makefile's CXX).
 ${CXX:-g++} -O1 -g -std=c++17 -Wall -Wextra -Isrc -c -o "$V/spm.o" src/text/spm.cc || exit 1
 # shellcheck disable=SC2086
-${CC:-cc} -O1 -g -fopenmp-simd -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -Isrc \
+${CC:-cc} -O1 -g -pthread -fopenmp-simd -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -Isrc \
     -o "$V/nmt" src/*/*.c "$V/spm.o" $DEPS $SPM -lstdc++ -lm || exit 1
 
 awk 'NR % 97 == 0' data/mar.txt | head -n 300 >"$T/train.tsv"
