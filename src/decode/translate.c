@@ -586,8 +586,19 @@ static int by_length(const void *a, const void *b)
 
 int translate_sorts(const TranslateOptions *opt) { return opt->batch > 1 && !wants_attention(opt); }
 
-void translate_length_order(char *const *lines, int n, int *order)
+int translate_window(const TranslateOptions *opt)
 {
+    int batch = opt->batch > 0 ? opt->batch : 1;
+    return translate_sorts(opt) && batch < TRANSLATE_WINDOW ? TRANSLATE_WINDOW : batch;
+}
+
+void translate_order(const TranslateOptions *opt, char *const *lines, int n, int *order)
+{
+    if (!translate_sorts(opt)) {
+        for (int i = 0; i < n; i++)
+            order[i] = i;
+        return;
+    }
     LineKey *keys = xmalloc(sizeof(LineKey) * (n ? n : 1));
     for (int i = 0; i < n; i++)
         keys[i] = (LineKey){strlen(lines[i]), i};
@@ -635,7 +646,7 @@ void worker_translate_ordered(Worker *k, char *const *lines, char *const *prefix
     free(part_bad);
 }
 
-static LineWindow *window_new(char **lines, int n, long first_number, int sort, int copy, const StreamJob *j)
+static LineWindow *window_new(char **lines, int n, long first_number, int copy, const StreamJob *j)
 {
     int k = j->opt->nbest > 1 ? j->opt->nbest : 1;
     LineWindow *win = xcalloc(1, sizeof *win);
@@ -649,12 +660,7 @@ static LineWindow *window_new(char **lines, int n, long first_number, int sort, 
             win->lines[i] = xstrdup(lines[i]);
     }
     win->order = xmalloc(sizeof(int) * (n ? n : 1));
-    if (sort) {
-        translate_length_order(lines, n, win->order);
-    } else {
-        for (int i = 0; i < n; i++)
-            win->order[i] = i;
-    }
+    translate_order(j->opt, lines, n, win->order);
     win->result = xmalloc(sizeof(Translation) * (n ? n : 1) * k);
     /* Zero translations until translated: a batch that an earlier write error keeps from
      * being translated is finished with nothing to free. */
@@ -731,17 +737,22 @@ static int batch_finish(void *ctx, void *job, int failed, Error *err)
     return status;
 }
 
-/* Lines lines[0..n-1] (lines first_number... of in_name) in batches of j->batch, sorted
- * by length when sort (sentences of a batch then need about as many steps, and the
- * padding of the short ones costs little), else as read: with several workers, each
- * batch queued (translated concurrently, finished in order); else each translated and
- * written in turn. Every batch is finished, after an error too: the last frees the
- * window. With --prefix, the lines' prefixes are read first, on the reader's thread, in
- * input order. */
-static int flush_lines(StreamJob *j, char **lines, int n, long first_number, int sort, Error *err)
+/* lines_read_batches' and lines_read_windows' callback: lines[0..n-1] (lines
+ * first_number... of in_name) in batches of j->batch, sorted by length when
+ * translate_sorts (sentences of a batch then need about as many steps, and the padding
+ * of the short ones costs little), else as read: with several workers, each batch
+ * queued (translated concurrently, finished in order); else each translated and written
+ * in turn. Each line is written, in input order, as soon as it and every line before it
+ * are translated, and flushed. Every batch is finished, after an error too: the last
+ * frees the window. With --prefix, the lines' prefixes are read first, on the reader's
+ * thread, in input order. (A line passed empty is translated as empty, as the reader's
+ * warning said.) */
+static int flush_lines(void *ctx, char **lines, const char *warned, int n, long first_number, Error *err)
 {
+    (void)warned;
+    StreamJob *j = ctx;
     if (n == 0) return 0;
-    LineWindow *win = window_new(lines, n, first_number, sort, j->queue != NULL, j);
+    LineWindow *win = window_new(lines, n, first_number, j->queue != NULL, j);
     if (j->opt->prefix) {
         win->prefix = xcalloc(n, sizeof(char *));
         if (read_prefixes(j->opt, n, first_number, j->in_name, win->prefix, err)) {
@@ -765,22 +776,6 @@ static int flush_lines(StreamJob *j, char **lines, int n, long first_number, int
     return status;
 }
 
-/* lines_read_batches' callback: a batch (one line at a time, or attention outputs), as read. */
-static int flush_job(void *ctx, char **lines, const char *warned, int n, long first_number, Error *err)
-{
-    (void)warned; /* a line passed empty is translated as empty, as the warning said */
-    return flush_lines(ctx, lines, n, first_number, 0, err);
-}
-
-/* lines_read_windows' callback: a window of lines, sorted by length into batches; each
- * line is written, in input order, as soon as it and every line before it are
- * translated, and flushed. */
-static int flush_window(void *ctx, char **lines, const char *warned, int n, long first_number, Error *err)
-{
-    (void)warned;
-    return flush_lines(ctx, lines, n, first_number, 1, err);
-}
-
 int translate_stream(Workers *w, FILE *in, FILE *out, const char *in_name, const TranslateOptions *opt,
                      long *lines_before, Error *err)
 {
@@ -796,11 +791,11 @@ int translate_stream(Workers *w, FILE *in, FILE *out, const char *in_name, const
         /* One line at a time; or the lines' attention matrices, which are large, a
          * batch at a time, as read. */
         status = lines_read_batches(in, in_name, batch, "translate", &opt->lines, "translated as empty",
-                                    "translated as empty", flush_job, &job, &count, err);
+                                    "translated as empty", flush_lines, &job, &count, err);
     } else {
-        int window = batch > TRANSLATE_WINDOW ? batch : TRANSLATE_WINDOW;
-        status = lines_read_windows(in, in_name, window, TRANSLATE_WINDOW_BYTES, "translate", &opt->lines,
-                                    "translated as empty", "translated as empty", flush_window, &job, &count, err);
+        status = lines_read_windows(in, in_name, translate_window(opt), TRANSLATE_WINDOW_BYTES, "translate",
+                                    &opt->lines, "translated as empty", "translated as empty", flush_lines, &job,
+                                    &count, err);
     }
     /* Whatever was read is written (or, after a write error, dropped) before returning. */
     status = ordered_close(job.queue, status, err);

@@ -187,9 +187,12 @@ void worker_translate_ordered(Worker *k, char *const *lines, char *const *prefix
 /* 1 when translate_stream sorts a window's lines by length into batches: opt->batch > 1
  * and no attention outputs (which come a batch at a time, as read). */
 int translate_sorts(const TranslateOptions *opt);
-/* order (n) = 0 .. n-1 sorted by the lines' byte length, then input order: how
- * translate_stream orders a window of lines into batches. */
-void translate_length_order(char *const *lines, int n, int *order);
+/* The lines translate_stream reads ahead and orders together: at least TRANSLATE_WINDOW
+ * (and at least a batch) when it sorts, else a batch. */
+int translate_window(const TranslateOptions *opt);
+/* order (n) = the order translate_stream translates a window's lines in: 0 .. n-1 sorted
+ * by the lines' byte length, then input order, when translate_sorts; else 0 .. n-1. */
+void translate_order(const TranslateOptions *opt, char *const *lines, int n, int *order);
 
 /* The best translation of each of n lines as a malloc'd sentence in out[i] (the
  * plain-text view of worker_translate, used by eval and validation). */

@@ -214,19 +214,14 @@ EngineStatus engine_translate(Engine *e, char *const *lines, int n, const Transl
     /* As translate_stream reads a file of these lines: windows of them sorted by
      * length into batches (translate_sorts), or batches as read. */
     int per_line = opt->nbest > 1 ? opt->nbest : 1, batch = opt->batch > 0 ? opt->batch : 1;
-    int chunk = translate_sorts(opt) ? (batch > TRANSLATE_WINDOW ? batch : TRANSLATE_WINDOW) : batch;
+    int chunk = translate_window(opt);
     int m = n < chunk ? n : chunk;
     Translation *t = xmalloc(sizeof(Translation) * (m ? m : 1) * per_line);
     int *count = xmalloc(sizeof(int) * (m ? m : 1)), *bad = xmalloc(sizeof(int) * (m ? m : 1));
     int *order = xmalloc(sizeof(int) * (m ? m : 1));
     for (int start = 0; start < n; start += chunk) {
         int len = n - start < chunk ? n - start : chunk;
-        if (translate_sorts(opt)) {
-            translate_length_order(lines + start, len, order);
-        } else {
-            for (int i = 0; i < len; i++)
-                order[i] = i;
-        }
+        translate_order(opt, lines + start, len, order);
         worker_translate_ordered(k, lines + start, NULL, start, order, len, batch, opt, t, count, bad);
         for (int i = 0; i < len; i++) {
             Translation *best = &t[(long)i * per_line];
