@@ -177,6 +177,51 @@ static void test_searches(int variant)
     model_free(&m);
 }
 
+/* model_drop_prepared_floats: after it, an int8 model decodes as before, bit for bit,
+ * with the float weights it gave back gone (their pointers NULL: a read would fault,
+ * under the sanitizers too). Models 0 to 3, and two recurrent ones with the attention
+ * kinds random_model leaves out: Luong's concat over 2 GRU layers, and local
+ * predictive attention with input feeding over an LSTM. */
+static void test_drop_floats(int variant)
+{
+    Model m;
+    if (variant < N_MODELS)
+        random_model(&m, variant);
+    else {
+        ModelDims d = {.type = MODEL_RNN, .embed = 40, .hidden = 48, .src_vocab = 50, .tgt_vocab = 301,
+                       .layers = 2, .cell = CELL_GRU, .attention = ATT_LUONG_CONCAT};
+        if (variant == N_MODELS + 1)
+            d.layers = 1, d.cell = CELL_LSTM, d.attention = ATT_LOCAL_PREDICTIVE, d.window = 3, d.input_feed = 1;
+        model_alloc(&m, &d);
+        model_init_weights(&m, 11 + variant);
+    }
+    int V = m.dims.tgt_vocab, K = 5;
+    long n = (long)STEPS * N_SRC * K * V;
+    float *kept = xmalloc(sizeof(float) * n), *dropped = xmalloc(sizeof(float) * n);
+    model_prepare_decoding(&m, COMPUTE_INT8);
+    step_logits(&m, 0, N_SRC, K, kept);
+    Params before = m.params;
+    model_drop_prepared_floats(&m);
+    float *now[MAX_TENSORS], *was[MAX_TENSORS];
+    int tensors = params_tensors(&m.params, &m.dims, now), gone = 0;
+    params_tensors(&before, &m.dims, was);
+    for (int i = 0; i < tensors; i++)
+        gone += was[i] && !now[i];
+    char label[160];
+    snprintf(label, sizeof label, "model %d: int8, float weights given back: %d of %d tensors", variant, gone, tensors);
+    CHECK(m.floats_dropped && gone > 0 && gone < tensors, label);
+    /* The embeddings stay (read row by row), and so does a tied output layer. */
+    CHECK(m.params.src_emb && m.params.tgt_emb && (m.params.out_w || !m.dims.tie_embeddings),
+          "the embeddings and a tied output layer stay");
+    step_logits(&m, 0, N_SRC, K, dropped);
+    snprintf(label, sizeof label, "model %d: int8 decoding after the floats are given back = before, bit for bit",
+             variant);
+    check_identical(dropped, kept, n, label);
+    free(kept);
+    free(dropped);
+    model_free(&m);
+}
+
 /* A family without a prepare op (the classifier) decodes as it is. */
 static void test_unprepared_family(void)
 {
@@ -198,6 +243,19 @@ int main(int argc, char **argv)
     }
     test_searches(0);
     test_searches(2);
+    for (int v = 0; v < N_MODELS + 2; v++)
+        test_drop_floats(v);
     test_unprepared_family();
+    /* Float32 prepared: nothing is given back. */
+    Model m;
+    random_model(&m, 0);
+    model_prepare_decoding(&m, COMPUTE_FLOAT32);
+    model_drop_prepared_floats(&m);
+    float *now[MAX_TENSORS];
+    int tensors = params_tensors(&m.params, &m.dims, now), all = 1;
+    for (int i = 0; i < tensors; i++)
+        all &= now[i] != NULL;
+    CHECK(!m.floats_dropped && all, "float32 prepared: model_drop_prepared_floats gives nothing back");
+    model_free(&m);
     return check_report("test_prepared");
 }

@@ -276,6 +276,20 @@ kill -TERM $PID
 wait_server
 check "--compute-type int8: exit 0 on SIGTERM" eval '[ $rc = 0 ]'
 
+# A model file with int8 weights (nmt quantize): served with int8 products by default,
+# the bytes of nmt translate on the same file.
+"$NMT" quantize "$TR" -o "$T/tr.q8.bin" 2>/dev/null
+start q8 "$T/tr.q8.bin"
+answer=q8
+ask q8 POST /translate "{\"text\": $SRC, \"beam\": 3, \"nbest\": 2, \"batch\": 8}"
+nbest_lines q8 >"$T/got"
+$LIMIT "$NMT" translate "$T/tr.q8.bin" --beam 3 --nbest 2 --batch 8 "$T/src.txt" >"$T/want" 2>/dev/null
+check "an int8 file (nmt quantize), POST /translate: nmt translate's n-best lists and scores on it" \
+    eval '[ $code = 200 ] && [ -s "$T/want" ] && cmp -s "$T/want" "$T/got"'
+show_diff
+kill -TERM $PID
+wait_server
+
 # Two translation models: an ensemble. A client that sends half its body and stalls
 # holds no worker (there is one, and another request is answered meanwhile), and is
 # cut off after --timeout.

@@ -1,3 +1,4 @@
+#define _DEFAULT_SOURCE /* madvise */
 #include "base/util.h"
 
 #include <errno.h>
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -251,4 +253,13 @@ int edit_distance(const char *a, const char *b)
             d[i][j] = best;
         }
     return d[la][lb];
+}
+
+void memory_give_back(void *p, size_t bytes)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0 || bytes == 0) return;
+    uintptr_t lo = ((uintptr_t)p + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page;
+    uintptr_t hi = ((uintptr_t)p + bytes) / (uintptr_t)page * (uintptr_t)page;
+    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);  /* advice: a refusal costs memory only */
 }

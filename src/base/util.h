@@ -37,6 +37,11 @@ void *xcalloc(size_t count, size_t bytes);
 void *xrealloc(void *p, size_t bytes);
 /* bytes of memory aligned to 64 bytes (a cache line, an AVX-512 vector), for free. */
 void *xmalloc_aligned64(size_t bytes);
+/* Gives the whole pages within [p, p + bytes) of an allocation back to the system: the
+ * memory stays allocated (free it as before), but costs nothing until written again,
+ * and those pages read as zeros from then on (Linux's MADV_DONTNEED; elsewhere, or if
+ * refused, nothing changes). For memory the caller will never read again. */
+void memory_give_back(void *p, size_t bytes);
 char *xstrdup(const char *s);
 
 /* PCG32 (O'Neill): small, fast, and reproducible across platforms. */

@@ -65,7 +65,7 @@ static const Option eval_rows[] = {
              "the model's data.label_column)"},
 };
 
-static const EvalArgs eval_defaults = {.opt = {.length_penalty = 0.6f}, .text_col = -1, .label_col = -1,
+static const EvalArgs eval_defaults = {.opt = {.length_penalty = 0.6f}, .text_col = -1, .label_col = -1, .compute_type = COMPUTE_AS_FILE,
                                        .workers = 1};
 
 const OptionTable eval_options = {
@@ -158,7 +158,7 @@ int cmd_eval(void *args, const Parsed *p)
      * before the workers share it read-only. */
     EnsembleFiles ensemble = {0};
     Workers *w = NULL;
-    if ((!classifier && prepare_model(&mf.model, model, a->compute_type, &err)) ||
+    if ((!classifier && prepare_model(&mf, model, a->compute_type, &err)) ||
         ensemble_files_open(&ensemble, models, n_models, &mf, a->compute_type, &err) ||
         !(w = command_workers(ensemble.all, ensemble.n, a->workers, a->threads, &err))) {
         ensemble_files_close(&ensemble);

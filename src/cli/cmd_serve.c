@@ -61,6 +61,7 @@ static const ServeArgs serve_defaults = {
     .server = {.listen = "127.0.0.1:8080", .max_body_bytes = 1L << 20, .max_connections = 64, .timeout_s = 30},
     .limits = {.max_lines = 256, .batch = 16},
     .workers = 1,
+    .compute_type = COMPUTE_AS_FILE,
     .queue = 16,
 };
 
@@ -115,10 +116,11 @@ int cmd_serve(void *args, const Parsed *p)
         status = modelfile_read(p->operands[read], &models[read], &err);
         /* Prepared once, before the workers share the model read-only. */
         if (status == 0 && !model_classifies(&models[read].model.dims) &&
-            prepare_model(&models[read].model, p->operands[read], a->compute_type, &err)) {
+            prepare_model(&models[read], p->operands[read], a->compute_type, &err)) {
             modelfile_free(&models[read]);
             status = -1;
         }
+        if (status == 0) model_drop_prepared_floats(&models[read].model);  /* it only decodes */
         files[read] = &models[read];
     }
     if (status) read--;  /* the one that failed holds nothing */

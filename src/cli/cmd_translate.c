@@ -51,7 +51,8 @@ static const Option translate_rows[] = {
      .help = "int8: the products of decoding with int8 weights (one scale per\n"
              "output row) and inputs quantized on the fly, as CTranslate2's\n"
              "compute_type int8 (faster; BLEU within about a tenth of a point on\n"
-             "the held-out data measured); default float32: the model's own weights"},
+             "the held-out data measured); float32: the model's own weights;\n"
+             "default: int8 for a file nmt quantize wrote, else float32"},
     {"--batch", OPT_INT, OPTION_AT(TranslateArgs, opt.batch), .lo = 1, .hi = 4096, .metavar = "N",
      .help = "decode N lines together (faster; output comes in groups of N\n"
              "lines: the same translations, scores equal to about 6 digits);\n"
@@ -126,7 +127,8 @@ static const Option translate_rows[] = {
 _Static_assert(MAX_LAYERS == 8, "--align-layer's message names the range");
 
 static const TranslateArgs translate_defaults = {
-    .opt = {.length_penalty = 0.6f, .sample = {.top_p = 1.0f, .temperature = 1.0f}}, .seed = 1, .workers = 1};
+    .opt = {.length_penalty = 0.6f, .sample = {.top_p = 1.0f, .temperature = 1.0f}}, .seed = 1, .workers = 1,
+    .compute_type = COMPUTE_AS_FILE};
 
 const OptionTable translate_options = {
     .name = "translate",
@@ -303,6 +305,9 @@ int cmd_translate(void *args, const Parsed *p)
     opt.ensemble = ensemble.n > 1;
     if (status == 0) status = check_attention_options(&opt, &mf, ensemble.more, ensemble.n - 1, models, &err);
     if (status == 0 && opt.attention_svg) status = heatmap_prepare_dir(opt.attention_svg, &err);
+    /* Decoding is all these models do here: the float copies of int8 weights go. */
+    for (int k = 0; status == 0 && k < ensemble.n; k++)
+        model_drop_prepared_floats(&ensemble.all[k]->model);
     if (status == 0 && a->dict_path) {
         status = unkdict_load(&dict, a->dict_path, &mf.text, &opt.lines, &err);
         opt.unk_dict = &dict;

@@ -33,9 +33,11 @@ int output_done(OutFile *of, int status, Error *err)
 const char *const compute_type_names[] = {"float32", "int8", NULL};
 const int compute_type_values[] = {COMPUTE_FLOAT32, COMPUTE_INT8};
 
-int prepare_model(Model *m, const char *path, int compute_type, Error *err)
+int prepare_model(ModelFile *mf, const char *path, int compute_type, Error *err)
 {
+    Model *m = &mf->model;
     const ModelFamily *f = model_family(&m->dims);
+    if (compute_type == COMPUTE_AS_FILE) compute_type = mf->weights_int8 && f->prepare ? COMPUTE_INT8 : COMPUTE_FLOAT32;
     if (compute_type == COMPUTE_INT8 && !f->prepare)
         return error_set(err, "%s: --compute-type int8: a %s has no int8 products; decode it with float32", path,
                          f->title);
@@ -141,7 +143,7 @@ int read_translator(const char *path, ModelFile *mf, const ModelFile *first, con
     else if (first && modelfile_compatible(first, mf, 0, why, sizeof why))
         error_set(err, "%s: cannot join %s in an ensemble (%s): an ensemble's models must share their vocabularies "
                        "and the way they read text", path, first_path, why);
-    else if (prepare_model(&mf->model, path, compute_type, err) == 0)
+    else if (prepare_model(mf, path, compute_type, err) == 0)
         return 0;
     modelfile_free(mf);
     return -1;

@@ -39,7 +39,7 @@ typedef struct {
 const Command *cli_commands(int *n);
 
 extern const OptionTable train_options, translate_options, classify_options, eval_options, info_options,
-    score_options, plot_options, average_options, bpe_options, serve_options;
+    score_options, plot_options, average_options, bpe_options, serve_options, quantize_options;
 int cmd_train(void *args, const Parsed *p);
 int cmd_translate(void *args, const Parsed *p);
 int cmd_classify(void *args, const Parsed *p);
@@ -48,6 +48,7 @@ int cmd_info(void *args, const Parsed *p);
 int cmd_score(void *args, const Parsed *p);
 int cmd_plot(void *args, const Parsed *p);
 int cmd_average(void *args, const Parsed *p);
+int cmd_quantize(void *args, const Parsed *p);
 int cmd_bpe(void *args, const Parsed *p);
 int cmd_serve(void *args, const Parsed *p);
 
@@ -157,10 +158,13 @@ extern const int compute_type_values[];
     .name = "--compute-type", .kind = OPT_CHOICE, .at = offsetof(T, field), .size = sizeof(((T *)0)->field), \
     .choices = compute_type_names, .choice_values = compute_type_values, .metavar = "float32|int8",          \
     .needs = "float32 or int8"
+/* The value of --compute-type not given: as the file's weights are, int8 for a file
+ * with int8 weights (nmt quantize) whose family has int8 products, else float32. */
+#define COMPUTE_AS_FILE (-1)
 /* Prepares a loaded model (read from path) for decoding with products of this
- * ComputeType (model_prepare_decoding). 0, or -1 with err when int8 was asked for and
- * the model's family has no int8 products. */
-int prepare_model(Model *m, const char *path, int compute_type, Error *err);
+ * ComputeType, or COMPUTE_AS_FILE (model_prepare_decoding). 0, or -1 with err when
+ * int8 was asked for and the model's family has no int8 products. */
+int prepare_model(ModelFile *mf, const char *path, int compute_type, Error *err);
 
 /* --beam K and --length-penalty A, nmt translate's and nmt eval's. */
 #define OPTION_BEAM(T, field)                                                                   \

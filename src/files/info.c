@@ -130,7 +130,8 @@ cJSON *info_json(const char *path, const ModelFile *mf)
     const ModelDims *d = &mf->model.dims;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "file", path);
-    cJSON_AddNumberToObject(o, "format_version", MODELFILE_VERSION);
+    cJSON_AddNumberToObject(o, "format_version", modelfile_version(mf));
+    cJSON_AddStringToObject(o, "weights", mf->weights_int8 ? "int8" : "float32");
     cJSON_AddStringToObject(o, "kind", mf->has_train_state ? "checkpoint" : mf->has_optimizer ? "checkpoint (no training state)" : "model");
     cJSON *a = cJSON_AddObjectToObject(o, "model");
     const ModelFamily *f = model_family(d);
@@ -214,7 +215,7 @@ void info_print(const char *path, const ModelFile *mf, int json, FILE *out)
         return;
     }
     const ModelDims *d = &mf->model.dims;
-    fprintf(out, "file: %s (format version %d, %s)\n", path, MODELFILE_VERSION,
+    fprintf(out, "file: %s (format version %d, %s)\n", path, modelfile_version(mf),
             mf->has_train_state ? "a resumable checkpoint" : mf->has_optimizer ? "a checkpoint" : "a model");
     model_family(d)->describe(d, mf->model.n_params, &mf->tgt_vocab, out);
     const Segmenter *seg = &mf->seg;
@@ -224,6 +225,8 @@ void info_print(const char *path, const ModelFile *mf, int json, FILE *out)
         fprintf(out, "vocabularies: %d source, %d target %s%s\n", mf->src_vocab.size, mf->tgt_vocab.size,
                 tokenizer_units(seg->kind), seg->joint ? " (one joint vocabulary)" : "");
     print_tokenizer(seg, out);
+    if (mf->weights_int8)
+        fprintf(out, "weights: int8, one scale per row (nmt quantize); biases and norms float32\n");
     fprintf(out, "text: %s%s\n", mf->text.nfkc ? "NFKC" : "NFC", mf->text.lowercase ? ", case-folded" : "");
     fprintf(out, "trained: %ld updates, %ld epoch%s\n", mf->step, mf->epoch, mf->epoch == 1 ? "" : "s");
     char metric[32], log_path[4096], what[96];

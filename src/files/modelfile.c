@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "files/config.h" /* defines: CONFIG_MAX_EPOCHS, CONFIG_MAX_STEPS */
+#include "files/weights_int8.h" /* defines: weights_int8_encode, weights_int8_decode */
 #include "io/outfile.h" /* defines: OutFile, outfile_open, outfile_commit, outfile_discard */
 
 /* ---------------------------------------------------------------- CRC-32 */
@@ -63,16 +64,17 @@ uint32_t crc32_bytes(const void *data, size_t n) { return crc32_update(0, data, 
  * appear once, so a reader can index sections by kind. After these come the model
  * families' own sections (ModelFamily.file_section: "TRFM", "CLSF"), kind S_FIXED + the
  * family's type; a file holds at most one of them. */
-typedef enum { S_DIMS, S_ARCH, S_CONF, S_SVOC, S_TVOC, S_SUBW, S_WGTS, S_ADAM, S_TRST, S_USYM, S_FIXED } SectionKind;
+typedef enum { S_DIMS, S_ARCH, S_CONF, S_SVOC, S_TVOC, S_SUBW, S_WGTS, S_ADAM, S_TRST, S_USYM, S_QWTS, S_FIXED } SectionKind;
 #define N_SECTIONS (S_FIXED + MODEL_TYPES)
 static const struct {
     char tag[5];
     int required;
 } section_kinds[S_FIXED] = {
     [S_DIMS] = {"DIMS", 1}, [S_ARCH] = {"ARCH", 0}, [S_CONF] = {"CONF", 1}, [S_SVOC] = {"SVOC", 1},
-    [S_TVOC] = {"TVOC", 1}, [S_SUBW] = {"SUBW", 0}, [S_WGTS] = {"WGTS", 1}, [S_ADAM] = {"ADAM", 0},
-    [S_TRST] = {"TRST", 0}, [S_USYM] = {"USYM", 0},
+    [S_TVOC] = {"TVOC", 1}, [S_SUBW] = {"SUBW", 0}, [S_WGTS] = {"WGTS", 0}, [S_ADAM] = {"ADAM", 0},
+    [S_TRST] = {"TRST", 0}, [S_USYM] = {"USYM", 0}, [S_QWTS] = {"QWTS", 0},
 };
+/* (WGTS or QWTS: exactly one of them, checked by split_sections.) */
 
 /* The family whose section kind k is, or NULL (a fixed kind, or a family without one). */
 static const ModelFamily *section_family(int k)
@@ -371,8 +373,18 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
                          mf->text.whitespace_only ? "only" : "and punctuation", tokenizer_name(mf->seg.kind),
                          tokenizer_whitespace_only(mf->seg.kind) ? "at whitespace only" : "at punctuation too");
 
+    if (mf->weights_int8 && mf->has_optimizer)
+        return error_set(err, "%s: not written: a checkpoint's weights are float32 (int8 weights are for decoding)",
+                         path);
+    size_t n_qwts = 0;
+    unsigned char *qwts = NULL;
+    if (mf->weights_int8 && !(qwts = weights_int8_encode(m, &n_qwts, path, err))) return -1;
+
     OutFile o;
-    if (outfile_open(&o, path, err)) return -1;
+    if (outfile_open(&o, path, err)) {
+        free(qwts);
+        return -1;
+    }
     FILE *f = o.f;
     Bytes dims = {0}, arch = {0}, family = {0}, conf = {0}, svoc = {0}, tvoc = {0}, subw = {0}, usym = {0};
     int with_usym = mf->symbols.n > 0;
@@ -389,7 +401,7 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
         put_subw_rest(&subw, mf);
     }
 
-    uint32_t header[3] = {MODELFILE_VERSION, 0x01020304u,
+    uint32_t header[3] = {(uint32_t)modelfile_version(mf), 0x01020304u,
                           6u + (with_fam ? 1u : 0u) + (with_subw ? 1u : 0u) + (with_usym ? 1u : 0u) +
                               (mf->has_optimizer ? 1u : 0u) + (with_state ? 1u : 0u)};
     int bad = write_all(f, MODELFILE_MAGIC, 8) || write_all(f, header, sizeof header) ||
@@ -398,7 +410,8 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
               write_section(f, S_CONF, conf.p, conf.len) || write_section(f, S_SVOC, svoc.p, svoc.len) ||
               write_section(f, S_TVOC, tvoc.p, tvoc.len) || (with_subw && write_section(f, S_SUBW, subw.p, subw.len)) ||
               (with_usym && write_section(f, S_USYM, usym.p, usym.len)) ||
-              write_section(f, S_WGTS, m->param_mem, sizeof(float) * m->n_params) ||
+              (qwts ? write_section(f, S_QWTS, qwts, n_qwts)
+                    : write_section(f, S_WGTS, m->param_mem, sizeof(float) * m->n_params)) ||
               (mf->has_optimizer && write_adam(f, mf));
     if (!bad && with_state) {
         size_t n;
@@ -407,6 +420,7 @@ int modelfile_write(const char *path, const ModelFile *mf, Error *err)
         free(trst);
     }
     int saved = errno ? errno : EIO;
+    free(qwts);
     free(dims.p);
     free(arch.p);
     free(family.p);
@@ -457,8 +471,9 @@ static int split_sections(const unsigned char *data, size_t len, const char *pat
         return error_set(err, "%s: not an nmt model file (bad magic)", path);
     if (take(&r, header, sizeof header)) return error_set(err, "%s: truncated header", path);
     if (header[1] != 0x01020304u) return error_set(err, "%s: written on a machine of the other byte order", path);
-    if (header[0] != MODELFILE_VERSION)
-        return error_set(err, "%s: format version %u, this nmt reads version %d", path, header[0], MODELFILE_VERSION);
+    if (header[0] != MODELFILE_VERSION && header[0] != MODELFILE_VERSION_INT8)
+        return error_set(err, "%s: format version %u, this nmt reads versions %d and %d", path, header[0],
+                         MODELFILE_VERSION, MODELFILE_VERSION_INT8);
     if (header[2] > (uint32_t)max_sections())
         return error_set(err, "%s: damaged header (%u sections, a file has at most %d)", path, header[2],
                          max_sections());
@@ -486,6 +501,16 @@ static int split_sections(const unsigned char *data, size_t len, const char *pat
     for (int k = 0; k < S_FIXED; k++)
         if (section_kinds[k].required && !sec[k].present)
             return error_set(err, "%s: required section %s is missing", path, section_kinds[k].tag);
+    /* The weights: float32 (WGTS) in a version 1 file, int8 rows (QWTS) in a version 2
+     * one, so that an nmt from before int8 weights says "version 2" of such a file. */
+    if (sec[S_WGTS].present == sec[S_QWTS].present)
+        return error_set(err, "%s: %s", path, sec[S_WGTS].present ? "sections WGTS and QWTS both present: a file holds its weights once"
+                                                                 : "required section WGTS (or QWTS) is missing");
+    if (sec[S_QWTS].present != (header[0] == MODELFILE_VERSION_INT8))
+        return error_set(err, "%s: format version %u with section %s: int8 weights (QWTS) are version %d's, float32 "
+                              "(WGTS) version %d's",
+                         path, header[0], sec[S_QWTS].present ? "QWTS" : "WGTS", MODELFILE_VERSION_INT8,
+                         MODELFILE_VERSION);
     return 0;
 }
 
@@ -529,7 +554,7 @@ static int check_dims(const ModelFile *mf, int dims_attention, long dims_params,
     if (dims_params != n_params)
         return error_set(err, "%s: section DIMS: field n_params is %ld, but the dimensions have %ld weights", path,
                          dims_params, n_params);
-    if (sec[S_WGTS].len != sizeof(float) * (uint64_t)n_params)
+    if (sec[S_WGTS].present && sec[S_WGTS].len != sizeof(float) * (uint64_t)n_params)
         return error_set(err, "%s: weights section holds %llu bytes, the dimensions need %ld", path,
                          (unsigned long long)sec[S_WGTS].len, (long)(sizeof(float) * n_params));
     return 0;
@@ -792,11 +817,24 @@ int modelfile_read(const char *path, ModelFile *mf, Error *err)
     mf->text.whitespace_only = tokenizer_whitespace_only(mf->seg.kind);
     if (sec[S_USYM].present && read_symbols(&sec[S_USYM], mf, path, err)) goto done;
     model_alloc(&mf->model, &md);
-    memcpy(mf->model.param_mem, sec[S_WGTS].p, sec[S_WGTS].len);
-    if (check_finite(mf->model.param_mem, &md, mf->model.n_params, "WGTS", "weight", "weights", path, err)) goto done;
+    if (sec[S_QWTS].present) {
+        mf->weights_int8 = 1;
+        /* (data's own bytes: the decoding gives back their pages as it reads them) */
+        unsigned char *qwts = data + (sec[S_QWTS].p - data);
+        if (weights_int8_decode(qwts, sec[S_QWTS].len, &mf->model, path, err)) goto done;
+    } else {
+        memcpy(mf->model.param_mem, sec[S_WGTS].p, sec[S_WGTS].len);
+        if (check_finite(mf->model.param_mem, &md, mf->model.n_params, "WGTS", "weight", "weights", path, err))
+            goto done;
+    }
     mf->config_json = xmalloc(sec[S_CONF].len + 1);
     memcpy(mf->config_json, sec[S_CONF].p, sec[S_CONF].len);
     mf->config_json[sec[S_CONF].len] = 0;
+    if (mf->weights_int8 && (sec[S_ADAM].present || sec[S_TRST].present)) {
+        error_set(err, "%s: section %s beside int8 weights (QWTS): a checkpoint's weights are float32", path,
+                  sec[S_ADAM].present ? "ADAM" : "TRST");
+        goto done;
+    }
     if ((sec[S_ADAM].present && read_adam(&sec[S_ADAM], mf, path, err)) ||
         (sec[S_TRST].present && read_trst(&sec[S_TRST], mf, path, err)))
         goto done;
@@ -805,6 +843,16 @@ done:
     free(data);
     if (status) modelfile_free(mf);
     return status;
+}
+
+int modelfile_version(const ModelFile *mf) { return mf->weights_int8 ? MODELFILE_VERSION_INT8 : MODELFILE_VERSION; }
+
+int modelfile_trainable(const ModelFile *mf, const char *path, Error *err)
+{
+    if (!mf->weights_int8) return 0;
+    return error_set(err, "%s: its weights are int8 (nmt quantize): such a file translates, scores and serves, but "
+                          "training cannot go on from it; use the float32 model it was quantized from",
+                     path);
 }
 
 int modelfile_has_magic(const char *path)

@@ -5,7 +5,8 @@
  * state. Layout (all integers little-endian):
  *
  *   "NMTMODEL"                8 bytes magic (MODELFILE_MAGIC)
- *   u32 version               MODELFILE_VERSION
+ *   u32 version               MODELFILE_VERSION (1), or MODELFILE_VERSION_INT8 (2) for a
+ *                             file whose weights are int8 (QWTS in place of WGTS)
  *   u32 0x01020304            endianness marker: a big-endian writer would show 04030201
  *   u32 section count
  *   then per section:  4-byte tag, u64 payload bytes, u32 CRC-32 of the payload, payload
@@ -39,7 +40,10 @@
  *           given: u32 count, then per symbol u32 byte length + UTF-8 bytes. Absent: none
  *           (every file before them); a file with it is refused by an nmt before them
  *           as having an unknown section
- *   "WGTS"  float32 × n_params, in params_shapes() order
+ *   "WGTS"  float32 × n_params, in params_shapes() order (version 1)
+ *   "QWTS"  (version 2, written by nmt quantize, in place of WGTS) the weights as int8
+ *           rows with a scale each, the vectors float32: files/weights_int8.h. Such a
+ *           file holds no ADAM or TRST
  *   "ADAM"  (checkpoints) i64 step, float32 m × n_params, float32 v × n_params
  *   "TRST"  (checkpoints that can be resumed) where training stands: trainstate.h
  *
@@ -69,6 +73,7 @@
 
 /* MODELFILE_MAGIC, "NMTMODEL", the first 8 bytes of every model file: base/util.h */
 #define MODELFILE_VERSION 1
+#define MODELFILE_VERSION_INT8 2
 
 typedef struct {
     Model model;
@@ -77,6 +82,7 @@ typedef struct {
     Segmenter seg;        /* word tokens <-> the model's units; its symbols: as text's */
     UserSymbols symbols;  /* protected symbols (data.user_symbols), normalised as text says */
     char *config_json;    /* the config it was trained with */
+    int weights_int8;     /* its weights are int8 rows (QWTS, nmt quantize): written and read so */
     long step, epoch;     /* training progress when written */
     int has_optimizer;    /* checkpoints: opt holds Adam's state */
     Adam opt;
@@ -88,6 +94,11 @@ typedef struct {
 int modelfile_write(const char *path, const ModelFile *mf, Error *err);
 /* 0 with mf filled, or -1 with a message naming path and mf empty. */
 int modelfile_read(const char *path, ModelFile *mf, Error *err);
+/* The format version mf is written in: 2 with int8 weights, else 1. */
+int modelfile_version(const ModelFile *mf);
+/* 0 if training may start or go on from mf (read from path); -1 with err if its
+ * weights are int8 (train.init_from, resuming, nmt average). */
+int modelfile_trainable(const ModelFile *mf, const char *path, Error *err);
 /* 1 if path is a regular file (not a symbolic link) that begins with MODELFILE_MAGIC:
  * a file nmt wrote as a model, whole or not. */
 int modelfile_has_magic(const char *path);

@@ -125,6 +125,7 @@ void model_view(Model *view, const Model *m)
     view->n_params = m->n_params;
     view->param_mem = m->param_mem;
     view->params = m->params;
+    view->floats_dropped = m->floats_dropped;
     view->grad_mem = xcalloc(m->n_params + MODEL_GRAD_SPARE, sizeof(float));
     params_point(&view->grads, view->grad_mem, &view->dims);
 }
@@ -140,6 +141,7 @@ void model_alloc(Model *m, const ModelDims *d)
     m->dims = *d;
     m->prepared = NULL;
     m->compute_type = COMPUTE_FLOAT32;
+    m->floats_dropped = 0;
     m->dims.layers = d->layers > 0 ? d->layers : 1;
     m->n_params = params_count(d);
     m->param_mem = xcalloc(m->n_params, sizeof(float));
@@ -188,11 +190,29 @@ void model_unprepare_decoding(Model *m)
 
 void model_prepare_decoding(Model *m, ComputeType type)
 {
+    if (m->floats_dropped) {  /* a programming error: such a model only decodes as it is */
+        fprintf(stderr, "nmt: internal error: preparing a model whose float weights were given back\n");
+        abort();
+    }
     model_unprepare_decoding(m);
     const ModelFamily *f = family_of(&m->dims);
     if (!f->prepare) return;
     m->prepared = f->prepare(m, type);
     m->compute_type = type;
+}
+
+void model_drop_prepared_floats(Model *m)
+{
+    const ModelFamily *f = family_of(&m->dims);
+    if (!m->prepared || m->compute_type != COMPUTE_INT8 || !f->int8_only) return;
+    float **slot[MAX_TENSORS];
+    long n[MAX_TENSORS];
+    int count = f->int8_only(m, slot, n);
+    for (int i = 0; i < count; i++) {
+        memory_give_back(*slot[i], sizeof(float) * (size_t)n[i]);
+        *slot[i] = NULL;
+    }
+    m->floats_dropped = count > 0;
 }
 
 void model_free(Model *m)

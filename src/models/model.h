@@ -233,6 +233,7 @@ typedef struct {
      * scoring never have them, and the products then read params as they are. */
     void *prepared;
     ComputeType compute_type;   /* what prepared holds */
+    int floats_dropped;         /* model_drop_prepared_floats has run: m only decodes */
 } Model;
 
 /* Allocates parameters (zeroed) and gradients for these dimensions (dims_problem must
@@ -259,6 +260,14 @@ void model_free(Model *m);
 void model_prepare_decoding(Model *m, ComputeType type);
 /* Frees what model_prepare_decoding made: m decodes from its weights as they are. */
 void model_unprepare_decoding(Model *m);
+/* After model_prepare_decoding(m, COMPUTE_INT8), for a run that only decodes (nmt
+ * translate, nmt serve; not nmt eval, whose loss reads the float weights): gives back
+ * the memory of the float weights that decoding no longer reads (ModelFamily.int8_only)
+ * and sets their Params pointers to NULL, so that a read would fault, never see zeros.
+ * m then decodes as prepared and nothing else: it cannot be prepared again, trained,
+ * scored or written. Nothing happens for another compute type or a family without the
+ * op. */
+void model_drop_prepared_floats(Model *m);
 /* view becomes m's dimensions and weights (shared: m's, not copied) with gradients of
  * its own (zeroed, n_params + MODEL_GRAD_SPARE floats): a data-parallel worker's model
  * (train/parallel.h), whose backward pass adds into its own gradients while the others
@@ -456,6 +465,10 @@ typedef struct ModelFamily {
      * prepare makes them from m's weights, prepared_free frees them. */
     void *(*prepare)(const Model *m, ComputeType type);
     void (*prepared_free)(void *prepared);
+    /* The weights that m, once prepared as int8, reads only in their prepared form
+     * wherever it decodes (its Decoder, attention_heads): their slots in m->params and
+     * their sizes (floats); returns how many. NULL: none (model_drop_prepared_floats). */
+    int (*int8_only)(Model *m, float **slot[MAX_TENSORS], long n[MAX_TENSORS]);
     /* Each attention head's weights while the model reads src (S ids) and emits words
      * (n ids), decoder layer `layer` (1-based; 0: the last): attn (dims.heads, n, S).
      * NULL: the family has one attention, which the Decoder reports. */

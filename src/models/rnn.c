@@ -441,6 +441,7 @@ const ModelFamily rnn_family = {
     .decoder = rnn_decoder,
     .prepare = rnn_prepare,
     .prepared_free = rnn_prepared_free,
+    .int8_only = rnn_int8_only,
     .attention_heads = NULL,
     .describe = rnn_describe,
     .facts = rnn_facts,

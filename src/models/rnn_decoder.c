@@ -62,6 +62,33 @@ static int rnn_prepared_list(const Model *m, RnnPrepared *pr, PreparedWeight **p
 
 enum { RNN_MAX_PREPARED = 2 + 2 * MAX_LAYERS + 5 };
 
+/* ModelFamily.int8_only: what the decoder reads only through rnn_prepared_list's
+ * products. Not layer 0's input weight (its context block is addressed from its start:
+ * the pointer must stay), nor a tied output layer (the target embedding), nor anything
+ * the encoder or the bridge reads. */
+int rnn_int8_only(Model *m, float **slot[MAX_TENSORS], long n[MAX_TENSORS])
+{
+    const ModelDims *d = &m->dims;
+    Params *p = &m->params;
+    long H = d->hidden, GH = (long)rnn_gates(d) * H;
+    int c = 0;
+    for (int l = 0; l < rnn_layers(d); l++) {
+        if (l) slot[c] = &p->dec[l].w_ih, n[c++] = GH * H;
+        slot[c] = &p->dec[l].w_hh, n[c++] = GH * H;
+    }
+    /* An additive score's key weight and its query's: the query's own product
+     * (Luong's concat) or the rows below the top layer's w_hh (rnn_fused_query). */
+    if (rnn_is_additive(d->attention)) {
+        slot[c] = &p->att_w_key, n[c++] = H * H;
+        slot[c] = &p->att_w_query, n[c++] = H * H;
+    } else if (rnn_has_att_w(d->attention))
+        slot[c] = &p->att_w, n[c++] = H * H;
+    if (d->attention == ATT_LOCAL_PREDICTIVE) slot[c] = &p->att_w_pos, n[c++] = H * H;
+    if (attention_is_luong(d->attention)) slot[c] = &p->att_w_out, n[c++] = H * 2 * H;
+    if (!d->tie_embeddings) slot[c] = &p->out_w, n[c++] = (long)d->tgt_vocab * H;
+    return c;
+}
+
 /* (H and E are at most MODEL_MAX_WIDTH, within INT8_MAX_K: this cannot fail.) */
 void *rnn_prepare(const Model *m, ComputeType type)
 {

@@ -149,6 +149,31 @@ static void *transformer_prepare(const Model *m, ComputeType type)
     return tp;
 }
 
+/* ModelFamily.int8_only: every product's weight but a tied output layer's, which is
+ * the target embedding too (read row by row by the embedding lookup). */
+static int transformer_int8_only(Model *m, float **slot[MAX_TENSORS], long n[MAX_TENSORS])
+{
+    Params *p = &m->params;
+    const ModelDims *d = &m->dims;
+    long D = d->embed, F = d->ff;
+    int count = 0;
+    TLayer *layers[2] = {p->tenc, p->tdec};
+    int depth[2] = {d->enc_layers, d->dec_layers};
+    for (int e = 0; e < 2; e++)
+        for (int l = 0; l < depth[e]; l++) {
+            AttWeights *att[2] = {&layers[e][l].self, &layers[e][l].cross};
+            for (int a = 0; a < 1 + e; a++) {
+                float **w[4] = {&att[a]->wq, &att[a]->wk, &att[a]->wv, &att[a]->wo};
+                for (int i = 0; i < 4; i++)
+                    slot[count] = w[i], n[count++] = D * D;
+            }
+            slot[count] = &layers[e][l].ff.w1, n[count++] = F * D;
+            slot[count] = &layers[e][l].ff.w2, n[count++] = D * F;
+        }
+    if (!d->tie_embeddings) slot[count] = &p->out_w, n[count++] = d->tgt_vocab * D;
+    return count;
+}
+
 static void free_att(PreparedAtt *pa)
 {
     prepared_weight_free(&pa->q);
@@ -646,6 +671,7 @@ const ModelFamily transformer_family = {
     .decoder = transformer_decoder,
     .prepare = transformer_prepare,
     .prepared_free = transformer_prepared_free,
+    .int8_only = transformer_int8_only,
     .attention_heads = transformer_attention_heads,
     .describe = transformer_describe,
     .facts = transformer_facts,

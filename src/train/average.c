@@ -15,6 +15,10 @@ int average_models(const char *const *paths, int n, const char *out, Error *err)
                              paths[k]);
     ModelFile first;
     if (modelfile_read(paths[0], &first, err)) return -1;
+    if (modelfile_trainable(&first, paths[0], err)) {
+        modelfile_free(&first);
+        return -1;
+    }
     long np = first.model.n_params;
     double *sum = malloc(sizeof(double) * (size_t)np);
     if (!sum) {
@@ -31,7 +35,9 @@ int average_models(const char *const *paths, int n, const char *out, Error *err)
             break;
         }
         char why[ERROR_LEN / 2];
-        if (modelfile_compatible(&first, &mf, 1, why, sizeof why))
+        if (modelfile_trainable(&mf, paths[k], err))
+            status = -1;
+        else if (modelfile_compatible(&first, &mf, 1, why, sizeof why))
             status = error_set(err, "%s: not the same model as %s (%s): only checkpoints of one model average",
                                paths[k], paths[0], why);
         else

@@ -66,7 +66,7 @@ static const char *dims_disagree(const ModelDims *a, const ModelDims *b, char *v
 int train_adopt_init_model(Config *cfg, const char *config_name, ModelFile *init, Error *err)
 {
     char why[ERROR_LEN];
-    if (modelfile_read(cfg->init_from, init, err)) {
+    if (modelfile_read(cfg->init_from, init, err) || modelfile_trainable(init, cfg->init_from, err)) {
         snprintf(why, sizeof why, "%s", err->msg);
         return error_set(err, "train.init_from: %s", why);
     }

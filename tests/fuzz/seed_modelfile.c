@@ -2,7 +2,8 @@
  * and checkpoint files of the current format (a few hundred bytes to 2 KB each).
  *
  *   build/fuzz/seed_modelfile DIR    writes DIR/model.bin, checkpoint.bin, family.bin,
- *                                    luong.bin, no_arch.bin, bpe.bin and char.bin
+ *                                    luong.bin, no_arch.bin, bpe.bin, char.bin, none.bin,
+ *                                    spm.bin and int8.bin (int8 weights, nmt quantize's)
  *
  * `make fuzz` runs it before every fuzzing session, so the fuzzer always starts from
  * files the current modelfile_write makes (even after a format change); the copies in
@@ -25,7 +26,7 @@ static void die(const char *what, const char *msg)
 }
 
 /* A model of dimensions d with deterministic weights; Adam state when with_adam. */
-static void write_model(const char *path, ModelDims d, int with_adam, TokenizerKind tokenizer)
+static void write_model_as(const char *path, ModelDims d, int with_adam, TokenizerKind tokenizer, int int8)
 {
     ModelFile mf;
     Error err;
@@ -65,8 +66,14 @@ static void write_model(const char *path, ModelDims d, int with_adam, TokenizerK
             mf.opt.v[i] = 0.001f * (float)(i % 5);
         }
     }
+    mf.weights_int8 = int8;
     if (modelfile_write(path, &mf, &err)) die(path, err.msg);
     modelfile_free(&mf);
+}
+
+static void write_model(const char *path, ModelDims d, int with_adam, TokenizerKind tokenizer)
+{
+    write_model_as(path, d, with_adam, tokenizer, 0);
 }
 
 /* A copy of `from` without its ARCH section: a file as written before the model family. */
@@ -125,5 +132,7 @@ int main(int argc, char **argv)
     write_model(p, (ModelDims){.embed = 2, .hidden = 2, .layers = 1}, 0, TOKENIZER_NONE);
     snprintf(p, sizeof p, "%s/spm.bin", argv[1]);
     write_model(p, (ModelDims){.embed = 2, .hidden = 2, .layers = 1}, 0, TOKENIZER_SPM);
+    snprintf(p, sizeof p, "%s/int8.bin", argv[1]);
+    write_model_as(p, (ModelDims){.embed = 4, .hidden = 4, .layers = 1}, 0, TOKENIZER_WORD, 1);
     return 0;
 }

@@ -1,0 +1,141 @@
+/* weights_int8.c — section QWTS: a model's weights as int8 rows (weights_int8.h). */
+#include "files/weights_int8.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/matmul_int8.h" /* defines: int8_quantize_rows */
+
+enum { FORM_FLOAT32 = 0, FORM_INT8_ROWS = 1 };
+
+int weights_int8_stored(long rows, long cols) { return cols >= 2 && rows >= 1; }
+
+static uint64_t tensor_bytes(const TensorShape *s)
+{
+    uint64_t n = (uint64_t)s->rows * (uint64_t)s->cols;
+    return 4 + (weights_int8_stored(s->rows, s->cols) ? 4 * (uint64_t)s->rows + n : 4 * n);
+}
+
+uint64_t weights_int8_bytes(const ModelDims *d)
+{
+    TensorShape shapes[MAX_TENSORS];
+    int n = params_shapes(d, shapes);
+    uint64_t bytes = 4;
+    for (int t = 0; t < n; t++)
+        bytes += tensor_bytes(&shapes[t]);
+    return bytes;
+}
+
+unsigned char *weights_int8_encode(const Model *m, size_t *len, const char *path, Error *err)
+{
+    TensorShape shapes[MAX_TENSORS];
+    float *w[MAX_TENSORS];
+    int n = params_shapes(&m->dims, shapes);
+    params_tensors(&m->params, &m->dims, w);
+    *len = (size_t)weights_int8_bytes(&m->dims);
+    unsigned char *out = xmalloc(*len), *at = out;
+    uint32_t count = (uint32_t)n;
+    memcpy(at, &count, 4), at += 4;
+    for (int t = 0; t < n; t++) {
+        long rows = shapes[t].rows, cols = shapes[t].cols;
+        uint32_t form = weights_int8_stored(rows, cols) ? FORM_INT8_ROWS : FORM_FLOAT32;
+        memcpy(at, &form, 4), at += 4;
+        if (form == FORM_FLOAT32) {
+            memcpy(at, w[t], sizeof(float) * (size_t)(rows * cols)), at += sizeof(float) * (size_t)(rows * cols);
+            continue;
+        }
+        float *scale = xmalloc(sizeof(float) * (size_t)rows);
+        int8_quantize_rows((int8_t *)(at + 4 * rows), scale, w[t], (int)cols, (int)rows, (int)cols);
+        memcpy(at, scale, sizeof(float) * (size_t)rows);
+        /* 127 * scale rounds above FLT_MAX for a row whose largest weight is within a
+         * rounding of it: such a row would read back infinite. */
+        long r = 0;
+        while (r < rows && fabsf(127.0f * scale[r]) <= FLT_MAX) r++;
+        free(scale);
+        if (r < rows) {
+            free(out);
+            error_set(err, "%s: not written: tensor %s, row %ld: a weight within a rounding of the largest float "
+                           "has no int8 form",
+                      path, shapes[t].name, r);
+            return NULL;
+        }
+        at += 4 * rows + rows * cols;
+    }
+    return out;
+}
+
+/* Tensor t's float32 values (n of them) from p into w: each finite. */
+static int read_floats(float *w, const unsigned char *p, long n, const TensorShape *s, const char *path, Error *err)
+{
+    memcpy(w, p, sizeof(float) * (size_t)n);
+    for (long i = 0; i < n; i++)
+        if (!(fabsf(w[i]) <= FLT_MAX))
+            return error_set(err, "%s: section QWTS: tensor %s, weight %ld is not finite", path, s->name, i);
+    return 0;
+}
+
+/* Tensor t's int8 rows: scales then values, dequantized into w (rows x cols). */
+static int read_int8_rows(float *w, const unsigned char *p, const TensorShape *s, const char *path, Error *err)
+{
+    long rows = s->rows, cols = s->cols;
+    const int8_t *q = (const int8_t *)(p + 4 * rows);
+    for (long r = 0; r < rows; r++) {
+        float scale;
+        memcpy(&scale, p + 4 * r, 4);
+        if (!(scale >= 0.0f && scale <= FLT_MAX))
+            return error_set(err, "%s: section QWTS: tensor %s, row %ld: scale %g (a scale is finite, not negative)",
+                             path, s->name, r, (double)scale);
+        for (long c = 0; c < cols; c++) {
+            int8_t v = q[r * cols + c];
+            if (v == -128)
+                return error_set(err, "%s: section QWTS: tensor %s, row %ld, column %ld is -128 (nmt writes -127..127)",
+                                 path, s->name, r, c);
+            w[r * cols + c] = scale * (float)v;
+        }
+        if (!(127.0f * scale <= FLT_MAX))
+            return error_set(err, "%s: section QWTS: tensor %s, row %ld: scale %g makes weights of 127 x %g, beyond "
+                                  "the largest float",
+                             path, s->name, r, (double)scale, (double)scale);
+    }
+    return 0;
+}
+
+int weights_int8_decode(unsigned char *p, uint64_t len, Model *m, const char *path, Error *err)
+{
+    TensorShape shapes[MAX_TENSORS];
+    float *w[MAX_TENSORS];
+    int n = params_shapes(&m->dims, shapes);
+    params_tensors(&m->params, &m->dims, w);
+    uint32_t count;
+    if (len < 4) return error_set(err, "%s: section QWTS: truncated (%llu bytes)", path, (unsigned long long)len);
+    memcpy(&count, p, 4);
+    if (count != (uint32_t)n)
+        return error_set(err, "%s: section QWTS holds %u tensors, the dimensions have %d", path, count, n);
+    uint64_t at = 4;
+    for (int t = 0; t < n; t++) {
+        const TensorShape *s = &shapes[t];
+        uint32_t form;
+        if (len - at < 4) return error_set(err, "%s: section QWTS: truncated at tensor %s", path, s->name);
+        memcpy(&form, p + at, 4);
+        at += 4;
+        int int8_rows = weights_int8_stored(s->rows, s->cols);
+        if (form != (int8_rows ? FORM_INT8_ROWS : FORM_FLOAT32))
+            return error_set(err, "%s: section QWTS: tensor %s has form %u, nmt stores it as %s", path, s->name, form,
+                             int8_rows ? "int8 rows (1)" : "float32 (0)");
+        uint64_t need = tensor_bytes(s) - 4;
+        if (len - at < need)
+            return error_set(err, "%s: section QWTS: truncated in tensor %s (%llu bytes left, %llu needed)", path,
+                             s->name, (unsigned long long)(len - at), (unsigned long long)need);
+        if (int8_rows ? read_int8_rows(w[t], p + at, s, path, err)
+                      : read_floats(w[t], p + at, s->rows * s->cols, s, path, err))
+            return -1;
+        memory_give_back(p + at, (size_t)need);  /* read: the float weights hold it now */
+        at += need;
+    }
+    if (at != len)
+        return error_set(err, "%s: section QWTS: %llu bytes after the last tensor", path,
+                         (unsigned long long)(len - at));
+    return 0;
+}
