@@ -157,15 +157,16 @@ $(BUILD)/set_config: tests/tools/set_config.c $(OBJ)
 # its options, man page and installed files (tests/test_options.sh), of a careless
 # user's mix-ups (tests/test_mixups.sh), of jobs that stop (tests/test_stops.sh), of nmt
 # on several threads (tests/test_threads.sh), of translate's read-ahead and compute types
-# (tests/test_translate_order.sh), of int8 model files (tests/test_quantize.sh), of nmt
-# serve (tests/test_serve.sh, and its page in Chromium: tests/test_browser.sh), the decoding and adaptation tools of issue 32
+# (tests/test_translate_order.sh), of int8 model files and shortlists
+# (tests/test_quantize.sh, test_shortlist.sh), of nmt serve (tests/test_serve.sh, and its
+# page in Chromium: tests/test_browser.sh), the decoding and adaptation tools of issue 32
 # (tests/test_toolbox.sh), issue 29's training keys (tests/test_train_keys.sh), and last
 # the commands end to end: options, config errors, training, eval and damaged files
 # (tests/test_cli.sh), translate, score, checkpoints and resuming, the model families,
 # subword units (tests/test_cli_*.sh).
 test: $(NMT_BIN) $(TESTS) $(BUILD)/set_weights $(BUILD)/set_config $(BUILD)/weights_diff $(BUILD)/json_get
 	@NMT=$(NMT_BIN) TOOLS=$(BUILD) BUILD=$(BUILD) sh tests/run.sh $(TESTS) tests/test_layers.sh tests/test_docs.sh tests/test_files.sh tests/test_limits.sh tests/test_failures.sh tests/test_options.sh \
-	    tests/test_mixups.sh tests/test_stops.sh tests/test_threads.sh tests/test_translate_order.sh tests/test_quantize.sh tests/test_serve.sh \
+	    tests/test_mixups.sh tests/test_stops.sh tests/test_threads.sh tests/test_translate_order.sh tests/test_quantize.sh tests/test_shortlist.sh tests/test_serve.sh \
 	    tests/test_browser.sh tests/test_toolbox.sh tests/test_train_keys.sh \
 	    tests/test_cli.sh tests/test_cli_translate.sh tests/test_cli_score.sh tests/test_cli_resume.sh tests/test_cli_family.sh \
 	    tests/test_cli_subwords.sh

@@ -43,7 +43,7 @@ run
 check "no arguments: exit 2" exits 2
 # One line, not the whole help (issue 34): the commands, and where the help is.
 check "no arguments: one line on stderr naming the commands and nmt --help" \
-    eval 'usage_error "" && has "$T/err" "nmt: missing COMMAND (train, translate, classify, eval, serve, info, score, plot, average, quantize, bpe)"'
+    eval 'usage_error "" && has "$T/err" "nmt: missing COMMAND (train, translate, classify, eval, serve, info, score, plot, average, quantize, shortlist, bpe)"'
 
 run frobnicate
 check "unknown command: exit 2" exits 2

@@ -1,16 +1,20 @@
 #!/bin/sh
 # bench_int8.sh — int8 decoding against float32 on one model (make bench-int8; issue 31):
-# speed as CPU seconds of nmt translate, and quality as nmt eval's BLEU on held-out pairs.
+# speed as CPU seconds of nmt translate, memory as its peak RSS, the size of the model
+# file with int8 weights (nmt quantize), and quality as nmt eval's BLEU on held-out pairs.
 #
 #   sh scripts/bench/bench_int8.sh MODEL.bin TEST.tsv [ROUNDS] [LINES] [OLD_NMT]
+#   SHORTLIST=FILE sh scripts/bench/bench_int8.sh ...   also with translate --shortlist FILE
 #
 # Speed: the first LINES (default 500) source lines of TEST.tsv translated on one thread,
 # greedy and beam 5, line by line (--batch 1) and --batch 64, by --compute-type float32
-# and int8 (and OLD_NMT, another nmt binary, in float); ROUNDS rounds (default 3), the
+# and int8 on MODEL, by the int8 file (int8file: nmt quantize MODEL, decoded as it is)
+# (and OLD_NMT, another nmt binary, in float); ROUNDS rounds (default 3), the
 # systems alternated in each (A B C, B C A, ...). The figure is user + system CPU
 # seconds (GNU time), steadier than wall time on a shared machine; the table gives the
 # medians, their ratio (float32 / int8: > 1 means int8 is faster) and the peak RSS.
-# Quality: nmt eval MODEL TEST.tsv, greedy and beam 5, in both compute types.
+# Quality: nmt eval MODEL TEST.tsv, greedy and beam 5, in both compute types, and nmt
+# eval of the int8 file.
 # Prints the CPU, then Markdown tables; writes nothing else (temporary files only).
 set -eu
 cd "$(dirname "$0")/../.."
@@ -24,7 +28,13 @@ cut -f1 "$TEST" | head -n "$LINES" >"$tmp/src.txt"
 echo "CPU: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(nproc) cores;" \
      "vector flags: $(grep -o -w -E 'avx2|fma|avx512f|avx512_vnni' /proc/cpuinfo | sort -u | tr '\n' ' ')"
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg); $LINES lines of $TEST, $ROUNDS rounds"
-systems="float32 int8"
+"$NMT" quantize "$MODEL" -o "$tmp/q8.bin" 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
+float_bytes=$(wc -c <"$MODEL") int8_bytes=$(wc -c <"$tmp/q8.bin")
+echo "model file: $float_bytes bytes; with int8 weights (nmt quantize): $int8_bytes bytes," \
+     "$(awk -v a="$int8_bytes" -v b="$float_bytes" 'BEGIN { printf "%.3f", a / b }') of it"
+systems="float32 int8 int8file"
+SHORTLIST=${SHORTLIST:-}
+[ -n "$SHORTLIST" ] && systems="$systems float32-sl int8file-sl" && echo "shortlist: $SHORTLIST ($(wc -l <"$SHORTLIST") lines)"
 [ -n "$OLD" ] && systems="old $systems"
 set -- $systems
 n_sys=$#
@@ -38,6 +48,9 @@ while [ "$r" -le "$ROUNDS" ]; do
         for s in $rot; do
             case $s in
             old) set -- "$OLD" translate "$MODEL" "$tmp/src.txt" ;;
+            int8file) set -- "$NMT" translate "$tmp/q8.bin" "$tmp/src.txt" ;;
+            float32-sl) set -- "$NMT" translate "$MODEL" "$tmp/src.txt" --shortlist "$SHORTLIST" ;;
+            int8file-sl) set -- "$NMT" translate "$tmp/q8.bin" "$tmp/src.txt" --shortlist "$SHORTLIST" ;;
             *) set -- "$NMT" translate "$MODEL" "$tmp/src.txt" --compute-type "$s" ;;
             esac
             nice -n 10 /usr/bin/time -f "%U %S %M" -o "$tmp/time" "$@" --threads 1 --beam "$beam" --batch "$batch" \
@@ -72,8 +85,15 @@ echo
 echo "| search | compute type | BLEU | chrF2 |"
 echo "|---|---|---:|---:|"
 for beam in 1 5; do
-    for s in float32 int8; do
-        nice -n 10 "$NMT" eval "$MODEL" "$TEST" --threads 1 --beam "$beam" --compute-type "$s" >"$tmp/eval" 2>&1 ||
+    for s in $systems; do
+        case $s in
+        old) continue ;;
+        int8file) set -- "$tmp/q8.bin" ;;
+        float32-sl) set -- "$MODEL" --shortlist "$SHORTLIST" ;;
+        int8file-sl) set -- "$tmp/q8.bin" --shortlist "$SHORTLIST" ;;
+        *) set -- "$MODEL" --compute-type "$s" ;;
+        esac
+        nice -n 10 "$NMT" eval "$@" "$TEST" --threads 1 --beam "$beam" >"$tmp/eval" 2>&1 ||
             { cat "$tmp/eval" >&2; exit 1; }
         awk -v b="$beam" -v s="$s" '/^BLEU = / {bleu = $3} /^chrF2 = / {chrf = $3}
             END {printf "| %s | %s | %s | %s |\n", b == 1 ? "greedy" : "beam " b, s, bleu, chrf}' "$tmp/eval"

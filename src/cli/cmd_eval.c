@@ -17,6 +17,7 @@ typedef struct {
     int text_col, label_col;  /* a classifier's columns (-1: the model's) */
     StringList models;        /* --models */
     int per_line, word_scores;
+    const char *shortlist_path; /* --shortlist */
 } EvalArgs;
 
 /* The options of one kind of model only, and of one use (Option.group): translating
@@ -47,6 +48,10 @@ static const Option eval_rows[] = {
              "a line is no pair"},
     {"--word-scores", OPT_FLAG, OPTION_AT(EvalArgs, word_scores), .group = FOR_TRANSLATION | FOR_PER_LINE,
      .help = "--per-line, and TAB each unit's log-probability (<eos> last)"},
+    {"--shortlist", OPT_STRING, OPTION_AT(EvalArgs, shortlist_path), .metavar = "FILE",
+     .group = FOR_TRANSLATION | FOR_BLEU,
+     .help = "decode with nmt translate's --shortlist FILE (the loss and\n"
+             "perplexity are of the whole vocabulary either way)"},
     {OPTION_COMPUTE_TYPE(EvalArgs, compute_type), .group = FOR_TRANSLATION | FOR_BLEU,
      .help = "the products of decoding, as for nmt translate (the loss and\n"
              "perplexity are computed in float32 either way)"},
@@ -123,7 +128,7 @@ int cmd_eval(void *args, const Parsed *p)
     if (a->word_scores) a->per_line = 1;
     if (a->per_line && (p->groups & (FOR_BLEU | JSON)))
         return usage_error(&eval_options, "eval: --per-line scores the given targets, one line each: --beam, "
-                                          "--length-penalty, --compute-type, --json and the BLEU options do not "
+                                          "--length-penalty, --compute-type, --shortlist, --json and the BLEU options do not "
                                           "apply");
     if ((p->groups & GIVEN_LENGTH_PENALTY) && a->opt.beam <= 1)
         return usage_error(&eval_options, "eval: --length-penalty scores beam search; greedy search (no --beam K "
@@ -158,9 +163,13 @@ int cmd_eval(void *args, const Parsed *p)
      * before the workers share it read-only. */
     EnsembleFiles ensemble = {0};
     Workers *w = NULL;
+    Shortlist shortlist = {0};
     if ((!classifier && prepare_model(&mf, model, a->compute_type, &err)) ||
         ensemble_files_open(&ensemble, models, n_models, &mf, a->compute_type, &err) ||
+        (a->shortlist_path &&
+         use_shortlist(a->shortlist_path, ensemble.all, ensemble.n, &a->opt.lines, &shortlist, &err)) ||
         !(w = command_workers(ensemble.all, ensemble.n, a->workers, a->threads, &err))) {
+        shortlist_free(&shortlist);
         ensemble_files_close(&ensemble);
         modelfile_free(&mf);
         return fail(&err);
@@ -178,6 +187,7 @@ int cmd_eval(void *args, const Parsed *p)
         if (status == 0) eval_print(&res, a->json, stdout);
     }
     workers_free(w);
+    shortlist_free(&shortlist);
     ensemble_files_close(&ensemble);
     modelfile_free(&mf);
     return status;

@@ -22,6 +22,7 @@ typedef struct {
     int compute_type;         /* --compute-type: ComputeType */
     StringList models;        /* --models */
     const char *prefix_path;  /* --prefix */
+    const char *shortlist_path;  /* --shortlist */
     long seed;                /* --seed */
 } TranslateArgs;
 
@@ -100,6 +101,9 @@ static const Option translate_rows[] = {
      .help = "line i of FILE begins line i's translation (tokenised as the model's\n"
              "target side; an empty line: no prefix); FILE needs a line for each\n"
              "input line"},
+    {"--shortlist", OPT_STRING, OPTION_AT(TranslateArgs, shortlist_path), .metavar = "FILE",
+     .help = "score only the target units FILE keeps for each batch's source\n"
+             "units (nmt shortlist writes it): faster, at some cost in BLEU"},
     {"--sample", OPT_INT, OPTION_AT(TranslateArgs, opt.sample.top_k), .lo = 0, .hi = 1000000, .metavar = "K",
      .group = GIVEN_SAMPLE,
      .help = "draw each word at random among the K most probable (0: among all)\n"
@@ -244,13 +248,16 @@ static void close_prefix(LineReader *r, FILE *f, const char *path, int status)
 
 /* -o may name a text input (it is read to its end first), never a model or --unk-dict's
  * file (files/targets.h). 0, or -1 with err. */
-static int check_translate_output(const char *out, char *const *models, int n_models, const char *dict, Error *err)
+static int check_translate_output(const char *out, char *const *models, int n_models, const TranslateArgs *a,
+                                  Error *err)
 {
-    TargetInput *inputs = xmalloc(sizeof(TargetInput) * (size_t)(n_models + 1));
+    TargetInput *inputs = xmalloc(sizeof(TargetInput) * (size_t)(n_models + 3));
     for (int k = 0; k < n_models; k++)
         inputs[k] = (TargetInput){"a model of the run", models[k]};
-    inputs[n_models] = (TargetInput){"--unk-dict's dictionary", dict};
-    int status = target_check("-o", out, TARGET_TEXT, inputs, n_models + 1, NULL, err);
+    inputs[n_models] = (TargetInput){"--unk-dict's dictionary", a->dict_path};
+    inputs[n_models + 1] = (TargetInput){"--prefix's file", a->prefix_path};
+    inputs[n_models + 2] = (TargetInput){"--shortlist's file", a->shortlist_path};
+    int status = target_check("-o", out, TARGET_TEXT, inputs, n_models + 3, NULL, err);
     free(inputs);
     return status;
 }
@@ -278,6 +285,9 @@ int cmd_translate(void *args, const Parsed *p)
                                                                   "needs --attention-svg DIR"
                     : opt.attention_heads && n_models > 1 ? "translate: --attention-heads draws one model's heads; "
                                                             "it does not combine with --models"
+                    : a->shortlist_path && a->prefix_path
+                        ? "translate: --prefix forces words that --shortlist may not keep (they would have no "
+                          "probability): the two do not combine"
                     /* Given, but nothing would use them: refused rather than ignored. */
                     : (p->groups & GIVEN_LENGTH_PENALTY) && opt.beam <= 1 && !opt.nbest
                         ? "translate: --length-penalty scores beam search; greedy search (no --beam K above 1, no "
@@ -294,7 +304,7 @@ int cmd_translate(void *args, const Parsed *p)
     ModelFile mf;
     UnkDict dict = {0};
     Error err;
-    if (a->out_path && check_translate_output(a->out_path, models, n_models, a->dict_path, &err)) return fail(&err);
+    if (a->out_path && check_translate_output(a->out_path, models, n_models, a, &err)) return fail(&err);
     if (read_translator(model, &mf, NULL, NULL, a->compute_type, &err)) return fail(&err);
     if (mf.text.lowercase)
         fprintf(stderr, "nmt: note: %s writes lowercase: it was trained with data.lowercase true\n", model);
@@ -308,6 +318,9 @@ int cmd_translate(void *args, const Parsed *p)
     /* Decoding is all these models do here: the float copies of int8 weights go. */
     for (int k = 0; status == 0 && k < ensemble.n; k++)
         model_drop_prepared_floats(&ensemble.all[k]->model);
+    Shortlist shortlist = {0};
+    if (status == 0 && a->shortlist_path)
+        status = use_shortlist(a->shortlist_path, ensemble.all, ensemble.n, &opt.lines, &shortlist, &err);
     if (status == 0 && a->dict_path) {
         status = unkdict_load(&dict, a->dict_path, &mf.text, &opt.lines, &err);
         opt.unk_dict = &dict;
@@ -332,6 +345,7 @@ int cmd_translate(void *args, const Parsed *p)
     if (status) fail(&err);
     workers_free(workers);
     unkdict_free(&dict);
+    shortlist_free(&shortlist);
     ensemble_files_close(&ensemble);
     modelfile_free(&mf);
     return status ? 1 : 0;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode/lexicon.h" /* defines: lexicon_read */
 #include "kernels/blas.h" /* defines: blas_set_threads */
 
 int fail(const Error *err)
@@ -42,6 +43,19 @@ int prepare_model(ModelFile *mf, const char *path, int compute_type, Error *err)
         return error_set(err, "%s: --compute-type int8: a %s has no int8 products; decode it with float32", path,
                          f->title);
     model_prepare_decoding(m, (ComputeType)compute_type);
+    return 0;
+}
+
+int use_shortlist(const char *path, ModelFile *const *models, int n, const LineLimit *limit, Shortlist *sl,
+                  Error *err)
+{
+    long unknown;
+    if (lexicon_read(path, models[0], limit, sl, &unknown, err)) return -1;
+    if (unknown > 0)
+        fprintf(stderr, "nmt: note: %s: %ld line%s name%s a unit the model does not have (left out)\n", path,
+                unknown, unknown == 1 ? "" : "s", unknown == 1 ? "s" : "");
+    for (int k = 0; k < n; k++)
+        models[k]->model.shortlist = sl;
     return 0;
 }
 

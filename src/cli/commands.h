@@ -39,7 +39,8 @@ typedef struct {
 const Command *cli_commands(int *n);
 
 extern const OptionTable train_options, translate_options, classify_options, eval_options, info_options,
-    score_options, plot_options, average_options, bpe_options, serve_options, quantize_options;
+    score_options, plot_options, average_options, bpe_options, serve_options, quantize_options,
+    shortlist_options;
 int cmd_train(void *args, const Parsed *p);
 int cmd_translate(void *args, const Parsed *p);
 int cmd_classify(void *args, const Parsed *p);
@@ -49,6 +50,7 @@ int cmd_score(void *args, const Parsed *p);
 int cmd_plot(void *args, const Parsed *p);
 int cmd_average(void *args, const Parsed *p);
 int cmd_quantize(void *args, const Parsed *p);
+int cmd_shortlist(void *args, const Parsed *p);
 int cmd_bpe(void *args, const Parsed *p);
 int cmd_serve(void *args, const Parsed *p);
 
@@ -165,6 +167,13 @@ extern const int compute_type_values[];
  * ComputeType, or COMPUTE_AS_FILE (model_prepare_decoding). 0, or -1 with err when
  * int8 was asked for and the model's family has no int8 products. */
 int prepare_model(ModelFile *mf, const char *path, int compute_type, Error *err);
+
+/* --shortlist FILE (decode/lexicon.h) read for models[0]'s vocabularies into sl, which
+ * every one of models[0..n) then decodes with (an ensemble's share their vocabularies);
+ * a note names the lines of units the model does not have. 0, or -1 with err. sl is
+ * the caller's to free (shortlist_free) after the models are done decoding. */
+int use_shortlist(const char *path, ModelFile *const *models, int n, const LineLimit *limit, Shortlist *sl,
+                  Error *err);
 
 /* --beam K and --length-penalty A, nmt translate's and nmt eval's. */
 #define OPTION_BEAM(T, field)                                                                   \

@@ -43,6 +43,8 @@ static const Command commands[] = {
     {&plot_options, cmd_plot, 0, "plot RUN_DIR                 SVG chart of a run's training and validation loss and BLEU"},
     {&average_options, cmd_average, 0, "average A.bin B.bin -o OUT   the mean of several checkpoints' weights, as a model file"},
     {&quantize_options, cmd_quantize, 0, "quantize MODEL.bin -o OUT    the model with int8 weights: a quarter of the file, faster"},
+    {&shortlist_options, cmd_shortlist, 0,
+     "shortlist MODEL.bin PAIRS.tsv  the target words to score for each source word (-o FILE)"},
     {&bpe_options, cmd_bpe, 0, "bpe learn|apply|join         subword segmentation on its own, for pipelines"},
 };
 

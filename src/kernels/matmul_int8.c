@@ -167,3 +167,26 @@ void int8_matmul(float *y, int ld_y, const Int8Rows *x, const Int8Matrix *w, con
 {
     int8_matmul_isa(KERNEL_ISA_AVX512VNNI, y, ld_y, x, w, bias, 0, 0, w->n);
 }
+
+void int8_matrix_gather(Int8Matrix *out, const Int8Matrix *w, const int *rows, int n)
+{
+    int8_matrix_free(out);
+    int k4 = w->k4, groups = k4 / 4;
+    long panels = (n + INT8_PANEL - 1) / INT8_PANEL;
+    out->n = n;
+    out->k = w->k;
+    out->k4 = k4;
+    out->panels = xmalloc_aligned64((size_t)(panels * k4 * INT8_PANEL) + 1);
+    out->scale = xmalloc(sizeof(float) * (n + 1));
+    out->shift = xmalloc_aligned64(sizeof(int32_t) * (panels * INT8_PANEL + 1));
+    memset(out->panels, 0, (size_t)(panels * k4 * INT8_PANEL));   /* the last panel's rows past n */
+    memset(out->shift, 0, sizeof(int32_t) * panels * INT8_PANEL);
+    for (int i = 0; i < n; i++) {
+        long j = rows[i], g = j / INT8_PANEL, c = j % INT8_PANEL, gi = i / INT8_PANEL, ci = i % INT8_PANEL;
+        for (int kk = 0; kk < groups; kk++)
+            memcpy(out->panels + ((gi * groups + kk) * INT8_PANEL + ci) * 4,
+                   w->panels + ((g * groups + kk) * INT8_PANEL + c) * 4, 4);
+        out->scale[i] = w->scale[j];
+        out->shift[i] = w->shift[j];
+    }
+}

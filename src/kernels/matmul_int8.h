@@ -74,6 +74,10 @@ void int8_quantize_rows(int8_t *q, float *scale, const float *w, int ld_w, int N
  * of memory. */
 int int8_matrix_init(Int8Matrix *m, const int8_t *q, const float *scale, int N, int K);
 void int8_matrix_free(Int8Matrix *m);
+/* out = the rows rows[0..n) of w (each < w->n), in that order, as int8_matrix_init would
+ * pack them: a product with out gives, for each of those rows, the bits the product with
+ * w gives. Frees what out held (zeroed, or a matrix). Aborts only when out of memory. */
+void int8_matrix_gather(Int8Matrix *out, const Int8Matrix *w, const int *rows, int n);
 
 /* x (M, K), row stride ld_x, quantized row by row into a (K <= INT8_MAX_K). */
 void int8_rows_quantize(Int8Rows *a, const float *x, int ld_x, int M, int K);

@@ -126,6 +126,7 @@ void model_view(Model *view, const Model *m)
     view->param_mem = m->param_mem;
     view->params = m->params;
     view->floats_dropped = m->floats_dropped;
+    view->shortlist = m->shortlist;
     view->grad_mem = xcalloc(m->n_params + MODEL_GRAD_SPARE, sizeof(float));
     params_point(&view->grads, view->grad_mem, &view->dims);
 }
@@ -142,6 +143,7 @@ void model_alloc(Model *m, const ModelDims *d)
     m->prepared = NULL;
     m->compute_type = COMPUTE_FLOAT32;
     m->floats_dropped = 0;
+    m->shortlist = NULL;
     m->dims.layers = d->layers > 0 ? d->layers : 1;
     m->n_params = params_count(d);
     m->param_mem = xcalloc(m->n_params, sizeof(float));

@@ -43,6 +43,7 @@
 #include "models/decoder.h" /* defines: Decoder */
 #include "base/util.h"      /* defines: Rng */
 #include "kernels/prepared.h" /* defines: ComputeType */
+#include "models/shortlist.h" /* defines: Shortlist */
 #include "text/vocab.h"     /* defines: Vocab */
 
 /* ---------------------------------------------------------------- dimensions */
@@ -234,6 +235,9 @@ typedef struct {
     void *prepared;
     ComputeType compute_type;   /* what prepared holds */
     int floats_dropped;         /* model_drop_prepared_floats has run: m only decodes */
+    /* Decoding's vocabulary shortlist (shortlist.h), or NULL: every target word. The
+     * command's, shared read-only; training and scoring never read it. */
+    const Shortlist *shortlist;
 } Model;
 
 /* Allocates parameters (zeroed) and gradients for these dimensions (dims_problem must

@@ -313,6 +313,7 @@ typedef struct {
     RunState *rs;
     const Batch *rows;  /* the R rows being decoded: the sources themselves, or repeated */
     Batch repeated;     /* K > 1: source n as rows n*K .. n*K+K-1 */
+    ShortlistOutput shortlist;  /* the batch's words, with Model.shortlist */
 } RnnDecoder;
 
 /* Sentence n's source length: its real (mask 1) positions, which come first. */
@@ -356,6 +357,10 @@ static void rnn_start(void *ctx, const Batch *src, int K, int max_steps, int wan
     }
     runstate_ensure(d->rs, &d->m->dims, RUN_DECODE, d->rows->B, d->rows->S, max_steps);
     model_encode(d->m, d->rs, d->rows);
+    const Model *m = d->m;
+    if (m->shortlist)
+        shortlist_output_start(&d->shortlist, m->shortlist, src, m->params.out_w, m->params.out_b,
+                               rnn_prepared_out(m), m->dims.hidden, m->dims.tgt_vocab);
 }
 
 static const float *rnn_step(void *ctx, int t, const int *prev, const float **attn)
@@ -364,7 +369,11 @@ static const float *rnn_step(void *ctx, int t, const int *prev, const float **at
     int R = d->rows->B;
     model_decoder_input(d->m, d->rs, t, prev, R);
     model_decoder_step(d->m, d->rs, d->rows, t);
-    model_step_logits(d->m, d->rs, t, R, d->rs->logits);
+    if (d->m->shortlist)
+        shortlist_output_logits(&d->shortlist, d->rs->logits, d->m->dims.tgt_vocab,
+                                model_step_output(d->m, d->rs, t, R), d->m->dims.hidden, R, d->m->dims.hidden);
+    else
+        model_step_logits(d->m, d->rs, t, R, d->rs->logits);
     *attn = d->rs->attn + (long)t * R * d->rows->S; /* (T, R, S): step t's rows */
     return d->rs->logits;
 }
@@ -379,6 +388,7 @@ static void rnn_close(void *ctx)
 {
     RnnDecoder *d = ctx;
     batch_free(&d->repeated);
+    shortlist_output_free(&d->shortlist);
     free(d);
 }
 

@@ -110,6 +110,8 @@ static inline int rnn_fused_query(const ModelDims *d, int l)
 void *rnn_prepare(const Model *m, ComputeType type);
 void rnn_prepared_free(void *prepared);
 int rnn_int8_only(Model *m, float **slot[MAX_TENSORS], long n[MAX_TENSORS]);
+/* The output layer's prepared weight, or NULL (m not prepared). */
+const PreparedWeight *rnn_prepared_out(const Model *m);
 
 /* rnn_decoder.c's packed step weights for training and scoring passes: the weights a
  * pass multiplies once per time step, packed once per pass in the run state's own

@@ -102,6 +102,11 @@ void *rnn_prepare(const Model *m, ComputeType type)
     return pr;
 }
 
+const PreparedWeight *rnn_prepared_out(const Model *m)
+{
+    return m->prepared ? &((const RnnPrepared *)m->prepared)->out : NULL;
+}
+
 void rnn_prepared_free(void *prepared)
 {
     RnnPrepared *pr = prepared;

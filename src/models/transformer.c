@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "kernels/prepared.h"         /* defines: PreparedWeight, prepared_weight_init, prepared_matmul_bias */
+#include "models/shortlist.h"         /* defines: ShortlistOutput, shortlist_output_start, shortlist_output_logits */
 #include "layers/layernorm.h"         /* defines: layernorm_forward */
 #include "layers/loss.h"              /* defines: softmax_xent */
 #include "layers/mha.h"               /* defines: mha_forward, mha_step_forward, mha_cross_step_forward, ... */
@@ -380,6 +381,7 @@ struct TDecoder {
     int *ints;
     long int_cap;
     int step;                              /* the step running, for attend_step */
+    ShortlistOutput shortlist;             /* the batch's words, with Model.shortlist */
     const int *rows;                       /* its rows: live, or NULL for every row in order */
 };
 
@@ -397,6 +399,7 @@ void tdecoder_free(TDecoder *d)
     if (!d) return;
     free(d->mem);
     free(d->ints);
+    shortlist_output_free(&d->shortlist);
     free(d);
 }
 
@@ -406,6 +409,9 @@ static void td_start(void *ctx, const Batch *src, int K, int max_steps, int want
     t->want_attn = want_attn;
     const ModelDims *d = &t->m->dims;
     int N = src->B, S = src->S, R = N * K, D = d->embed, H = d->heads, L = d->dec_layers;
+    if (t->m->shortlist)
+        shortlist_output_start(&t->shortlist, t->m->shortlist, src, t->m->params.out_w, t->m->params.out_b,
+                               prepared_out(t->m), D, d->tgt_vocab);
     long RD = (long)R * D, SND = (long)S * N * D, steps = max_steps > 0 ? max_steps : 1;
     MhaConfig cfg = {.d = D, .heads = H};
     long enc = transformer_encode_floats(d, S, N) + SND;
@@ -495,7 +501,10 @@ static const float *td_step(void *ctx, int step, const int *prev, const float **
     for (int l = 0; l < d->dec_layers; l++)
         decoder_layer_forward(&ps, l, &p->tdec[l], t->x, t->x, t->x, t->x, bufs);
     if (d->norm == NORM_PRE) layernorm_forward(t->x, t->h, t->h + n, t->x, p->tdec_ln.g, p->tdec_ln.b, n, D);
-    prepared_matmul_bias(t->logits, V, t->x, D, p->out_w, D, prepared_out(t->m), p->out_b, n, V, D);
+    if (t->m->shortlist)
+        shortlist_output_logits(&t->shortlist, t->logits, V, t->x, D, n, D);
+    else
+        prepared_matmul_bias(t->logits, V, t->x, D, p->out_w, D, prepared_out(t->m), p->out_b, n, V, D);
     /* Back to the rows (live[i] >= i: from the last, nothing is overwritten before read). */
     for (int i = n - 1; t->rows && i >= 0; i--) {
         memmove(t->logits + (long)t->rows[i] * V, t->logits + (long)i * V, sizeof(float) * V);
