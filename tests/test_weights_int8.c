@@ -49,7 +49,7 @@ static void test_families(void)
         /* (The decoding gives back the pages it has read: it reads a copy.) */
         unsigned char *copy = xmalloc(len);
         memcpy(copy, p, len);
-        int rc = weights_int8_decode(copy, len, &back, "mem", &err);
+        int rc = weights_int8_decode(copy, len, &back, 0, "mem", &err);
         free(copy);
         char label[160];
         snprintf(label, sizeof label, "%s: its int8 weights read back", names[family]);
@@ -88,6 +88,21 @@ static void test_families(void)
         snprintf(label, sizeof label, "%s: %zu bytes, %.3f of the float weights' %ld", names[family], len,
                  (double)len / (4.0 * (double)m.n_params), 4 * m.n_params);
         CHECK(len <= 0.35 * 4.0 * (double)m.n_params, label);
+        /* Read for int8 decoding: the int8-only matrices kept as rows, their floats
+         * unwritten; written on demand, the very weights read above. */
+        Model lazy;
+        model_alloc(&lazy, &m.dims);
+        copy = xmalloc(len);
+        memcpy(copy, p, len);
+        rc = weights_int8_decode(copy, len, &lazy, 1, "mem", &err);
+        free(copy);
+        int kept = lazy.stored_int8 ? lazy.stored_int8->n : 0;
+        snprintf(label, sizeof label, "%s, read for decoding: %d matrices kept as int8 rows", names[family], kept);
+        CHECK(rc == 0 && (family == 2 ? kept == 0 : kept > 0), label);
+        model_materialize(&lazy);
+        snprintf(label, sizeof label, "%s: written on demand, the weights read without keeping them", names[family]);
+        CHECK(!lazy.stored_int8 && !memcmp(lazy.param_mem, back.param_mem, sizeof(float) * m.n_params), label);
+        model_free(&lazy);
         free(p);
         free(p2);
         model_free(&m);

@@ -165,7 +165,7 @@ int cmd_eval(void *args, const Parsed *p)
     Workers *w = NULL;
     Shortlist shortlist = {0};
     if ((!classifier && prepare_model(&mf, model, a->compute_type, &err)) ||
-        ensemble_files_open(&ensemble, models, n_models, &mf, a->compute_type, &err) ||
+        ensemble_files_open(&ensemble, models, n_models, &mf, a->compute_type, 0, &err) ||
         (a->shortlist_path &&
          use_shortlist(a->shortlist_path, ensemble.all, ensemble.n, &a->opt.lines, &shortlist, &err)) ||
         !(w = command_workers(ensemble.all, ensemble.n, a->workers, a->threads, &err))) {

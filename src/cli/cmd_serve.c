@@ -113,7 +113,9 @@ int cmd_serve(void *args, const Parsed *p)
     ModelFile **files = xmalloc(sizeof(ModelFile *) * n);
     Error err;
     for (; read < n && status == 0; read++) {
-        status = modelfile_read(p->operands[read], &models[read], &err);
+        /* Only decoding: a file with int8 weights read for int8 (unless float32 is asked). */
+        status = (a->compute_type != COMPUTE_FLOAT32 ? modelfile_read_decoding : modelfile_read)(p->operands[read],
+                                                                                                &models[read], &err);
         /* Prepared once, before the workers share the model read-only. */
         if (status == 0 && !model_classifies(&models[read].model.dims) &&
             prepare_model(&models[read], p->operands[read], a->compute_type, &err)) {

@@ -305,13 +305,13 @@ int cmd_translate(void *args, const Parsed *p)
     UnkDict dict = {0};
     Error err;
     if (a->out_path && check_translate_output(a->out_path, models, n_models, a, &err)) return fail(&err);
-    if (read_translator(model, &mf, NULL, NULL, a->compute_type, &err)) return fail(&err);
+    if (read_translator(model, &mf, NULL, NULL, a->compute_type, 1, &err)) return fail(&err);
     if (mf.text.lowercase)
         fprintf(stderr, "nmt: note: %s writes lowercase: it was trained with data.lowercase true\n", model);
     /* The workers' models: the first reads and writes the text; with --models, all of
      * them decode together. */
     EnsembleFiles ensemble;
-    int status = ensemble_files_open(&ensemble, models, n_models, &mf, a->compute_type, &err);
+    int status = ensemble_files_open(&ensemble, models, n_models, &mf, a->compute_type, 1, &err);
     opt.ensemble = ensemble.n > 1;
     if (status == 0) status = check_attention_options(&opt, &mf, ensemble.more, ensemble.n - 1, models, &err);
     if (status == 0 && opt.attention_svg) status = heatmap_prepare_dir(opt.attention_svg, &err);

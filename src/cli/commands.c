@@ -147,9 +147,10 @@ void metric_resolve(const MetricArgs *a, MetricOptions *m, int *tokenize_given)
 }
 
 int read_translator(const char *path, ModelFile *mf, const ModelFile *first, const char *first_path, int compute_type,
-                    Error *err)
+                    int decode_only, Error *err)
 {
-    if (modelfile_read(path, mf, err)) return -1;
+    int lazy = decode_only && compute_type != COMPUTE_FLOAT32;  /* int8, or the file's: int8 if it has int8 weights */
+    if ((lazy ? modelfile_read_decoding : modelfile_read)(path, mf, err)) return -1;
     char why[ERROR_LEN / 2];
     if (model_classifies(&mf->model.dims))
         error_set(err, "%s: a classifier (model.type \"classifier\"): label lines with nmt classify %s%s", path, path,
@@ -164,14 +165,15 @@ int read_translator(const char *path, ModelFile *mf, const ModelFile *first, con
 }
 
 int ensemble_files_open(EnsembleFiles *ef, char *const *models, int n_models, ModelFile *first, int compute_type,
-                        Error *err)
+                        int decode_only, Error *err)
 {
     ef->more = xcalloc(n_models, sizeof(ModelFile));
     ef->all = xmalloc(sizeof(ModelFile *) * n_models);
     ef->all[0] = first;
     ef->n = 1;
     for (int k = 1; k < n_models; k++) {
-        if (read_translator(models[k], &ef->more[ef->n - 1], first, models[0], compute_type, err)) return -1;
+        if (read_translator(models[k], &ef->more[ef->n - 1], first, models[0], compute_type, decode_only, err))
+            return -1;
         ef->all[ef->n] = &ef->more[ef->n - 1];
         ef->n++;
     }

@@ -97,9 +97,11 @@ typedef struct {
  * a translation model (a classifier has no decoder), and, after the first (first
  * NULL for the first itself), one that shares first's vocabularies and text options
  * (modelfile_compatible, what differs named); then prepared for decoding with products
- * of compute_type (prepare_model). 0, or -1 with err naming the file (mf left empty). */
+ * of compute_type (prepare_model). decode_only: the run only decodes (nmt translate), so
+ * a file with int8 weights is read for int8 decoding (modelfile_read_decoding) unless
+ * float32 is asked for. 0, or -1 with err naming the file (mf left empty). */
 int read_translator(const char *path, ModelFile *mf, const ModelFile *first, const char *first_path, int compute_type,
-                    Error *err);
+                    int decode_only, Error *err);
 
 /* The models of a run that translates: the first (models[0], read by the caller) and
  * the members of an ensemble (--models A B ...) after it, read and checked as nmt
@@ -117,7 +119,7 @@ typedef struct {
  * cannot be read or join; either way ensemble_files_close releases what was read (not
  * first). */
 int ensemble_files_open(EnsembleFiles *ef, char *const *models, int n_models, ModelFile *first, int compute_type,
-                        Error *err);
+                        int decode_only, Error *err);
 void ensemble_files_close(EnsembleFiles *ef);
 
 /* Makes an empty list of inputs the one input "-", standard input. */

@@ -771,7 +771,12 @@ static int read_trst(const Section *s, ModelFile *mf, const char *path, Error *e
     return 0;
 }
 
-int modelfile_read(const char *path, ModelFile *mf, Error *err)
+static int read_file(const char *path, ModelFile *mf, int for_decoding, Error *err);
+
+int modelfile_read(const char *path, ModelFile *mf, Error *err) { return read_file(path, mf, 0, err); }
+int modelfile_read_decoding(const char *path, ModelFile *mf, Error *err) { return read_file(path, mf, 1, err); }
+
+static int read_file(const char *path, ModelFile *mf, int for_decoding, Error *err)
 {
     memset(mf, 0, sizeof *mf);
     unsigned char *data = NULL;
@@ -821,7 +826,7 @@ int modelfile_read(const char *path, ModelFile *mf, Error *err)
         mf->weights_int8 = 1;
         /* (data's own bytes: the decoding gives back their pages as it reads them) */
         unsigned char *qwts = data + (sec[S_QWTS].p - data);
-        if (weights_int8_decode(qwts, sec[S_QWTS].len, &mf->model, path, err)) goto done;
+        if (weights_int8_decode(qwts, sec[S_QWTS].len, &mf->model, for_decoding, path, err)) goto done;
     } else {
         memcpy(mf->model.param_mem, sec[S_WGTS].p, sec[S_WGTS].len);
         if (check_finite(mf->model.param_mem, &md, mf->model.n_params, "WGTS", "weight", "weights", path, err))

@@ -94,6 +94,12 @@ typedef struct {
 int modelfile_write(const char *path, const ModelFile *mf, Error *err);
 /* 0 with mf filled, or -1 with a message naming path and mf empty. */
 int modelfile_read(const char *path, ModelFile *mf, Error *err);
+/* The same, for a run that will decode with int8 products and nothing else (nmt
+ * translate, nmt serve): from a file with int8 weights, the matrices that int8 decoding
+ * reads only as int8 stay the file's int8 rows (Model.stored_int8) and cost no float
+ * memory; model_prepare_decoding packs them as they are (and writes their float weights
+ * first for any other compute type). A float file reads as modelfile_read reads it. */
+int modelfile_read_decoding(const char *path, ModelFile *mf, Error *err);
 /* The format version mf is written in: 2 with int8 weights, else 1. */
 int modelfile_version(const ModelFile *mf);
 /* 0 if training may start or go on from mf (read from path); -1 with err if its

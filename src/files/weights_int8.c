@@ -76,7 +76,8 @@ static int read_floats(float *w, const unsigned char *p, long n, const TensorSha
     return 0;
 }
 
-/* Tensor t's int8 rows: scales then values, dequantized into w (rows x cols). */
+/* Tensor t's int8 rows: scales then values, checked and dequantized into w (rows x cols;
+ * NULL: checked only). */
 static int read_int8_rows(float *w, const unsigned char *p, const TensorShape *s, const char *path, Error *err)
 {
     long rows = s->rows, cols = s->cols;
@@ -92,7 +93,7 @@ static int read_int8_rows(float *w, const unsigned char *p, const TensorShape *s
             if (v == -128)
                 return error_set(err, "%s: section QWTS: tensor %s, row %ld, column %ld is -128 (nmt writes -127..127)",
                                  path, s->name, r, c);
-            w[r * cols + c] = scale * (float)v;
+            if (w) w[r * cols + c] = scale * (float)v;
         }
         if (!(127.0f * scale <= FLT_MAX))
             return error_set(err, "%s: section QWTS: tensor %s, row %ld: scale %g makes weights of 127 x %g, beyond "
@@ -102,12 +103,36 @@ static int read_int8_rows(float *w, const unsigned char *p, const TensorShape *s
     return 0;
 }
 
-int weights_int8_decode(unsigned char *p, uint64_t len, Model *m, const char *path, Error *err)
+/* Whether tensor w is one that int8 decoding reads only as int8 (ModelFamily.int8_only). */
+static int decode_only(float *w, float **const *slot, int n_slots)
+{
+    for (int i = 0; i < n_slots; i++)
+        if (*slot[i] == w) return 1;
+    return 0;
+}
+
+/* Keeps tensor s's int8 rows (scales, then values, at p) in m->stored_int8. */
+static void keep_rows(Model *m, float *w, const unsigned char *p, const TensorShape *s)
+{
+    if (!m->stored_int8) m->stored_int8 = xcalloc(1, sizeof *m->stored_int8);
+    StoredInt8 *t = &m->stored_int8->t[m->stored_int8->n++];
+    t->at = w, t->rows = s->rows, t->cols = s->cols;
+    t->scale = xmalloc(sizeof(float) * (size_t)s->rows);
+    t->q = xmalloc((size_t)(s->rows * s->cols));
+    memcpy(t->scale, p, sizeof(float) * (size_t)s->rows);
+    memcpy(t->q, p + 4 * s->rows, (size_t)(s->rows * s->cols));
+}
+
+int weights_int8_decode(unsigned char *p, uint64_t len, Model *m, int for_decoding, const char *path, Error *err)
 {
     TensorShape shapes[MAX_TENSORS];
     float *w[MAX_TENSORS];
     int n = params_shapes(&m->dims, shapes);
     params_tensors(&m->params, &m->dims, w);
+    float **slot[MAX_TENSORS];
+    long slot_n[MAX_TENSORS];
+    const ModelFamily *f = model_family(&m->dims);
+    int n_slots = for_decoding && f && f->int8_only ? f->int8_only(m, slot, slot_n) : 0;
     uint32_t count;
     if (len < 4) return error_set(err, "%s: section QWTS: truncated (%llu bytes)", path, (unsigned long long)len);
     memcpy(&count, p, 4);
@@ -128,9 +153,13 @@ int weights_int8_decode(unsigned char *p, uint64_t len, Model *m, const char *pa
         if (len - at < need)
             return error_set(err, "%s: section QWTS: truncated in tensor %s (%llu bytes left, %llu needed)", path,
                              s->name, (unsigned long long)(len - at), (unsigned long long)need);
-        if (int8_rows ? read_int8_rows(w[t], p + at, s, path, err)
+        /* A weight decoding reads only as int8: kept as the file's rows, its float
+         * weights left unwritten. */
+        int keep = int8_rows && decode_only(w[t], slot, n_slots);
+        if (int8_rows ? read_int8_rows(keep ? NULL : w[t], p + at, s, path, err)
                       : read_floats(w[t], p + at, s->rows * s->cols, s, path, err))
             return -1;
+        if (keep) keep_rows(m, w[t], p + at, s);
         memory_give_back(p + at, (size_t)need);  /* read: the float weights hold it now */
         at += need;
     }

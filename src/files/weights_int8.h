@@ -43,8 +43,10 @@ unsigned char *weights_int8_encode(const Model *m, size_t *len, const char *path
  * with err naming path, the tensor and the problem. The payload is read once: the
  * whole pages of each tensor read are given back to the system as it goes
  * (memory_give_back; they read as zeros after), so that the file's bytes and the float
- * weights they become are not held at once. */
-int weights_int8_decode(unsigned char *p, uint64_t len, Model *m, const char *path, Error *err);
+ * weights they become are not held at once. for_decoding: the matrices that int8
+ * decoding reads only as int8 (ModelFamily.int8_only) are kept as their rows in
+ * m->stored_int8 instead, their float weights unwritten (model.h: StoredInt8). */
+int weights_int8_decode(unsigned char *p, uint64_t len, Model *m, int for_decoding, const char *path, Error *err);
 /* The payload's size for these dimensions: what nmt info reports, and `nmt quantize`. */
 uint64_t weights_int8_bytes(const ModelDims *d);
 #endif

@@ -30,6 +30,13 @@ int prepared_weight_init(PreparedWeight *pw, const float *w, int ld_w, int N, in
     return rc;
 }
 
+int prepared_weight_init_int8(PreparedWeight *pw, const int8_t *q, const float *scale, int N, int K)
+{
+    memset(pw, 0, sizeof *pw);
+    pw->n = N, pw->k = K, pw->type = COMPUTE_INT8;
+    return int8_matrix_init(&pw->q8, q, scale, N, K);
+}
+
 void prepared_weight_free(PreparedWeight *pw)
 {
     packed_matrix_free(&pw->packed);

@@ -44,6 +44,9 @@ typedef struct {
  * or -1 for an int8 weight that cannot be quantized (K > INT8_MAX_K). Aborts only when
  * out of memory. */
 int prepared_weight_init(PreparedWeight *pw, const float *w, int ld_w, int N, int K, ComputeType type);
+/* Prepares an int8 weight from integers and scales as int8_quantize_rows makes them
+ * (a model file's int8 rows): q (N, K), scale (N). 0, or -1 (int8_matrix_init's). */
+int prepared_weight_init_int8(PreparedWeight *pw, const int8_t *q, const float *scale, int N, int K);
 void prepared_weight_free(PreparedWeight *pw);
 
 /* y (M, N) = x (M, K) · w^T + bias (bias (N) or NULL), ld_* row strides, w (N, K), as

@@ -127,6 +127,7 @@ void model_view(Model *view, const Model *m)
     view->params = m->params;
     view->floats_dropped = m->floats_dropped;
     view->shortlist = m->shortlist;
+    view->stored_int8 = NULL;  /* a view trains: its model has no stored rows (model_forward) */
     view->grad_mem = xcalloc(m->n_params + MODEL_GRAD_SPARE, sizeof(float));
     params_point(&view->grads, view->grad_mem, &view->dims);
 }
@@ -144,6 +145,7 @@ void model_alloc(Model *m, const ModelDims *d)
     m->compute_type = COMPUTE_FLOAT32;
     m->floats_dropped = 0;
     m->shortlist = NULL;
+    m->stored_int8 = NULL;
     m->dims.layers = d->layers > 0 ? d->layers : 1;
     m->n_params = params_count(d);
     m->param_mem = xcalloc(m->n_params, sizeof(float));
@@ -196,12 +198,15 @@ void model_prepare_decoding(Model *m, ComputeType type)
         fprintf(stderr, "nmt: internal error: preparing a model whose float weights were given back\n");
         abort();
     }
+    if (type != COMPUTE_INT8) model_materialize(m);  /* float32 reads every weight */
     model_unprepare_decoding(m);
     const ModelFamily *f = family_of(&m->dims);
     if (!f->prepare) return;
     m->prepared = f->prepare(m, type);
     m->compute_type = type;
 }
+
+static void stored_free(Model *m);
 
 void model_drop_prepared_floats(Model *m)
 {
@@ -215,11 +220,58 @@ void model_drop_prepared_floats(Model *m)
         *slot[i] = NULL;
     }
     m->floats_dropped = count > 0;
+    stored_free(m);  /* prepared: the stored rows were copied */
+}
+
+static void stored_free(Model *m)
+{
+    StoredInt8s *st = m->stored_int8;
+    if (!st) return;
+    for (int i = 0; i < st->n; i++)
+        free(st->t[i].q), free(st->t[i].scale);
+    free(st);
+    m->stored_int8 = NULL;
+}
+
+/* Writes stored tensor i's float weights. */
+static void stored_write(StoredInt8 *t)
+{
+    for (long r = 0; r < t->rows; r++)
+        for (long c = 0; c < t->cols; c++)
+            t->at[r * t->cols + c] = t->scale[r] * (float)t->q[r * t->cols + c];
+    free(t->q), free(t->scale);
+    t->q = NULL, t->scale = NULL;
+}
+
+void model_materialize(Model *m)
+{
+    StoredInt8s *st = m->stored_int8;
+    for (int i = 0; st && i < st->n; i++)
+        if (st->t[i].q) stored_write(&st->t[i]);
+    stored_free(m);
+}
+
+void model_prepare_weight(const Model *m, PreparedWeight *pw, const float *w, int ld, int N, int K,
+                          ComputeType type)
+{
+    StoredInt8s *st = m->stored_int8;
+    const float *end = w + (long)(N - 1) * ld + K;
+    for (int i = 0; st && i < st->n; i++) {
+        StoredInt8 *t = &st->t[i];
+        if (!t->q) continue;
+        if (type == COMPUTE_INT8 && t->at == w && t->rows == N && t->cols == K && ld == K) {
+            prepared_weight_init_int8(pw, t->q, t->scale, N, K);
+            return;
+        }
+        if (w < t->at + t->rows * t->cols && t->at < end) stored_write(t);  /* read as floats below */
+    }
+    prepared_weight_init(pw, w, ld, N, K, type);
 }
 
 void model_free(Model *m)
 {
     model_unprepare_decoding(m);
+    stored_free(m);
     free(m->param_mem);
     free(m->grad_mem);
     memset(m, 0, sizeof *m);
@@ -298,6 +350,10 @@ void model_fill_batch(const Model *m, Batch *batch, const Example *ex, const int
 
 double model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad)
 {
+    if (m->stored_int8 || m->floats_dropped) {  /* a programming error: read for decoding only */
+        fprintf(stderr, "nmt: internal error: a forward pass of a model read for int8 decoding only\n");
+        abort();
+    }
     return family_of(&m->dims)->forward(m, rs, batch, want_grad);
 }
 

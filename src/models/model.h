@@ -223,6 +223,23 @@ int params_tensors(const Params *p, const ModelDims *d, float *out[MAX_TENSORS])
  * ranks carries them along with the gradients (train.c, dist.h). */
 #define MODEL_GRAD_SPARE 4
 
+/* The weights of a model read for int8 decoding from a file with int8 weights
+ * (modelfile_read_decoding): the matrices that decoding reads only through int8
+ * products (ModelFamily.int8_only), kept as the file's int8 rows instead of being
+ * dequantized into their float weights, which are left unwritten (and so cost no
+ * memory). model_prepare_weight packs them as they are; anything that would read their
+ * float weights first writes them (model_materialize). */
+typedef struct {
+    float *at;           /* the tensor's float weights, in param_mem: unwritten */
+    long rows, cols;
+    int8_t *q;           /* (rows, cols) */
+    float *scale;        /* (rows) */
+} StoredInt8;
+typedef struct {
+    int n;
+    StoredInt8 t[MAX_TENSORS];
+} StoredInt8s;
+
 typedef struct {
     ModelDims dims;
     long n_params;
@@ -238,6 +255,7 @@ typedef struct {
     /* Decoding's vocabulary shortlist (shortlist.h), or NULL: every target word. The
      * command's, shared read-only; training and scoring never read it. */
     const Shortlist *shortlist;
+    StoredInt8s *stored_int8;   /* NULL, or what modelfile_read_decoding kept as int8 */
 } Model;
 
 /* Allocates parameters (zeroed) and gradients for these dimensions (dims_problem must
@@ -264,6 +282,17 @@ void model_free(Model *m);
 void model_prepare_decoding(Model *m, ComputeType type);
 /* Frees what model_prepare_decoding made: m decodes from its weights as they are. */
 void model_unprepare_decoding(Model *m);
+/* A family's prepare op's one way to prepare a weight (w (N, K), row stride ld, a block
+ * of m's weights): from the stored int8 rows when w is exactly one of m->stored_int8's
+ * tensors and int8 is asked for (int8_matrix_init on the file's integers: what
+ * quantizing their float weights would give), else prepared_weight_init on the float
+ * weights, written first from the stored rows wherever the block overlaps one. */
+void model_prepare_weight(const Model *m, PreparedWeight *pw, const float *w, int ld, int N, int K,
+                          ComputeType type);
+/* Writes the float weights of every tensor m->stored_int8 holds (scale x q) and frees
+ * it: m is then an ordinary model. */
+void model_materialize(Model *m);
+
 /* After model_prepare_decoding(m, COMPUTE_INT8), for a run that only decodes (nmt
  * translate, nmt serve; not nmt eval, whose loss reads the float weights): gives back
  * the memory of the float weights that decoding no longer reads (ModelFamily.int8_only)

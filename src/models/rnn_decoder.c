@@ -98,7 +98,7 @@ void *rnn_prepare(const Model *m, ComputeType type)
     int ld[RNN_MAX_PREPARED], n[RNN_MAX_PREPARED], k[RNN_MAX_PREPARED];
     int count = rnn_prepared_list(m, pr, pw, w, ld, n, k);
     for (int i = 0; i < count; i++)
-        prepared_weight_init(pw[i], w[i], ld[i], n[i], k[i], type);
+        model_prepare_weight(m, pw[i], w[i], ld[i], n[i], k[i], type);
     return pr;
 }
 

@@ -118,21 +118,21 @@ typedef struct {
     PreparedWeight out;                /* (Vt, D) */
 } TPrepared;
 
-static void prepare_att(PreparedAtt *pa, const AttWeights *w, int D, ComputeType type)
+static void prepare_att(const Model *m, PreparedAtt *pa, const AttWeights *w, int D, ComputeType type)
 {
-    prepared_weight_init(&pa->q, w->wq, D, D, D, type);
-    prepared_weight_init(&pa->k, w->wk, D, D, D, type);
-    prepared_weight_init(&pa->v, w->wv, D, D, D, type);
-    prepared_weight_init(&pa->o, w->wo, D, D, D, type);
+    model_prepare_weight(m, &pa->q, w->wq, D, D, D, type);
+    model_prepare_weight(m, &pa->k, w->wk, D, D, D, type);
+    model_prepare_weight(m, &pa->v, w->wv, D, D, D, type);
+    model_prepare_weight(m, &pa->o, w->wo, D, D, D, type);
 }
 
-static void prepare_layer(PreparedTLayer *pl, const TLayer *w, int cross, const ModelDims *d, ComputeType type)
+static void prepare_layer(const Model *m, PreparedTLayer *pl, const TLayer *w, int cross, ComputeType type)
 {
-    int D = d->embed, F = d->ff;
-    prepare_att(&pl->self, &w->self, D, type);
-    if (cross) prepare_att(&pl->cross, &w->cross, D, type);
-    prepared_weight_init(&pl->w1, w->ff.w1, D, F, D, type);
-    prepared_weight_init(&pl->w2, w->ff.w2, F, D, F, type);
+    int D = m->dims.embed, F = m->dims.ff;
+    prepare_att(m, &pl->self, &w->self, D, type);
+    if (cross) prepare_att(m, &pl->cross, &w->cross, D, type);
+    model_prepare_weight(m, &pl->w1, w->ff.w1, D, F, D, type);
+    model_prepare_weight(m, &pl->w2, w->ff.w2, F, D, F, type);
 }
 
 /* (D and ff are at most MODEL_MAX_WIDTH and 4 times it, within INT8_MAX_K: the int8
@@ -143,10 +143,10 @@ static void *transformer_prepare(const Model *m, ComputeType type)
     const Params *p = &m->params;
     TPrepared *tp = xcalloc(1, sizeof *tp);
     for (int l = 0; l < d->enc_layers; l++)
-        prepare_layer(&tp->enc[l], &p->tenc[l], 0, d, type);
+        prepare_layer(m, &tp->enc[l], &p->tenc[l], 0, type);
     for (int l = 0; l < d->dec_layers; l++)
-        prepare_layer(&tp->dec[l], &p->tdec[l], 1, d, type);
-    prepared_weight_init(&tp->out, p->out_w, d->embed, d->tgt_vocab, d->embed, type);
+        prepare_layer(m, &tp->dec[l], &p->tdec[l], 1, type);
+    model_prepare_weight(m, &tp->out, p->out_w, d->embed, d->tgt_vocab, d->embed, type);
     return tp;
 }
 
