@@ -11,7 +11,8 @@
  *   (modelfile_trainable); a weight too close to FLT_MAX for an int8 row is not written;
  * - damage: every single-byte flip refused; crafted payloads with valid checksums (a
  *   wrong form, tensor count, negative, NaN or huge scale, the value -128, a short or
- *   long payload, both weight sections, the wrong version) refused naming the problem. */
+ *   long payload, both weight sections, the wrong version, a row whose largest value is
+ *   not 127) refused naming the problem. */
 #include <float.h>
 #include <math.h>
 
@@ -232,6 +233,15 @@ static void edit_minus128(unsigned char *p, uint64_t len, const ModelDims *d)
     size_t at = first_matrix(d, &rows, &cols) + 4 + 4 * (size_t)rows;
     p[at + 1] = 0x80;
 }
+/* The first matrix's first row halved: its largest value 63 or 64, not 127. */
+static void edit_halved(unsigned char *p, uint64_t len, const ModelDims *d)
+{
+    (void)len;
+    long rows, cols;
+    size_t at = first_matrix(d, &rows, &cols) + 4 + 4 * (size_t)rows;
+    for (long c = 0; c < cols; c++)
+        p[at + c] = (unsigned char)(int8_t)((int8_t)p[at + c] / 2);
+}
 static void edit_count(unsigned char *p, uint64_t len, const ModelDims *d)
 {
     (void)len, (void)d;
@@ -271,6 +281,8 @@ static void test_crafted(void)
     expect_edit(data, len, q, edit_form, "has form 0", "a matrix stored as floats: refused (form)");
     expect_edit(data, len, q, edit_minus128, "is -128", "the value -128: refused");
     expect_edit(data, len, q, edit_count, "the dimensions have", "a wrong tensor count: refused");
+    expect_edit(data, len, q, edit_halved, "not a row nmt writes",
+                "a row whose largest value is not 127 (writing it back would change it): refused");
     /* Version 1 with QWTS; version 2 with WGTS (a float file relabelled). */
     unsigned char *copy = malloc(len);
     memcpy(copy, data, len);

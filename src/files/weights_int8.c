@@ -52,12 +52,14 @@ unsigned char *weights_int8_encode(const Model *m, size_t *len, const char *path
         /* 127 * scale rounds above FLT_MAX for a row whose largest weight is within a
          * rounding of it: such a row would read back infinite. */
         long r = 0;
-        while (r < rows && fabsf(127.0f * scale[r]) <= FLT_MAX) r++;
+        while (r < rows && fabsf(127.0f * scale[r]) <= FLT_MAX &&
+               (scale[r] == 0.0f || (127.0f * scale[r]) / 127.0f == scale[r]))
+            r++;
         free(scale);
         if (r < rows) {
             free(out);
             error_set(err, "%s: not written: tensor %s, row %ld: a weight within a rounding of the largest float "
-                           "has no int8 form",
+                           "(or a scale without an exact round trip) has no int8 form",
                       path, shapes[t].name, r);
             return NULL;
         }
@@ -88,17 +90,28 @@ static int read_int8_rows(float *w, const unsigned char *p, const TensorShape *s
         if (!(scale >= 0.0f && scale <= FLT_MAX))
             return error_set(err, "%s: section QWTS: tensor %s, row %ld: scale %g (a scale is finite, not negative)",
                              path, s->name, r, (double)scale);
+
+        int qmax = 0;
         for (long c = 0; c < cols; c++) {
             int8_t v = q[r * cols + c];
             if (v == -128)
                 return error_set(err, "%s: section QWTS: tensor %s, row %ld, column %ld is -128 (nmt writes -127..127)",
                                  path, s->name, r, c);
+            qmax = abs(v) > qmax ? abs(v) : qmax;
             if (w) w[r * cols + c] = scale * (float)v;
         }
         if (!(127.0f * scale <= FLT_MAX))
             return error_set(err, "%s: section QWTS: tensor %s, row %ld: scale %g makes weights of 127 x %g, beyond "
                                   "the largest float",
                              path, s->name, r, (double)scale, (double)scale);
+        /* A row as int8_quantize_rows makes it, so that writing what was read gives it
+         * again: its largest value 127 (or all zeros) and a scale that 127 x scale / 127
+         * gives back, not below INT8_MIN_AMAX / 127. */
+        if (qmax != 0 && (qmax != 127 || !(127.0f * scale >= INT8_MIN_AMAX * 0.99f) ||
+                          (127.0f * scale) / 127.0f != scale))
+            return error_set(err, "%s: section QWTS: tensor %s, row %ld: largest value %d, scale %g: not a row nmt "
+                                  "writes (its largest value is 127, its scale the largest weight / 127)",
+                             path, s->name, r, qmax, (double)scale);
     }
     return 0;
 }

@@ -21,7 +21,7 @@ static void quantize_row(const float *v, int n, int8_t *q, float *scale)
         amax = a > amax ? a : amax;
         poison += v[i] * 0.0f; /* NaN if any v[i] is NaN or infinite */
     }
-    if (poison != 0.0f || amax == 0.0f) {
+    if (poison != 0.0f || !(amax >= INT8_MIN_AMAX)) {
         memset(q, 0, (size_t)n);
         *scale = poison != 0.0f ? NAN : 0.0f;
         return;

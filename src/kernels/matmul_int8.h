@@ -13,8 +13,8 @@
  * Quantization (symmetric, no zero point): a row v of n floats becomes
  *   scale = max |v| / 127,   q[i] = round-half-even(v[i] * (127 / max |v|)) in [-127, 127]
  * so that v[i] = scale * q[i] within scale / 2 (plus a rounding of the float product):
- * W per output row (weights), x per input row (activations). A row of zeros has scale
- * 0; a row holding a NaN or an infinity gets scale NaN and all-zero q, so that its
+ * W per output row (weights), x per input row (activations). A row of zeros (or of
+ * magnitudes all below INT8_MIN_AMAX) has scale 0 and all-zero q; a row holding a NaN or an infinity gets scale NaN and all-zero q, so that its
  * outputs are NaN rather than a quiet wrong number. -128 is never used: the products
  * below rely on it.
  *
@@ -48,6 +48,9 @@
 /* The longest input row: the sums VNNI makes before its correction, up to 255 * 127 * K,
  * stay within int32. */
 #define INT8_MAX_K 65536
+/* The smallest largest magnitude a row is quantized with: below it (zero, or so small
+ * that 127 / max would overflow a float) the row is all zeros with scale 0. */
+#define INT8_MIN_AMAX 1e-30f
 
 typedef struct {
     int n, k, k4;        /* outputs, inputs, inputs rounded up to a multiple of 4 */
