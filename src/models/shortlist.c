@@ -72,11 +72,13 @@ static int ascending(const void *a, const void *b)
 void shortlist_output_start(ShortlistOutput *so, const Shortlist *sl, const Batch *src, const float *out_w,
                             const float *out_b, const PreparedWeight *pw, int D, int V)
 {
-    if (so->V != V) {
+    if (so->V != V) {  /* at most V words are kept: the id and bias buffers once */
         free(so->mark);
         free(so->ids);
+        free(so->b);
         so->mark = xcalloc((size_t)V, 1);
         so->ids = xmalloc(sizeof(int) * (size_t)V);
+        so->b = xmalloc(sizeof(float) * (size_t)V);
         so->V = V;
     }
     so->n = 0;
@@ -93,13 +95,10 @@ void shortlist_output_start(ShortlistOutput *so, const Shortlist *sl, const Batc
     for (int i = 0; i < so->n; i++)
         so->mark[so->ids[i]] = 0;   /* cleared for the next batch */
     so->int8 = pw && pw->type == COMPUTE_INT8;
-    if (so->int8 || !so->b || so->w_cap < (long)so->n * D) {
-        long cap = (long)so->n * D;
+    if (!so->int8 && so->w_cap < (long)so->n * D) {  /* float32's rows: grown, never per batch */
         free(so->w);
-        free(so->b);
-        so->w = so->int8 ? NULL : xmalloc(sizeof(float) * (size_t)(cap + 1));
-        so->b = xmalloc(sizeof(float) * (size_t)(so->n + 1));
-        so->w_cap = so->int8 ? 0 : cap;
+        so->w_cap = (long)so->n * D;
+        so->w = xmalloc(sizeof(float) * (size_t)so->w_cap);
     }
     for (int i = 0; i < so->n; i++) {
         so->b[i] = out_b ? out_b[so->ids[i]] : 0.0f;

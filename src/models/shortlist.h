@@ -42,13 +42,12 @@ void shortlist_free(Shortlist *sl);
 typedef struct {
     int n;               /* the words kept, ids[0..n) ascending */
     int *ids;
-    float *w, *b;        /* float32: the kept rows of the output weight (n, D) and bias (n) */
+    float *w, *b;        /* float32: the kept rows of the output weight (n, D); the kept bias (n) */
     Int8Matrix q8;       /* int8: the kept rows of the prepared output weight */
     int int8;
     Int8Rows xq;
     float *sub;          /* (rows, n) the kept words' logits */
-    long w_cap, sub_cap;
-    int ids_cap;
+    long w_cap, sub_cap;    /* floats allocated in w and sub */
     unsigned char *mark; /* (V) */
     int V;
 } ShortlistOutput;
