@@ -14,6 +14,7 @@
 #include "check.h"
 #include "fixture.h"
 #include "gradcheck.h"
+#include "layers/bagofwords.h"
 #include "models/model.h"
 #include "layers/pooling.h"
 #include "text/vocab.h" /* defines: VOCAB_PAD, VOCAB_SPECIALS */
@@ -93,7 +94,7 @@ static void check_fixture(const char *name)
     int B = dims[0], S = dims[1];
     ModelDims d = {.type = MODEL_CLASSIFIER, .embed = dims[2], .hidden = dims[3], .src_vocab = dims[4],
                    .tgt_vocab = dims[5] + VOCAB_SPECIALS, .cell = arch[0], .layers = arch[1],
-                   .bidirectional = arch[2], .pooling = arch[3]};
+                   .bidirectional = arch[2], .pooling = arch[3], .bag_of_words = arch[4]};
     snprintf(what, sizeof what, "%s: a valid classifier", name);
     CHECK(dims_problem(&d) == NULL, what);
     Model m;
@@ -213,6 +214,50 @@ static void check_pooling(int kind)
     }
 }
 
+/* The bag-of-words layer on its own: finite differences of dw, a repeated id counted
+ * once, the padding never read. */
+enum { WS = 5, WB = 3, WC = 2, WV = 9 };
+typedef struct {
+    float w[WV * WC], g[WB * WC], logits[WB * WC];
+} BagCase;
+static const int bag_src[WS * WB] = {4, 5, 6, /* t 0 */ 4, 7, 0, /* t 1 */ 8, 5, 0, /* t 2 */
+                                     4, 0, 0, /* t 3 */ 3, 0, 0 /* t 4 */};
+static const int bag_len[WB] = {5, 3, 1};
+
+static double bag_objective(void *ctx)
+{
+    BagCase *c = ctx;
+    memset(c->logits, 0, sizeof c->logits);
+    bag_of_words_forward(c->logits, c->w, bag_src, bag_len, WS, WB, WC);
+    double sum = 0;
+    for (int i = 0; i < WB * WC; i++)
+        sum += (double)c->g[i] * c->logits[i];
+    return sum;
+}
+
+static void check_bag_of_words(void)
+{
+    Rng rng;
+    rng_seed(&rng, 41);
+    BagCase c;
+    fill_uniform(c.w, WV * WC, 1.0f, &rng);
+    fill_uniform(c.g, WB * WC, 1.0f, &rng);
+    bag_objective(&c);
+    /* Sentence 0 is {4, 8, 3} (4 three times), sentence 1 {5, 7} (5 twice), 2 {6}. */
+    int exact = 1;
+    for (int k = 0; k < WC; k++) {
+        exact &= c.logits[k] == c.w[4 * WC + k] + c.w[8 * WC + k] + c.w[3 * WC + k];
+        exact &= c.logits[WC + k] == c.w[5 * WC + k] + c.w[7 * WC + k];
+        exact &= c.logits[2 * WC + k] == c.w[6 * WC + k];
+    }
+    CHECK(exact, "bag of words: each distinct id once, in order of first occurrence");
+    float dw[WV * WC] = {0};
+    bag_of_words_backward(dw, c.g, bag_src, bag_len, WS, WB, WC);
+    GradCheckOpts o = {.eps = 1e-3f, .rtol = 1e-3};
+    check_grad("bag of words dw", bag_objective, &c, c.w, WC, dw, WC, WV, WC, &o);
+    CHECK(dw[0] == 0.0f && dw[1] == 0.0f, "bag of words: no gradient to the padding id");
+}
+
 /* The whole classifier: loss of a fixed batch with the same dropout masks each time. */
 typedef struct {
     Model *m;
@@ -228,13 +273,19 @@ static double whole_objective(void *ctx)
     return model_forward(c->m, c->rs, c->batch, 1) / c->batch->B;  /* the mean the gradient is of */
 }
 
-static void check_whole(const char *name, int cell, int layers, int bidirectional, int pooling)
+static void check_whole(const char *name, int cell, int layers, int bidirectional, int pooling, int bag_of_words)
 {
     ModelDims d = {.type = MODEL_CLASSIFIER, .embed = 5, .hidden = 6, .src_vocab = 11, .tgt_vocab = 3 + VOCAB_SPECIALS,
-                   .cell = cell, .layers = layers, .bidirectional = bidirectional, .pooling = pooling};
+                   .cell = cell, .layers = layers, .bidirectional = bidirectional, .pooling = pooling,
+                   .bag_of_words = bag_of_words};
     Model m;
     model_alloc(&m, &d);
     model_init_weights(&m, 5);
+    if (bag_of_words) { /* starts at zeros: give it values, so that the logits depend on it */
+        Rng w;
+        rng_seed(&w, 6);
+        fill_uniform(m.params.bow_w, (long)d.src_vocab * model_classes(&d), 0.5f, &w);
+    }
     Rng rng;
     rng_seed(&rng, 9);
     int len[5] = {3, 7, 1, 5, 2};
@@ -281,16 +332,18 @@ static void check_whole(const char *name, int cell, int layers, int bidirectiona
 int main(void)
 {
     const char *fixtures[] = {"gru_attention", "lstm_bi2_attention", "lstm_last", "gru_bi_last",
-                              "gru_mean", "lstm_max", "weighted"};
+                              "gru_mean", "lstm_max", "weighted", "bag_of_words"};
     for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++)
         check_fixture(fixtures[i]);
     for (int k = 0; k < POOL_KINDS; k++)
         check_pooling(k);
-    check_whole("gru attention", CELL_GRU, 1, 0, POOL_ATTENTION);
-    check_whole("lstm bi2 attention", CELL_LSTM, 2, 1, POOL_ATTENTION);
-    check_whole("lstm bi last", CELL_LSTM, 1, 1, POOL_LAST);
-    check_whole("gru mean", CELL_GRU, 1, 1, POOL_MEAN);
-    check_whole("gru max", CELL_GRU, 2, 0, POOL_MAX);
+    check_whole("gru attention", CELL_GRU, 1, 0, POOL_ATTENTION, 0);
+    check_whole("lstm bi2 attention", CELL_LSTM, 2, 1, POOL_ATTENTION, 0);
+    check_whole("lstm bi last", CELL_LSTM, 1, 1, POOL_LAST, 0);
+    check_whole("gru mean", CELL_GRU, 1, 1, POOL_MEAN, 0);
+    check_whole("gru max", CELL_GRU, 2, 0, POOL_MAX, 0);
+    check_whole("gru bi mean bag of words", CELL_GRU, 1, 1, POOL_MEAN, 1);
+    check_bag_of_words();
 
     /* A classifier's rules: no decoder keys, a known pooling. */
     ModelDims bad = {.type = MODEL_CLASSIFIER, .embed = 4, .hidden = 4, .src_vocab = 8, .tgt_vocab = 6,

@@ -232,4 +232,22 @@ run train "$T/cls.json" --resume --set train.epochs=3 --quiet
 check "classifier: 1 epoch resumed to 3 gives the 3-epoch model bit for bit" \
     eval 'exits 0 && cmp -s "$CLS/model.bin" "$T/runs/cls_ref/model.bin"'
 
+# The shipped configs/classifier.json: the bag of words beside a small encoder.
+run train configs/classifier.json --set train.epochs=3 --set train.threads=1 --set "output.dir=$T/runs/bow" --quiet
+check "configs/classifier.json (3 epochs): train exit 0" exits 0
+run info "$T/runs/bow/model.bin"
+check "classifier with a bag of words: info says so" eval 'exits 0 && has "$T/out" "mean pooling and a bag of words"'
+run info "$T/runs/bow/model.bin" --json
+check "classifier with a bag of words: info --json has bag_of_words true" \
+    eval 'exits 0 && has "$T/out" "\"bag_of_words\":true"'
+run eval "$T/runs/bow/model.bin" "$T/runs/bow/valid.tsv" --json
+bacc=$(sed -n 's/.*"accuracy":\([0-9.]*\).*/\1/p' "$T/out")
+check "classifier with a bag of words: held-out accuracy after 3 epochs (${bacc:-?}) > 0.7" \
+    awk -v a="${bacc:-0}" 'BEGIN { exit !(a > 0.7) }'
+run classify "$T/runs/bow/model.bin" "$T/cls_in.txt"
+check "classifier with a bag of words: classify labels the two lines" \
+    eval 'exits 0 && [ "$(nth_line 1 "$T/out")" = 1 ] && [ "$(nth_line 3 "$T/out")" = 0 ]'
+run info "$CLS/model.bin" --json
+check "classifier without: info --json has bag_of_words false" eval 'exits 0 && has "$T/out" "\"bag_of_words\":false"'
+
 finish

@@ -82,6 +82,8 @@ static void test_applies(void)
         {"train.early_stop", "3", "\"data\": {\"valid_fraction\": 0}", "", "data.valid is unset", "give data.valid"},
         /* A classifier's keys, and the translation models' that a classifier has no use for. */
         {"model.pooling", "\"mean\"", "", CLASSIFIER, "model.type is \"rnn\"", "set model.type to \"classifier\""},
+        {"model.bag_of_words", "true", "\"model\": {\"type\": \"transformer\"}", CLASSIFIER,
+         "model.type is \"transformer\"", "set model.type to \"classifier\""},
         {"data.text_column", "2", "\"model\": {\"type\": \"transformer\"}", CLASSIFIER,
          "model.type is \"transformer\"", "set model.type to \"classifier\""},
         {"data.label_column", "2", "", CLASSIFIER, "model.type is \"rnn\"", "set model.type to \"classifier\""},
@@ -312,7 +314,7 @@ static void test_readme(void)
         snprintf(label, sizeof label, "docs/configuration.md: the row of %s says \"%s\"", key, phrase);
         CHECK(found && found < end, label);
     }
-    CHECK(i == 54, "docs/configuration.md: the 54 rules of keys that apply only to some setups (test_applies has a case for each) checked");
+    CHECK(i == 55, "docs/configuration.md: the 55 rules of keys that apply only to some setups (test_applies has a case for each) checked");
 }
 
 int main(void)

@@ -307,6 +307,49 @@ static void test_crc32(void)
     CHECK(agree, "crc32 equals the bit-by-bit CRC on lengths 0..40 at offsets 0..7");
 }
 
+/* ---------------------------------------------------------------- a classifier's section */
+
+/* CLSF holds model.bag_of_words as a third field written only when it is on, so that a
+ * classifier without it is the two-field section older nmt reads; both read back. */
+static void test_classifier_section(void)
+{
+    for (int bow = 0; bow <= 1; bow++) {
+        ModelFile mf, back;
+        Error err = {""};
+        make_model_file(&mf, 0);
+        model_free(&mf.model);
+        ModelDims d = {.src_vocab = N_SRC, .tgt_vocab = N_TGT, .embed = 3, .hidden = 4, .type = MODEL_CLASSIFIER,
+                       .pooling = 2, .bag_of_words = bow};
+        model_alloc(&mf.model, &d);
+        model_init_weights(&mf.model, 42);
+        mf.model.params.out_b[0] = 0.25f;
+        if (bow) mf.model.params.bow_w[3 * N_SRC - 1] = -1.5f;  /* its last entry (3 classes): the weights end there */
+        char what[96];
+        snprintf(what, sizeof what, "classifier%s: written and read back", bow ? " with a bag of words" : "");
+        int rc = modelfile_write(path, &mf, &err) || modelfile_read(path, &back, &err);
+        CHECK(rc == 0, what);
+        if (rc) fprintf(stderr, "  %s\n", err.msg);
+        else check_same(&mf, &back, bow ? "classifier with a bag of words" : "classifier");
+        size_t len;
+        unsigned char *data = slurp(path, &len);
+        Where w[16];
+        int n = sections_of(data, len, w, 16);
+        const Where *c = section(w, n, "CLSF");
+        snprintf(what, sizeof what, "classifier%s: CLSF holds %d fields", bow ? " with a bag of words" : "", 2 + bow);
+        CHECK(c->len == 8u * (2 + bow), what);
+        if (bow) { /* bag_of_words 2: out of its range, refused naming it */
+            int64_t two = 2;
+            memcpy(data + c->payload + 16, &two, 8);
+            fix_crc(data, c);
+            spit(bad, data, len);
+            CHECK(refused(bad, "bag_of_words", 0), "CLSF bag_of_words 2: refused, naming the field");
+        }
+        free(data);
+        if (!rc) modelfile_free(&back);
+        free_made(&mf);
+    }
+}
+
 int main(void)
 {
     modelfile_checks_begin("nmt_test_modelfile");
@@ -315,6 +358,7 @@ int main(void)
     test_without_arch();
     test_train_state();
     test_atomic_write();
+    test_classifier_section();
     modelfile_checks_end();
     return check_report("test_modelfile");
 }

@@ -15,7 +15,8 @@ label), for seeds 1..--seeds:
   cross     train on amazon's training lines, test on every yelp line; and the reverse
 
 nmt trains each config given (--config NAME=CONFIG.json, several allowed; default
-configs/sentiment.json) with data.train and data.valid the split's files and train.seed
+configs/sentiment.json, the demonstration's setting, and configs/classifier.json, the
+bag of words beside a small encoder) with data.train and data.valid the split's files and train.seed
 the seed, and `nmt eval best.bin TEST.tsv --json` gives its accuracy. The raw results
 go to docs/bench/naive_bayes.json (--raw), and --render RAW.json prints BENCHMARKS.md's
 section from it alone.
@@ -155,12 +156,13 @@ def nmt_run(work, name, config, seed, task, fit, valid, test, threads):
 # ---------------------------------------------------------------- measure
 
 def measure(a):
-    places = [os.path.normpath(os.path.join(ROOT, *up, "shared", "data", "sentiment")) for up in ((".."), ("..", ".."))]
+    places = [os.path.normpath(os.path.join(ROOT, *up, "shared", "data", "sentiment")) for up in (("..",), ("..", ".."))]
     data = next((d for d in places if os.path.isdir(d)), None)
     if data is None:
         fail(f"no ../shared/data/sentiment (looked in {', '.join(places)})")
     corpus = {k: read_pairs(os.path.join(data, v)) for k, v in DOMAINS.items()}
-    configs = [c.partition("=")[::2] for c in a.config] if a.config else [("sentiment", "configs/sentiment.json")]
+    configs = [c.partition("=")[::2] for c in a.config] if a.config else [("sentiment", "configs/sentiment.json"),
+                                                                           ("classifier", "configs/classifier.json")]
     work = tempfile.mkdtemp(prefix="nmt-nb-")
     t_start, started, load = time.time(), datetime.datetime.utcnow(), os.getloadavg()
     runs = []

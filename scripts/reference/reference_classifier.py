@@ -9,7 +9,7 @@ the encoder's check against nn.GRU / nn.LSTM are imported from reference_variant
 Everything else is plain tensor ops (no F.cross_entropy, nn.GRU etc. in the model),
 and autograd supplies the gradients.
 
-    /usr/bin/python3 scripts/reference/reference_classifier.py          # writes all seven fixtures
+    /usr/bin/python3 scripts/reference/reference_classifier.py          # writes all eight fixtures
     /usr/bin/python3 scripts/reference/reference_classifier.py --only lstm_max --no-gradcheck
 
 The model (shapes row-major, time-major sources, PAD = 0 only at the end of a column,
@@ -28,6 +28,9 @@ every sentence has at least one real token; len_b = real tokens of column b):
       2 mean       (1/len_b) sum_t h_t
       3 max        elementwise max_t h_t
     logits   = pooled @ out_w^T + out_b                               (B,C)
+               with the bag of words (model.bag_of_words), plus for each sentence
+               the sum of bow_w[v] over the distinct ids v among its real tokens
+               (a word twice in a sentence counts once)
     loss     = (1/B) sum_b class_weights[y_b] * -log softmax(logits_b)[y_b]
                (the mean over examples, not divided by the sum of the weights:
                Keras class_weight / scikit-learn sample weights; equals
@@ -44,6 +47,7 @@ Parameter tensors, in memory order (one flat float array in C):
         (bidirectional); in = E for layer 0, H above
     pool_w (H), pool_b (1)           attention pooling only
     out_w (C,H), out_b (C)
+    bow_w (Vs,C)                     bag of words only
 
 Before writing anything it checks, for every variant: the cells against nn.GRUCell /
 nn.LSTMCell and the encoder against nn.GRU / nn.LSTM over pack_padded_sequence (both
@@ -64,7 +68,7 @@ Records of a classifier fixture (format: scripts/reference/fixture.py), in this 
 
     dims           int32 [B, S, E, H, Vs, C]
     arch           int32 [cell (0 gru, 1 lstm), layers, bidirectional (0/1),
-                          pooling (0 attention, 1 last, 2 mean, 3 max)]
+                          pooling (0 attention, 1 last, 2 mean, 3 max), bag_of_words (0/1)]
     src            int32 (S,B)
     labels         int32 (B)
     class_weights  float32 (C)
@@ -101,7 +105,7 @@ from reference_variants import GATES, PAD, check, max_diff, sfx  # noqa: E402
 CELLS = ["gru", "lstm"]
 POOLINGS = ["attention", "last", "mean", "max"]      # enum order of the contract
 
-Arch = collections.namedtuple("Arch", "cell layers bidirectional pooling")
+Arch = collections.namedtuple("Arch", "cell layers bidirectional pooling bag_of_words", defaults=(False,))
 Dims = collections.namedtuple("Dims", "B S E H VS C")
 
 # Batch, source steps, embedding, hidden, source vocab, classes: small and all
@@ -127,6 +131,7 @@ VARIANTS = [
     ("gru_mean", Arch("gru", 1, True, "mean"), [1.0, 1.0, 1.0], 4340),
     ("lstm_max", Arch("lstm", 1, False, "max"), [1.0, 1.0, 1.0], 4341),
     ("weighted", Arch("gru", 1, False, "attention"), [0.5, 2.0, 1.25], 4342),
+    ("bag_of_words", Arch("gru", 1, True, "mean", True), [1.0, 1.0, 1.0], 4343),
 ]
 
 
@@ -161,6 +166,8 @@ def param_shapes(a, d):
     if a.pooling == "attention":
         shapes += [("pool_w", (H,)), ("pool_b", (1,))]
     shapes += [("out_w", (d.C, H)), ("out_b", (d.C,))]
+    if a.bag_of_words:
+        shapes += [("bow_w", (d.VS, d.C))]
     return shapes
 
 
@@ -216,12 +223,23 @@ def pool(a, p, h, src):
     return h.masked_fill(~real.unsqueeze(2), float("-inf")).max(dim=0).values, None
 
 
+def bag(src, vs, dtype):
+    """(B,Vs): 1 where id v occurs among sentence b's real tokens, else 0."""
+    S, B = src.shape
+    out = torch.zeros(B, vs, dtype=dtype)
+    out.scatter_(1, src.T, 1.0)
+    out[:, PAD] = 0
+    return out
+
+
 def model_forward(a, p, src):
-    """Encoder, pooling, output layer. Returns a dict with enc_states (S,B,H),
-    attn (S,B) or None, pooled (B,H), logits (B,C)."""
+    """Encoder, pooling, output layer (and bag of words). Returns a dict with
+    enc_states (S,B,H), attn (S,B) or None, pooled (B,H), logits (B,C)."""
     mem, _ = rv.encoder_forward(encoder_arch(a), p, src)
     pooled, weights = pool(a, p, mem, src)
     logits = pooled @ p["out_w"].T + p["out_b"]
+    if a.bag_of_words:
+        logits = logits + bag(src, p["bow_w"].shape[0], logits.dtype) @ p["bow_w"]
     return {"enc_states": mem, "attn": weights, "pooled": pooled, "logits": logits}
 
 
@@ -285,6 +303,21 @@ def check_pooling(a, out, src):
         sums = out["attn"].sum(dim=0)
         ok &= check(max_diff(sums, torch.ones_like(sums)) < 1e-12, "attn columns sum to 1")
     return ok
+
+
+def check_bag(a, p, out, src):
+    """The bag-of-words term against a per-sentence sum over the set of its ids, and
+    the batch holds a sentence with an id twice (so that counting once is tested)."""
+    if not a.bag_of_words:
+        return True
+    lengths = (src != PAD).sum(dim=0)
+    base = out["pooled"] @ p["out_w"].T + p["out_b"]
+    ref = torch.stack([base[b] + sum(p["bow_w"][v] for v in set(src[:lengths[b], b].tolist()))
+                       for b in range(src.shape[1])])
+    d = max_diff(ref, out["logits"])
+    ok = check(d < 1e-12, "bag of words vs per-sentence set sum", f"max |diff| {d:.2e}")
+    repeats = sum(len(src[:n, b].tolist()) - len(set(src[:n, b].tolist())) for b, n in enumerate(lengths))
+    return ok & check(repeats > 0, "a sentence repeats an id", f"{repeats} repeats")
 
 
 def check_last_vs_finals(a, params, out, src):
@@ -385,7 +418,7 @@ def build(name, a, weights, seed, gradcheck):
     """Run and check one variant. Returns (ok, records, float64 diffs)."""
     d = DIMS._replace(C=len(weights))
     validate(a, d)
-    print(f"{name}: {a.cell} L={a.layers} bi={int(a.bidirectional)} pooling={a.pooling} "
+    print(f"{name}: {a.cell} L={a.layers} bi={int(a.bidirectional)} pooling={a.pooling} bow={int(a.bag_of_words)} "
           f"weights={weights}  dims {tuple(d)} seed {seed}")
     gen = torch.Generator().manual_seed(seed)
     src, labels = make_batch(d, gen)
@@ -406,6 +439,7 @@ def build(name, a, weights, seed, gradcheck):
     ok &= check_pooling(a, dict(out, **{k: p64[k].detach() for k in ("pool_w", "pool_b")
                                         if k in p64}), src)
     ok &= check_last_vs_finals(a, {k: v.double() for k, v in params.items()}, out, src)
+    ok &= check_bag(a, {k: v.double() for k, v in params.items()}, out, src)
     ok &= check_structure(a, p64, out, src, labels, class_weights)
     ok &= rv.check_encoder_against_torch(encoder_arch(a), params, src, out32)
     if gradcheck:
@@ -419,7 +453,7 @@ def build(name, a, weights, seed, gradcheck):
 
     records = [("dims", np.array(list(d), dtype=np.int32)),
                ("arch", np.array([CELLS.index(a.cell), a.layers, int(a.bidirectional),
-                                  POOLINGS.index(a.pooling)], dtype=np.int32)),
+                                  POOLINGS.index(a.pooling), int(a.bag_of_words)], dtype=np.int32)),
                ("src", i32(src)), ("labels", i32(labels)),
                ("class_weights", f32(class_weights))]
     records += [(n, f32(params[n])) for n in params]

@@ -75,6 +75,7 @@ static const KeySpec keys[] = {
     K("model", "tie_embeddings", KEY_BOOL, tie_embeddings, 0, 1, NULL),
     K("model", "type", KEY_STRING, type, 0, 0, MODEL_TYPE_NAMES),
     K("model", "pooling", KEY_STRING, pooling, 0, 0, "attention|last|mean|max"),
+    K("model", "bag_of_words", KEY_BOOL, bag_of_words, 0, 1, NULL),
     K("model", "heads", KEY_INT, heads, 1, MODEL_MAX_WIDTH, NULL),
     K("model", "ff", KEY_INT, ff, 1, 4 * MODEL_MAX_WIDTH, NULL),
     K("model", "activation", KEY_STRING, activation, 0, 0, "relu|gelu"),
@@ -458,7 +459,7 @@ void config_model_dims(const Config *c, ModelDims *d)
                      .heads = c->heads, .ff = c->ff, .activation = strcmp(c->activation, "gelu") ? ACT_RELU : ACT_GELU,
                      .norm = strcmp(c->norm, "post") ? NORM_PRE : NORM_POST, .enc_layers = c->encoder_layers,
                      .dec_layers = c->decoder_layers, .share_src_emb = c->tie_embeddings && c->joint_vocab,
-                     .pooling = pooling_kind(c->pooling)};
+                     .pooling = pooling_kind(c->pooling), .bag_of_words = c->bag_of_words};
     if (f) f->settle_dims(d);  /* what the family reads of them */
 }
 

@@ -174,6 +174,7 @@ typedef struct {
     double attention_dropout, activation_dropout;  /* -1: model.dropout's (config_*_dropout) */
     char *type;                 /* model.type: "rnn", "transformer" or "classifier" */
     char *pooling;              /* a classifier's (model.type "classifier") */
+    int bag_of_words;           /* a classifier's */
     int heads, ff;              /* the Transformer's (model.type "transformer") */
     char *activation, *norm;
     int encoder_layers, decoder_layers;  /* 0: model.layers */

@@ -130,6 +130,9 @@ typedef struct {
     const Field *fields;
     int n;
     int whole;
+    int required;       /* whole: the fields every such section holds (0: all n); the
+                           later ones read as `absent` where a file ends before them, and
+                           are not written while they have that value (ModelSection) */
 } Layout;
 
 /* Bounds that are no rule of the model's: what nmt can write (config.c's ranges),
@@ -188,7 +191,7 @@ static const Field adam_fields[] = {
 };
 #undef FIELD
 
-#define LAYOUT(kind, fields, whole) {kind, fields, (int)(sizeof fields / sizeof fields[0]), whole}
+#define LAYOUT(kind, fields, whole) {kind, fields, (int)(sizeof fields / sizeof fields[0]), whole, 0}
 static const Layout dims_layout = LAYOUT(S_DIMS, dims_fields, 1), arch_layout = LAYOUT(S_ARCH, arch_fields, 1),
                     subw_layout = LAYOUT(S_SUBW, subw_fields, 0), adam_layout = LAYOUT(S_ADAM, adam_fields, 0),
                     format_layout = LAYOUT(S_SUBW, format_fields, 0);
@@ -216,11 +219,12 @@ static int family_layout(const ModelFamily *f, FamilyLayout *fl)
         fl->fields[i] = (Field){mfld->name, F_INT, offsetof(ModelFile, model.dims) + mfld->offset, mfld->min, mfld->max,
                                 mfld->absent};
     }
-    fl->t = (Layout){(SectionKind)(S_FIXED + f->type), fl->fields, sec->n, 1};
+    fl->t = (Layout){(SectionKind)(S_FIXED + f->type), fl->fields, sec->n, 1, sec->required};
     return 1;
 }
 
 static size_t layout_bytes(const Layout *t) { return 8 * (size_t)t->n; }
+static int layout_required(const Layout *t) { return t->required > 0 ? t->required : t->n; }
 
 static int64_t field_get(const Field *f, const ModelFile *mf)
 {
@@ -264,10 +268,14 @@ static void put(Bytes *b, const void *data, size_t n)
 }
 static void put_u32(Bytes *b, uint32_t v) { put(b, &v, 4); }
 
-/* t's fields of mf, i64 each (fields_writable has checked their ranges). */
+/* t's fields of mf, i64 each (fields_writable has checked their ranges), but the
+ * trailing optional ones that have their `absent` value. */
 static void put_fields(Bytes *b, const Layout *t, const ModelFile *mf)
 {
-    for (int i = 0; i < t->n; i++) {
+    int n = t->n;
+    while (n > layout_required(t) && field_get(&t->fields[n - 1], mf) == t->fields[n - 1].absent)
+        n--;
+    for (int i = 0; i < n; i++) {
         int64_t v = field_get(&t->fields[i], mf);
         put(b, &v, 8);
     }
@@ -523,13 +531,21 @@ static int get_fields(const Layout *t, const Section *s, ModelFile *mf, const ch
             field_set(&t->fields[i], mf, t->fields[i].absent);
         return 0;
     }
-    size_t need = layout_bytes(t);
-    if (t->whole ? s->len != need : s->len < need)
+    size_t need = layout_bytes(t), least = 8 * (size_t)layout_required(t);
+    int held = t->n;
+    if (t->whole && least < need && s->len >= least && s->len < need && s->len % 8 == 0)
+        held = (int)(s->len / 8);  /* a file from before the later fields */
+    else if (t->whole && least < need && s->len != need)
+        return error_set(err, "%s: section %s has %llu bytes, expected a multiple of 8 from %zu to %zu", path,
+                         section_tag(t->kind), (unsigned long long)s->len, least, need);
+    else if (t->whole ? s->len != need : s->len < need)
         return error_set(err, "%s: section %s has %llu bytes, expected %s%zu", path, section_tag(t->kind),
                          (unsigned long long)s->len, t->whole ? "" : "at least ", need);
     char prefix[ERROR_LEN];
     snprintf(prefix, sizeof prefix, "%s: ", path);
-    for (int i = 0; i < t->n; i++) {
+    for (int i = held; i < t->n; i++)
+        field_set(&t->fields[i], mf, t->fields[i].absent);
+    for (int i = 0; i < held; i++) {
         int64_t v;
         memcpy(&v, s->p + 8 * (size_t)i, 8);
         if (field_range(t, &t->fields[i], v, prefix, err)) return -1;

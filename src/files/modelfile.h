@@ -21,8 +21,10 @@
  *   recurrent model
  *   "TRFM"  (Transformers) i64 x 8: type, heads, ff, activation, norm, enc_layers,
  *           dec_layers, share_src_emb
- *   "CLSF"  (classifiers) i64 x 2: type (MODEL_CLASSIFIER), pooling (Pooling); the label
- *           set is TVOC (after its four reserved ids), the classes in id order
+ *   "CLSF"  (classifiers) i64 x 2 or 3: type (MODEL_CLASSIFIER), pooling (Pooling),
+ *           bag_of_words (written only when 1: a file without it reads as 0, and an nmt
+ *           from before it reads a classifier without one); the label set is TVOC
+ *           (after its four reserved ids), the classes in id order
  *   "CONF"  the training config as JSON text
  *   "SVOC", "TVOC"  u32 word count, then per word u32 byte length + UTF-8 bytes
  *   "SUBW"  (models with data.tokenizer other than word) i64 kind (TokenizerKind: 1 bpe,

@@ -12,7 +12,8 @@
 #include <string.h>
 
 #include "kernels/linalg.h" /* defines: matmul_bias, linear_grads */
-#include "layers/pooling.h" /* defines: Pooling, pooling_*_forward/_backward, pooling_name */
+#include "layers/bagofwords.h" /* defines: bag_of_words_forward, bag_of_words_backward */
+#include "layers/pooling.h"    /* defines: Pooling, pooling_*_forward/_backward, pooling_name */
 #include "models/rnn.h"     /* defines: rnn_encode, rnn_encoder_backward, rnn_encoder_layout, rows_dropout */
 #include "base/util.h"      /* defines: xmalloc */
 
@@ -25,8 +26,9 @@ static void classifier_settle_dims(ModelDims *d)
     d->share_src_emb = 0;
 }
 
-/* The encoder's tensors, then the attention pooling's (attention only) and the output
- * layer's. */
+/* The encoder's tensors, then the attention pooling's (attention only), the output
+ * layer's and the bag-of-words scores (model.bag_of_words only: zeros at the start, so
+ * that the first updates see the encoder's logits alone). */
 static void classifier_layout(const ModelDims *d, Params *p, ParamLayout *lo)
 {
     long H = d->hidden;
@@ -37,6 +39,7 @@ static void classifier_layout(const ModelDims *d, Params *p, ParamLayout *lo)
     }
     param_add(lo, &p->out_w, model_classes(d), H, (int)H, "out_w%s", "");
     param_add(lo, &p->out_b, model_classes(d), 1, (int)H, "out_b%s", "");
+    if (d->bag_of_words) param_add(lo, &p->bow_w, d->src_vocab, model_classes(d), INIT_ZEROS, "bow_w%s", "");
 }
 
 static void classifier_runstate(RunState *rs, const ModelDims *d, RunMode mode, int B, int S, int T)
@@ -102,6 +105,7 @@ static double classifier_forward(Model *m, RunState *rs, const Batch *batch, int
     }
     if (rs->dropping) rows_dropout(rs->pooled, H, rs->pool_drop, B, H, rs->dropout, &rs->rng);
     matmul_bias(rs->logits, C, rs->pooled, H, p->out_w, H, p->out_b, B, C, H);
+    if (d->bag_of_words) bag_of_words_forward(rs->logits, p->bow_w, batch->src, rs->src_len, S, B, C);
     if (batch->T == 0) return 0;  /* classifying: no labels */
     long n = rs->loss_tokens > 0 ? rs->loss_tokens : B;
     return classes_xent(rs->logits, batch->label, training ? rs->class_weight : NULL, B, C, 1.0f / (float)n,
@@ -118,6 +122,7 @@ static void classifier_backward(Model *m, RunState *rs, const Batch *batch)
     int B = batch->B, S = batch->S, H = d->hidden, C = model_classes(d);
     const float *h = rs->memory;
     const int *len = rs->src_len;
+    if (d->bag_of_words) bag_of_words_backward(g->bow_w, rs->logits, batch->src, rs->src_len, S, B, C);
     linear_grads(g->out_w, g->out_b, rs->logits, C, rs->pooled, H, B, C, H);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, C, 1.0f, rs->logits, C, p->out_w, H, 0.0f,
                 rs->d_pooled, H);
@@ -139,9 +144,9 @@ static void classifier_backward(Model *m, RunState *rs, const Batch *batch)
 
 static void classifier_describe(const ModelDims *d, long n_params, const Vocab *tgt, FILE *out)
 {
-    fprintf(out, "model: classifier, %s, %d layer%s%s, %s pooling, %d classes\n", rnn_cell_name(d->cell), d->layers,
-            d->layers > 1 ? "s" : "", d->bidirectional ? ", bidirectional encoder" : "", pooling_name(d->pooling),
-            model_classes(d));
+    fprintf(out, "model: classifier, %s, %d layer%s%s, %s pooling%s, %d classes\n", rnn_cell_name(d->cell),
+            d->layers, d->layers > 1 ? "s" : "", d->bidirectional ? ", bidirectional encoder" : "",
+            pooling_name(d->pooling), d->bag_of_words ? " and a bag of words" : "", model_classes(d));
     fprintf(out, "labels: ");
     for (int c = 0; c < model_classes(d); c++)
         fprintf(out, "%s%s", c ? ", " : "", vocab_class_label(tgt, c));
@@ -154,6 +159,7 @@ static void classifier_facts(const ModelDims *d, const Vocab *tgt, const ModelFa
     f->number(f->ctx, "layers", d->layers);
     f->flag(f->ctx, "bidirectional", d->bidirectional);
     f->text(f->ctx, "pooling", pooling_name(d->pooling));
+    f->flag(f->ctx, "bag_of_words", d->bag_of_words);
     f->number(f->ctx, "embed", d->embed);
     f->number(f->ctx, "hidden", d->hidden);
     int C = model_classes(d);
@@ -166,12 +172,14 @@ static void classifier_facts(const ModelDims *d, const Vocab *tgt, const ModelFa
 
 /* ---------------------------------------------------------------- the family */
 
-/* CLSF: read only when present (a file without it holds a translation model). */
+/* CLSF: read only when present (a file without it holds a translation model); a file
+ * from before model.bag_of_words holds the first two fields (ModelSection.required). */
 static const ModelField clsf_fields[] = {
     {"type", offsetof(ModelDims, type), MODEL_CLASSIFIER, MODEL_CLASSIFIER, MODEL_RNN},
     {"pooling", offsetof(ModelDims, pooling), 0, POOL_KINDS - 1, 0},
+    {"bag_of_words", offsetof(ModelDims, bag_of_words), 0, 1, 0},
 };
-static const ModelSection clsf_section = {"CLSF", clsf_fields, (int)(sizeof clsf_fields / sizeof clsf_fields[0])};
+static const ModelSection clsf_section = {"CLSF", clsf_fields, (int)(sizeof clsf_fields / sizeof clsf_fields[0]), 2};
 
 const ModelFamily classifier_family = {
     .type = MODEL_CLASSIFIER,

@@ -95,6 +95,7 @@ typedef struct {
      * one above (embed, hidden, cell, layers, bidirectional); tgt_vocab is the label
      * set's size with the four reserved ids (model_classes). */
     int pooling;            /* Pooling (pooling.h) */
+    int bag_of_words;       /* the bag-of-words term in the logits (bagofwords.h) */
 } ModelDims;
 
 /* A classifier's number of classes: its label ids are VOCAB_SPECIALS (4) .. tgt_vocab-1,
@@ -181,6 +182,7 @@ typedef struct {
     /* model.type classifier: src_emb and enc as above, then the attention pooling's
      * pool_w (H) and pool_b (1) (pooling attention only), and out_w (C, H), out_b (C). */
     float *pool_w, *pool_b;
+    float *bow_w;                        /* (Vs, C): model.bag_of_words only, after out_b */
     /* model.type transformer (src_emb, tgt_emb, out_w and out_b as above, E = d) */
     TLayer tenc[MAX_LAYERS], tdec[MAX_LAYERS];
     LnWeights tenc_ln, tdec_ln;          /* the final layer norms, pre-norm only */
@@ -454,6 +456,10 @@ typedef struct {
     char tag[5];            /* "TRFM" */
     const ModelField *fields;
     int n;
+    int required;           /* the fields every file holds (0: all n): a field added later
+                               reads as its `absent` from an older file, and is not
+                               written while it has that value, so an older nmt reads
+                               the file as long as it does not use the new option */
 } ModelSection;
 
 /* What `nmt info --json` says of a model's architecture, one fact at a time, in order

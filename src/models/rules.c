@@ -62,6 +62,7 @@ static int tie_fits(const ModelDims *d) { return !d->tie_embeddings || d->embed 
 static int tie_on(const ModelDims *d) { return d->tie_embeddings; }
 static int known_pooling(const ModelDims *d) { return !pooled(d) || (d->pooling >= 0 && d->pooling < POOL_KINDS); }
 static int bidirectional_on(const ModelDims *d) { return d->bidirectional; }
+static int bag_of_words_on(const ModelDims *d) { return d->bag_of_words; }
 static int heads_divide(const ModelDims *d) { return !transformer(d) || (d->heads >= 1 && d->embed % d->heads == 0); }
 static int transformer_layers_in_range(const ModelDims *d)
 {
@@ -100,6 +101,8 @@ static const ModelRule rules[] = {
      "set model.type to \"classifier\""},
     {RULE_VALUE, "model.pooling", {NULL}, known_pooling, NULL, "model.pooling must be attention, last, mean or max",
      NULL},
+    {RULE_APPLIES, "model.bag_of_words", {"model.type"}, pooled, bag_of_words_on,
+     "model.bag_of_words applies only to classifiers", "set model.type to \"classifier\""},
     TRANSFORMER_ONLY("model.heads"),
     TRANSFORMER_ONLY("model.ff"),
     TRANSFORMER_ONLY("model.activation"),

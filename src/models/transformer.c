@@ -661,7 +661,7 @@ static const ModelField trfm_fields[] = {
     FIELD("share_src_emb", share_src_emb, 0, 1),
 };
 #undef FIELD
-static const ModelSection trfm_section = {"TRFM", trfm_fields, (int)(sizeof trfm_fields / sizeof trfm_fields[0])};
+static const ModelSection trfm_section = {"TRFM", trfm_fields, (int)(sizeof trfm_fields / sizeof trfm_fields[0]), 0};
 
 const ModelFamily transformer_family = {
     .type = MODEL_TRANSFORMER,
