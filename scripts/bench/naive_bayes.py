@@ -212,7 +212,7 @@ def render(raw, raw_file):
     w("## The sentence classifier against naive Bayes")
     w("")
     w(f"Written by `{raw['script']}` on {raw['date']}; nmt at commit {raw['commit']}"
-      f"{' (with uncommitted changes)' if raw['src_modified'] else ''}; {raw['minutes']:.0f} minutes. Rendered from "
+      f"{' (with uncommitted changes)' if raw['src_modified'] else ''}; {raw['minutes']:.1f} minutes. Rendered from "
       f"`{raw_file}` (`python3 scripts/bench/naive_bayes.py --render {raw_file}`).")
     w("")
     w(f"- Data: ../shared/data/sentiment's amazon and yelp files (1,000 sentences each, half positive). Per seed "
