@@ -290,6 +290,29 @@ show_diff
 kill -TERM $PID
 wait_server
 
+# --shortlist (issue 31): the served model scores only what the shortlist keeps, the
+# bytes of nmt translate --shortlist; with two models, or a classifier, it is refused.
+"$NMT" shortlist "$T/tr.q8.bin" "$DATA" -o "$T/tr.sl" --per-word 5 --frequent 20 2>/dev/null
+start sl "$T/tr.q8.bin" --shortlist "$T/tr.sl" --workers 2
+answer=sl
+ask sl POST /translate "{\"text\": $SRC, \"beam\": 3, \"nbest\": 2, \"batch\": 8}"
+nbest_lines sl >"$T/got"
+$LIMIT "$NMT" translate "$T/tr.q8.bin" --shortlist "$T/tr.sl" --beam 3 --nbest 2 --batch 8 "$T/src.txt" >"$T/want" \
+    2>/dev/null
+$LIMIT "$NMT" translate "$T/tr.q8.bin" --beam 3 --nbest 2 --batch 8 "$T/src.txt" >"$T/full" 2>/dev/null
+check "--shortlist, POST /translate: nmt translate --shortlist's n-best lists and scores (not the unrestricted ones)" \
+    eval '[ $code = 200 ] && [ -s "$T/want" ] && cmp -s "$T/want" "$T/got" && ! cmp -s "$T/want" "$T/full"'
+show_diff
+kill -TERM $PID
+wait_server
+run serve "$GRU" "$TR" --shortlist "$T/tr.sl" --listen 127.0.0.1:0
+check "--shortlist with two models: usage error (exit 2), saying to serve one" \
+    eval '[ $rc = 2 ] && has "$T/err" "serve one MODEL.bin with it"'
+run serve "$CLS" --shortlist "$T/tr.sl" --listen 127.0.0.1:0
+check "--shortlist with a classifier: exit 1, naming it" eval '[ $rc = 1 ] && has "$T/err" "is a classifier"'
+run serve "$TR" --shortlist "$T/missing.sl" --listen 127.0.0.1:0
+check "--shortlist naming no file: exit 1, naming it" eval '[ $rc = 1 ] && has "$T/err" "missing.sl"'
+
 # Two translation models: an ensemble. A client that sends half its body and stalls
 # holds no worker (there is one, and another request is answered meanwhile), and is
 # cut off after --timeout.

@@ -15,6 +15,7 @@ typedef struct {
     RequestLimits limits;
     int threads, workers, queue;
     int compute_type;         /* --compute-type: ComputeType */
+    const char *shortlist_path;  /* --shortlist: the one model's */
 } ServeArgs;
 
 static int check_listen(const char *value, const char *next, char *why, size_t why_len)
@@ -39,6 +40,9 @@ static const Option serve_rows[] = {
     {OPTION_COMPUTE_TYPE(ServeArgs, compute_type),
      .help = "the translation models' products, as for nmt translate (prepared\n"
              "once, shared by the workers; classifiers stay float32)"},
+    {"--shortlist", OPT_STRING, OPTION_AT(ServeArgs, shortlist_path), .metavar = "FILE",
+     .help = "score only the target units FILE keeps for each batch's source\n"
+             "units, as nmt translate --shortlist (one translation model)"},
     {"--batch", OPT_INT, OPTION_AT(ServeArgs, limits.batch), .lo = 1, .hi = 4096, .metavar = "N",
      .help = "a request's lines are decoded N at a time (default 16), as\n"
              "nmt translate --batch N reads them; a request's \"batch\" overrides it"},
@@ -69,7 +73,7 @@ const OptionTable serve_options = {
     .name = "serve",
     .usage =
         "usage: nmt serve MODEL.bin [MODEL.bin ...] [--listen ADDR:PORT] [--workers N] [--threads N]\n"
-        "                 [--compute-type float32|int8] [--batch N] [--max-lines N]\n"
+        "                 [--compute-type float32|int8] [--shortlist FILE] [--batch N] [--max-lines N]\n"
         "                 [--max-body-bytes N] [--queue N] [--timeout S] [--connections N]\n"
         "\n"
         "Serve translation models (and classifiers) over HTTP: each model file is read once\n"
@@ -108,6 +112,9 @@ int cmd_serve(void *args, const Parsed *p)
                 return usage_error(&serve_options, "serve: %s is given twice (a model is named by its path)",
                                    p->operands[i]);
     if (workers_usage(&serve_options, a->workers, a->threads)) return 2;
+    if (a->shortlist_path && p->n_operands > 1)
+        return usage_error(&serve_options, "serve: --shortlist is for one model's vocabulary: serve one MODEL.bin "
+                                           "with it (%d given)", p->n_operands);
     int n = p->n_operands, status = 0, read = 0;
     ModelFile *models = xcalloc(n, sizeof(ModelFile));
     ModelFile **files = xmalloc(sizeof(ModelFile *) * n);
@@ -126,6 +133,15 @@ int cmd_serve(void *args, const Parsed *p)
         files[read] = &models[read];
     }
     if (status) read--;  /* the one that failed holds nothing */
+    Shortlist shortlist = {0};
+    if (status == 0 && a->shortlist_path) {
+        const LineLimit limit = {0};
+        if (model_classifies(&models[0].model.dims))
+            status = error_set(&err, "serve: --shortlist %s: %s is a classifier, which has no output vocabulary to "
+                                     "restrict", a->shortlist_path, p->operands[0]);
+        else
+            status = use_shortlist(a->shortlist_path, files, 1, &limit, &shortlist, &err);
+    }
     Workers *workers = NULL;
     if (status == 0 && !(workers = command_workers(files, n, a->workers, a->threads, &err))) status = -1;
     if (status == 0) {
@@ -143,6 +159,7 @@ int cmd_serve(void *args, const Parsed *p)
     workers_free(workers);
     for (int i = 0; i < read; i++)
         modelfile_free(&models[i]);
+    shortlist_free(&shortlist);
     free(files);
     free(models);
     return status ? 1 : 0;
