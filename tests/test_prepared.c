@@ -49,9 +49,10 @@ static int source(int n, int *ids)
     return len;
 }
 
-/* Sentences [first, first + count) decoded with K rows each, fed fixed words, STEPS
- * steps: logits (STEPS, count * K, V) into out. */
-static void step_logits(Model *m, int first, int count, int K, float *out)
+/* Sentences [first, first + count) decoded with K rows each, fed fixed words (with
+ * alike, the same words to a sentence's K rows), STEPS steps: logits (STEPS, count * K,
+ * V) into out. */
+static void step_logits_fed(Model *m, int first, int count, int K, int alike, float *out)
 {
     int buf[N_SRC][MAX_S], lens[N_SRC], *rows[N_SRC];
     for (int n = 0; n < count; n++)
@@ -64,7 +65,7 @@ static void step_logits(Model *m, int first, int count, int K, float *out)
     dec.start(dec.ctx, &batch, K, STEPS, 0);
     for (int t = 0; t < STEPS; t++) {
         for (int r = 0; r < R; r++)
-            prev[r] = t == 0 ? VOCAB_SOS : 4 + ((first + r / K) * 31 + (r % K) * 3 + t * 17) % (V - 4);
+            prev[r] = t == 0 ? VOCAB_SOS : 4 + ((first + r / K) * 31 + (alike ? 0 : r % K) * 3 + t * 17) % (V - 4);
         const float *attn = NULL;
         const float *logits = dec.step(dec.ctx, t, prev, &attn);
         memcpy(out + (long)t * R * V, logits, sizeof(float) * R * V);
@@ -72,6 +73,36 @@ static void step_logits(Model *m, int first, int count, int K, float *out)
     decoder_close(&dec);
     runstate_free(&rs);
     batch_free(&batch);
+}
+static void step_logits(Model *m, int first, int count, int K, float *out)
+{
+    step_logits_fed(m, first, count, K, 0, out);
+}
+
+/* int8 decoding of a recurrent model encodes each sentence once and spreads it to its K
+ * rows (rnn_repeat_encoding): fed the same words, each of a sentence's K rows has, at
+ * every step, the logits of the sentence decoded with one row, bit for bit. */
+static void test_int8_spread(int variant)
+{
+    Model m;
+    random_model(&m, variant);
+    model_prepare_decoding(&m, COMPUTE_INT8);
+    int V = m.dims.tgt_vocab, K = 5;
+    float *one = xmalloc(sizeof(float) * STEPS * N_SRC * V), *beam = xmalloc(sizeof(float) * STEPS * N_SRC * K * V);
+    step_logits_fed(&m, 0, N_SRC, 1, 1, one);
+    step_logits_fed(&m, 0, N_SRC, K, 1, beam);
+    int same = 1;
+    for (int t = 0; t < STEPS; t++)
+        for (int r = 0; r < N_SRC * K; r++)
+            same &= memcmp(beam + ((long)t * N_SRC * K + r) * V, one + ((long)t * N_SRC + r / K) * V,
+                           sizeof(float) * V) == 0;
+    char label[120];
+    snprintf(label, sizeof label, "model %d: int8, %d rows per sentence = one row, bit for bit, %d steps", variant, K,
+             STEPS);
+    CHECK(same, label);
+    free(one);
+    free(beam);
+    model_free(&m);
 }
 
 /* float32 prepared: every logit of every step identical to the unprepared model's. */
@@ -243,6 +274,8 @@ int main(int argc, char **argv)
     }
     test_searches(0);
     test_searches(2);
+    for (int v = N_TRANSFORMERS; v < N_MODELS; v++)
+        test_int8_spread(v);
     for (int v = 0; v < N_MODELS + 2; v++)
         test_drop_floats(v);
     test_unprepared_family();

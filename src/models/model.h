@@ -325,6 +325,10 @@ typedef struct {
  * classifier's; another family keeps its own activations behind `own`. */
 typedef struct {
     int cap_B, cap_S, cap_T, mode;
+    int step_ring;      /* decoding (RUN_DECODE) keeps the decoder's rows of the last
+                           step_ring steps only: step t's at slot t % step_ring, the state
+                           after it at (t + 1) % step_ring; 0: every step's (training and
+                           scoring read them all backward) */
     float *mem;
     int *src_len;       /* (B) real source lengths */
     /* encoder */

@@ -105,7 +105,9 @@ void rnn_runstate_alloc(RunState *rs, const ModelDims *dims, RunMode mode, int B
     ModelDims d = *dims;
     d.layers = rnn_layers(dims);
     long E = d.embed, H = d.hidden, V = d.tgt_vocab, G = rnn_gates(&d), U = rnn_units(&d);
-    long SB = (long)S * B, TB = (long)T * B, ST = S > T ? S : T, EH = E > H ? E : H;
+    /* Decoding reads the last step's decoder rows only: two slots (rnn_decoder.c). */
+    int ring = mode == RUN_DECODE ? 2 : 0;
+    long SB = (long)S * B, TB = (long)(ring ? ring : T) * B, ST = S > T ? S : T, EH = E > H ? E : H;
     long train = mode == RUN_TRAIN, lstm = d.cell == CELL_LSTM, bi = d.bidirectional;
     int L = d.layers, A = d.attention, luong = attention_is_luong(A);
     Part parts[512];
@@ -138,8 +140,8 @@ void rnn_runstate_alloc(RunState *rs, const ModelDims *dims, RunMode mode, int B
         RnnRun *run = &rs->dec[l];
         PART(rs->dec_x[l], dec * TB * in);
         PART(rs->dec_drop[l], dec * train * TB * (l ? H : E));
-        PART(run->h, dec * (TB + B) * H);
-        PART(run->c, dec * lstm * (TB + B) * H);
+        PART(run->h, dec * (TB + (ring ? 0 : B)) * H);
+        PART(run->c, dec * lstm * (TB + (ring ? 0 : B)) * H);
         PART(run->gi, dec * TB * G * H);
         PART(run->gh, dec * TB * ghw);
         PART(run->cache, dec * TB * G * H);
@@ -196,6 +198,7 @@ void rnn_runstate_alloc(RunState *rs, const ModelDims *dims, RunMode mode, int B
     rs->fed = train ? xcalloc(TB, sizeof(int)) : NULL;
     rs->pool_arg = cls ? xcalloc((size_t)B * H, sizeof(int)) : NULL;
     rnn_step_packs_attach(rs, mode);
+    rs->step_ring = ring;
 }
 
 static void rnn_runstate(RunState *rs, const ModelDims *d, RunMode mode, int B, int S, int T)
@@ -356,8 +359,17 @@ static void rnn_start(void *ctx, const Batch *src, int K, int max_steps, int wan
         d->rows = &d->repeated;
     }
     runstate_ensure(d->rs, &d->m->dims, RUN_DECODE, d->rows->B, d->rows->S, max_steps);
-    model_encode(d->m, d->rs, d->rows);
+    /* int8 decoding encodes each sentence once and spreads its rows to its K. Not float32:
+     * OpenBLAS may sum a product of N rows otherwise than one of N*K (a one-row product
+     * went another way here, in the last bit of some scores), and float32 decoding keeps
+     * the bits of the unprepared model. */
     const Model *m = d->m;
+    if (K > 1 && d->rows->S == src->S && m->prepared && m->compute_type == COMPUTE_INT8) {
+        model_encode(d->m, d->rs, src);
+        rnn_repeat_encoding(d->m, d->rs, src->B, src->S, K);
+    } else {
+        model_encode(d->m, d->rs, d->rows);
+    }
     if (m->shortlist)
         shortlist_output_start(&d->shortlist, m->shortlist, src, m->params.out_w, m->params.out_b,
                                rnn_prepared_out(m), m->dims.hidden, m->dims.tgt_vocab);
@@ -374,7 +386,7 @@ static const float *rnn_step(void *ctx, int t, const int *prev, const float **at
                                 model_step_output(d->m, d->rs, t, R), d->m->dims.hidden, R, d->m->dims.hidden);
     else
         model_step_logits(d->m, d->rs, t, R, d->rs->logits);
-    *attn = d->rs->attn + (long)t * R * d->rows->S; /* (T, R, S): step t's rows */
+    *attn = d->rs->attn + rnn_step_row(d->rs, d->rows, t) * d->rows->S; /* step t's (R, S) */
     return d->rs->logits;
 }
 

@@ -141,6 +141,14 @@ int rnn_steps_packed(const RunState *rs);
 /* rnn_decoder.c's passes for rnn.c. The output o_t of step t's rows of a training
  * batch (o_t = s_t for Bahdanau): the output layer's input. */
 const float *rnn_step_output(const Model *m, const RunState *rs, const Batch *batch, int t);
+/* Where step t's decoder rows start in the (T, B, ...) arrays: batch_step_at(batch, t),
+ * or in decoding, which keeps two steps (RunState.step_ring), slot t % 2's. */
+long rnn_step_row(const RunState *rs, const Batch *batch, int t);
+/* After model_encode of N sentences (S positions), into a run state sized for N * K
+ * rows: the memory, the keys, the decoder's initial states and the source lengths
+ * spread so that rows n*K .. n*K + K-1 are sentence n's, as if the N * K rows had been
+ * encoded (a beam of K, each sentence encoded once). */
+void rnn_repeat_encoding(Model *m, RunState *rs, int N, int S, int K);
 /* The decoder, steps in reverse, from dLoss/do_t in d_out: accumulates its gradients,
  * adds dLoss/d(memory) into d_enc and dLoss/d(keys) into d_keys, and leaves
  * dLoss/ds_0 (and dc_0) in d_s, d_c. */

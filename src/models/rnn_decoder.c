@@ -264,6 +264,31 @@ static DotAttention dot_config(const ModelDims *d)
     return (DotAttention){d->scaled ? 1.0f / sqrtf((float)d->hidden) : 1.0f, rnn_is_local(d->attention) ? d->window : 0};
 }
 
+/* x holds S blocks of N rows of w floats; afterwards S blocks of N * K rows, row n's
+ * values in rows n*K .. n*K + K-1. In place, from the end: every row written lies at or
+ * after the row it copies, and after every row still to be read. */
+static void spread_rows(float *x, int S, int N, int K, int w)
+{
+    for (long t = S - 1; t >= 0; t--)
+        for (long n = N - 1; n >= 0; n--)
+            for (long k = K - 1; k >= 0; k--)
+                memmove(x + ((t * N + n) * K + k) * w, x + (t * N + n) * w, sizeof(float) * w);
+}
+
+void rnn_repeat_encoding(Model *m, RunState *rs, int N, int S, int K)
+{
+    const ModelDims *d = &m->dims;
+    int H = d->hidden;
+    spread_rows(rs->memory, S, N, K, H);
+    if (m->dims.attention != ATT_LUONG_DOT) spread_rows(rs->keys, S, N, K, H);
+    for (int l = 0; l < rnn_layers(d); l++) {
+        spread_rows(rs->dec[l].h, 1, N, K, H);
+        if (d->cell == CELL_LSTM) spread_rows(rs->dec[l].c, 1, N, K, H);
+    }
+    for (int r = N * K - 1; r >= 0; r--)
+        rs->src_len[r] = rs->src_len[r / K];
+}
+
 /* The encoder (rnn_encoder.c), then the attention's keys W h_j, once per batch. */
 void model_encode(Model *m, RunState *rs, const Batch *batch)
 {
@@ -278,22 +303,41 @@ void model_encode(Model *m, RunState *rs, const Batch *batch)
         prepared_matmul_bias(rs->keys, H, mem, H, p->att_w, H, PREPARED(m, rs, keys), NULL, S * B, H, H);
 }
 
+/* Where the decoder's rows are (batch.h): step t's inputs, gates and outputs at row
+ * batch_step_at(t), batch_step_rows(t) of them; a state array holds the initial
+ * states in its first B rows and the states after step t at B + batch_step_at(t). A
+ * packed batch has only the sentences still going at each step, the first rows.
+ * Decoding (rs->step_ring) keeps two steps: step t's rows at slot t % 2, the states
+ * before and after it at slots t % 2 and (t + 1) % 2 (the initial states at slot 0). */
+long rnn_step_row(const RunState *rs, const Batch *b, int t)
+{
+    return rs->step_ring ? (long)(t % rs->step_ring) * b->B : batch_step_at(b, t);
+}
+static long every_state_before(const Batch *b, int t) { return t ? b->B + batch_step_at(b, t - 1) : 0; }
+static long state_before(const RunState *rs, const Batch *b, int t)
+{
+    return rs->step_ring ? (long)(t % rs->step_ring) * b->B : every_state_before(b, t);
+}
+static long state_after(const RunState *rs, const Batch *b, int t)
+{
+    if (rs->step_ring) return (long)((t + 1) % rs->step_ring) * b->B;
+    return b->B + batch_step_at(b, t);
+}
+
+/* An unpacked batch of B rows, for the decoding functions that are given B only. */
+static Batch rows_of(int B) { return (Batch){.B = B}; }
+
 void model_decoder_input(Model *m, RunState *rs, int t, const int *ids, int B)
 {
     const ModelDims *d = &m->dims;
     int E = d->embed, GH = rnn_gates(d) * d->hidden, X = rnn_dec_in0(d);
-    float *x = rs->dec_x[0] + (long)t * B * X;
+    Batch rows = rows_of(B);
+    long row = rnn_step_row(rs, &rows, t);
+    float *x = rs->dec_x[0] + row * X;
     embedding_forward(x, X, m->params.tgt_emb, ids, B, E);
-    prepared_matmul_bias(rs->dec[0].gi + (long)t * B * GH, GH, x, X, m->params.dec[0].w_ih, X, PREPARED(m, rs, emb_in),
+    prepared_matmul_bias(rs->dec[0].gi + row * GH, GH, x, X, m->params.dec[0].w_ih, X, PREPARED(m, rs, emb_in),
                          m->params.dec[0].b_ih, B, GH, E);
 }
-
-/* Where the decoder's rows are (batch.h): step t's inputs, gates and outputs at row
- * batch_step_at(t), batch_step_rows(t) of them; a state array holds the initial
- * states in its first B rows and the states after step t at B + batch_step_at(t). A
- * packed batch has only the sentences still going at each step, the first rows. */
-static long state_before(const Batch *b, int t) { return t ? b->B + batch_step_at(b, t - 1) : 0; }
-static long state_after(const Batch *b, int t) { return b->B + batch_step_at(b, t); }
 
 /* Weights a[j] and context for step t with the new state s_t (Luong kinds); the
  * context goes into cat[t][:, :H], s_t into cat[t][:, H:], and o_t = tanh(W_out cat). */
@@ -302,8 +346,8 @@ static void luong_attend(Model *m, RunState *rs, const Batch *batch, int t)
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
     int B = batch->B, Bt = batch_step_rows(batch, t), S = batch->S, H = d->hidden, A = d->attention;
-    long row = batch_step_at(batch, t);
-    const float *s = rs->dec[d->layers - 1].h + state_after(batch, t) * H, *mem = model_memory(m, rs);
+    long row = rnn_step_row(rs, batch, t);
+    const float *s = rs->dec[d->layers - 1].h + state_after(rs, batch, t) * H, *mem = model_memory(m, rs);
     float *cat = rs->cat + row * 2 * H, *attn = rs->attn + row * S;
     if (A == ATT_LUONG_CONCAT) {
         float *q = rs->query + row * H;
@@ -341,7 +385,7 @@ void model_decoder_step(Model *m, RunState *rs, const Batch *batch, int t)
     const Params *p = &m->params;
     int B = batch->B, Bt = batch_step_rows(batch, t), S = batch->S, E = d->embed, H = d->hidden, L = d->layers;
     int X = rnn_dec_in0(d), GH = rnn_gates(d) * H, lstm = d->cell == CELL_LSTM;
-    long row = batch_step_at(batch, t), before = state_before(batch, t), after = state_after(batch, t);
+    long row = rnn_step_row(rs, batch, t), before = state_before(rs, batch, t), after = state_after(rs, batch, t);
     float *x0 = rs->dec_x[0] + row * X, *gi0 = rs->dec[0].gi + row * GH;
     if (d->attention == ATT_BAHDANAU) {
         /* [W_hh; W_query] s_{t-1} + [b_hh; b_query] of the top layer: one product (the
@@ -355,7 +399,7 @@ void model_decoder_step(Model *m, RunState *rs, const Batch *batch, int t)
                                    rs->attn + row * S, x0 + E, X, S, B, Bt, H, H);
         prepared_matmul_add(gi0, GH, x0 + E, X, p->dec[0].w_ih + E, X, PREPARED(m, rs, ctx_in), Bt, GH, H);
     } else if (d->input_feed) {
-        long prev = t ? batch_step_at(batch, t - 1) : 0;
+        long prev = t ? rnn_step_row(rs, batch, t - 1) : 0;
         for (int b = 0; b < Bt; b++) {
             float *dst = x0 + (long)b * X + E;
             if (t == 0) memset(dst, 0, sizeof(float) * H);
@@ -388,9 +432,8 @@ void model_decoder_step(Model *m, RunState *rs, const Batch *batch, int t)
 
 const float *model_step_output(const Model *m, const RunState *rs, int t, int B)
 {
-    const ModelDims *d = &m->dims;
-    if (attention_is_luong(d->attention)) return rs->out + (long)t * B * d->hidden;
-    return rs->dec[d->layers - 1].h + (long)(t + 1) * B * d->hidden;
+    Batch rows = rows_of(B);
+    return rnn_step_output(m, rs, &rows, t);
 }
 
 void model_step_logits(Model *m, RunState *rs, int t, int B, float *logits)
@@ -411,20 +454,21 @@ void model_reorder_state(Model *m, RunState *rs, int t, const int *from, int B)
 {
     const ModelDims *d = &m->dims;
     int H = d->hidden;
-    long at = (long)(t + 1) * B * H;
+    Batch rows = rows_of(B);
+    long at = state_after(rs, &rows, t) * H;
     for (int l = 0; l < d->layers; l++) {
         gather_rows(rs->dec[l].h + at, H, from, B, rs->d_step);
         if (d->cell == CELL_LSTM) gather_rows(rs->dec[l].c + at, H, from, B, rs->d_step);
     }
-    if (d->input_feed) gather_rows(rs->out + (long)t * B * H, H, from, B, rs->d_step);
+    if (d->input_feed) gather_rows(rs->out + rnn_step_row(rs, &rows, t) * H, H, from, B, rs->d_step);
 }
 
 /* The output o_t of step t's rows (o_t = s_t for Bahdanau): the output layer's input. */
 const float *rnn_step_output(const Model *m, const RunState *rs, const Batch *batch, int t)
 {
     const ModelDims *d = &m->dims;
-    if (attention_is_luong(d->attention)) return rs->out + batch_step_at(batch, t) * d->hidden;
-    return rs->dec[d->layers - 1].h + state_after(batch, t) * d->hidden;
+    if (attention_is_luong(d->attention)) return rs->out + rnn_step_row(rs, batch, t) * d->hidden;
+    return rs->dec[d->layers - 1].h + state_after(rs, batch, t) * d->hidden;
 }
 
 /* ---------------------------------------------------------------- backward */
@@ -439,7 +483,7 @@ static void luong_attend_backward(Model *m, RunState *rs, const Batch *batch, in
     int B = batch->B, Bt = batch_step_rows(batch, t), S = batch->S, H = d->hidden, A = d->attention;
     long row = batch_step_at(batch, t), BtH = (long)Bt * H;
     float *ds = rs->d_s[d->layers - 1];
-    const float *s = rs->dec[d->layers - 1].h + state_after(batch, t) * H, *mem = model_memory(m, rs);
+    const float *s = rs->dec[d->layers - 1].h + state_after(rs, batch, t) * H, *mem = model_memory(m, rs);
     const float *o = rs->out + row * H, *attn = rs->attn + row * S;
     float *dpre = rs->d_pre + row * H, *dout = rs->d_out + row * H;
     for (long i = 0; i < BtH; i++)
@@ -488,7 +532,7 @@ static const float *states_before(const RnnRun *run, const Batch *batch, int H, 
 {
     if (!batch->tgt_off) return run->h;
     for (int t = 0; t < batch->T; t++)
-        memcpy(scratch + batch_step_at(batch, t) * H, run->h + state_before(batch, t) * H,
+        memcpy(scratch + batch_step_at(batch, t) * H, run->h + every_state_before(batch, t) * H,
                sizeof(float) * batch_step_rows(batch, t) * H);
     return scratch;
 }
@@ -510,7 +554,7 @@ void rnn_decoder_backward(Model *m, RunState *rs, const Batch *batch)
     }
     memset(rs->d_feed, 0, sizeof(float) * BH);
     for (int t = T - 1; t >= 0; t--) {
-        long row = batch_step_at(batch, t), before = state_before(batch, t), after = state_after(batch, t);
+        long row = batch_step_at(batch, t), before = state_before(rs, batch, t), after = state_after(rs, batch, t);
         int Bt = batch_step_rows(batch, t);
         long BtH = (long)Bt * H;
         if (luong) {
