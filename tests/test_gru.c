@@ -90,7 +90,7 @@ static float *initial(SeqCtx *c) { return c->h + (c->reverse ? S : 0) * B * H; }
 static double seq_objective(void *p)
 {
     SeqCtx *c = p;
-    gru_sequence_forward(&c->w, c->x, c->mask, c->h, c->gi, c->gh, c->rzn, S, B, c->reverse);
+    gru_sequence_forward(&c->w, c->x, c->mask, c->h, c->gi, c->gh, c->rzn, S, B, c->reverse, 1);
     return weighted_sum(c->wt, outputs(c), S * B, H, H);
 }
 
@@ -185,7 +185,13 @@ static void test_reverse_is_reversed_forward(Rng *rng)
     for (int t = 0; t < S; t++)
         for (int b = 0; b < B; b++)
             mask[t * B + b] = t < len[b];
-    gru_sequence_forward(&w, x, mask, h, gi, gh, rzn, S, B, 1);
+    gru_sequence_forward(&w, x, mask, h, gi, gh, rzn, S, B, 1, 1);
+    /* keep 0 (decoding: no backward) reuses one position's gh and rzn rows: the same
+     * states, bit for bit. */
+    static float h0[(S + 1) * B * H], gh0[B * G], rzn0[B * G];
+    memset(h0, 0, sizeof h0);
+    gru_sequence_forward(&w, x, mask, h0, gi, gh0, rzn0, S, B, 1, 0);
+    CHECK(memcmp(h0, h, sizeof(float) * S * B * H) == 0, "keep 0: the states of keep 1, bit for bit, in B rows of gates");
 
     for (int b = 0; b < B; b++) {
         int n = len[b];
@@ -194,7 +200,7 @@ static void test_reverse_is_reversed_forward(Rng *rng)
             mask1[s] = 1.0f;
         }
         memset(h1, 0, sizeof(float) * H);
-        gru_sequence_forward(&w, x1, mask1, h1, gi1, gh1, rzn1, n, 1, 0);
+        gru_sequence_forward(&w, x1, mask1, h1, gi1, gh1, rzn1, n, 1, 0, 1);
         float got[S * H], want[S * H];
         for (int t = 0; t < n; t++) {
             memcpy(got + t * H, h + (t * B + b) * H, sizeof(float) * H);

@@ -76,7 +76,7 @@ static void test_by_hand(void)
     LstmWeights w = {w_ih, w_hh, b_ih, b_hh, 1, 1, NULL, NULL};
     float x[2] = {2.0f, 5.0f}, mask[2] = {1, 0};
     float hs[3] = {9, 9, -1}, cs[3] = {9, 9, c_prev}, sgi[8], sgh[8], sifgo[8];
-    lstm_sequence_forward(&w, x, mask, hs, cs, sgi, sgh, sifgo, 2, 1, 1);
+    lstm_sequence_forward(&w, x, mask, hs, cs, sgi, sgh, sifgo, 2, 1, 1, 1);
     float want_hs[3] = {0.6f, -1, -1}, want_cs[3] = {(float)LN3, c_prev, c_prev};
     check_close(hs, want_hs, 3, 1e-6, "by hand: reverse sequence h");
     check_close(cs, want_cs, 3, 1e-6, "by hand: reverse sequence c");
@@ -162,7 +162,7 @@ static int final_at(const SeqCtx *c) { return c->reverse ? 0 : S; }
 static double seq_objective(void *p)
 {
     SeqCtx *c = p;
-    lstm_sequence_forward(&c->w, c->x, c->mask, c->h, c->c, c->gi, c->gh, c->ifgo, S, B, c->reverse);
+    lstm_sequence_forward(&c->w, c->x, c->mask, c->h, c->c, c->gi, c->gh, c->ifgo, S, B, c->reverse, 1);
     return weighted_sum(c->wt, outputs(c), S * B, H, H) + weighted_sum(c->wc, block(c->c, final_at(c)), B, H, H);
 }
 
@@ -310,7 +310,15 @@ static void test_reverse_is_reversed_forward(Rng *rng)
     for (int t = 0; t < S; t++)
         for (int b = 0; b < B; b++)
             mask[t * B + b] = t < len[b];
-    lstm_sequence_forward(&w, x, mask, h, c, gi, gh, ifgo, S, B, 1);
+    lstm_sequence_forward(&w, x, mask, h, c, gi, gh, ifgo, S, B, 1, 1);
+    /* keep 0 (decoding: no backward) reuses one position's gh and ifgo rows: the same
+     * states, bit for bit. */
+    static float h0[(S + 1) * B * H], c0[(S + 1) * B * H], gh0[B * G], ifgo0[B * G];
+    memset(h0, 0, sizeof h0);
+    memset(c0, 0, sizeof c0);
+    lstm_sequence_forward(&w, x, mask, h0, c0, gi, gh0, ifgo0, S, B, 1, 0);
+    CHECK(memcmp(h0, h, sizeof(float) * S * B * H) == 0 && memcmp(c0, c, sizeof(float) * S * B * H) == 0,
+          "keep 0: the states of keep 1, bit for bit, in B rows of gates");
 
     for (int b = 0; b < B; b++) {
         int n = len[b];
@@ -320,7 +328,7 @@ static void test_reverse_is_reversed_forward(Rng *rng)
         }
         memset(h1, 0, sizeof(float) * H);
         memset(c1, 0, sizeof(float) * H);
-        lstm_sequence_forward(&w, x1, mask1, h1, c1, gi1, gh1, ifgo1, n, 1, 0);
+        lstm_sequence_forward(&w, x1, mask1, h1, c1, gi1, gh1, ifgo1, n, 1, 0, 1);
         float got[2 * S * H], want[2 * S * H];
         for (int t = 0; t < n; t++) {
             memcpy(got + t * H, h + (t * B + b) * H, sizeof(float) * H);

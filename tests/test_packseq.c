@@ -137,7 +137,7 @@ static void test_gru(int reverse)
     /* Padded: the initial state in block 0 (forward) or S (reverse). */
     float *hp = zeros((long)(S + 1) * B * H), *gip = zeros(S * B * G), *ghp = zeros(S * B * G), *rp = zeros(S * B * G);
     memcpy(hp + (reverse ? (long)S * B * H : 0), in.init_h, sizeof(float) * B * H);
-    gru_sequence_forward(&w, in.x_pad, mask, hp, gip, ghp, rp, S, B, reverse);
+    gru_sequence_forward(&w, in.x_pad, mask, hp, gip, ghp, rp, S, B, reverse, 1);
     /* Packed. */
     float *hk = zeros((long)(B + N) * H), *gik = zeros(N * G), *ghk = zeros(N * G), *rk = zeros(N * G);
     float *stage = zeros((long)N * H + B * H);
@@ -201,7 +201,7 @@ static void test_lstm(int reverse)
     float *gip = zeros(S * B * G), *ghp = zeros(S * B * G), *ifp = zeros(S * B * G);
     memcpy(hp + init, in.init_h, sizeof(float) * B * H);
     memcpy(cp + init, in.init_c, sizeof(float) * B * H);
-    lstm_sequence_forward(&w, in.x_pad, mask, hp, cp, gip, ghp, ifp, S, B, reverse);
+    lstm_sequence_forward(&w, in.x_pad, mask, hp, cp, gip, ghp, ifp, S, B, reverse, 1);
     float *hk = zeros((long)(B + N) * H), *ck = zeros((long)(B + N) * H);
     float *gik = zeros(N * G), *ghk = zeros(N * G), *ifk = zeros(N * G), *stage = zeros((long)N * H + 2 * B * H);
     memcpy(hk, in.init_h, sizeof(float) * B * H);

@@ -62,7 +62,7 @@ static long prev_block(int t, int B, int H, int reverse) { return (long)(t + rev
 static long next_block(int t, int B, int H, int reverse) { return (long)(t + 1 - reverse) * B * H; }
 
 void gru_sequence_forward(const GruWeights *w, const float *x, const float *mask,
-                          float *h, float *gi, float *gh, float *rzn, int S, int B, int reverse)
+                          float *h, float *gi, float *gh, float *rzn, int S, int B, int reverse, int keep)
 {
     int H = w->hidden, G = 3 * H;
     /* All input projections at once: gi (S*B, 3H) = x · w_ih^T + b_ih */
@@ -71,7 +71,7 @@ void gru_sequence_forward(const GruWeights *w, const float *x, const float *mask
         int t = reverse ? S - 1 - s : s;
         const float *hp = h + prev_block(t, B, H, reverse);
         float *hn = h + next_block(t, B, H, reverse);
-        float *ght = gh + (long)t * B * G, *g = rzn + (long)t * B * G;
+        float *ght = gh + (long)t * keep * B * G, *g = rzn + (long)t * keep * B * G;
         matmul_bias_prepacked(ght, G, hp, H, w->w_hh, H, w->w_hh_packed, w->b_hh, B, G, H);
         gru_gates_forward(gi + (long)t * B * G, G, ght, G, hp, hn, g, B, H);
         /* Padding carries the previous state through unchanged. */

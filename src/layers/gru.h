@@ -58,9 +58,10 @@ void gru_gates_backward(const float *dh, const float *rzn, const float *gh, int 
  *     forward, the final state is each sequence's last real state; reverse, trailing
  *     padding keeps the initial state, so each sequence starts at its last real token.
  *   cache: gi (S, B, 3H), gh (S, B, 3H), rzn (S, B, 3H) for backward, indexed by
- *     position t in both directions */
+ *     position t in both directions; keep 0 (no backward: decoding) writes every
+ *     position's gh and rzn into the same (B, 3H) rows, which is all they need hold */
 void gru_sequence_forward(const GruWeights *w, const float *x, const float *mask,
-                          float *h, float *gi, float *gh, float *rzn, int S, int B, int reverse);
+                          float *h, float *gi, float *gh, float *rzn, int S, int B, int reverse, int keep);
 
 /* Backward of gru_sequence_forward, same reverse flag.
  *   dh (S, B, H): dLoss/d(output at position t) from outside (attention, the final

@@ -62,7 +62,7 @@ static long prev_block(int t, int B, int H, int reverse) { return (long)(t + rev
 static long next_block(int t, int B, int H, int reverse) { return (long)(t + 1 - reverse) * B * H; }
 
 void lstm_sequence_forward(const LstmWeights *w, const float *x, const float *mask, float *h, float *c,
-                           float *gi, float *gh, float *ifgo, int S, int B, int reverse)
+                           float *gi, float *gh, float *ifgo, int S, int B, int reverse, int keep)
 {
     int H = w->hidden, G = 4 * H;
     /* All input projections at once: gi (S*B, 4H) = x · w_ih^T + b_ih */
@@ -71,9 +71,9 @@ void lstm_sequence_forward(const LstmWeights *w, const float *x, const float *ma
         int t = reverse ? S - 1 - s : s;
         const float *hp = h + prev_block(t, B, H, reverse), *cp = c + prev_block(t, B, H, reverse);
         float *hn = h + next_block(t, B, H, reverse), *cn = c + next_block(t, B, H, reverse);
-        float *ght = gh + (long)t * B * G;
+        float *ght = gh + (long)t * keep * B * G;
         matmul_bias_prepacked(ght, G, hp, H, w->w_hh, H, w->w_hh_packed, w->b_hh, B, G, H);
-        lstm_gates_forward(gi + (long)t * B * G, G, ght, G, cp, hn, cn, ifgo + (long)t * B * G, B, H);
+        lstm_gates_forward(gi + (long)t * B * G, G, ght, G, cp, hn, cn, ifgo + (long)t * keep * B * G, B, H);
         /* Padding carries the previous state (h and c) through unchanged. */
         for (int b = 0; b < B; b++)
             if (mask[t * B + b] == 0.0f) {

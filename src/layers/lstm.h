@@ -67,9 +67,10 @@ void lstm_gates_backward(const float *dh, const float *dc, const float *ifgo, co
  *     real token.
  *   cache: gi (S, B, 4H) = x · W_ih^T + b_ih, gh (S, B, 4H) = h_prev · W_hh^T + b_hh and
  *     ifgo (S, B, 4H) the activated gates, indexed by position t in both directions;
- *     backward needs only ifgo (and h, c). */
+ *     backward needs only ifgo (and h, c); keep 0 (no backward: decoding) writes every
+ *     position's gh and ifgo into the same (B, 4H) rows */
 void lstm_sequence_forward(const LstmWeights *w, const float *x, const float *mask, float *h, float *c,
-                           float *gi, float *gh, float *ifgo, int S, int B, int reverse);
+                           float *gi, float *gh, float *ifgo, int S, int B, int reverse, int keep);
 
 /* Backward of lstm_sequence_forward, same reverse flag.
  *   dh (S, B, H): dLoss/d(output at position t) from outside (attention, the next

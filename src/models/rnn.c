@@ -122,8 +122,8 @@ void rnn_runstate_alloc(RunState *rs, const ModelDims *dims, RunMode mode, int B
             PART(run->h, (SB + B) * U);
             PART(run->c, lstm * (SB + B) * U);
             PART(run->gi, SB * G * U);
-            PART(run->gh, SB * G * U);
-            PART(run->cache, SB * G * U);
+            PART(run->gh, (ring ? B : SB) * G * U);  /* decoding: one position's (no backward) */
+            PART(run->cache, (ring ? B : SB) * G * U);
         }
         PART(rs->enc_out[l], bi * SB * H);
     }

@@ -63,7 +63,7 @@ static void encode_padded(Model *m, RunState *rs, const Batch *batch, int with_d
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
     int B = batch->B, S = batch->S, E = d->embed, H = d->hidden, U = rnn_units(d), L = d->layers;
-    int lstm = d->cell == CELL_LSTM;
+    int lstm = d->cell == CELL_LSTM, keep = rs->mode != RUN_DECODE; /* decoding has no backward pass */
     long SB = (long)S * B;
     embedding_forward(rs->enc_x[0], E, p->src_emb, batch->src, S * B, E);
     if (rs->dropping) rows_dropout(rs->enc_x[0], E, rs->enc_drop[0], SB, E, rs->dropout, &rs->rng);
@@ -82,10 +82,11 @@ static void encode_padded(Model *m, RunState *rs, const Batch *batch, int with_d
                 memset(run->c + init, 0, sizeof(float) * B * U);
                 LstmWeights w = lstm_weights(&p->enc[l][r], in, U, hh, NULL);
                 lstm_sequence_forward(&w, rs->enc_x[l], batch->mask, run->h, run->c, run->gi, run->gh, run->cache,
-                                      S, B, r);
+                                      S, B, r, keep);
             } else {
                 GruWeights w = gru_weights(&p->enc[l][r], in, U, hh, NULL);
-                gru_sequence_forward(&w, rs->enc_x[l], batch->mask, run->h, run->gi, run->gh, run->cache, S, B, r);
+                gru_sequence_forward(&w, rs->enc_x[l], batch->mask, run->h, run->gi, run->gh, run->cache, S, B, r,
+                                     keep);
             }
         }
         if (!d->bidirectional) {
@@ -212,7 +213,8 @@ void rnn_encode(Model *m, RunState *rs, const Batch *batch, int with_decoder)
             len += batch->mask[t * B + b] != 0.0f;
         rs->src_len[b] = len;
     }
-    if (batch->src_off) encode_packed(m, rs, batch, with_decoder);
+    /* (Decoding's run state holds one position's gate rows: the padded encoder's.) */
+    if (batch->src_off && rs->mode != RUN_DECODE) encode_packed(m, rs, batch, with_decoder);
     else encode_padded(m, rs, batch, with_decoder);
 }
 
