@@ -100,6 +100,42 @@ static void test_families(void)
         int kept = lazy.stored_int8 ? lazy.stored_int8->n : 0;
         snprintf(label, sizeof label, "%s, read for decoding: %d matrices kept as int8 rows", names[family], kept);
         CHECK(rc == 0 && (family == 2 ? kept == 0 : kept > 0), label);
+        /* The embeddings among them, looked up from the int8 rows (model_embed): the rows
+         * of the plain read, bit for bit, also after preparing for int8 and giving the
+         * prepared floats back (the lookups keep reading the rows). */
+        if (family != 2) {
+            const ModelDims *d = &m.dims;
+            int lookups = 0, ids[5] = {0, 3, d->src_vocab - 1, 5, 3}, tids[4] = {0, 3, d->tgt_vocab - 1, 5};
+            int E = d->embed;
+            for (int i = 0; i < kept; i++)
+                lookups += lazy.stored_int8->t[i].lookup;
+            float got[5 * MODEL_MAX_WIDTH / 64], want[5 * MODEL_MAX_WIDTH / 64];
+            int same = E <= MODEL_MAX_WIDTH / 64, src_unwritten = 1;
+            for (long k = 0; k < (long)d->src_vocab * E && lazy.params.src_emb; k++)
+                src_unwritten &= lazy.params.src_emb[k] == 0.0f;
+            for (int round = 0; round < 2 && same; round++) {
+                model_embed(&lazy, got, E, lazy.params.src_emb, ids, 5, E);
+                model_embed(&back, want, E, back.params.src_emb, ids, 5, E);
+                same &= !memcmp(got, want, sizeof(float) * 5 * E);
+                model_embed(&lazy, got, E, lazy.params.tgt_emb, tids, 4, E);
+                model_embed(&back, want, E, back.params.tgt_emb, tids, 4, E);
+                same &= !memcmp(got, want, sizeof(float) * 4 * E);
+                if (round == 0) {
+                    model_prepare_decoding(&lazy, COMPUTE_INT8);
+                    model_drop_prepared_floats(&lazy);
+                }
+            }
+            snprintf(label, sizeof label, "%s: %d embedding tables kept as int8 rows (their floats unwritten); "
+                     "looked up, the plain read's rows bit for bit, before and after preparing", names[family],
+                     lookups);
+            CHECK(lookups == (d->share_src_emb ? 1 : 2) && src_unwritten && same, label);
+            model_free(&lazy);
+            model_alloc(&lazy, &m.dims);
+            copy = xmalloc(len);
+            memcpy(copy, p, len);
+            weights_int8_decode(copy, len, &lazy, 1, "mem", &err);
+            free(copy);
+        }
         model_materialize(&lazy);
         snprintf(label, sizeof label, "%s: written on demand, the weights read without keeping them", names[family]);
         CHECK(!lazy.stored_int8 && !memcmp(lazy.param_mem, back.param_mem, sizeof(float) * m.n_params), label);

@@ -125,11 +125,11 @@ static int decode_only(float *w, float **const *slot, int n_slots)
 }
 
 /* Keeps tensor s's int8 rows (scales, then values, at p) in m->stored_int8. */
-static void keep_rows(Model *m, float *w, const unsigned char *p, const TensorShape *s)
+static void keep_rows(Model *m, float *w, const unsigned char *p, const TensorShape *s, int lookup)
 {
     if (!m->stored_int8) m->stored_int8 = xcalloc(1, sizeof *m->stored_int8);
     StoredInt8 *t = &m->stored_int8->t[m->stored_int8->n++];
-    t->at = w, t->rows = s->rows, t->cols = s->cols;
+    t->at = w, t->rows = s->rows, t->cols = s->cols, t->lookup = lookup;
     t->scale = xmalloc(sizeof(float) * (size_t)s->rows);
     t->q = xmalloc((size_t)(s->rows * s->cols));
     memcpy(t->scale, p, sizeof(float) * (size_t)s->rows);
@@ -168,11 +168,14 @@ int weights_int8_decode(unsigned char *p, uint64_t len, Model *m, int for_decodi
                              s->name, (unsigned long long)(len - at), (unsigned long long)need);
         /* A weight decoding reads only as int8: kept as the file's rows, its float
          * weights left unwritten. */
-        int keep = int8_rows && decode_only(w[t], slot, n_slots);
+        /* The embeddings too, looked up row by row from the int8 rows (model_embed), where
+         * the family decodes with int8 products (it has int8_only). */
+        int lookup = n_slots > 0 && w[t] && (w[t] == m->params.src_emb || w[t] == m->params.tgt_emb);
+        int keep = int8_rows && (decode_only(w[t], slot, n_slots) || lookup);
         if (int8_rows ? read_int8_rows(keep ? NULL : w[t], p + at, s, path, err)
                       : read_floats(w[t], p + at, s->rows * s->cols, s, path, err))
             return -1;
-        if (keep) keep_rows(m, w[t], p + at, s);
+        if (keep) keep_rows(m, w[t], p + at, s, lookup);
         memory_give_back(p + at, (size_t)need);  /* read: the float weights hold it now */
         at += need;
     }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/util.h" /* defines: xcalloc, Rng, rng_seed, rng_uniform, rng_normal */
+#include "layers/embedding.h" /* defines: embedding_forward */
 
 /* The family of d: every ModelDims that reaches these functions has passed dims_problem
  * (or comes from a file that did), so it has one. */
@@ -220,7 +221,32 @@ void model_drop_prepared_floats(Model *m)
         *slot[i] = NULL;
     }
     m->floats_dropped = count > 0;
-    stored_free(m);  /* prepared: the stored rows were copied */
+    /* Prepared: the stored rows were copied, but an embedding's, which lookups read. */
+    StoredInt8s *st = m->stored_int8;
+    int kept = 0;
+    for (int i = 0; st && i < st->n; i++) {
+        if (st->t[i].lookup && st->t[i].q) st->t[kept++] = st->t[i];
+        else free(st->t[i].q), free(st->t[i].scale);
+    }
+    if (st) st->n = kept;
+    if (st && !kept) stored_free(m);
+}
+
+void model_embed(const Model *m, float *out, int ld, const float *table, const int *ids, int n, int E)
+{
+    const StoredInt8s *st = m->stored_int8;
+    for (int i = 0; st && i < st->n; i++) {
+        const StoredInt8 *t = &st->t[i];
+        if (!t->q || t->at != table) continue;
+        for (int r = 0; r < n; r++) {
+            const int8_t *q = t->q + (long)ids[r] * E;
+            float s = t->scale[ids[r]], *o = out + (long)r * ld;
+            for (int k = 0; k < E; k++)
+                o[k] = s * (float)q[k];
+        }
+        return;
+    }
+    embedding_forward(out, ld, table, ids, n, E);
 }
 
 static void stored_free(Model *m)

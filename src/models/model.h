@@ -236,6 +236,8 @@ typedef struct {
     long rows, cols;
     int8_t *q;           /* (rows, cols) */
     float *scale;        /* (rows) */
+    int lookup;          /* an embedding table: kept after preparing, its rows read one
+                            by one (model_embed) */
 } StoredInt8;
 typedef struct {
     int n;
@@ -291,6 +293,10 @@ void model_unprepare_decoding(Model *m);
  * weights, written first from the stored rows wherever the block overlaps one. */
 void model_prepare_weight(const Model *m, PreparedWeight *pw, const float *w, int ld, int N, int K,
                           ComputeType type);
+/* Rows ids[0..n) of the embedding table (one of m's tensors, E wide) into out (row
+ * stride ld): the table's float rows, or, for a table kept as int8 rows (an int8 file
+ * read for decoding), scale x q, the very floats model_materialize would write. */
+void model_embed(const Model *m, float *out, int ld, const float *table, const int *ids, int n, int E);
 /* Writes the float weights of every tensor m->stored_int8 holds (scale x q) and frees
  * it: m is then an ordinary model. */
 void model_materialize(Model *m);

@@ -334,7 +334,7 @@ void model_decoder_input(Model *m, RunState *rs, int t, const int *ids, int B)
     Batch rows = rows_of(B);
     long row = rnn_step_row(rs, &rows, t);
     float *x = rs->dec_x[0] + row * X;
-    embedding_forward(x, X, m->params.tgt_emb, ids, B, E);
+    model_embed(m, x, X, m->params.tgt_emb, ids, B, E);
     prepared_matmul_bias(rs->dec[0].gi + row * GH, GH, x, X, m->params.dec[0].w_ih, X, PREPARED(m, rs, emb_in),
                          m->params.dec[0].b_ih, B, GH, E);
 }

@@ -65,7 +65,7 @@ static void encode_padded(Model *m, RunState *rs, const Batch *batch, int with_d
     int B = batch->B, S = batch->S, E = d->embed, H = d->hidden, U = rnn_units(d), L = d->layers;
     int lstm = d->cell == CELL_LSTM, keep = rs->mode != RUN_DECODE; /* decoding has no backward pass */
     long SB = (long)S * B;
-    embedding_forward(rs->enc_x[0], E, p->src_emb, batch->src, S * B, E);
+    model_embed(m, rs->enc_x[0], E, p->src_emb, batch->src, S * B, E);
     if (rs->dropping) rows_dropout(rs->enc_x[0], E, rs->enc_drop[0], SB, E, rs->dropout, &rs->rng);
     for (int l = 0; l < L; l++) {
         int in = l ? H : E;

@@ -278,10 +278,9 @@ long transformer_encode_floats(const ModelDims *d, int S, int B)
 }
 
 /* x (N, D) = emb[ids] * sqrt(D) + the positions' encodings, time-major (T, B). */
-static void embed_padded(float *x, const float *emb, const int *ids, int T, int B, int D)
+static void embed_padded(const Model *m, float *x, const float *emb, const int *ids, int T, int B, int D)
 {
-    for (long r = 0; r < (long)T * B; r++)
-        memcpy(x + r * D, emb + (long)ids[r] * D, sizeof(float) * D);
+    model_embed(m, x, D, emb, ids, T * B, D);
     posenc_add(x, T, B, D, 0, sqrtf((float)D));
 }
 
@@ -297,7 +296,7 @@ void transformer_encode(const Model *m, const int *src, const int *len, int S, i
     TPass ps = {.d = d, .rows = (int)N, .attend = attend_padded, .ctx = &a, .prep = prepared_layers(m, 0)};
     SubBufs u = {.n = h, .y = y, .mean = mean, .rstd = rstd, .fh = fh, .fa = fa};
     SubBufs *const bufs[2] = {&u, &u};
-    embed_padded(x, p->src_emb, src, S, B, D);
+    embed_padded(m, x, p->src_emb, src, S, B, D);
     for (int l = 0; l < d->enc_layers; l++)
         encoder_layer_forward(&ps, l, &p->tenc[l], x, x, x, bufs);
     if (d->norm == NORM_PRE) layernorm_forward(x, mean, rstd, x, p->tenc_ln.g, p->tenc_ln.b, (int)N, D);
@@ -329,7 +328,7 @@ void transformer_decode(const Model *m, const float *memory, const int *src_len,
     TPass ps = {.d = d, .rows = (int)N, .attend = attend_padded, .ctx = &a, .prep = prepared_layers(m, 1)};
     SubBufs u = {.n = h, .y = y, .mean = mean, .rstd = rstd, .fh = fh, .fa = fa};
     SubBufs *const bufs[3] = {&u, &u, &u};
-    embed_padded(x, p->tgt_emb, tgt_in, T, B, D);
+    embed_padded(m, x, p->tgt_emb, tgt_in, T, B, D);
     for (int l = 0; l < d->dec_layers; l++)
         decoder_layer_forward(&ps, l, &p->tdec[l], x, x, x, x, bufs);
     if (d->norm == NORM_PRE) layernorm_forward(x, mean, rstd, x, p->tdec_ln.g, p->tdec_ln.b, (int)N, D);
@@ -492,7 +491,7 @@ static const float *td_step(void *ctx, int step, const int *prev, const float **
     t->step = step;
     t->rows = n == R ? NULL : t->live;  /* NULL: every row, in order */
     for (int i = 0; i < n; i++)
-        memcpy(t->x + (long)i * D, p->tgt_emb + (long)prev[t->live[i]] * D, sizeof(float) * D);
+        model_embed(t->m, t->x + (long)i * D, D, p->tgt_emb, &prev[t->live[i]], 1, D);
     posenc_add(t->x, 1, n, D, step, sqrtf((float)D));
     /* The layers in place on x (layer norm statistics in the ff scratch, free then). */
     TPass ps = {.d = d, .rows = n, .attend = attend_step, .ctx = t, .prep = prepared_layers(t->m, 1)};
