@@ -208,6 +208,7 @@ void model_prepare_decoding(Model *m, ComputeType type)
 }
 
 static void stored_free(Model *m);
+static void stored_row(const StoredInt8 *t, long r, float *out);
 
 void model_drop_prepared_floats(Model *m)
 {
@@ -237,13 +238,9 @@ void model_embed(const Model *m, float *out, int ld, const float *table, const i
     const StoredInt8s *st = m->stored_int8;
     for (int i = 0; st && i < st->n; i++) {
         const StoredInt8 *t = &st->t[i];
-        if (!t->q || t->at != table) continue;
-        for (int r = 0; r < n; r++) {
-            const int8_t *q = t->q + (long)ids[r] * E;
-            float s = t->scale[ids[r]], *o = out + (long)r * ld;
-            for (int k = 0; k < E; k++)
-                o[k] = s * (float)q[k];
-        }
+        if (!t->q || t->at != table || t->cols != E) continue;
+        for (int r = 0; r < n; r++)
+            stored_row(t, ids[r], out + (long)r * ld);
         return;
     }
     embedding_forward(out, ld, table, ids, n, E);
@@ -259,12 +256,21 @@ static void stored_free(Model *m)
     m->stored_int8 = NULL;
 }
 
+/* Row r of stored tensor t as floats into out: scale x q, the one formula for writing
+ * the tensor's weights and for looking a row up (model_embed), so both give the same
+ * bits. */
+static void stored_row(const StoredInt8 *t, long r, float *out)
+{
+    const int8_t *q = t->q + r * t->cols;
+    for (long c = 0; c < t->cols; c++)
+        out[c] = t->scale[r] * (float)q[c];
+}
+
 /* Writes stored tensor i's float weights. */
 static void stored_write(StoredInt8 *t)
 {
     for (long r = 0; r < t->rows; r++)
-        for (long c = 0; c < t->cols; c++)
-            t->at[r * t->cols + c] = t->scale[r] * (float)t->q[r * t->cols + c];
+        stored_row(t, r, t->at + r * t->cols);
     free(t->q), free(t->scale);
     t->q = NULL, t->scale = NULL;
 }
