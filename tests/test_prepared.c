@@ -1,7 +1,6 @@
 /* test_prepared.c — decoding with prepared weights (kernels/prepared.h,
  * model_prepare_decoding): float32 gives the very logits of the unprepared model; int8
- * stays close to them, and a Transformer's gives a sentence the same logits whatever
- * batch it is in.
+ * stays close to them, and gives a sentence the same logits whatever batch it is in.
  *
  * The models are random Transformers and recurrent models (random_model) decoded step
  * by step through their Decoder with the same fed words, so that every step's logits
@@ -16,6 +15,7 @@
 #include "decode/decode.h"
 #include "kernels/blas.h"
 #include "kernels/linalg.h"
+#include "layers/pooling.h"
 #include "models/model.h"
 #include "text/vocab.h"
 #include "base/util.h"
@@ -23,9 +23,9 @@
 enum { N_SRC = 9, STEPS = 6, MAX_S = 12 };
 
 /* The models: 0 a pre-norm relu Transformer, 1 a post-norm gelu one with tied
- * embeddings, 2 a GRU with Bahdanau attention, 3 a 2-layer LSTM with Luong's general
- * attention and input feeding (every product the recurrent decoder has but the local
- * kinds' and concat's). */
+ * embeddings, 2 a GRU with Bahdanau attention, 3 a 2-layer LSTM, bidirectional encoder
+ * (and so bridges), with Luong's general attention and input feeding (every product the
+ * recurrent decoder has but the local kinds' and concat's). */
 enum { N_MODELS = 4, N_TRANSFORMERS = 2 };
 static void random_model(Model *m, int variant)
 {
@@ -35,7 +35,8 @@ static void random_model(Model *m, int variant)
     if (variant >= 2)
         d = (ModelDims){.type = MODEL_RNN, .embed = 40, .hidden = 48, .src_vocab = 50, .tgt_vocab = 301,
                         .layers = variant == 3 ? 2 : 1, .cell = variant == 3 ? CELL_LSTM : CELL_GRU,
-                        .attention = variant == 3 ? ATT_LUONG_GENERAL : ATT_BAHDANAU, .input_feed = variant == 3};
+                        .attention = variant == 3 ? ATT_LUONG_GENERAL : ATT_BAHDANAU, .input_feed = variant == 3,
+                        .bidirectional = variant == 3};
     model_alloc(m, &d);
     model_init_weights(m, 7 + variant);
 }
@@ -130,8 +131,7 @@ static void test_float32_identical(int variant)
 }
 
 /* int8: within a few percent of the float logits, the same best word in most rows,
- * and (a Transformer) each sentence's logits the same, bit for bit, decoded alone or in
- * the batch. */
+ * and each sentence's logits the same, bit for bit, decoded alone or in the batch. */
 static void test_int8(int variant)
 {
     Model m;
@@ -151,10 +151,9 @@ static void test_int8(int variant)
         same += best_word(i8 + r * V, V) == best_word(f32 + r * V, V);
     snprintf(label, sizeof label, "model %d: int8's best word is float32's in %ld of %ld rows", variant, same, rows);
     CHECK(same * 10 >= rows * 9, label);
-    /* Each sentence alone: (STEPS, K, V) against its rows of the batch's steps. (A
-     * Transformer's: the recurrent encoder's products stay float, and their sums
-     * depend on the batch.) */
-    for (int s = 0; s < N_SRC && variant < N_TRANSFORMERS; s++) {
+    /* Each sentence alone: (STEPS, K, V) against its rows of the batch's steps (every
+     * product of int8 decoding, the recurrent encoder's and bridges' too, is per row). */
+    for (int s = 0; s < N_SRC; s++) {
         step_logits(&m, s, 1, K, alone);
         int same_bits = 1;
         for (int t = 0; t < STEPS; t++)
@@ -244,6 +243,15 @@ static void test_drop_floats(int variant)
     /* The embeddings stay (read row by row), and so does a tied output layer. */
     CHECK(m.params.src_emb && m.params.tgt_emb && (m.params.out_w || !m.dims.tie_embeddings),
           "the embeddings and a tied output layer stay");
+    if (m.dims.type == MODEL_RNN) {   /* the encoder multiplies int8 weights only */
+        int enc_gone = 1;
+        for (int l = 0; l < m.dims.layers; l++)
+            for (int r = 0; r < (m.dims.bidirectional ? 2 : 1); r++)
+                enc_gone &= !m.params.enc[l][r].w_ih && !m.params.enc[l][r].w_hh &&
+                            (!m.dims.bidirectional || !m.params.bridge_w[l]);
+        snprintf(label, sizeof label, "model %d: the encoder's float weights given back too", variant);
+        CHECK(enc_gone, label);
+    }
     step_logits(&m, 0, N_SRC, K, dropped);
     snprintf(label, sizeof label, "model %d: int8 decoding after the floats are given back = before, bit for bit",
              variant);
@@ -253,14 +261,70 @@ static void test_drop_floats(int variant)
     model_free(&m);
 }
 
-/* A family without a prepare op (the classifier) decodes as it is. */
-static void test_unprepared_family(void)
+/* A classifier's logits for sentences [first, first + count) (label-less Examples, as
+ * nmt classify makes them), in run mode `mode`: (count, C) into out. */
+static void classifier_logits(Model *m, int first, int count, RunMode mode, float *out)
 {
-    ModelDims d = {.type = MODEL_CLASSIFIER, .embed = 8, .hidden = 8, .src_vocab = 20, .tgt_vocab = 7, .layers = 1};
+    int buf[N_SRC][MAX_S], idx[N_SRC];
+    Example ex[N_SRC];
+    for (int n = 0; n < count; n++) {
+        int len = source(first + n, buf[n]);
+        ex[n] = (Example){.src = buf[n], .src_len = len, .label = -1};
+        idx[n] = n;
+    }
+    Batch batch = {0};
+    RunState rs = {0};
+    model_fill_batch(m, &batch, ex, idx, count);
+    runstate_ensure(&rs, &m->dims, mode, count, batch.S, 1);
+    model_forward(m, &rs, &batch, 0);
+    memcpy(out, rs.logits, sizeof(float) * count * model_classes(&m->dims));
+    runstate_free(&rs);
+    batch_free(&batch);
+}
+
+/* A classifier prepared for int8 (its encoder's products; nmt classify's RUN_DECODE):
+ * float32 prepares nothing and scores as before; int8's logits near the float ones,
+ * each sentence's the same bits alone or in the batch, and after the encoder's float
+ * weights are given back. Variant 0: a bidirectional GRU with attention pooling and a
+ * bag of words; 1: a 2-layer LSTM with mean pooling. */
+static void test_classifier(int variant)
+{
+    ModelDims d = {.type = MODEL_CLASSIFIER, .embed = 24, .hidden = 32, .src_vocab = 50, .tgt_vocab = 7,
+                   .layers = 1, .cell = CELL_GRU, .bidirectional = 1, .pooling = POOL_ATTENTION, .bag_of_words = 1};
+    if (variant == 1) d.layers = 2, d.cell = CELL_LSTM, d.bidirectional = 0, d.pooling = POOL_MEAN, d.bag_of_words = 0;
     Model m;
     model_alloc(&m, &d);
+    model_init_weights(&m, 21 + variant);
+    if (d.bag_of_words)   /* its rows start at zero: give them some weight */
+        for (long i = 0; i < (long)d.src_vocab * model_classes(&m.dims); i++)
+            m.params.bow_w[i] = 0.01f * (float)((i * 37) % 21 - 10);
+    int C = model_classes(&m.dims);
+    float f32[N_SRC * 8], again[N_SRC * 8], i8[N_SRC * 8], alone[8], after[N_SRC * 8];
+    char label[160];
+    classifier_logits(&m, 0, N_SRC, RUN_SCORE, f32);
+    model_prepare_decoding(&m, COMPUTE_FLOAT32);
+    classifier_logits(&m, 0, N_SRC, RUN_SCORE, again);
+    snprintf(label, sizeof label, "classifier %d: float32 prepared = unprepared", variant);
+    check_identical(again, f32, (long)N_SRC * C, label);
     model_prepare_decoding(&m, COMPUTE_INT8);
-    CHECK(!m.prepared && m.compute_type == COMPUTE_FLOAT32, "a classifier: nothing prepared, float32");
+    CHECK(m.prepared && m.compute_type == COMPUTE_INT8, "classifier: int8 prepared");
+    classifier_logits(&m, 0, N_SRC, RUN_DECODE, i8);
+    snprintf(label, sizeof label, "classifier %d: int8 logits near float32", variant);
+    check_close_scaled(i8, f32, (long)N_SRC * C, 0.05, label);
+    int same = 1;
+    for (int s = 0; s < N_SRC; s++) {
+        classifier_logits(&m, s, 1, RUN_DECODE, alone);
+        same &= memcmp(alone, i8 + (long)s * C, sizeof(float) * C) == 0;
+    }
+    snprintf(label, sizeof label, "classifier %d: int8, each of %d sentences alone = in the batch, bit for bit",
+             variant, N_SRC);
+    CHECK(same, label);
+    model_drop_prepared_floats(&m);
+    CHECK(m.floats_dropped && !m.params.enc[0][0].w_ih && !m.params.enc[0][0].w_hh,
+          "classifier: the encoder's float weights given back");
+    classifier_logits(&m, 0, N_SRC, RUN_DECODE, after);
+    snprintf(label, sizeof label, "classifier %d: int8 after the floats are given back = before", variant);
+    check_identical(after, i8, (long)N_SRC * C, label);
     model_free(&m);
 }
 
@@ -278,7 +342,8 @@ int main(int argc, char **argv)
         test_int8_spread(v);
     for (int v = 0; v < N_MODELS + 2; v++)
         test_drop_floats(v);
-    test_unprepared_family();
+    test_classifier(0);
+    test_classifier(1);
     /* Float32 prepared: nothing is given back. */
     Model m;
     random_model(&m, 0);

@@ -102,11 +102,36 @@ for m in gru tr; do
         awk -v a="$int8_bleu" -v b="$float_bleu" 'BEGIN { d = a - b; exit !(d < 1 && d > -1 && b > 50) }'
 done
 
-# The classifier: its family has no int8 products, so it computes in float32 from its int8 weights.
+# The classifier: its encoder's and output layer's products in int8, by default for the
+# int8 file: the bytes of --compute-type int8 on the float file (the same integers), of
+# --workers 2 and of --batch 1 (every product per row); its labels mostly the float
+# model's; eval's accuracy is classify's.
 head -n 30 data/sentiment.tsv | cut -f1 >"$T/cls.txt"
-run classify "$T/cls.q8.bin" <"$T/cls.txt"
+run classify "$T/cls.q8.bin" --probs all <"$T/cls.txt"
 check "classifier: classify labels with the int8 file: exit 0, 30 labels" \
     sh -c "[ $rc -eq 0 ] && [ $(lines "$T/out") -eq 30 ]"
+cp "$T/out" "$T/cls.q8.out"
+run classify "$T/cls/model.bin" --probs all --compute-type int8 <"$T/cls.txt"
+check "classifier: the int8 file = the float file with --compute-type int8, byte for byte (probabilities too)" \
+    eval 'exits 0 && cmp -s "$T/out" "$T/cls.q8.out"'
+run classify "$T/cls.q8.bin" --probs all --workers 2 --batch 7 <"$T/cls.txt"
+check "classifier: int8 --workers 2 --batch 7 = --batch 64, byte for byte" eval 'exits 0 && cmp -s "$T/out" "$T/cls.q8.out"'
+run classify "$T/cls.q8.bin" --probs all --batch 1 <"$T/cls.txt"
+check "classifier: int8 --batch 1 = --batch 64, byte for byte" eval 'exits 0 && cmp -s "$T/out" "$T/cls.q8.out"'
+run classify "$T/cls/model.bin" <"$T/cls.txt"
+cp "$T/out" "$T/cls.f32.out"
+run classify "$T/cls.q8.bin" <"$T/cls.txt"
+cp "$T/out" "$T/cls.q8.labels"
+agree=$(paste "$T/cls.f32.out" "$T/cls.q8.labels" | awk -F'\t' '$1 == $2' | wc -l)
+check "classifier: int8's label is float32's on $agree of 30 lines (at least 27)" [ "$agree" -ge 27 ]
+run classify "$T/cls.q8.bin" --compute-type float32 <"$T/cls.txt"
+check "classifier: the int8 file with --compute-type float32: exit 0, 30 labels" \
+    sh -c "[ $rc -eq 0 ] && [ $(lines "$T/out") -eq 30 ]"
+head -n 30 data/sentiment.tsv >"$T/cls.tsv"
+right=$(paste "$T/cls.q8.labels" "$T/cls.tsv" | awk -F'\t' '$1 == $3' | wc -l)
+run eval "$T/cls.q8.bin" "$T/cls.tsv" --json
+check "classifier: eval on the int8 file: the accuracy of classify's labels ($right of 30)" \
+    eval 'exits 0 && awk -v a="$(field accuracy "$T/out")" -v r="$right" "BEGIN { d = a - r / 30; exit !(d < 1e-6 && d > -1e-6) }"'
 run translate "$T/cls.q8.bin" "$T/src.txt"
 check "classifier: translate refuses it (a classifier), exit 1" exits 1
 

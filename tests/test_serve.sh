@@ -192,17 +192,22 @@ check "POST /translate, heads: 4 heads of the layer asked, each an output x sour
           [ "$(get "translations.0.attention.heads.*.*" | wc -l)" = $((4 * rows)) ] && [ "$(get translations.0.attention.layer)" = 2 ]'
 
 # /classify against nmt classify.
+# classified — $T/got: the labels and probabilities of the last answer ($answer's), as
+# nmt classify --probs writes them; $n its lines ($T/want's).
+classified() {
+    n=$(lines "$T/want")
+    i=0
+    : >"$T/got"
+    while [ $i -lt "$n" ]; do
+        label=$(get "classifications.$i.label")
+        printf '%s\t%s\n' "$label" "$(get "classifications.$i.probabilities.$label" %.4f)" >>"$T/got"
+        i=$((i + 1))
+    done
+}
 answer=main
 ask main POST /classify "{\"text\": $(lines_json "$T/cls_src.txt"), \"attention\": true}"
 $LIMIT "$NMT" classify "$CLS" --probs "$T/cls_src.txt" >"$T/want" 2>/dev/null
-n=$(lines "$T/want")
-i=0
-: >"$T/got"
-while [ $i -lt "$n" ]; do
-    label=$(get "classifications.$i.label")
-    printf '%s\t%s\n' "$label" "$(get "classifications.$i.probabilities.$label" %.4f)" >>"$T/got"
-    i=$((i + 1))
-done
+classified
 check "POST /classify: the labels and probabilities of nmt classify --probs ($n lines)" \
     eval '[ $code = 200 ] && [ "$n" -gt 0 ] && cmp -s "$T/want" "$T/got"'
 show_diff
@@ -259,8 +264,9 @@ kill -TERM $PID
 wait_server
 check "SIGTERM with nothing in flight: exit 0, 'stopped'" eval '[ $rc = 0 ] && has "$T/main.log" "nmt: serve: stopped"'
 
-# --compute-type int8 (issue 31): the translation models prepared once and shared by
-# the workers; n-best lists and scores the bytes of nmt translate --compute-type int8.
+# --compute-type int8 (issue 31): the models prepared once and shared by the workers;
+# n-best lists and scores the bytes of nmt translate --compute-type int8, labels and
+# probabilities those of nmt classify --compute-type int8.
 start int8 "$GRU" "$TR" "$CLS" --workers 2 --compute-type int8
 answer=int8
 for m in GRU TR; do
@@ -272,6 +278,12 @@ for m in GRU TR; do
         eval '[ $code = 200 ] && [ -s "$T/want" ] && cmp -s "$T/want" "$T/got"'
     show_diff
 done
+ask int8 POST /classify "{\"text\": $(lines_json "$T/cls_src.txt"), \"model\": \"$CLS\"}"
+$LIMIT "$NMT" classify "$CLS" --probs --compute-type int8 "$T/cls_src.txt" >"$T/want" 2>/dev/null
+classified
+check "--compute-type int8, POST /classify: nmt classify --compute-type int8's labels and probabilities ($n lines)" \
+    eval '[ $code = 200 ] && [ "$n" -gt 0 ] && cmp -s "$T/want" "$T/got"'
+show_diff
 kill -TERM $PID
 wait_server
 check "--compute-type int8: exit 0 on SIGTERM" eval '[ $rc = 0 ]'

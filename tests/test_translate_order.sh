@@ -6,7 +6,7 @@
 # two input files; the n-best line numbers in order; a writer that waits for each answer
 # gets it (the look-ahead does not wait for lines that have not come); a failed write
 # stops at the first line; the default without --batch on a file is --batch 64;
-# --compute-type float32 changes nothing and int8 (a Transformer's) nothing with the batch;
+# --compute-type float32 changes nothing and int8 nothing with the batch;
 # with --workers 2 (the window's batches translated at once, issue 30) the same bytes as
 # one worker, int8 included, and the pipe and write-error cases behave the same; --prefix
 # and --sample (issue 32) go with their lines through the sort.
@@ -71,20 +71,18 @@ for model in gru tr; do
         eval '[ "$(cut -d" " -f1 "$T/out" | uniq | tr "\n" " ")" = "$(seq 0 $((total - 1)) | tr "\n" " ")" ]'
 
     # --compute-type (issue 31): float32, the default, is the unprepared model's output
-    # byte for byte; int8 answers every line, and a Transformer's int8 output does not
-    # depend on the batch (every product's integer sums are exact and per row), n-best
-    # scores included.
+    # byte for byte; int8 answers every line, and its output does not depend on the
+    # batch (every product's integer sums are exact and per row, the recurrent encoder's
+    # too), n-best scores included.
     run translate "$M" "$T/in.txt" --batch 1 --compute-type float32
     check "$model: --compute-type float32: byte for byte the default" eval 'exits 0 && cmp -s "$T/out" "$T/one.txt"'
     run translate "$M" "$T/in.txt" --batch 1 --compute-type int8
     check "$model: --compute-type int8 answers every line" eval 'exits 0 && [ "$(lines "$T/out")" = "$n" ]'
-    if [ $model = tr ]; then
-        run translate "$M" "$T/in.txt" "$T/second.txt" --beam 3 --nbest 2 --batch 1 --compute-type int8
-        cp "$T/out" "$T/int8.one"
-        run translate "$M" "$T/in.txt" "$T/second.txt" --beam 3 --nbest 2 --batch 16 --compute-type int8
-        check "tr: int8 --nbest 2 --batch 16: byte for byte --batch 1, scores included" \
-            eval 'exits 0 && cmp -s "$T/out" "$T/int8.one"'
-    fi
+    run translate "$M" "$T/in.txt" "$T/second.txt" --beam 3 --nbest 2 --batch 1 --compute-type int8
+    cp "$T/out" "$T/int8.one"
+    run translate "$M" "$T/in.txt" "$T/second.txt" --beam 3 --nbest 2 --batch 16 --compute-type int8
+    check "$model: int8 --nbest 2 --batch 16: byte for byte --batch 1, scores included" \
+        eval 'exits 0 && cmp -s "$T/out" "$T/int8.one"'
 done
 run translate "$T/tr/model.bin" "$T/in.txt" --compute-type int16
 check "--compute-type int16: a usage error (exit 2) naming the choices" eval 'exits 2 && has "$T/err" "float32 or int8"'

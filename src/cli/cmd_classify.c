@@ -4,7 +4,7 @@
 #include "cli/commands.h"    /* defines: OptionTable, Parsed, usage_error, fail, output_done */
 #include "decode/classify.h" /* defines: ClassifyOptions, classify_stream, classify_trained_columns */
 #include "decode/heatmap.h"  /* defines: heatmap_prepare_dir */
-#include "files/modelfile.h" /* defines: ModelFile, modelfile_read */
+#include "files/modelfile.h" /* defines: ModelFile, modelfile_read, modelfile_read_decoding */
 #include "files/targets.h"   /* defines: TargetInput, target_check */
 #include "layers/pooling.h"  /* defines: POOL_ATTENTION, pooling_name */
 
@@ -12,6 +12,7 @@ typedef struct {
     ClassifyOptions opt;
     const char *out_path;   /* -o */
     int threads, workers;
+    int compute_type;       /* --compute-type: ComputeType */
 } ClassifyArgs;
 
 static const char *const probs_words[] = {"all", NULL};
@@ -31,19 +32,23 @@ static const Option classify_rows[] = {
              "weight (attention pooling only)"},
     {OPTION_THREADS(ClassifyArgs, threads), .help = "OpenBLAS threads (default: all cores); for one worker"},
     {OPTION_WORKERS(ClassifyArgs, workers), .help = WORKERS_HELP},
+    {OPTION_COMPUTE_TYPE(ClassifyArgs, compute_type),
+     .help = "int8: the encoder's and output layer's products with int8\n"
+             "weights, as nmt translate's (faster); float32: the model's own\n"
+             "weights; default: int8 for a file nmt quantize wrote, else float32"},
     {OPTION_MAX_LINE_BYTES(ClassifyArgs, opt.lines.max_bytes),
      .help = "the longest input line, in bytes (default 1048576; 1024 to\n"
              "2^30): a longer one gets an empty output line and a warning"},
 };
 
-static const ClassifyArgs classify_defaults = {.workers = 1};
+static const ClassifyArgs classify_defaults = {.workers = 1, .compute_type = COMPUTE_AS_FILE};
 
 const OptionTable classify_options = {
     .name = "classify",
     .usage =
         "usage: nmt classify MODEL.bin [INPUT ...] [-o OUTPUT] [--probs [all]] [--batch N]\n"
         "                    [--attention-svg DIR] [--threads N] [--workers N]\n"
-        "                    [--max-line-bytes N]\n"
+        "                    [--compute-type float32|int8] [--max-line-bytes N]\n"
         "\n"
         "Label each line of the INPUT files (standard input without any, or -) with a classifier\n"
         "(a model trained with model.type \"classifier\"): one output line per input line.\n"
@@ -83,7 +88,9 @@ int cmd_classify(void *args, const Parsed *p)
     Error err;
     TargetInput model_input = {"the model", model};
     if (a->out_path && target_check("-o", a->out_path, TARGET_TEXT, &model_input, 1, NULL, &err)) return fail(&err);
-    if (modelfile_read(model, &mf, &err)) return fail(&err);
+    /* Only classifying: a file with int8 weights read for int8 (unless float32 is asked). */
+    if ((a->compute_type != COMPUTE_FLOAT32 ? modelfile_read_decoding : modelfile_read)(model, &mf, &err))
+        return fail(&err);
     int status = 0;
     if (!model_classifies(&mf.model.dims))
         status = error_set(&err, "%s: a translation model, not a classifier: translate with nmt translate %s "
@@ -91,6 +98,10 @@ int cmd_classify(void *args, const Parsed *p)
     else if (opt->attention_svg && mf.model.dims.pooling != POOL_ATTENTION)
         status = error_set(&err, "%s: --attention-svg draws attention pooling's weights; this classifier pools by "
                                  "%s", model, pooling_name(mf.model.dims.pooling));
+    /* Prepared once, before the workers share it read-only; then the float copies of
+     * its int8 weights go (it only classifies). */
+    if (status == 0) status = prepare_model(&mf, model, a->compute_type, &err);
+    if (status == 0) model_drop_prepared_floats(&mf.model);
     if (status == 0 && opt->attention_svg) status = heatmap_prepare_dir(opt->attention_svg, &err);
     int label_column = -1;
     opt->text_column = -1;

@@ -52,9 +52,10 @@ static const Option eval_rows[] = {
      .group = FOR_TRANSLATION | FOR_BLEU,
      .help = "decode with nmt translate's --shortlist FILE (the loss and\n"
              "perplexity are of the whole vocabulary either way)"},
-    {OPTION_COMPUTE_TYPE(EvalArgs, compute_type), .group = FOR_TRANSLATION | FOR_BLEU,
+    {OPTION_COMPUTE_TYPE(EvalArgs, compute_type), .group = FOR_BLEU,
      .help = "the products of decoding, as for nmt translate (the loss and\n"
-             "perplexity are computed in float32 either way)"},
+             "perplexity are computed in float32 either way); a classifier's\n"
+             "labels as nmt classify --compute-type gives them"},
     {OPTION_THREADS(EvalArgs, threads), .help = "OpenBLAS threads, as for nmt translate"},
     {OPTION_WORKERS(EvalArgs, workers), .help = "workers, as for nmt translate: the same figures"},
     {OPTION_MAX_LINE_BYTES(EvalArgs, opt.lines.max_bytes),
@@ -164,7 +165,7 @@ int cmd_eval(void *args, const Parsed *p)
     EnsembleFiles ensemble = {0};
     Workers *w = NULL;
     Shortlist shortlist = {0};
-    if ((!classifier && prepare_model(&mf, model, a->compute_type, &err)) ||
+    if (prepare_model(&mf, model, a->compute_type, &err) ||
         ensemble_files_open(&ensemble, models, n_models, &mf, a->compute_type, 0, &err) ||
         (a->shortlist_path &&
          use_shortlist(a->shortlist_path, ensemble.all, ensemble.n, &a->opt.lines, &shortlist, &err)) ||

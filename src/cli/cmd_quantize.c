@@ -24,12 +24,12 @@ const OptionTable quantize_options = {
         "Write MODEL.bin's model with int8 weights: every weight matrix (embeddings,\n"
         "recurrent and linear weights, the output layer) as 8-bit integers with one\n"
         "scale per row, the biases and layer norms as they are. The file is about a\n"
-        "quarter of the float32 one; nmt translate, eval and serve decode it with int8\n"
-        "products (--compute-type int8, their default for such a file; a classifier\n"
-        "computes in float32 from the int8 weights), and nmt info says int8. Training\n"
-        "cannot go on from it (train.init_from, --resume and nmt average refuse it): keep\n"
-        "the float32 model. A checkpoint's optimizer state is left out. The file is\n"
-        "format version 2: an nmt from before int8 weights refuses it by that version.\n"
+        "quarter of the float32 one; nmt translate, eval, classify and serve decode it\n"
+        "with int8 products (--compute-type int8, their default for such a file), and\n"
+        "nmt info says int8. Training cannot go on from it (train.init_from, --resume\n"
+        "and nmt average refuse it): keep the float32 model. A checkpoint's optimizer\n"
+        "state is left out. The file is format version 2: an nmt from before int8\n"
+        "weights refuses it by that version.\n"
         "\n",
     OPTION_ROWS(quantize_rows),
     .column = 16,

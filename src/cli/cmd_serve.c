@@ -38,8 +38,8 @@ static const Option serve_rows[] = {
     {OPTION_THREADS(ServeArgs, threads),
      .help = "OpenBLAS threads (default 0: OpenBLAS's choice); for one worker"},
     {OPTION_COMPUTE_TYPE(ServeArgs, compute_type),
-     .help = "the translation models' products, as for nmt translate (prepared\n"
-             "once, shared by the workers; classifiers stay float32)"},
+     .help = "the models' products, as for nmt translate and nmt classify\n"
+             "(prepared once, shared by the workers)"},
     {"--shortlist", OPT_STRING, OPTION_AT(ServeArgs, shortlist_path), .metavar = "FILE",
      .help = "score only the target units FILE keeps for each batch's source\n"
              "units, as nmt translate --shortlist (one translation model)"},
@@ -124,8 +124,7 @@ int cmd_serve(void *args, const Parsed *p)
         status = (a->compute_type != COMPUTE_FLOAT32 ? modelfile_read_decoding : modelfile_read)(p->operands[read],
                                                                                                 &models[read], &err);
         /* Prepared once, before the workers share the model read-only. */
-        if (status == 0 && !model_classifies(&models[read].model.dims) &&
-            prepare_model(&models[read], p->operands[read], a->compute_type, &err)) {
+        if (status == 0 && prepare_model(&models[read], p->operands[read], a->compute_type, &err)) {
             modelfile_free(&models[read]);
             status = -1;
         }

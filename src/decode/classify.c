@@ -46,11 +46,15 @@ void classify_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, int 
         idx[s] = s;
     Batch batch = {0};
     if (n_live > 0) {
+        /* A model prepared for int8 classifies as it decodes: padded, with its int8
+         * encoder (rnn.h's RnnEncoderPrepared); float32 scores the packed batch. */
+        const Model *m = &mf->model;
+        RunMode mode = m->prepared && m->compute_type == COMPUTE_INT8 ? RUN_DECODE : RUN_SCORE;
         model_fill_batch(&mf->model, &batch, ex, idx, n_live);
-        runstate_ensure(rs, d, RUN_SCORE, n_live, batch.S, 1);
+        runstate_ensure(rs, d, mode, n_live, batch.S, 1);
         model_forward(&mf->model, rs, &batch, 0);
     }
-    /* A packed batch keeps the rows in order (every example has the same, empty target). */
+    /* A batch keeps the rows in order (every example has the same, empty target). */
     for (int s = 0; s < n_live; s++) {
         int i = live[s];
         const float *x = rs->logits + (long)s * C;

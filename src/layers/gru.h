@@ -16,6 +16,7 @@
 #define GRU_H
 
 #include "kernels/matmul_packed.h" /* defines: PackedMatrix */
+#include "kernels/prepared.h"      /* defines: PreparedWeight */
 
 typedef struct {
     float *w_ih;  /* (3H, In) */
@@ -30,6 +31,9 @@ typedef struct {
     /* w_hh's columns packed (packed_matrix_pack_columns), or NULL: the same for the
      * backward passes' per-step products dgates · w_hh (matmul_nn_prepacked). */
     const PackedMatrix *w_hh_columns;
+    /* w_ih and w_hh prepared for int8 decoding (kernels/prepared.h), or NULL: the
+     * sequence forward pass multiplies by these instead (and reads no float weight). */
+    const PreparedWeight *w_ih_int8, *w_hh_int8;
 } GruWeights;
 
 /* One step's gates for B rows.

@@ -66,13 +66,14 @@ void lstm_sequence_forward(const LstmWeights *w, const float *x, const float *ma
 {
     int H = w->hidden, G = 4 * H;
     /* All input projections at once: gi (S*B, 4H) = x · w_ih^T + b_ih */
-    matmul_bias(gi, G, x, w->in, w->w_ih, w->in, w->b_ih, S * B, G, w->in);
+    prepared_matmul_bias(gi, G, x, w->in, w->w_ih, w->in, w->w_ih_int8, w->b_ih, S * B, G, w->in);
     for (int s = 0; s < S; s++) {
         int t = reverse ? S - 1 - s : s;
         const float *hp = h + prev_block(t, B, H, reverse), *cp = c + prev_block(t, B, H, reverse);
         float *hn = h + next_block(t, B, H, reverse), *cn = c + next_block(t, B, H, reverse);
         float *ght = gh + (long)t * keep * B * G;
-        matmul_bias_prepacked(ght, G, hp, H, w->w_hh, H, w->w_hh_packed, w->b_hh, B, G, H);
+        if (w->w_hh_int8) prepared_matmul_bias(ght, G, hp, H, w->w_hh, H, w->w_hh_int8, w->b_hh, B, G, H);
+        else matmul_bias_prepacked(ght, G, hp, H, w->w_hh, H, w->w_hh_packed, w->b_hh, B, G, H);
         lstm_gates_forward(gi + (long)t * B * G, G, ght, G, cp, hn, cn, ifgo + (long)t * keep * B * G, B, H);
         /* Padding carries the previous state (h and c) through unchanged. */
         for (int b = 0; b < B; b++)

@@ -47,6 +47,50 @@ static void classifier_runstate(RunState *rs, const ModelDims *d, RunMode mode, 
     rnn_runstate_alloc(rs, d, mode, B, S, T, 0);
 }
 
+/* ---------------------------------------------------------------- prepared for int8 */
+
+/* Model.prepared of a classifier: for int8 only, the encoder's weights
+ * (rnn_encoder_prepare; first, where the shared encoder looks) and the output layer's,
+ * so that every product is per row and a sentence's label and probabilities do not
+ * depend on its batch. A classifier prepared for int8 classifies in RUN_DECODE
+ * (classify_lines). */
+typedef struct {
+    RnnEncoderPrepared enc;
+    PreparedWeight out;
+} ClassifierPrepared;
+
+static void *classifier_prepare(const Model *m, ComputeType type)
+{
+    ClassifierPrepared *pr = xcalloc(1, sizeof *pr);
+    rnn_encoder_prepare(m, &pr->enc, type, 0);
+    if (type == COMPUTE_INT8)
+        model_prepare_weight(m, &pr->out, m->params.out_w, m->dims.hidden, model_classes(&m->dims), m->dims.hidden,
+                             type);
+    return pr;
+}
+
+static void classifier_prepared_free(void *prepared)
+{
+    ClassifierPrepared *pr = prepared;
+    rnn_encoder_prepared_free(&pr->enc);
+    prepared_weight_free(&pr->out);
+    free(pr);
+}
+
+static int classifier_int8_only(Model *m, float **slot[MAX_TENSORS], long n[MAX_TENSORS])
+{
+    int c = rnn_encoder_int8_only(m, slot, n, 0, 0);
+    slot[c] = &m->params.out_w, n[c++] = (long)model_classes(&m->dims) * m->dims.hidden;
+    return c;
+}
+
+/* The output layer's int8 weight when rs classifies with a model prepared for int8, or NULL. */
+static const PreparedWeight *out_int8(const Model *m, const RunState *rs)
+{
+    if (rs->mode != RUN_DECODE || !m->prepared || m->compute_type != COMPUTE_INT8) return NULL;
+    return &((const ClassifierPrepared *)m->prepared)->out;
+}
+
 /* ---------------------------------------------------------------- forward and backward */
 
 /* The cross-entropy of B rows of logits (B, C) against their classes, each row's loss
@@ -104,7 +148,7 @@ static double classifier_forward(Model *m, RunState *rs, const Batch *batch, int
     default: pooling_max_forward(rs->pooled, rs->pool_arg, h, len, S, B, H); break;
     }
     if (rs->dropping) rows_dropout(rs->pooled, H, rs->pool_drop, B, H, rs->dropout, &rs->rng);
-    matmul_bias(rs->logits, C, rs->pooled, H, p->out_w, H, p->out_b, B, C, H);
+    prepared_matmul_bias(rs->logits, C, rs->pooled, H, p->out_w, H, out_int8(m, rs), p->out_b, B, C, H);
     if (d->bag_of_words) bag_of_words_forward(rs->logits, p->bow_w, batch->src, rs->src_len, S, B, C);
     if (batch->T == 0) return 0;  /* classifying: no labels */
     long n = rs->loss_tokens > 0 ? rs->loss_tokens : B;
@@ -196,6 +240,9 @@ const ModelFamily classifier_family = {
     .forward = classifier_forward,
     .backward = classifier_backward,
     .decoder = NULL,
+    .prepare = classifier_prepare,
+    .prepared_free = classifier_prepared_free,
+    .int8_only = classifier_int8_only,
     .attention_heads = NULL,
     .describe = classifier_describe,
     .facts = classifier_facts,

@@ -382,7 +382,9 @@ void model_fill_batch(const Model *m, Batch *batch, const Example *ex, const int
 
 double model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad)
 {
-    if (m->stored_int8 || m->floats_dropped) {  /* a programming error: read for decoding only */
+    /* A model read for int8 decoding only has a forward pass that decodes: a classifier
+     * prepared for int8 classifying (RUN_DECODE); any other is a programming error. */
+    if ((m->stored_int8 || m->floats_dropped) && !(rs->mode == RUN_DECODE && m->compute_type == COMPUTE_INT8)) {
         fprintf(stderr, "nmt: internal error: a forward pass of a model read for int8 decoding only\n");
         abort();
     }

@@ -79,6 +79,23 @@ void rnn_encode(Model *m, RunState *rs, const Batch *batch, int with_decoder);
  * embedding's gradients into m->grads. Clobbers d_enc. */
 void rnn_encoder_backward(Model *m, RunState *rs, const Batch *batch, int with_decoder);
 
+/* The encoder's weights prepared for int8 decoding (kernels/prepared.h): each layer and
+ * direction's w_ih and w_hh, and with the decoder, a bidirectional encoder's bridges.
+ * The first member of the family's Model.prepared, the recurrent translation model's
+ * (rnn_decoder.c) and the classifier's alike, so that the shared encoder finds it in
+ * either. rnn_encoder_prepare prepares them for int8 (float32 prepares nothing: the
+ * encoder's float products stay OpenBLAS's, with their bits); rnn_encoder_int8_only
+ * appends the weights they replace to ModelFamily.int8_only's slots from index c and
+ * returns the new count. A padded batch decoded (RUN_DECODE) by a model prepared for
+ * int8 is encoded with them: every product per row, so a sentence's encoding does not
+ * depend on its batch. */
+typedef struct {
+    PreparedWeight ih[MAX_LAYERS][2], hh[MAX_LAYERS][2], bridge[MAX_LAYERS];
+} RnnEncoderPrepared;
+void rnn_encoder_prepare(const Model *m, RnnEncoderPrepared *pe, ComputeType type, int with_decoder);
+void rnn_encoder_prepared_free(RnnEncoderPrepared *pe);
+int rnn_encoder_int8_only(Model *m, float **slot[MAX_TENSORS], long n[MAX_TENSORS], int c, int with_decoder);
+
 /* Inverted dropout on rows x (n, w) with stride ld: keep[i] is 0 or 1/(1-p), stored
  * (n, w) for backward (rows_multiply). */
 void rows_dropout(float *x, int ld, float *keep, long n, int w, float p, Rng *rng);

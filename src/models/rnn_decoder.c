@@ -24,10 +24,11 @@
 
 /* Model.prepared of a recurrent model: the weights of the products the decoder makes
  * per step (and the attention keys' once per batch), prepared once
- * (kernels/prepared.h). The encoder's products (whole sentences at once) stay as they
- * are. Layer 0's input weight is two column blocks: the embedding's (GH, E) and the
+ * (kernels/prepared.h); for int8, the encoder's too (rnn_encoder_prepare: float32
+ * leaves the encoder's products, whole sentences at once, as they are). Layer 0's input weight is two column blocks: the embedding's (GH, E) and the
  * context's or fed output's (GH, H). */
 typedef struct {
+    RnnEncoderPrepared enc;              /* first: the shared encoder's (rnn.h) */
     PreparedWeight emb_in, ctx_in;       /* dec[0].w_ih's columns [0, E) and [E, E + H) */
     PreparedWeight ih[MAX_LAYERS];       /* dec[l].w_ih, l > 0 */
     PreparedWeight hh[MAX_LAYERS];       /* dec[l].w_hh; the top layer's with att_w_query
@@ -63,9 +64,9 @@ static int rnn_prepared_list(const Model *m, RnnPrepared *pr, PreparedWeight **p
 enum { RNN_MAX_PREPARED = 2 + 2 * MAX_LAYERS + 5 };
 
 /* ModelFamily.int8_only: what the decoder reads only through rnn_prepared_list's
- * products. Not layer 0's input weight (its context block is addressed from its start:
- * the pointer must stay), nor a tied output layer (the target embedding), nor anything
- * the encoder or the bridge reads. */
+ * products, and the encoder's (rnn_encoder_int8_only). Not layer 0's
+ * input weight (its context block is addressed from its start: the pointer must stay),
+ * nor a tied output layer (the target embedding). */
 int rnn_int8_only(Model *m, float **slot[MAX_TENSORS], long n[MAX_TENSORS])
 {
     const ModelDims *d = &m->dims;
@@ -86,7 +87,7 @@ int rnn_int8_only(Model *m, float **slot[MAX_TENSORS], long n[MAX_TENSORS])
     if (d->attention == ATT_LOCAL_PREDICTIVE) slot[c] = &p->att_w_pos, n[c++] = H * H;
     if (attention_is_luong(d->attention)) slot[c] = &p->att_w_out, n[c++] = H * 2 * H;
     if (!d->tie_embeddings) slot[c] = &p->out_w, n[c++] = (long)d->tgt_vocab * H;
-    return c;
+    return rnn_encoder_int8_only(m, slot, n, c, 1);
 }
 
 /* (H and E are at most MODEL_MAX_WIDTH, within INT8_MAX_K: this cannot fail.) */
@@ -99,6 +100,7 @@ void *rnn_prepare(const Model *m, ComputeType type)
     int count = rnn_prepared_list(m, pr, pw, w, ld, n, k);
     for (int i = 0; i < count; i++)
         model_prepare_weight(m, pw[i], w[i], ld[i], n[i], k[i], type);
+    rnn_encoder_prepare(m, &pr->enc, type, 1);
     return pr;
 }
 
@@ -110,6 +112,7 @@ const PreparedWeight *rnn_prepared_out(const Model *m)
 void rnn_prepared_free(void *prepared)
 {
     RnnPrepared *pr = prepared;
+    rnn_encoder_prepared_free(&pr->enc);
     PreparedWeight *all[] = {&pr->emb_in, &pr->ctx_in, &pr->keys, &pr->query, &pr->pos, &pr->att_out, &pr->out};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         prepared_weight_free(all[i]);   /* an unused one is zero: a no-op */

@@ -45,13 +45,61 @@ void tanh_inplace(float *x, long n)
  * for the forward pass's steps, cols: its columns for the backward pass's, or NULL. */
 static GruWeights gru_weights(const RnnParams *p, int in, int units, const PackedMatrix *hh, const PackedMatrix *cols)
 {
-    return (GruWeights){p->w_ih, p->w_hh, p->b_ih, p->b_hh, in, units, hh, cols};
+    return (GruWeights){p->w_ih, p->w_hh, p->b_ih, p->b_hh, in, units, hh, cols, NULL, NULL};
 }
 
 static LstmWeights lstm_weights(const RnnParams *p, int in, int units, const PackedMatrix *hh,
                                 const PackedMatrix *cols)
 {
-    return (LstmWeights){p->w_ih, p->w_hh, p->b_ih, p->b_hh, in, units, hh, cols};
+    return (LstmWeights){p->w_ih, p->w_hh, p->b_ih, p->b_hh, in, units, hh, cols, NULL, NULL};
+}
+
+/* ---------------------------------------------------------------- prepared for int8 decoding */
+
+void rnn_encoder_prepare(const Model *m, RnnEncoderPrepared *pe, ComputeType type, int with_decoder)
+{
+    const ModelDims *d = &m->dims;
+    int H = d->hidden, U = rnn_units(d), GU = rnn_gates(d) * U;
+    if (type != COMPUTE_INT8) return;
+    for (int l = 0; l < rnn_layers(d); l++) {
+        for (int r = 0; r < rnn_dirs(d); r++) {
+            int in = l ? H : d->embed;
+            const RnnParams *p = &m->params.enc[l][r];
+            model_prepare_weight(m, &pe->ih[l][r], p->w_ih, in, GU, in, type);
+            model_prepare_weight(m, &pe->hh[l][r], p->w_hh, U, GU, U, type);
+        }
+        if (with_decoder && d->bidirectional) model_prepare_weight(m, &pe->bridge[l], m->params.bridge_w[l], H, H, H, type);
+    }
+}
+
+void rnn_encoder_prepared_free(RnnEncoderPrepared *pe)
+{
+    for (int l = 0; l < MAX_LAYERS; l++) {   /* unused ones are zero: a no-op */
+        for (int r = 0; r < 2; r++)
+            prepared_weight_free(&pe->ih[l][r]), prepared_weight_free(&pe->hh[l][r]);
+        prepared_weight_free(&pe->bridge[l]);
+    }
+}
+
+int rnn_encoder_int8_only(Model *m, float **slot[MAX_TENSORS], long n[MAX_TENSORS], int c, int with_decoder)
+{
+    const ModelDims *d = &m->dims;
+    long H = d->hidden, U = rnn_units(d), GU = rnn_gates(d) * U;
+    for (int l = 0; l < rnn_layers(d); l++) {
+        for (int r = 0; r < rnn_dirs(d); r++) {
+            RnnParams *p = &m->params.enc[l][r];
+            slot[c] = &p->w_ih, n[c++] = GU * (l ? H : d->embed);
+            slot[c] = &p->w_hh, n[c++] = GU * U;
+        }
+        if (with_decoder && d->bidirectional) slot[c] = &m->params.bridge_w[l], n[c++] = H * H;
+    }
+    return c;
+}
+
+/* The encoder's int8 weights when rs decodes with a model prepared for int8, or NULL. */
+static const RnnEncoderPrepared *encoder_int8(const Model *m, const RunState *rs)
+{
+    return rs->mode == RUN_DECODE && m->prepared && m->compute_type == COMPUTE_INT8 ? m->prepared : NULL;
 }
 
 /* ---------------------------------------------------------------- forward */
@@ -65,6 +113,7 @@ static void encode_padded(Model *m, RunState *rs, const Batch *batch, int with_d
     int B = batch->B, S = batch->S, E = d->embed, H = d->hidden, U = rnn_units(d), L = d->layers;
     int lstm = d->cell == CELL_LSTM, keep = rs->mode != RUN_DECODE; /* decoding has no backward pass */
     long SB = (long)S * B;
+    const RnnEncoderPrepared *q8 = encoder_int8(m, rs);
     model_embed(m, rs->enc_x[0], E, p->src_emb, batch->src, S * B, E);
     if (rs->dropping) rows_dropout(rs->enc_x[0], E, rs->enc_drop[0], SB, E, rs->dropout, &rs->rng);
     for (int l = 0; l < L; l++) {
@@ -76,15 +125,18 @@ static void encode_padded(Model *m, RunState *rs, const Batch *batch, int with_d
         for (int r = 0; r < rnn_dirs(d); r++) {
             RnnRun *run = &rs->enc[l][r];
             const PackedMatrix *hh = rnn_step_pack_encoder(rs, l, r, p->enc[l][r].w_hh, rnn_gates(d) * U, U, B);
+            const PreparedWeight *ih8 = q8 ? &q8->ih[l][r] : NULL, *hh8 = q8 ? &q8->hh[l][r] : NULL;
             long init = r ? SB * U : 0;
             memset(run->h + init, 0, sizeof(float) * B * U);
             if (lstm) {
                 memset(run->c + init, 0, sizeof(float) * B * U);
                 LstmWeights w = lstm_weights(&p->enc[l][r], in, U, hh, NULL);
+                w.w_ih_int8 = ih8, w.w_hh_int8 = hh8;
                 lstm_sequence_forward(&w, rs->enc_x[l], batch->mask, run->h, run->c, run->gi, run->gh, run->cache,
                                       S, B, r, keep);
             } else {
                 GruWeights w = gru_weights(&p->enc[l][r], in, U, hh, NULL);
+                w.w_ih_int8 = ih8, w.w_hh_int8 = hh8;
                 gru_sequence_forward(&w, rs->enc_x[l], batch->mask, run->h, run->gi, run->gh, run->cache, S, B, r,
                                      keep);
             }
@@ -121,7 +173,7 @@ static void encode_padded(Model *m, RunState *rs, const Batch *batch, int with_d
                 memcpy(dec->c + (long)b * H + U, rv->c + (long)b * U, sizeof(float) * U);
             }
         }
-        matmul_bias(dec->h, H, in, H, p->bridge_w[l], H, p->bridge_b[l], B, H, H);
+        prepared_matmul_bias(dec->h, H, in, H, p->bridge_w[l], H, q8 ? &q8->bridge[l] : NULL, p->bridge_b[l], B, H, H);
         tanh_inplace(dec->h, (long)B * H);
     }
 }
