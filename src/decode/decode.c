@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/fastmath.h" /* defines: expf_fast */
+#include "kernels/dispatch.h" /* defines: KERNEL_CLONES */
+#include "kernels/logits.h"   /* defines: logits_log_normaliser */
 #include "base/util.h"        /* defines: xmalloc */
 #include "text/vocab.h"    /* defines: VOCAB_UNK, VOCAB_SOS, VOCAB_EOS */
 
@@ -23,19 +24,6 @@ static int source_length(const Batch *src, int n)
     for (int t = 0; t < src->S; t++)
         len += src->mask[(long)t * src->B + n] != 0.0f;
     return len;
-}
-
-/* log sum_w exp(row[w]) over the V logits: what a logit minus it is, a log-probability. */
-static float log_normaliser(const float *row, int V)
-{
-    float maxv = row[0], sum = 0.0f;
-#pragma omp simd reduction(max : maxv)
-    for (int w = 1; w < V; w++)
-        maxv = row[w] > maxv ? row[w] : maxv;
-#pragma omp simd reduction(+ : sum)
-    for (int w = 0; w < V; w++)
-        sum += expf_fast(row[w] - maxv);
-    return maxv + logf(sum);
 }
 
 static float length_penalty(int len, float alpha)
@@ -93,7 +81,7 @@ static void greedy_rows(const Decoder *dec, const Batch *src, const SearchSpec *
             else if (rng) w = sample_word(row, V, sp->sample, &rng[r], &scratch);
             else w = best_word(row, V);
             Hypothesis *h = &out[r];
-            float unit = row[w] - log_normaliser(row, V);
+            float unit = row[w] - logits_log_normaliser(row, V);
             prev[r] = w;
             h->score += unit;
             h->logprob = h->score;
@@ -182,6 +170,39 @@ static void keep_best(Candidate *best, int *count, int n, Candidate c)
         i--;
     }
     best[i] = c;
+}
+
+enum { SCAN_RUN = 16 };
+
+/* The first w' >= w in steps of SCAN_RUN whose run row[w' .. w' + SCAN_RUN) (cut at V)
+ * holds a word scoring above worst (base + row[i] > worst, keep_best's own sum), or V.
+ * At the CPU's vector width (KERNEL_CLONES): a comparison is exact. */
+KERNEL_CLONES
+static int next_run_above(const float *row, int w, int V, float base, float worst)
+{
+    for (; w < V; w += SCAN_RUN) {
+        int end = w + SCAN_RUN < V ? w + SCAN_RUN : V, above = 0;
+#pragma omp simd reduction(| : above)
+        for (int i = w; i < end; i++)
+            above |= base + row[i] > worst;
+        if (above) return w;
+    }
+    return V;
+}
+
+/* Beam k's candidates (base + row[w], the words w = VOCAB_UNK .. V - 1 but <sos>)
+ * offered to keep_best, word by word; once the n kept are full, a run of SCAN_RUN
+ * words none of which scores above the worst kept is skipped whole (keep_best would
+ * refuse each of them, the worst kept only rising): the same candidates, found without
+ * looking at most words one by one. */
+static void offer_row(Candidate *best, int *count, int n, const float *row, int V, float base, int k)
+{
+    for (int w = VOCAB_UNK; w < V;) {
+        if (*count == n) w = next_run_above(row, w, V, base, best[n - 1].score);
+        int end = w + SCAN_RUN < V ? w + SCAN_RUN : V;
+        for (; w < end; w++)
+            if (w != VOCAB_SOS) keep_best(best, count, n, (Candidate){base + row[w], k, w});
+    }
 }
 
 /* One sentence's search: its K rows of the batch are rows n*K .. n*K+K-1. Each live
@@ -287,14 +308,13 @@ static void beam_rows(const Decoder *dec, const Batch *src, const SearchSpec *sp
             int n_cand = 0, forced = t < prefix_length(sp, n) ? sp->prefix[n][t] : -1;
             for (int k = 0; k < q->live; k++) {
                 const float *row = logits + (long)(n * K + k) * V;
-                lse[k] = log_normaliser(row, V);
+                lse[k] = logits_log_normaliser(row, V);
                 float base = q->score[k] - lse[k];
                 if (forced >= 0) {  /* following the prefix: its word is the one candidate */
                     keep_best(best, &n_cand, 2 * K, (Candidate){base + row[forced], k, forced});
                     continue;
                 }
-                for (int w = VOCAB_UNK; w < V; w++)
-                    if (w != VOCAB_SOS) keep_best(best, &n_cand, 2 * K, (Candidate){base + row[w], k, w});
+                offer_row(best, &n_cand, 2 * K, row, V, base, k);
             }
             /* Best first: an <eos> finishes a hypothesis, anything else continues as a beam. */
             int next = 0;
@@ -429,7 +449,7 @@ static const float *ensemble_step(void *ctx, int t, const int *prev, const float
         const float *logits = e->members[i].step(e->members[i].ctx, t, prev, &a);
         for (int r = 0; r < R; r++) {
             const float *row = logits + (long)r * V;
-            float *p = e->logp + (long)r * V, lse = log_normaliser(row, V);
+            float *p = e->logp + (long)r * V, lse = logits_log_normaliser(row, V);
             for (int w = 0; w < V; w++)
                 p[w] += expf(row[w] - lse);
         }

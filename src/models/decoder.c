@@ -5,7 +5,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "text/vocab.h" /* defines: VOCAB_UNK, VOCAB_EOS */
+#include "kernels/dispatch.h" /* defines: KERNEL_CLONES */
+#include "text/vocab.h"       /* defines: VOCAB_UNK, VOCAB_EOS */
 
 void decoder_close(Decoder *dec)
 {
@@ -13,6 +14,8 @@ void decoder_close(Decoder *dec)
     memset(dec, 0, sizeof *dec);
 }
 
+/* At the CPU's vector width (KERNEL_CLONES): a maximum is the same in any order. */
+KERNEL_CLONES
 int best_word(const float *logits, int V)
 {
     float maxv = -INFINITY;

@@ -1,0 +1,74 @@
+/* test_logits.c — a logits row's maximum and log-normaliser (kernels/logits.h) at this
+ * CPU's vector width against the x86-64 baseline's: the same bits, for rows of every
+ * length from 1 to 70 and a vocabulary's, of logits at several scales, with the
+ * -infinity a shortlist gives the words it leaves out, and against a scalar sum to a
+ * few ulp. The reference is the code the searches had before (decode.c's
+ * log_normaliser), compiled here without KERNEL_CLONES: the baseline's
+ * `omp simd reduction` order. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "base/util.h"
+#include "kernels/fastmath.h"
+#include "kernels/logits.h"
+
+static float baseline_log_normaliser(const float *row, int V)
+{
+    float maxv = row[0], sum = 0.0f;
+#pragma omp simd reduction(max : maxv)
+    for (int w = 1; w < V; w++)
+        maxv = row[w] > maxv ? row[w] : maxv;
+#pragma omp simd reduction(+ : sum)
+    for (int w = 0; w < V; w++)
+        sum += expf_fast(row[w] - maxv);
+    return maxv + logf(sum);
+}
+
+int main(void)
+{
+    Rng rng;
+    rng_seed(&rng, 5);
+    enum { BIG = 12274 };
+    float *row = xmalloc(sizeof(float) * BIG);
+    int lengths[72], n_lengths = 0;
+    for (int V = 1; V <= 70; V++)
+        lengths[n_lengths++] = V;
+    lengths[n_lengths++] = 1003;
+    lengths[n_lengths++] = BIG;
+    const float scales[] = {0.5f, 4.0f, 30.0f};
+    long rows = 0, same_lse = 0, same_max = 0, near = 0;
+    for (int l = 0; l < n_lengths; l++)
+        for (int s = 0; s < 3; s++)
+            for (int rep = 0; rep < 6; rep++) {
+                int V = lengths[l];
+                double top = -INFINITY;
+                for (int w = 0; w < V; w++) {
+                    row[w] = (rng_uniform(&rng) * 2 - 1) * scales[s];
+                    if (rep >= 3 && V > 1 && rng_uniform(&rng) < 0.7f) row[w] = -INFINITY;  /* shortlisted out */
+                }
+                if (rep >= 3) row[rng_below(&rng, V)] = scales[s];  /* at least one kept */
+                for (int w = 0; w < V; w++)
+                    top = row[w] > top ? row[w] : top;
+                float want = baseline_log_normaliser(row, V), got = logits_log_normaliser(row, V);
+                same_lse += memcmp(&want, &got, sizeof got) == 0;
+                float m = logits_max(row, V);
+                same_max += m == (float)top;
+                double sum = 0;
+                for (int w = 0; w < V; w++)
+                    sum += exp((double)row[w] - top);
+                near += fabs(got - (top + log(sum))) <= 1e-5 * (1 + fabs(top + log(sum)));
+                rows++;
+            }
+    char label[160];
+    snprintf(label, sizeof label, "logits_log_normaliser: the baseline's bits on %ld of %ld rows (lengths 1 to 70, "
+             "1003, %d; with and without -infinity)", same_lse, rows, BIG);
+    CHECK(same_lse == rows, label);
+    snprintf(label, sizeof label, "logits_max: the largest logit on %ld of %ld rows", same_max, rows);
+    CHECK(same_max == rows, label);
+    snprintf(label, sizeof label, "logits_log_normaliser: within 1e-5 of a double sum on %ld of %ld rows", near, rows);
+    CHECK(near == rows, label);
+    free(row);
+    return check_report("test_logits");
+}
