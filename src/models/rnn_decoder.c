@@ -25,8 +25,9 @@
 /* Model.prepared of a recurrent model: the weights of the products the decoder makes
  * per step (and the attention keys' once per batch), prepared once
  * (kernels/prepared.h); for int8, the encoder's too (rnn_encoder_prepare: float32
- * leaves the encoder's products, whole sentences at once, as they are). Layer 0's input weight is two column blocks: the embedding's (GH, E) and the
- * context's or fed output's (GH, H). */
+ * leaves the encoder's products, whole sentences at once, as they are). Layer 0's
+ * input weight is two column blocks: the embedding's (GH, E) and the context's or fed
+ * output's (GH, H). */
 typedef struct {
     RnnEncoderPrepared enc;              /* first: the shared encoder's (rnn.h) */
     PreparedWeight emb_in, ctx_in;       /* dec[0].w_ih's columns [0, E) and [E, E + H) */

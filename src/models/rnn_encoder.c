@@ -68,7 +68,8 @@ void rnn_encoder_prepare(const Model *m, RnnEncoderPrepared *pe, ComputeType typ
             model_prepare_weight(m, &pe->ih[l][r], p->w_ih, in, GU, in, type);
             model_prepare_weight(m, &pe->hh[l][r], p->w_hh, U, GU, U, type);
         }
-        if (with_decoder && d->bidirectional) model_prepare_weight(m, &pe->bridge[l], m->params.bridge_w[l], H, H, H, type);
+        if (with_decoder && d->bidirectional)
+            model_prepare_weight(m, &pe->bridge[l], m->params.bridge_w[l], H, H, H, type);
     }
 }
 
@@ -173,7 +174,8 @@ static void encode_padded(Model *m, RunState *rs, const Batch *batch, int with_d
                 memcpy(dec->c + (long)b * H + U, rv->c + (long)b * U, sizeof(float) * U);
             }
         }
-        prepared_matmul_bias(dec->h, H, in, H, p->bridge_w[l], H, q8 ? &q8->bridge[l] : NULL, p->bridge_b[l], B, H, H);
+        const PreparedWeight *bridge8 = q8 ? &q8->bridge[l] : NULL;
+        prepared_matmul_bias(dec->h, H, in, H, p->bridge_w[l], H, bridge8, p->bridge_b[l], B, H, H);
         tanh_inplace(dec->h, (long)B * H);
     }
 }
