@@ -100,7 +100,7 @@ static void test_sequence(Rng *rng, int reverse)
     const char *dir = reverse ? "reverse" : "forward";
     char label[64];
     c.reverse = reverse;
-    c.w = (GruWeights){c.w_ih, c.w_hh, c.b_ih, c.b_hh, IN, H, NULL, NULL};
+    c.w = (GruWeights){c.w_ih, c.w_hh, c.b_ih, c.b_hh, IN, H, NULL, NULL, NULL, NULL};
     fill_uniform(c.w_ih, G * IN, 0.5f, rng);
     fill_uniform(c.w_hh, G * H, 0.5f, rng);
     fill_uniform(c.b_ih, G, 0.5f, rng);
@@ -136,7 +136,7 @@ static void test_sequence(Rng *rng, int reverse)
         fill_uniform(acc[i], count[i], 1.0f, rng);
         memcpy(before[i], acc[i], sizeof(float) * count[i]);
     }
-    GruWeights g = {gw_ih, gw_hh, gb_ih, gb_hh, IN, H, NULL, NULL};
+    GruWeights g = {gw_ih, gw_hh, gb_ih, gb_hh, IN, H, NULL, NULL, NULL, NULL};
     memcpy(dh, c.wt, sizeof dh);
     gru_sequence_backward(&c.w, &g, c.x, c.mask, c.h, c.gh, c.rzn, dh, dx, dh0, dgi, dgh, S, B, reverse);
     for (int i = 0; i < 4; i++)
@@ -173,7 +173,7 @@ static void test_reverse_is_reversed_forward(Rng *rng)
     static float w_ih[G * IN], w_hh[G * H], b_ih[G], b_hh[G];
     static float x[S * B * IN], mask[S * B], h[(S + 1) * B * H], gi[S * B * G], gh[S * B * G], rzn[S * B * G];
     static float x1[S * IN], mask1[S], h1[(S + 1) * H], gi1[S * G], gh1[S * G], rzn1[S * G];
-    GruWeights w = {w_ih, w_hh, b_ih, b_hh, IN, H, NULL, NULL};
+    GruWeights w = {w_ih, w_hh, b_ih, b_hh, IN, H, NULL, NULL, NULL, NULL};
     fill_uniform(w_ih, G * IN, 0.5f, rng);
     fill_uniform(w_hh, G * H, 0.5f, rng);
     fill_uniform(b_ih, G, 0.5f, rng);

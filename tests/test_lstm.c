@@ -73,7 +73,7 @@ static void test_by_hand(void)
         w_ih[k] = pre[k] / 2;
         b_ih[k] = w_hh[k];
     }
-    LstmWeights w = {w_ih, w_hh, b_ih, b_hh, 1, 1, NULL, NULL};
+    LstmWeights w = {w_ih, w_hh, b_ih, b_hh, 1, 1, NULL, NULL, NULL, NULL};
     float x[2] = {2.0f, 5.0f}, mask[2] = {1, 0};
     float hs[3] = {9, 9, -1}, cs[3] = {9, 9, c_prev}, sgi[8], sgh[8], sifgo[8];
     lstm_sequence_forward(&w, x, mask, hs, cs, sgi, sgh, sifgo, 2, 1, 1, 1);
@@ -184,7 +184,7 @@ static void seq_backward(SeqCtx *c, float *dc_final, int alias_dc0, SeqGrads *r)
         memcpy(r->dc0, c->wc, sizeof r->dc0);
         dc_final = r->dc0;
     }
-    LstmWeights g = {r->w_ih, r->w_hh, r->b_ih, r->b_hh, IN, H, NULL, NULL};
+    LstmWeights g = {r->w_ih, r->w_hh, r->b_ih, r->b_hh, IN, H, NULL, NULL, NULL, NULL};
     lstm_sequence_backward(&c->w, &g, c->x, c->mask, c->h, c->c, c->ifgo, dh, dc_final,
                            r->dx, r->dh0, r->dc0, dgates, S, B, c->reverse);
 }
@@ -195,7 +195,7 @@ static void test_sequence(Rng *rng, int reverse)
     const char *dir = reverse ? "rev" : "fwd";
     char label[80];
     c.reverse = reverse;
-    c.w = (LstmWeights){c.w_ih, c.w_hh, c.b_ih, c.b_hh, IN, H, NULL, NULL};
+    c.w = (LstmWeights){c.w_ih, c.w_hh, c.b_ih, c.b_hh, IN, H, NULL, NULL, NULL, NULL};
     fill_uniform(c.w_ih, G * IN, 0.5f, rng);
     fill_uniform(c.w_hh, G * H, 0.5f, rng);
     fill_uniform(c.b_ih, G, 0.5f, rng);
@@ -243,7 +243,7 @@ static void test_sequence(Rng *rng, int reverse)
         float dh[S * B * H], dgates[S * B * G];
         memcpy(&twice, &r, sizeof twice);
         memcpy(dh, c.wt, sizeof dh);
-        LstmWeights g = {twice.w_ih, twice.w_hh, twice.b_ih, twice.b_hh, IN, H, NULL, NULL};
+        LstmWeights g = {twice.w_ih, twice.w_hh, twice.b_ih, twice.b_hh, IN, H, NULL, NULL, NULL, NULL};
         lstm_sequence_backward(&c.w, &g, c.x, c.mask, c.h, c.c, c.ifgo, dh, c.wc,
                                twice.dx, twice.dh0, twice.dc0, dgates, S, B, reverse);
         float doubled[G * H];
@@ -296,7 +296,7 @@ static void test_reverse_is_reversed_forward(Rng *rng)
     static float x[S * B * IN], mask[S * B], h[(S + 1) * B * H], c[(S + 1) * B * H];
     static float gi[S * B * G], gh[S * B * G], ifgo[S * B * G];
     static float x1[S * IN], mask1[S], h1[(S + 1) * H], c1[(S + 1) * H], gi1[S * G], gh1[S * G], ifgo1[S * G];
-    LstmWeights w = {w_ih, w_hh, b_ih, b_hh, IN, H, NULL, NULL};
+    LstmWeights w = {w_ih, w_hh, b_ih, b_hh, IN, H, NULL, NULL, NULL, NULL};
     fill_uniform(w_ih, G * IN, 0.5f, rng);
     fill_uniform(w_hh, G * H, 0.5f, rng);
     fill_uniform(b_ih, G, 0.5f, rng);

@@ -46,8 +46,8 @@ void classify_lines(ModelFile *mf, RunState *rs, char *const *lines, int n, int 
         idx[s] = s;
     Batch batch = {0};
     if (n_live > 0) {
-        /* A model prepared for int8 classifies as it decodes: padded, with its int8
-         * encoder (rnn.h's RnnEncoderPrepared); float32 scores the packed batch. */
+        /* A model prepared for int8 classifies as it decodes (RUN_DECODE), with its
+         * int8 encoder and output layer (classifier.c); float32 scores the batch. */
         const Model *m = &mf->model;
         RunMode mode = m->prepared && m->compute_type == COMPUTE_INT8 ? RUN_DECODE : RUN_SCORE;
         model_fill_batch(&mf->model, &batch, ex, idx, n_live);

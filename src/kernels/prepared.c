@@ -44,14 +44,33 @@ void prepared_weight_free(PreparedWeight *pw)
     memset(pw, 0, sizeof *pw);
 }
 
+/* An int8 product's input rows quantized (this call's own: the weight is shared by the
+ * decoding threads), then multiplied: y = x · w^T (+ bias, or y += with add). A few
+ * rows (every step of a search) are quantized into buffers on this call's stack rather
+ * than allocated and freed each time. */
+enum { STACK_ROW_BYTES = 8192, STACK_ROW_SCALES = 65 };
+
+static void int8_product(float *y, int ld_y, const float *x, int ld_x, const PreparedWeight *pw, const float *bias,
+                         int M, int N, int K, int add)
+{
+    _Alignas(64) int8_t q[STACK_ROW_BYTES];
+    _Alignas(64) uint8_t u[STACK_ROW_BYTES];
+    float scale[STACK_ROW_SCALES];
+    Int8Rows xq = {0};
+    int on_stack = (long)M * ((K + 3) / 4 * 4) + 4 <= STACK_ROW_BYTES && M + 1 <= STACK_ROW_SCALES;
+    if (on_stack)
+        xq = (Int8Rows){.q = q, .u = u, .scale = scale, .q_cap = STACK_ROW_BYTES, .scale_cap = STACK_ROW_SCALES};
+    int8_rows_quantize(&xq, x, ld_x, M, K);
+    if (add) int8_matmul_isa(KERNEL_ISA_AVX512VNNI, y, ld_y, &xq, &pw->q8, NULL, 1, 0, N);
+    else int8_matmul(y, ld_y, &xq, &pw->q8, bias);
+    if (!on_stack) int8_rows_free(&xq);
+}
+
 void prepared_matmul_bias(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w,
                           const PreparedWeight *pw, const float *bias, int M, int N, int K)
 {
     if (pw && pw->type == COMPUTE_INT8) {
-        Int8Rows xq = {0}; /* this call's: the weight is shared by the decoding threads */
-        int8_rows_quantize(&xq, x, ld_x, M, K);
-        int8_matmul(y, ld_y, &xq, &pw->q8, bias);
-        int8_rows_free(&xq);
+        int8_product(y, ld_y, x, ld_x, pw, bias, M, N, K, 0);
         return;
     }
     matmul_bias_prepacked(y, ld_y, x, ld_x, w, ld_w, pw && pw->packed.panels ? &pw->packed : NULL, bias, M, N, K);
@@ -61,10 +80,7 @@ void prepared_matmul_add(float *y, int ld_y, const float *x, int ld_x, const flo
                          const PreparedWeight *pw, int M, int N, int K)
 {
     if (pw && pw->type == COMPUTE_INT8) {
-        Int8Rows xq = {0};
-        int8_rows_quantize(&xq, x, ld_x, M, K);
-        int8_matmul_isa(KERNEL_ISA_AVX512VNNI, y, ld_y, &xq, &pw->q8, NULL, 1, 0, N);
-        int8_rows_free(&xq);
+        int8_product(y, ld_y, x, ld_x, pw, NULL, M, N, K, 1);
         return;
     }
     matmul_add_prepacked(y, ld_y, x, ld_x, w, ld_w, pw && pw->packed.panels ? &pw->packed : NULL, M, N, K);

@@ -136,13 +136,14 @@ void lstm_packed_forward(const LstmWeights *w, const float *x, float *h, float *
                          const int *off, int S, int B, int reverse, float *stage)
 {
     int H = w->hidden, G = 4 * H;
-    matmul_bias(gi, G, x, w->in, w->w_ih, w->in, w->b_ih, off[S], G, w->in);
+    prepared_matmul_bias(gi, G, x, w->in, w->w_ih, w->in, w->w_ih_int8, w->b_ih, off[S], G, w->in);
     for (int s = 0; s < S; s++) {
         int t = reverse ? S - 1 - s : s, n = off[t + 1] - off[t];
         const float *hp = packed_prev(h, stage, off, t, S, B, H, reverse);
         const float *cp = packed_prev(c, stage + (long)B * H, off, t, S, B, H, reverse);
         long at = off[t];
-        matmul_bias_prepacked(gh + at * G, G, hp, H, w->w_hh, H, w->w_hh_packed, w->b_hh, n, G, H);
+        if (w->w_hh_int8) prepared_matmul_bias(gh + at * G, G, hp, H, w->w_hh, H, w->w_hh_int8, w->b_hh, n, G, H);
+        else matmul_bias_prepacked(gh + at * G, G, hp, H, w->w_hh, H, w->w_hh_packed, w->b_hh, n, G, H);
         lstm_gates_forward(gi + at * G, G, gh + at * G, G, cp, h + (B + at) * H, c + (B + at) * H, ifgo + at * G, n,
                            H);
     }

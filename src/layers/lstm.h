@@ -37,7 +37,8 @@ typedef struct {
      * backward passes' per-step products dgates · w_hh (matmul_nn_prepacked). */
     const PackedMatrix *w_hh_columns;
     /* w_ih and w_hh prepared for int8 decoding (kernels/prepared.h), or NULL: the
-     * sequence forward pass multiplies by these instead (and reads no float weight). */
+     * forward passes (sequence and packed) multiply by these instead (and read no float
+     * weight). */
     const PreparedWeight *w_ih_int8, *w_hh_int8;
 } LstmWeights;
 

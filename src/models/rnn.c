@@ -110,6 +110,8 @@ void rnn_runstate_alloc(RunState *rs, const ModelDims *dims, RunMode mode, int B
     long SB = (long)S * B, TB = (long)(ring ? ring : T) * B, ST = S > T ? S : T, EH = E > H ? E : H;
     long train = mode == RUN_TRAIN, lstm = d.cell == CELL_LSTM, bi = d.bidirectional;
     int L = d.layers, A = d.attention, luong = attention_is_luong(A);
+    /* Translation's decoding encodes padded, keeping one position's gate rows. */
+    int one_position = mode == RUN_DECODE && with_decoder;
     Part parts[512];
     int n = 0;
 #define PART(ptr, count) (parts[n++] = (Part){&(ptr), (count)})
@@ -122,12 +124,12 @@ void rnn_runstate_alloc(RunState *rs, const ModelDims *dims, RunMode mode, int B
             PART(run->h, (SB + B) * U);
             PART(run->c, lstm * (SB + B) * U);
             PART(run->gi, SB * G * U);
-            PART(run->gh, (ring ? B : SB) * G * U);  /* decoding: one position's (no backward) */
-            PART(run->cache, (ring ? B : SB) * G * U);
+            PART(run->gh, (one_position ? B : SB) * G * U);  /* decoding: one position's (no backward) */
+            PART(run->cache, (one_position ? B : SB) * G * U);
         }
         PART(rs->enc_out[l], bi * SB * H);
     }
-    long packs = mode != RUN_DECODE;  /* training and scoring take packed batches */
+    long packs = mode != RUN_DECODE || !with_decoder;  /* training, scoring, classifying: packed batches */
     /* A classifier has no decoder: of its parts only the zero final-state gradients
      * d_s, d_c that the encoder's backward pass reads, and T is 1. */
     long dec = with_decoder != 0, cls = !dec;

@@ -70,9 +70,9 @@ void rnn_encoder_layout(const ModelDims *d, Params *p, ParamLayout *lo, int with
  * without the decoder, the classifier's pooling activations instead. rs comes zeroed
  * (runstate_alloc). */
 void rnn_runstate_alloc(RunState *rs, const ModelDims *d, RunMode mode, int B, int S, int T, int with_decoder);
-/* The encoder over a packed batch (training, scoring) or a padded one (decoding,
- * classifying): rs->memory (S, B, H) in batch order, rs->src_len; with the decoder,
- * the decoder's initial state. */
+/* The encoder over a packed batch (training, scoring, classifying) or a padded one
+ * (translation's decoding): rs->memory (S, B, H) in batch order, rs->src_len; with the
+ * decoder, the decoder's initial state. */
 void rnn_encode(Model *m, RunState *rs, const Batch *batch, int with_decoder);
 /* d_enc (S, B, H) holds dLoss/d(memory) in batch order (and, with the decoder, d_s,
  * d_c dLoss/d(the decoder's initial states)): accumulates the encoder's and the source
@@ -86,9 +86,9 @@ void rnn_encoder_backward(Model *m, RunState *rs, const Batch *batch, int with_d
  * either. rnn_encoder_prepare prepares them for int8 (float32 prepares nothing: the
  * encoder's float products stay OpenBLAS's, with their bits); rnn_encoder_int8_only
  * appends the weights they replace to ModelFamily.int8_only's slots from index c and
- * returns the new count. A padded batch decoded (RUN_DECODE) by a model prepared for
- * int8 is encoded with them: every product per row, so a sentence's encoding does not
- * depend on its batch. */
+ * returns the new count. A batch decoded or classified (RUN_DECODE) by a model prepared
+ * for int8 is encoded with them: every product per row, so a sentence's encoding does
+ * not depend on its batch. */
 typedef struct {
     PreparedWeight ih[MAX_LAYERS][2], hh[MAX_LAYERS][2], bridge[MAX_LAYERS];
 } RnnEncoderPrepared;

@@ -200,7 +200,8 @@ static void encode_packed(Model *m, RunState *rs, const Batch *batch, int with_d
     int lstm = d->cell == CELL_LSTM, bi = d->bidirectional;
     const int *off = batch->src_off, *row = batch->enc_row;
     long N = off[S];
-    embedding_forward(rs->enc_x[0], E, p->src_emb, batch->enc_src, N, E);
+    const RnnEncoderPrepared *q8 = encoder_int8(m, rs);
+    model_embed(m, rs->enc_x[0], E, p->src_emb, batch->enc_src, (int)N, E);
     if (rs->dropping) rows_dropout(rs->enc_x[0], E, rs->enc_drop[0], N, E, rs->dropout, &rs->rng);
     for (int l = 0; l < L; l++) {
         int in = l ? H : E;
@@ -215,10 +216,12 @@ static void encode_packed(Model *m, RunState *rs, const Batch *batch, int with_d
             if (lstm) {
                 memset(run->c, 0, sizeof(float) * B * U);
                 LstmWeights w = lstm_weights(&p->enc[l][r], in, U, hh, NULL);
+                w.w_ih_int8 = q8 ? &q8->ih[l][r] : NULL, w.w_hh_int8 = q8 ? &q8->hh[l][r] : NULL;
                 lstm_packed_forward(&w, rs->enc_x[l], run->h, run->c, run->gi, run->gh, run->cache, off, S, B, r,
                                     rs->enc_work);
             } else {
                 GruWeights w = gru_weights(&p->enc[l][r], in, U, hh, NULL);
+                w.w_ih_int8 = q8 ? &q8->ih[l][r] : NULL, w.w_hh_int8 = q8 ? &q8->hh[l][r] : NULL;
                 gru_packed_forward(&w, rs->enc_x[l], run->h, run->gi, run->gh, run->cache, off, S, B, r, rs->enc_work);
             }
         }
@@ -267,8 +270,10 @@ void rnn_encode(Model *m, RunState *rs, const Batch *batch, int with_decoder)
             len += batch->mask[t * B + b] != 0.0f;
         rs->src_len[b] = len;
     }
-    /* (Decoding's run state holds one position's gate rows: the padded encoder's.) */
-    if (batch->src_off && rs->mode != RUN_DECODE) encode_packed(m, rs, batch, with_decoder);
+    /* (Decoding's run state holds one position's gate rows: the padded encoder's. A
+     * classifier's holds every row's, packed, whatever its mode: classify_lines runs a
+     * classifier prepared for int8 in RUN_DECODE.) */
+    if (batch->src_off && (rs->mode != RUN_DECODE || !with_decoder)) encode_packed(m, rs, batch, with_decoder);
     else encode_padded(m, rs, batch, with_decoder);
 }
 
