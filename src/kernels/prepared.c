@@ -1,7 +1,9 @@
 /* prepared.c — weights prepared for decoding (prepared.h). */
 #include "kernels/prepared.h"
 
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,26 +46,50 @@ void prepared_weight_free(PreparedWeight *pw)
     memset(pw, 0, sizeof *pw);
 }
 
-/* An int8 product's input rows quantized (this call's own: the weight is shared by the
- * decoding threads), then multiplied: y = x · w^T (+ bias, or y += with add). A few
- * rows (every step of a search) are quantized into buffers on this call's stack rather
- * than allocated and freed each time. */
-enum { STACK_ROW_BYTES = 8192, STACK_ROW_SCALES = 65 };
+/* Each thread's quantized input rows, reused from product to product (their buffers
+ * grow to the largest batch the thread multiplies, int8_rows_quantize): a prepared
+ * weight is shared by the decoding threads, this scratch is not. A thread's is freed
+ * when the thread ends (the key's destructor); the main thread's lives until exit. */
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
 
+static void scratch_free(void *scratch)
+{
+    int8_rows_free(scratch);
+    free(scratch);
+}
+
+static void scratch_init(void)
+{
+    if (pthread_key_create(&scratch_key, scratch_free) != 0) {
+        fprintf(stderr, "nmt: out of thread-specific keys\n");
+        abort();
+    }
+}
+
+static Int8Rows *thread_scratch(void)
+{
+    pthread_once(&scratch_once, scratch_init);
+    Int8Rows *scratch = pthread_getspecific(scratch_key);
+    if (!scratch) {
+        scratch = xcalloc(1, sizeof *scratch);
+        if (pthread_setspecific(scratch_key, scratch) != 0) {
+            fprintf(stderr, "nmt: out of memory for thread-specific data\n");
+            abort();
+        }
+    }
+    return scratch;
+}
+
+/* An int8 product: x's rows quantized into the thread's scratch, then y = x · w^T (+
+ * bias), or y += x · w^T with add. */
 static void int8_product(float *y, int ld_y, const float *x, int ld_x, const PreparedWeight *pw, const float *bias,
                          int M, int N, int K, int add)
 {
-    _Alignas(64) int8_t q[STACK_ROW_BYTES];
-    _Alignas(64) uint8_t u[STACK_ROW_BYTES];
-    float scale[STACK_ROW_SCALES];
-    Int8Rows xq = {0};
-    int on_stack = (long)M * ((K + 3) / 4 * 4) + 4 <= STACK_ROW_BYTES && M + 1 <= STACK_ROW_SCALES;
-    if (on_stack)
-        xq = (Int8Rows){.q = q, .u = u, .scale = scale, .q_cap = STACK_ROW_BYTES, .scale_cap = STACK_ROW_SCALES};
-    int8_rows_quantize(&xq, x, ld_x, M, K);
-    if (add) int8_matmul_isa(KERNEL_ISA_AVX512VNNI, y, ld_y, &xq, &pw->q8, NULL, 1, 0, N);
-    else int8_matmul(y, ld_y, &xq, &pw->q8, bias);
-    if (!on_stack) int8_rows_free(&xq);
+    Int8Rows *xq = thread_scratch();
+    int8_rows_quantize(xq, x, ld_x, M, K);
+    if (add) int8_matmul_isa(KERNEL_ISA_AVX512VNNI, y, ld_y, xq, &pw->q8, NULL, 1, 0, N);
+    else int8_matmul(y, ld_y, xq, &pw->q8, bias);
 }
 
 void prepared_matmul_bias(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w,

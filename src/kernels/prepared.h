@@ -19,7 +19,7 @@
  *
  * A NULL PreparedWeight is matmul_bias itself: training passes give NULL.
  * A prepared weight is read-only once made: the products write only y (an int8 product
- * quantizes its input rows into a buffer of its own call), so any number of decoding
+ * quantizes its input rows into its thread's own buffer), so any number of decoding
  * threads (decode/workers.h) may share one prepared model.
  */
 #ifndef PREPARED_H
