@@ -96,7 +96,10 @@ int main(void)
                  same_old, rows);
         CHECK(same_old == rows, label);
     } else {
-        SKIP("the old omp-simd code's bits", "this is not the release build, which vectorises it four lanes wide");
+        /* As tests/test_failures.sh leaves out what a sanitizer build cannot run: a note,
+         * not a skip (CI counts skips as missing tools). */
+        printf("  note: the old omp-simd code's bits are checked in the release build only (this build does not "
+               "vectorise it four lanes wide)\n");
     }
     snprintf(label, sizeof label, "logits_max: the largest logit on %ld of %ld rows", same_max, rows);
     CHECK(same_max == rows, label);
