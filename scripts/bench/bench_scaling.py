@@ -3,6 +3,7 @@
     /usr/bin/python3 scripts/bench/bench_scaling.py [--quick] [--rounds N] [--threads 1,2,...]
                      [--train-steps N] [--lines N] [--models DIR] [--no-torch]
                      [--no-timing] [--no-instructions] [--cg-workers 1,2,16] [--cg-steps 1] [--cg-jobs N]
+                     [--no-blas] [--ceiling] [--out RAW]
     /usr/bin/python3 scripts/bench/bench_scaling.py --render docs/bench/scaling.json
 
 Timing (--no-timing leaves it out): for 1, 2, 4, ... threads up to the machine's cores
@@ -13,7 +14,7 @@ Timing (--no-timing leaves it out): for 1, 2, 4, ... threads up to the machine's
                recurrent model (GRU, embed 256, hidden 512, Bahdanau) and the Transformer
                (configs/transformer.json). N threads is train.workers N (one OpenBLAS thread
                each); for N > 1 also train.threads N with one worker (OpenBLAS's threads
-               inside each product: nmt before workers).
+               inside each product: nmt before workers; --no-blas leaves these out).
   translation  sentences/s of `nmt translate --batch 64` on --lines source lines of
                mar.txt (every 33rd line: all lengths), greedy, with --workers N (and
                --threads N, one worker, for N > 1), after the startup (the same command on
@@ -25,6 +26,10 @@ Timing (--no-timing leaves it out): for 1, 2, 4, ... threads up to the machine's
                --export-batches`), torch.set_num_threads(N).
   CPU time     user + system seconds of each nmt command (getrusage of the children): N
                workers' over one worker's is the work that splitting adds.
+  ceiling      (--ceiling) the machine's own limit: as many independent 1-thread nmt
+               processes as cores, each pinned to its own core, started together on the
+               same training job (their tokens/s added up) and the same translation (all
+               their sentences over the wall time of the slowest, startup taken off).
 
 The settings alternate within each round (1, 2, ..., then the next round), so that a shared
 machine's load falls on all of them alike; a figure is the median over the rounds, and a
@@ -42,9 +47,11 @@ CPU-second under callgrind: CPU-minutes per counted step of the models above), s
 instructions over (serial + parallel / N) of the N-worker step: a prediction, not a
 measurement (it counts instructions, not time).
 
-Writes docs/bench/scaling.json (--quick: /tmp/nmt_bench_scaling_quick.json), then renders
-BENCHMARKS.md's generated block scaling from it (scripts/docs/docs.py regenerate scaling).
---render RAW prints that block and measures nothing.
+Writes docs/bench/scaling.json (--quick: /tmp/nmt_bench_scaling_quick.json; --out RAW:
+that file, nothing regenerated), then renders BENCHMARKS.md's generated block scaling from
+it (scripts/docs/docs.py regenerate scaling). --render RAW prints that block and measures
+nothing. Where the tree has no git (a copy carried to another machine), NMT_BENCH_COMMIT
+names the commit for the record.
 """
 
 import argparse
@@ -107,6 +114,14 @@ def run(argv, **kw):
     return r
 
 
+def git(*argv):
+    """git's output in the repository, or "" where there is no git or no repository."""
+    try:
+        return subprocess.run(["git", *argv], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    except OSError:
+        return ""
+
+
 def children_cpu_seconds():
     """User + system CPU seconds of the children waited for so far."""
     u = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -128,25 +143,61 @@ class Bench:
         self.kernel = None
 
     # ---------------------------------------------------------------- nmt training
+    def train_argv(self, name, workers, threads, out):
+        return [NMT, "train", MODELS[name]["config"]] + train_sets(
+            name, self.args.train_steps, out, [f"train.workers={workers}", f"train.threads={threads}"])
+
     def nmt_train(self, name, workers, threads):
         out = os.path.join(self.tmp, "run")
         shutil.rmtree(out, ignore_errors=True)
-        argv = [NMT, "train", MODELS[name]["config"]] + train_sets(
-            name, self.args.train_steps, out, [f"train.workers={workers}", f"train.threads={threads}"])
         cpu = children_cpu_seconds()
-        r = run(argv)
+        r = run(self.train_argv(name, workers, threads, out))
         cpu = children_cpu_seconds() - cpu
         m = re.search(r"OpenBLAS kernel (\S+?),", r.stderr)
         if m and not self.kernel:
             self.kernel = m.group(1)
-        windows = []
-        with open(os.path.join(out, "train.log")) as f:
-            for line in f:
-                rec = json.loads(line)
-                if "tokens_per_s" in rec:
-                    windows.append(rec["tokens_per_s"])
+        tps = train_log_tokens_per_s(out)
         shutil.rmtree(out, ignore_errors=True)
-        return statistics.median(windows[1:] if len(windows) > 1 else windows), cpu
+        return tps, cpu
+
+    def ceiling_train(self, name):
+        """Tokens/s of as many independent 1-thread training runs as cores, each pinned
+        to its own core and started together: the sum of their figures."""
+        outs = [os.path.join(self.tmp, f"ceiling{k}") for k in range(cores())]
+        procs = []
+        for k, (core, out) in enumerate(zip(sorted(os.sched_getaffinity(0)), outs)):
+            shutil.rmtree(out, ignore_errors=True)
+            procs.append(subprocess.Popen(self.train_argv(name, 1, 1, out), stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.PIPE, text=True,
+                                          preexec_fn=lambda c=core: os.sched_setaffinity(0, {c})))
+        for p in procs:
+            _, err = p.communicate()
+            if p.returncode != 0:
+                sys.exit(f"bench_scaling.py: an independent training run failed ({p.returncode}):\n{err[-2000:]}")
+        total = sum(train_log_tokens_per_s(out) for out in outs)
+        for out in outs:
+            shutil.rmtree(out, ignore_errors=True)
+        return total
+
+    def ceiling_translate(self, name, src):
+        """Seconds until as many independent 1-thread `nmt translate` runs as cores, each
+        pinned to its own core and started together on the same lines, have all ended."""
+        argv = [NMT, "translate", self.models[name], "--batch", str(BATCH), "--workers", "1", "--threads", "1"]
+        files, procs = [], []
+        t0 = time.perf_counter()
+        for core in sorted(os.sched_getaffinity(0)):
+            f = open(src)
+            files.append(f)
+            procs.append(subprocess.Popen(argv, stdin=f, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                          preexec_fn=lambda c=core: os.sched_setaffinity(0, {c})))
+        for p in procs:
+            _, err = p.communicate()
+            if p.returncode != 0:
+                sys.exit(f"bench_scaling.py: an independent translation failed ({p.returncode}):\n{err[-2000:]}")
+        t = time.perf_counter() - t0
+        for f in files:
+            f.close()
+        return t
 
     # ---------------------------------------------------------------- translation
     def prepare_models(self):
@@ -262,6 +313,17 @@ class Bench:
                 "each_step": counts}
 
 
+def train_log_tokens_per_s(out):
+    """The median of a training run's train.log windows of tokens/s, the first left out."""
+    windows = []
+    with open(os.path.join(out, "train.log")) as f:
+        for line in f:
+            rec = json.loads(line)
+            if "tokens_per_s" in rec:
+                windows.append(rec["tokens_per_s"])
+    return statistics.median(windows[1:] if len(windows) > 1 else windows)
+
+
 def dump_complete(path):
     """Whether callgrind has finished writing the dump at path (its last line: totals)."""
     try:
@@ -307,13 +369,12 @@ def measure(args):
     b = Bench(args, tmp)
     raw = {"script": "python3 scripts/bench/bench_scaling.py " + " ".join(sys.argv[1:]), "provenance": "measured",
            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-           "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                    cwd=ROOT).stdout.strip() or "unknown",
-           "src_modified": bool(subprocess.run(["git", "status", "--porcelain", "src"], capture_output=True,
-                                               text=True, cwd=ROOT).stdout.strip()),
+           "commit": git("rev-parse", "--short", "HEAD") or os.environ.get("NMT_BENCH_COMMIT", "unknown"),
+           "src_modified": bool(git("status", "--porcelain", "src")),
            "machine": {"cpu": cpu_model(), "cores": cores(), "load_before": load_average(), "load_rounds": []},
            "settings": {"rounds": args.rounds, "train_steps": args.train_steps, "lines": args.lines, "batch": BATCH,
                         "threads": threads, "torch": not args.no_torch, "timing": not args.no_timing,
+                        "blas": not args.no_blas, "ceiling": args.ceiling,
                         "instructions": None if args.no_instructions else
                         {"workers": args.cg_workers, "steps": args.cg_steps}}}
     print(f"bench_scaling: threads {threads}, {args.rounds} rounds; load {raw['machine']['load_before']:.2f}",
@@ -347,9 +408,9 @@ def timing(args, b, threads, raw):
     """The alternated rounds of wall-clock runs: training and translation, 1, 2, ... threads."""
     b.prepare_models()
     batches = {} if args.no_torch else {name: b.export(name) for name in MODELS}
-    train = {n: {"workers": {}, "blas": {}, "torch": {}} for n in MODELS}
+    train = {n: {"workers": {}, "blas": {}, "torch": {}, "ceiling": {}} for n in MODELS}
     train_cpu = {n: {"workers": {}, "blas": {}} for n in MODELS}
-    translate = {n: {"workers": {}, "blas": {}, "startup": []} for n in MODELS}
+    translate = {n: {"workers": {}, "blas": {}, "ceiling": {}, "startup": []} for n in MODELS}
     translate_cpu = {n: {"workers": {}, "blas": {}} for n in MODELS}
 
     def add(table, name, kind, t, value):
@@ -358,7 +419,7 @@ def timing(args, b, threads, raw):
     for r in range(args.rounds):
         for name in MODELS:
             for t in threads:
-                settings = [("workers", t, 1)] + ([("blas", 1, t)] if t > 1 else [])
+                settings = [("workers", t, 1)] + ([("blas", 1, t)] if t > 1 and not args.no_blas else [])
                 for kind, workers, blas in settings:
                     tps, cpu = b.nmt_train(name, workers, blas)
                     add(train, name, kind, t, tps)
@@ -368,14 +429,22 @@ def timing(args, b, threads, raw):
                     tps = b.torch_train(name, batches[name], t)
                     add(train, name, "torch", t, tps)
                     print(f"  round {r + 1} train {name} torch {t}: {tps:.0f} tokens/s", flush=True)
+            if args.ceiling:
+                tps = b.ceiling_train(name)
+                add(train, name, "ceiling", cores(), tps)
+                print(f"  round {r + 1} train {name} {cores()} independent processes: {tps:.0f} tokens/s", flush=True)
             translate[name]["startup"].append(b.translate_seconds(name, b.empty, 1, 1)[0])
             for t in threads:
-                settings = [("workers", t, 1)] + ([("blas", 1, t)] if t > 1 else [])
+                settings = [("workers", t, 1)] + ([("blas", 1, t)] if t > 1 and not args.no_blas else [])
                 for kind, workers, blas in settings:
                     sec, cpu = b.translate_seconds(name, b.src, workers, blas)
                     add(translate, name, kind, t, sec)
                     add(translate_cpu, name, kind, t, cpu)
                     print(f"  round {r + 1} translate {name} {kind} {t}: {sec:.2f} s, {cpu:.1f} s CPU", flush=True)
+            if args.ceiling:
+                sec = b.ceiling_translate(name, b.src)
+                add(translate, name, "ceiling", cores(), sec)
+                print(f"  round {r + 1} translate {name} {cores()} independent processes: {sec:.2f} s", flush=True)
         raw["machine"]["load_rounds"].append(load_average())
     raw["train_tokens_per_s"] = train
     raw["train_cpu_seconds"] = train_cpu
@@ -392,12 +461,14 @@ def ratios(values, base):
 
 
 def speeds(raw, name):
-    """Sentences/s per round for each setting of a model: lines / (seconds - startup)."""
+    """Sentences/s per round for each setting of a model: lines / (seconds - startup); for
+    the independent processes (ceiling, keyed by their count), all their lines."""
     t = raw["translate_seconds"][name]
     lines = raw["settings"]["lines"]
     out = {}
-    for kind in ("workers", "blas"):
-        out[kind] = {k: [lines / max(s - st, 1e-9) for s, st in zip(v, t["startup"])] for k, v in t[kind].items()}
+    for kind in ("workers", "blas", "ceiling"):
+        out[kind] = {k: [(int(k) if kind == "ceiling" else 1) * lines / max(s - st, 1e-9)
+                         for s, st in zip(v, t["startup"])] for k, v in t.get(kind, {}).items()}
     return out
 
 
@@ -436,8 +507,12 @@ def render_timing(raw):
 
     for t in threads:
         L.append(row(t, t, "workers", "workers", lambda v, b: cell(v, b, t)))
-    for t in threads[1:]:
-        L.append(row(f"{t}, OpenBLAS threads in one worker", t, "blas", "workers", lambda v, b: cell(v, b, t)))
+    if s.get("blas", True):
+        for t in threads[1:]:
+            L.append(row(f"{t}, OpenBLAS threads in one worker", t, "blas", "workers", lambda v, b: cell(v, b, t)))
+    for k in tr[names[0]].get("ceiling", {}):
+        L.append(row(f"{k} independent 1-thread processes, one a core (the machine's ceiling)", int(k), "ceiling",
+                     "workers", lambda v, b: cell(v, b, int(k))))
     if s.get("torch"):
         for t in threads:
             k = str(t)
@@ -450,16 +525,22 @@ def render_timing(raw):
             L.append(row(f"{t}: CPU seconds over 1 thread's", t, "workers", "workers",
                          lambda v, b: f"{ratios(v, b):.2f}x"))
     L.append("")
-    L.append(f"N threads: `train.workers N` and `nmt translate --workers N` (one OpenBLAS thread each); "
-             f"\"OpenBLAS threads in one worker\": `train.threads N` and `--threads N` with one worker, as nmt "
-             f"computed before workers. Ratios: each round's figure over the same round's 1-thread figure, the "
+    L.append(f"N threads: `train.workers N` and `nmt translate --workers N` (one OpenBLAS thread each)"
+             + (f"; \"OpenBLAS threads in one worker\": `train.threads N` and `--threads N` with one worker, as nmt "
+                f"computed before workers" if s.get("blas", True) else "")
+             + (f"; independent processes: as many 1-thread nmt processes as cores, each pinned to its own core "
+                f"(sched_setaffinity) and started together on the same job, their tokens/s added up, their "
+                f"sentences over the wall time until the last ended (startup taken off)" if s.get("ceiling") else "")
+             + f". Ratios: each round's figure over the same round's 1-thread figure, the "
              f"median of those. Training: target tokens/s, the median of train.log's windows of 10 updates after "
              f"the first, {s['train_steps']} updates of batch {s['batch']} on data/mar.txt. Translation: "
              f"`nmt translate --batch {s['batch']}`, greedy, {s['lines']:,} lines of mar.txt (every 33rd: all "
              f"lengths), the startup (the same command on an empty input) taken off; the models: "
              + "; ".join(f"{MODELS[n]['title'].split(' (')[0]} {raw.get('translate_models', {}).get(n, '?')}"
-                         for n in names) + f". PyTorch: the same batches "
-             f"(`nmt train --export-batches`), `torch.set_num_threads(N)`. CPU seconds: user + system time of the "
+                         for n in names)
+             + (". PyTorch: the same batches (`nmt train --export-batches`), `torch.set_num_threads(N)`"
+                if s.get("torch") else "")
+             + f". CPU seconds: user + system time of the "
              f"whole command with N workers over that with one (the work that splitting adds; 1.00x: none).")
     L.append("")
     m = raw["timing_run"]
@@ -467,8 +548,8 @@ def render_timing(raw):
     L.append(f"`{m['script']}` ({s['rounds']} rounds, each setting in turn within a round), {m['date']}, commit "
              f"{m['commit']}, on {m['cpu']}, {m['cores']} cores ({m['openblas_kernel']}); load average "
              f"{m['load_before']:.2f} before, {loads} after each round, {m['load_after']:.2f} after"
-             f"{': the cores were shared with other jobs' if max(m['load_rounds'] + [m['load_before']]) > 0.5 else ''}"
-             f"; `docs/bench/scaling.json`.")
+             f"{': the cores were shared with other jobs' if m['load_before'] > 0.5 else ''}"
+             f"; `{raw.get('file', 'docs/bench/scaling.json')}`.")
     return L
 
 
@@ -564,6 +645,10 @@ def main():
                     help="worker counts whose instructions callgrind counts (any count: it runs them one at a time)")
     ap.add_argument("--cg-steps", type=int, default=1, help="steps counted in each callgrind run (stopped once they are written)")
     ap.add_argument("--cg-jobs", type=int, default=cores(), help="callgrind runs at once (default: the cores)")
+    ap.add_argument("--no-blas", action="store_true", help="leave out OpenBLAS's threads in one worker")
+    ap.add_argument("--ceiling", action="store_true",
+                    help="also time as many independent 1-thread processes as cores (the machine's own limit)")
+    ap.add_argument("--out", metavar="RAW", help="write the raw results here (default docs/bench/scaling.json)")
     ap.add_argument("--render", metavar="RAW")
     args = ap.parse_args()
     if args.render:
@@ -578,15 +663,16 @@ def main():
     if args.quick:
         args.rounds, args.train_steps, args.lines, args.cg_workers, args.cg_steps = 1, 22, 100, [1, 2], 1
     raw = measure(args)
-    path = "/tmp/nmt_bench_scaling_quick.json" if args.quick else RAW
-    if not args.quick and (args.no_timing or args.no_instructions) and os.path.exists(RAW):
+    path = args.out or ("/tmp/nmt_bench_scaling_quick.json" if args.quick else RAW)
+    raw["file"] = os.path.relpath(path, ROOT) if path.startswith(ROOT + os.sep) else os.path.basename(path)
+    if not args.quick and not args.out and (args.no_timing or args.no_instructions) and os.path.exists(RAW):
         carry_over(raw, RAW)
     with open(path, "w", encoding="utf-8") as f:
         json.dump(raw, f, indent=1)
         f.write("\n")
     print(render(raw))
     print(f"wrote {path}")
-    if not args.quick and subprocess.run([PYTHON, os.path.join(ROOT, "scripts", "docs", "docs.py"), "regenerate",
+    if not args.quick and not args.out and subprocess.run([PYTHON, os.path.join(ROOT, "scripts", "docs", "docs.py"), "regenerate",
                                           "scaling"], cwd=ROOT).returncode != 0:
         print("bench_scaling.py: BENCHMARKS.md's block scaling was not regenerated: its markers are in "
               "BENCHMARKS.md's section \"Using the cores\" (put them in place, then: python3 scripts/docs/docs.py "
