@@ -663,7 +663,7 @@ def main():
     if args.quick:
         args.rounds, args.train_steps, args.lines, args.cg_workers, args.cg_steps = 1, 22, 100, [1, 2], 1
     raw = measure(args)
-    path = args.out or ("/tmp/nmt_bench_scaling_quick.json" if args.quick else RAW)
+    path = os.path.abspath(args.out) if args.out else "/tmp/nmt_bench_scaling_quick.json" if args.quick else RAW
     raw["file"] = os.path.relpath(path, ROOT) if path.startswith(ROOT + os.sep) else os.path.basename(path)
     if not args.quick and not args.out and (args.no_timing or args.no_instructions) and os.path.exists(RAW):
         carry_over(raw, RAW)
