@@ -11,78 +11,6 @@
  * they are added up, many enough that the threads end together. */
 #define SLICE (4 * GRAD_NORM_BLOCK)
 
-/* ---------------------------------------------------------------- the shards */
-
-static void grow_ints(int **p, int n) { *p = xrealloc(*p, sizeof(int) * (n > 0 ? n : 1)); }
-
-static void shards_room(Shards *s, int G, int n)
-{
-    if (n > s->cap_n) {
-        grow_ints(&s->order, n);
-        grow_ints(&s->by_work, n);
-        grow_ints(&s->shard, n);
-        s->work = xrealloc(s->work, sizeof(long) * n);
-        s->cap_n = n;
-    }
-    if (G > s->cap_g) {
-        grow_ints(&s->start, G + 1);
-        grow_ints(&s->count, G);
-        s->load = xrealloc(s->load, sizeof(long) * G);
-        s->cap_g = G;
-    }
-}
-
-void shards_assign(Shards *s, int G, const Example *ex, const int *idx, int n)
-{
-    shards_room(s, G, n);
-    int cap = G > 0 ? (n + G - 1) / G : 0;
-    for (int i = 0; i < n; i++) {
-        const Example *e = &ex[idx[i]];
-        s->work[i] = e->src_len + 2L * (e->tgt_len + 1);
-        s->by_work[i] = i;
-    }
-    /* Largest work first, the earlier first among equals: an insertion sort (a batch's
-     * few dozen examples; stable, so ties keep batch order). */
-    for (int i = 1; i < n; i++) {
-        int x = s->by_work[i], j = i;
-        for (; j > 0 && s->work[s->by_work[j - 1]] < s->work[x]; j--)
-            s->by_work[j] = s->by_work[j - 1];
-        s->by_work[j] = x;
-    }
-    for (int g = 0; g < G; g++)
-        s->load[g] = s->count[g] = 0;
-    for (int k = 0; k < n; k++) {
-        int i = s->by_work[k], best = -1;
-        for (int g = 0; g < G; g++)
-            if (s->count[g] < cap && (best < 0 || s->load[g] < s->load[best])) best = g;
-        s->shard[i] = best;
-        s->load[best] += s->work[i];
-        s->count[best]++;
-    }
-    /* Shard by shard, batch order within each. */
-    s->start[0] = 0;
-    for (int g = 0; g < G; g++)
-        s->start[g + 1] = s->start[g] + s->count[g];
-    for (int g = 0; g < G; g++)
-        s->count[g] = s->start[g];
-    for (int i = 0; i < n; i++)
-        s->order[s->count[s->shard[i]]++] = idx[i];
-}
-
-void shards_free(Shards *s)
-{
-    free(s->order);
-    free(s->start);
-    free(s->by_work);
-    free(s->shard);
-    free(s->count);
-    free(s->work);
-    free(s->load);
-    memset(s, 0, sizeof *s);
-}
-
-/* ---------------------------------------------------------------- the workers */
-
 /* Worker w >= 1's own: its model view (shared weights, its gradients), run state and
  * batch; and what its part of the step came to. */
 typedef struct {
@@ -97,7 +25,6 @@ struct TrainWorkers {
     int n;
     ThreadPool *pool;     /* n - 1 threads: the caller is worker 0 */
     Worker *w;            /* (n) w[0] holds only worker 0's figures */
-    Shards shards;        /* the batch's, this step's */
     float *block_sums;    /* the gradient norm's blocks */
     long blocks;
 };
@@ -129,7 +56,6 @@ void train_workers_free(TrainWorkers *t)
         batch_free(&t->w[w].batch);
     }
     free(t->w);
-    shards_free(&t->shards);
     free(t->block_sums);
     free(t);
 }
@@ -144,7 +70,9 @@ typedef struct {
     Model *m;
     RunState *rs;           /* worker 0's, whose options the others take */
     Batch *batch;           /* worker 0's */
-    const Example *ex;      /* the batch's examples, shared out in t->shards */
+    const Example *ex;
+    const int *idx;
+    int n;
     const Ranks *ranks;     /* NULL: scoring, split among this process's workers only */
     long seed, step;
 } Pass;
@@ -156,16 +84,19 @@ static void worker_pass(void *ctx, int w)
     Model *m = w ? &k->view : p->m;
     RunState *rs = w ? &k->rs : p->rs;
     Batch *batch = w ? &k->batch : p->batch;
-    int W = p->t->n, training = p->ranks != NULL;
-    int g = training ? p->ranks->rank * W + w : w;
-    const Shards *s = &p->t->shards;
-    int lo = s->start[g], hi = s->start[g + 1];
+    int W = p->t->n, lo, hi, training = p->ranks != NULL;
     if (w) runstate_copy_options(rs, p->rs);
-    if (training) ranks_shard_stream(&rs->rng, p->seed, g, p->step);
+    if (training) {
+        ranks_shard(p->ranks, W, w, p->n, &lo, &hi);
+        ranks_shard_stream(&rs->rng, p->seed, p->ranks->rank * W + w, p->step);
+    } else {
+        lo = (int)((long)p->n * w / W);
+        hi = (int)((long)p->n * (w + 1) / W);
+    }
     k->loss = 0;
     k->tokens = k->right = 0;
     if (hi <= lo) return;  /* a batch smaller than the shards leaves some nothing to do */
-    model_fill_batch(m, batch, p->ex, s->order + lo, hi - lo);
+    model_fill_batch(m, batch, p->ex, p->idx + lo, hi - lo);
     if (!training) runstate_ensure(rs, &m->dims, RUN_TRAIN, hi - lo, batch->S, batch->T);
     k->loss = model_forward(m, rs, batch, training);
     if (training) model_backward(m, rs, batch);
@@ -208,8 +139,7 @@ static void sum_slice(void *ctx, int s)
 double train_workers_gradients(TrainWorkers *t, Model *m, RunState *rs, Batch *batch, const Example *ex,
                                const int *idx, int n, const Ranks *ranks, long seed, long step)
 {
-    Pass p = {t, m, rs, batch, ex, ranks, seed, step};
-    shards_assign(&t->shards, ranks->size * t->n, ex, idx, n);
+    Pass p = {t, m, rs, batch, ex, idx, n, ranks, seed, step};
     threadpool_for(t->pool, t->n, worker_pass, &p);
     double loss = 0;
     for (int w = 0; w < t->n; w++)
@@ -227,8 +157,7 @@ double train_workers_score(TrainWorkers *t, Model *m, RunState *rs, Batch *batch
     /* Held-out loss is never smoothed. Set here, before the workers start: each of them
      * copies rs's options, so worker 0 writing rs while they read would be a race. */
     rs->label_smoothing = 0;
-    Pass p = {t, m, rs, batch, ex, NULL, 0, 0};
-    shards_assign(&t->shards, t->n, ex, idx, n);
+    Pass p = {t, m, rs, batch, ex, idx, n, NULL, 0, 0};
     threadpool_for(t->pool, t->n, worker_pass, &p);
     double loss = 0;
     *tokens = *right = 0;

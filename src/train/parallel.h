@@ -1,10 +1,9 @@
 /* parallel.h — data-parallel workers inside one training process (train.workers).
  *
- * A step's batch is split into G = ranks x W shards (shards_assign, below: balanced by
- * their work; shard g = rank * W + w), and this rank's W workers take theirs. Worker w
- * computes the forward and backward passes of its shard on its own thread, with
- * single-threaded matrix products (OpenBLAS set to one thread), into a gradient buffer
- * of its own; then
+ * A step's batch (this rank's share of it, ranks.h) is split again among W workers.
+ * Worker w computes the forward and backward passes of its contiguous part of the
+ * examples (ranks_shard) on its own thread, with single-threaded matrix products
+ * (OpenBLAS set to one thread), into a gradient buffer of its own; then
  *
  *   sum     the workers' gradients into the model's, in parallel over slices of the
  *           parameter vector, each element summed worker 0, 1, ..., W-1 in that order
@@ -13,8 +12,8 @@
  *           (adam.h's grad_norm, to the bit);
  *   update  Adam, in parallel over slices (element-wise: adam_update, to the bit).
  *
- * Nothing depends on thread timing: a worker's shard (a function of the batch), its
- * random stream and its buffer are fixed by its index, and every sum has a fixed order. So a run is bit-identical
+ * Nothing depends on thread timing: a worker's part, its random stream and its buffer
+ * are fixed by its index, and every sum has a fixed order. So a run is bit-identical
  * for a given worker count (and resumes exactly), and differs from the one-worker run
  * only by how the float sums of the gradient are grouped. One worker is the run as it
  * was before workers: the caller's thread, the run's RunState, the model's gradients,
@@ -46,34 +45,6 @@
 #include "layers/adam.h"     /* defines: Adam */
 #include "models/model.h"    /* defines: Model, RunState */
 #include "train/ranks.h"     /* defines: Ranks */
-
-/* How a batch's n examples ex[idx[0..n-1]] are shared out among G shards, so that the
- * slowest shard, which sets a step's pace, is as little behind the others as can be
- * told from the lengths. An example's work is counted as src_len + 2 (tgt_len + 1): a
- * target position runs the heavier decoder and the output layer over the target
- * vocabulary, two to three times a source position's work in the shipped models
- * (2: a round figure). Largest work first (ties: the
- * earlier in the batch), each example goes to the shard with the least work so far
- * among those holding fewer than ceil(n / G) examples (ties: the lowest shard), so no
- * shard outgrows the run states' room for one (train.c: shard_room). On batches of 64
- * random pairs of data/mar.txt, by that count, the slowest of 16 shards had 1.30x the
- * mean work when the shards were the batch's contiguous slices (nmt before this), and
- * 1.07x this way; of 2 shards, 1.03x and 1.00x.
- *
- * order (n) gets the examples' indices shard by shard, in batch order within a shard:
- * shard g is order[start[g] .. start[g + 1]) (start has G + 1 entries). A function of
- * (G, the examples' lengths, idx) only, the same on every rank: bit-identical runs and
- * exact resumes stay so. One shard is idx itself, in its order. The buffers grow as
- * needed, and are reused. */
-typedef struct {
-    int *order, *start;
-    int *by_work, *shard, *count;   /* scratch */
-    long *work, *load;
-    int cap_n, cap_g;
-} Shards;
-
-void shards_assign(Shards *s, int G, const Example *ex, const int *idx, int n);
-void shards_free(Shards *s);
 
 typedef struct TrainWorkers TrainWorkers;
 

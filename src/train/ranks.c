@@ -20,6 +20,13 @@ void ranks_init(Ranks *r)
     r->size = dist_size();
 }
 
+void ranks_shard(const Ranks *r, int workers, int w, int n, int *lo, int *hi)
+{
+    long g = (long)r->rank * workers + w, shards = (long)r->size * workers;
+    *lo = (int)((long)n * g / shards);
+    *hi = (int)((long)n * (g + 1) / shards);
+}
+
 /* splitmix64's finaliser: every input bit moves every output bit. */
 static uint64_t mix64(uint64_t z)
 {

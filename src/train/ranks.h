@@ -1,9 +1,8 @@
 /* ranks.h — data-parallel training: what the ranks of a job (dist.h) share so that
  * they train as one model.
  *
- * Every rank runs the whole of train.c. Each computes the gradient of its shards of
- * every batch (train/parallel.h's shards_assign: shard g = rank * workers + w of size *
- * workers, the same on every rank); one sum over the ranks (ranks_sum_step) gives
+ * Every rank runs the whole of train.c. Each computes the gradient of its contiguous
+ * shard of every batch (ranks_shard); one sum over the ranks (ranks_sum_step) gives
  * every rank the whole batch's gradient and loss, and every rank's stop request, so all
  * make the same update and stop after the same step. Rank 0 alone validates and writes
  * files: it tells the others what a validation decided (ranks_share_validation) and
@@ -32,6 +31,12 @@ typedef struct {
 } Ranks;
 
 void ranks_init(Ranks *r);
+
+/* The shards of a batch: each rank's contiguous share of it, split again among the
+ * rank's `workers` data-parallel workers (train/parallel.h): shard g = rank * workers + w
+ * of size * workers is [n g / G, n (g+1) / G), G = size * workers. Worker w of this
+ * rank gets [*lo, *hi); with one worker, the rank's whole share, as before workers. */
+void ranks_shard(const Ranks *r, int workers, int w, int n, int *lo, int *hi);
 
 /* Dropout masks and scheduled-sampling draws: shard 0 (rank 0's first worker) draws
  * from the run's stream (RunState.rng, which checkpoints keep), so that one rank with one

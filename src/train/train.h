@@ -60,8 +60,8 @@
  * written so far untouched.
  *
  * Data parallelism (dist.h; ./nmt-mpi under mpirun): every rank runs train_run. Each
- * computes the gradient of its shard of every batch (parallel.h: shards_assign;
- * train.batch_size is the whole batch; the loss is the mean over its tokens), one sum over the
+ * computes the gradient of its contiguous shard of every batch (train.batch_size is the
+ * whole batch; the loss is the mean over the whole batch's tokens), one sum over the
  * ranks carries the gradients, the loss and stop requests, and all ranks make the same
  * update. Rank 0 alone writes the run directory (train.log, checkpoints, best.bin,
  * model.bin, training.svg, valid.tsv, config.json, the lock), prints progress and
