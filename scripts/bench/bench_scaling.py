@@ -16,7 +16,7 @@ Timing (--no-timing leaves it out): for 1, 2, 4, ... threads up to the machine's
                each); for N > 1 also train.threads N with one worker (OpenBLAS's threads
                inside each product: nmt before workers; --no-blas leaves these out).
   translation  sentences/s of `nmt translate --batch 64` on --lines source lines of
-               mar.txt (every 33rd line: all lengths), greedy, with --workers N (and
+               mar.txt (every 33rd line: all lengths; repeated as needed), greedy, with --workers N (and
                --threads N, one worker, for N > 1), after the startup (the same command on
                an empty input, measured each round) is taken off its time. The models
                are trained here first (200 updates each, on all the cores; --models DIR
@@ -223,7 +223,9 @@ class Bench:
         src = os.path.join(self.tmp, "src.txt")
         with open(DATA, encoding="utf-8") as f, open(src, "w", encoding="utf-8") as out:
             lines = [line.split("\t")[0] for k, line in enumerate(f) if k % 33 == 0]
-            out.write("\n".join(lines[:self.args.lines]) + "\n")
+            # Repeated when --lines asks for more than mar.txt's 1,022 (a job for many workers).
+            lines = (lines * (self.args.lines // len(lines) + 1))[:self.args.lines]
+            out.write("\n".join(lines) + "\n")
         self.src = src
         self.empty = os.path.join(self.tmp, "empty.txt")
         open(self.empty, "w").close()
@@ -672,8 +674,8 @@ def main():
         f.write("\n")
     print(render(raw))
     print(f"wrote {path}")
-    if not args.quick and not args.out and subprocess.run([PYTHON, os.path.join(ROOT, "scripts", "docs", "docs.py"), "regenerate",
-                                          "scaling"], cwd=ROOT).returncode != 0:
+    docs = [PYTHON, os.path.join(ROOT, "scripts", "docs", "docs.py"), "regenerate", "scaling"]
+    if not args.quick and not args.out and subprocess.run(docs, cwd=ROOT).returncode != 0:
         print("bench_scaling.py: BENCHMARKS.md's block scaling was not regenerated: its markers are in "
               "BENCHMARKS.md's section \"Using the cores\" (put them in place, then: python3 scripts/docs/docs.py "
               "regenerate scaling)", file=sys.stderr)
