@@ -122,6 +122,24 @@ def git(*argv):
         return ""
 
 
+def run_pinned(argvs, stdin=None):
+    """Runs the commands at once, the k-th pinned to the k-th core this process may use
+    (one each), stdin from the file stdin or none; returns when all have ended, or exits
+    naming the first that failed."""
+    procs = []
+    for argv, core in zip(argvs, sorted(os.sched_getaffinity(0))):
+        with open(stdin or os.devnull) as f:
+            procs.append((argv, subprocess.Popen(argv, stdin=f, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                                 text=True, preexec_fn=lambda c=core: os.sched_setaffinity(0, {c}))))
+    failed = None
+    for argv, p in procs:
+        _, err = p.communicate()
+        if p.returncode != 0 and failed is None:
+            failed = f"bench_scaling.py: {' '.join(argv)} failed ({p.returncode}):\n{err[-2000:]}"
+    if failed:
+        sys.exit(failed)
+
+
 def children_cpu_seconds():
     """User + system CPU seconds of the children waited for so far."""
     u = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -137,6 +155,12 @@ def train_sets(name, steps, out, extra):
     return argv
 
 
+def train_argv(nmt, name, steps, workers, threads, out):
+    """The training job of model `name` (MODELS) run by the binary nmt, into out."""
+    return [nmt, "train", MODELS[name]["config"]] + train_sets(
+        name, steps, out, [f"train.workers={workers}", f"train.threads={threads}"])
+
+
 class Bench:
     def __init__(self, args, tmp):
         self.args, self.tmp = args, tmp
@@ -144,8 +168,7 @@ class Bench:
 
     # ---------------------------------------------------------------- nmt training
     def train_argv(self, name, workers, threads, out):
-        return [NMT, "train", MODELS[name]["config"]] + train_sets(
-            name, self.args.train_steps, out, [f"train.workers={workers}", f"train.threads={threads}"])
+        return train_argv(NMT, name, self.args.train_steps, workers, threads, out)
 
     def nmt_train(self, name, workers, threads):
         out = os.path.join(self.tmp, "run")
@@ -164,16 +187,9 @@ class Bench:
         """Tokens/s of as many independent 1-thread training runs as cores, each pinned
         to its own core and started together: the sum of their figures."""
         outs = [os.path.join(self.tmp, f"ceiling{k}") for k in range(cores())]
-        procs = []
-        for k, (core, out) in enumerate(zip(sorted(os.sched_getaffinity(0)), outs)):
+        for out in outs:
             shutil.rmtree(out, ignore_errors=True)
-            procs.append(subprocess.Popen(self.train_argv(name, 1, 1, out), stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.PIPE, text=True,
-                                          preexec_fn=lambda c=core: os.sched_setaffinity(0, {c})))
-        for p in procs:
-            _, err = p.communicate()
-            if p.returncode != 0:
-                sys.exit(f"bench_scaling.py: an independent training run failed ({p.returncode}):\n{err[-2000:]}")
+        run_pinned([self.train_argv(name, 1, 1, out) for out in outs])
         total = sum(train_log_tokens_per_s(out) for out in outs)
         for out in outs:
             shutil.rmtree(out, ignore_errors=True)
@@ -183,21 +199,9 @@ class Bench:
         """Seconds until as many independent 1-thread `nmt translate` runs as cores, each
         pinned to its own core and started together on the same lines, have all ended."""
         argv = [NMT, "translate", self.models[name], "--batch", str(BATCH), "--workers", "1", "--threads", "1"]
-        files, procs = [], []
         t0 = time.perf_counter()
-        for core in sorted(os.sched_getaffinity(0)):
-            f = open(src)
-            files.append(f)
-            procs.append(subprocess.Popen(argv, stdin=f, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                          preexec_fn=lambda c=core: os.sched_setaffinity(0, {c})))
-        for p in procs:
-            _, err = p.communicate()
-            if p.returncode != 0:
-                sys.exit(f"bench_scaling.py: an independent translation failed ({p.returncode}):\n{err[-2000:]}")
-        t = time.perf_counter() - t0
-        for f in files:
-            f.close()
-        return t
+        run_pinned([argv] * cores(), stdin=src)
+        return time.perf_counter() - t0
 
     # ---------------------------------------------------------------- translation
     def prepare_models(self):
