@@ -4,12 +4,16 @@
  * sum, worker 0 first, of the gradients of the W shards computed one by one; the loss
  * is the sum of the shards' losses; and held-out scoring sums the same way.
  *
- * A small random recurrent model and batch, made here; no timing anywhere. */
+ * Where the Transformer's workers read its weights packed (train/parallel.c), their
+ * gradients must still be the shards' to the bit, also after the weights change.
+ *
+ * Small random models and batches, made here; no timing anywhere. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "examples.h"         /* defines: random_examples */
+#include "kernels/blas.h"    /* defines: blas_select_kernel, blas_set_threads */
 #include "data/corpus.h"     /* defines: examples_free */
 #include "layers/adam.h"     /* defines: grad_norm, adam_update */
 #include "train/parallel.h"  /* defines: TrainWorkers, train_workers_* */
@@ -82,6 +86,36 @@ static void test_norm_and_adam(void)
 
 #define N_EX 11
 
+/* The W shards of ex[idx[0..N_EX)] one by one, each into a view of its own, their
+ * gradients added up worker 0 first into want (n_params, written) and their losses
+ * into *loss. */
+static void shards_one_by_one(Model *m, const Example *ex, const int *idx, int W, long tokens, float *want,
+                              double *loss)
+{
+    Ranks one = {.rank = 0, .size = 1};
+    long n = m->n_params;
+    memset(want, 0, sizeof(float) * n);
+    *loss = 0;
+    for (int w = 0; w < W; w++) {
+        Model view;
+        model_view(&view, m);
+        RunState rs = {0};
+        Batch batch = {0};
+        int lo, hi;
+        ranks_shard(&one, W, w, N_EX, &lo, &hi);
+        model_fill_batch(&view, &batch, ex, idx + lo, hi - lo);
+        runstate_ensure(&rs, &m->dims, RUN_TRAIN, hi - lo, batch.S, batch.T);
+        rs.loss_tokens = tokens;
+        *loss += model_forward(&view, &rs, &batch, 1);
+        model_backward(&view, &rs, &batch);
+        for (long i = 0; i < n; i++)
+            want[i] += view.grad_mem[i];
+        runstate_free(&rs);
+        batch_free(&batch);
+        model_free_view(&view);
+    }
+}
+
 static void test_step(const ModelDims *dims, const char *family)
 {
     Model m;
@@ -97,27 +131,9 @@ static void test_step(const ModelDims *dims, const char *family)
     Ranks one = {.rank = 0, .size = 1};
     int W = 3;
     long n = m.n_params;
-    /* The shards one by one, each into a view of its own, then added up worker 0 first. */
     float *want = xcalloc(n, sizeof(float));
-    double want_loss = 0;
-    for (int w = 0; w < W; w++) {
-        Model view;
-        model_view(&view, &m);
-        RunState rs = {0};
-        Batch batch = {0};
-        int lo, hi;
-        ranks_shard(&one, W, w, N_EX, &lo, &hi);
-        model_fill_batch(&view, &batch, ex, idx + lo, hi - lo);
-        runstate_ensure(&rs, &m.dims, RUN_TRAIN, hi - lo, batch.S, batch.T);
-        rs.loss_tokens = tokens;
-        want_loss += model_forward(&view, &rs, &batch, 1);
-        model_backward(&view, &rs, &batch);
-        for (long i = 0; i < n; i++)
-            want[i] += view.grad_mem[i];
-        runstate_free(&rs);
-        batch_free(&batch);
-        model_free_view(&view);
-    }
+    double want_loss;
+    shards_one_by_one(&m, ex, idx, W, tokens, want, &want_loss);
     /* The same on workers. */
     Error err;
     TrainWorkers *t = train_workers_new(W, &m, 4, 6, 7, &err);
@@ -139,6 +155,15 @@ static void test_step(const ModelDims *dims, const char *family)
     snprintf(what, sizeof what, "%s, a second step: the same gradient (each worker's buffer zeroed by the sum)",
              family);
     CHECK(!memcmp(m.grad_mem, want, sizeof(float) * n), what);
+    /* New weights (as after an update): the workers' products read them, not what
+     * they read before (the Transformer's packed weights are packed again). */
+    fill_random(m.param_mem, n, 11);
+    shards_one_by_one(&m, ex, idx, W, tokens, want, &want_loss);
+    model_zero_grad(&m);
+    loss = train_workers_gradients(t, &m, &rs, &batch, ex, idx, N_EX, &one, 1, 0);
+    snprintf(what, sizeof what, "%s, a step after the weights changed: the new weights' gradient, to the bit", family);
+    CHECK(!memcmp(m.grad_mem, want, sizeof(float) * n) && memcmp(&loss, &want_loss, sizeof loss) == 0, what);
+    CHECK(rs.packs == NULL, "the caller's run state holds no packed weights after a step");
     /* Held-out scoring: the loss of the whole batch, split the same way. */
     long scored_tokens, right;
     double scored = train_workers_score(t, &m, &rs, &batch, ex, idx, N_EX, &scored_tokens, &right);
@@ -152,13 +177,25 @@ static void test_step(const ModelDims *dims, const char *family)
     model_free(&m);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    (void)argc;
+    blas_select_kernel(argv);  /* as nmt does: OpenBLAS's SkylakeX kernel where the CPU has AVX-512 */
+    /* One OpenBLAS thread, as each worker runs: where the packed products give its bits
+     * (linalg.h), the Transformer's workers read the weights packed (train/parallel.c),
+     * and their gradients must still be the shards' to the bit. */
+    blas_set_threads(1);
     test_norm_and_adam();
     ModelDims rnn = {.src_vocab = 23, .tgt_vocab = 19, .embed = 6, .hidden = 8};
     ModelDims tr = {.type = MODEL_TRANSFORMER, .src_vocab = 23, .tgt_vocab = 19, .embed = 8, .hidden = 8, .heads = 2,
                     .ff = 12, .layers = 1, .enc_layers = 1, .dec_layers = 2};
+    /* Wide enough that some products are not OpenBLAS's small-matrix ones (and that the
+     * feed-forward blocks' backward products read the packed columns); the examples' words
+     * (random_examples) are below both vocabularies' sizes. */
+    ModelDims wide = {.type = MODEL_TRANSFORMER, .src_vocab = 41, .tgt_vocab = 37, .embed = 64, .hidden = 64,
+                      .heads = 4, .ff = 2048, .layers = 1, .enc_layers = 1, .dec_layers = 1};
     test_step(&rnn, "recurrent");
     test_step(&tr, "Transformer");
+    test_step(&wide, "Transformer (d 64)");
     return check_report("test_parallel");
 }

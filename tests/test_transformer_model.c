@@ -194,7 +194,7 @@ static void test_decoder(const char *path)
 static double train_loss(const Model *m, TRun *r, const int *src, const int *slen, int S, const int *tin,
                          const int *tout, const int *tlen, int T, int B, int want_grad, TDropout dropout, Rng *rng)
 {
-    float *logits = transformer_forward_train(m, r, src, slen, S, tin, tlen, T, B, dropout, rng);
+    float *logits = transformer_forward_train(m, r, src, slen, S, tin, tlen, T, B, dropout, rng, NULL);
     int count = 0;
     for (long i = 0; i < (long)T * B; i++)
         count += tout[i] != 0;

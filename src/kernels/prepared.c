@@ -42,8 +42,23 @@ int prepared_weight_init_int8(PreparedWeight *pw, const int8_t *q, const float *
 void prepared_weight_free(PreparedWeight *pw)
 {
     packed_matrix_free(&pw->packed);
+    packed_matrix_free(&pw->columns);
     if (pw->type == COMPUTE_INT8) int8_matrix_free(&pw->q8);
     memset(pw, 0, sizeof *pw);
+}
+
+void prepared_weight_repack(PreparedWeight *pw, const float *w, int ld_w)
+{
+    if (pw->type != COMPUTE_FLOAT32 || !pw->packed.panels) return;
+    packed_matrix_pack(&pw->packed, w, ld_w, pw->n, pw->k);
+    packed_matrix_pack_columns(&pw->columns, w, ld_w, pw->k, pw->n);
+}
+
+void prepared_matmul_nn(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w,
+                        const PreparedWeight *pw, int add, int M, int N, int K)
+{
+    const PackedMatrix *columns = pw && pw->columns.panels ? &pw->columns : NULL;
+    matmul_nn_prepacked(y, ld_y, x, ld_x, w, ld_w, columns, add, M, K, N);
 }
 
 /* Each thread's quantized input rows, reused from product to product (their buffers

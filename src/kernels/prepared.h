@@ -37,6 +37,8 @@ typedef struct {
     int n, k;              /* the weight's rows (outputs) and columns (inputs) */
     ComputeType type;
     PackedMatrix packed;   /* float32, when packed_matches_blas(); else empty */
+    PackedMatrix columns;  /* float32, training's packs only (prepared_weight_repack): the
+                              weight's columns, for the backward products; else empty */
     Int8Matrix q8;         /* int8 */
 } PreparedWeight;
 
@@ -48,6 +50,12 @@ int prepared_weight_init(PreparedWeight *pw, const float *w, int ld_w, int N, in
  * (a model file's int8 rows): q (N, K), scale (N). 0, or -1 (int8_matrix_init's). */
 int prepared_weight_init_int8(PreparedWeight *pw, const int8_t *q, const float *scale, int N, int K);
 void prepared_weight_free(PreparedWeight *pw);
+/* Packs a float32 weight prepared from w (N, K), row stride ld_w, again from w as it is
+ * now (a training update changed it), in the buffer it has, and its columns too, for
+ * prepared_matmul_nn (their buffer made at the first call): after that, no
+ * allocation. Nothing for one that holds no packed form (where packed_matches_blas()
+ * is false). */
+void prepared_weight_repack(PreparedWeight *pw, const float *w, int ld_w);
 
 /* y (M, N) = x (M, K) · w^T + bias (bias (N) or NULL), ld_* row strides, w (N, K), as
  * matmul_bias; pw: the same (N, K) weight prepared, or NULL. */
@@ -57,4 +65,10 @@ void prepared_matmul_bias(float *y, int ld_y, const float *x, int ld_x, const fl
  * block. */
 void prepared_matmul_add(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w,
                          const PreparedWeight *pw, int M, int N, int K);
+/* A backward pass's y (M, K) (=, or += with add) x (M, N) · w, w (N, K) with row
+ * stride ld_w as pw was prepared from (dx = dy · W of y = x · W^T): linalg.h's
+ * matmul_nn_prepacked with pw's columns (packed by prepared_weight_repack), the same
+ * bits as cblas_sgemm; pw NULL or without them: cblas_sgemm. */
+void prepared_matmul_nn(float *y, int ld_y, const float *x, int ld_x, const float *w, int ld_w,
+                        const PreparedWeight *pw, int add, int M, int N, int K);
 #endif

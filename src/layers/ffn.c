@@ -1,10 +1,9 @@
 #include "layers/ffn.h"
 
-#include <cblas.h>
 #include <math.h>
 
 #include "kernels/linalg.h"   /* defines: linear_grads */
-#include "kernels/prepared.h" /* defines: prepared_matmul_bias */
+#include "kernels/prepared.h" /* defines: prepared_matmul_bias, prepared_matmul_nn */
 
 #define INV_SQRT2 0.70710678118654752440
 #define INV_SQRT_2PI 0.39894228040143267794
@@ -45,11 +44,11 @@ void ffn_backward(const FfnParams *p, FfnActivation act, FfnGrads *g, const floa
     float *dh = work;
     linear_grads(g->W2, g->b2, dy, d, a, ff, N, d, ff);
     /* da (N, ff) = dy (N, d) W2 (d, ff) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, ff, d, 1.0f, dy, d, p->W2, ff, 0.0f, dh, ff);
+    prepared_matmul_nn(dh, ff, dy, d, p->W2, ff, p->p2, 0, N, d, ff);
     float scale = keep ? 1.0f / (1.0f - dropout) : 1.0f;
     for (long i = 0; i < (long)N * ff; i++)
         dh[i] *= keep && !keep[i] ? 0.0f : scale * activate_grad(act, h[i]);
     linear_grads(g->W1, g->b1, dh, ff, x, d, N, ff, d);
     /* dx (N, d) = dh (N, ff) W1 (ff, d) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, d, ff, 1.0f, dh, ff, p->W1, d, 0.0f, dx, d);
+    prepared_matmul_nn(dx, d, dh, ff, p->W1, d, p->p1, 0, N, ff, d);
 }

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "kernels/linalg.h"   /* defines: linear_grads */
-#include "kernels/prepared.h" /* defines: prepared_matmul_bias */
+#include "kernels/prepared.h" /* defines: prepared_matmul_bias, prepared_matmul_nn */
 
 long mha_workspace_floats(const MhaConfig *cfg, int Tq, int Tk, int B)
 {
@@ -162,11 +162,12 @@ static void softmax_backward(float *dA, const float *P, int ldp, int nq, int nk)
     }
 }
 
-/* dx (M, d) += dz (M, d) W (d, d), and the gradients of z = x W^T + b. */
+/* dx (M, d) += dz (M, d) W (d, d), and the gradients of z = x W^T + b; pw: W prepared
+ * (its columns packed: training's packs), or NULL. */
 static void projection_backward(float *dx, float *gW, float *gb, const float *dz, const float *x,
-                                const float *W, int M, int d)
+                                const float *W, const PreparedWeight *pw, int M, int d)
 {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, d, d, 1.0f, dz, d, W, d, 1.0f, dx, d);
+    prepared_matmul_nn(dx, d, dz, d, W, d, pw, 1, M, d, d);
     linear_grads(gW, gb, dz, d, x, d, M, d, d);
 }
 
@@ -183,8 +184,7 @@ static void backward(const MhaConfig *cfg, const MhaParams *p, MhaGrads *g, cons
     memcpy(dy_real, dy, sizeof(float) * q->rows * d);
     zero_padding_rows(dy_real, q, Tq, d);
     linear_grads(g->Wo, g->bo, dy_real, d, ws->ctx, d, q->rows, d, d);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, q->rows, d, d, 1.0f, dy_real, d, p->Wo, d,
-                0.0f, ws->dctx, d);
+    prepared_matmul_nn(ws->dctx, d, dy_real, d, p->Wo, d, p->po, 0, q->rows, d, d);
     /* Rows no block writes (padding) must hold zeros. */
     if (!q->start) memset(ws->dQ, 0, sizeof(float) * q->rows * d);
     if (!k->start) {
@@ -225,13 +225,13 @@ static void backward(const MhaConfig *cfg, const MhaParams *p, MhaGrads *g, cons
                         0.0f, ws->dK + ko, ldk);
         }
 
-    projection_backward(dq_in, g->Wq, g->bq, ws->dQ, q_in, p->Wq, q->rows, d);
+    projection_backward(dq_in, g->Wq, g->bq, ws->dQ, q_in, p->Wq, p->pq, q->rows, d);
     /* The key bias's gradient is exactly zero (q . bk is the same for every key of a
      * query, and the softmax ignores a constant), so nothing is added: summing dK's
      * rounding noise instead would hand Adam a gradient of ~1e-9 that it scales up to
      * full-size steps in random directions. */
-    projection_backward(dkv_in, g->Wk, NULL, ws->dK, kv_in, p->Wk, k->rows, d);
-    projection_backward(dkv_in, g->Wv, g->bv, ws->dV, kv_in, p->Wv, k->rows, d);
+    projection_backward(dkv_in, g->Wk, NULL, ws->dK, kv_in, p->Wk, p->pk, k->rows, d);
+    projection_backward(dkv_in, g->Wv, g->bv, ws->dV, kv_in, p->Wv, p->pv, k->rows, d);
 }
 
 void mha_backward(const MhaConfig *cfg, const MhaParams *p, MhaGrads *g, const float *dy,

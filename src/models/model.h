@@ -400,6 +400,12 @@ typedef struct {
      * a training or scoring pass's steps (rnn.h's rnn_pack_steps), or NULL. */
     void *own;
     void (*own_free)(void *own);
+    /* The model's weights packed for this training pass's products (ModelFamily.repack:
+     * the float32 form of prepare, packed from the weights as they are now), or NULL:
+     * set by data-parallel training for a step whose shards are small enough to use
+     * them (train/parallel.c), the pass's products give the same bits either way. The
+     * caller's; shared read-only by the workers. */
+    const void *packs;
     /* model.type classifier: the pooling's activations (pooling.h), in batch order */
     float *pool_attn, *pool_score;  /* (B, S) attention weights a_t and scores e_t */
     int *pool_arg;                  /* (B, H) max pooling's positions */
@@ -514,6 +520,11 @@ typedef struct ModelFamily {
      * prepare makes them from m's weights, prepared_free frees them. */
     void *(*prepare)(const Model *m, ComputeType type);
     void (*prepared_free)(void *prepared);
+    /* Training's packs (RunState.packs): packs prepare's float32 weights again from m's
+     * weights as they are now, without allocating; only weights part, part + parts,
+     * part + 2 parts, ... of the family's list, so that parts threads share the work.
+     * NULL: the family's training passes read no packs. */
+    void (*repack)(const Model *m, void *prepared, int part, int parts);
     /* The weights that m, once prepared as int8, reads only in their prepared form
      * wherever it decodes (its Decoder, attention_heads): their slots in m->params and
      * their sizes (floats); returns how many. NULL: none (model_drop_prepared_floats). */

@@ -111,13 +111,6 @@ static void transformer_layout(const ModelDims *d, Params *p, ParamLayout *lo)
 
 /* ---------------------------------------------------------------- prepared for decoding */
 
-/* Model.prepared of a Transformer: every product's weight of the inference passes
- * (encoder, decoder, output layer), prepared once (kernels/prepared.h). */
-typedef struct {
-    PreparedTLayer enc[MAX_LAYERS], dec[MAX_LAYERS];
-    PreparedWeight out;                /* (Vt, D) */
-} TPrepared;
-
 static void prepare_att(const Model *m, PreparedAtt *pa, const AttWeights *w, int D, ComputeType type)
 {
     model_prepare_weight(m, &pa->q, w->wq, D, D, D, type);
@@ -148,6 +141,40 @@ static void *transformer_prepare(const Model *m, ComputeType type)
         prepare_layer(m, &tp->dec[l], &p->tdec[l], 1, type);
     model_prepare_weight(m, &tp->out, p->out_w, d->embed, d->tgt_vocab, d->embed, type);
     return tp;
+}
+
+/* ModelFamily.repack: the weights in prepare's order, every parts-th from part on. */
+static void repack_weight(PreparedWeight *pw, const float *w, int *i, int part, int parts)
+{
+    if ((*i)++ % parts == part) prepared_weight_repack(pw, w, pw->k);
+}
+
+static void repack_att(PreparedAtt *pa, const AttWeights *w, int *i, int part, int parts)
+{
+    repack_weight(&pa->q, w->wq, i, part, parts);
+    repack_weight(&pa->k, w->wk, i, part, parts);
+    repack_weight(&pa->v, w->wv, i, part, parts);
+    repack_weight(&pa->o, w->wo, i, part, parts);
+}
+
+static void transformer_repack(const Model *m, void *prepared, int part, int parts)
+{
+    const ModelDims *d = &m->dims;
+    const Params *p = &m->params;
+    TPrepared *tp = prepared;
+    /* The output layer first: the largest, so that its part starts first. */
+    int i = 0;
+    repack_weight(&tp->out, p->out_w, &i, part, parts);
+    const TLayer *w[2] = {p->tenc, p->tdec};
+    PreparedTLayer *pl[2] = {tp->enc, tp->dec};
+    int depth[2] = {d->enc_layers, d->dec_layers};
+    for (int e = 0; e < 2; e++)
+        for (int l = 0; l < depth[e]; l++) {
+            repack_att(&pl[e][l].self, &w[e][l].self, &i, part, parts);
+            if (e) repack_att(&pl[e][l].cross, &w[e][l].cross, &i, part, parts);
+            repack_weight(&pl[e][l].w1, w[e][l].ff.w1, &i, part, parts);
+            repack_weight(&pl[e][l].w2, w[e][l].ff.w2, &i, part, parts);
+        }
 }
 
 /* ModelFamily.int8_only: every product's weight but a tied output layer's, which is
@@ -596,7 +623,7 @@ static double transformer_forward(Model *m, RunState *rs, const Batch *batch, in
     TDropout drop = {0};
     if (training) drop = (TDropout){rs->dropout, rs->attention_dropout, rs->activation_dropout};
     float *logits = transformer_forward_train(m, tr->tr, batch->src, tr->src_len, S, batch->tgt_in, tr->tgt_len, T, B,
-                                              drop, &rs->rng);
+                                              drop, &rs->rng, rs->packs);
     long rows;
     const int *targets = trun_targets(tr->tr, batch->tgt_out, &rows);
     long tokens = rs->loss_tokens > 0 ? rs->loss_tokens : batch->n_tokens;
@@ -679,6 +706,7 @@ const ModelFamily transformer_family = {
     .decoder = transformer_decoder,
     .prepare = transformer_prepare,
     .prepared_free = transformer_prepared_free,
+    .repack = transformer_repack,
     .int8_only = transformer_int8_only,
     .attention_heads = transformer_attention_heads,
     .describe = transformer_describe,

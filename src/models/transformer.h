@@ -24,6 +24,7 @@
 
 #include "models/decoder.h" /* defines: Decoder */
 #include "models/model.h"   /* defines: Model, ModelDims, ModelFamily */
+#include "models/transformer_layer.h" /* defines: PreparedTLayer */
 
 /* The family's table of operations (model.h), which the registry lists. */
 extern const ModelFamily transformer_family;
@@ -61,10 +62,18 @@ void transformer_attention_heads(const Model *m, const int *src, int S, const in
  * gradient of the loss (from dLoss/dlogits) added into m->grads. A TRun holds the activations of batches up to
  * (S, T, B), allocated once. */
 typedef struct TRun TRun;
+/* Model.prepared of a Transformer: every product's weight of the inference passes
+ * (encoder, decoder, output layer), prepared once (kernels/prepared.h); in training,
+ * the float32 form is RunState.packs (ModelFamily.repack). */
+typedef struct {
+    PreparedTLayer enc[MAX_LAYERS], dec[MAX_LAYERS];
+    PreparedWeight out;                /* (Vt, D) */
+} TPrepared;
 /* train: with room for the dropout masks. */
 TRun *trun_new(const ModelDims *d, int S, int T, int B, int train);
 void trun_free(TRun *r);
-/* src (S, B), tgt_in (T, B), lengths (B). Every tensor of the pass holds the real
+/* src (S, B), tgt_in (T, B), lengths (B); packs: m's weights packed as they are now
+ * (RunState.packs), which the forward products then read, or NULL. Every tensor of the pass holds the real
  * positions only (no row for padding: trun_targets). Returns the logits (rows, Vt), in r: the
  * caller turns them into the loss and, in place, into dLoss/dlogits (loss.h's
  * softmax_xent) before transformer_backward.
@@ -79,7 +88,8 @@ typedef struct {
     float residual, attention, activation;
 } TDropout;
 float *transformer_forward_train(const Model *m, TRun *r, const int *src, const int *src_len, int S,
-                                 const int *tgt_in, const int *tgt_len, int T, int B, TDropout drop, Rng *rng);
+                                 const int *tgt_in, const int *tgt_len, int T, int B, TDropout drop, Rng *rng,
+                                 const TPrepared *packs);
 /* The logits' rows are the real target positions only, sentence after sentence: the
  * targets (T, B) of the batch as those rows, in r, and their number. */
 const int *trun_targets(TRun *r, const int *tgt_out, long *rows);

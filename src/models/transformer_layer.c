@@ -109,7 +109,7 @@ static void sublayer_f_backward(const TPass *ps, int l, SubKind kind, const TLay
         ps->attend_backward(ps, l, kind, self ? &w->self : &w->cross, self ? &g->self : &g->cross, in, dy, d_in, u);
         return;
     }
-    FfnParams ff = ff_params(&w->ff, NULL);
+    FfnParams ff = ff_params(&w->ff, ps->prep ? &ps->prep[l] : NULL);
     FfnGrads fg = {g->ff.w1, g->ff.b1, g->ff.w2, g->ff.b2};
     ffn_backward(&ff, activation(d), &fg, dy, in, u->fh, u->fa, ps->p_act > 0 ? u->fkeep : NULL, ps->p_act, d_in,
                  ps->ff_work, ps->rows, d->embed, d->ff);

@@ -7,12 +7,12 @@
  * nothing. Both run the same layers (transformer_layer.c). */
 #include "models/transformer.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/linalg.h"           /* defines: matmul_bias, linear_grads */
+#include "kernels/linalg.h"           /* defines: linear_grads */
+#include "kernels/prepared.h"         /* defines: prepared_matmul_bias, prepared_matmul_nn */
 #include "layers/layernorm.h"         /* defines: layernorm_forward, layernorm_backward */
 #include "layers/mha.h"               /* defines: mha_forward_packed, mha_backward_packed, MhaWorkspace */
 #include "layers/posenc.h"            /* defines: posenc_add */
@@ -32,6 +32,7 @@ struct TRun {
     unsigned char *masks;         /* and the dropout masks (training runs only) */
     float p, p_att, p_act;        /* this pass's dropout probabilities (TDropout; 0: none) */
     Rng *rng;                     /* draws the masks */
+    const TPrepared *packs;       /* this pass's packed weights, or NULL (transformer.h) */
     unsigned char *ekeep[2];      /* the embeddings' keep masks (S*B, D), (T*B, D) */
     int cap_S, cap_T, cap_B;
     int S, T, B;                  /* the batch: longest source, longest target, sentences */
@@ -161,13 +162,14 @@ static PackedAttention packed_attention(const TRun *r, int decoder, SubKind kind
     return (PackedAttention){0, r->T, r->S, r->tgt_len, r->src_len, r->start_t, r->start_s, r->Nt, r->Ns};
 }
 
-static void attend_packed(const TPass *ps, int decoder, SubKind kind, const AttWeights *w, const float *in, float *y,
-                          SubBufs *u)
+static void attend_packed(const TPass *ps, int l, int decoder, SubKind kind, const AttWeights *w, const float *in,
+                          float *y, SubBufs *u)
 {
     const TRun *r = ps->ctx;
     PackedAttention a = packed_attention(r, decoder, kind);
     MhaConfig cfg = {.d = ps->d->embed, .heads = ps->d->heads, .causal = a.causal, .dropout = ps->p_att};
-    MhaParams att = att_params(w);
+    const PreparedTLayer *pl = ps->prep ? &ps->prep[l] : NULL;
+    MhaParams att = att_params_prepared(w, !pl ? NULL : kind == SUB_SELF ? &pl->self : &pl->cross);
     mha_workspace_init(&u->ws, &cfg, u->ws_mem, a.Tq, a.Tk, r->B);
     if (ps->p_att > 0)  /* attention dropout */
         draw_keep(u->akeep, (long)r->B * ps->d->heads * a.Tq * a.Tk, ps->p_att, ps->rng);
@@ -175,13 +177,14 @@ static void attend_packed(const TPass *ps, int decoder, SubKind kind, const AttW
                        a.len_k, a.rows_k, ps->p_att > 0 ? u->akeep : NULL, y, &u->ws, a.Tq, a.Tk, r->B);
 }
 
-static void attend_backward_packed(const TPass *ps, int decoder, SubKind kind, const AttWeights *w, AttWeights *gw,
-                                   const float *in, const float *dy, float *d_in, SubBufs *u)
+static void attend_backward_packed(const TPass *ps, int l, int decoder, SubKind kind, const AttWeights *w,
+                                   AttWeights *gw, const float *in, const float *dy, float *d_in, SubBufs *u)
 {
     const TRun *r = ps->ctx;
     PackedAttention a = packed_attention(r, decoder, kind);
     MhaConfig cfg = {.d = ps->d->embed, .heads = ps->d->heads, .causal = a.causal, .dropout = ps->p_att};
-    MhaParams att = att_params(w);
+    const PreparedTLayer *pl = ps->prep ? &ps->prep[l] : NULL;
+    MhaParams att = att_params_prepared(w, !pl ? NULL : kind == SUB_SELF ? &pl->self : &pl->cross);
     MhaGrads ag = {gw->wq, gw->bq, gw->wk, gw->bk, gw->wv, gw->bv, gw->wo, gw->bo};
     int self = kind == SUB_SELF;
     memset(d_in, 0, sizeof(float) * a.rows_q * ps->d->embed);
@@ -192,28 +195,24 @@ static void attend_backward_packed(const TPass *ps, int decoder, SubKind kind, c
 
 static void enc_attend(const TPass *ps, int l, SubKind kind, const AttWeights *w, const float *in, float *y, SubBufs *u)
 {
-    (void)l;
-    attend_packed(ps, 0, kind, w, in, y, u);
+    attend_packed(ps, l, 0, kind, w, in, y, u);
 }
 
 static void dec_attend(const TPass *ps, int l, SubKind kind, const AttWeights *w, const float *in, float *y, SubBufs *u)
 {
-    (void)l;
-    attend_packed(ps, 1, kind, w, in, y, u);
+    attend_packed(ps, l, 1, kind, w, in, y, u);
 }
 
 static void enc_attend_backward(const TPass *ps, int l, SubKind kind, const AttWeights *w, AttWeights *gw,
                                 const float *in, const float *dy, float *d_in, SubBufs *u)
 {
-    (void)l;
-    attend_backward_packed(ps, 0, kind, w, gw, in, dy, d_in, u);
+    attend_backward_packed(ps, l, 0, kind, w, gw, in, dy, d_in, u);
 }
 
 static void dec_attend_backward(const TPass *ps, int l, SubKind kind, const AttWeights *w, AttWeights *gw,
                                 const float *in, const float *dy, float *d_in, SubBufs *u)
 {
-    (void)l;
-    attend_backward_packed(ps, 1, kind, w, gw, in, dy, d_in, u);
+    attend_backward_packed(ps, l, 1, kind, w, gw, in, dy, d_in, u);
 }
 
 /* The encoder's (decoder 0) or the decoder's pass over r. */
@@ -222,6 +221,7 @@ static TPass train_pass(const ModelDims *d, TRun *r, int decoder)
     return (TPass){.d = d, .rows = decoder ? r->Nt : r->Ns, .p = r->p, .p_att = r->p_att, .p_act = r->p_act,
                    .rng = r->rng, .attend = decoder ? dec_attend : enc_attend,
                    .attend_backward = decoder ? dec_attend_backward : enc_attend_backward, .ctx = r,
+                   .prep = !r->packs ? NULL : decoder ? r->packs->dec : r->packs->enc,
                    .d_n = r->d_n, .d_sum = r->d_c, .ff_work = r->ff_work};
 }
 
@@ -269,7 +269,8 @@ static SubBufs *const *dec_bufs(TRun *r, int l, SubBufs *u[3])
 }
 
 float *transformer_forward_train(const Model *m, TRun *r, const int *src, const int *src_len, int S,
-                                 const int *tgt_in, const int *tgt_len, int T, int B, TDropout drop, Rng *rng)
+                                 const int *tgt_in, const int *tgt_len, int T, int B, TDropout drop, Rng *rng,
+                                 const TPrepared *packs)
 {
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
@@ -279,7 +280,7 @@ float *transformer_forward_train(const Model *m, TRun *r, const int *src, const 
     long Nt = r->Nt = pack(r->tgt_in, r->start_t, tgt_in, tgt_len, T, B);
     int masks = r->masks != NULL;  /* an inference TRun has no room for them */
     r->p = masks ? drop.residual : 0.0f, r->p_att = masks ? drop.attention : 0.0f;
-    r->p_act = masks ? drop.activation : 0.0f, r->rng = rng;
+    r->p_act = masks ? drop.activation : 0.0f, r->rng = rng, r->packs = packs;
     SubBufs *u[3];
     /* The encoder: embeddings (with dropout), the layers, the final layer norm. */
     TPass enc = train_pass(d, r, 0);
@@ -303,7 +304,7 @@ float *transformer_forward_train(const Model *m, TRun *r, const int *src, const 
     if (pre) layernorm_forward(r->dec_fn, r->fn_mean[1], r->fn_rstd[1], r->dec_out, p->tdec_ln.g, p->tdec_ln.b,
                                (int)Nt, D);
     else memcpy(r->dec_fn, r->dec_out, sizeof(float) * Nt * D);
-    matmul_bias(r->logits, V, r->dec_fn, D, p->out_w, D, p->out_b, (int)Nt, V, D);
+    prepared_matmul_bias(r->logits, V, r->dec_fn, D, p->out_w, D, packs ? &packs->out : NULL, p->out_b, (int)Nt, V, D);
     return r->logits;
 }
 
@@ -339,8 +340,7 @@ void transformer_backward(Model *m, TRun *r)
     SubBufs *u[3];
     /* The output layer: logits = dec_fn W^T + b. */
     const float *dlogits = r->logits;  /* the caller's loss turned them into dLoss/dlogits */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)Nt, D, V, 1.0f, dlogits, V, p->out_w, D, 0.0f, ds,
-                D);
+    prepared_matmul_nn(ds, D, dlogits, V, p->out_w, D, r->packs ? &r->packs->out : NULL, 0, (int)Nt, V, D);
     linear_grads(g->out_w, g->out_b, dlogits, V, r->dec_fn, D, (int)Nt, V, D);
     /* The decoder, last layer first; its cross-attention adds into d_memory. */
     TPass dec = train_pass(d, r, 1);

@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/blas.h" /* defines: blas_check_memory_limit */
+#include "kernels/blas.h"   /* defines: blas_check_memory_limit */
+#include "kernels/linalg.h" /* defines: packed_matches_blas, PACKED_MAX_ROWS */
 
 /* The parameter vector is shared out in slices of this many floats (whole blocks of the
  * norm's): small enough that a slice of every worker's gradients stays in cache while
@@ -27,6 +28,11 @@ struct TrainWorkers {
     Worker *w;            /* (n) w[0] holds only worker 0's figures */
     float *block_sums;    /* the gradient norm's blocks */
     long blocks;
+    /* The model's weights packed for the workers' products (RunState.packs), or NULL:
+     * made where the family reads them and the packed products give OpenBLAS's bits
+     * (linalg.h), packed again at each step whose shards are small enough to use them. */
+    void *packs;
+    const ModelFamily *family;
 };
 
 TrainWorkers *train_workers_new(int workers, const Model *m, int shard_cap, int S, int T, Error *err)
@@ -43,6 +49,8 @@ TrainWorkers *train_workers_new(int workers, const Model *m, int shard_cap, int 
     t->blocks = (m->n_params + GRAD_NORM_BLOCK - 1) / GRAD_NORM_BLOCK;
     t->block_sums = xmalloc(sizeof(float) * (t->blocks ? t->blocks : 1));
     t->pool = workers > 1 ? threadpool_new(workers - 1) : NULL;
+    t->family = model_family(&m->dims);
+    if (workers > 1 && t->family->repack && packed_matches_blas()) t->packs = t->family->prepare(m, COMPUTE_FLOAT32);
     return t;
 }
 
@@ -57,6 +65,7 @@ void train_workers_free(TrainWorkers *t)
     }
     free(t->w);
     free(t->block_sums);
+    if (t->packs) t->family->prepared_free(t->packs);
     free(t);
 }
 
@@ -75,6 +84,7 @@ typedef struct {
     int n;
     const Ranks *ranks;     /* NULL: scoring, split among this process's workers only */
     long seed, step;
+    const void *packs;      /* the step's packed weights (RunState.packs), or NULL */
 } Pass;
 
 static void worker_pass(void *ctx, int w)
@@ -86,6 +96,7 @@ static void worker_pass(void *ctx, int w)
     Batch *batch = w ? &k->batch : p->batch;
     int W = p->t->n, lo, hi, training = p->ranks != NULL;
     if (w) runstate_copy_options(rs, p->rs);
+    rs->packs = p->packs;
     if (training) {
         ranks_shard(p->ranks, W, w, p->n, &lo, &hi);
         ranks_shard_stream(&rs->rng, p->seed, p->ranks->rank * W + w, p->step);
@@ -136,11 +147,47 @@ static void sum_slice(void *ctx, int s)
     }
 }
 
+/* Whether some worker's shard of this step is small enough for the packed products:
+ * at most PACKED_MAX_ROWS source or target positions (the rows of a Transformer's
+ * pass; each product decides for itself whether it reads the packs). */
+static int shards_small(const TrainWorkers *t, const Example *ex, const int *idx, int n, const Ranks *ranks)
+{
+    for (int w = 0; w < t->n; w++) {
+        int lo, hi;
+        long src = 0, tgt = 0;
+        ranks_shard(ranks, t->n, w, n, &lo, &hi);
+        for (int i = lo; i < hi; i++)
+            src += ex[idx[i]].src_len + 1, tgt += ex[idx[i]].tgt_len + 1;
+        if (hi > lo && (src <= PACKED_MAX_ROWS || tgt <= PACKED_MAX_ROWS)) return 1;
+    }
+    return 0;
+}
+
+typedef struct {
+    TrainWorkers *t;
+    const Model *m;
+} Repack;
+
+static void repack_part(void *ctx, int part)
+{
+    Repack *r = ctx;
+    r->t->family->repack(r->m, r->t->packs, part, r->t->n);
+}
+
 double train_workers_gradients(TrainWorkers *t, Model *m, RunState *rs, Batch *batch, const Example *ex,
                                const int *idx, int n, const Ranks *ranks, long seed, long step)
 {
-    Pass p = {t, m, rs, batch, ex, idx, n, ranks, seed, step};
+    /* The weights are packed again at every step that uses them: whatever changed
+     * them since (an update, a resumed or rolled-back run), the packs are theirs. */
+    const void *packs = NULL;
+    if (t->packs && shards_small(t, ex, idx, n, ranks)) {
+        Repack r = {t, m};
+        threadpool_for(t->pool, t->n, repack_part, &r);
+        packs = t->packs;
+    }
+    Pass p = {t, m, rs, batch, ex, idx, n, ranks, seed, step, packs};
     threadpool_for(t->pool, t->n, worker_pass, &p);
+    rs->packs = NULL;  /* the caller's run state: nothing else may read them stale */
     double loss = 0;
     for (int w = 0; w < t->n; w++)
         loss += t->w[w].loss;
@@ -157,7 +204,7 @@ double train_workers_score(TrainWorkers *t, Model *m, RunState *rs, Batch *batch
     /* Held-out loss is never smoothed. Set here, before the workers start: each of them
      * copies rs's options, so worker 0 writing rs while they read would be a race. */
     rs->label_smoothing = 0;
-    Pass p = {t, m, rs, batch, ex, idx, n, NULL, 0, 0};
+    Pass p = {t, m, rs, batch, ex, idx, n, NULL, 0, 0, NULL};
     threadpool_for(t->pool, t->n, worker_pass, &p);
     double loss = 0;
     *tokens = *right = 0;

@@ -32,6 +32,15 @@
  * With MPI, a job has ranks x workers shards: shard g = rank * W + w of a batch (ranks.h);
  * the workers' sum comes first, then the sum over the ranks, then the norm and update.
  *
+ * Packed weights: a worker's products over a small shard (4 pairs of a batch of 64 on
+ * 16 workers) cost OpenBLAS more in copying ("packing") each weight than in arithmetic,
+ * and every worker would pack every weight again. Where the family reads packed weights
+ * (ModelFamily.repack: the Transformer) and the packed products give OpenBLAS's very
+ * bits (linalg.h: its SkylakeX kernel, one thread), a step with some shard of at most
+ * PACKED_MAX_ROWS positions first packs every weight once, the workers sharing the
+ * work, and the workers' forward and backward products read them (RunState.packs).
+ * The bits being the same, nothing else changes.
+ *
  * Worker 0 computes in the caller's RunState and Batch and into the model's own
  * gradients (the run's, as before); workers 1 .. W-1 each have a model view (model.h's
  * model_view: the weights shared, gradients their own), a RunState and a Batch. A step
