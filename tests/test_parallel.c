@@ -194,7 +194,9 @@ int main(int argc, char **argv)
      * (random_examples) are below both vocabularies' sizes. */
     ModelDims wide = {.type = MODEL_TRANSFORMER, .src_vocab = 41, .tgt_vocab = 37, .embed = 64, .hidden = 64,
                       .heads = 4, .ff = 2048, .layers = 1, .enc_layers = 1, .dec_layers = 1};
+    ModelDims tied = {.src_vocab = 23, .tgt_vocab = 19, .embed = 8, .hidden = 8, .tie_embeddings = 1};
     test_step(&rnn, "recurrent");
+    test_step(&tied, "recurrent, tied target embeddings");
     test_step(&tr, "Transformer");
     test_step(&wide, "Transformer (d 64)");
     return check_report("test_parallel");

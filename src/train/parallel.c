@@ -22,6 +22,14 @@ typedef struct {
     long tokens, right;
 } Worker;
 
+/* An embedding table's place in the gradients, which of a batch's words it embeds,
+ * and a byte per row, set while a step's words are marked (mark_rows). */
+typedef struct {
+    long at, rows, cols;
+    int src_ids, tgt_ids;
+    unsigned char *used;
+} SparseTable;
+
 struct TrainWorkers {
     int n;
     ThreadPool *pool;     /* n - 1 threads: the caller is worker 0 */
@@ -33,7 +41,36 @@ struct TrainWorkers {
      * (linalg.h), packed again at each step whose shards are small enough to use them. */
     void *packs;
     const ModelFamily *family;
+    /* The embedding tables whose gradients a step writes only at the rows of the words
+     * it embeds (find_tables), in the order of the gradients. */
+    int n_tables;
+    SparseTable table[2];
 };
+
+/* The target and source embedding tables, each once (a shared source embedding is the
+ * target's), unless one is the output layer's weight too (tied: every row gets a
+ * gradient); in the order of the gradients. */
+static void find_tables(TrainWorkers *t, const Model *m)
+{
+    const Params *g = &m->grads;
+    float *tables[2] = {g->tgt_emb, g->src_emb};
+    long rows[2] = {m->dims.tgt_vocab, m->dims.src_vocab};
+    for (int k = 0; k < 2; k++) {
+        if (!tables[k] || tables[k] == g->out_w || (k == 1 && tables[1] == tables[0])) continue;
+        SparseTable *e = &t->table[t->n_tables++];
+        e->at = tables[k] - m->grad_mem;
+        e->rows = rows[k];
+        e->cols = m->dims.embed;
+        e->src_ids = k == 1 || tables[1] == tables[0];
+        e->tgt_ids = k == 0;
+        e->used = xcalloc(rows[k], 1);
+    }
+    if (t->n_tables == 2 && t->table[1].at < t->table[0].at) {
+        SparseTable first = t->table[1];
+        t->table[1] = t->table[0];
+        t->table[0] = first;
+    }
+}
 
 TrainWorkers *train_workers_new(int workers, const Model *m, int shard_cap, int S, int T, Error *err)
 {
@@ -50,6 +87,7 @@ TrainWorkers *train_workers_new(int workers, const Model *m, int shard_cap, int 
     t->block_sums = xmalloc(sizeof(float) * (t->blocks ? t->blocks : 1));
     t->pool = workers > 1 ? threadpool_new(workers - 1) : NULL;
     t->family = model_family(&m->dims);
+    if (workers > 1) find_tables(t, m);
     if (workers > 1 && t->family->repack && packed_matches_blas()) t->packs = t->family->prepare(m, COMPUTE_FLOAT32);
     return t;
 }
@@ -66,6 +104,8 @@ void train_workers_free(TrainWorkers *t)
     free(t->w);
     free(t->block_sums);
     if (t->packs) t->family->prepared_free(t->packs);
+    for (int k = 0; k < t->n_tables; k++)
+        free(t->table[k].used);
     free(t);
 }
 
@@ -125,24 +165,66 @@ static void worker_pass(void *ctx, int w)
 }
 
 /* Slice s of the gradients: worker 0's (the model's) plus worker 1's, plus worker 2's,
- * ..., in that order for every element; the others' zeroed for the next step. */
+ * ..., in that order for every element; the others' zeroed for the next step. With
+ * sparse, only the marked rows of the embedding tables: the workers' other rows hold
+ * zeros, which would add nothing (and which the sum leaves as they are). */
 typedef struct {
     TrainWorkers *t;
     float *sum;
     long n;
+    int sparse;
 } GradSum;
 
-static void sum_slice(void *ctx, int s)
+static void sum_range(const TrainWorkers *t, float *sum, long lo, long hi)
 {
-    GradSum *g = ctx;
-    long lo = (long)s * SLICE, hi = lo + SLICE < g->n ? lo + SLICE : g->n;
-    float *sum = g->sum;
-    for (int w = 1; w < g->t->n; w++) {
-        float *mine = g->t->w[w].view.grad_mem;
+    for (int w = 1; w < t->n; w++) {
+        float *mine = t->w[w].view.grad_mem;
 #pragma omp simd
         for (long i = lo; i < hi; i++) {
             sum[i] += mine[i];
             mine[i] = 0.0f;
+        }
+    }
+}
+
+static void sum_slice(void *ctx, int s)
+{
+    GradSum *g = ctx;
+    const TrainWorkers *t = g->t;
+    long lo = (long)s * SLICE, hi = lo + SLICE < g->n ? lo + SLICE : g->n;
+    for (int k = 0; g->sparse && k < t->n_tables; k++) {
+        const SparseTable *e = &t->table[k];
+        long end = e->at + e->rows * e->cols;
+        if (hi <= e->at || end <= lo) continue;
+        if (lo < e->at) sum_range(t, g->sum, lo, e->at);  /* what comes before the table */
+        long from = lo > e->at ? lo : e->at, to = hi < end ? hi : end;
+        for (long row = (from - e->at) / e->cols; e->at + row * e->cols < to; row++) {
+            if (!e->used[row]) continue;
+            long first = e->at + row * e->cols, last = first + e->cols;
+            sum_range(t, g->sum, first > from ? first : from, last < to ? last : to);
+        }
+        lo = to;
+    }
+    if (lo < hi) sum_range(t, g->sum, lo, hi);
+}
+
+static void mark(const SparseTable *e, const int *ids, long n, unsigned char value)
+{
+    for (long i = 0; i < n; i++)
+        if (ids[i] >= 0 && ids[i] < e->rows) e->used[ids[i]] = value;
+}
+
+/* Sets (value 1) or clears (0) in each table the rows of the words of every worker's
+ * batch: the rows that the step's backward passes, without sampled inputs, can have
+ * written (a worker that had no shard this step holds an older batch: rows more). */
+static void mark_rows(TrainWorkers *t, const Batch *first, unsigned char value)
+{
+    for (int w = 0; w < t->n; w++) {
+        const Batch *b = w ? &t->w[w].batch : first;
+        long n_src = (long)b->S * b->B, n_tgt = b->tgt_off ? b->tgt_off[b->T] : (long)b->T * b->B;
+        for (int k = 0; k < t->n_tables; k++) {
+            if (t->table[k].src_ids && b->src) mark(&t->table[k], b->src, n_src, value);
+            if (t->table[k].tgt_ids && b->tgt_in) mark(&t->table[k], b->tgt_in, n_tgt, value);
         }
     }
 }
@@ -192,8 +274,11 @@ double train_workers_gradients(TrainWorkers *t, Model *m, RunState *rs, Batch *b
     for (int w = 0; w < t->n; w++)
         loss += t->w[w].loss;
     if (t->n > 1) {
-        GradSum g = {t, m->grad_mem, m->n_params};
+        /* Sampled decoder inputs embed words of no batch: then every row is summed. */
+        GradSum g = {t, m->grad_mem, m->n_params, t->n_tables > 0 && rs->sample_prob == 0};
+        if (g.sparse) mark_rows(t, batch, 1);
         threadpool_for(t->pool, (int)((m->n_params + SLICE - 1) / SLICE), sum_slice, &g);
+        if (g.sparse) mark_rows(t, batch, 0);
     }
     return loss;
 }

@@ -7,7 +7,10 @@
  *
  *   sum     the workers' gradients into the model's, in parallel over slices of the
  *           parameter vector, each element summed worker 0, 1, ..., W-1 in that order
- *           (and each worker's buffer zeroed for the next step);
+ *           (and each worker's buffer zeroed for the next step); of an embedding
+ *           table (not tied to the output layer) only the rows of the words of the
+ *           step's batches: the others hold zeros (unless decoder inputs were sampled,
+ *           which may be any word: then every row);
  *   norm    the gradient norm, its blocks' sums in parallel, added up in block order
  *           (adam.h's grad_norm, to the bit);
  *   update  Adam, in parallel over slices (element-wise: adam_update, to the bit).
