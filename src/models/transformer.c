@@ -238,13 +238,6 @@ static const PreparedWeight *prepared_out(const Model *m)
     return tp ? &tp->out : NULL;
 }
 
-/* The weights mha takes for attention sub-layer `kind` of layer l of a pass. */
-static MhaParams pass_att(const TPass *ps, int l, SubKind kind, const AttWeights *w)
-{
-    const PreparedAtt *pa = !ps->prep ? NULL : kind == SUB_SELF ? &ps->prep[l].self : &ps->prep[l].cross;
-    return att_params_prepared(w, pa);
-}
-
 /* ---------------------------------------------------------------- inference passes */
 
 /* P (B, heads, T, S) attention probabilities -> out (B, T, S), their mean over heads. */
@@ -282,7 +275,7 @@ static void attend_padded(const TPass *ps, int l, SubKind kind, const AttWeights
                           SubBufs *u)
 {
     PaddedAttention *a = ps->ctx;
-    MhaParams att = pass_att(ps, l, kind, w);
+    MhaParams att = pass_att_params(ps, l, kind, w);
     (void)u;
     if (kind == SUB_SELF) {
         mha_forward(&a->self_cfg, &att, in, in, a->len_q, a->len_q, NULL, y, &a->self_ws, a->Tq, a->Tq, a->B);
@@ -495,7 +488,7 @@ static void attend_step(const TPass *ps, int l, SubKind kind, const AttWeights *
     TDecoder *t = ps->ctx;
     int n = ps->rows, H = ps->d->heads;
     MhaConfig cfg = {.d = ps->d->embed, .heads = H, .causal = 1};
-    MhaParams att = pass_att(ps, l, kind, w);
+    MhaParams att = pass_att_params(ps, l, kind, w);
     (void)u;
     if (kind == SUB_SELF) {
         mha_step_forward(&cfg, &att, in, t->step, t->sk[l], t->sv[l], t->rows, t->R, y, t->probs, t->work, n);

@@ -48,6 +48,12 @@ MhaParams att_params_prepared(const AttWeights *w, const PreparedAtt *pa)
     return p;
 }
 
+MhaParams pass_att_params(const TPass *ps, int l, SubKind kind, const AttWeights *w)
+{
+    const PreparedAtt *pa = !ps->prep ? NULL : kind == SUB_SELF ? &ps->prep[l].self : &ps->prep[l].cross;
+    return att_params_prepared(w, pa);
+}
+
 static FfnParams ff_params(const FfWeights *w, const PreparedTLayer *pl)
 {
     return (FfnParams){w->w1, w->b1, w->w2, w->b2, pl ? &pl->w1 : NULL, pl ? &pl->w2 : NULL};

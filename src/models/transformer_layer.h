@@ -100,4 +100,7 @@ void dropout_backward(float *dx, const unsigned char *keep, long n, float p);
  * prepared forms too. */
 MhaParams att_params(const AttWeights *w);
 MhaParams att_params_prepared(const AttWeights *w, const PreparedAtt *pa);
+/* Those of attention sub-layer `kind` of layer l of a pass, with the pass's prepared
+ * forms (TPass.prep) where it has them. */
+MhaParams pass_att_params(const TPass *ps, int l, SubKind kind, const AttWeights *w);
 #endif

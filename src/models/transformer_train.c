@@ -168,8 +168,7 @@ static void attend_packed(const TPass *ps, int l, int decoder, SubKind kind, con
     const TRun *r = ps->ctx;
     PackedAttention a = packed_attention(r, decoder, kind);
     MhaConfig cfg = {.d = ps->d->embed, .heads = ps->d->heads, .causal = a.causal, .dropout = ps->p_att};
-    const PreparedTLayer *pl = ps->prep ? &ps->prep[l] : NULL;
-    MhaParams att = att_params_prepared(w, !pl ? NULL : kind == SUB_SELF ? &pl->self : &pl->cross);
+    MhaParams att = pass_att_params(ps, l, kind, w);
     mha_workspace_init(&u->ws, &cfg, u->ws_mem, a.Tq, a.Tk, r->B);
     if (ps->p_att > 0)  /* attention dropout */
         draw_keep(u->akeep, (long)r->B * ps->d->heads * a.Tq * a.Tk, ps->p_att, ps->rng);
@@ -183,8 +182,7 @@ static void attend_backward_packed(const TPass *ps, int l, int decoder, SubKind 
     const TRun *r = ps->ctx;
     PackedAttention a = packed_attention(r, decoder, kind);
     MhaConfig cfg = {.d = ps->d->embed, .heads = ps->d->heads, .causal = a.causal, .dropout = ps->p_att};
-    const PreparedTLayer *pl = ps->prep ? &ps->prep[l] : NULL;
-    MhaParams att = att_params_prepared(w, !pl ? NULL : kind == SUB_SELF ? &pl->self : &pl->cross);
+    MhaParams att = pass_att_params(ps, l, kind, w);
     MhaGrads ag = {gw->wq, gw->bq, gw->wk, gw->bk, gw->wv, gw->bv, gw->wo, gw->bo};
     int self = kind == SUB_SELF;
     memset(d_in, 0, sizeof(float) * a.rows_q * ps->d->embed);

@@ -42,7 +42,8 @@
  * bits (linalg.h: its SkylakeX kernel, one thread), a step with some shard of at most
  * PACKED_MAX_ROWS positions first packs every weight once, the workers sharing the
  * work, and the workers' forward and backward products read them (RunState.packs).
- * The bits being the same, nothing else changes.
+ * The bits being the same, nothing else changes. They take twice the memory of the
+ * weights they pack (rows and columns), made when the workers are.
  *
  * Worker 0 computes in the caller's RunState and Batch and into the model's own
  * gradients (the run's, as before); workers 1 .. W-1 each have a model view (model.h's
