@@ -140,6 +140,18 @@ def run_pinned(argvs, stdin=None):
         sys.exit(failed)
 
 
+def print_rendered(path, render):
+    """--render RAW: prints render's rendering of the raw results in the file path."""
+    with open(path, encoding="utf-8") as f:
+        print(render(json.load(f)))
+
+
+def require_nmt(script):
+    """Exits, naming script, unless ./nmt is built."""
+    if not os.access(NMT, os.X_OK):
+        sys.exit(f"{script}: ./nmt not built (make)")
+
+
 def children_cpu_seconds():
     """User + system CPU seconds of the children waited for so far."""
     u = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -658,11 +670,9 @@ def main():
     ap.add_argument("--render", metavar="RAW")
     args = ap.parse_args()
     if args.render:
-        with open(args.render, encoding="utf-8") as f:
-            print(render(json.load(f)))
+        print_rendered(args.render, render)
         return 0
-    if not os.access(NMT, os.X_OK):
-        sys.exit("bench_scaling.py: ./nmt not built (make)")
+    require_nmt("bench_scaling.py")
     args.cg_workers = [int(x) for x in args.cg_workers.split(",")]
     if args.cg_steps < 1:
         sys.exit("bench_scaling.py: --cg-steps must be at least 1")

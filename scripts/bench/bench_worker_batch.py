@@ -38,8 +38,8 @@ import sys
 import tempfile
 import time
 
-from bench_scaling import BATCH, MODELS, NMT, ROOT, cores, cpu_model, git, load_average, run, train_argv, \
-    train_log_tokens_per_s
+from bench_scaling import BATCH, MODELS, NMT, ROOT, cores, cpu_model, git, load_average, print_rendered, require_nmt, \
+    run, train_argv, train_log_tokens_per_s
 
 RAW = os.path.join(ROOT, "docs", "bench", "worker-batch.json")
 SHIPPED = (64, 0.001, 500)  # configs/transformer.json's batch, learning rate and warm-up
@@ -137,18 +137,17 @@ def render(raw):
     m, w = raw["run"], raw["settings"]["workers"]
     L = []
     if raw.get("speed"):
-        labels = list(next(iter(raw["speed"].values())))
-        L += ["| model | " + " | ".join(f"{lab.replace('x 64', 'worker' + ('s' if not lab.startswith('1 ') else '') + ' x 64')}"
-                                         for lab in labels) + " |",
-              "|---|" + "---:|" * len(labels)]
+        labels = list(next(iter(raw["speed"].values())))  # 1 x 64, N x 64 split, N x 64 each
+        L += [f"| model | 1 worker, batch 64 | {w} workers splitting a batch of 64 | {w} workers, 64 pairs each |",
+              "|---|---:|---:|---:|"]
         for name, s in raw["speed"].items():
             one = s[labels[0]]["tokens_per_s"]
             cells = [f"{s[lab]['tokens_per_s']:,.0f}" + ("" if i == 0 else f" ({s[lab]['tokens_per_s'] / one:.2f}x)")
                      for i, lab in enumerate(labels)]
             L.append(f"| {MODELS[name]['title'].split(' (')[0]} | " + " | ".join(cells) + " |")
         L += ["", f"Training target tokens/s, {raw['settings']['steps']} updates a run (the median of train.log's "
-              f"windows of 10 updates after the first), one OpenBLAS thread a worker; \"x 64 split\": the workers "
-              f"share each batch of 64 pairs; \"x 64 each\": batch_size {BATCH * w}, a shard of 64 pairs a worker.", ""]
+              f"windows of 10 updates after the first), one OpenBLAS thread a worker; 64 pairs each: "
+              f"batch_size {BATCH * w}.", ""]
     if raw.get("quality"):
         L += [f"| workers | batch | learning rate | warm-up | updates in {raw['settings']['minutes']:g} min | "
               "epochs | held-out loss | BLEU | chrF2 |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -177,11 +176,9 @@ def main():
     ap.add_argument("--render", metavar="RAW")
     args = ap.parse_args()
     if args.render:
-        with open(args.render, encoding="utf-8") as f:
-            print(render(json.load(f)))
+        print_rendered(args.render, render)
         return 0
-    if not os.access(NMT, os.X_OK):
-        sys.exit("bench_worker_batch.py: ./nmt not built (make)")
+    require_nmt("bench_worker_batch.py")
     args.recipes = parse_recipes(args.recipes)
     argv = " ".join(["python3 scripts/bench/bench_worker_batch.py"] + sys.argv[1:])
     load_before = load_average()
