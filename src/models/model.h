@@ -521,7 +521,8 @@ typedef struct ModelFamily {
     void *(*prepare)(const Model *m, ComputeType type);
     void (*prepared_free)(void *prepared);
     /* Training's packs (RunState.packs): packs prepare's float32 weights again from m's
-     * weights as they are now, without allocating; only weights part, part + parts,
+     * weights as they are now, rows and columns (the columns' buffers made at the
+     * first call, then reused: no allocation after it); only weights part, part + parts,
      * part + 2 parts, ... of the family's list, so that parts threads share the work.
      * NULL: the family's training passes read no packs. */
     void (*repack)(const Model *m, void *prepared, int part, int parts);
