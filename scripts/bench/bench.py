@@ -364,7 +364,7 @@ class Bench:
         return path
 
     def nmt_translate(self, model, batch, beam=1):
-        argv = [NMT, "translate", model] + (["--batch", str(batch)] if batch > 1 else []) + \
+        argv = [NMT, "translate", model, "--threads", str(THREADS)] + (["--batch", str(batch)] if batch > 1 else []) + \
             (["--beam", str(beam), "--length-penalty", str(ALPHA)] if beam > 1 else [])
         startup, _, _ = self.run.run(argv, stdin=self.empty, env=self.env(), label="nmt translate")
         n = self.sentences(beam, batch)

@@ -211,7 +211,7 @@ class TransformerBench(bench.Bench):
                 "aten": r["aten_cpu_capability"], "parameters": r["parameters"], "model": save}
 
     def nmt_translate(self, model, batch, beam=1):
-        """bench.py's, with --threads given (nmt translate's default is OpenBLAS's choice)."""
+        """bench.py's: --threads THREADS (nmt translate's default is one)."""
         argv = [NMT, "translate", model, "--threads", str(THREADS)] + \
             (["--batch", str(batch)] if batch > 1 else []) + \
             (["--beam", str(beam), "--length-penalty", str(ALPHA)] if beam > 1 else [])

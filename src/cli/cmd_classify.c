@@ -30,7 +30,7 @@ static const Option classify_rows[] = {
     {"--attention-svg", OPT_STRING, OPTION_AT(ClassifyArgs, opt.attention_svg), .metavar = "DIR",
      .help = "also DIR/LINE.svg: the line's words shaded by their attention\n"
              "weight (attention pooling only)"},
-    {OPTION_THREADS(ClassifyArgs, threads), .help = "OpenBLAS threads (default: all cores); for one worker"},
+    {OPTION_THREADS(ClassifyArgs, threads), .help = "OpenBLAS threads for one worker, as for nmt translate"},
     {OPTION_WORKERS(ClassifyArgs, workers), .help = WORKERS_HELP},
     {OPTION_COMPUTE_TYPE(ClassifyArgs, compute_type),
      .help = "int8: the encoder's and output layer's products with int8\n"

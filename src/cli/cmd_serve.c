@@ -36,7 +36,7 @@ static const Option serve_rows[] = {
     {OPTION_WORKERS(ServeArgs, workers), .help = "requests decoded at once, each on its own worker with one\n"
                                                  "OpenBLAS thread (0: one per core; default 1)"},
     {OPTION_THREADS(ServeArgs, threads),
-     .help = "OpenBLAS threads (default 0: OpenBLAS's choice); for one worker"},
+     .help = "OpenBLAS threads for one worker, as for nmt translate"},
     {OPTION_COMPUTE_TYPE(ServeArgs, compute_type),
      .help = "the models' products, as for nmt translate and nmt classify\n"
              "(prepared once, shared by the workers)"},

@@ -45,8 +45,8 @@ static const Option translate_rows[] = {
              "step (they must share their vocabularies and text options; the\n"
              "first reads and writes the text); the files up to the next option"},
     {OPTION_THREADS(TranslateArgs, threads),
-     .help = "OpenBLAS threads (default 0: OpenBLAS's choice, one per core, or\n"
-             "OPENBLAS_NUM_THREADS); for one worker"},
+     .help = "OpenBLAS threads for one worker (default 1, as each of several\n"
+             "workers; more may change the scores' last digits on some CPUs)"},
     {OPTION_WORKERS(TranslateArgs, workers), .help = WORKERS_HELP},
     {OPTION_COMPUTE_TYPE(TranslateArgs, compute_type),
      .help = "int8: the products of decoding with int8 weights (one scale per\n"

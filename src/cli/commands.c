@@ -199,6 +199,11 @@ int workers_usage(const OptionTable *t, int workers, int threads)
 
 Workers *command_workers(ModelFile *const *models, int n_models, int workers, int threads, Error *err)
 {
-    if (workers == 1) blas_set_threads(threads);
+    /* One worker computes on one OpenBLAS thread too, unless --threads says otherwise:
+     * OpenBLAS shares a product among its threads in blocks, and on some CPUs (its Zen
+     * and Haswell kernels) a block's place changes the last bits of what it sums, so
+     * that the scores would depend on the number of threads, and --workers N would not
+     * write what --workers 1 does. */
+    if (workers == 1) blas_set_threads(threads > 0 ? threads : 1);
     return workers_new(models, n_models, workers, err);
 }

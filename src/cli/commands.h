@@ -150,8 +150,9 @@ int count_stdin(char *const *inputs, int n);
  * thread each: a usage error (returns 2) when both ask for more than one, else 0. */
 int workers_usage(const OptionTable *t, int workers, int threads);
 /* The workers of a command that decodes with n_models models (read by the caller), after
- * setting OpenBLAS's threads (--threads; 0 leaves them) for one worker: NULL with err if
- * the memory limit leaves no room for several (workers_new). */
+ * setting OpenBLAS's threads for one worker (--threads; 0: one, as each of several
+ * workers computes, so that the output is the same for any --workers): NULL with err
+ * if the memory limit leaves no room for several (workers_new). */
 Workers *command_workers(ModelFile *const *models, int n_models, int workers, int threads, Error *err);
 
 /* --compute-type float32|int8, nmt translate's and nmt eval's: how decoding computes
