@@ -14,6 +14,7 @@
 #include "check.h"
 #include "examples.h"         /* defines: random_examples */
 #include "kernels/blas.h"    /* defines: blas_select_kernel, blas_set_threads */
+#include "kernels/linalg.h"  /* defines: linear_grads */
 #include "data/corpus.h"     /* defines: examples_free */
 #include "layers/adam.h"     /* defines: grad_norm, adam_update */
 #include "train/parallel.h"  /* defines: TrainWorkers, train_workers_* */
@@ -88,7 +89,8 @@ static void test_norm_and_adam(void)
 
 /* The W shards of ex[idx[0..N_EX)] one by one, each into a view of its own, their
  * gradients added up worker 0 first into want (n_params, written) and their losses
- * into *loss. */
+ * into *loss. The output layer's weight gradient (unless tied to the target
+ * embedding), as the step computes it: its rows' product slice by slice. */
 static void shards_one_by_one(Model *m, const Example *ex, const int *idx, int W, long tokens, float *want,
                               double *loss)
 {
@@ -107,7 +109,13 @@ static void shards_one_by_one(Model *m, const Example *ex, const int *idx, int W
         runstate_ensure(&rs, &m->dims, RUN_TRAIN, hi - lo, batch.S, batch.T);
         rs.loss_tokens = tokens;
         *loss += model_forward(&view, &rs, &batch, 1);
+        rs.defer_output = view.grads.out_w != view.grads.tgt_emb;
         model_backward(&view, &rs, &batch);
+        const DeferredGrads *d = &rs.output;
+        for (int r0 = 0; rs.defer_output && r0 < d->n; r0 += TRAIN_OUTPUT_ROWS) {
+            int rows = d->n - r0 < TRAIN_OUTPUT_ROWS ? d->n - r0 : TRAIN_OUTPUT_ROWS;
+            linear_grads(view.grads.out_w + (long)r0 * d->k, NULL, d->dy + r0, d->n, d->x, d->k, d->rows, rows, d->k);
+        }
         for (long i = 0; i < n; i++)
             want[i] += view.grad_mem[i];
         runstate_free(&rs);
@@ -126,6 +134,10 @@ static void test_step(const ModelDims *dims, const char *family)
     long tokens = 0;
     for (int i = 0; i < N_EX; i++) {
         idx[i] = (i * 7) % N_EX;  /* not in order: the shards follow idx */
+        if (model_classifies(dims)) {  /* a sentence and its label: one target each */
+            ex[i].tgt_len = 0;
+            ex[i].label = i % model_classes(dims);
+        }
         tokens += ex[i].tgt_len + 1;
     }
     Ranks one = {.rank = 0, .size = 1};
@@ -199,5 +211,10 @@ int main(int argc, char **argv)
     test_step(&tied, "recurrent, tied target embeddings");
     test_step(&tr, "Transformer");
     test_step(&wide, "Transformer (d 64)");
+    ModelDims big = {.src_vocab = 23, .tgt_vocab = 300, .embed = 6, .hidden = 40};
+    test_step(&big, "recurrent, 300 target words");
+    ModelDims classifier = {.type = MODEL_CLASSIFIER, .src_vocab = 23, .tgt_vocab = 3 + VOCAB_SPECIALS, .embed = 6,
+                            .hidden = 8};
+    test_step(&classifier, "classifier");
     return check_report("test_parallel");
 }

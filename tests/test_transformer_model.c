@@ -226,7 +226,7 @@ static void test_gradients(const char *path)
     TRun *r = trun_new(&m.dims, S, T, B, 0);
     model_zero_grad(&m);
     double loss = train_loss(&m, r, sids, slen, S, tids, tout, tlen, T, B, 1, (TDropout){0}, NULL);
-    transformer_backward(&m, r);
+    transformer_backward(&m, r, NULL);
     double want_loss = *(const float *)fixture_get(&f, "loss")->data;
     char label[240];
     snprintf(label, sizeof label, "%s: training pass loss %.7f, PyTorch's %.7f", path, loss, want_loss);
@@ -336,7 +336,7 @@ static void test_finite_differences(const char *path, TDropout dropout)
     model_zero_grad(&m);
     Rng rng = c.masks;
     double with = train_loss(&m, c.r, sids, slen, S, tids, c.tout, tlen, T, B, 1, dropout, &rng);
-    transformer_backward(&m, c.r);
+    transformer_backward(&m, c.r, NULL);
     char label[200];
     if (dropping(dropout)) {
         /* The masks make a difference; a pass without masks (an inference TRun) ignores
@@ -408,7 +408,7 @@ static void test_shared_embedding(void)
     GradCtx c = {&m, trun_new(&m.dims, S, T, B, 1), src, slen, tin, tout, tlen, S, T, B, {0, 0, 0}, {0}};
     model_zero_grad(&m);
     train_loss(&m, c.r, src, slen, S, tin, tout, tlen, T, B, 1, (TDropout){0}, NULL);
-    transformer_backward(&m, c.r);
+    transformer_backward(&m, c.r, NULL);
     check_all_gradients("shared embedding", &c);
     trun_free(c.r);
     model_free(&m);

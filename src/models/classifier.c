@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/linalg.h" /* defines: matmul_bias, linear_grads */
+#include "kernels/linalg.h" /* defines: matmul_bias */
 #include "layers/bagofwords.h" /* defines: bag_of_words_forward, bag_of_words_backward */
 #include "layers/pooling.h"    /* defines: Pooling, pooling_*_forward/_backward, pooling_name */
 #include "models/rnn.h"     /* defines: rnn_encode, rnn_encoder_backward, rnn_encoder_layout, rows_dropout */
@@ -167,7 +167,7 @@ static void classifier_backward(Model *m, RunState *rs, const Batch *batch)
     const float *h = rs->memory;
     const int *len = rs->src_len;
     if (d->bag_of_words) bag_of_words_backward(g->bow_w, rs->logits, batch->src, rs->src_len, S, B, C);
-    linear_grads(g->out_w, g->out_b, rs->logits, C, rs->pooled, H, B, C, H);
+    model_output_grads(rs->defer_output ? &rs->output : NULL, g->out_w, g->out_b, rs->logits, rs->pooled, B, C, H);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, C, 1.0f, rs->logits, C, p->out_w, H, 0.0f,
                 rs->d_pooled, H);
     if (rs->dropping) rows_multiply(rs->d_pooled, H, rs->pool_drop, B, H);

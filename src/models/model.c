@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/util.h" /* defines: xcalloc, Rng, rng_seed, rng_uniform, rng_normal */
+#include "kernels/linalg.h"   /* defines: linear_grads, column_sums_add */
 #include "layers/embedding.h" /* defines: embedding_forward */
 
 /* The family of d: every ModelDims that reaches these functions has passed dims_problem
@@ -392,3 +393,14 @@ double model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad)
 }
 
 void model_backward(Model *m, RunState *rs, const Batch *batch) { family_of(&m->dims)->backward(m, rs, batch); }
+
+void model_output_grads(DeferredGrads *defer, float *gw, float *gb, const float *dy, const float *x, int rows, int n,
+                        int k)
+{
+    if (!defer) {
+        linear_grads(gw, gb, dy, n, x, k, rows, n, k);
+        return;
+    }
+    *defer = (DeferredGrads){dy, x, rows, n, k};
+    if (gb) column_sums_add(gb, dy, rows, n, n);
+}

@@ -329,6 +329,14 @@ typedef struct {
 /* Activations and their gradients for batches up to (B, S, T), allocated once: a
  * training step makes no allocation. The fields are the recurrent family's and the
  * classifier's; another family keeps its own activations behind `own`. */
+/* The output layer's weight gradient dW += dy^T x, left by a backward pass to its caller
+ * (RunState.defer_output): dy (rows, n) with row stride n, x (rows, k) with row stride
+ * k, both in the run state, unchanged until its next forward pass. rows 0: nothing. */
+typedef struct {
+    const float *dy, *x;
+    int rows, n, k;
+} DeferredGrads;
+
 typedef struct {
     int cap_B, cap_S, cap_T, mode;
     int step_ring;      /* decoding (RUN_DECODE) keeps the decoder's rows of the last
@@ -406,6 +414,11 @@ typedef struct {
      * them (train/parallel.c), the pass's products give the same bits either way. The
      * caller's; shared read-only by the workers. */
     const void *packs;
+    /* Set by data-parallel training (train/parallel.c): the backward pass adds every
+     * gradient but the output layer's weight's (the largest), whose product it leaves
+     * in `output` for the caller to compute once for all the workers. */
+    int defer_output;
+    DeferredGrads output;
     /* model.type classifier: the pooling's activations (pooling.h), in batch order */
     float *pool_attn, *pool_score;  /* (B, S) attention weights a_t and scores e_t */
     int *pool_arg;                  /* (B, H) max pooling's positions */
@@ -571,6 +584,12 @@ double model_forward(Model *m, RunState *rs, const Batch *batch, int want_grad);
 /* The batch layout the model trains on: packed for the recurrent models (packseq.h),
  * padded and time-major for the Transformer, which attends over whole sentences. */
 void model_fill_batch(const Model *m, Batch *batch, const Example *ex, const int *idx, int n);
-/* Accumulates the gradient of the token-mean loss into m->grads. */
+/* Accumulates the gradient of the token-mean loss into m->grads (but the output layer's
+ * weight's, with rs->defer_output: see RunState). */
 void model_backward(Model *m, RunState *rs, const Batch *batch);
+/* For the families' backward passes: the output layer's gradients over `rows` rows,
+ * gw (n, k) += dy^T x and gb (n) += dy's column sums (linalg.h's linear_grads); with
+ * defer (non-NULL) only gb's, dW's product recorded in *defer instead. */
+void model_output_grads(DeferredGrads *defer, float *gw, float *gb, const float *dy, const float *x, int rows, int n,
+                        int k);
 #endif

@@ -287,7 +287,7 @@ static void rnn_backward(Model *m, RunState *rs, const Batch *batch)
     const float *o_all = rnn_step_output(m, rs, batch, 0), *mem = model_memory(m, rs);
 
     /* Output layer: dlogits (N, V) is already in rs->logits. */
-    linear_grads(g->out_w, g->out_b, rs->logits, V, o_all, H, N, V, H);
+    model_output_grads(rs->defer_output ? &rs->output : NULL, g->out_w, g->out_b, rs->logits, o_all, (int)N, V, H);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, H, V, 1.0f, rs->logits, V, p->out_w, H, 0.0f, rs->d_out,
                 H);
 

@@ -628,7 +628,7 @@ static double transformer_forward(Model *m, RunState *rs, const Batch *batch, in
 static void transformer_backward_batch(Model *m, RunState *rs, const Batch *batch)
 {
     (void)batch;
-    transformer_backward(m, ((TrainRun *)rs->own)->tr);
+    transformer_backward(m, ((TrainRun *)rs->own)->tr, rs->defer_output ? &rs->output : NULL);
 }
 
 static void td_close(void *ctx) { tdecoder_free(ctx); }

@@ -94,8 +94,9 @@ float *transformer_forward_train(const Model *m, TRun *r, const int *src, const 
  * targets (T, B) of the batch as those rows, in r, and their number. */
 const int *trun_targets(TRun *r, const int *tgt_out, long *rows);
 /* After transformer_forward_train with the same model, the logits holding dLoss/dlogits:
- * accumulates the gradients. */
-void transformer_backward(Model *m, TRun *r);
+ * accumulates the gradients; with defer, all but the output layer's weight's, whose
+ * product it records there (model.h's model_output_grads). */
+void transformer_backward(Model *m, TRun *r, DeferredGrads *defer);
 /* A TRun fits batches up to these sizes. */
 int trun_fits(const TRun *r, int S, int T, int B);
 

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/linalg.h"           /* defines: linear_grads */
 #include "kernels/prepared.h"         /* defines: prepared_matmul_bias, prepared_matmul_nn */
 #include "layers/layernorm.h"         /* defines: layernorm_forward, layernorm_backward */
 #include "layers/mha.h"               /* defines: mha_forward_packed, mha_backward_packed, MhaWorkspace */
@@ -327,7 +326,7 @@ static void embed_backward(float *g_emb, const float *dx, const int *ids, long N
     }
 }
 
-void transformer_backward(Model *m, TRun *r)
+void transformer_backward(Model *m, TRun *r, DeferredGrads *defer)
 {
     const ModelDims *d = &m->dims;
     const Params *p = &m->params;
@@ -339,7 +338,7 @@ void transformer_backward(Model *m, TRun *r)
     /* The output layer: logits = dec_fn W^T + b. */
     const float *dlogits = r->logits;  /* the caller's loss turned them into dLoss/dlogits */
     prepared_matmul_nn(ds, D, dlogits, V, p->out_w, D, r->packs ? &r->packs->out : NULL, 0, (int)Nt, V, D);
-    linear_grads(g->out_w, g->out_b, dlogits, V, r->dec_fn, D, (int)Nt, V, D);
+    model_output_grads(defer, g->out_w, g->out_b, dlogits, r->dec_fn, (int)Nt, V, D);
     /* The decoder, last layer first; its cross-attention adds into d_memory. */
     TPass dec = train_pass(d, r, 1);
     if (pre) layernorm_backward(ds, g->tdec_ln.g, g->tdec_ln.b, ds, r->dec_out, r->fn_mean[1], r->fn_rstd[1],

@@ -20,10 +20,13 @@ typedef struct {
     Batch batch;
     double loss;
     long tokens, right;
+    int deferred;   /* its last pass left the output layer's weight gradient (RunState.output) */
 } Worker;
 
-/* An embedding table's place in the gradients, which of a batch's words it embeds,
- * and a byte per row, set while a step's words are marked (mark_rows). */
+/* A table of the gradients that the workers' buffers hold only in part: an embedding
+ * table, its place, which of a batch's words it embeds and a byte per row, set while a
+ * step's words are marked (mark_rows); or the output layer's weight (used NULL), which
+ * the workers leave to the step (RunState.defer_output): zeros in every buffer. */
 typedef struct {
     long at, rows, cols;
     int src_ids, tgt_ids;
@@ -42,14 +45,18 @@ struct TrainWorkers {
     void *packs;
     const ModelFamily *family;
     /* The embedding tables whose gradients a step writes only at the rows of the words
-     * it embeds (find_tables), in the order of the gradients. */
+     * it embeds, and the output layer's weight unless it is one of them (find_tables),
+     * in the order of the gradients. */
     int n_tables;
-    SparseTable table[2];
+    SparseTable table[3];
+    /* The workers leave the output layer's weight gradient to the step (not when the
+     * weight is an embedding table too: then its rows add up in each worker's buffer). */
+    int defer_output;
 };
 
 /* The target and source embedding tables, each once (a shared source embedding is the
  * target's), unless one is the output layer's weight too (tied: every row gets a
- * gradient); in the order of the gradients. */
+ * gradient); and the output layer's weight unless tied; in the order of the gradients. */
 static void find_tables(TrainWorkers *t, const Model *m)
 {
     const Params *g = &m->grads;
@@ -65,11 +72,24 @@ static void find_tables(TrainWorkers *t, const Model *m)
         e->tgt_ids = k == 0;
         e->used = xcalloc(rows[k], 1);
     }
-    if (t->n_tables == 2 && t->table[1].at < t->table[0].at) {
-        SparseTable first = t->table[1];
-        t->table[1] = t->table[0];
-        t->table[0] = first;
+    if (g->out_w && g->out_w != tables[0] && g->out_w != tables[1]) {
+        TensorShape shape[MAX_TENSORS];
+        float *tensor[MAX_TENSORS];
+        int n = params_shapes(&m->dims, shape);
+        params_tensors(g, &m->dims, tensor);
+        for (int i = 0; i < n; i++)
+            if (tensor[i] == g->out_w) {
+                t->table[t->n_tables++] = (SparseTable){.at = g->out_w - m->grad_mem, .rows = shape[i].rows,
+                                                        .cols = shape[i].cols};
+                t->defer_output = 1;
+            }
     }
+    for (int k = 1; k < t->n_tables; k++)  /* insertion sort by place */
+        for (int j = k; j > 0 && t->table[j].at < t->table[j - 1].at; j--) {
+            SparseTable e = t->table[j];
+            t->table[j] = t->table[j - 1];
+            t->table[j - 1] = e;
+        }
 }
 
 TrainWorkers *train_workers_new(int workers, const Model *m, int shard_cap, int S, int T, Error *err)
@@ -146,11 +166,19 @@ static void worker_pass(void *ctx, int w)
     }
     k->loss = 0;
     k->tokens = k->right = 0;
+    k->deferred = 1;  /* an empty shard leaves nothing in its buffer */
+    rs->output.rows = 0;
     if (hi <= lo) return;  /* a batch smaller than the shards leaves some nothing to do */
     model_fill_batch(m, batch, p->ex, p->idx + lo, hi - lo);
     if (!training) runstate_ensure(rs, &m->dims, RUN_TRAIN, hi - lo, batch->S, batch->T);
     k->loss = model_forward(m, rs, batch, training);
-    if (training) model_backward(m, rs, batch);
+    if (training) {
+        /* Several workers leave the output layer's weight gradient to the step. */
+        rs->defer_output = p->t->defer_output;
+        model_backward(m, rs, batch);
+        rs->defer_output = 0;
+        k->deferred = rs->output.rows > 0;
+    }
     k->tokens = batch->n_tokens;
     if (!training && model_classifies(&m->dims)) {
         int C = model_classes(&m->dims);
@@ -166,13 +194,14 @@ static void worker_pass(void *ctx, int w)
 
 /* Slice s of the gradients: worker 0's (the model's) plus worker 1's, plus worker 2's,
  * ..., in that order for every element; the others' zeroed for the next step. With
- * sparse, only the marked rows of the embedding tables: the workers' other rows hold
- * zeros, which would add nothing (and which the sum leaves as they are). */
+ * sparse, only the marked rows of the embedding tables; with deferred, nothing of the
+ * output layer's weight: the workers' buffers hold zeros there, which would add
+ * nothing (and which the sum leaves as they are). */
 typedef struct {
     TrainWorkers *t;
     float *sum;
     long n;
-    int sparse;
+    int sparse, deferred;
 } GradSum;
 
 static void sum_range(const TrainWorkers *t, float *sum, long lo, long hi)
@@ -192,13 +221,13 @@ static void sum_slice(void *ctx, int s)
     GradSum *g = ctx;
     const TrainWorkers *t = g->t;
     long lo = (long)s * SLICE, hi = lo + SLICE < g->n ? lo + SLICE : g->n;
-    for (int k = 0; g->sparse && k < t->n_tables; k++) {
+    for (int k = 0; k < t->n_tables; k++) {
         const SparseTable *e = &t->table[k];
         long end = e->at + e->rows * e->cols;
-        if (hi <= e->at || end <= lo) continue;
+        if (!(e->used ? g->sparse : g->deferred) || hi <= e->at || end <= lo) continue;
         if (lo < e->at) sum_range(t, g->sum, lo, e->at);  /* what comes before the table */
         long from = lo > e->at ? lo : e->at, to = hi < end ? hi : end;
-        for (long row = (from - e->at) / e->cols; e->at + row * e->cols < to; row++) {
+        for (long row = (from - e->at) / e->cols; e->used && e->at + row * e->cols < to; row++) {
             if (!e->used[row]) continue;
             long first = e->at + row * e->cols, last = first + e->cols;
             sum_range(t, g->sum, first > from ? first : from, last < to ? last : to);
@@ -223,9 +252,35 @@ static void mark_rows(TrainWorkers *t, const Batch *first, unsigned char value)
         const Batch *b = w ? &t->w[w].batch : first;
         long n_src = (long)b->S * b->B, n_tgt = b->tgt_off ? b->tgt_off[b->T] : (long)b->T * b->B;
         for (int k = 0; k < t->n_tables; k++) {
+            if (!t->table[k].used) continue;
             if (t->table[k].src_ids && b->src) mark(&t->table[k], b->src, n_src, value);
             if (t->table[k].tgt_ids && b->tgt_in) mark(&t->table[k], b->tgt_in, n_tgt, value);
         }
+    }
+}
+
+/* The output layer's weight gradient that the workers left (RunState.output): slice s
+ * of its rows, every worker's product added in worker order. */
+typedef struct {
+    const TrainWorkers *t;
+    float *gw;
+    const RunState *first;  /* worker 0's run state */
+    int n;                  /* the weight's rows */
+} OutputGrads;
+
+static const DeferredGrads *deferred_of(const OutputGrads *o, int w)
+{
+    return w ? &o->t->w[w].rs.output : &o->first->output;
+}
+
+static void output_slice(void *ctx, int s)
+{
+    OutputGrads *o = ctx;
+    int lo = s * TRAIN_OUTPUT_ROWS, hi = lo + TRAIN_OUTPUT_ROWS < o->n ? lo + TRAIN_OUTPUT_ROWS : o->n;
+    for (int w = 0; w < o->t->n; w++) {
+        const DeferredGrads *d = deferred_of(o, w);
+        if (d->rows > 0)
+            linear_grads(o->gw + (long)lo * d->k, NULL, d->dy + lo, d->n, d->x, d->k, d->rows, hi - lo, d->k);
     }
 }
 
@@ -274,11 +329,18 @@ double train_workers_gradients(TrainWorkers *t, Model *m, RunState *rs, Batch *b
     for (int w = 0; w < t->n; w++)
         loss += t->w[w].loss;
     if (t->n > 1) {
-        /* Sampled decoder inputs embed words of no batch: then every row is summed. */
-        GradSum g = {t, m->grad_mem, m->n_params, t->n_tables > 0 && rs->sample_prob == 0};
+        /* Sampled decoder inputs embed words of no batch: then every row is summed. The
+         * output layer's weight is not if every worker left its product to the step. */
+        GradSum g = {t, m->grad_mem, m->n_params, rs->sample_prob == 0, 1};
+        for (int w = 0; w < t->n; w++)
+            g.deferred &= t->w[w].deferred;
         if (g.sparse) mark_rows(t, batch, 1);
         threadpool_for(t->pool, (int)((m->n_params + SLICE - 1) / SLICE), sum_slice, &g);
         if (g.sparse) mark_rows(t, batch, 0);
+        OutputGrads o = {t, m->grads.out_w, rs, 0};
+        for (int w = 0; w < t->n; w++)
+            if (deferred_of(&o, w)->rows > 0) o.n = deferred_of(&o, w)->n;
+        if (o.n > 0) threadpool_for(t->pool, (o.n + TRAIN_OUTPUT_ROWS - 1) / TRAIN_OUTPUT_ROWS, output_slice, &o);
     }
     return loss;
 }

@@ -11,6 +11,13 @@
  *           table (not tied to the output layer) only the rows of the words of the
  *           step's batches: the others hold zeros (unless decoder inputs were sampled,
  *           which may be any word: then every row);
+ *   output  the output layer's weight gradient (unless tied to an embedding), which
+ *           the workers' backward passes leave to the step (RunState.defer_output):
+ *           in parallel over slices of TRAIN_OUTPUT_ROWS of its rows, each slice
+ *           adding worker 0's product dy^T x, then worker 1's, ... (linear_grads on
+ *           the slice); nothing of it is in the workers' buffers, so the sum skips it.
+ *           This is the largest weight (the target vocabulary's rows), which every
+ *           worker would otherwise write whole and the sum read back;
  *   norm    the gradient norm, its blocks' sums in parallel, added up in block order
  *           (adam.h's grad_norm, to the bit);
  *   update  Adam, in parallel over slices (element-wise: adam_update, to the bit).
@@ -60,6 +67,9 @@
 #include "train/ranks.h"     /* defines: Ranks */
 
 typedef struct TrainWorkers TrainWorkers;
+
+/* The rows of the output layer's weight gradient in one slice of the step's products. */
+#define TRAIN_OUTPUT_ROWS 128
 
 /* W workers (1 .. 64) for model m (which must outlive them): W - 1 threads, and for
  * workers 1 .. W-1 their model views and run states (RUN_TRAIN) with room for shards of
