@@ -1,8 +1,10 @@
 /* test_parallel.c — src/train/parallel.h, the promises that make training on workers
  * deterministic: the gradient norm and the Adam update computed by the workers are
  * adam.h's to the bit, whatever the worker count; a step's gradient on W workers is the
- * sum, worker 0 first, of the gradients of the W shards computed one by one; the loss
- * is the sum of the shards' losses; and held-out scoring sums the same way.
+ * sum, worker 0 first, of the gradients of the W shards computed one by one (the output
+ * layer's weight gradient by slices of TRAIN_OUTPUT_ROWS rows, as the step computes
+ * it); the loss is the sum of the shards' losses; and held-out scoring sums the same
+ * way.
  *
  * Where the Transformer's workers read its weights packed (train/parallel.c), their
  * gradients must still be the shards' to the bit, also after the weights change.

@@ -326,9 +326,6 @@ typedef struct {
     float *cache;       /* (n, B, G*U) gate values kept for backward */
 } RnnRun;
 
-/* Activations and their gradients for batches up to (B, S, T), allocated once: a
- * training step makes no allocation. The fields are the recurrent family's and the
- * classifier's; another family keeps its own activations behind `own`. */
 /* The output layer's weight gradient dW += dy^T x, left by a backward pass to its caller
  * (RunState.defer_output): dy (rows, n) with row stride n, x (rows, k) with row stride
  * k, both in the run state, unchanged until its next forward pass. rows 0: nothing. */
@@ -337,6 +334,9 @@ typedef struct {
     int rows, n, k;
 } DeferredGrads;
 
+/* Activations and their gradients for batches up to (B, S, T), allocated once: a
+ * training step makes no allocation. The fields are the recurrent family's and the
+ * classifier's; another family keeps its own activations behind `own`. */
 typedef struct {
     int cap_B, cap_S, cap_T, mode;
     int step_ring;      /* decoding (RUN_DECODE) keeps the decoder's rows of the last
