@@ -27,8 +27,9 @@
 #   cli_data                              $T/train.tsv (300 pairs), $T/tiny.json (the
 #                                         config of the run $RUN), $T/two.txt
 #   cli_tiny_run                          trains $T/tiny.json into $RUN; $M is its model
-#   $DEFAULT_INT COMMAND...               COMMAND with SIGINT at its default action (a
-#                                         background job of a script starts ignoring it)
+#   $DEFAULT_INT COMMAND...               COMMAND with SIGINT and SIGHUP at their default
+#                                         actions (a background job of a script starts
+#                                         ignoring SIGINT, one run under nohup SIGHUP)
 #   start ARGS... / start_paused K ARGS...
 #                                         nmt in the background, stopping itself after
 #                                         update K (see below)
@@ -70,7 +71,7 @@ trap 'exit 130' INT TERM HUP
 if command -v timeout >/dev/null 2>&1; then LIMIT="timeout -k 10 300"; else LIMIT=; fi
 
 run() { $LIMIT "$NMT" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
-if env --default-signal=INT true 2>/dev/null; then DEFAULT_INT="env --default-signal=INT"; else DEFAULT_INT=; fi
+if env --default-signal=INT,HUP true 2>/dev/null; then DEFAULT_INT="env --default-signal=INT,HUP"; else DEFAULT_INT=; fi
 # stopped — waits until $pid has stopped itself (state T in /proc/PID/stat: 0), or has
 # ended instead (1). The 300 s bound only keeps a hung nmt from hanging the suite.
 stopped() {
