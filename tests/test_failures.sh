@@ -290,6 +290,11 @@ if (ulimit -v 8000000 && "$NMT" --version) >/dev/null 2>&1; then
     rc=$?
     check "translate under ulimit -v 250000 with OPENBLAS_NUM_THREADS=1: runs, exit 0, every line" \
         eval 'exits 0 && [ "$(lines "$T/out")" -eq 4 ]'
+    # That run took the default, a worker per core; two do not fit: asked for, refused.
+    (ulimit -v 250000; OPENBLAS_NUM_THREADS=1 timeout -s KILL 60 "$NMT" translate "$M" "$T/lines.txt" --workers 2 >"$T/out" 2>"$T/err")
+    rc=$?
+    check "translate --workers 2 under ulimit -v 250000: exit 1, the limit (the default above took the one worker that fits)" \
+        eval 'exits 1 && has "$T/err" "nmt: the address-space limit, ulimit -v 250000" && [ ! -s "$T/out" ]'
     # Commands without products need buffers only for OpenBLAS's worker threads (none
     # with one thread); with two, --version under 146 MB used to hang at exit.
     (ulimit -v 150000; OPENBLAS_NUM_THREADS=2 timeout -s KILL 60 "$NMT" --version >"$T/out" 2>"$T/err")

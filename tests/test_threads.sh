@@ -96,6 +96,15 @@ run translate "$T/gru/model.bin" --workers 65 "$T/src40.txt"
 check "translate --workers 65: usage error (1 .. 64, or 0)" usage_error translate
 run translate "$T/gru/model.bin" --workers 0 --batch 16 "$T/src40.txt"
 check "translate --workers 0 (one per core): exit 0, 40 lines" eval 'exits 0 && [ "$(lines "$T/out")" = 40 ]'
+# The default is a worker per core (--threads N: one worker with N threads), and writes
+# what one worker writes.
+$LIMIT "$NMT" translate "$T/tr/model.bin" --beam 4 --nbest 2 --batch 16 "$T/src.txt" --workers 1 >"$T/one.out" 2>"$T/one.err"
+$LIMIT "$NMT" translate "$T/tr/model.bin" --beam 4 --nbest 2 --batch 16 "$T/src.txt" >"$T/dflt.out" 2>"$T/dflt.err"
+check "translate without --workers (one per core): what --workers 1 writes, the same warnings" \
+    eval '[ -s "$T/one.out" ] && cmp -s "$T/one.out" "$T/dflt.out" && cmp -s "$T/one.err" "$T/dflt.err"'
+run translate "$T/gru/model.bin" --threads 2 --batch 16 "$T/src40.txt"
+check "translate --threads 2 without --workers: one worker on 2 threads, exit 0, 40 lines" \
+    eval 'exits 0 && [ "$(lines "$T/out")" = 40 ]'
 
 # ---------------------------------------------------------------- eval
 

@@ -39,6 +39,7 @@ run() {
     rm -rf "$tmp/run"
     sets="--set train.max_steps=$STEPS --set train.batch_size=$BATCH --set train.log_every=20"
     sets="$sets --set train.checkpoint_every=0 --set train.valid_bleu_max=0 --set output.dir=$tmp/run"
+    sets="$sets --set train.workers=1"   # OpenBLAS's threads, not configs/default.json's 2 workers
     case $1 in
     1x2) ./nmt train configs/default.json $sets --set train.threads=2 2>"$tmp/err" ;;
     1x1) ./nmt train configs/default.json --quiet $sets --set train.threads=1 ;;

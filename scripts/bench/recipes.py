@@ -150,8 +150,9 @@ def run_config(r, work, corpus, out, **train):
                         "valid": os.path.join(work, corpus, "valid.tsv")})
     if corpus_info(work, corpus).get("lowercase"):
         cfg["data"]["lowercase"] = True
+    # One worker: the threads given are OpenBLAS's (the shipped configs train with 2 workers).
     cfg.setdefault("train", {}).update(dict({"seed": 1, "checkpoint_every": 0, "keep_checkpoints": 1,
-                                             "early_stop": 0}, **train))
+                                             "early_stop": 0, "workers": 1}, **train))
     cfg["output"] = {"dir": out}
     path = out + ".json"
     with open(path, "w") as f:

@@ -166,7 +166,8 @@ class RecipeRun:
         cfg["data"].pop("valid_fraction", None)          # data.valid given: it does not apply
         cfg["data"].update({"train": self.c["train_tsv"], "valid": self.c["valid_tsv"]})
         cfg.setdefault("train", {})
-        cfg["train"].update({"epochs": 1, "max_steps": 0, "seed": self.q.a.seed, "threads": self.threads,
+        # One worker on self.threads OpenBLAS threads (the shipped configs say 2 workers).
+        cfg["train"].update({"epochs": 1, "max_steps": 0, "seed": self.q.a.seed, "threads": self.threads, "workers": 1,
                              "valid_bleu_max": VALID_BLEU_MAX, "checkpoint_every": 0, "keep_checkpoints": 1,
                              "validate_every": 0, "early_stop": 0})
         cfg["output"] = {"dir": self.out}

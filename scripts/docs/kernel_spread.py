@@ -54,7 +54,8 @@ def measure(kernel, threads):
     if not fresh(run):
         print(f"kernel_spread.py: training {run}", file=sys.stderr, flush=True)
         shutil.rmtree(os.path.join(ROOT, run), ignore_errors=True)    # an unfinished run would be refused
-        nmt(["train", CONFIG, "--quiet", "--set", f"train.threads={threads}", "--set", f"output.dir={run}"],
+        nmt(["train", CONFIG, "--quiet", "--set", f"train.threads={threads}", "--set", "train.workers=1",
+             "--set", f"output.dir={run}"],
             kernel)
     model, valid = f"{run}/model.bin", f"{run}/valid.tsv"
     r = {"kernel": kernel, "threads": threads, "valid_loss": [], "valid_bleu": None, "train_loss": []}

@@ -41,7 +41,7 @@ static const Option classify_rows[] = {
              "2^30): a longer one gets an empty output line and a warning"},
 };
 
-static const ClassifyArgs classify_defaults = {.workers = 1, .compute_type = COMPUTE_AS_FILE};
+static const ClassifyArgs classify_defaults = {.workers = WORKERS_DEFAULT, .compute_type = COMPUTE_AS_FILE};
 
 const OptionTable classify_options = {
     .name = "classify",

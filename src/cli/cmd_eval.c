@@ -72,7 +72,7 @@ static const Option eval_rows[] = {
 };
 
 static const EvalArgs eval_defaults = {.opt = {.length_penalty = 0.6f}, .text_col = -1, .label_col = -1, .compute_type = COMPUTE_AS_FILE,
-                                       .workers = 1};
+                                       .workers = WORKERS_DEFAULT};
 
 const OptionTable eval_options = {
     .name = "eval",

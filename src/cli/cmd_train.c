@@ -76,7 +76,7 @@ const OptionTable train_options = {
         "table). configs/default.json is not those defaults but a small, quick recipe (the\n"
         "demo: minutes on a laptop); where it differs: model.hidden 256 (built-in 512),\n"
         "train.epochs 3 (built-in 10), train.learning_rate 0.002 (built-in 0.001),\n"
-        "train.checkpoint_every 500 (built-in 1000).\n"
+        "train.checkpoint_every 500 (built-in 1000), train.workers 2 (built-in 1).\n"
         "\n"
         "SIGINT (Ctrl-C) or SIGTERM stops training after the current step with a checkpoint\n"
         "(a second one stops at once): exit status 130 or 143. Exit status 1: an error.\n"

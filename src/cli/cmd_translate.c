@@ -45,8 +45,9 @@ static const Option translate_rows[] = {
              "step (they must share their vocabularies and text options; the\n"
              "first reads and writes the text); the files up to the next option"},
     {OPTION_THREADS(TranslateArgs, threads),
-     .help = "OpenBLAS threads for one worker (default 1, as each of several\n"
-             "workers; more may change the scores' last digits on some CPUs)"},
+     .help = "one worker computing on N OpenBLAS threads instead of a worker\n"
+             "per core (more than 1 may change the scores' last digits on some\n"
+             "CPUs)"},
     {OPTION_WORKERS(TranslateArgs, workers), .help = WORKERS_HELP},
     {OPTION_COMPUTE_TYPE(TranslateArgs, compute_type),
      .help = "int8: the products of decoding with int8 weights (one scale per\n"
@@ -131,7 +132,7 @@ static const Option translate_rows[] = {
 _Static_assert(MAX_LAYERS == 8, "--align-layer's message names the range");
 
 static const TranslateArgs translate_defaults = {
-    .opt = {.length_penalty = 0.6f, .sample = {.top_p = 1.0f, .temperature = 1.0f}}, .seed = 1, .workers = 1,
+    .opt = {.length_penalty = 0.6f, .sample = {.top_p = 1.0f, .temperature = 1.0f}}, .seed = 1, .workers = WORKERS_DEFAULT,
     .compute_type = COMPUTE_AS_FILE};
 
 const OptionTable translate_options = {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "decode/lexicon.h" /* defines: lexicon_read */
-#include "kernels/blas.h" /* defines: blas_set_threads */
+#include "kernels/blas.h" /* defines: blas_set_threads, blas_check_memory_limit */
 
 int fail(const Error *err)
 {
@@ -191,14 +191,26 @@ void ensemble_files_close(EnsembleFiles *ef)
 
 int workers_usage(const OptionTable *t, int workers, int threads)
 {
-    if (threads > 1 && workers != 1)
+    if (threads > 1 && workers != 1 && workers != WORKERS_DEFAULT)
         return usage_error(t, "%s: --threads %d is OpenBLAS's threads for one worker; with --workers %d each worker "
                               "computes on one thread (choose one of the two)", t->name, threads, workers);
     return 0;
 }
 
+/* A worker per core, as many as the memory limit leaves room for their OpenBLAS buffers
+ * (blas_check_memory_limit), at least one. */
+static int workers_that_fit(void)
+{
+    int n = threadpool_cores() < WORKERS_MAX ? threadpool_cores() : WORKERS_MAX;
+    Error ignored;
+    while (n > 1 && blas_check_memory_limit(n, &ignored))
+        n--;
+    return n;
+}
+
 Workers *command_workers(ModelFile *const *models, int n_models, int workers, int threads, Error *err)
 {
+    if (workers == WORKERS_DEFAULT) workers = threads > 0 ? 1 : workers_that_fit();
     /* One worker computes on one OpenBLAS thread too, unless --threads says otherwise:
      * OpenBLAS shares a product among its threads in blocks, and on some CPUs (its Zen
      * and Haswell kernels) a block's place changes the last bits of what it sums, so

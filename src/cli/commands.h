@@ -137,22 +137,27 @@ int count_stdin(char *const *inputs, int n);
 #define OPTION_THREADS(T, field)                                                                   \
     .name = "--threads", .kind = OPT_INT, .at = offsetof(T, field), .size = sizeof(((T *)0)->field), \
     .lo = 0, .hi = 256, .metavar = "N"
-/* --workers N of translate, eval and classify (decode/workers.h); the command's defaults
- * set it to 1. */
+/* --workers N of translate, eval and classify (decode/workers.h); the commands' defaults
+ * set it to WORKERS_DEFAULT: a worker per core (as many as the memory limit leaves room
+ * for), or one when --threads gives OpenBLAS's threads to one worker. */
+#define WORKERS_DEFAULT (-1)
 #define OPTION_WORKERS(T, field)                                                                   \
     .name = "--workers", .kind = OPT_INT, .at = offsetof(T, field), .size = sizeof(((T *)0)->field), \
     .lo = 0, .hi = WORKERS_MAX, .metavar = "N", .needs = "a number of workers from 0 (one per core) to 64"
 /* The workers' help text (one per command would say the same). */
 #define WORKERS_HELP                                                                      \
     "decode N batches at once, each on its own thread with one OpenBLAS\n"               \
-    "thread (0: one per core; default 1); the output is the same"
+    "thread (0 and the default: one per core; 1 with --threads); the output\n"          \
+    "is the same"
 /* --threads N > 1 sets OpenBLAS's threads for one worker; several workers compute on one
  * thread each: a usage error (returns 2) when both ask for more than one, else 0. */
 int workers_usage(const OptionTable *t, int workers, int threads);
 /* The workers of a command that decodes with n_models models (read by the caller), after
  * setting OpenBLAS's threads for one worker (--threads; 0: one, as each of several
  * workers computes, so that the output is the same for any --workers): NULL with err
- * if the memory limit leaves no room for several (workers_new). */
+ * if the memory limit leaves no room for the workers asked for (workers_new). With
+ * WORKERS_DEFAULT, one worker if threads is above 0, else a worker per core, fewer if
+ * the memory limit leaves room for fewer (at least one). */
 Workers *command_workers(ModelFile *const *models, int n_models, int workers, int threads, Error *err);
 
 /* --compute-type float32|int8, nmt translate's and nmt eval's: how decoding computes
