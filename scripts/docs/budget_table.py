@@ -53,6 +53,9 @@ def main(argv):
             problems.append(f"a row without its five columns and a link: {r}")
             continue
         path = os.path.join(root, link.group(1)) if link.group(1) else readme
+        if not os.path.isfile(path):
+            problems.append(f"{cells[-1]}: no such file")
+            continue
         source = section(path, link.group(2) or "")
         if not source:
             problems.append(f"{cells[-1]}: no such section")
