@@ -82,6 +82,7 @@ def run(args):
             if proc.returncode != 0:
                 fail(f"{' '.join(argv)} failed (exit {proc.returncode}):\n{proc.stderr}")
             record = {"argv": [os.path.relpath(a, ROOT) if a.startswith(ROOT) else a for a in argv],
+                      "commit": provenance([NMT], (load_before,))[0],
                       "config": config, "sets": args.set, "corpus": corpus, "minutes": args.minutes,
                       "workers": args.workers,
                       "wall_s": round(wall, 1), "load_before": round(load_before, 2),
@@ -144,7 +145,8 @@ def render(args):
     minutes = {r["minutes"] for r in raw["runs"]}
     workers = {r["workers"] for r in raw["runs"]}
     L = [f"`python3 scripts/bench/wall_budget.py run --work DIR --minutes {'/'.join(f'{x:g}' for x in sorted(minutes))}"
-         f" --workers {'/'.join(str(w) for w in sorted(workers))}`, then `collect`; nmt at commit {raw['commit']}."
+         f" --workers {'/'.join(str(w) for w in sorted(workers))}`, then `collect`; nmt at commit"
+         f" {', '.join(sorted({r.get('commit', raw['commit']) for r in raw['runs']}))}."
          f" Machine: {m['cpu']}, {m['cores']} cores ({', '.join(m['flags'])}); one run at a time, nothing"
          f" else running." + "".join(f" {note[0].upper()}{note[1:]}." for note in
                                        sorted({r["note"] for r in raw["runs"] if r.get("note")})),
