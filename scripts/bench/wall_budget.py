@@ -34,6 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from bench_common import provenance  # noqa: E402
+from recipes import data_dir, log_events  # noqa: E402
 
 NMT = os.environ.get("NMT", os.path.join(ROOT, "nmt"))
 RAW = os.path.join(ROOT, "docs", "bench", "wall_budget.json")
@@ -43,13 +44,6 @@ CORPORA = ("mar", "swe", "fra")
 
 def fail(msg):
     sys.exit(f"wall_budget.py: {msg}")
-
-
-def data_dir():
-    d = os.path.normpath(os.path.join(ROOT, "..", "shared", "data"))
-    if not os.path.isdir(d):
-        fail(f"no {d} with mar.txt, swe.txt and fra.txt")
-    return d
 
 
 def run_name(corpus, config, label=None):
@@ -94,8 +88,7 @@ def run(args):
 
 
 def validations(run_dir):
-    with open(os.path.join(run_dir, "train.log"), encoding="utf-8") as f:
-        events = [json.loads(line) for line in f if line.strip()]
+    events = log_events(os.path.join(run_dir, "train.log"))
     ends = {e["step"] for e in events if e.get("event") == "epoch"}
     keys = ("step", "epoch", "elapsed", "valid_loss", "valid_bleu")
     return [dict({k: e.get(k) for k in keys}, epoch_end=e["step"] in ends)
